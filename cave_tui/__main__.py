@@ -1,0 +1,3 @@
+from cave_tui.cli import main
+
+main()

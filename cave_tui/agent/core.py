@@ -1,0 +1,483 @@
+"""`CaveAgent`: the code-as-action loop over a persistent runtime.
+
+One step: build the request (stable system prompt, history, live namespace at
+the end) → stream the model's reply → extract its code → run it (the runtime
+applies the security checker) → shape the observation → repeat, until a reply
+has no code (the final answer) or `max_steps` is reached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from cave_tui.agent import events as ev
+from cave_tui.agent.extraction import extract_code
+from cave_tui.agent.observation import repeated_failure_note, shape_result
+from cave_tui.agent.prompt import (
+    DEFAULT_INSTRUCTIONS,
+    DEFAULT_SYSTEM_INSTRUCTIONS,
+    DEFAULT_SYSTEM_PROMPT_TEMPLATE,
+    SKILLS_HEADER,
+    describe_namespace,
+    legacy_sections,
+    render_template,
+    uses_inline_namespace,
+)
+from cave_tui.models.base import (
+    Completion,
+    ContextOverflowError,
+    Message,
+    Model,
+    ModelError,
+    RetryNotice,
+    TextDelta,
+    Usage,
+)
+from cave_tui.runtime.base import ExecutionResult, Runtime
+
+MAX_CONTINUATIONS = 3
+CONTINUE_PROMPT = "Your reply was cut off by the output limit. Continue exactly where it stopped."
+TEXT_FLUSH_CHARS = 24
+
+
+class AgentStatus(StrEnum):
+    COMPLETED = "completed"
+    MAX_STEPS_REACHED = "max_steps_reached"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+
+
+@dataclass
+class AgentResponse:
+    """The outcome of one `CaveAgent.run()`."""
+
+    content: str
+    status: AgentStatus
+    steps: int
+    code_snippets: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    elapsed: float = 0.0
+    error: str | None = None
+
+    @property
+    def completed(self) -> bool:
+        return self.status is AgentStatus.COMPLETED
+
+
+def _normalize_message(message: Any) -> Message:
+    if isinstance(message, dict):
+        return {"role": message["role"], "content": message.get("content") or ""}
+    role = getattr(message, "role", None)
+    role = getattr(role, "value", role)
+    return {"role": str(role), "content": str(getattr(message, "content", ""))}
+
+
+def _merge_consecutive(messages: list[Message]) -> list[Message]:
+    """Join same-role neighbours (left by an aborted turn) so every provider accepts them."""
+    out: list[Message] = []
+    for message in messages:
+        if out and out[-1]["role"] == message["role"] and message["role"] != "system":
+            out[-1] = {**out[-1], "content": out[-1]["content"] + "\n\n" + message["content"]}
+        else:
+            out.append(dict(message))
+    return out
+
+
+class CaveAgent:
+    """An agent that acts by writing Python into a persistent runtime."""
+
+    def __init__(
+        self,
+        model: Model,
+        runtime: Runtime | None = None,
+        *,
+        max_steps: int = 10,
+        max_exec_output: int = 5000,
+        max_exec_timeout: float | None = None,
+        instructions: str | None = None,
+        system_instructions: str | None = None,
+        system_prompt_template: str | None = None,
+        python_block_identifier: str = "python",
+        messages: list[Any] | None = None,
+        display: bool = False,
+        skills: list[Any] | None = None,
+        context_window: int | None = None,
+        name: str | None = None,
+        namespace_budget: int | None = None,
+    ) -> None:
+        if runtime is None:
+            from cave_tui.runtime.ipython import IPythonRuntime
+
+            runtime = IPythonRuntime()
+        self.model = model
+        self.runtime = runtime
+        self.max_steps = max_steps
+        self.max_exec_output = max_exec_output
+        self.max_exec_timeout = max_exec_timeout
+        self.instructions = instructions if instructions is not None else DEFAULT_INSTRUCTIONS
+        self.system_instructions = (
+            system_instructions if system_instructions is not None else DEFAULT_SYSTEM_INSTRUCTIONS
+        )
+        self.system_prompt_template = system_prompt_template or DEFAULT_SYSTEM_PROMPT_TEMPLATE
+        self.python_block_identifier = python_block_identifier
+        self.display = display
+        self.name = name
+        self.context_window = context_window
+        self.namespace_budget = namespace_budget
+        self.skills: list[Any] = list(skills or [])
+        self.usage = Usage()  # across all runs of this agent
+        self.history: list[Message] = [
+            _normalize_message(m)
+            for m in (messages or [])
+            if _normalize_message(m)["role"] != "system"
+        ]
+        self._last_failed_code: str | None = None
+        self._last_failed_type: str | None = None
+        self._compactor: Any = None
+        self._sinks: list[Callable[[ev.Event], None]] = []
+        self._setup_extensions()
+
+    # -- hooks for skills/compaction/multi-agent ------------------------------
+    def _setup_extensions(self) -> None:
+        """Install skills and compaction when configured (kept apart from the loop)."""
+        if self.skills:
+            from cave_tui.skills.runtime_bridge import install_skills
+
+            install_skills(self)
+        if self.context_window:
+            from cave_tui.agent.compaction import Compactor
+
+            self._compactor = Compactor(self, self.context_window)
+
+    def add_event_sink(self, sink: Callable[[ev.Event], None]) -> None:
+        """Also send every event of this agent to *sink* (used to forward sub-agent events)."""
+        self._sinks.append(sink)
+
+    # -- prompt ----------------------------------------------------------------
+    @property
+    def messages(self) -> list[Message]:
+        """System prompt plus history, as the provider would see it (without the namespace)."""
+        return [{"role": "system", "content": self.system_prompt()}, *self.history]
+
+    def system_prompt(self, legacy: dict[str, str] | None = None) -> str:
+        system_instructions = render_template(
+            self.system_instructions, {"python_block_identifier": self.python_block_identifier}
+        )
+        values: dict[str, Any] = {
+            "instructions": self.instructions,
+            "system_instructions": system_instructions,
+            "python_block_identifier": self.python_block_identifier,
+            "skills": self._skills_text(),
+            "security": self._security_text(),
+        }
+        values.update(legacy or {"functions": "", "variables": "", "types": ""})
+        return render_template(self.system_prompt_template, values).strip()
+
+    def _skills_text(self) -> str:
+        if not self.skills:
+            return ""
+        lines = [f"- {s.name}: {s.description}" for s in self.skills]
+        return SKILLS_HEADER + "\n" + "\n".join(lines)
+
+    def _security_text(self) -> str:
+        checker = getattr(self.runtime, "security_checker", None)
+        line = getattr(checker, "prompt_line", None)
+        if callable(line):
+            line = line()
+        return f"\n\n{line}" if line else ""
+
+    async def namespace_text(self) -> str:
+        rows = await self.runtime.namespace_summary()
+        kwargs = {"budget": self.namespace_budget} if self.namespace_budget else {}
+        return describe_namespace(rows, **kwargs)
+
+    async def build_request(self) -> list[Message]:
+        """The messages for the next model call: stable prefix first, namespace last."""
+        if uses_inline_namespace(self.system_prompt_template):
+            rows = await self.runtime.namespace_summary()
+            system = self.system_prompt(legacy_sections(rows))
+            return _merge_consecutive([{"role": "system", "content": system}, *self.history])
+        request = _merge_consecutive(
+            [{"role": "system", "content": self.system_prompt()}, *self.history]
+        )
+        namespace = await self.namespace_text()
+        last = request[-1]
+        if last["role"] == "user":
+            request[-1] = {**last, "content": f"{last['content']}\n\n{namespace}"}
+        else:
+            request.append({"role": "user", "content": namespace})
+        return request
+
+    # -- running -----------------------------------------------------------------
+    async def run(self, task: str) -> AgentResponse:
+        """Run one user turn to its end and return the outcome."""
+        renderer = None
+        if self.display:
+            from cave_tui.agent.display import RichDisplay
+
+            renderer = RichDisplay()
+        response: AgentResponse | None = None
+        async for event in self._run_events(task):
+            if isinstance(event, _Done):
+                response = event.response
+            elif renderer is not None:
+                renderer.render(event)
+        assert response is not None
+        if renderer is not None:
+            renderer.close(response)
+        return response
+
+    async def stream_events(self, task: str) -> AsyncIterator[ev.Event]:
+        """Run one user turn, yielding typed events as they happen."""
+        async for event in self._run_events(task):
+            if not isinstance(event, _Done):
+                yield event
+
+    def run_sync(self, task: str) -> AgentResponse:
+        """`run()` for synchronous callers (including code inside another agent's cell)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(task))
+        import concurrent.futures
+
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, self.run(task)).result()
+
+    def _emit(self, event: ev.Event) -> ev.Event:
+        if event.agent is None:
+            event.agent = self.name
+        for sink in self._sinks:
+            try:
+                sink(event)
+            except Exception:
+                pass
+        return event
+
+    async def _run_events(self, task: str) -> AsyncIterator[ev.Event]:
+        started = time.monotonic()
+        run_usage = Usage()
+        snippets: list[str] = []
+        self.history.append({"role": "user", "content": task})
+        yield self._emit(ev.UserEvent(content=task))
+        last_text = ""
+        step = 0
+
+        def done(status: AgentStatus, content: str, error: str | None = None) -> _Done:
+            self.usage = self.usage + run_usage
+            return _Done(
+                response=AgentResponse(
+                    content=content,
+                    status=status,
+                    steps=step,
+                    code_snippets=snippets,
+                    usage=run_usage,
+                    elapsed=time.monotonic() - started,
+                    error=error,
+                )
+            )
+
+        try:
+            while step < self.max_steps:
+                step += 1
+                yield self._emit(ev.StepEvent(step=step))
+                if self._compactor is not None:
+                    async for event in self._compactor.maybe_compact(step):
+                        yield self._emit(event)
+                reply = _Reply()
+                try:
+                    async for event in self._call_model(step, reply):
+                        yield self._emit(event)
+                except ModelError as exc:
+                    if reply.text:
+                        self.history.append({"role": "assistant", "content": reply.text})
+                    run_usage = run_usage + reply.usage
+                    kind = exc.kind
+                    yield self._emit(ev.ErrorEvent(content=str(exc), step=step, kind=kind))
+                    yield done(AgentStatus.ERROR, str(exc), error=str(exc))
+                    return
+                run_usage = run_usage + reply.usage
+                text = reply.text
+                last_text = text
+                self.history.append({"role": "assistant", "content": text})
+                code = extract_code(text, self.python_block_identifier)
+                if code is None:
+                    yield self._emit(ev.FinalResponseEvent(content=text, step=step))
+                    yield done(AgentStatus.COMPLETED, text)
+                    return
+                snippets.append(code)
+                yield self._emit(ev.CodeEvent(content=code, code=code, step=step))
+                async for event in self._execute(step, code):
+                    yield self._emit(event)
+        except asyncio.CancelledError:
+            self._note_cancelled()
+            raise
+        yield self._emit(
+            ev.MaxStepsReachedEvent(
+                content=f"Stopped after {self.max_steps} steps without a final answer.", step=step
+            )
+        )
+        yield done(AgentStatus.MAX_STEPS_REACHED, last_text)
+
+    def _note_cancelled(self) -> None:
+        """Leave the history valid after a cancelled turn: it must end with a user turn or reply."""
+        if self.history and self.history[-1]["role"] == "assistant":
+            self.history.append({"role": "user", "content": "[The user interrupted this step.]"})
+
+    async def _call_model(self, step: int, reply: _Reply) -> AsyncIterator[ev.Event]:
+        """Stream one reply into *reply*, continuing it when cut by the output limit."""
+        request = await self.build_request()
+        overflow_retried = False
+        continuations = 0
+        while True:
+            pending = ""
+            finish: str | None = None
+            attempt_text = ""
+            try:
+                async for item in self.model.stream(request):
+                    if isinstance(item, TextDelta):
+                        attempt_text += item.text
+                        pending += item.text
+                        if len(pending) >= TEXT_FLUSH_CHARS or "\n" in item.text:
+                            yield ev.TextEvent(content=pending, step=step)
+                            pending = ""
+                    elif isinstance(item, RetryNotice):
+                        if pending:
+                            yield ev.TextEvent(content=pending, step=step)
+                            pending = ""
+                        if item.discard_partial:
+                            attempt_text = ""
+                        yield ev.RetryEvent(
+                            content=f"retry {item.attempt} in {item.delay:.1f}s: {item.reason}",
+                            step=step,
+                            attempt=item.attempt,
+                            delay=item.delay,
+                        )
+                    elif isinstance(item, Completion):
+                        finish = item.finish_reason
+                        reply.usage = reply.usage + item.usage
+                        yield ev.UsageEvent(
+                            step=step,
+                            prompt_tokens=item.usage.prompt_tokens,
+                            completion_tokens=item.usage.completion_tokens,
+                            total_tokens=item.usage.total_tokens,
+                            run_prompt_tokens=reply.usage.prompt_tokens,
+                            run_completion_tokens=reply.usage.completion_tokens,
+                            reported=item.usage_reported,
+                        )
+            except ContextOverflowError:
+                if self._compactor is None or overflow_retried:
+                    raise
+                overflow_retried = True
+                async for event in self._compactor.compact_now(step, reactive=True):
+                    yield event
+                request = await self.build_request()
+                continue
+            except asyncio.CancelledError:
+                reply.text += attempt_text
+                if reply.text:
+                    self.history.append(
+                        {"role": "assistant", "content": reply.text + "\n[interrupted by the user]"}
+                    )
+                raise
+            if pending:
+                yield ev.TextEvent(content=pending, step=step)
+            reply.text += attempt_text
+            if finish == "length" and continuations < MAX_CONTINUATIONS:
+                continuations += 1
+                yield ev.NoticeEvent(
+                    content=(
+                        "reply cut by the output limit; "
+                        f"continuing ({continuations}/{MAX_CONTINUATIONS})"
+                    ),
+                    step=step,
+                )
+                request = [
+                    *request,
+                    {"role": "assistant", "content": attempt_text},
+                    {"role": "user", "content": CONTINUE_PROMPT},
+                ]
+                continue
+            return
+
+    async def _execute(self, step: int, code: str) -> AsyncIterator[ev.Event]:
+        normalized = "\n".join(line.rstrip() for line in code.strip().splitlines())
+        if self._last_failed_code is not None and normalized == self._last_failed_code:
+            note = repeated_failure_note(self._last_failed_type)
+            self.history.append({"role": "user", "content": note})
+            yield ev.ExecutionErrorEvent(
+                content=note, step=step, error=note, error_type="RepeatedFailure"
+            )
+            return
+        try:
+            result = await self.runtime.execute(code, timeout=self.max_exec_timeout)
+        except asyncio.CancelledError:
+            self.history.append({"role": "user", "content": "Execution interrupted by the user."})
+            raise
+        except Exception as exc:  # the runtime itself failed (e.g. kernel could not start)
+            result = ExecutionResult(
+                success=False, error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__
+            )
+        observation = shape_result(result, self.max_exec_output)
+        self.history.append({"role": "user", "content": observation})
+        if result.success:
+            self._last_failed_code = None
+            yield ev.ExecutionOutputEvent(
+                content=observation,
+                step=step,
+                output=result.output,
+                changed=list(result.changed),
+                duration=result.duration,
+            )
+            return
+        self._last_failed_code = normalized
+        self._last_failed_type = result.error_type
+        if result.blocked:
+            yield ev.SecurityErrorEvent(
+                content=observation,
+                step=step,
+                violations=[_violation_dict(v) for v in result.security_violations],
+            )
+            return
+        yield ev.ExecutionErrorEvent(
+            content=observation,
+            step=step,
+            output=result.output,
+            error=result.error or "",
+            error_type=result.error_type or "",
+            changed=list(result.changed),
+            duration=result.duration,
+            timed_out=result.timed_out,
+        )
+
+    # -- conveniences ----------------------------------------------------------------
+    def reset_history(self) -> None:
+        self.history.clear()
+        self._last_failed_code = None
+
+
+def _violation_dict(v: Any) -> dict[str, Any]:
+    return {
+        "rule": str(getattr(v, "rule", "")),
+        "message": str(getattr(v, "message", v)),
+        "lineno": getattr(v, "lineno", None),
+        "col": getattr(v, "col", getattr(v, "col_offset", None)),
+    }
+
+
+@dataclass
+class _Reply:
+    text: str = ""
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass
+class _Done:
+    """Internal end-of-run marker carrying the response; never shown to consumers."""
+
+    response: AgentResponse

@@ -1,0 +1,90 @@
+"""`display=True`: a Rich rendering of the event stream for library users.
+
+Prose is rendered as Markdown once each reply is complete, code is highlighted,
+long output is folded to its head and tail, and a closing line gives steps,
+time and tokens.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.text import Text
+
+from cave_tui.agent import events as ev
+from cave_tui.agent.extraction import prose_of
+
+FOLD_LINES = 20
+
+
+def fold(text: str, lines: int = FOLD_LINES) -> str:
+    """Keep the first and last *lines* // 2 lines of *text*."""
+    rows = text.splitlines()
+    if len(rows) <= lines:
+        return text
+    half = lines // 2
+    hidden = len(rows) - 2 * half
+    return "\n".join([*rows[:half], f"… {hidden} lines folded …", *rows[-half:]])
+
+
+class RichDisplay:
+    """Render events to a terminal as they arrive."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(highlight=False)
+        self._text: list[str] = []
+
+    def _flush_prose(self) -> None:
+        text = prose_of("".join(self._text))
+        self._text.clear()
+        if text.strip():
+            self.console.print(Markdown(text))
+
+    def render(self, event: ev.Event) -> None:
+        who = f"[{event.agent}] " if event.agent else ""
+        match event.type:
+            case ev.EventType.USER:
+                self.console.print(Text(f"{who}› {event.content}", style="bold cyan"))
+            case ev.EventType.TEXT:
+                self._text.append(event.content)
+            case ev.EventType.CODE:
+                self._flush_prose()
+                code = getattr(event, "code", event.content)
+                self.console.print(
+                    Panel(
+                        Syntax(code.rstrip(), "python", theme="ansi_dark"),
+                        title=f"{who}step {event.step}",
+                    )
+                )
+            case ev.EventType.EXECUTION_OUTPUT:
+                output = getattr(event, "output", "")
+                if output.strip():
+                    self.console.print(Text(fold(output.rstrip()), style="dim"))
+            case ev.EventType.EXECUTION_ERROR | ev.EventType.SECURITY_ERROR:
+                self.console.print(Text(fold(event.content.rstrip()), style="red"))
+            case ev.EventType.FINAL_RESPONSE:
+                self._flush_prose()
+            case ev.EventType.RETRY | ev.EventType.NOTICE:
+                self.console.print(Text(f"{who}{event.content}", style="yellow"))
+            case ev.EventType.ERROR | ev.EventType.MAX_STEPS_REACHED:
+                self._flush_prose()
+                self.console.print(Text(f"{who}{event.content}", style="bold red"))
+            case ev.EventType.COMPACTED:
+                self.console.print(Text(f"{who}context compacted", style="yellow"))
+            case _:
+                pass
+
+    def close(self, response: Any) -> None:
+        self._flush_prose()
+        usage = response.usage
+        self.console.print(
+            Text(
+                f"{response.status.value} · {response.steps} steps · {response.elapsed:.1f}s · "
+                f"{usage.prompt_tokens:,} in / {usage.completion_tokens:,} out tokens",
+                style="dim",
+            )
+        )

@@ -1,0 +1,162 @@
+"""Typed events streamed by `CaveAgent.stream_events`.
+
+Front ends (the TUI, the plain REPL, `cave run --json`, the session recorder)
+render these and nothing else: data flows one way, from the core to the view.
+Every event carries its step index and, for sub-agents, the agent's name.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class EventType(StrEnum):
+    USER = "user"
+    STEP = "step"
+    TEXT = "text"
+    CODE = "code"
+    EXECUTION_OUTPUT = "execution_output"
+    EXECUTION_ERROR = "execution_error"
+    SECURITY_ERROR = "security_error"
+    FINAL_RESPONSE = "final_response"
+    MAX_STEPS_REACHED = "max_steps_reached"
+    RETRY = "retry"
+    USAGE = "usage"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+    COMPACTING = "compacting"
+    COMPACTED = "compacted"
+    NOTICE = "notice"
+
+
+@dataclass
+class Event:
+    type: EventType
+    content: str = ""
+    step: int = 0
+    agent: str | None = None
+    time: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["type"] = self.type.value
+        return data
+
+
+@dataclass
+class UserEvent(Event):
+    type: EventType = EventType.USER
+
+
+@dataclass
+class StepEvent(Event):
+    """A model call is about to start (step is 1-based)."""
+
+    type: EventType = EventType.STEP
+
+
+@dataclass
+class TextEvent(Event):
+    """A chunk of the model's prose (code included as written); several per reply."""
+
+    type: EventType = EventType.TEXT
+
+
+@dataclass
+class CodeEvent(Event):
+    """The code extracted from a reply, about to run as one cell."""
+
+    type: EventType = EventType.CODE
+    code: str = ""
+
+
+@dataclass
+class ExecutionOutputEvent(Event):
+    """A cell finished without error. `content` is the observation text the model sees."""
+
+    type: EventType = EventType.EXECUTION_OUTPUT
+    output: str = ""
+    changed: list[str] = field(default_factory=list)
+    duration: float = 0.0
+
+
+@dataclass
+class ExecutionErrorEvent(Event):
+    type: EventType = EventType.EXECUTION_ERROR
+    output: str = ""
+    error: str = ""
+    error_type: str = ""
+    changed: list[str] = field(default_factory=list)
+    duration: float = 0.0
+    timed_out: bool = False
+
+
+@dataclass
+class SecurityErrorEvent(Event):
+    type: EventType = EventType.SECURITY_ERROR
+    violations: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class FinalResponseEvent(Event):
+    type: EventType = EventType.FINAL_RESPONSE
+
+
+@dataclass
+class MaxStepsReachedEvent(Event):
+    type: EventType = EventType.MAX_STEPS_REACHED
+
+
+@dataclass
+class RetryEvent(Event):
+    type: EventType = EventType.RETRY
+    attempt: int = 0
+    delay: float = 0.0
+
+
+@dataclass
+class UsageEvent(Event):
+    """Usage of one model call, and the run's total so far."""
+
+    type: EventType = EventType.USAGE
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    run_prompt_tokens: int = 0
+    run_completion_tokens: int = 0
+    reported: bool = True
+
+
+@dataclass
+class ErrorEvent(Event):
+    type: EventType = EventType.ERROR
+    kind: str = "error"
+
+
+@dataclass
+class CancelledEvent(Event):
+    type: EventType = EventType.CANCELLED
+
+
+@dataclass
+class CompactingEvent(Event):
+    type: EventType = EventType.COMPACTING
+    tokens_before: int = 0
+
+
+@dataclass
+class CompactedEvent(Event):
+    type: EventType = EventType.COMPACTED
+    tokens_before: int = 0
+    tokens_after: int = 0
+    tier: int = 0
+
+
+@dataclass
+class NoticeEvent(Event):
+    """Something the user should know that is not an error (continuation, runtime restart)."""
+
+    type: EventType = EventType.NOTICE

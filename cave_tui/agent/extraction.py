@@ -1,0 +1,104 @@
+"""Finding the code in a model reply, with a real Markdown parser.
+
+markdown-it-py (already installed with rich and textual) finds the fenced
+blocks. We accept `python`, `py`, `python3`, `ipython` fences (any case) and bare
+fences whose content parses as Python. A line of triple backticks inside a
+multi-line string closes a fence in CommonMark; when a Python block does not
+parse, we extend it to a later closing fence for which it does. Several blocks
+in one reply are joined, in order, into one cell.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass
+
+PYTHON_INFOS = frozenset({"python", "py", "python3", "py3", "ipython", "ipython3", "pycon"})
+_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
+
+
+@functools.cache
+def _parser():  # type: ignore[no-untyped-def]
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
+
+@dataclass
+class CodeBlock:
+    code: str
+    info: str
+    start_line: int
+    end_line: int
+
+
+def _parses(code: str) -> bool:
+    try:
+        compile(code, "<cell>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        return True
+    except (SyntaxError, ValueError):
+        # IPython syntax (magics, `!cmd`) does not parse as Python but is code.
+        return bool(re.match(r"\s*[%!]", code))
+
+
+def extract_blocks(text: str, identifier: str = "python") -> list[CodeBlock]:
+    """All code blocks of *text* that should run, in order."""
+    infos = PYTHON_INFOS | {identifier.lower()}
+    lines = text.splitlines()
+    tokens = _parser().parse(text)
+    blocks: list[CodeBlock] = []
+    skip_until = -1
+    for token in tokens:
+        if token.type != "fence" or token.map is None:
+            continue
+        start, end = token.map
+        if start < skip_until:
+            continue
+        info = (token.info or "").strip().split()[0].lower() if token.info.strip() else ""
+        code = token.content
+        if info and info not in infos:
+            continue
+        if not info and not (code.strip() and _parses(code)):
+            continue
+        if info and not _parses(code):
+            extended = _extend(lines, start, end, token.markup)
+            if extended is not None:
+                code, end = extended
+        if code.strip():
+            blocks.append(
+                CodeBlock(code=code.rstrip("\n") + "\n", info=info, start_line=start, end_line=end)
+            )
+            skip_until = end
+    return blocks
+
+
+def _extend(lines: list[str], start: int, end: int, markup: str) -> tuple[str, int] | None:
+    """Try later closing fences until the block parses (backticks inside a string)."""
+    fence_char = markup[0]
+    for j in range(end, len(lines)):
+        match = _CLOSE.match(lines[j])
+        if match and match.group(1)[0] == fence_char and len(match.group(1)) >= len(markup):
+            candidate = "\n".join(lines[start + 1 : j]) + "\n"
+            if _parses(candidate):
+                return candidate, j + 1
+    return None
+
+
+def extract_code(text: str, identifier: str = "python") -> str | None:
+    """The cell to run for this reply, or None when it is a final answer."""
+    blocks = extract_blocks(text, identifier)
+    if not blocks:
+        return None
+    return "\n".join(b.code.rstrip("\n") for b in blocks) + "\n"
+
+
+def prose_of(text: str, identifier: str = "python") -> str:
+    """The reply with its code blocks removed (for summaries and final answers)."""
+    lines = text.splitlines()
+    keep = [True] * len(lines)
+    for block in extract_blocks(text, identifier):
+        for i in range(block.start_line, min(block.end_line, len(lines))):
+            keep[i] = False
+    return "\n".join(line for line, k in zip(lines, keep, strict=True) if k).strip()

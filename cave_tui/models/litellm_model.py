@@ -1,0 +1,308 @@
+"""`LiteLLMModel`: any provider litellm knows, streamed, with exact usage and retries.
+
+litellm is imported on the first call, never at `import cave_tui`: it takes about
+3 s and fetches a price map from the network at import unless
+`LITELLM_LOCAL_MODEL_COST_MAP` is set, which we set. Retries are ours alone
+(litellm's and the OpenAI client's own are switched off) so they never stack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import AsyncIterator
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from tenacity import RetryCallState, wait_exponential_jitter
+
+from cave_tui.models.base import (
+    Completion,
+    ContextOverflowError,
+    Message,
+    Model,
+    ModelError,
+    RetryNotice,
+    StreamItem,
+    TextDelta,
+    Usage,
+)
+from cave_tui.models.tokens import count_messages, count_text
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 524, 529})
+MAX_RETRY_AFTER = 60.0
+_OVERFLOW = re.compile(
+    r"context[_ ]length|context window|maximum context|exceeds the available context size|"
+    r"too many tokens|prompt is too long|input is too long",
+    re.IGNORECASE,
+)
+
+
+def import_litellm() -> Any:
+    """Import litellm quietly and offline (the local price map, no debug banner)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def _status_of(exc: BaseException) -> int | None:
+    for attr in ("status_code", "status"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, int):
+            return value
+    response = getattr(exc, "response", None)
+    value = getattr(response, "status_code", None)
+    return value if isinstance(value, int) else None
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The server's Retry-After (seconds or HTTP date), if the error carries one."""
+    headers: Any = None
+    response = getattr(exc, "response", None)
+    if response is not None:
+        headers = getattr(response, "headers", None)
+    if not headers:
+        headers = getattr(exc, "litellm_response_headers", None) or getattr(exc, "headers", None)
+    if not headers:
+        return None
+    try:
+        value = headers.get("retry-after") or headers.get("Retry-After")
+    except Exception:
+        return None
+    if value is None:
+        return None
+    try:
+        return max(0.0, min(float(value), MAX_RETRY_AFTER))
+    except ValueError:
+        pass
+    try:
+        import datetime as _dt
+
+        when = parsedate_to_datetime(str(value))
+        delta = (when - _dt.datetime.now(when.tzinfo)).total_seconds()
+        return max(0.0, min(delta, MAX_RETRY_AFTER))
+    except Exception:
+        return None
+
+
+def classify(exc: BaseException) -> ModelError:
+    """Map a provider exception to a `ModelError` with a kind the agent understands."""
+    if isinstance(exc, ModelError):
+        return exc
+    name = type(exc).__name__
+    status = _status_of(exc)
+    message = f"{name}: {exc}"
+    if name == "ContextWindowExceededError" or _OVERFLOW.search(str(exc)):
+        return ContextOverflowError(message, status=status)
+    if status in RETRYABLE_STATUS or name in {
+        "RateLimitError",
+        "APIConnectionError",
+        "Timeout",
+        "APITimeoutError",
+        "InternalServerError",
+        "ServiceUnavailableError",
+        "BadGatewayError",
+        "ConnectError",
+        "ReadError",
+        "RemoteProtocolError",
+        "ReadTimeout",
+        "MidStreamFallbackError",
+    }:
+        return ModelError(message, kind="transient", status=status)
+    if status in (401, 403) or name in {"AuthenticationError", "PermissionDeniedError"}:
+        return ModelError(message, kind="auth", status=status)
+    if status in (400, 404, 413, 422) or name in {"BadRequestError", "NotFoundError"}:
+        return ModelError(message, kind="bad_request", status=status)
+    return ModelError(message, kind="error", status=status)
+
+
+def _usage_from(raw: Any) -> Usage | None:
+    if raw is None:
+        return None
+    get = raw.get if isinstance(raw, dict) else lambda k, d=None: getattr(raw, k, d)
+    prompt = get("prompt_tokens", None)
+    completion = get("completion_tokens", None)
+    if prompt is None and completion is None:
+        return None
+    prompt = int(prompt or 0)
+    completion = int(completion or 0)
+    total = int(get("total_tokens", None) or prompt + completion)
+    cached = 0
+    details = get("prompt_tokens_details", None)
+    if details is not None:
+        cached_value = (
+            details.get("cached_tokens")
+            if isinstance(details, dict)
+            else getattr(details, "cached_tokens", 0)
+        )
+        cached = int(cached_value or 0)
+    return Usage(prompt, completion, total, model_calls=1, cached_tokens=cached)
+
+
+class LiteLLMModel(Model):
+    """A model behind litellm. Extra keyword arguments go to `litellm.acompletion`."""
+
+    def __init__(
+        self,
+        model_id: str,
+        api_key: str | None = None,
+        api_base: str | None = None,
+        *,
+        stream: bool = True,
+        max_retries: int = 5,
+        retry_initial: float = 0.5,
+        retry_max: float = 8.0,
+        request_timeout: float = 600.0,
+        **litellm_kwargs: Any,
+    ) -> None:
+        self.model_id = model_id
+        self.api_key = api_key
+        self.api_base = api_base
+        self.use_stream = stream
+        self.max_retries = max_retries
+        self.request_timeout = request_timeout
+        self.litellm_kwargs = litellm_kwargs
+        self._wait = wait_exponential_jitter(
+            multiplier=retry_initial, max=retry_max, jitter=retry_initial
+        )
+
+    def _request(
+        self, messages: list[Message], stream: bool, extra: dict[str, Any]
+    ) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model_id,
+            "messages": messages,
+            "stream": stream,
+            "timeout": self.request_timeout,
+            # Retries are ours alone: switch off litellm's and the OpenAI client's.
+            "num_retries": 0,
+            "max_retries": 0,
+        }
+        if stream:
+            kwargs["stream_options"] = {"include_usage": True}
+        if self.api_key is not None:
+            kwargs["api_key"] = self.api_key
+        if self.api_base is not None:
+            kwargs["api_base"] = self.api_base
+        kwargs.update(self.litellm_kwargs)
+        kwargs.update(extra)
+        return kwargs
+
+    def _delay(self, attempt: int, exc: BaseException) -> float:
+        after = retry_after_seconds(exc)
+        if after is not None:
+            return after
+        state = RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
+        state.attempt_number = attempt
+        return float(self._wait(state))
+
+    async def stream(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[StreamItem]:
+        litellm = import_litellm()
+        attempt = 0
+        while True:
+            attempt += 1
+            emitted = False
+            try:
+                if self.use_stream:
+                    async for item in self._stream_once(litellm, messages, kwargs):
+                        if isinstance(item, TextDelta):
+                            emitted = True
+                        yield item
+                else:
+                    async for item in self._complete_once(litellm, messages, kwargs):
+                        yield item
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                error = classify(exc)
+                if error.kind != "transient" or attempt > self.max_retries:
+                    if error.kind == "transient":
+                        error = ModelError(
+                            f"gave up after {attempt} attempts: {error}",
+                            kind="transient",
+                            status=error.status,
+                        )
+                    raise error from exc
+                delay = self._delay(attempt, exc)
+                yield RetryNotice(
+                    attempt=attempt, delay=delay, reason=str(error), discard_partial=emitted
+                )
+                await asyncio.sleep(delay)
+
+    async def _stream_once(
+        self, litellm: Any, messages: list[Message], extra: dict[str, Any]
+    ) -> AsyncIterator[StreamItem]:
+        response = await litellm.acompletion(**self._request(messages, True, extra))
+        finish: str | None = None
+        usage: Usage | None = None
+        parts: list[str] = []
+        try:
+            async for chunk in response:
+                choices = getattr(chunk, "choices", None) or []
+                if choices:
+                    choice = choices[0]
+                    delta = getattr(choice, "delta", None)
+                    text = getattr(delta, "content", None) if delta is not None else None
+                    if text:
+                        parts.append(text)
+                        yield TextDelta(text)
+                    if getattr(choice, "finish_reason", None):
+                        finish = choice.finish_reason
+                chunk_usage = _usage_from(getattr(chunk, "usage", None))
+                if chunk_usage is not None and (
+                    chunk_usage.prompt_tokens or chunk_usage.completion_tokens
+                ):
+                    usage = chunk_usage
+        finally:
+            close = getattr(response, "aclose", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception:
+                    pass
+        if finish is None:
+            # A stream that ends without a finish reason was cut, not finished.
+            raise ModelError(
+                "the stream ended without a finish reason (connection dropped?)", kind="transient"
+            )
+        reported = usage is not None
+        if usage is None:
+            prompt = count_messages(messages)
+            done = count_text("".join(parts))
+            usage = Usage(prompt, done, prompt + done, model_calls=1)
+        yield Completion(finish_reason=finish, usage=usage, usage_reported=reported)
+
+    async def _complete_once(
+        self, litellm: Any, messages: list[Message], extra: dict[str, Any]
+    ) -> AsyncIterator[StreamItem]:
+        response = await litellm.acompletion(**self._request(messages, False, extra))
+        choice = response.choices[0]
+        text = getattr(choice.message, "content", None) or ""
+        usage = _usage_from(getattr(response, "usage", None))
+        reported = usage is not None
+        if usage is None:
+            prompt = count_messages(messages)
+            done = count_text(text)
+            usage = Usage(prompt, done, prompt + done, model_calls=1)
+        if text:
+            yield TextDelta(text)
+        yield Completion(
+            finish_reason=choice.finish_reason, usage=usage, usage_reported=reported, raw=response
+        )
+
+    def cost(self, usage: Usage) -> float | None:
+        """USD estimate from litellm's price map, or None when the model is unknown."""
+        litellm = import_litellm()
+        try:
+            prompt_cost, completion_cost = litellm.cost_per_token(
+                model=self.model_id,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+            )
+        except Exception:
+            return None
+        return float(prompt_cost + completion_cost)

@@ -1,0 +1,56 @@
+"""Token counting with a real tokenizer, offline, without importing litellm.
+
+litellm ships the cl100k_base BPE file inside its package (it is what its own
+`token_counter` uses offline). We point tiktoken's cache at that folder, found
+through `importlib.util.find_spec` so litellm itself (about 3 s to import) is
+never loaded just to count tokens.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+# Per-message framing tokens in OpenAI's chat format.
+_PER_MESSAGE = 3
+_PER_REPLY = 3
+
+
+@functools.cache
+def _encoding() -> Any:
+    spec = importlib.util.find_spec("litellm")
+    if spec and spec.submodule_search_locations:
+        folder = (
+            Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+        )
+        if folder.is_dir():
+            os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(folder))
+    try:
+        import tiktoken
+
+        return tiktoken.get_encoding("cl100k_base")
+    except Exception:  # no tokenizer file and no network: fall back to an estimate
+        return None
+
+
+def count_text(text: str) -> int:
+    enc = _encoding()
+    if enc is None:
+        return max(1, len(text) // 4) if text else 0
+    return len(enc.encode(text, disallowed_special=()))
+
+
+def count_messages(messages: list[dict[str, Any]]) -> int:
+    """cl100k tokens of a chat prompt, framing included."""
+    total = _PER_REPLY
+    for message in messages:
+        total += _PER_MESSAGE
+        content = message.get("content") or ""
+        if not isinstance(content, str):
+            content = json.dumps(content)
+        total += count_text(content) + count_text(str(message.get("role", "")))
+    return total

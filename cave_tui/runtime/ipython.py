@@ -1,0 +1,402 @@
+"""`IPythonRuntime`: a persistent IPython namespace inside the host process.
+
+Each runtime owns its own `InteractiveShell` (never the global singleton, so two
+runtimes in one process never share state) and one worker thread that runs its
+cells. Running cells on that thread lets the host stay responsive and lets a
+timeout or Ctrl+C stop the cell: an asynchronous `CellInterrupt` is raised in the
+worker thread, which Python delivers at the next bytecode. Code stuck inside a C
+call cannot be stopped this way; the runtime then reports itself busy rather
+than run a second cell beside the first (use `IPyKernelRuntime` for hard stops).
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import ctypes
+import difflib
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from typing import Any
+
+from cave_tui.runtime.base import ExecutionResult, Runtime, RuntimeBusyError
+from cave_tui.runtime.capture import OutputCapture, routed_streams
+from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
+from cave_tui.runtime.summary import (
+    HIDDEN_NAMES,
+    VarInfo,
+    bounded_repr,
+    fingerprints,
+    summarize_namespace,
+)
+from cave_tui.runtime.tracebacks import format_exception
+
+INTERRUPT_GRACE = 2.0
+_MUTATORS = frozenset(
+    {
+        "append", "extend", "insert", "pop", "remove", "clear", "update", "sort", "reverse",
+        "add", "discard", "setdefault", "popitem", "fillna", "drop", "rename", "reset_index",
+        "set_index", "sort_values", "dropna", "replace", "__setitem__",
+    }
+)  # fmt: skip
+
+
+class CellInterrupt(KeyboardInterrupt):
+    """Raised inside a cell's thread to stop it (timeout, Ctrl+C, cancellation)."""
+
+
+def _set_async_exc(thread_id: int, exc: type[BaseException] | None) -> int:
+    return ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc is not None else None
+    )
+
+
+def mutation_targets(code: str) -> set[str]:
+    """Names a cell may mutate in place: `x[...] = `, `x.a = `, `x.append(...)`, `inplace=True`."""
+    try:
+        tree = compile(
+            code, "<cell>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+        )
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+
+    def root(node: ast.AST) -> str | None:
+        while isinstance(node, ast.Attribute | ast.Subscript):
+            node = node.value
+        return node.id if isinstance(node, ast.Name) else None
+
+    for node in ast.walk(tree):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = list(node.targets)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            inplace = any(
+                k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in node.keywords
+            )
+            if node.func.attr in _MUTATORS or inplace:
+                name = root(node.func.value)
+                if name:
+                    names.add(name)
+        for target in targets:
+            if isinstance(target, ast.Attribute | ast.Subscript):
+                name = root(target)
+                if name:
+                    names.add(name)
+    return names
+
+
+class IPythonRuntime(Runtime):
+    """In-process runtime: zero-copy access to injected objects, shared host memory."""
+
+    def __init__(
+        self,
+        variables: list[Variable] | None = None,
+        functions: list[Function] | None = None,
+        types: list[Type] | None = None,
+        security_checker: Any = None,
+        *,
+        capture_chars: int = 200_000,
+    ) -> None:
+        super().__init__(variables, functions, types, security_checker)
+        self.capture_chars = capture_chars
+        self._ns: dict[str, Any] = {}
+        self._shell = self._make_shell(self._ns)
+        self._hidden: set[str] = set(self._shell.user_ns_hidden) | set(HIDDEN_NAMES)
+        self._jobs: queue.SimpleQueue[tuple[Any, Future[Any]] | None] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
+        self._worker_id: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._cell_lock = threading.Lock()
+        self._in_cell = False
+        self._pending: Future[Any] | None = None
+        for item in self._injected.values():
+            self._ns[item.name] = item.value
+
+    # -- construction ----------------------------------------------------------
+    def _make_shell(self, ns: dict[str, Any]) -> Any:
+        from IPython.core.displayhook import DisplayHook
+        from IPython.core.interactiveshell import InteractiveShell
+        from traitlets.config import Config
+
+        config = Config()
+        config.HistoryManager.enabled = False
+        shell = InteractiveShell(config=config, user_ns=ns)
+        shell.colors = "nocolor"
+
+        class _CaptureHook(DisplayHook):
+            """Writes the last expression's value, bounded, without storing `_`/`Out`."""
+
+            def __call__(self, result: Any = None) -> None:
+                if result is None:
+                    return
+                module = type(result).__module__ or ""
+                if module.startswith(("pandas", "numpy", "pyarrow")):
+                    text = repr(result)  # these reprs are bounded by their print options
+                else:
+                    text = bounded_repr(result, 20_000)
+                print(text)
+
+        hook = _CaptureHook(shell=shell, cache_size=0)
+        shell.displayhook = hook
+        shell.display_trap.hook = hook
+        # Errors are formatted by us from the exception object; keep IPython quiet.
+        shell.showtraceback = lambda *a, **k: None
+        shell.showsyntaxerror = lambda *a, **k: None
+        shell.showindentationerror = lambda *a, **k: None
+        shell.loop_runner = self._run_coroutine
+        return shell
+
+    @property
+    def shell(self) -> Any:
+        """The underlying IPython shell (for front ends that need magics)."""
+        return self._shell
+
+    # -- worker thread ---------------------------------------------------------
+    def _run_coroutine(self, coro: Any) -> Any:
+        """IPython's loop runner for top-level await: a persistent per-runtime loop."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(coro)
+
+    def _ensure_worker(self) -> None:
+        if self._worker is not None and self._worker.is_alive():
+            return
+        ready = threading.Event()
+
+        def main() -> None:
+            self._worker_id = threading.get_ident()
+            ready.set()
+            while True:
+                try:
+                    job = self._jobs.get()
+                    if job is None:
+                        return
+                    fn, fut = job
+                    if not fut.set_running_or_notify_cancel():
+                        continue
+                    try:
+                        fut.set_result(fn())
+                    except BaseException as exc:  # delivered to the awaiting side
+                        if not fut.done():
+                            fut.set_exception(exc)
+                except CellInterrupt:
+                    continue  # a late interrupt that landed between cells: harmless
+
+        self._worker = threading.Thread(target=main, name="cave-ipython-cell", daemon=True)
+        self._worker.start()
+        ready.wait()
+
+    def _submit(self, fn: Any) -> Future[Any]:
+        self._ensure_worker()
+        fut: Future[Any] = Future()
+        self._jobs.put((fn, fut))
+        return fut
+
+    # -- the contract ----------------------------------------------------------
+    def inject(self, item: Injectable) -> None:
+        if not isinstance(item, Variable | Function | Type):
+            raise TypeError(
+                f"inject() takes a Variable, Function or Type, not {type(item).__name__}"
+            )
+        validate_name(item.name)
+        self._injected[item.name] = item
+        self._ns[item.name] = item.value
+        self._hidden.discard(item.name)
+
+    async def retrieve(self, name: str) -> Any:
+        if name not in self._ns or (name in self._hidden and name not in self._injected):
+            raise KeyError(self._missing_message(name))
+        return self._ns[name]
+
+    def _missing_message(self, name: str) -> str:
+        names = [n for n in self._ns if not n.startswith("_") and n not in self._hidden]
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        return f"no variable named {name!r} in the runtime{hint}"
+
+    async def delete(self, name: str) -> None:
+        if name not in self._ns or name in self._hidden:
+            raise KeyError(self._missing_message(name))
+        del self._ns[name]
+        self._injected.pop(name, None)
+
+    async def reset(self) -> None:
+        await self._wait_idle()
+        for name in [n for n in self._ns if n not in self._hidden and not n.startswith("__")]:
+            del self._ns[name]
+        for item in self._injected.values():
+            self._ns[item.name] = item.value
+
+    async def namespace_summary(self) -> list[VarInfo]:
+        hidden = self._hidden - set(self._injected)
+        return summarize_namespace(self._ns, hidden, self.descriptions())
+
+    async def interrupt(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self._interrupt_blocking, 0.0)
+
+    def _interrupt_once(self) -> bool:
+        """Raise CellInterrupt in the worker if a cell is running; True if sent."""
+        with self._cell_lock:
+            if not self._in_cell or self._worker_id is None:
+                return False
+            _set_async_exc(self._worker_id, CellInterrupt)
+            return True
+
+    def _interrupt_blocking(self, grace: float) -> bool:
+        """Interrupt repeatedly for up to *grace* seconds; True once no cell runs."""
+        deadline = time.monotonic() + grace
+        while True:
+            if not self._interrupt_once():
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
+    async def _wait_idle(self, timeout: float = 0.0) -> None:
+        pending = self._pending
+        if pending is None or pending.done():
+            self._pending = None
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(pending)), timeout or None)
+        except TimeoutError:
+            raise RuntimeBusyError(
+                "the previous cell is still running inside native code and could not be "
+                "interrupted; wait for it to return, or use the kernel runtime (--kernel) "
+                "which can kill it"
+            ) from None
+        except BaseException:
+            pass
+        self._pending = None
+
+    async def execute(self, code: str, timeout: float | None = None) -> ExecutionResult:
+        violations = self.check_security(code)
+        if violations:
+            return ExecutionResult(
+                success=False,
+                error="\n".join(str(v) for v in violations),
+                error_type="SecurityError",
+                security_violations=violations,
+            )
+        try:
+            await self._wait_idle(timeout=1.0)
+        except RuntimeBusyError as exc:
+            return ExecutionResult(success=False, error=str(exc), error_type="RuntimeBusy")
+        capture = OutputCapture(self.capture_chars)
+        fut = self._submit(lambda: self._run_cell(code, capture))
+        self._pending = fut
+        loop = asyncio.get_running_loop()
+        waiter = asyncio.wrap_future(fut)
+        try:
+            result: ExecutionResult = await asyncio.wait_for(asyncio.shield(waiter), timeout)
+        except TimeoutError:
+            stopped = await loop.run_in_executor(None, self._interrupt_blocking, INTERRUPT_GRACE)
+            return await self._after_stop(fut, capture, stopped, timed_out=True, timeout=timeout)
+        except asyncio.CancelledError:
+            await loop.run_in_executor(None, self._interrupt_blocking, INTERRUPT_GRACE)
+            raise
+        self._pending = None
+        return result
+
+    async def _after_stop(
+        self,
+        fut: Future[Any],
+        capture: OutputCapture,
+        stopped: bool,
+        *,
+        timed_out: bool,
+        timeout: float | None,
+    ) -> ExecutionResult:
+        reason = f"cell timed out after {timeout:g}s" if timed_out else "cell interrupted"
+        if stopped:
+            try:
+                result: ExecutionResult = await asyncio.wait_for(asyncio.wrap_future(fut), 5)
+            except Exception:
+                result = ExecutionResult(success=False, output=capture.getvalue())
+            self._pending = None
+            result.success = False
+            result.timed_out = timed_out
+            result.interrupted = True
+            result.error = f"{reason} and was stopped (KeyboardInterrupt)."
+            result.error_type = "Timeout" if timed_out else "Interrupted"
+            return result
+        return ExecutionResult(
+            success=False,
+            output=capture.getvalue(),
+            error=(
+                f"{reason}, but it is stuck in native code and could not be stopped; "
+                "the runtime stays busy until it returns."
+            ),
+            error_type="Timeout" if timed_out else "Interrupted",
+            timed_out=timed_out,
+            interrupted=True,
+        )
+
+    # -- runs on the worker thread -----------------------------------------------
+    def _run_cell(self, code: str, capture: OutputCapture) -> ExecutionResult:
+        hidden = self._hidden - set(self._injected)
+        before = fingerprints(self._ns, hidden)
+        started = time.perf_counter()
+        error: BaseException | None = None
+        with self._cell_lock:
+            self._in_cell = True
+        try:
+            with routed_streams(capture):
+                try:
+                    outcome = self._shell.run_cell(code, store_history=False)
+                    error = outcome.error_before_exec or outcome.error_in_exec
+                except BaseException as exc:  # an interrupt outside IPython's run_code
+                    error = exc
+        finally:
+            self._leave_cell()
+        duration = time.perf_counter() - started
+        after = fingerprints(self._ns, hidden)
+        changed = [n for n, fp in after.items() if before.get(n) != fp]
+        maybe = mutation_targets(code) & set(after)
+        changed += [n for n in after if n in maybe and n not in changed]
+        deleted = [n for n in before if n not in after]
+        result = ExecutionResult(
+            success=error is None,
+            output=capture.getvalue(),
+            changed=changed,
+            deleted=deleted,
+            duration=duration,
+            output_truncated_chars=capture.dropped,
+        )
+        if error is not None:
+            result.error_type = type(error).__name__
+            result.interrupted = isinstance(error, KeyboardInterrupt)
+            result.error = format_exception(error)
+        return result
+
+    def _leave_cell(self) -> None:
+        while True:
+            try:
+                with self._cell_lock:
+                    self._in_cell = False
+                    if self._worker_id is not None:
+                        _set_async_exc(self._worker_id, None)  # drop a pending interrupt
+                return
+            except CellInterrupt:
+                continue
+
+    async def stop(self) -> None:
+        if self._worker is not None and self._worker.is_alive():
+            self._interrupt_blocking(0.5)
+            self._jobs.put(None)
+        self._worker = None
+        if self._loop is not None and not self._loop.is_running():
+            self._loop.close()
+            self._loop = None
+
+    @property
+    def label(self) -> str:
+        return "ipython"

@@ -1,0 +1,89 @@
+"""What a host can put into a runtime: a `Variable`, a `Function` or a `Type`.
+
+The names and constructor signatures follow upstream CaveAgent so its examples
+port by changing the import. Descriptions are rendered live by
+`cave_tui.runtime.summary`, not frozen here at injection time.
+"""
+
+from __future__ import annotations
+
+import inspect
+import keyword
+from collections.abc import Callable
+from typing import Any
+
+
+def validate_name(name: str) -> str:
+    """Return *name* if it can be bound in a namespace, else raise ValueError."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"{name!r} is not a valid Python identifier")
+    if keyword.iskeyword(name):
+        raise ValueError(f"{name!r} is a Python keyword and cannot name a variable")
+    return name
+
+
+class Variable:
+    """A named object placed in the runtime namespace."""
+
+    def __init__(self, name: str, value: Any = None, description: str | None = None) -> None:
+        self.name = validate_name(name)
+        self.value = value
+        self.description = description
+
+    @property
+    def type_name(self) -> str:
+        return type(self.value).__name__
+
+    def __repr__(self) -> str:
+        return f"Variable({self.name!r}, <{self.type_name}>)"
+
+
+class Function:
+    """A callable the model may call; its signature and docstring go in the prompt."""
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        description: str | None = None,
+        include_doc: bool = True,
+        name: str | None = None,
+    ) -> None:
+        if not callable(func):
+            raise TypeError(f"Function() needs a callable, got {type(func).__name__}")
+        self.func = func
+        self.description = description
+        self.include_doc = include_doc
+        self.name = validate_name(name or getattr(func, "__name__", type(func).__name__))
+        self.is_async = inspect.iscoroutinefunction(func)
+
+    @property
+    def value(self) -> Callable[..., Any]:
+        return self.func
+
+    def __repr__(self) -> str:
+        return f"Function({self.name!r})"
+
+
+class Type:
+    """A class the model may instantiate or check against; its schema goes in the prompt."""
+
+    def __init__(
+        self,
+        value: type,
+        description: str | None = None,
+        include_schema: bool = True,
+        include_doc: bool = True,
+    ) -> None:
+        if not isinstance(value, type):
+            raise ValueError(f"Type value must be a class, got {type(value).__name__}")
+        self.value = value
+        self.name = validate_name(value.__name__)
+        self.description = description
+        self.include_schema = include_schema
+        self.include_doc = include_doc
+
+    def __repr__(self) -> str:
+        return f"Type({self.name!r})"
+
+
+Injectable = Variable | Function | Type

@@ -1,0 +1,310 @@
+"""Bounded-cost summaries of namespace objects.
+
+Used for the prompt's namespace description and the TUI inspector. Never calls
+`repr`/`str` unbounded on a large object: containers are sampled, frames are
+described from their schema and `head()`, and every preview has a character
+budget. This module imports only the standard library at module level so the
+kernel runtime can run the same code inside the kernel process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import sys
+import types
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+PREVIEW_CHARS = 80
+MAX_COLUMNS = 24
+SAMPLE_ITEMS = 8
+
+# Names IPython (or we) put in every namespace; never user variables.
+HIDDEN_NAMES = frozenset(
+    {"In", "Out", "get_ipython", "exit", "quit", "open", "display", "activate_skill"}
+)
+
+
+@dataclass
+class VarInfo:
+    """One row of a namespace summary: plain data, JSON-able."""
+
+    name: str
+    kind: str  # "variable" | "function" | "type" | "module"
+    type_name: str
+    shape: str = ""  # "336776x19", "len 4", ""
+    size_bytes: int | None = None
+    preview: str = ""
+    columns: list[str] = field(default_factory=list)  # "name:dtype" for frames
+    signature: str = ""
+    doc: str = ""
+    description: str = ""
+    fingerprint: str = ""  # cheap change detector: type, id, size
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def bounded_repr(obj: Any, limit: int = PREVIEW_CHARS) -> str:
+    """A repr that costs O(limit), not O(len(obj)), for the common containers."""
+    try:
+        text = _bounded_repr(obj, limit, depth=0)
+    except Exception as exc:  # a broken __repr__ must not break the summary
+        text = f"<{type(obj).__name__}: repr failed: {type(exc).__name__}>"
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def _bounded_repr(obj: Any, limit: int, depth: int) -> str:
+    if depth > 3:
+        return "…"
+    if isinstance(obj, str):
+        return repr(obj[: limit + 1])
+    if isinstance(obj, bytes | bytearray):
+        return repr(obj[: limit + 1])
+    if isinstance(obj, bool | int | float | complex | type(None)):
+        text = repr(obj)
+        return text if len(text) <= limit * 2 else text[:limit] + "…"
+    if isinstance(obj, list | tuple | set | frozenset):
+        open_, close = {list: "[]", tuple: "()", set: "{}", frozenset: "{}"}.get(type(obj), "[]")
+        parts: list[str] = []
+        used = 0
+        for i, item in enumerate(obj):
+            if i >= SAMPLE_ITEMS or used > limit:
+                parts.append("…")
+                break
+            part = _bounded_repr(item, limit, depth + 1)
+            parts.append(part)
+            used += len(part) + 2
+        return open_ + ", ".join(parts) + close
+    if isinstance(obj, dict):
+        parts = []
+        used = 0
+        for i, (k, v) in enumerate(obj.items()):
+            if i >= SAMPLE_ITEMS or used > limit:
+                parts.append("…")
+                break
+            part = f"{_bounded_repr(k, limit, depth + 1)}: {_bounded_repr(v, limit, depth + 1)}"
+            parts.append(part)
+            used += len(part) + 2
+        return "{" + ", ".join(parts) + "}"
+    module = type(obj).__module__ or ""
+    if module.startswith("numpy") and hasattr(obj, "shape") and hasattr(obj, "ravel"):
+        flat = obj.ravel()[:SAMPLE_ITEMS]
+        return (
+            "array(["
+            + ", ".join(repr(x.item() if hasattr(x, "item") else x) for x in flat)
+            + (", …])" if obj.size > SAMPLE_ITEMS else "])")
+        )
+    if module.startswith("pandas") and type(obj).__name__ == "Series":
+        head = obj.head(SAMPLE_ITEMS).tolist()
+        return _bounded_repr(head, limit, depth + 1)
+    if module.startswith("pandas") and type(obj).__name__ == "DataFrame":
+        return _frame_preview(obj, limit)
+    text = repr(obj)  # other objects: their own repr, cut afterwards
+    return text
+
+
+def _frame_preview(df: Any, limit: int) -> str:
+    if len(df) == 0:
+        return "(empty)"
+    row = df.iloc[0]
+    parts = []
+    for col in list(df.columns)[:MAX_COLUMNS]:
+        parts.append(f"{col}={_bounded_repr(row[col], 20, 2)}")
+    return "first row: " + ", ".join(parts)
+
+
+def _size_of(obj: Any) -> int | None:
+    """Memory size with bounded cost: deep for frames/arrays, shallow otherwise."""
+    try:
+        module = type(obj).__module__ or ""
+        if module.startswith("pandas") and hasattr(obj, "memory_usage"):
+            usage = obj.memory_usage(index=True, deep=False)
+            return int(usage.sum()) if hasattr(usage, "sum") else int(usage)
+        if module.startswith("numpy") and hasattr(obj, "nbytes"):
+            return int(obj.nbytes)
+        if module.startswith("pyarrow") and hasattr(obj, "nbytes"):
+            return int(obj.nbytes)
+        return sys.getsizeof(obj)
+    except Exception:
+        return None
+
+
+def _shape_of(obj: Any) -> str:
+    try:
+        shape = getattr(obj, "shape", None)
+        if isinstance(shape, tuple) and not isinstance(obj, type):
+            return "x".join(str(int(s)) for s in shape) if shape else "scalar"
+        if isinstance(obj, str | bytes | list | tuple | dict | set | frozenset | bytearray):
+            return f"len {len(obj)}"
+        if hasattr(obj, "__len__") and not isinstance(obj, type):
+            return f"len {len(obj)}"
+    except Exception:
+        pass
+    return ""
+
+
+def signature_of(func: Any) -> str:
+    name = getattr(func, "__name__", type(func).__name__)
+    try:
+        sig = str(inspect.signature(func))
+    except (TypeError, ValueError):
+        sig = "(...)"
+    prefix = "async " if inspect.iscoroutinefunction(func) else ""
+    return f"{prefix}{name}{sig}"
+
+
+def first_doc_lines(obj: Any, limit: int = 300) -> str:
+    doc = inspect.getdoc(obj) or ""
+    doc = doc.strip()
+    if len(doc) > limit:
+        doc = doc[: limit - 1] + "…"
+    return doc
+
+
+def type_schema(cls: type, include_doc: bool = True) -> str:
+    """Fields for dataclass/pydantic/enum, public method signatures for plain classes."""
+    if issubclass(cls, enum.Enum):
+        members = ", ".join(f"{m.name}={m.value!r}" for m in list(cls)[:20])
+        return f"enum members: {members}"
+    if dataclasses.is_dataclass(cls):
+        parts = []
+        for f in dataclasses.fields(cls):
+            ann = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+            parts.append(f"{f.name}: {ann}")
+        return f"dataclass fields: {', '.join(parts)}"
+    model_fields = getattr(cls, "model_fields", None)
+    if isinstance(model_fields, dict) and model_fields:
+        parts = []
+        for fname, finfo in model_fields.items():
+            ann = getattr(finfo, "annotation", None)
+            parts.append(f"{fname}: {getattr(ann, '__name__', ann)}")
+        return f"fields: {', '.join(parts)}"
+    methods = []
+    try:
+        init_sig = str(inspect.signature(cls))
+    except (TypeError, ValueError):
+        init_sig = "(...)"
+    for name, member in inspect.getmembers(cls, predicate=inspect.isfunction):
+        if name.startswith("_"):
+            continue
+        try:
+            sig = str(inspect.signature(member)).replace("(self, ", "(").replace("(self)", "()")
+        except (TypeError, ValueError):
+            sig = "(...)"
+        line = f".{name}{sig}"
+        if include_doc:
+            doc = first_doc_lines(member, 80).splitlines()
+            if doc:
+                line += f"  # {doc[0]}"
+        methods.append(line)
+        if len(methods) >= 15:
+            methods.append("…")
+            break
+    text = f"{cls.__name__}{init_sig}"
+    if methods:
+        text += "; methods: " + "; ".join(methods)
+    return text
+
+
+def _fingerprint(obj: Any) -> str:
+    shape = _shape_of(obj)
+    return f"{type(obj).__qualname__}:{id(obj)}:{shape}"
+
+
+def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
+    """Describe one object with bounded cost."""
+    if isinstance(obj, types.ModuleType):
+        return VarInfo(
+            name=name,
+            kind="module",
+            type_name="module",
+            preview=getattr(obj, "__name__", ""),
+            description=description,
+            fingerprint=f"module:{id(obj)}",
+        )
+    if isinstance(obj, type):
+        return VarInfo(
+            name=name,
+            kind="type",
+            type_name="type",
+            signature=type_schema(obj),
+            doc=first_doc_lines(obj, 200),
+            description=description,
+            fingerprint=f"type:{id(obj)}",
+        )
+    if isinstance(obj, types.FunctionType | types.BuiltinFunctionType | types.MethodType) or (
+        callable(obj) and inspect.isroutine(obj)
+    ):
+        return VarInfo(
+            name=name,
+            kind="function",
+            type_name=type(obj).__name__,
+            signature=signature_of(obj),
+            doc=first_doc_lines(obj),
+            description=description,
+            fingerprint=f"function:{id(obj)}",
+        )
+    info = VarInfo(
+        name=name,
+        kind="variable",
+        type_name=type(obj).__name__,
+        shape=_shape_of(obj),
+        size_bytes=_size_of(obj),
+        description=description,
+        fingerprint=_fingerprint(obj),
+    )
+    module = type(obj).__module__ or ""
+    try:
+        if module.startswith("pandas") and type(obj).__name__ == "DataFrame":
+            cols = list(obj.columns)
+            dtypes = obj.dtypes
+            info.columns = [f"{c}:{dtypes.iloc[i]}" for i, c in enumerate(cols[:MAX_COLUMNS])]
+            if len(cols) > MAX_COLUMNS:
+                info.columns.append(f"… +{len(cols) - MAX_COLUMNS} more")
+        elif module.startswith("pandas") and type(obj).__name__ == "Series":
+            info.columns = [f"{obj.name}:{obj.dtype}"]
+        elif module.startswith("numpy") and hasattr(obj, "dtype"):
+            info.columns = [f"dtype:{obj.dtype}"]
+    except Exception:
+        pass
+    info.preview = bounded_repr(obj, PREVIEW_CHARS)
+    return info
+
+
+def is_user_name(name: str, hidden: set[str] | frozenset[str] = HIDDEN_NAMES) -> bool:
+    return not name.startswith("_") and name not in hidden
+
+
+def summarize_namespace(
+    ns: dict[str, Any],
+    hidden: set[str] | frozenset[str] = frozenset(),
+    descriptions: dict[str, str] | None = None,
+    limit: int = 10_000,
+) -> list[VarInfo]:
+    """Summarise up to *limit* user names of *ns*, in insertion order."""
+    descriptions = descriptions or {}
+    rows = []
+    for name in list(ns):
+        if not is_user_name(name) or (name in hidden and name not in descriptions):
+            continue
+        rows.append(summarize(name, ns[name], descriptions.get(name, "")))
+        if len(rows) >= limit:
+            break
+    return rows
+
+
+def fingerprints(
+    ns: dict[str, Any], hidden: set[str] | frozenset[str] = frozenset()
+) -> dict[str, str]:
+    """Cheap per-name change detectors (type, identity, size)."""
+    out = {}
+    for name in list(ns):
+        if is_user_name(name) and name not in hidden:
+            try:
+                out[name] = _fingerprint(ns[name])
+            except Exception:
+                out[name] = f"?:{id(ns[name])}"
+    return out

@@ -1,0 +1,85 @@
+import time
+
+import numpy as np
+import pandas as pd
+
+from cave_tui.agent.prompt import describe_namespace
+from cave_tui.runtime.summary import bounded_repr, summarize, summarize_namespace
+
+
+class Explodes:
+    def __repr__(self):
+        raise RuntimeError("no")
+
+
+def test_bounded_repr_of_huge_list_is_cheap():
+    big = list(range(5_000_000))
+    started = time.perf_counter()
+    text = bounded_repr(big, 80)
+    assert time.perf_counter() - started < 0.05
+    assert text.startswith("[0, 1, 2") and len(text) <= 80
+
+
+def test_bounded_repr_of_huge_string_and_dict():
+    assert len(bounded_repr("x" * 10_000_000, 50)) <= 50
+    assert len(bounded_repr({i: "v" * 1000 for i in range(100_000)}, 60)) <= 60
+
+
+def test_broken_repr_does_not_raise():
+    assert "repr failed" in bounded_repr(Explodes())
+
+
+def test_frame_summary_has_shape_columns_dtypes():
+    df = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
+    info = summarize("df", df, "sales")
+    assert info.shape == "3x2"
+    assert info.columns[0] == "a:int64"
+    assert info.columns[1].startswith("b:")
+    assert info.size_bytes and info.size_bytes > 0
+    assert "first row" in info.preview
+
+
+def test_wide_frame_columns_are_capped():
+    df = pd.DataFrame({f"c{i}": [i] for i in range(200)})
+    info = summarize("wide", df)
+    assert len(info.columns) == 25 and info.columns[-1] == "… +176 more"
+
+
+def test_array_and_series():
+    arr = np.arange(1_000_000).reshape(1000, 1000)
+    info = summarize("arr", arr)
+    assert info.shape == "1000x1000" and info.columns == ["dtype:int64"]
+    s = pd.Series(range(10), name="n")
+    assert summarize("s", s).shape == "10"
+
+
+def test_namespace_hides_private_and_ipython_names():
+    ns = {"_x": 1, "In": [], "Out": {}, "get_ipython": print, "visible": 2}
+    names = [r.name for r in summarize_namespace(ns)]
+    assert names == ["visible"]
+
+
+def test_description_budget_holds_with_many_variables():
+    ns = {f"v{i}": list(range(i)) for i in range(2000)}
+    text = describe_namespace(summarize_namespace(ns), budget=3000)
+    assert len(text) <= 3100
+    assert "more names not shown" in text
+
+
+def test_description_lists_functions_types_variables():
+    from dataclasses import dataclass
+
+    @dataclass
+    class Point:
+        x: float
+        y: float
+
+    def dist(p: Point) -> float:
+        """Distance from the origin."""
+        return (p.x**2 + p.y**2) ** 0.5
+
+    ns = {"Point": Point, "dist": dist, "pts": [Point(1, 2)]}
+    text = describe_namespace(summarize_namespace(ns))
+    assert "dist(p:" in text and "Distance from the origin" in text
+    assert "dataclass fields: x: float, y: float" in text
+    assert "pts: list len 1" in text
