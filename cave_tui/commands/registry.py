@@ -1,0 +1,158 @@
+"""One headless registry of slash commands, shared by the TUI, the plain REPL and completion.
+
+A command is a name, an argument synopsis, one line of help and an async handler
+that receives a `CommandContext` (what the front end offers: the agent, the
+runtime, a way to print, to ask for confirmation, …) and the parsed arguments.
+Front ends never parse commands themselves: they call `registry.dispatch(line, ctx)`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shlex
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class CommandError(Exception):
+    """A command was misused; the message says how to use it correctly."""
+
+
+class CommandContext(Protocol):
+    """What a front end provides to command handlers."""
+
+    agent: Any  # cave_tui.agent.CaveAgent | None (None until a model is configured)
+    runtime: Any  # cave_tui.runtime.Runtime
+    state: dict[str, Any]  # front-end settings commands may read or change (theme, approve, …)
+
+    def print(self, text: str, *, style: str = "") -> None:
+        """Show a line (Markdown allowed) to the user."""
+
+    async def confirm(self, question: str) -> bool:
+        """Ask a yes/no question; False when the front end cannot ask (e.g. --json)."""
+
+    def request(self, action: str, **kwargs: Any) -> None:
+        """Ask the front end to do something only it can do (quit, clear, switch theme, …)."""
+
+
+Handler = Callable[[CommandContext, list[str]], Awaitable[None]]
+
+
+@dataclass
+class Command:
+    name: str  # without the slash
+    handler: Handler
+    help: str  # one line
+    args: str = ""  # synopsis, e.g. "NAME [PATH]"
+    aliases: tuple[str, ...] = ()
+    min_args: int = 0
+    max_args: int | None = None
+    completer: Callable[[CommandContext, str], list[str]] | None = field(default=None, repr=False)
+
+    @property
+    def usage(self) -> str:
+        return f"/{self.name}" + (f" {self.args}" if self.args else "")
+
+
+class CommandRegistry:
+    def __init__(self) -> None:
+        self._commands: dict[str, Command] = {}
+        self._aliases: dict[str, str] = {}
+
+    def add(self, command: Command) -> Command:
+        if command.name in self._commands:
+            raise ValueError(f"command /{command.name} is already registered")
+        self._commands[command.name] = command
+        for alias in command.aliases:
+            self._aliases[alias] = command.name
+        return command
+
+    def command(
+        self,
+        name: str,
+        help: str,
+        args: str = "",
+        *,
+        aliases: tuple[str, ...] = (),
+        min_args: int = 0,
+        max_args: int | None = None,
+    ) -> Callable[[Handler], Handler]:
+        """Decorator form of `add`."""
+
+        def wrap(handler: Handler) -> Handler:
+            self.add(Command(name, handler, help, args, aliases, min_args, max_args))
+            return handler
+
+        return wrap
+
+    def get(self, name: str) -> Command | None:
+        name = name.lstrip("/")
+        return self._commands.get(self._aliases.get(name, name))
+
+    def all(self) -> list[Command]:
+        return sorted(self._commands.values(), key=lambda c: c.name)
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.all()]
+
+    def suggest(self, name: str) -> str | None:
+        close = difflib.get_close_matches(name.lstrip("/"), [*self._commands, *self._aliases], n=1)
+        return close[0] if close else None
+
+    def complete(self, text: str) -> list[tuple[str, str]]:
+        """(completion, help) pairs for a partial `/name`."""
+        if not text.startswith("/") or " " in text:
+            return []
+        prefix = text[1:]
+        return [(f"/{c.name}", c.help) for c in self.all() if c.name.startswith(prefix)]
+
+    @staticmethod
+    def parse(line: str) -> tuple[str, list[str]]:
+        """Split `/name arg "quoted arg"` into ("name", [args]); raises CommandError."""
+        line = line.strip()
+        if not line.startswith("/"):
+            raise CommandError("commands start with /")
+        try:
+            parts = shlex.split(line[1:])
+        except ValueError as exc:
+            raise CommandError(f"could not parse the arguments: {exc}") from None
+        if not parts:
+            raise CommandError("empty command; try /help")
+        return parts[0], parts[1:]
+
+    async def dispatch(self, line: str, ctx: CommandContext) -> bool:
+        """Run a slash command line. Returns False (after telling the user) when it failed.
+
+        Unknown commands and bad arguments get a clear message and a suggestion,
+        never an exception escaping to the front end.
+        """
+        try:
+            name, args = self.parse(line)
+        except CommandError as exc:
+            ctx.print(f"{exc}", style="error")
+            return False
+        command = self.get(name)
+        if command is None:
+            hint = self.suggest(name)
+            extra = f" Did you mean /{hint}?" if hint else ""
+            ctx.print(f"Unknown command /{name}.{extra} Type /help for the list.", style="error")
+            return False
+        if len(args) < command.min_args or (
+            command.max_args is not None and len(args) > command.max_args
+        ):
+            ctx.print(f"Usage: {command.usage} — {command.help}", style="error")
+            return False
+        try:
+            await command.handler(ctx, args)
+        except CommandError as exc:
+            ctx.print(f"/{command.name}: {exc}", style="error")
+            return False
+        except Exception as exc:  # a failing command must never take the app down
+            ctx.print(f"/{command.name} failed: {type(exc).__name__}: {exc}", style="error")
+            return False
+        return True
+
+
+registry = CommandRegistry()
+"""The process-wide registry; command modules register into it at import."""
