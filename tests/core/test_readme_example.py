@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_readme_python_example_runs():
     readme = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    blocks = re.findall(r"^```python\n(.*?)^```$", readme, re.S | re.M)
     example = next(b for b in blocks if "asyncio.run(main())" in b)
     result = subprocess.run(
         [sys.executable, "-c", example], capture_output=True, text=True, timeout=60, cwd=ROOT
