@@ -41,18 +41,37 @@ BLOCK_PREFIX = "=== Skill '"  # what compaction looks for to keep skill bodies
 POINTER = "[instructions of skill '{name}': see the full text after this output]"
 
 
-class SkillInstructions(str):
-    """A skill's full body; its repr is a pointer (the body itself follows the output)."""
+class SkillInstructions:
+    """What `activate_skill` returns: `str()` is the full body, `repr()` a pointer.
 
-    skill_name: str = ""
+    Not a `str` subclass, so a bare `activate_skill(...)` at the end of a cell
+    displays the pointer (the body itself follows the output, whole), while
+    `print(...)` prints the body, which the bridge then lifts out of the output.
+    """
 
-    def __new__(cls, body: str, skill_name: str) -> SkillInstructions:
-        obj = super().__new__(cls, body)
-        obj.skill_name = skill_name
-        return obj
+    def __init__(self, body: str, skill_name: str) -> None:
+        self.text = body
+        self.skill_name = skill_name
+
+    def __str__(self) -> str:
+        return self.text
 
     def __repr__(self) -> str:
         return POINTER.format(name=self.skill_name)
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    def __contains__(self, part: str) -> bool:
+        return part in self.text
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SkillInstructions):
+            return self.text == other.text
+        return self.text == other
+
+    def __hash__(self) -> int:
+        return hash(self.text)
 
 
 def skill_block(name: str, body: str) -> str:

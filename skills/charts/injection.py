@@ -36,6 +36,10 @@ def _bar(fraction: float, width: int, ascii: bool) -> str:
     return "█" * full + (_EIGHTHS[rest] if rest else "")
 
 
+def _axis(ascii: bool) -> str:
+    return "|" if ascii else "│"
+
+
 def _number(value: float) -> str:
     if math.isnan(value):
         return "nan"
@@ -109,10 +113,10 @@ def bar_chart(
         bar = _bar(abs(number) / peak, width, ascii)
         if number < 0:
             bar = ("-" if ascii else "░") * max(1, len(bar))
-        lines.append(f"{shown.rjust(label_width)} │{bar} {_number(number)}")
+        lines.append(f"{shown.rjust(label_width)} {_axis(ascii)}{bar} {_number(number)}")
     notes = []
     if hidden:
-        notes.append(f"{hidden} more not shown (top={top})")
+        notes.append(f"{hidden} more not shown, top={top}")
     if missing:
         notes.append(f"{missing} missing values skipped")
     if (numbers < 0).any():
@@ -141,13 +145,13 @@ def histogram(
         lines.append("(no numeric values to draw)")
         return Chart("\n".join(lines))
     counts, edges = np.histogram(clean, bins=bins)
-    ranges = [f"{_number(edges[i])} – {_number(edges[i + 1])}" for i in range(len(counts))]
+    dash = " - " if ascii else " – "
+    ranges = [f"{_number(edges[i])}{dash}{_number(edges[i + 1])}" for i in range(len(counts))]
     range_width = max(len(r) for r in ranges)
     peak = int(counts.max()) or 1
     for text, count in zip(ranges, counts, strict=True):
-        lines.append(
-            f"{text.rjust(range_width)} │{_bar(count / peak, width, ascii)} {int(count):,}"
-        )
+        bar = _bar(count / peak, width, ascii)
+        lines.append(f"{text.rjust(range_width)} {_axis(ascii)}{bar} {int(count):,}")
     footer = f"n = {clean.size:,}"
     if missing:
         footer += f"; {missing} missing values skipped"
