@@ -33,6 +33,7 @@ from cave_tui.agent.observation import cut_middle
 from cave_tui.agent.summarizer import (
     SUMMARY_ACK,
     SUMMARY_MESSAGE,
+    SUMMARY_SYSTEM,
     Entry,
     Summarizer,
     SummaryFailedError,
@@ -47,6 +48,7 @@ TRIMMED = (
 )
 SKILL_BLOCK = "\n\n=== Skill '"  # skill instructions inside an observation survive tier 1
 MIN_WINDOW = 512
+SYSTEM_TOKENS = count_text(SUMMARY_SYSTEM) + 60  # the summary request's fixed part
 
 
 def message_tokens(message: Message) -> int:
@@ -65,7 +67,7 @@ class Compactor:
         trigger_ratio: float = 0.8,
         target_ratio: float = 0.6,
         keep_results: int = 4,
-        keep_ratio: float = 0.5,
+        tail_ratio: float = 0.6,
         min_keep_messages: int = 4,
         max_failures: int = 3,
         cooldown: float = 300.0,
@@ -82,7 +84,7 @@ class Compactor:
         self.trigger_ratio = trigger_ratio
         self.target_ratio = target_ratio
         self.keep_results = keep_results
-        self.keep_ratio = keep_ratio
+        self.tail_ratio = tail_ratio  # share of the target kept verbatim by a summary
         self.min_keep_messages = min_keep_messages
         self.breaker = CircuitBreaker(max_failures, cooldown, clock)
         self.summary_model = summary_model
@@ -244,13 +246,30 @@ class Compactor:
         return out, saved, cleared
 
     def _split_point(self, history: list[Message], reactive: bool) -> int:
-        """Index where the kept tail starts (never on an orphaned cell result)."""
-        ratio = self.keep_ratio / 2 if reactive else self.keep_ratio
+        """Index where the kept tail starts: the newest messages that fit the tail budget.
+
+        Never on an orphaned cell result, and an answer keeps its question.
+        """
+        budget = int(self.target * (self.tail_ratio / 2 if reactive else self.tail_ratio))
         floor = 2 if reactive else self.min_keep_messages
-        keep = max(int(len(history) * ratio), floor)
-        split = max(0, len(history) - keep)
+        used = 0
+        split = len(history)
+        while split > 0:
+            tokens = message_tokens(history[split - 1])
+            if len(history) - split >= floor and used + tokens > budget:
+                break
+            used += tokens
+            split -= 1
         observations = set(self._observation_indices(history))
         while split > 0 and split in observations:
+            split -= 1
+        # An answer stays with the question it answers.
+        if (
+            split > 0
+            and history[split]["role"] == "assistant"
+            and history[split - 1]["role"] == "user"
+            and split - 1 not in observations
+        ):
             split -= 1
         return split
 
@@ -288,7 +307,9 @@ class Compactor:
         model = self.summary_model or self.agent.model
         summarizer = Summarizer(model, self._on_usage)
         half_open = self.breaker.state is BreakerState.HALF_OPEN
-        budget = max(256, int(self.effective_window * 0.5))
+        # The summary request must fit: its prompt, the transcript, and room for the reply.
+        reply_room = min(4000, self.effective_window // 4)
+        budget = max(256, self.effective_window - SYSTEM_TOKENS - reply_room - 100)
         summary: str | None = None
         error = ""
         for _ in range(3):
