@@ -20,11 +20,27 @@ _EIGHTHS = " ▏▎▍▌▋▊▉"
 _SPARKS = "▁▂▃▄▅▆▇█"
 
 
-class Chart(str):
-    """A drawn chart: a string whose repr is itself, so a cell's last line shows it."""
+class Chart:
+    """A drawn chart. Its repr is the drawing itself, so a bare call at the end of a
+    cell shows it; `str(chart)` (or `chart.text`) gives the text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
 
     def __repr__(self) -> str:
-        return str(self)
+        return self.text
+
+    def __eq__(self, other: object) -> bool:
+        return self.text == (other.text if isinstance(other, Chart) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def splitlines(self) -> list[str]:
+        return self.text.splitlines()
 
 
 def _bar(fraction: float, width: int, ascii: bool) -> str:
@@ -183,5 +199,5 @@ __exports__ = [
     Function(bar_chart, description="Text bar chart of a Series/dict/DataFrame (label, value)"),
     Function(histogram, description="Text histogram of numeric values"),
     Function(sparkline, description="One-line trend of numeric values"),
-    Type(Chart, description="A drawn chart (a string that displays as itself)"),
+    Type(Chart, description="A drawn chart; str(chart) is its text"),
 ]
