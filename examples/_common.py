@@ -2,7 +2,8 @@
 
 Each example runs offline with a `ScriptedModel` (recorded replies, live code).
 Set `CAVE_MODEL` to a litellm model id (and `CAVE_API_BASE` for an
-OpenAI-compatible server) to run it with a real model instead, e.g.:
+OpenAI-compatible server, `CAVE_API_KEY` if it needs a key) to run it with a
+real model instead, e.g.:
 
     CAVE_MODEL=openai/qwen2.5-coder-1.5b-instruct CAVE_API_BASE=http://127.0.0.1:8411/v1 \\
         python examples/skills_demo.py
@@ -29,7 +30,14 @@ def real_model() -> Model | None:
     spec = os.environ.get("CAVE_MODEL")
     if not spec:
         return None
-    return model_from_spec(spec, api_base=os.environ.get("CAVE_API_BASE"), temperature=0)
+    api_base = os.environ.get("CAVE_API_BASE")
+    kwargs: dict[str, Any] = {"temperature": 0}
+    key = os.environ.get("CAVE_API_KEY")
+    if key is None and api_base and not os.environ.get("OPENAI_API_KEY"):
+        key = "local"  # a local OpenAI-compatible server wants some key, any key
+    if key is not None:
+        kwargs["api_key"] = key
+    return model_from_spec(spec, api_base=api_base, **kwargs)
 
 
 def pick_model(script: list[Any]) -> Model:
