@@ -22,6 +22,7 @@ run's usage (`take_usage()`) and announced as `usage` events.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -47,6 +48,7 @@ TRIMMED = (
     "was not touched: every object listed under Namespace is still live.]"
 )
 SKILL_BLOCK = "\n\n=== Skill '"  # skill instructions inside an observation survive tier 1
+_TRIMMED_RE = re.compile(r"\[(\d+) earlier messages were removed to fit the context window\.")
 MIN_WINDOW = 512
 SYSTEM_TOKENS = count_text(SUMMARY_SYSTEM) + 60  # the summary request's fixed part
 
@@ -94,6 +96,7 @@ class Compactor:
         self._usage_events: list[ev.UsageEvent] = []
         self._summary_text: str | None = None  # content of the summary message we wrote
         self._prior_summary: str | None = None  # its summary part (for incremental updates)
+        self._futile_at: int | None = None  # history length when nothing was left to do
 
     # -- budget -----------------------------------------------------------------
     @property
@@ -142,8 +145,8 @@ class Compactor:
     async def maybe_compact(self, step: int) -> AsyncIterator[ev.Event]:
         """Compact when the next request would pass the trigger threshold."""
         tokens = await self.current_tokens()
-        if tokens <= self.threshold:
-            return
+        if tokens <= self.threshold or self._futile_at == len(self.agent.history):
+            return  # under budget, or nothing changed since a compaction found nothing to do
         async for event in self._compact(step, tokens, reactive=False):
             yield event
 
@@ -199,6 +202,7 @@ class Compactor:
 
         self.agent.history[:] = history
         self._anchor = (tokens, len(history))  # same units as *before*, until the next report
+        self._futile_at = len(history) if tier == 0 else None
         self.compactions += 1
         done = "; ".join(notes) or "nothing left to compact"
         yield ev.CompactedEvent(
@@ -365,7 +369,13 @@ class Compactor:
         self, history: list[Message], tokens: int, goal: int
     ) -> tuple[list[Message], int, str]:
         """Tier 3: drop the oldest messages, then cut the largest, until under *goal*."""
+        before = tokens
         out = list(history)
+        earlier = 0
+        if out and (match := _TRIMMED_RE.match(str(out[0]["content"]))):
+            earlier = int(match.group(1))  # an earlier trim note: fold it into the new one
+            tokens -= message_tokens(out[0])
+            del out[0]
         first = 0
         if out and self._summary_text and out[0]["content"] == self._summary_text:
             first = 2 if len(out) > 1 and out[1]["content"] == SUMMARY_ACK else 1
@@ -389,11 +399,14 @@ class Compactor:
             out[biggest] = smaller
             cut += 1
         parts = []
-        if dropped:
-            note: Message = {"role": "user", "content": TRIMMED.format(n=dropped)}
+        if dropped or earlier:
+            note: Message = {"role": "user", "content": TRIMMED.format(n=dropped + earlier)}
             out.insert(0, note)
             tokens += message_tokens(note)
+        if dropped:
             parts.append(f"dropped {dropped} oldest messages")
         if cut:
             parts.append(f"shortened {cut} long messages")
+        if tokens >= before:  # nothing gained (e.g. only tiny messages to drop)
+            return history, before, ""
         return out, tokens, ", ".join(parts)

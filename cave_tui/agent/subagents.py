@@ -44,6 +44,7 @@ class SubAgentHub:
     def __init__(self, agent: Any) -> None:
         self.agent = agent
         self._labels: dict[int, str] = {}  # id(child) -> label
+        self._children: list[Any] = []
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[ev.Event] | None = None
@@ -58,6 +59,7 @@ class SubAgentHub:
             return
         own = child.name or label or f"agent-{len(self._labels) + 1}"
         self._labels[id(child)] = own
+        self._children.append(child)
         child.add_event_sink(self._make_sink(child, own))
 
     def scan(self) -> None:
@@ -115,7 +117,12 @@ class SubAgentHub:
             with self._lock:
                 self._loop = self._queue = None
             if not task.done():
-                task.cancel()  # the runtime interrupts the cell on cancellation
+                # A cell awaiting a sub-agent only stops once the sub-agent's own cell
+                # does: interrupt theirs, then ours (the runtime interrupts on cancel).
+                for child in self._children:
+                    if child.runtime is not runtime:
+                        await child.runtime.interrupt()
+                task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
         result: ExecutionResult = task.result()
         yield result

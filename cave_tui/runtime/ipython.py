@@ -164,6 +164,12 @@ class IPythonRuntime(Runtime):
         """IPython's loop runner for top-level await: a persistent per-runtime loop."""
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
+        # Tasks an interrupted cell left behind (e.g. a sub-agent's run) end here.
+        leftovers = [t for t in asyncio.all_tasks(self._loop) if not t.done()]
+        for task in leftovers:
+            task.cancel()
+        if leftovers:
+            self._loop.run_until_complete(asyncio.gather(*leftovers, return_exceptions=True))
         return self._loop.run_until_complete(coro)
 
     def _ensure_worker(self) -> None:

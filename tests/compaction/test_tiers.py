@@ -171,3 +171,19 @@ async def test_compactor_validates_its_settings():
         except ValueError:
             continue
         raise AssertionError(f"accepted {bad}")
+
+
+async def test_nothing_to_compact_is_not_retried_until_the_history_changes():
+    # The system prompt alone is over this tiny window: nothing in the history can help.
+    model = RoutingModel(["```python\nx = 1\n```", "```python\ny = 2\n```", "done"])
+    agent = CaveAgent(model, context_window=512, instructions="word " * 500)
+    events = [e async for e in agent.stream_events("hi")]
+    assert events[-1].content == "done"
+    compacted = [e for e in events if e.type is EventType.COMPACTED]
+    assert compacted and all(e.tokens_after <= e.tokens_before for e in compacted)
+    assert compacted[0].tier == 0 and "nothing left to compact" in compacted[0].content
+    agent.history[:] = [{"role": "user", "content": "hi"}]
+    first = [e async for e in agent.compactor.maybe_compact(9)]
+    again = [e async for e in agent.compactor.maybe_compact(10)]
+    assert [e.type for e in first] == [EventType.COMPACTING, EventType.COMPACTED]
+    assert again == []  # same history, same futile result: not repeated

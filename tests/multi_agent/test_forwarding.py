@@ -149,3 +149,37 @@ async def test_one_litellm_model_shared_across_event_loops():
     assert "sub answer A" in parent.history[2]["content"]
     assert "sub answer B" in parent.history[4]["content"]
     assert sub.usage.model_calls == 2 and parent.usage.model_calls == 3
+
+
+async def test_cancelling_the_parent_interrupts_the_cell_and_keeps_history_valid():
+    import asyncio
+
+    busy = "```python\nimport time\nwhile True:\n    time.sleep(0.02)\n```"
+    child = CaveAgent(ScriptedModel([busy, "after the interruption"]), name="c")
+    parent = CaveAgent(
+        ScriptedModel(["```python\nr = await c.run('sleep')\n```", "ok"]),
+        runtime=IPythonRuntime(variables=[Variable("c", child)]),
+    )
+    seen = []
+
+    async def consume() -> None:
+        async for event in parent.stream_events("go"):
+            seen.append((event.agent, event.type))
+
+    task = asyncio.create_task(consume())
+    while ("c", EventType.CODE) not in seen:
+        await asyncio.sleep(0.02)
+    task.cancel()
+    try:
+        await asyncio.wait_for(task, 10)
+    except asyncio.CancelledError:
+        pass
+    assert parent.history[-1] == {"role": "user", "content": "Execution interrupted by the user."}
+    # Both runtimes are usable again right away, and so is the sub-agent.
+    result = await parent.runtime.execute("z = 3")
+    assert result.success and await parent.runtime.retrieve("z") == 3
+    assert (await child.runtime.execute("v = 4")).success
+    again = await parent.runtime.execute("r = await c.run('go on')\nprint(r.content)")
+    assert again.success and again.output.strip() == "after the interruption", again
+    roles = [m["role"] for m in child.history]
+    assert roles[-2:] == ["user", "assistant"]
