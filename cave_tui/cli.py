@@ -40,6 +40,14 @@ KernelOpt = Annotated[
     bool, typer.Option("--kernel", help="Run code in an isolated Jupyter kernel.")
 ]
 MaxStepsOpt = Annotated[int, typer.Option("--max-steps", help="Model calls allowed per turn.")]
+SkillsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--skills",
+        help="A folder of Agent Skills (repeatable). ./skills, the user config dir's "
+        "skills/ and the bundled skills are always searched.",
+    ),
+]
 
 
 def _version_callback(value: bool) -> None:
@@ -59,6 +67,16 @@ def build_model(spec: str | None, api_base: str | None) -> Any:
         return model_from_spec(spec, api_base=api_base)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--model") from None
+
+
+def load_skills(extra: list[str] | None) -> list[Any]:
+    """Discover skills; report each bad one on stderr and carry on without it."""
+    from cave_tui.skills import discover_skills
+
+    found = discover_skills(extra or [])
+    for error in found.errors:
+        typer.echo(f"warning: skill skipped: {error}", err=True)
+    return found.skills
 
 
 def build_runtime(kernel: bool, policy: str) -> Any:
@@ -107,6 +125,7 @@ def run(
     policy: PolicyOpt = "standard",
     kernel: KernelOpt = False,
     max_steps: MaxStepsOpt = 10,
+    skills: SkillsOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
 ) -> None:
     """Run one task and exit: 0 on a final answer, 1 on max steps, 2 on error."""
@@ -117,6 +136,7 @@ def run(
         build_runtime(kernel, policy),
         max_steps=max_steps,
         display=not as_json,
+        skills=load_skills(skills),
     )
     status = asyncio.run(_run_one(agent, task, as_json))
     raise typer.Exit(

@@ -41,6 +41,7 @@ from cave_tui.models.base import (
 from cave_tui.runtime.base import ExecutionResult, Runtime
 
 MAX_CONTINUATIONS = 3
+MAX_OVERFLOW_RETRIES = 3  # reactive compactions per model call before giving up
 CONTINUE_PROMPT = "Your reply was cut off by the output limit. Continue exactly where it stopped."
 TEXT_FLUSH_CHARS = 24
 
@@ -139,12 +140,19 @@ class CaveAgent:
         self._last_failed_code: str | None = None
         self._last_failed_type: str | None = None
         self._compactor: Any = None
+        self._skill_bridge: Any = None
+        # Called with each cell's result; each returns text appended to the observation
+        # after the output-limit cut (skills deliver their instructions whole this way).
+        self._result_hooks: list[Callable[[ExecutionResult], str]] = []
         self._sinks: list[Callable[[ev.Event], None]] = []
         self._setup_extensions()
 
     # -- hooks for skills/compaction/multi-agent ------------------------------
     def _setup_extensions(self) -> None:
         """Install skills and compaction when configured (kept apart from the loop)."""
+        from cave_tui.agent.subagents import SubAgentHub
+
+        self._subagents = SubAgentHub(self)
         if self.skills:
             from cave_tui.skills.runtime_bridge import install_skills
 
@@ -157,6 +165,28 @@ class CaveAgent:
     def add_event_sink(self, sink: Callable[[ev.Event], None]) -> None:
         """Also send every event of this agent to *sink* (used to forward sub-agent events)."""
         self._sinks.append(sink)
+
+    @property
+    def compactor(self) -> Any:
+        """The `Compactor` when `context_window` is set (its breaker, counts), else None."""
+        return self._compactor
+
+    def attach_subagent(self, agent: CaveAgent, label: str | None = None) -> None:
+        """Forward *agent*'s events into this agent's stream while its cells run.
+
+        Agents injected into this agent's runtime are attached automatically.
+        """
+        self._subagents.attach(agent, label)
+
+    def __repr__(self) -> str:
+        name = f"name={self.name!r}, " if self.name else ""
+        return f"CaveAgent({name}model={self.model.label!r}, runtime={self.runtime.label})"
+
+    def __cave_describe__(self, name: str) -> str:
+        """How this agent reads in another agent's namespace description."""
+        from cave_tui.agent.subagents import describe_agent
+
+        return describe_agent(self, name)
 
     # -- prompt ----------------------------------------------------------------
     @property
@@ -289,6 +319,7 @@ class CaveAgent:
                 if self._compactor is not None:
                     async for event in self._compactor.maybe_compact(step):
                         yield self._emit(event)
+                    run_usage = run_usage + self._compactor.take_usage()  # summariser calls
                 reply = _Reply()
                 try:
                     async for event in self._call_model(step, reply):
@@ -332,7 +363,7 @@ class CaveAgent:
     async def _call_model(self, step: int, reply: _Reply) -> AsyncIterator[ev.Event]:
         """Stream one reply into *reply*, continuing it when cut by the output limit."""
         request = await self.build_request()
-        overflow_retried = False
+        overflow_retries = 0
         continuations = 0
         while True:
             pending = ""
@@ -361,6 +392,10 @@ class CaveAgent:
                     elif isinstance(item, Completion):
                         finish = item.finish_reason
                         reply.usage = reply.usage + item.usage
+                        if self._compactor is not None and continuations == 0:
+                            self._compactor.observe_usage(
+                                item.usage, item.usage_reported, len(self.history)
+                            )
                         yield ev.UsageEvent(
                             step=step,
                             prompt_tokens=item.usage.prompt_tokens,
@@ -371,11 +406,12 @@ class CaveAgent:
                             reported=item.usage_reported,
                         )
             except ContextOverflowError:
-                if self._compactor is None or overflow_retried:
+                if self._compactor is None or overflow_retries >= MAX_OVERFLOW_RETRIES:
                     raise
-                overflow_retried = True
+                overflow_retries += 1
                 async for event in self._compactor.compact_now(step, reactive=True):
                     yield event
+                reply.usage = reply.usage + self._compactor.take_usage()
                 request = await self.build_request()
                 continue
             except asyncio.CancelledError:
@@ -414,8 +450,14 @@ class CaveAgent:
                 content=note, step=step, error=note, error_type="RepeatedFailure"
             )
             return
+        result: ExecutionResult | None = None
         try:
-            result = await self.runtime.execute(code, timeout=self.max_exec_timeout)
+            # Events of sub-agents driven by this cell arrive while it runs.
+            async for item in self._subagents.execute(code, self.max_exec_timeout):
+                if isinstance(item, ExecutionResult):
+                    result = item
+                else:
+                    yield item
         except asyncio.CancelledError:
             self.history.append({"role": "user", "content": "Execution interrupted by the user."})
             raise
@@ -423,7 +465,9 @@ class CaveAgent:
             result = ExecutionResult(
                 success=False, error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__
             )
-        observation = shape_result(result, self.max_exec_output)
+        assert result is not None
+        appendix = "".join(hook(result) for hook in self._result_hooks)
+        observation = shape_result(result, self.max_exec_output) + appendix
         self.history.append({"role": "user", "content": observation})
         if result.success:
             self._last_failed_code = None

@@ -37,11 +37,14 @@ class RichDisplay:
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(highlight=False)
         self._text: list[str] = []
+        self._text_agent: str | None = None
 
     def _flush_prose(self) -> None:
         text = prose_of("".join(self._text))
         self._text.clear()
         if text.strip():
+            if self._text_agent:  # a sub-agent's prose: say whose it is
+                self.console.print(Text(f"[{self._text_agent}]", style="dim"))
             self.console.print(Markdown(text))
 
     def render(self, event: ev.Event) -> None:
@@ -50,6 +53,9 @@ class RichDisplay:
             case ev.EventType.USER:
                 self.console.print(Text(f"{who}› {event.content}", style="bold cyan"))
             case ev.EventType.TEXT:
+                if self._text and event.agent != self._text_agent:
+                    self._flush_prose()
+                self._text_agent = event.agent
                 self._text.append(event.content)
             case ev.EventType.CODE:
                 self._flush_prose()
@@ -57,7 +63,7 @@ class RichDisplay:
                 self.console.print(
                     Panel(
                         Syntax(code.rstrip(), "python", theme="ansi_dark"),
-                        title=f"{who}step {event.step}",
+                        title=Text(f"{who}step {event.step}"),  # not markup
                     )
                 )
             case ev.EventType.EXECUTION_OUTPUT:

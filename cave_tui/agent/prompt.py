@@ -52,7 +52,9 @@ def describe_entry(row: VarInfo) -> str:
         desc = row.description or doc
         line = f"- {row.signature}" + (f"  # {desc}" if desc else "")
     elif row.kind == "type":
-        line = f"- {row.signature}" + note
+        # Dataclass/enum/pydantic schemas do not start with the class name: add it.
+        named = row.signature.startswith(row.name)
+        line = f"- {row.signature if named else f'{row.name}: {row.signature}'}" + note
     else:
         shape = f" {row.shape}" if row.shape else ""
         head = f"- {row.name}: {row.type_name}{shape}"

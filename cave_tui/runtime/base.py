@@ -97,6 +97,13 @@ class Runtime(ABC):
     def inject(self, item: Injectable) -> None:
         """Bind a Variable/Function/Type in the namespace (replacing a same-named one)."""
 
+    def update_variable(self, name: str, value: Any, description: str | None = None) -> None:
+        """Rebind *name* to *value* (upstream's spelling), keeping its injected description."""
+        previous = self._injected.get(name)
+        if description is None and previous is not None:
+            description = previous.description
+        self.inject(Variable(name, value, description))
+
     @abstractmethod
     async def execute(self, code: str, timeout: float | None = None) -> ExecutionResult:
         """Run *code* as one cell. Never raises for errors in the code itself."""

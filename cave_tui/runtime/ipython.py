@@ -164,6 +164,12 @@ class IPythonRuntime(Runtime):
         """IPython's loop runner for top-level await: a persistent per-runtime loop."""
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
+        # Tasks an interrupted cell left behind (e.g. a sub-agent's run) end here.
+        leftovers = [t for t in asyncio.all_tasks(self._loop) if not t.done()]
+        for task in leftovers:
+            task.cancel()
+        if leftovers:
+            self._loop.run_until_complete(asyncio.gather(*leftovers, return_exceptions=True))
         return self._loop.run_until_complete(coro)
 
     def _ensure_worker(self) -> None:
@@ -286,6 +292,10 @@ class IPythonRuntime(Runtime):
                 error_type="SecurityError",
                 security_violations=violations,
             )
+        if self._worker_id is not None and threading.get_ident() == self._worker_id:
+            # Called from inside one of our own cells (a sub-agent sharing this
+            # runtime): run it inline; the outer cell's timeout covers it.
+            return await self._run_nested(code)
         try:
             await self._wait_idle(timeout=1.0)
         except RuntimeBusyError as exc:
@@ -357,6 +367,35 @@ class IPythonRuntime(Runtime):
                     error = exc
         finally:
             self._leave_cell()
+        return self._result(code, capture, before, started, error)
+
+    async def _run_nested(self, code: str) -> ExecutionResult:
+        """A cell run on the worker thread while an outer cell of this runtime runs."""
+        hidden = self._hidden - set(self._injected)
+        before = fingerprints(self._ns, hidden)
+        started = time.perf_counter()
+        capture = OutputCapture(self.capture_chars)
+        error: BaseException | None = None
+        with routed_streams(capture):
+            try:
+                transformed = self._shell.transform_cell(code)
+                outcome = await self._shell.run_cell_async(
+                    code, store_history=False, transformed_cell=transformed
+                )
+                error = outcome.error_before_exec or outcome.error_in_exec
+            except Exception as exc:
+                error = exc
+        return self._result(code, capture, before, started, error)
+
+    def _result(
+        self,
+        code: str,
+        capture: OutputCapture,
+        before: dict[str, str],
+        started: float,
+        error: BaseException | None,
+    ) -> ExecutionResult:
+        hidden = self._hidden - set(self._injected)
         duration = time.perf_counter() - started
         after = fingerprints(self._ns, hidden)
         changed = [n for n, fp in after.items() if before.get(n) != fp]

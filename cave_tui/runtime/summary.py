@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 PREVIEW_CHARS = 80
+DESCRIBE_CHARS = 360  # for objects with a `__cave_describe__(name)` hook
 MAX_COLUMNS = 24
 SAMPLE_ITEMS = 8
 
@@ -256,6 +257,13 @@ def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
         description=description,
         fingerprint=_fingerprint(obj),
     )
+    describe = getattr(type(obj), "__cave_describe__", None)
+    if callable(describe):  # objects that say how to use them (e.g. a sub-agent)
+        try:
+            info.preview = " ".join(str(describe(obj, name)).split())[:DESCRIBE_CHARS]
+            return info
+        except Exception:
+            pass
     module = type(obj).__module__ or ""
     try:
         if module.startswith("pandas") and type(obj).__name__ == "DataFrame":

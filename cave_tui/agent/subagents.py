@@ -1,0 +1,128 @@
+"""Multi-agent: sub-agents driven from an agent's cells, and their events.
+
+A `CaveAgent` injected as a `Variable` into another agent's runtime is an
+ordinary object there: generated code calls `await cleaner.run(task)` (top-level
+await runs on the runtime's own worker loop) or `cleaner.run_sync(task)`.
+
+While a cell of the parent runs, the parent's `SubAgentHub` forwards every event
+of its attached sub-agents into the parent's own event stream, in order and as
+they happen, tagged with the sub-agent's name (`Event.agent`; nested agents read
+`outer/inner`). Sub-agents run on the runtime's worker thread (or wherever the
+cell sends them), so the hand-off is thread-safe: the sub-agent's event sink
+schedules the event on the parent's loop, and the parent drains that queue
+while it awaits the cell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+from cave_tui.agent import events as ev
+from cave_tui.runtime.base import ExecutionResult
+
+
+def describe_agent(agent: Any, name: str) -> str:
+    """One line for the namespace description: what it is and how to drive it."""
+    label = f" {agent.name!r}" if agent.name and agent.name != name else ""
+    names = [n for n in agent.runtime.injected if n != "activate_skill"]
+    shown = ", ".join(names[:6]) + (", …" if len(names) > 6 else "")
+    holds = f"; its runtime holds {shown}" if shown else ""
+    return (
+        f"sub-agent{label}{holds}. Run it: `r = await {name}.run(task)` (r.content is its "
+        f"answer; sync: {name}.run_sync(task)). Its data: "
+        f"`await {name}.runtime.retrieve(name)`, `{name}.runtime.update_variable(name, value)`"
+    )
+
+
+class SubAgentHub:
+    """Attaches sub-agents to one parent agent and forwards their events to its stream."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self._labels: dict[int, str] = {}  # id(child) -> label
+        self._children: list[Any] = []
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: asyncio.Queue[ev.Event] | None = None
+
+    @property
+    def children(self) -> list[str]:
+        return list(self._labels.values())
+
+    def attach(self, child: Any, label: str | None = None) -> None:
+        """Forward *child*'s events into this agent's stream while a cell of ours runs."""
+        if child is self.agent or id(child) in self._labels:
+            return
+        own = child.name or label or f"agent-{len(self._labels) + 1}"
+        self._labels[id(child)] = own
+        self._children.append(child)
+        child.add_event_sink(self._make_sink(child, own))
+
+    def scan(self) -> None:
+        """Attach every `CaveAgent` injected into the parent's runtime."""
+        from cave_tui.agent.core import CaveAgent
+
+        for name, item in self.agent.runtime.injected.items():
+            value = getattr(item, "value", None)
+            if isinstance(value, CaveAgent):
+                self.attach(value, name)
+
+    def _make_sink(self, child: Any, own: str) -> Any:
+        def sink(event: ev.Event) -> None:
+            with self._lock:
+                loop, queue = self._loop, self._queue
+            if loop is None or queue is None or loop.is_closed():
+                return  # the parent is not running a cell: nothing to forward into
+            if event.agent is None or event.agent == child.name:
+                tag = own
+            else:
+                tag = f"{own}/{event.agent}"
+            forwarded = dataclasses.replace(event)
+            forwarded.agent = tag
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, forwarded)
+            except RuntimeError:  # loop closed in between
+                pass
+
+        return sink
+
+    async def execute(self, code: str, timeout: float | None) -> AsyncIterator[Any]:
+        """Run *code* in the parent's runtime; yield forwarded events, then the result."""
+        self.scan()
+        runtime = self.agent.runtime
+        if not self._labels:
+            yield await runtime.execute(code, timeout=timeout)
+            return
+        queue: asyncio.Queue[ev.Event] = asyncio.Queue()
+        with self._lock:
+            self._loop, self._queue = asyncio.get_running_loop(), queue
+        task = asyncio.ensure_future(runtime.execute(code, timeout=timeout))
+        try:
+            while not task.done():
+                getter = asyncio.ensure_future(queue.get())
+                try:
+                    await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    if not getter.done():
+                        getter.cancel()
+                if getter.done() and not getter.cancelled():
+                    yield getter.result()
+            while not queue.empty():
+                yield queue.get_nowait()
+        finally:
+            with self._lock:
+                self._loop = self._queue = None
+            if not task.done():
+                # A cell awaiting a sub-agent only stops once the sub-agent's own cell
+                # does: interrupt theirs, then ours (the runtime interrupts on cancel).
+                for child in self._children:
+                    if child.runtime is not runtime:
+                        await child.runtime.interrupt()
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        result: ExecutionResult = task.result()
+        yield result
