@@ -286,6 +286,10 @@ class IPythonRuntime(Runtime):
                 error_type="SecurityError",
                 security_violations=violations,
             )
+        if self.security_checker is not None:
+            # A checked cell must run as checked: no automagic/autocall rewriting of `ls`.
+            self._shell.automagic = False
+            self._shell.autocall = 0
         try:
             await self._wait_idle(timeout=1.0)
         except RuntimeBusyError as exc:

@@ -1,0 +1,84 @@
+"""Security checker speed: time to check a 200-line analysis cell (target: <= 5 ms median).
+
+    python bench/security.py        # prints a table, writes bench/results/security.json
+
+The cell is built from the benign corpus (real pandas/numpy/matplotlib code), cut to
+200 lines. The first check in a process also pays for importing IPython's transformer
+and, for strict, pandas/numpy (to resolve module chains); it is reported separately.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
+from _common import report  # noqa: E402
+
+from cave_tui.security import SecurityChecker  # noqa: E402
+from tests.security.corpus import BENIGN, SETUP  # noqa: E402
+
+LINES = 200
+REPEAT = 300
+
+
+def analysis_cell(lines: int = LINES) -> str:
+    """A realistic cell of exactly *lines* lines made of the benign corpus."""
+    parts = [SETUP]
+    for cell in BENIGN:
+        parts.append(f"# --- {cell.name}\n{cell.code}\n")
+    text = "\n".join(parts).splitlines()
+    while len(text) < lines:
+        text += text
+    cut = text[:lines]
+    # Do not end inside a block: trim back to the last top-level line.
+    while cut and (cut[-1].startswith((" ", "\t")) or cut[-1].rstrip().endswith((":", "\\", ","))):
+        cut.pop()
+    while len(cut) < lines:
+        cut.append("pass")
+    return "\n".join(cut) + "\n"
+
+
+def measure(checker: SecurityChecker, code: str) -> tuple[float, float, float]:
+    started = time.perf_counter()
+    first = checker.check(code)
+    cold = time.perf_counter() - started
+    assert not first, [str(v) for v in first]
+    samples = []
+    for _ in range(REPEAT):
+        started = time.perf_counter()
+        checker.check(code)
+        samples.append(time.perf_counter() - started)
+    samples.sort()
+    return cold * 1000, statistics.median(samples) * 1000, samples[int(len(samples) * 0.9)] * 1000
+
+
+def main() -> None:
+    code = analysis_cell()
+    assert len(code.splitlines()) == LINES
+    rows = []
+    for policy in ("strict", "standard"):
+        checker = SecurityChecker.for_policy(policy)
+        cold, median, p90 = measure(checker, code)
+        rows.append(
+            {
+                "metric": f"{policy}: check a {LINES}-line cell, median",
+                "value": round(median, 3),
+                "unit": "ms",
+                "target": "<= 5",
+                "ok": median <= 5.0,
+            }
+        )
+        rows.append({"metric": f"{policy}: same, p90", "value": round(p90, 3), "unit": "ms"})
+        rows.append(
+            {"metric": f"{policy}: first check in a process", "value": round(cold, 1), "unit": "ms"}
+        )
+    report("security", rows, {"cell_lines": LINES, "repeat": REPEAT})
+
+
+if __name__ == "__main__":
+    main()
