@@ -219,9 +219,12 @@ class Cell:
         """`m = pd.io` style assignments: name -> the expression it was bound to."""
         found: dict[str, ast.AST] = {}
         for node in self.nodes(ast.Assign):
-            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                if isinstance(node.value, ast.Name | ast.Attribute):
-                    found[node.targets[0].id] = node.value
+            if (
+                len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Name | ast.Attribute)
+            ):
+                found[node.targets[0].id] = node.value
         for node in self.nodes(ast.NamedExpr):
             if isinstance(node.value, ast.Name | ast.Attribute):
                 found[node.target.id] = node.value

@@ -45,6 +45,7 @@ class SecurityChecker:
         self.policy = policy
         self.summary = summary
         self._magic_rule = MagicRule()
+        self._name_problem = build_name_problem([])
         for rule in rules:
             self.add_rule(rule)
 

@@ -16,7 +16,8 @@ STANDARD_DENIED_IMPORTS = frozenset(
         "marshal", "builtins", "posix", "nt", "pty", "multiprocessing", "_posixsubprocess",
         "_thread", "dill", "cloudpickle", "shelve", "copyreg", "gc", "pdb", "bdb", "code",
         "codeop", "runpy", "IPython", "ipykernel", "jupyter_client", "imp", "zipimport",
-        "pkgutil", "cffi", "_ctypes", "_pickle", "webbrowser", "pydoc",
+        "pkgutil", "cffi", "_ctypes", "_pickle", "webbrowser", "pydoc", "joblib",
+        "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild",
     }
 )  # fmt: skip
 
@@ -57,12 +58,12 @@ DENIED_MODULE_WORDS = ("pickle", "marshal", "ctypes", "subprocess", "clipboard",
 STANDARD_FORBIDDEN_FUNCTIONS = frozenset(
     {
         "eval", "exec", "compile", "open", "__import__", "breakpoint", "input",
-        "get_ipython", "exit", "quit", "execfile", "runfile",
+        "get_ipython", "exit", "quit", "execfile", "runfile", "globals", "locals", "vars",
+        "help", "license", "credits", "copyright",
     }
 )  # fmt: skip
 STRICT_FORBIDDEN_FUNCTIONS = STANDARD_FORBIDDEN_FUNCTIONS | {
-    "globals", "locals", "vars", "help", "license", "credits", "copyright", "reload",
-    "__build_class__", "memoryview",
+    "reload", "__build_class__", "memoryview",
 }  # fmt: skip
 
 # Builtins that take an attribute name as a string; strict allows only direct calls with a

@@ -71,12 +71,14 @@ def _standard(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
             | L.CODE_ATTRIBUTES
             | L.RUNTIME_ATTRIBUTES
             | L.DESERIALIZATION_ATTRIBUTES
-            | module_names,
+            | module_names
+            | {"ctypeslib"},
             dunder=True,
         ),
         NameRule(),
         HookRule(),
         DeserializationRule(),
+        StringRule(strict=False),
     ]
     summary = (
         "Security policy: standard (no os/sys/subprocess/shutil/socket/ctypes/importlib/"
@@ -118,13 +120,12 @@ def _strict(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
         StringRule(),
     ]
     shown = ", ".join(
-        ["math", "json", "re", "datetime", "collections", "itertools", "numpy", "pandas",
-         "pyarrow", "scipy", "matplotlib", "io", *sorted(extra_tops)]
+        ["numpy", "pandas", "pyarrow", "scipy", "matplotlib", "math", "json", "re", "datetime",
+         "collections", *sorted(extra_tops)]
     )  # fmt: skip
     summary = (
-        f"Security policy: strict (imports limited to {shown}, typing, dataclasses, …; "
-        "no file or network access: write and read via io.BytesIO/StringIO; no names or "
-        "attributes starting with _; getattr only with a literal name; df.query/eval only "
-        "with a literal string using @name)."
+        f"Security policy: strict (imports limited to {shown}, …; no file or network "
+        "access: use io.BytesIO/StringIO; no names starting with _; literal names in "
+        "getattr and literal strings in df.query/eval)."
     )
     return cls(rules, policy="strict", summary=summary)

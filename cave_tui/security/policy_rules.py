@@ -63,9 +63,10 @@ class NameRule(SecurityRule):
             if not name.startswith("_"):
                 continue
             if name.startswith("__"):
-                if name in L.ALLOWED_DUNDER_NAMES:
-                    if name != "__slots__" or isinstance(node.ctx, ast.Store):
-                        continue
+                if name in L.ALLOWED_DUNDER_NAMES and (
+                    name != "__slots__" or isinstance(node.ctx, ast.Store)
+                ):
+                    continue
                 if self.strict or is_dunder(name):
                     yield cell.violation(self.name, node, f"name '{name}' is not allowed")
             elif self.strict and L.IPYTHON_PRIVATE_NAME.match(name):
@@ -256,9 +257,14 @@ class FormatRule(SecurityRule):
                 continue
             template = literal_str(node.value)
             call = cell.call_of.get(id(node))
-            if template is None and isinstance(node.value, ast.Name) and node.value.id == "str":
-                if isinstance(call, ast.Call) and call.args:
-                    template = literal_str(call.args[0])
+            if (
+                template is None
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "str"
+                and isinstance(call, ast.Call)
+                and call.args
+            ):
+                template = literal_str(call.args[0])
             if template is not None:
                 field = self._bad_template(template)
                 if field:
@@ -272,9 +278,7 @@ class FormatRule(SecurityRule):
                     for const in ast.walk(arg):
                         text = literal_str(const)
                         if text and self._bad_template(text):
-                            yield cell.violation(
-                                self.name, const, "format field walks attributes"
-                            )
+                            yield cell.violation(self.name, const, "format field walks attributes")
                 continue
             yield cell.violation(
                 self.name,
@@ -316,9 +320,7 @@ class QueryRule(SecurityRule):
             if node.attr not in L.QUERY_METHODS:
                 continue
             if not cell.is_callee(node):
-                yield cell.violation(
-                    self.name, node, f"'.{node.attr}' may only be called directly"
-                )
+                yield cell.violation(self.name, node, f"'.{node.attr}' may only be called directly")
                 continue
             yield from self._check_call(cell, node, cell.call_of[id(node)])
 
@@ -384,7 +386,6 @@ class QueryRule(SecurityRule):
         for violation in cell.subcheck(cleaned, at):
             violation.message = f"in .{method}() string: {violation.message}"
             yield violation
-
 
     _PLAIN = (
         ast.Module, ast.Expr, ast.Assign, ast.Compare, ast.BoolOp, ast.BinOp, ast.UnaryOp,
@@ -622,6 +623,9 @@ class StringRule(SecurityRule):
 
     node_types = (ast.Constant,)
 
+    def __init__(self, *, strict: bool = True) -> None:
+        self.strict = strict  # False: only dunder names and private format fields
+
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
         docstrings = cell.docstrings
         annotations = self._annotations(cell)
@@ -647,15 +651,21 @@ class StringRule(SecurityRule):
     def _problem(self, cell: Cell, text: str, doc: bool, annotation: bool) -> str | None:
         short = text if len(text) <= 40 else text[:37] + "..."
         first = text[0]
-        if first == "_" and text.startswith("__") and text not in L.ALLOWED_DUNDER_STRINGS:
-            if re.match(r"^__[A-Za-z]\w*$", text):
-                return f"string {short!r} names a dunder attribute"
+        if (
+            first == "_"
+            and text not in L.ALLOWED_DUNDER_STRINGS
+            and re.match(r"^__[A-Za-z]\w*$", text)
+        ):
+            return f"string {short!r} names a dunder attribute"
         if doc:
             return None
-        if (first in "~/.\\" or "://" in text or text[1:2] == ":") and L.PATH_PREFIX.match(text):
-            return f"file paths and URLs ({short!r}) are not allowed"
-        if L.RISKY_CONFIG_STRING.match(text):
-            return f"setting {short!r} makes libraries import modules or run programs"
+        if self.strict:
+            if (first in "~/.\\" or "://" in text or text[1:2] == ":") and L.PATH_PREFIX.match(
+                text
+            ):
+                return f"file paths and URLs ({short!r}) are not allowed"
+            if L.RISKY_CONFIG_STRING.match(text):
+                return f"setting {short!r} makes libraries import modules or run programs"
         if "{" in text and "." in text:
             try:
                 field = _template_walks(text)
@@ -665,6 +675,8 @@ class StringRule(SecurityRule):
                 p.startswith("_") or cell.name_problem(p) for p in field.split(".")[1:]
             ):
                 return f"format field {{{field}}} walks into a private attribute"
+        if not self.strict:
+            return None
         if annotation and (not _ANNOTATION_OK.match(text) or re.search(r"(^|\W)_", text)):
             return f"string annotation {short!r} is not a plain type name"
         return None

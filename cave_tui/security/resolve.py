@@ -116,9 +116,7 @@ class ModuleResolver:
             return name
         if name not in self._specs:
             try:
-                found = (
-                    hasattr(parent, "__path__") and importlib.util.find_spec(name) is not None
-                )
+                found = hasattr(parent, "__path__") and importlib.util.find_spec(name) is not None
             except Exception:
                 found = False
             self._specs[name] = found

@@ -131,7 +131,9 @@ class ImportRule(SecurityRule):
             if alias.name == "*":
                 if self.allowed is not None:
                     yield cell.violation(
-                        self.name, node, f"'from {module} import *' is not allowed; name what you use"
+                        self.name,
+                        node,
+                        f"'from {module} import *' is not allowed; name what you use",
                     )
                 continue
             full = f"{module}.{alias.name}"
@@ -189,9 +191,7 @@ class FunctionRule(SecurityRule):
                     self.name, node, self._message(f"call of '{func.id}' is not allowed")
                 )
             elif (
-                self.match_attributes
-                and isinstance(func, ast.Attribute)
-                and func.attr in forbidden
+                self.match_attributes and isinstance(func, ast.Attribute) and func.attr in forbidden
             ):
                 yield cell.violation(
                     self.name, node, self._message(f"call of '.{func.attr}()' is not allowed")
@@ -277,9 +277,13 @@ class AttributeRule(SecurityRule):
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
         for node in cell.nodes(ast.Attribute):
             problem = self.name_problem(node.attr)
-            if problem and self.private and node.attr.startswith("_"):
-                if self._own_private(cell, node):
-                    problem = None
+            if (
+                problem
+                and self.private
+                and node.attr.startswith("_")
+                and self._own_private(cell, node)
+            ):
+                problem = None
             if problem:
                 yield cell.violation(self.name, node, problem)
         for node in cell.nodes(ast.MatchClass):

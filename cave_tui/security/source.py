@@ -57,18 +57,22 @@ def _manager() -> Any:
 # holds even if IPython changes how it registers them; `magic_names()` adds what the
 # installed IPython declares.
 _KNOWN_MAGICS = frozenset(
-    """
-    alias alias_magic autoawait autocall automagic bookmark cd code_wrap colors conda config
-    debug dhist dirs doctest_mode edit env gui history killbgscripts load load_ext loadpy
-    logoff logon logstart logstate logstop lsmagic macro magic mamba matplotlib micromamba
-    notebook page pastebin pdb pdef pdoc pfile pinfo pinfo2 pip popd pprint precision prun
-    psearch psource pushd pwd pycat pylab quickref recall rehashx reload_ext rerun reset
-    reset_selective run save sc set_env sx system tb time timeit unalias unload_ext uv who
-    who_ls whos xdel xmode
-    mkdir rmdir mv rm cp cat ls ll lf lk ldir lx clear less more man
-    autosave connect_info qtconsole subshell autoreload aimport store sql R bash sh script
-    """.split()
-)
+    {
+        "alias", "alias_magic", "autoawait", "autocall", "automagic", "bookmark", "cd",
+        "code_wrap", "colors", "conda", "config", "debug", "dhist", "dirs", "doctest_mode",
+        "edit", "env", "gui", "history", "killbgscripts", "load", "load_ext", "loadpy",
+        "logoff", "logon", "logstart", "logstate", "logstop", "lsmagic", "macro", "magic",
+        "mamba", "matplotlib", "micromamba", "notebook", "page", "pastebin", "pdb", "pdef",
+        "pdoc", "pfile", "pinfo", "pinfo2", "pip", "popd", "pprint", "precision", "prun",
+        "psearch", "psource", "pushd", "pwd", "pycat", "pylab", "quickref", "recall",
+        "rehashx", "reload_ext", "rerun", "reset", "reset_selective", "run", "save", "sc",
+        "set_env", "sx", "system", "tb", "time", "timeit", "unalias", "unload_ext", "uv",
+        "who", "who_ls", "whos", "xdel", "xmode", "mkdir", "rmdir", "mv", "rm", "cp", "cat",
+        "ls", "ll", "lf", "lk", "ldir", "lx", "clear", "less", "more", "man", "autosave",
+        "connect_info", "qtconsole", "subshell", "autoreload", "aimport", "store", "sql", "R",
+        "bash", "sh", "script",
+    }
+)  # fmt: skip
 
 
 @cache
