@@ -183,6 +183,11 @@ CAPABILITY_ATTRIBUTES = frozenset(
         "singledispatchmethod", "make_dataclass", "SimpleNamespace", "CodeType",
         "FunctionType", "LambdaType", "FrameType", "TracebackType", "new_class",
         "update_wrapper",
+        # template engines: pandas' Styler carries an unsandboxed Jinja2 environment
+        "env", "environment", "from_string", "from_custom_template", "jinja2", "loader",
+        "get_template", "select_template", "compile_expression", "template_html",
+        "template_html_table", "template_html_style", "template_latex", "template_string",
+        "globals",
         # deserialization
         "read_pickle", "to_pickle", "unpickle",
     }
@@ -221,7 +226,8 @@ IO_FUNCTIONS = frozenset(
         "memory_map", "create_memory_map", "input_stream", "output_stream", "open_csv",
         "write_csv", "write_feather", "open_file", "new_file", "open_stream",
         "new_stream", "read_tensor", "write_tensor", "read_message",
-        "loadmat", "savemat", "mmread", "mmwrite",
+        "loadmat", "savemat", "mmread", "mmwrite", "rc_params_from_file", "TextFileReader",
+        "StataReader", "read_sas7bdat",
     }
 )  # fmt: skip
 # Calls that hand out a file object or write to the file system whatever their arguments.
@@ -262,6 +268,11 @@ RISKY_CONFIG_STRING = re.compile(
     r"^(?:module://|plotting\.backend|animation\.|text\.latex|text\.usetex|pgf\.|"
     r"ps\.usedistiller|savefig\.directory|webagg\.)"
 )
+
+# matplotlib rc groups that configure external programs (`plt.rc("text", usetex=True)`).
+RISKY_RC_GROUPS = frozenset({"text", "pgf", "animation", "ps", "savefig", "webagg", "backend"})
+# Calls that import a plotting backend named by their first argument.
+BACKEND_LOADERS = frozenset({"use", "switch_backend"})
 
 # Names under which the usual modules are bound in notebooks; used to resolve chains such
 # as `pd.io.common.os` when the import happened in an earlier cell.

@@ -439,15 +439,28 @@ class ModuleRule(SecurityRule):
             return self.aliases[name], []
         return None
 
-    def _is_module(self, root: str, attrs: list[str]) -> str | None:
+    def _library_owner(self, root: str, attrs: list[str]) -> str | None:
+        """Name of the module or library class at root.attrs, if it is one."""
         import types
 
-        value = self.resolver.root(root)
-        for attr in attrs:
-            if not isinstance(value, types.ModuleType):
-                return None
-            value = vars(value).get(attr)
-        return value.__name__ if isinstance(value, types.ModuleType) else None
+        value = self.resolver.value(root, attrs)
+        if isinstance(value, types.ModuleType):
+            return f"module '{value.__name__}'"
+        if isinstance(value, type):
+            return f"class '{value.__module__}.{value.__qualname__}'"
+        return None
+
+    @staticmethod
+    def _class_of_instance(node: ast.AST) -> bool:
+        """`x.__class__` or `type(x)`: a class reached through an instance."""
+        if isinstance(node, ast.Attribute) and node.attr == "__class__":
+            return True
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "type"
+            and len(node.args) == 1
+        )
 
     @staticmethod
     def _is_getattr(node: ast.AST) -> bool:
@@ -490,21 +503,31 @@ class ModuleRule(SecurityRule):
                 yield cell.violation(self.name, node, result[1])
                 continue
             if isinstance(getattr(node, "ctx", None), ast.Store | ast.Del):
-                module = self._is_module(root, full[:-1])
-                if module:
+                owner = self._library_owner(root, full[:-1])
+                if owner:
                     yield cell.violation(
-                        self.name, node, f"changing attributes of module '{module}' is not allowed"
+                        self.name, node, f"changing attributes of {owner} is not allowed"
                     )
+        for node in attributes:
+            if not isinstance(node.ctx, ast.Load) and self._class_of_instance(node.value):  # type: ignore[attr-defined]
+                yield cell.violation(
+                    self.name, node, "changing a class through an instance is not allowed"
+                )
         for node in cell.nodes(ast.Call):
             func = node.func
             if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and node.args:
-                base, attrs = chain(node.args[0])
+                target = node.args[0]
+                if self._class_of_instance(target):
+                    yield cell.violation(
+                        self.name, node, f"{func.id}() on a class reached through an instance"
+                    )
+                    continue
+                base, attrs = chain(target)
                 if isinstance(base, ast.Name) and base.id in roots:
                     found = self._root(cell, base.id)
-                    if found and self._is_module(found[0], found[1] + attrs):
-                        yield cell.violation(
-                            self.name, node, f"{func.id}() on a module is not allowed"
-                        )
+                    owner = found and self._library_owner(found[0], found[1] + attrs)
+                    if owner:
+                        yield cell.violation(self.name, node, f"{func.id}() on {owner}")
 
 
 # -- I/O and deserialization ---------------------------------------------------------------------
@@ -533,6 +556,8 @@ class IORule(SecurityRule):
 
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
         for node in cell.nodes(ast.Attribute):
+            if node.attr == "backend" and not isinstance(node.ctx, ast.Load):
+                yield cell.violation(self.name, node, "setting a plotting backend is not allowed")
             if node.attr in L.CALLED_CAPABILITIES and cell.is_callee(node):
                 what = "opens files" if node.attr == "open" else "runs programs or signals"
                 yield cell.violation(self.name, node, f"calling '.{node.attr}()' ({what})")
@@ -554,6 +579,7 @@ class IORule(SecurityRule):
                     self.name, arg, f"file names and URLs ({text[:40]!r}) are not allowed"
                 )
         name = call_name(node.func)
+        yield from self._plotting(cell, node, name)
         if name is None or name not in L.IO_FUNCTIONS:
             return
         if name in L.ALWAYS_IO_FUNCTIONS:
@@ -582,6 +608,21 @@ class IORule(SecurityRule):
                 "(no file or network access)",
             )
 
+    def _plotting(
+        self, cell: Cell, node: ast.Call, name: str | None
+    ) -> Iterator[SecurityViolation]:
+        """Plotting settings that import modules by name or run LaTeX/ffmpeg."""
+        first = node.args[0] if node.args else None
+        if name == "rc" and literal_str(first) in L.RISKY_RC_GROUPS:
+            yield cell.violation(self.name, node, f"rc({literal_str(first)!r}, ...) is not allowed")
+        if name in L.BACKEND_LOADERS and first is not None and literal_str(first) is None:
+            yield cell.violation(self.name, node, f"{name}() needs a literal backend name")
+        for k in node.keywords:
+            if k.arg == "usetex" and not (isinstance(k.value, ast.Constant) and not k.value.value):
+                yield cell.violation(self.name, k, "usetex runs LaTeX on figure text")
+            if k.arg == "backend" and literal_str(k.value) != "matplotlib":
+                yield cell.violation(self.name, k, "only backend='matplotlib' is allowed")
+
 
 class DeserializationRule(SecurityRule):
     """Loading pickles, which runs code: `np.load(allow_pickle=True)` and its spellings."""
@@ -609,6 +650,7 @@ class DeserializationRule(SecurityRule):
 
 
 # -- strings ----------------------------------------------------------------------------------
+_DUNDER_INSIDE = re.compile(r"__(?!main__|name__)[A-Za-z]\w*__")
 _ANNOTATION_OK = re.compile(r"^[A-Za-z][\w.\[\], |]*$")
 
 
@@ -659,6 +701,8 @@ class StringRule(SecurityRule):
             return f"string {short!r} names a dunder attribute"
         if doc:
             return None
+        if self.strict and "__" in text and _DUNDER_INSIDE.search(text):
+            return f"string {short!r} contains a dunder name"
         if self.strict:
             if (first in "~/.\\" or "://" in text or text[1:2] == ":") and L.PATH_PREFIX.match(
                 text

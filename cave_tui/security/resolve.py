@@ -109,6 +109,25 @@ class ModuleResolver:
         self._roots[dotted] = module
         return module
 
+    def value(self, dotted: str, attrs: list[str]) -> Any:
+        """The object at `dotted.attrs...` through module dicts only, or None."""
+        value = self.root(dotted)
+        if value is None and "." in dotted:
+            parent, _, name = dotted.rpartition(".")
+            module = self.root(parent)
+            if isinstance(module, types.ModuleType):
+                value = vars(module).get(name)
+        for attr in attrs:
+            if isinstance(value, types.ModuleType):
+                value = vars(value).get(attr)
+            elif isinstance(value, type):
+                value = value.__dict__.get(attr)
+            else:
+                return None
+            if value is None:
+                return None
+        return value
+
     def _submodule(self, parent: types.ModuleType, attr: str) -> str | None:
         """The dotted name if *attr* is a submodule of *parent* not yet loaded as attribute."""
         name = f"{parent.__name__}.{attr}"

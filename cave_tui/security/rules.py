@@ -275,7 +275,13 @@ class AttributeRule(SecurityRule):
         return False
 
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
+        guard_stores = self.dunder or self.private
         for node in cell.nodes(ast.Attribute):
+            if guard_stores and is_dunder(node.attr) and not isinstance(node.ctx, ast.Load):
+                yield cell.violation(
+                    self.name, node, f"assigning or deleting '{node.attr}' is not allowed"
+                )
+                continue
             problem = self.name_problem(node.attr)
             if (
                 problem

@@ -164,7 +164,7 @@ def prepare(code: str) -> PreparedCell:
             baseline = "".join(lines)
             known = [t.__name__ for t in manager.token_transformers] == list(
                 _KNOWN_TOKEN_TRANSFORMS
-            )
+            ) and [getattr(t, "__name__", "") for t in manager.line_transforms] == ["cell_magic"]
             if known and not _SPECIAL.search(baseline):
                 source = baseline
             else:
