@@ -153,7 +153,8 @@ MODULE_ATTRIBUTES = frozenset(
         "genericpath", "gc", "inspect", "linecache", "pdb", "bdb", "faulthandler",
         "threading", "multiprocessing", "asyncio", "sysconfig", "pkgutil", "zipimport",
         "zipfile", "tarfile", "pydoc", "IPython", "ipykernel", "jupyter_client", "distutils",
-        "setuptools", "f2py", "extbuild", "_os", "_sys",
+        "setuptools", "f2py", "extbuild", "cbook", "texmanager", "dviread", "clipboard",
+        "clipboards", "sphinxext", "_os", "_sys",
     }
 )  # fmt: skip
 
@@ -237,6 +238,17 @@ ALWAYS_IO_FUNCTIONS = frozenset(
      "read_clipboard", "to_clipboard", "HDFStore", "read_hdf", "to_hdf", "read_pickle",
      "to_pickle", "rc_file", "read_gbq"}
 )  # fmt: skip
+# I/O names too generic to refuse as plain references (`df.load` may be a column); their
+# aliases are caught when the chain resolves to a library function (`f = np.load`).
+GENERIC_IO_FUNCTIONS = frozenset(
+    {"load", "save", "dump", "open_file", "new_file", "open_stream", "new_stream",
+     "print_figure", "print_png", "read_message", "read_schema", "read_metadata",
+     "read_table", "write_table", "open_csv"}
+)  # fmt: skip
+# pandas option setters: a computed key could set `plotting.backend` (imports a module).
+OPTION_SETTERS = frozenset({"set_option", "option_context"})
+RC_SETTERS = frozenset({"rc_context", "update"})
+
 # Keyword names that carry the path (or buffer) in the I/O functions above.
 IO_PATH_KEYWORDS = frozenset(
     {

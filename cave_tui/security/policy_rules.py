@@ -502,6 +502,16 @@ class ModuleRule(SecurityRule):
             if result is not None:
                 yield cell.violation(self.name, node, result[1])
                 continue
+            if (
+                full
+                and full[-1] in L.GENERIC_IO_FUNCTIONS
+                and not cell.is_callee(node)
+                and callable(self.resolver.value(root, full))
+            ):
+                dotted = ".".join(full)
+                yield cell.violation(
+                    self.name, node, f"'{dotted}' does I/O and may only be called directly"
+                )
             if isinstance(getattr(node, "ctx", None), ast.Store | ast.Del):
                 owner = self._library_owner(root, full[:-1])
                 if owner:
@@ -555,7 +565,28 @@ class IORule(SecurityRule):
         return None
 
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
+        for node in cell.nodes(ast.Name):
+            if (
+                node.id in L.IO_FUNCTIONS
+                and node.id not in L.GENERIC_IO_FUNCTIONS
+                and isinstance(node.ctx, ast.Load)
+                and not cell.is_callee(node)
+            ):
+                yield cell.violation(self.name, node, f"'{node.id}' may only be called directly")
+        for node in cell.nodes(ast.Subscript):
+            if (
+                not isinstance(node.ctx, ast.Load)
+                and self._is_rc(node.value)
+                and literal_str(node.slice) is None
+            ):
+                yield cell.violation(self.name, node, "rcParams keys must be string literals")
         for node in cell.nodes(ast.Attribute):
+            if (
+                node.attr in L.IO_FUNCTIONS
+                and node.attr not in L.GENERIC_IO_FUNCTIONS
+                and not cell.is_callee(node)
+            ):
+                yield cell.violation(self.name, node, f"'.{node.attr}' may only be called directly")
             if node.attr == "backend" and not isinstance(node.ctx, ast.Load):
                 yield cell.violation(self.name, node, "setting a plotting backend is not allowed")
             if node.attr in L.CALLED_CAPABILITIES and cell.is_callee(node):
@@ -579,6 +610,10 @@ class IORule(SecurityRule):
                     self.name, arg, f"file names and URLs ({text[:40]!r}) are not allowed"
                 )
         name = call_name(node.func)
+        if name == "getattr" and len(node.args) >= 2:
+            attr = literal_str(node.args[1])
+            if attr in L.IO_FUNCTIONS or attr in L.CALLED_CAPABILITIES:
+                yield cell.violation(self.name, node, f"getattr(..., {attr!r}) reaches I/O")
         yield from self._plotting(cell, node, name)
         if name is None or name not in L.IO_FUNCTIONS:
             return
@@ -608,11 +643,38 @@ class IORule(SecurityRule):
                 "(no file or network access)",
             )
 
+    @staticmethod
+    def _is_rc(node: ast.AST) -> bool:
+        _base, attrs = chain(node)
+        if attrs:
+            return attrs[-1] in ("rcParams", "rcParamsDefault")
+        return isinstance(node, ast.Name) and node.id == "rcParams"
+
     def _plotting(
         self, cell: Cell, node: ast.Call, name: str | None
     ) -> Iterator[SecurityViolation]:
         """Plotting settings that import modules by name or run LaTeX/ffmpeg."""
         first = node.args[0] if node.args else None
+        if name in L.OPTION_SETTERS and (
+            any(isinstance(a, ast.Starred) for a in node.args)
+            or any(literal_str(a) is None for a in node.args[::2])
+        ):
+            yield cell.violation(self.name, node, f"{name}() needs literal option names")
+        rc_call = name == "rc_context" or (
+            name in L.RC_SETTERS
+            and isinstance(node.func, ast.Attribute)
+            and self._is_rc(node.func.value)
+        )
+        if rc_call and (
+            node.keywords
+            or any(
+                not isinstance(a, ast.Dict) or any(literal_str(k) is None for k in a.keys)
+                for a in node.args
+            )
+        ):
+            yield cell.violation(self.name, node, f"{name}() needs a dict literal of settings")
+        if name == "rc" and first is not None and literal_str(first) is None:
+            yield cell.violation(self.name, node, "rc() needs a literal group name")
         if name == "rc" and literal_str(first) in L.RISKY_RC_GROUPS:
             yield cell.violation(self.name, node, f"rc({literal_str(first)!r}, ...) is not allowed")
         if name in L.BACKEND_LOADERS and first is not None and literal_str(first) is None:

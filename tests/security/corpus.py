@@ -222,6 +222,13 @@ CORPUS: list[Escape] = [
     E('data-library I/O', 'an f-string path to a private key', 'import numpy as np\nnp.genfromtxt(f"/home/{user}/.ssh/id_rsa")'),
     E('data-library I/O', 'opens a file via any .open()', 'img.open("secret.png")'),
     E('data-library I/O', 'matplotlib loads a module-backed backend by name', 'import matplotlib\nmatplotlib.use("module://evil_backend")'),
+    E('data-library I/O', 'an I/O function under another name', 'import pandas as pd\nread = pd.read_csv\nread(path)'),
+    E('data-library I/O', 'an I/O function mapped over names built at runtime', 'import pandas as pd\nlist(map(pd.read_csv, paths))'),
+    E('data-library I/O', 'an I/O method passed to pipe()', 'df.pipe(pd.DataFrame.to_csv, path)'),
+    E('data-library I/O', 'np.load aliased to dodge the buffer check', 'import numpy as np\nf = np.load\nf(path)'),
+    E('data-library I/O', 'an I/O function fetched by name', 'import pandas as pd\ngetattr(pd, "read_csv")(path)'),
+    E('data-library I/O', 'a pandas option set from a computed name (plotting.backend imports a module)', 'import pandas as pd\npd.set_option(key, "evil_module")'),
+    E('data-library I/O', 'an rcParams key computed at runtime (text.usetex runs LaTeX)', 'import matplotlib as mpl\nmpl.rcParams[key] = True'),
     # -- deserialization ---------------------------------------------------------------------------
     E('deserialization', 'unpickling runs os.system', 'import pickle\npickle.loads(b"cos\\nsystem\\n(S\'id\'\\ntR.")'),
     E('deserialization', 'marshal loads code objects', 'import marshal\nexec(marshal.loads(data))'),
