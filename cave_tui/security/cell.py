@@ -113,9 +113,14 @@ class Cell:
                 elif isinstance(value, node_type):
                     push(value)
 
-    def nodes(self, *types: type) -> Iterator[Any]:
+    def nodes(self, *types: type) -> list[Any]:
+        """All nodes of the given types (a list: rules iterate it once, cheaply)."""
+        if len(types) == 1:
+            return self.by_type.get(types[0], [])
+        found: list[Any] = []
         for t in types:
-            yield from self.by_type.get(t, ())
+            found.extend(self.by_type.get(t, ()))
+        return found
 
     def all_nodes(self) -> Iterator[ast.AST]:
         for bucket in list(self.by_type.values()):

@@ -78,6 +78,7 @@ class ImportRule(SecurityRule):
         self.allowed = None if allowed is None else frozenset(allowed)
         self.resolver = resolver
         self.attribute_rules = list(attribute_rules)
+        self._cache: dict[str, str | None] = {}
 
     def _is_forbidden(self, module: str | None) -> bool:
         if not module:
@@ -86,6 +87,16 @@ class ImportRule(SecurityRule):
         return any(".".join(parts[:i]) in self.forbidden_modules for i in range(len(parts), 0, -1))
 
     def _module_problem(self, module: str) -> str | None:
+        cached = self._cache.get(module, self)
+        if cached is not self:
+            return cached  # type: ignore[return-value]
+        problem = self._uncached_problem(module)
+        if len(self._cache) > 2048:
+            self._cache.clear()
+        self._cache[module] = problem
+        return problem
+
+    def _uncached_problem(self, module: str) -> str | None:
         if self._is_forbidden(module):
             return f"import of '{module}' is not allowed"
         if self.allowed is None:

@@ -20,7 +20,7 @@ from typing import Any
 
 # Characters that must be present for a token/line transform to change anything. A cell
 # without them goes through the cheap line-based cleanup only (same result, less time).
-_SPECIAL = re.compile(r"(?m)^\s*[!%?/,;]|=\s*[!%]|\?")
+_SPECIAL = re.compile(r"(?m)^[ \t\f\v]*[!%?/,;]|=\s*[!%]|\?")
 _KNOWN_TOKEN_TRANSFORMS = ("MagicAssign", "SystemAssign", "EscapedCommand", "HelpEnd")
 
 _lock = threading.Lock()
