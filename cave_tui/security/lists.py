@@ -169,6 +169,8 @@ CAPABILITY_ATTRIBUTES = frozenset(
         # file system
         "read_text", "read_bytes", "write_text", "write_bytes", "unlink", "rmtree", "rmdir",
         "chmod", "chown", "symlink", "listdir", "scandir", "chdir", "expanduser", "FileIO",
+        "mkdir", "makedirs", "removedirs", "touch", "iterdir", "rglob", "glob", "symlink_to",
+        "hardlink_to", "link_to", "truncate_file", "copyfile", "copytree",
         "open_code", "get_handle", "get_filepath_or_buffer", "open_file_cm", "to_filehandle",
         "get_sample_data", "urlopen", "urlretrieve",
         # native code and raw memory

@@ -91,6 +91,7 @@ def _standard(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
 def _strict(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
     allowed = L.STRICT_ALLOWED_IMPORTS | {e.split(".")[0] for e in extras}
     resolver = ModuleResolver(frozenset(allowed), L.STRICT_DENIED_SUBMODULES)
+    resolver.warm_up()
     extra_tops = {e.split(".")[0] for e in extras}
     attributes = AttributeRule(
         (

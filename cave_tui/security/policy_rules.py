@@ -6,6 +6,7 @@ Each closes one class of escape that a name deny-list misses; the docstrings say
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import string
 from collections.abc import Iterable, Iterator
@@ -395,12 +396,22 @@ class QueryRule(SecurityRule):
 
     @classmethod
     def _plain(cls, tree: ast.AST) -> bool:
-        """Only names, constants and operators, and no name starting with '_'."""
+        """Only operators on ordinary column/variable names: nothing a rule could flag.
+
+        A bare name in `pd.eval` (or `@name` in a query) evaluates to whatever that name
+        is bound to, so builtins (`getattr`, `type`) and known function names go through
+        the full check.
+        """
         for node in ast.walk(tree):
             if not isinstance(node, cls._PLAIN):
                 return False
             if isinstance(node, ast.Name) and (
-                node.id.startswith("_") or node.id in L.STRICT_FORBIDDEN_FUNCTIONS
+                node.id.startswith("_")
+                or hasattr(builtins, node.id)
+                or node.id in L.IO_FUNCTIONS
+                or node.id in L.CAPABILITY_ATTRIBUTES
+                or node.id in L.MODULE_ATTRIBUTES
+                or node.id in L.RUNTIME_ATTRIBUTES
             ):
                 return False
         return True

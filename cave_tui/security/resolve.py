@@ -47,7 +47,6 @@ class ModuleResolver:
         self._roots: dict[str, Any] = {}
         self._specs: dict[str, bool] = {}
         self._walks: dict[tuple[str, ...], tuple[int, str] | None] = {}
-        self._lock = threading.Lock()
 
     # -- module policy ----------------------------------------------------------------
     def module_problem(self, name: str) -> str | None:
@@ -91,6 +90,20 @@ class ModuleResolver:
                 return f"'{label}' comes from module '{module}', which is not allowed"
         return None
 
+    def warm_up(self, names: tuple[str, ...] = ("numpy", "pandas", "pyarrow")) -> None:
+        """Import heavy allowed roots on a daemon thread, so the first check does not wait.
+
+        The checker runs on the host's event loop; resolving `pd.io.common.os` needs pandas
+        imported, which takes about a second the first time.
+        """
+
+        def load() -> None:
+            for name in names:
+                if name in self.allowed:
+                    self.root(name)
+
+        threading.Thread(target=load, name="cave-security-warmup", daemon=True).start()
+
     # -- roots ------------------------------------------------------------------------
     def root(self, dotted: str) -> Any:
         """The module object for an allowed dotted path, importing it if needed; else None."""
@@ -98,14 +111,13 @@ class ModuleResolver:
             return self._roots[dotted]
         module = None
         if self.module_problem(dotted) is None:
-            module = sys.modules.get(dotted)
-            if module is None:
-                try:
-                    with self._lock:
-                        if importlib.util.find_spec(dotted.split(".", 1)[0]) is not None:
-                            module = importlib.import_module(dotted)
-                except Exception:  # not installed or broken: the chain stays unresolved
-                    module = None
+            try:
+                # import_module (not sys.modules) waits for an import another thread has
+                # under way, so a half-initialised module is never walked.
+                if importlib.util.find_spec(dotted.split(".", 1)[0]) is not None:
+                    module = importlib.import_module(dotted)
+            except Exception:  # not installed or broken: the chain stays unresolved
+                module = None
         self._roots[dotted] = module
         return module
 

@@ -345,6 +345,10 @@ CORPUS: list[Escape] = [
     E('data-library I/O', "sets pandas' plotting backend to any module", 'import pandas as pd\npd.options.plotting.backend = "evil_module"'),
     E('data-library I/O', 'matplotlib imports a backend named at runtime', 'import matplotlib\nmatplotlib.use(name)'),
     E('data-library I/O', 'usetex through rcParams.update', 'import matplotlib as mpl\nmpl.rcParams.update({"text.usetex": True})'),
+    E('pandas query/eval strings', 'pd.eval hands back the getattr builtin by name', 'import pandas as pd\ng = pd.eval("getattr")\ng(x, "__class__")'),
+    E('pandas query/eval strings', 'an @-reference hands back a builtin', 'g = df.eval("@getattr")'),
+    E('pandas query/eval strings', 'a list literal smuggles eval out of pd.eval', 'import pandas as pd\npd.eval("[eval]")[0]("1")'),
+    E('pandas query/eval strings', 'pd.eval hands back an I/O function by name', 'import pandas as pd\nfrom pandas import read_csv\nr = pd.eval("read_csv")'),
     # -- class building and hooks ------------------------------------------------------------------
     E('class building and hooks', 'type() with a __reduce__ entry', 'E = type("E", (), {"__reduce__": lambda s: (print, ("x",))})'),
     E('class building and hooks', 'make_dataclass with a namespace', 'import dataclasses\nX = dataclasses.make_dataclass("X", [], namespace={"__reduce__": print})'),
