@@ -146,12 +146,6 @@ class Cell:
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(id(node))
 
-    def enclosing(self, node: ast.AST, *types: type) -> ast.AST | None:
-        current = self.parents.get(id(node))
-        while current is not None and not isinstance(current, types):
-            current = self.parents.get(id(current))
-        return current
-
     # -- positions ---------------------------------------------------------------------
     def position(self, node: ast.AST | None) -> tuple[int | None, int | None]:
         """(line, 1-based column) of *node* in the code as written."""

@@ -1,7 +1,8 @@
 """`SecurityChecker`: run the rules on what IPython will actually execute.
 
 `check(code)` transforms the cell as IPython will (`source.prepare`), refuses IPython
-rewrites (magics, shell escapes) unless `magics=True`, refuses cells that do not parse,
+rewrites (magics, shell escapes, one-line automagic) unless `magics=True` (the
+`MagicRule`), refuses cells that do not parse (`SyntaxRule`),
 then runs every rule over one shared index of the AST. A rule that crashes blocks the cell
 (fail closed) with a message saying so. This is a guard rail for model-written code, not
 an isolation boundary; see docs/security.md.
@@ -107,7 +108,7 @@ class SecurityChecker:
                 pass  # the rewrite is the real story; reported below
             else:
                 lineno = (exc.lineno or 1) + prepared.line_offset
-                col = exc.offset if exc.offset and exc.offset > 0 else None
+                col = exc.offset + prepared.col_shift if exc.offset and exc.offset > 0 else None
                 msg = exc.msg or "invalid syntax"
                 violations.append(
                     SecurityViolation(

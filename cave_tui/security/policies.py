@@ -17,7 +17,6 @@ from cave_tui.security.policy_rules import (
     FormatRule,
     HookRule,
     IORule,
-    MagicRule,
     ModuleRule,
     NameRule,
     QueryRule,
@@ -63,7 +62,6 @@ def _standard(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
     denied = L.STANDARD_DENIED_IMPORTS - {e.split(".")[0] for e in extras}
     module_names = {m for m in denied if not m.startswith("_")}
     rules = [
-        MagicRule(),
         ImportRule(denied),
         FunctionRule(L.STANDARD_FORBIDDEN_FUNCTIONS, match_attributes=False),
         AttributeRule(
@@ -106,7 +104,6 @@ def _strict(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
         substrings=L.CAPABILITY_SUBSTRINGS,
     )
     rules = [
-        MagicRule(),
         ImportRule(allowed=allowed, resolver=resolver, attribute_rules=[attributes]),
         FunctionRule(L.STRICT_FORBIDDEN_FUNCTIONS, match_attributes=False),
         attributes,

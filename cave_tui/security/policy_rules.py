@@ -189,17 +189,15 @@ class ReflectionRule(SecurityRule):
                 )
             return
         parent = cell.parent(node)
-        if isinstance(parent, ast.Call) and parent.func is node:
-            if len(parent.args) != 1 or parent.keywords or isinstance(parent.args[0], ast.Starred):
-                yield cell.violation(
-                    self.name, parent, "type() with more than one argument builds a class"
-                )
-            return
         holder = cell.parent(parent) if isinstance(parent, ast.Tuple) else parent
         if isinstance(holder, ast.Call) and call_name(holder.func) in _TYPE_OK_CALLERS:
-            return
-        if isinstance(parent, ast.arg | ast.AnnAssign | ast.BinOp):
-            return
+            return  # isinstance(x, type)
+        if isinstance(parent, ast.arg) or (
+            isinstance(parent, ast.AnnAssign) and parent.annotation is node
+        ):
+            return  # an annotation
+        if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.BitOr):
+            return  # `type | None`
         if isinstance(parent, ast.Subscript) and parent.value is node:
             return
         if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef) and parent.returns is node:

@@ -349,6 +349,8 @@ CORPUS: list[Escape] = [
     E('pandas query/eval strings', 'an @-reference hands back a builtin', 'g = df.eval("@getattr")'),
     E('pandas query/eval strings', 'a list literal smuggles eval out of pd.eval', 'import pandas as pd\npd.eval("[eval]")[0]("1")'),
     E('pandas query/eval strings', 'pd.eval hands back an I/O function by name', 'import pandas as pd\nfrom pandas import read_csv\nr = pd.eval("read_csv")'),
+    E('class building and hooks', 'type aliased through an annotated assignment, then called with three arguments', 'x: object = type\nE = x("E", (), {})'),
+    E('class building and hooks', 'type aliased through a default argument', 'def make(t=type):\n    return t("E", (), {})'),
     # -- class building and hooks ------------------------------------------------------------------
     E('class building and hooks', 'type() with a __reduce__ entry', 'E = type("E", (), {"__reduce__": lambda s: (print, ("x",))})'),
     E('class building and hooks', 'make_dataclass with a namespace', 'import dataclasses\nX = dataclasses.make_dataclass("X", [], namespace={"__reduce__": print})'),
