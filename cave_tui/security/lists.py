@@ -238,7 +238,7 @@ ALWAYS_IO_FUNCTIONS = frozenset(
     {"memmap", "DataSource", "fromfile", "tofile", "open_memmap", "OSFile", "memory_map",
      "create_memory_map", "read_sql", "read_sql_query", "read_sql_table", "to_sql",
      "read_clipboard", "to_clipboard", "HDFStore", "read_hdf", "to_hdf", "read_pickle",
-     "to_pickle", "rc_file", "read_gbq"}
+     "to_pickle", "rc_file", "read_gbq", "read_xml", "to_xml"}
 )  # fmt: skip
 # I/O names too generic to refuse as plain references (`df.load` may be a column); their
 # aliases are caught when the chain resolves to a library function (`f = np.load`).
@@ -276,6 +276,9 @@ FILE_NAME = re.compile(
     r"|dll|dylib|mat|wav|mp4|avi|gz|bz2|zip|tar|xz|log|cfg|ini|toml|ya?ml|html?|xml)$",
     re.IGNORECASE,
 )
+
+# XML that makes a parser read files or URLs (external entities, XSLT document()).
+XML_EXTERNAL = re.compile(r"<!ENTITY|<!DOCTYPE[^>]*\[|SYSTEM\s+[\"']|document\s*\(|file:/", re.I)
 
 # Configuration strings that make matplotlib or pandas import modules or run programs.
 RISKY_CONFIG_STRING = re.compile(

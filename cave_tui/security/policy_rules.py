@@ -781,6 +781,8 @@ class StringRule(SecurityRule):
                 return f"file paths and URLs ({short!r}) are not allowed"
             if L.RISKY_CONFIG_STRING.match(text):
                 return f"setting {short!r} makes libraries import modules or run programs"
+            if ("<" in text or "file:" in text) and L.XML_EXTERNAL.search(text):
+                return "XML entities, XSLT document() and file: URLs read files"
         if "{" in text and "." in text:
             try:
                 field = _template_walks(text)
