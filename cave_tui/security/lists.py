@@ -164,6 +164,9 @@ CAPABILITY_ATTRIBUTES = frozenset(
     {
         # processes and environment
         "popen", "Popen", "spawnv", "spawnl", "execv", "execve", "execvp", "execl", "fork",
+        "execle", "execlp", "execlpe", "execvpe", "spawnle", "spawnlp", "spawnlpe", "spawnve",
+        "spawnvp", "spawnvpe", "posix_spawn", "posix_spawnp", "startfile", "setuid", "setgid",
+        "seteuid", "chroot", "fchmod", "fchown", "abort",
         "forkpty", "killpg", "environ", "getenv", "putenv", "unsetenv", "check_output",
         "check_call", "pipepager", "tempfilepager",
         # file system
