@@ -485,7 +485,15 @@ class ModuleRule(SecurityRule):
         attributes = cell.by_type.get(ast.Attribute, [])
         getattrs = [c for c in cell.by_type.get(ast.Call, []) if self._is_getattr(c)]
         roots = set(cell.import_aliases) | set(cell.simple_aliases)
-        roots.update(n for n in self.aliases if n not in cell.assigned_names)
+        bases = {
+            a.value.id  # type: ignore[attr-defined]
+            for a in attributes
+            if a.value.__class__ is ast.Name  # type: ignore[attr-defined]
+        }
+        bases.update(c.args[0].id for c in getattrs if c.args[0].__class__ is ast.Name)  # type: ignore[attr-defined]
+        candidates = bases & self.aliases.keys()
+        if candidates:
+            roots.update(n for n in candidates if n not in cell.assigned_names)
         inner = {id(a.value) for a in attributes}  # type: ignore[attr-defined]
         inner.update(id(c.args[0]) for c in getattrs)  # type: ignore[attr-defined]
         for node in [*attributes, *getattrs]:
@@ -556,6 +564,9 @@ _DATA_FIRST = frozenset(
 )  # fmt: skip
 
 
+_PLOTTING_CALLS = L.OPTION_SETTERS | L.RC_SETTERS | L.BACKEND_LOADERS | {"rc"}
+
+
 class IORule(SecurityRule):
     """File and network I/O through data libraries (strict: in-memory buffers only).
 
@@ -603,27 +614,34 @@ class IORule(SecurityRule):
                 yield cell.violation(self.name, node, f"calling '.{node.attr}()' ({what})")
         for node in cell.nodes(ast.Call):
             yield from self._check_call(cell, node)
+        yield from self._file_names(cell)
 
-    def _check_call(self, cell: Cell, node: ast.Call) -> Iterator[SecurityViolation]:
-        for arg in [*node.args, *(k.value for k in node.keywords)]:
-            if arg.__class__ is not ast.Constant:
-                continue
-            text = arg.value  # type: ignore[attr-defined]
+    def _file_names(self, cell: Cell) -> Iterator[SecurityViolation]:
+        """File names (`"out.csv"`) passed straight to any call."""
+        for node in cell.nodes(ast.Constant):
+            text = node.value
             if (
                 text.__class__ is str
                 and "." in text
                 and L.FILE_NAME.match(text)
                 and not L.PATH_PREFIX.match(text)
             ):
-                yield cell.violation(
-                    self.name, arg, f"file names and URLs ({text[:40]!r}) are not allowed"
-                )
+                parent = cell.parent(node)
+                if isinstance(parent, ast.keyword):
+                    parent = cell.parent(parent)
+                if isinstance(parent, ast.Call) and parent.func is not node:
+                    yield cell.violation(
+                        self.name, node, f"file names and URLs ({text[:40]!r}) are not allowed"
+                    )
+
+    def _check_call(self, cell: Cell, node: ast.Call) -> Iterator[SecurityViolation]:
         name = call_name(node.func)
         if name == "getattr" and len(node.args) >= 2:
             attr = literal_str(node.args[1])
             if attr in L.IO_FUNCTIONS or attr in L.CALLED_CAPABILITIES:
                 yield cell.violation(self.name, node, f"getattr(..., {attr!r}) reaches I/O")
-        yield from self._plotting(cell, node, name)
+        if node.keywords or name in _PLOTTING_CALLS:
+            yield from self._plotting(cell, node, name)
         if name is None or name not in L.IO_FUNCTIONS:
             return
         if name in L.ALWAYS_IO_FUNCTIONS:
