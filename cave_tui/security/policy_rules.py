@@ -714,13 +714,26 @@ class IORule(SecurityRule):
 
 
 class DeserializationRule(SecurityRule):
-    """Loading pickles, which runs code: `np.load(allow_pickle=True)` and its spellings."""
+    """Loading pickles, which runs code: `np.load(allow_pickle=True)` and its spellings.
+
+    Also the explicit "skip the safety check" switches of the array libraries, which turn
+    ordinary calls into raw memory access (`a.resize(n, refcheck=False)` frees memory that
+    views still use; `DictionaryArray.from_arrays(..., safe=False)` skips bounds checks).
+    """
 
     node_types = (ast.Call, ast.Constant)
 
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
         for node in cell.nodes(ast.Call):
             for k in node.keywords:
+                if (
+                    k.arg in ("refcheck", "safe")
+                    and not (isinstance(k.value, ast.Constant) and k.value.value is True)
+                    and (k.arg == "refcheck" or call_name(node.func) == "from_arrays")
+                ):
+                    yield cell.violation(
+                        self.name, k, f"{k.arg}= other than True skips a memory-safety check"
+                    )
                 if k.arg == "allow_pickle" and not (
                     isinstance(k.value, ast.Constant) and k.value.value is False
                 ):

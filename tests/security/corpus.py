@@ -285,6 +285,8 @@ CORPUS: list[Escape] = [
     E('native code', 'scipy calls a raw C function pointer', 'import scipy\nscipy.LowLevelCallable(0)'),
     E('native code', "numpy's extension builder", 'from numpy.testing import extbuild'),
     E('native code', 'a class property supplies __array_interface__', 'class A:\n    @property\n    def __array_interface__(self):\n        return {"data": (0, False), "shape": (9,), "typestr": "|u1", "version": 3}'),
+    E('native code', 'resize without the reference check frees memory a view still uses', 'import numpy as np\na = np.zeros(10)\nv = a[:]\na.resize(10**6, refcheck=False)\nv[0] = 1'),
+    E('native code', 'a dictionary array built without bounds checks reads out of bounds', 'import pyarrow as pa\nd = pa.DictionaryArray.from_arrays(pa.array([10**6]), pa.array(["a"]), safe=False)\nd.to_pylist()'),
     # -- setattr tricks ----------------------------------------------------------------------------
     E('setattr tricks', "replaces a function's code", 'setattr(f, "__code__", g.__code__)'),
     E('setattr tricks', "changes an object's class", 'setattr(obj, "__class__", Evil)'),
