@@ -657,6 +657,8 @@ class IORule(SecurityRule):
         for k in node.keywords:
             if k.arg in L.IO_PATH_KEYWORDS:
                 target = k.value
+        if isinstance(target, ast.Constant) and target.value is None:
+            target = None  # df.to_string(buf=None) returns a string
         if target is None:
             if name.startswith("to_"):
                 return  # df.to_csv() with no target returns a string
