@@ -110,7 +110,7 @@ class HookRule(SecurityRule):
                 else:
                     continue
                 for target in targets:
-                    if isinstance(target, ast.Name):
+                    if isinstance(target, ast.Name) and target.id not in L.ALLOWED_DUNDER_NAMES:
                         problem = self._problem(target.id)
                         if problem:
                             yield cell.violation(self.name, target, problem)
