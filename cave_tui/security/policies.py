@@ -126,4 +126,6 @@ def _strict(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
         "access: use io.BytesIO/StringIO; no names starting with _; literal names in "
         "getattr and literal strings in df.query/eval)."
     )
-    return cls(rules, policy="strict", summary=summary)
+    checker = cls(rules, policy="strict", summary=summary)
+    checker.resolver = resolver  # type: ignore[attr-defined]
+    return checker

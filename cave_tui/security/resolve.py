@@ -47,6 +47,7 @@ class ModuleResolver:
         self._roots: dict[str, Any] = {}
         self._specs: dict[str, bool] = {}
         self._walks: dict[tuple[str, ...], tuple[int, str] | None] = {}
+        self._warming: threading.Thread | None = None
 
     # -- module policy ----------------------------------------------------------------
     def module_problem(self, name: str) -> str | None:
@@ -102,7 +103,13 @@ class ModuleResolver:
                 if name in self.allowed:
                     self.root(name)
 
-        threading.Thread(target=load, name="cave-security-warmup", daemon=True).start()
+        self._warming = threading.Thread(target=load, name="cave-security-warmup", daemon=True)
+        self._warming.start()
+
+    def wait_warm(self, timeout: float | None = None) -> None:
+        """Block until `warm_up` has finished (benchmarks measure the steady state)."""
+        if self._warming is not None:
+            self._warming.join(timeout)
 
     # -- roots ------------------------------------------------------------------------
     def root(self, dotted: str) -> Any:
