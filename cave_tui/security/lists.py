@@ -139,6 +139,11 @@ RUNTIME_ATTRIBUTES = frozenset(
     }
 )  # fmt: skip
 
+# Methods of another agent's runtime that run code or change what is checked.
+RUNTIME_METHODS = frozenset(
+    {"execute", "inject", "shell", "security_checker", "check_security", "reset", "delete"}
+)
+
 # Modules that allowed modules re-export by attribute (json.codecs, pandas.io.common.os,
 # dataclasses.builtins, typing.sys, ...). Refused whatever the receiver, so they stay
 # refused when the chain starts from a name the checker cannot resolve. Only names no data

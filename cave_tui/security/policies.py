@@ -16,6 +16,7 @@ from cave_tui.security.policy_rules import (
     DeserializationRule,
     FormatRule,
     HookRule,
+    HostRule,
     IORule,
     ModuleRule,
     NameRule,
@@ -67,7 +68,7 @@ def _standard(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
         AttributeRule(
             L.INTROSPECTION_ATTRIBUTES
             | L.CODE_ATTRIBUTES
-            | L.RUNTIME_ATTRIBUTES
+            | (L.RUNTIME_ATTRIBUTES - {"execute"})  # con.execute() is ordinary here
             | L.DESERIALIZATION_ATTRIBUTES
             | module_names
             | {"ctypeslib"},
@@ -77,6 +78,7 @@ def _standard(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
         HookRule(),
         DeserializationRule(),
         StringRule(strict=False),
+        HostRule(),
     ]
     summary = (
         "Security policy: standard (no os/sys/subprocess/shutil/socket/ctypes/importlib/"
@@ -116,6 +118,7 @@ def _strict(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
         DeserializationRule(),
         HookRule(strict=True),
         StringRule(),
+        HostRule(),
     ]
     shown = ", ".join(
         ["numpy", "pandas", "pyarrow", "scipy", "matplotlib", "math", "json", "re", "datetime",

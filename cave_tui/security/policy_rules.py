@@ -557,6 +557,26 @@ class ModuleRule(SecurityRule):
                         yield cell.violation(self.name, node, f"{func.id}() on {owner}")
 
 
+class HostRule(SecurityRule):
+    """An injected agent's runtime: `sub.runtime.execute("...")` runs a string unchecked.
+
+    Orchestrators may read results (`await sub.runtime.retrieve("x")`) and run sub-agents
+    (`await sub.run(task)`), but not drive another runtime's execution or checker.
+    """
+
+    node_types = (ast.Attribute,)
+
+    def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
+        for node in cell.nodes(ast.Attribute):
+            if node.attr not in L.RUNTIME_METHODS:
+                continue
+            base, attrs = chain(node.value)
+            if "runtime" in attrs or (isinstance(base, ast.Name) and base.id == "runtime"):
+                yield cell.violation(
+                    self.name, node, f"'runtime.{node.attr}' of another agent is not allowed"
+                )
+
+
 # -- I/O and deserialization ---------------------------------------------------------------------
 _DATA_FIRST = frozenset(
     {"dump", "write_table", "write_csv", "write_feather", "write_tensor", "write_to_dataset",

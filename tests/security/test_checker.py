@@ -306,3 +306,18 @@ def test_query_strings_are_checked_with_the_cell_rules(strict):
     violations = strict.check('import pandas as pd\npd.eval("pd.io.common.os")')
     assert violations and all(v.lineno == 2 for v in violations)
     assert any("in .eval() string" in v.message for v in violations)
+
+
+def test_orchestrators_may_run_sub_agents_but_not_drive_their_runtime(standard, strict):
+    ok = 'await cleaner.run("clean raw_data")\ninsights = await analyzer.runtime.retrieve("insights")'
+    for checker in (standard, strict):
+        assert checker.check(ok) == []
+        for bad in (
+            'await sub.runtime.execute("import os")',
+            "sub.runtime.security_checker = None",
+        ):
+            assert checker.check(bad), bad
+    assert (
+        standard.check('import sqlite3\ncon = sqlite3.connect(":memory:")\ncon.execute("select 1")')
+        == []
+    )
