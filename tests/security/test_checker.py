@@ -309,7 +309,10 @@ def test_query_strings_are_checked_with_the_cell_rules(strict):
 
 
 def test_orchestrators_may_run_sub_agents_but_not_drive_their_runtime(standard, strict):
-    ok = 'await cleaner.run("clean raw_data")\ninsights = await analyzer.runtime.retrieve("insights")'
+    ok = (
+        'await cleaner.run("clean raw_data")\n'
+        'insights = await analyzer.runtime.retrieve("insights")'
+    )
     for checker in (standard, strict):
         assert checker.check(ok) == []
         for bad in (
