@@ -9,6 +9,8 @@ and, for strict, pandas/numpy (to resolve module chains); it is reported separat
 
 from __future__ import annotations
 
+import ast
+import gc
 import os
 import statistics
 import sys
@@ -110,6 +112,24 @@ def main() -> None:
                 "unit": "ms",
             }
         )
+    # Reference: Python's own parse of the same cell (GC paused, as the checker does): the
+    # floor any AST-based checker pays on this machine at this moment.
+    parse = []
+    gc.disable()
+    try:
+        for _ in range(REPEAT):
+            started = time.perf_counter()
+            ast.parse(code)
+            parse.append(time.perf_counter() - started)
+    finally:
+        gc.enable()
+    rows.append(
+        {
+            "metric": "reference: ast.parse of the same cell, median",
+            "value": round(statistics.median(parse) * 1000, 3),
+            "unit": "ms",
+        }
+    )
     rows.append({"metric": "load average (1 min) at start", "value": round(load_before, 2)})
     report("security", rows, {"cell_lines": LINES, "repeat": REPEAT})
 
