@@ -291,13 +291,15 @@ XML_EXTERNAL = re.compile(r"<!ENTITY|<!DOCTYPE[^>]*\[|SYSTEM\s+[\"']|document\s*
 # Configuration strings that make matplotlib or pandas import modules or run programs.
 RISKY_CONFIG_STRING = re.compile(
     r"^(?:module://|plotting\.backend|animation\.|text\.latex|text\.usetex|pgf\.|"
-    r"ps\.usedistiller|savefig\.directory|webagg\.)"
+    r"ps\.usedistiller|savefig\.directory|webagg\.|backend$|backend_fallback$)"
 )
 
 # matplotlib rc groups that configure external programs (`plt.rc("text", usetex=True)`).
 RISKY_RC_GROUPS = frozenset({"text", "pgf", "animation", "ps", "savefig", "webagg", "backend"})
 # Calls that import a plotting backend named by their first argument.
 BACKEND_LOADERS = frozenset({"use", "switch_backend"})
+# Non-interactive matplotlib backends: no GUI event loop, no web server, no LaTeX.
+SAFE_BACKENDS = frozenset({"agg", "pdf", "svg", "ps", "cairo", "template"})
 
 # Names under which the usual modules are bound in notebooks; used to resolve chains such
 # as `pd.io.common.os` when the import happened in an earlier cell.

@@ -693,6 +693,17 @@ class IORule(SecurityRule):
             )
 
     @staticmethod
+    def _literal_settings(node: ast.AST) -> bool:
+        """A style name, a list of them, or a dict with literal keys."""
+        if literal_str(node) is not None:
+            return True
+        if isinstance(node, ast.List | ast.Tuple):
+            return all(literal_str(e) is not None for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(k is not None and literal_str(k) is not None for k in node.keys)
+        return False
+
+    @staticmethod
     def _is_rc(node: ast.AST) -> bool:
         _base, attrs = chain(node)
         if attrs:
@@ -726,8 +737,21 @@ class IORule(SecurityRule):
             yield cell.violation(self.name, node, "rc() needs a literal group name")
         if name == "rc" and literal_str(first) in L.RISKY_RC_GROUPS:
             yield cell.violation(self.name, node, f"rc({literal_str(first)!r}, ...) is not allowed")
-        if name in L.BACKEND_LOADERS and first is not None and literal_str(first) is None:
-            yield cell.violation(self.name, node, f"{name}() needs a literal backend name")
+        style = (
+            name == "use"
+            and isinstance(node.func, ast.Attribute)
+            and chain(node.func.value)[1][-1:] == ["style"]
+        )
+        if style and first is not None and not self._literal_settings(first):
+            yield cell.violation(
+                self.name, node, "style.use() needs a literal style name or dict of settings"
+            )
+        if name == "switch_backend" or (name == "use" and not style):
+            backend = literal_str(first)
+            if first is not None and (backend is None or backend.lower() not in L.SAFE_BACKENDS):
+                yield cell.violation(
+                    self.name, node, f"{name}() may only select a non-interactive backend (Agg)"
+                )
         for k in node.keywords:
             if k.arg == "usetex" and not (isinstance(k.value, ast.Constant) and not k.value.value):
                 yield cell.violation(self.name, k, "usetex runs LaTeX on figure text")

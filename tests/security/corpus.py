@@ -231,6 +231,8 @@ CORPUS: list[Escape] = [
     E('data-library I/O', 'an rcParams key computed at runtime (text.usetex runs LaTeX)', 'import matplotlib as mpl\nmpl.rcParams[key] = True'),
     E('data-library I/O', 'an XML external entity makes the parser read a local file', 'import io\nimport pandas as pd\nxml = \'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><r><a>&x;</a></r>\'\npd.read_xml(io.StringIO(xml))'),
     E('data-library I/O', 'an XSLT stylesheet reads files with document()', 'import io\nimport pandas as pd\nxsl = \'<xsl:value-of select="document(\\\'/etc/passwd\\\')"/>\'\npd.read_xml(io.StringIO(doc), stylesheet=io.StringIO(xsl))'),
+    E('data-library I/O', 'the WebAgg backend starts a web server on plt.show()', 'import matplotlib\nmatplotlib.use("WebAgg")'),
+    E('data-library I/O', 'the backend chosen through rcParams', 'import matplotlib as mpl\nmpl.rcParams["backend"] = "WebAgg"'),
     # -- deserialization ---------------------------------------------------------------------------
     E('deserialization', 'unpickling runs os.system', 'import pickle\npickle.loads(b"cos\\nsystem\\n(S\'id\'\\ntR.")'),
     E('deserialization', 'marshal loads code objects', 'import marshal\nexec(marshal.loads(data))'),
