@@ -15,8 +15,8 @@ import gc
 from collections.abc import Iterable
 
 from cave_tui.security.cell import Cell
-from cave_tui.security.policy_rules import MagicRule, build_name_problem
-from cave_tui.security.rules import SecurityRule
+from cave_tui.security.ipython_rules import MagicRule
+from cave_tui.security.rules import SecurityRule, build_name_problem
 from cave_tui.security.source import PreparedCell, prepare
 from cave_tui.security.violations import SecurityError, SecurityViolation
 

@@ -12,18 +12,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from cave_tui.security import lists as L
-from cave_tui.security.policy_rules import (
-    DeserializationRule,
-    FormatRule,
-    HookRule,
-    HostRule,
-    IORule,
-    ModuleRule,
-    NameRule,
-    QueryRule,
-    ReflectionRule,
-    StringRule,
-)
+from cave_tui.security.io_rules import DeserializationRule, IORule
+from cave_tui.security.module_rules import HostRule, ModuleRule
+from cave_tui.security.name_rules import HookRule, NameRule, StringRule
+from cave_tui.security.reflection_rules import FormatRule, QueryRule, ReflectionRule
 from cave_tui.security.resolve import ModuleResolver
 from cave_tui.security.rules import AttributeRule, FunctionRule, ImportRule
 

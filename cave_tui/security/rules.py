@@ -344,12 +344,27 @@ class RegexRule(SecurityRule):
                 )
 
 
+def build_name_problem(rules: Iterable[SecurityRule]):  # type: ignore[no-untyped-def]
+    """One function answering 'may attribute NAME be read by name?' for all *rules*."""
+    rules = [r for r in rules if type(r).name_problem is not SecurityRule.name_problem]
+
+    def name_problem(name: str) -> str | None:
+        for rule in rules:
+            problem = rule.name_problem(name)
+            if problem:
+                return problem
+        return None
+
+    return name_problem
+
+
 __all__ = [
     "AttributeRule",
     "FunctionRule",
     "ImportRule",
     "RegexRule",
     "SecurityRule",
+    "build_name_problem",
     "call_name",
     "is_dunder",
 ]
