@@ -292,6 +292,10 @@ class IPythonRuntime(Runtime):
                 error_type="SecurityError",
                 security_violations=violations,
             )
+        if self.security_checker is not None:
+            # A checked cell must run as checked: no automagic/autocall rewriting of `ls`.
+            self._shell.automagic = False
+            self._shell.autocall = 0
         if self._worker_id is not None and threading.get_ident() == self._worker_id:
             # Called from inside one of our own cells (a sub-agent sharing this
             # runtime): run it inline; the outer cell's timeout covers it.

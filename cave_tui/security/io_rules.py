@@ -1,0 +1,230 @@
+"""File, network and process access through data libraries; deserialization; unsafe switches."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from cave_tui.security import lists as L
+from cave_tui.security.cell import Cell, call_name, chain, literal_str
+from cave_tui.security.rules import SecurityRule
+from cave_tui.security.violations import SecurityViolation
+
+# -- I/O and deserialization ---------------------------------------------------------------------
+_DATA_FIRST = frozenset(
+    {"dump", "write_table", "write_csv", "write_feather", "write_tensor", "write_to_dataset",
+     "write_metadata"}
+)  # fmt: skip
+
+
+_PLOTTING_CALLS = L.OPTION_SETTERS | L.RC_SETTERS | L.BACKEND_LOADERS | {"rc"}
+
+
+class IORule(SecurityRule):
+    """File and network I/O through data libraries (strict: in-memory buffers only).
+
+    `pd.read_csv`, `df.to_parquet`, `np.save`, `fig.savefig`, `pq.write_table`... must
+    be given an `io.BytesIO`/`io.StringIO` made in the same cell; memory maps, HDF stores,
+    SQL and the clipboard are refused outright, as is any call of `.open(...)`, `.system(...)`
+    and any file name or URL passed to a call. It cannot see I/O a library does from a path
+    string it builds itself.
+    """
+
+    node_types = (ast.Call, ast.Attribute)
+
+    def name_problem(self, name: str) -> str | None:
+        if name in L.CALLED_CAPABILITIES or name in L.ALWAYS_IO_FUNCTIONS:
+            return f"'{name}' reaches files, programs or the network"
+        return None
+
+    def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
+        for node in cell.nodes(ast.Name):
+            if (
+                node.id in L.IO_FUNCTIONS
+                and node.id not in L.GENERIC_IO_FUNCTIONS
+                and isinstance(node.ctx, ast.Load)
+                and not cell.is_callee(node)
+            ):
+                yield cell.violation(self.name, node, f"'{node.id}' may only be called directly")
+        for node in cell.nodes(ast.Subscript):
+            if (
+                not isinstance(node.ctx, ast.Load)
+                and self._is_rc(node.value)
+                and literal_str(node.slice) is None
+            ):
+                yield cell.violation(self.name, node, "rcParams keys must be string literals")
+        for node in cell.nodes(ast.Attribute):
+            if (
+                node.attr in L.IO_FUNCTIONS
+                and node.attr not in L.GENERIC_IO_FUNCTIONS
+                and not cell.is_callee(node)
+            ):
+                yield cell.violation(self.name, node, f"'.{node.attr}' may only be called directly")
+            if node.attr == "backend" and not isinstance(node.ctx, ast.Load):
+                yield cell.violation(self.name, node, "setting a plotting backend is not allowed")
+            if node.attr in L.CALLED_CAPABILITIES and cell.is_callee(node):
+                what = "opens files" if node.attr == "open" else "runs programs or signals"
+                yield cell.violation(self.name, node, f"calling '.{node.attr}()' ({what})")
+        for node in cell.nodes(ast.Call):
+            yield from self._check_call(cell, node)
+        yield from self._file_names(cell)
+
+    def _file_names(self, cell: Cell) -> Iterator[SecurityViolation]:
+        """File names (`"out.csv"`) passed straight to any call."""
+        for node in cell.nodes(ast.Constant):
+            text = node.value
+            if (
+                text.__class__ is str
+                and "." in text
+                and L.FILE_NAME.match(text)
+                and not L.PATH_PREFIX.match(text)
+            ):
+                parent = cell.parent(node)
+                if isinstance(parent, ast.keyword):
+                    parent = cell.parent(parent)
+                if isinstance(parent, ast.Call) and parent.func is not node:
+                    yield cell.violation(
+                        self.name, node, f"file names and URLs ({text[:40]!r}) are not allowed"
+                    )
+
+    def _check_call(self, cell: Cell, node: ast.Call) -> Iterator[SecurityViolation]:
+        name = call_name(node.func)
+        if name == "getattr" and len(node.args) >= 2:
+            attr = literal_str(node.args[1])
+            if attr in L.IO_FUNCTIONS or attr in L.CALLED_CAPABILITIES:
+                yield cell.violation(self.name, node, f"getattr(..., {attr!r}) reaches I/O")
+        if node.keywords or name in _PLOTTING_CALLS:
+            yield from self._plotting(cell, node, name)
+        if name is None or name not in L.IO_FUNCTIONS:
+            return
+        if name in L.ALWAYS_IO_FUNCTIONS:
+            yield cell.violation(self.name, node, f"'{name}()' reads or writes files")
+            return
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
+            yield cell.violation(self.name, node, f"'{name}()' with *args/**kwargs")
+            return
+        slot = 1 if name in _DATA_FIRST and len(node.args) >= 2 else 0
+        target = node.args[slot] if len(node.args) > slot else None
+        for k in node.keywords:
+            if k.arg in L.IO_PATH_KEYWORDS:
+                target = k.value
+        if isinstance(target, ast.Constant) and target.value is None:
+            target = None  # df.to_string(buf=None) returns a string
+        if target is None:
+            if name.startswith("to_"):
+                return  # df.to_csv() with no target returns a string
+            yield cell.violation(self.name, node, f"'{name}()' needs an in-memory buffer")
+            return
+        if not cell.is_buffer_expr(target):
+            yield cell.violation(
+                self.name,
+                target,
+                f"'{name}()' may only use an io.BytesIO/io.StringIO buffer made in this cell "
+                "(no file or network access)",
+            )
+
+    @staticmethod
+    def _literal_settings(node: ast.AST) -> bool:
+        """A style name, a list of them, or a dict with literal keys."""
+        if literal_str(node) is not None:
+            return True
+        if isinstance(node, ast.List | ast.Tuple):
+            return all(literal_str(e) is not None for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(k is not None and literal_str(k) is not None for k in node.keys)
+        return False
+
+    @staticmethod
+    def _is_rc(node: ast.AST) -> bool:
+        _base, attrs = chain(node)
+        if attrs:
+            return attrs[-1] in ("rcParams", "rcParamsDefault")
+        return isinstance(node, ast.Name) and node.id == "rcParams"
+
+    def _plotting(
+        self, cell: Cell, node: ast.Call, name: str | None
+    ) -> Iterator[SecurityViolation]:
+        """Plotting settings that import modules by name or run LaTeX/ffmpeg."""
+        first = node.args[0] if node.args else None
+        if name in L.OPTION_SETTERS and (
+            any(isinstance(a, ast.Starred) for a in node.args)
+            or any(literal_str(a) is None for a in node.args[::2])
+        ):
+            yield cell.violation(self.name, node, f"{name}() needs literal option names")
+        rc_call = name == "rc_context" or (
+            name in L.RC_SETTERS
+            and isinstance(node.func, ast.Attribute)
+            and self._is_rc(node.func.value)
+        )
+        if rc_call and (
+            node.keywords
+            or any(
+                not isinstance(a, ast.Dict) or any(literal_str(k) is None for k in a.keys)
+                for a in node.args
+            )
+        ):
+            yield cell.violation(self.name, node, f"{name}() needs a dict literal of settings")
+        if name == "rc" and first is not None and literal_str(first) is None:
+            yield cell.violation(self.name, node, "rc() needs a literal group name")
+        if name == "rc" and literal_str(first) in L.RISKY_RC_GROUPS:
+            yield cell.violation(self.name, node, f"rc({literal_str(first)!r}, ...) is not allowed")
+        style = (
+            name == "use"
+            and isinstance(node.func, ast.Attribute)
+            and chain(node.func.value)[1][-1:] == ["style"]
+        )
+        if style and first is not None and not self._literal_settings(first):
+            yield cell.violation(
+                self.name, node, "style.use() needs a literal style name or dict of settings"
+            )
+        if name == "switch_backend" or (name == "use" and not style):
+            backend = literal_str(first)
+            if first is not None and (backend is None or backend.lower() not in L.SAFE_BACKENDS):
+                yield cell.violation(
+                    self.name, node, f"{name}() may only select a non-interactive backend (Agg)"
+                )
+        for k in node.keywords:
+            if k.arg == "usetex" and not (isinstance(k.value, ast.Constant) and not k.value.value):
+                yield cell.violation(self.name, k, "usetex runs LaTeX on figure text")
+            if k.arg == "backend" and literal_str(k.value) != "matplotlib":
+                yield cell.violation(self.name, k, "only backend='matplotlib' is allowed")
+
+
+class DeserializationRule(SecurityRule):
+    """Loading pickles, which runs code: `np.load(allow_pickle=True)` and its spellings.
+
+    Also the explicit "skip the safety check" switches of the array libraries, which turn
+    ordinary calls into raw memory access (`a.resize(n, refcheck=False)` frees memory that
+    views still use; `DictionaryArray.from_arrays(..., safe=False)` skips bounds checks).
+    """
+
+    node_types = (ast.Call, ast.Constant)
+
+    def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
+        for node in cell.nodes(ast.Call):
+            for k in node.keywords:
+                if (
+                    k.arg in ("refcheck", "safe")
+                    and not (isinstance(k.value, ast.Constant) and k.value.value is True)
+                    and (k.arg == "refcheck" or call_name(node.func) == "from_arrays")
+                ):
+                    yield cell.violation(
+                        self.name, k, f"{k.arg}= other than True skips a memory-safety check"
+                    )
+                if k.arg == "allow_pickle" and not (
+                    isinstance(k.value, ast.Constant) and k.value.value is False
+                ):
+                    yield cell.violation(self.name, k, "allow_pickle is not allowed (runs code)")
+            if call_name(node.func) == "load" and (
+                len(node.args) >= 3
+                or any(k.arg is None for k in node.keywords)
+                or any(isinstance(a, ast.Starred) for a in node.args)
+            ):
+                yield cell.violation(
+                    self.name, node, "load() with a positional allow_pickle or **kwargs"
+                )
+        for node in cell.nodes(ast.Constant):
+            if node.value == "allow_pickle":
+                yield cell.violation(self.name, node, "'allow_pickle' is not allowed (runs code)")

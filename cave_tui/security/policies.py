@@ -1,0 +1,126 @@
+"""The named policies: `trusted`, `standard` and `strict`.
+
+`standard` is a deny-list that stops the obvious (os/subprocess imports, eval/exec/open,
+dunder attributes, magics). `strict` is an allow-list built to stop everything a syntax
+check can stop, while leaving ordinary pandas/numpy/matplotlib analysis alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from cave_tui.security import lists as L
+from cave_tui.security.io_rules import DeserializationRule, IORule
+from cave_tui.security.module_rules import HostRule, ModuleRule
+from cave_tui.security.name_rules import HookRule, NameRule, StringRule
+from cave_tui.security.reflection_rules import FormatRule, QueryRule, ReflectionRule
+from cave_tui.security.resolve import ModuleResolver
+from cave_tui.security.rules import AttributeRule, FunctionRule, ImportRule
+
+if TYPE_CHECKING:
+    from cave_tui.security.checker import SecurityChecker
+
+_MODULE_NAME = re.compile(r"^[A-Za-z]\w*(\.[A-Za-z]\w*)*$")
+
+
+def _extras(extra_imports: Iterable[str]) -> list[str]:
+    if isinstance(extra_imports, str):
+        extra_imports = [extra_imports]
+    extras = []
+    for item in extra_imports:
+        name = str(item).strip()
+        if not _MODULE_NAME.match(name):
+            raise ValueError(f"extra import {item!r} is not a module name")
+        extras.append(name)
+    return extras
+
+
+def build_policy(
+    cls: type[SecurityChecker], name: str, extra_imports: Iterable[str] = ()
+) -> SecurityChecker:
+    key = str(name).strip().lower()
+    extras = _extras(extra_imports)
+    if key == "trusted":
+        return cls([], policy="trusted", magics=True)
+    if key == "standard":
+        return _standard(cls, extras)
+    if key == "strict":
+        return _strict(cls, extras)
+    raise ValueError(f"unknown security policy {name!r}; choose one of: trusted, standard, strict")
+
+
+def _standard(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
+    denied = L.STANDARD_DENIED_IMPORTS - {e.split(".")[0] for e in extras}
+    module_names = {m for m in denied if not m.startswith("_")}
+    rules = [
+        ImportRule(denied),
+        FunctionRule(L.STANDARD_FORBIDDEN_FUNCTIONS, match_attributes=False),
+        AttributeRule(
+            L.INTROSPECTION_ATTRIBUTES
+            | L.CODE_ATTRIBUTES
+            | (L.RUNTIME_ATTRIBUTES - {"execute"})  # con.execute() is ordinary here
+            | L.DESERIALIZATION_ATTRIBUTES
+            | module_names
+            | {"ctypeslib"},
+            dunder=True,
+        ),
+        NameRule(),
+        HookRule(),
+        DeserializationRule(),
+        StringRule(strict=False),
+        HostRule(),
+    ]
+    summary = (
+        "Security policy: standard (no os/sys/subprocess/shutil/socket/ctypes/importlib/"
+        "pickle imports, no eval/exec/compile/open, no dunder attributes, no IPython "
+        "magics or shell commands)."
+    )
+    return cls(rules, policy="standard", summary=summary)
+
+
+def _strict(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
+    allowed = L.STRICT_ALLOWED_IMPORTS | {e.split(".")[0] for e in extras}
+    resolver = ModuleResolver(frozenset(allowed), L.STRICT_DENIED_SUBMODULES)
+    resolver.warm_up()
+    extra_tops = {e.split(".")[0] for e in extras}
+    attributes = AttributeRule(
+        (
+            L.INTROSPECTION_ATTRIBUTES
+            | L.CODE_ATTRIBUTES
+            | L.RUNTIME_ATTRIBUTES
+            | L.MODULE_ATTRIBUTES
+            | L.CAPABILITY_ATTRIBUTES
+        )
+        - extra_tops,
+        private=True,
+        substrings=L.CAPABILITY_SUBSTRINGS,
+    )
+    rules = [
+        ImportRule(allowed=allowed, resolver=resolver, attribute_rules=[attributes]),
+        FunctionRule(L.STRICT_FORBIDDEN_FUNCTIONS, match_attributes=False),
+        attributes,
+        NameRule(strict=True),
+        ReflectionRule(),
+        FormatRule(),
+        QueryRule(),
+        ModuleRule(resolver, {e: e for e in extras}),
+        IORule(),
+        DeserializationRule(),
+        HookRule(strict=True),
+        StringRule(),
+        HostRule(),
+    ]
+    shown = ", ".join(
+        ["numpy", "pandas", "pyarrow", "scipy", "matplotlib", "math", "json", "re", "datetime",
+         "collections", *sorted(extra_tops)]
+    )  # fmt: skip
+    summary = (
+        f"Security policy: strict (imports limited to {shown}, …; no file or network "
+        "access: use io.BytesIO/StringIO; no names starting with _; literal names in "
+        "getattr and literal strings in df.query/eval)."
+    )
+    checker = cls(rules, policy="strict", summary=summary)
+    checker.resolver = resolver  # type: ignore[attr-defined]
+    return checker
