@@ -43,6 +43,14 @@ _MUTATORS = frozenset(
 )  # fmt: skip
 
 
+SUMMARY_OBJECT_BUDGET = 0.5  # seconds to describe one object before it is skipped
+SUMMARY_TOTAL_BUDGET = 5.0  # seconds for a whole namespace summary
+
+
+class SummaryTimeout(Exception):
+    """Raised in the summary thread when one object takes too long to describe."""
+
+
 class CellInterrupt(KeyboardInterrupt):
     """Raised inside a cell's thread to stop it (timeout, Ctrl+C, cancellation)."""
 
@@ -243,7 +251,44 @@ class IPythonRuntime(Runtime):
 
     async def namespace_summary(self) -> list[VarInfo]:
         hidden = self._hidden - set(self._injected)
-        return summarize_namespace(self._ns, hidden, self.descriptions())
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self._watched_summary, hidden, self.descriptions()
+        )
+
+    def _watched_summary(self, hidden: set[str], descriptions: dict[str, str]) -> list[VarInfo]:
+        """Summarise on a helper thread; stop any object that takes too long to describe.
+
+        Objects are model-made: a `__repr__` or `__len__` that loops forever would
+        otherwise hang whoever asked (the agent loop, the inspector). The slow
+        object's preview becomes `<SummaryTimeout>` and the walk goes on; a walk
+        that still does not finish is cut at SUMMARY_TOTAL_BUDGET with what it has.
+        """
+        rows: list[VarInfo] = []
+        current = {"since": time.monotonic()}
+        done = threading.Event()
+
+        def mark(name: str) -> None:
+            current["since"] = time.monotonic()
+
+        def walk() -> None:
+            try:
+                summarize_namespace(self._ns, hidden, descriptions, rows=rows, on_item=mark)
+            except BaseException:
+                pass
+            finally:
+                done.set()
+
+        worker = threading.Thread(target=walk, name="cave-summary", daemon=True)
+        started = time.monotonic()
+        worker.start()
+        while not done.wait(0.02):
+            now = time.monotonic()
+            if now - started > SUMMARY_TOTAL_BUDGET:
+                break
+            if now - current["since"] > SUMMARY_OBJECT_BUDGET and worker.ident is not None:
+                _set_async_exc(worker.ident, SummaryTimeout)
+                current["since"] = now
+        return list(rows)
 
     async def interrupt(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self._interrupt_blocking, 0.0)

@@ -291,14 +291,32 @@ def summarize_namespace(
     hidden: set[str] | frozenset[str] = frozenset(),
     descriptions: dict[str, str] | None = None,
     limit: int = 10_000,
+    rows: list[VarInfo] | None = None,
+    on_item: Any = None,
 ) -> list[VarInfo]:
-    """Summarise up to *limit* user names of *ns*, in insertion order."""
+    """Summarise up to *limit* user names of *ns*, in insertion order.
+
+    *rows* (if given) is filled as the walk goes, so a watchdog can keep what was
+    done when it has to stop a walk stuck in some object's `__repr__`; *on_item*
+    is called with each name before its object is described.
+    """
     descriptions = descriptions or {}
-    rows = []
+    rows = [] if rows is None else rows
     for name in list(ns):
         if not is_user_name(name) or (name in hidden and name not in descriptions):
             continue
-        rows.append(summarize(name, ns[name], descriptions.get(name, "")))
+        if on_item is not None:
+            on_item(name)
+        try:
+            obj = ns[name]
+        except KeyError:  # deleted meanwhile
+            continue
+        try:
+            rows.append(summarize(name, obj, descriptions.get(name, "")))
+        except Exception as exc:  # a hostile or broken object must not break the listing
+            rows.append(
+                VarInfo(name, "variable", type(obj).__name__, preview=f"<{type(exc).__name__}>")
+            )
         if len(rows) >= limit:
             break
     return rows

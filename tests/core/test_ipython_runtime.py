@@ -146,3 +146,23 @@ async def test_bad_names_rejected(rt):
     with pytest.raises(KeyError, match="did you mean"):
         await rt.execute("total_sales = 1")
         await rt.retrieve("total_sale")
+
+
+async def test_summary_survives_a_hostile_repr(rt):
+    code = (
+        "class Slow:\n"
+        "    def __repr__(self):\n"
+        "        while True:\n"
+        "            pass\n"
+        "class Broken:\n"
+        "    def __len__(self):\n"
+        "        raise RuntimeError('no')\n"
+        "slow = Slow()\nbroken = Broken()\nfine = [1, 2]"
+    )
+    assert (await rt.execute(code)).success
+    started = time.monotonic()
+    rows = {r.name: r for r in await rt.namespace_summary()}
+    assert time.monotonic() - started < 3
+    assert rows["fine"].preview == "[1, 2]"
+    assert "slow" in rows and "SummaryTimeout" in rows["slow"].preview
+    assert "broken" in rows
