@@ -28,7 +28,9 @@ from cave_tui.runtime.summary import (
     HIDDEN_NAMES,
     VarInfo,
     bounded_repr,
+    describable_without_user_code,
     fingerprints,
+    is_user_name,
     summarize_namespace,
 )
 from cave_tui.runtime.tracebacks import format_exception
@@ -251,8 +253,12 @@ class IPythonRuntime(Runtime):
 
     async def namespace_summary(self) -> list[VarInfo]:
         hidden = self._hidden - set(self._injected)
+        descriptions = self.descriptions()
+        names = [n for n in list(self._ns) if is_user_name(n) and n not in hidden]
+        if all(describable_without_user_code(self._ns.get(n)) for n in names):
+            return summarize_namespace(self._ns, hidden, descriptions)  # fast path, no user code
         return await asyncio.get_running_loop().run_in_executor(
-            None, self._watched_summary, hidden, self.descriptions()
+            None, self._watched_summary, hidden, descriptions
         )
 
     def _watched_summary(self, hidden: set[str], descriptions: dict[str, str]) -> list[VarInfo]:

@@ -282,6 +282,35 @@ def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
     return info
 
 
+TRUSTED_MODULES = frozenset(
+    {"builtins", "datetime", "decimal", "fractions", "collections", "types", "functools",
+     "re", "pathlib", "uuid", "numpy", "pandas", "pyarrow", "enum", "typing"}
+)  # fmt: skip
+
+
+def describable_without_user_code(obj: Any, depth: int = 0) -> bool:
+    """True when describing *obj* runs no code the model wrote (no user `__repr__`, `__len__`…).
+
+    Checks the object's type and, for containers, the sampled items `bounded_repr`
+    would visit. Lets the common case (frames, arrays, builtins) be described inline.
+    """
+    kind = type(obj)
+    if kind is type:
+        return True  # a plain class: its schema comes from inspect, not from its code
+    module = (getattr(kind, "__module__", "") or "").split(".", 1)[0]
+    if module not in TRUSTED_MODULES:
+        return False
+    if depth < 3 and isinstance(obj, list | tuple | set | frozenset):
+        return all(
+            describable_without_user_code(item, depth + 1)
+            for _, item in zip(range(SAMPLE_ITEMS), obj, strict=False)
+        )
+    if depth < 3 and isinstance(obj, dict):
+        sample = zip(range(SAMPLE_ITEMS), obj.items(), strict=False)
+        return all(describable_without_user_code(pair, depth + 1) for _, pair in sample)
+    return True
+
+
 def is_user_name(name: str, hidden: set[str] | frozenset[str] = HIDDEN_NAMES) -> bool:
     return not name.startswith("_") and name not in hidden
 

@@ -83,3 +83,17 @@ def test_description_lists_functions_types_variables():
     assert "dist(p:" in text and "Distance from the origin" in text
     assert "dataclass fields: x: float, y: float" in text
     assert "pts: list len 1" in text
+
+
+def test_describable_without_user_code():
+    from cave_tui.runtime.summary import describable_without_user_code
+
+    class Mine:
+        pass
+
+    assert describable_without_user_code(pd.DataFrame({"a": [1]}))
+    assert describable_without_user_code({"k": [1, (2, "x")]})
+    assert describable_without_user_code(Mine)  # a plain class is described by inspect
+    assert not describable_without_user_code(Mine())
+    assert not describable_without_user_code([1, [Mine()]])
+    assert not describable_without_user_code({"k": Mine()})
