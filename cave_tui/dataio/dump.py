@@ -287,6 +287,39 @@ def _unique_stem(name: str, used: set[str]) -> str:
 
 
 # -- incremental checkpoints (session snapshots) ----------------------------------------
+def small_enough(obj: Any, limit: int, max_items: int = 10_000) -> bool:
+    """True if *obj*, followed into containers and attributes, is under *limit* bytes.
+
+    Bounded cost: gives up (False) after *max_items* objects. Frames and arrays
+    count their buffers, so a dict holding a large frame is not "small".
+    """
+    from cave_tui.runtime.summary import _size_of
+
+    total = 0
+    seen: set[int] = set()
+    stack = [obj]
+    visited = 0
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        visited += 1
+        total += _size_of(item) or 0
+        if total >= limit or visited > max_items:
+            return False
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+        elif hasattr(item, "__dict__") and not isinstance(item, type):
+            module = type(item).__module__ or ""
+            if not module.startswith(("pandas", "numpy", "pyarrow")):
+                stack.extend(vars(item).values())
+    return True
+
+
 async def checkpoint_namespace(
     runtime: Any,
     directory: str | Path,
@@ -322,18 +355,22 @@ async def checkpoint_namespace(
     try:
         for row in rows:
             prev = old.get(row.name)
-            stale = (
-                prev is None
-                or changed_set is None
-                or row.name in changed_set
-                or (row.size_bytes or 0) < resave_below
+            sweep = (
+                prev is not None
+                and changed_set is not None
+                and row.name not in changed_set
+                and (row.size_bytes or 0) < resave_below
             )
+            stale = prev is None or changed_set is None or row.name in changed_set or sweep
             if not stale:
                 entries[row.name] = prev
                 continue
             try:
                 obj = await runtime.retrieve(row.name)
             except KeyError:
+                continue
+            if sweep and not small_enough(obj, resave_below):
+                entries[row.name] = prev
                 continue
             version = int(prev.get("version", 0)) + 1 if prev else 1
             try:

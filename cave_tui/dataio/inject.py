@@ -70,7 +70,7 @@ class Injection:
         return {
             "name": self.name,
             "source": self.source,
-            "type": self.type_name,
+            "value_type": self.type_name,
             "description": self.description,
             "seconds": round(self.seconds, 4),
         }

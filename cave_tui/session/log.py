@@ -74,19 +74,43 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], ReadReport]:
     return records, report
 
 
+class LogInUseError(OSError):
+    """Another live process is recording this session."""
+
+
 class EventLog:
-    """Appends records to `events.jsonl`; each `append` reaches the OS before it returns."""
+    """Appends records to `events.jsonl`; each `append` reaches the OS before it returns.
+
+    The file is locked (`flock`) while open, so two processes never append to one
+    session; the lock dies with its process, even on `kill -9`.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        records, report = read_records(self.path)
-        self.seq = max((int(r.get("seq", 0)) for r in records), default=0)
-        if self.path.exists() and report.good_bytes < self.path.stat().st_size:
-            # Cut a torn tail (a record cut by a crash) so appends start on a fresh line.
-            with open(self.path, "r+b") as f:
-                f.truncate(report.good_bytes)
-        self.repaired = report.torn_tail
-        self._f = open(self.path, "ab")  # noqa: SIM115 - kept open for the session's life
+        self._f = open(self.path, "a+b")  # noqa: SIM115 - kept open for the session's life
+        try:
+            self._lock()
+            records, report = read_records(self.path)
+            self.seq = max((int(r.get("seq", 0)) for r in records), default=0)
+            if report.good_bytes < os.fstat(self._f.fileno()).st_size:
+                # Cut a torn tail (a record cut by a crash) so appends start on a fresh line.
+                os.ftruncate(self._f.fileno(), report.good_bytes)
+            self.repaired = report.torn_tail
+        except BaseException:
+            self._f.close()
+            raise
+
+    def _lock(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            return
+        try:
+            fcntl.flock(self._f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LogInUseError(
+                f"{self.path} is being recorded by another running cave process"
+            ) from None
 
     def append(self, record: dict[str, Any], *, sync: bool = False) -> dict[str, Any]:
         self.seq += 1

@@ -140,7 +140,10 @@ class SessionRecorder:
             raise SessionError(f"{folder} is not a session (no {EVENTS})")
         meta = read_meta(folder) or {"id": folder.name, "title": folder.name}
         meta.update(status="running", pid=os.getpid(), updated=_now_iso())
-        recorder = cls(folder, meta=meta, **kwargs)
+        try:
+            recorder = cls(folder, meta=meta, **kwargs)
+        except OSError as exc:  # LogInUseError, or an unreadable folder
+            raise SessionError(f"cannot resume {folder.name}: {exc}") from None
         if recorder.log.repaired:
             recorder.log.append({"type": "notice", "content": "a torn last record was dropped"})
         return recorder
@@ -301,6 +304,9 @@ class SessionRecorder:
     async def checkpoint(self, *, full: bool = False) -> Any:
         """Snapshot the namespace into `namespace/`, writing only what changed.
 
+        New names and names reported changed are written; *full* also re-saves small
+        objects (under `RESAVE_BELOW` bytes) in case they were mutated unseen.
+
         Returns the `DumpResult`, or None when it failed (the failure is logged and
         reported through `warnings`/`on_warning`; the previous snapshot stays).
         """
@@ -316,7 +322,7 @@ class SessionRecorder:
                 result = await checkpoint_namespace(
                     self.runtime,
                     self.namespace_dir,
-                    changed=None if full else dirty,
+                    changed=dirty,
                     resave_below=RESAVE_BELOW if full else 0,
                     sync=self.sync,
                 )
@@ -399,7 +405,7 @@ class SessionRecorder:
             await self.end_turn("interrupted")
         else:
             self._sync_history()
-            await self.checkpoint(full=True)
+            await self.checkpoint()
         self._closed = True
         self.meta["status"] = status
         self.meta["turns"] = self.turn

@@ -144,11 +144,27 @@ async def redo_setup(record: dict[str, Any], runtime: Any, *, trust: bool = Fals
     return [name]
 
 
-def _replies(turn: RecordedTurn) -> list[Any]:
+FINISHED = ("completed", "max_steps_reached", "error")
+
+
+def replayable_steps(turn: RecordedTurn) -> list[RecordedStep]:
+    """The steps to replay: all of them, or for a turn cut short, those that finished.
+
+    A step whose code was still running when the process died (or the user
+    interrupted it) has no recorded outcome: it is not replayed.
+    """
+    steps = turn.ordered
+    if turn.status in FINISHED:
+        return steps
+    done = [i for i, s in enumerate(steps) if s.outcome is not None]
+    return steps[: done[-1] + 1] if done else []
+
+
+def _replies(steps: list[RecordedStep]) -> list[Any]:
     from cave_tui.models.base import ModelError
 
     replies: list[Any] = []
-    for step in turn.ordered:
+    for step in steps:
         if step.reply is not None:
             replies.append(step.reply)
         elif step.error is not None:
@@ -210,24 +226,38 @@ async def replay_session(
     for turn in turns:
         for record in turn.setup:
             await redo_setup(record, runtime, trust=trust)
-        agent.model = ScriptedModel(_replies(turn), model_id=f"replay:{data.id}")
+        steps = replayable_steps(turn)
+        finished = turn.status in FINISHED
+        agent.model = ScriptedModel(_replies(steps), model_id=f"replay:{data.id}")
         outcomes: dict[int, dict[str, Any]] = {}
         status = None
-        async for event in agent.stream_events(turn.task):
+        last_step = steps[-1].step if steps else 0
+        result.turns += 1
+        if not steps and not finished:
+            if render is not None:
+                render(ev.UserEvent(content=turn.task))
+                render(ev.NoticeEvent(content="(this turn was cut short before a step finished)"))
+            continue
+        events = agent.stream_events(turn.task)
+        async for event in events:
             if render is not None:
                 render(event)
             if event.type.value in OUTCOME_TYPES:
                 outcomes[event.step] = event.to_dict()
                 if pause:
                     await asyncio.sleep(pause)
+                if not finished and event.step >= last_step:
+                    if render is not None:
+                        render(ev.NoticeEvent(content=f"(turn {turn.turn} was cut short here)"))
+                    break
             elif event.type is ev.EventType.FINAL_RESPONSE:
                 status = "completed"
             elif event.type is ev.EventType.MAX_STEPS_REACHED:
                 status = "max_steps_reached"
             elif event.type is ev.EventType.ERROR:
                 status = "error"
-        result.turns += 1
-        for step in turn.ordered:
+        await events.aclose()
+        for step in steps:
             if step.outcome is None and step.step not in outcomes:
                 continue
             result.steps += 1
@@ -236,7 +266,7 @@ async def replay_session(
             if divergence is not None:
                 divergence.turn = turn.turn
                 result.divergences.append(divergence)
-        extra = sorted(set(outcomes) - set(turn.steps))
+        extra = sorted(set(outcomes) - {s.step for s in steps})
         for step_no in extra:
             result.divergences.append(
                 Divergence(turn.turn, step_no, "(no such step)", outcome_text(outcomes[step_no]))

@@ -62,15 +62,16 @@ async def resume_session(
     from cave_tui.dataio.dump import MANIFEST, load_dump
 
     runtime = runtime if runtime is not None else agent.runtime
+    torn = read_session(folder).report.torn_tail
+    recorder = SessionRecorder.open(folder, **recorder_kwargs)  # locks the log, cuts a torn tail
     data = read_session(folder)
     history = rebuild_history(data.records)
     agent.history[:] = history
     turns = max((int(r.get("turn") or 0) for r in data.of_type("user")), default=0)
     ended = {int(r.get("turn") or 0) for r in data.of_type("turn_end")}
-    recorder = SessionRecorder.open(data.dir, **recorder_kwargs)
     recorder.turn = turns
     recorder.attach(agent, runtime)
-    result = ResumeResult(recorder, len(history), turns, torn_tail=data.report.torn_tail)
+    result = ResumeResult(recorder, len(history), turns, torn_tail=torn)
     if turns and turns not in ended:
         result.interrupted_turn = turns
         recorder.record({"type": "turn_end", "turn": turns, "status": "interrupted"}, sync=True)
