@@ -248,6 +248,9 @@ async def dump_namespace(
                 obj = await runtime.retrieve(row.name)
             except KeyError:
                 continue
+            except Exception as exc:  # e.g. the kernel runtime refuses to send it back
+                result.skipped.append(_skip(row, f"could not be retrieved: {exc}"))
+                continue
             stem = _unique_stem(row.name, used)
             try:
                 entry = await writer.write(obj, row.name, stem)
@@ -368,6 +371,12 @@ async def checkpoint_namespace(
             try:
                 obj = await runtime.retrieve(row.name)
             except KeyError:
+                continue
+            except Exception as exc:
+                if prev is not None:
+                    entries[row.name] = prev
+                else:
+                    result.skipped.append(_skip(row, f"could not be retrieved: {exc}"))
                 continue
             if sweep and not small_enough(obj, resave_below):
                 entries[row.name] = prev
@@ -535,6 +544,7 @@ async def load_dump(
     runtime: Any, directory: str | Path, *, trust: bool = False, verify: bool = True
 ) -> LoadedDump:
     """Restore a dump into *runtime* (replacing same-named variables). All or nothing."""
+    from cave_tui.dataio.inject import inject_variable
     from cave_tui.runtime.items import Variable
 
     dump = await asyncio.to_thread(read_dump, directory, trust=trust, verify=verify)
@@ -553,5 +563,5 @@ async def load_dump(
         else:
             dump.names.append(name)
     for name, value in dump.values.items():
-        runtime.inject(Variable(name, value, descriptions.get(name) or None))
+        await inject_variable(runtime, Variable(name, value, descriptions.get(name) or None))
     return dump

@@ -76,6 +76,19 @@ class Injection:
         }
 
 
+async def inject_variable(runtime: Any, variable: Any) -> None:
+    """`runtime.inject(variable)`; awaits the runtime's `ainject` when it has one.
+
+    The kernel runtime's `inject` is fire-and-forget; its `ainject` waits for the
+    kernel's acknowledgement, so a failure is reported here and not later.
+    """
+    ainject = getattr(runtime, "ainject", None)
+    if ainject is not None and asyncio.iscoroutinefunction(ainject):
+        await ainject(variable)
+    else:
+        runtime.inject(variable)
+
+
 async def _check(runtime: Any, name: str, allow_shadow: bool) -> None:
     existing = await runtime.names()
     check_name(name, existing, allow_shadow=allow_shadow)
@@ -105,7 +118,7 @@ async def inject_file(
     await _check(runtime, name, allow_shadow)
     loaded = await load_file_async(p, fmt=fmt, trust=trust, cancel=cancel, progress=progress)
     description = f"loaded from {p.name} ({loaded.format})"
-    runtime.inject(Variable(name, loaded.value, description))
+    await inject_variable(runtime, Variable(name, loaded.value, description))
     return Injection(
         name=name,
         source={
@@ -192,7 +205,7 @@ async def inject_package(
     version = f" {record['version']}" if record.get("version") else ""
     origin = f"{record['module']}.{record['attr']}"
     description = f"{origin} from the {record['package']}{version} package"
-    runtime.inject(Variable(name, value, description))
+    await inject_variable(runtime, Variable(name, value, description))
     return Injection(
         name=name,
         source=record,

@@ -34,6 +34,7 @@ BLOCK = 8 << 20
 CSV_CHUNK_ROWS = 250_000
 JSONL_REPORT_LINES = 20_000
 MIN_BATCH_ROWS = 65_536
+READ_BUFFER = 1 << 20
 
 
 @dataclass
@@ -109,12 +110,13 @@ class _BackgroundHash:
 
 # -- a file object that reports progress and honours cancel ------------------------
 class _TrackedRaw(io.RawIOBase):
+    """Counts the bytes read (for progress) and checks for cancellation on every read."""
+
     def __init__(self, f: BinaryIO, total: int, monitor: Monitor) -> None:
         self._f = f
         self.total = total
         self.pos = 0
         self._monitor = monitor
-        self._last = 0.0
 
     def readable(self) -> bool:
         return True
@@ -123,22 +125,33 @@ class _TrackedRaw(io.RawIOBase):
         self._monitor.check()
         n = self._f.readinto(b) or 0
         self.pos += n
-        now = time.monotonic()
-        if now - self._last > 0.05:
-            self._last = now
-            self._monitor.report(self.pos, self.total)
         return n
+
+    def report(self) -> None:
+        self._monitor.report(self.pos, self.total)
 
 
 @contextlib.contextmanager
-def _open_tracked(path: Path, monitor: Monitor, decompress: bool = False) -> Iterator[BinaryIO]:
+def _open_tracked_report(
+    path: Path, monitor: Monitor, decompress: bool = False
+) -> Iterator[tuple[BinaryIO, _TrackedRaw]]:
+    """`_open_tracked` that reports 0% first, so a front end can show the bar at once."""
+    with _open_tracked(path, monitor, decompress) as (f, tracked):
+        tracked.report()
+        yield f, tracked
+
+
+@contextlib.contextmanager
+def _open_tracked(
+    path: Path, monitor: Monitor, decompress: bool = False
+) -> Iterator[tuple[BinaryIO, _TrackedRaw]]:
     total = path.stat().st_size
     with open(path, "rb", buffering=0) as raw:
         tracked = _TrackedRaw(raw, total, monitor)  # type: ignore[arg-type]
-        buffered: BinaryIO = io.BufferedReader(tracked, buffer_size=1 << 20)  # type: ignore[assignment]
+        buffered: BinaryIO = io.BufferedReader(tracked, buffer_size=READ_BUFFER)  # type: ignore[assignment]
         if decompress:
             buffered = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
-        yield buffered
+        yield buffered, tracked
 
 
 def _is_gz(path: Path) -> bool:
@@ -152,8 +165,8 @@ def _load_parquet(path: Path, m: Monitor, trust: bool) -> Any:
 
     if path.stat().st_size <= SMALL_FILE:
         m.check()
-        return pq.read_table(path).to_pandas()
-    pf = pq.ParquetFile(path)
+        return pq.read_table(path, page_checksum_verification=True).to_pandas()
+    pf = pq.ParquetFile(path, page_checksum_verification=True)
     meta = pf.metadata
     rows = meta.num_rows
     if meta.num_row_groups >= 4:
@@ -217,12 +230,12 @@ def _load_delimited(path: Path, m: Monitor, sep: str) -> Any:
         m.check()
         return pd.read_csv(path, sep=sep, compression=compression)
     chunks = []
-    with _open_tracked(path, m, decompress=False) as f:
+    with _open_tracked_report(path, m) as (f, tracked):
         reader = pd.read_csv(f, sep=sep, chunksize=CSV_CHUNK_ROWS, compression=compression)
         with reader:
             for chunk in reader:
                 chunks.append(chunk)
-                m.check()
+                tracked.report()
     m.report(1, 1, "files", stage="converting")
     if len(chunks) == 1:
         return chunks[0]
@@ -238,10 +251,11 @@ def _load_tsv(path: Path, m: Monitor, trust: bool) -> Any:
 
 
 def _load_json(path: Path, m: Monitor, trust: bool) -> Any:
-    with _open_tracked(path, m, decompress=_is_gz(path)) as f:
+    with _open_tracked_report(path, m, decompress=_is_gz(path)) as (f, tracked):
         parts = []
         while block := f.read(BLOCK):
             parts.append(block)
+            tracked.report()
     data = b"".join(parts)
     m.report(1, 1, "files", stage="converting")
     try:
@@ -257,10 +271,10 @@ def _load_json(path: Path, m: Monitor, trust: bool) -> Any:
 
 def _load_jsonl(path: Path, m: Monitor, trust: bool) -> Any:
     records = []
-    with _open_tracked(path, m, decompress=_is_gz(path)) as f:
+    with _open_tracked_report(path, m, decompress=_is_gz(path)) as (f, tracked):
         for lineno, line in enumerate(f, 1):
             if lineno % JSONL_REPORT_LINES == 0:
-                m.check()
+                tracked.report()
             if not line.strip():
                 continue
             try:
@@ -350,7 +364,7 @@ def _load_pickle(path: Path, m: Monitor, trust: bool, *, use_dill: bool = False)
         loader: Callable[[Any], Any] = dill.load
     else:
         loader = pickle.load
-    with _open_tracked(path, m) as f:
+    with _open_tracked(path, m) as (f, _):
         try:
             return loader(f)
         except (EOFError, pickle.UnpicklingError) as exc:
@@ -381,7 +395,7 @@ def _load_excel(path: Path, m: Monitor, trust: bool) -> Any:
         out = {}
         for i, sheet in enumerate(sheets):
             m.report(i, len(sheets), "sheets")
-            out[sheet] = book.parse(sheet)
+            out[sheet] = pd.read_excel(book, sheet_name=sheet)
     return out[sheets[0]] if len(sheets) == 1 else out
 
 

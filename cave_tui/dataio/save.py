@@ -140,10 +140,11 @@ def _write_parquet(obj: Any, path: Path) -> dict[str, Any]:
 
     frame, restore = _frame_for_arrow(obj)
     try:
+        # Page checksums let a reader detect silently corrupted pages.
         if is_arrow_table(frame):
-            pq.write_table(frame, path)
+            pq.write_table(frame, path, write_page_checksum=True)
         else:
-            frame.to_parquet(path)
+            frame.to_parquet(path, write_page_checksum=True)
     except OSError:
         raise
     except (pa.ArrowException, ValueError, TypeError, NotImplementedError) as exc:

@@ -94,12 +94,20 @@ class SessionRecorder:
         agent: Any = None,
         runtime: Any = None,
         made_by: str | None = None,
+        folder: str | Path | None = None,
         **kwargs: Any,
     ) -> SessionRecorder:
-        """Start a new session folder under *root* (default `./sessions`)."""
+        """Start a new session folder under *root* (default `./sessions`), or at *folder*."""
         from cave_tui import __version__
 
-        folder = SessionStore(root).new_dir(title)
+        if folder is not None:
+            folder = Path(folder)
+            try:
+                folder.mkdir(parents=True)
+            except FileExistsError:
+                raise SessionError(f"{folder} already exists; not recording over it") from None
+        else:
+            folder = SessionStore(root).new_dir(title)
         model = getattr(getattr(agent, "model", None), "model_id", None)
         meta = {
             "id": folder.name,
@@ -159,6 +167,12 @@ class SessionRecorder:
         if model and not self.meta.get("model"):
             self.meta["model"] = model
         self.meta["max_steps"] = getattr(agent, "max_steps", None)
+
+    def detach(self) -> None:
+        """Stop listening to the agent (best effort: the core has no remove_event_sink yet)."""
+        sinks = getattr(self.agent, "_sinks", None)
+        if isinstance(sinks, list) and self.on_event in sinks:
+            sinks.remove(self.on_event)
 
     def adopt_history(self, messages: list[dict[str, Any]]) -> None:
         """Tell the recorder that *messages* are already recorded (used by resume)."""

@@ -28,6 +28,7 @@ from cave_tui.session.reader import (
 from cave_tui.session.store import SessionError
 
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+_CELL_NAME = re.compile(r"<ipython-input-\d+-[0-9a-f]+>")
 DEFAULT_PAUSE = 0.6  # seconds between steps at speed 1
 
 
@@ -36,9 +37,9 @@ class ReplayError(SessionError):
 
 
 def normalize_output(text: str) -> str:
-    """Output as compared: trailing spaces and memory addresses do not count."""
+    """Output as compared: trailing spaces, memory addresses and cell file names do not count."""
     lines = [line.rstrip() for line in (text or "").strip("\n").splitlines()]
-    return _ADDRESS.sub("0x…", "\n".join(lines))
+    return _CELL_NAME.sub("<cell>", _ADDRESS.sub("0x…", "\n".join(lines)))
 
 
 def _error_line(record: dict[str, Any]) -> str:
