@@ -16,9 +16,11 @@ import concurrent.futures
 import contextlib
 import ctypes
 import errno
+import hashlib
 import json
 import os
 import shutil
+import threading
 import time
 import uuid
 from collections.abc import Iterable
@@ -93,22 +95,72 @@ def _skip(row: Any, reason: str) -> dict[str, Any]:
     return {"name": row.name, "type": row.type_name, "reason": reason}
 
 
-def _write_entry(obj: Any, name: str, folder: Path, stem: str) -> dict[str, Any]:
+class _HashFollower(threading.Thread):
+    """Hashes a file while it is being written, following its end like `tail -f`.
+
+    Every writer here appends sequentially, so the bytes read are final; hashing on
+    another core this way costs the dump almost no time, even for a single object.
+    """
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(name="cave-dump-hash", daemon=True)
+        self.path = path
+        self.done = threading.Event()  # the writer closed the file
+        self.abandon = threading.Event()  # the write failed: stop
+        self.sha256: str | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self._follow()
+        except BaseException as exc:
+            self.error = exc
+
+    def _follow(self) -> None:
+        while not self.path.exists():
+            if self.abandon.is_set() or self.done.is_set():
+                return
+            time.sleep(0.002)
+        digest = hashlib.sha256()
+        with open(self.path, "rb") as f:
+            while not self.abandon.is_set():
+                chunk = f.read(1 << 20)
+                if chunk:
+                    digest.update(chunk)
+                elif self.done.is_set():
+                    if not (chunk := f.read()):
+                        self.sha256 = digest.hexdigest()
+                        return
+                    digest.update(chunk)
+                else:
+                    time.sleep(0.003)
+
+
+def _write_entry(
+    obj: Any, name: str, folder: Path, stem: str
+) -> tuple[dict[str, Any], _HashFollower]:
     """Write *obj* as `folder/stem.<ext>` in the first format that fits; raises Unsuitable."""
     notes = []
     for fmt in candidate_formats(obj):
         path = folder / f"{stem}{EXTENSIONS[fmt]}"
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # a leftover of a crashed run must not be hashed
+        follower = _HashFollower(path)
+        follower.start()
         try:
             restore = write_in_format(obj, path, fmt)
         except Unsuitable as exc:
+            follower.abandon.set()
             notes.append(str(exc))
             with contextlib.suppress(OSError):
                 path.unlink()
             continue
         except BaseException:
+            follower.abandon.set()
             with contextlib.suppress(OSError):
                 path.unlink()
             raise
+        follower.done.set()
         entry: dict[str, Any] = {
             "name": name,
             "type": type(obj).__name__,
@@ -119,15 +171,19 @@ def _write_entry(obj: Any, name: str, folder: Path, stem: str) -> dict[str, Any]
         }
         if restore:
             entry["restore"] = restore
-        return entry
+        return entry, follower
     raise Unsuitable("; ".join(notes) or "no format fits")
 
 
-def _finish_file(path: Path, sync: bool) -> str:
-    """sha256 of a written file, then fsync it (runs beside the next write)."""
-    from cave_tui.dataio.load import file_sha256
+def _finish_file(path: Path, follower: _HashFollower, sync: bool) -> str:
+    """Wait for the file's sha256, then fsync it (runs beside the next write)."""
+    follower.join()
+    if follower.error is not None or follower.sha256 is None:
+        from cave_tui.dataio.load import file_sha256
 
-    sha = file_sha256(path)
+        sha = file_sha256(path)
+    else:
+        sha = follower.sha256
     if sync:
         fsync_path(path)
     return sha
@@ -143,8 +199,9 @@ class _Writer:
         self._pending: list[tuple[dict[str, Any], concurrent.futures.Future[str]]] = []
 
     async def write(self, obj: Any, name: str, stem: str) -> dict[str, Any]:
-        entry = await asyncio.to_thread(_write_entry, obj, name, self.folder, stem)
-        fut = self._pool.submit(_finish_file, self.folder / entry["file"], self.sync)
+        entry, follower = await asyncio.to_thread(_write_entry, obj, name, self.folder, stem)
+        path = self.folder / entry["file"]
+        fut = self._pool.submit(_finish_file, path, follower, self.sync)
         self._pending.append((entry, fut))
         return entry
 
