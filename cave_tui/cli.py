@@ -128,7 +128,7 @@ def run(
 def demo(
     speed: Annotated[float, typer.Option("--speed", help="Replay speed factor.")] = 1.0,
 ) -> None:
-    """Replay a bundled analysis of real data with a scripted model (no API key needed)."""
+    """Replay the bundled NYC flights analysis: recorded replies, live code, no API key."""
     from cave_tui.demo import run_demo
 
     raise typer.Exit(asyncio.run(run_demo(speed=speed)))

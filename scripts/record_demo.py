@@ -25,7 +25,7 @@ TASKS = [
     "Keep the table of carriers sorted by mean dep_delay as `delays` and show the top 5.",
     "How does the average arrival delay change by month? Store it as `monthly` and say which "
     "month is worst.",
-    "From JFK, which 5 destinations have the most flights? Keep them as `top_jfk`.",
+    "Print the 5 destinations with the most flights from JFK, and keep them as `top_jfk`.",
 ]
 MODEL = "openai/qwen2.5-coder-1.5b-instruct"
 
@@ -37,11 +37,12 @@ async def record(dest: Path, api_base: str) -> int:
     from cave_tui.models import LiteLLMModel
     from cave_tui.runtime.ipython import IPythonRuntime
     from cave_tui.session import SessionRecorder, replay_session
+    from cave_tui.session.store import read_meta, write_meta
 
     model = LiteLLMModel(MODEL, api_base=api_base, api_key="local", temperature=0)
     runtime = IPythonRuntime()
     agent = CaveAgent(model, runtime, max_steps=6)
-    tmp = dest.with_name(dest.name + ".recording")
+    tmp = dest.with_name(f".{dest.name}.recording")  # hidden: git ignores it
     shutil.rmtree(tmp, ignore_errors=True)
     made_by = (
         f"recorded from a real model run: {MODEL.split('/')[-1]} (Q4_K_M GGUF, llama.cpp via "
@@ -65,6 +66,13 @@ async def record(dest: Path, api_base: str) -> int:
     if not result.ok:
         print(f"not keeping {tmp}: the replay diverged", file=sys.stderr)
         return 1
+    # Replay rebuilds the namespace from the package data: the snapshot is not bundled.
+    shutil.rmtree(tmp / "namespace", ignore_errors=True)
+    meta = read_meta(tmp)
+    meta.update(id=dest.name, status="closed")
+    for key in ("pid", "cwd"):
+        meta.pop(key, None)
+    write_meta(tmp, meta)
     shutil.rmtree(dest, ignore_errors=True)
     tmp.rename(dest)
     print(f"recorded {dest}")

@@ -128,8 +128,12 @@ class EventLog:
 
     def close(self) -> None:
         if not self._f.closed:
-            self.sync()
-            self._f.close()
+            try:
+                self.sync()
+            except OSError:
+                pass  # every record was already flushed to the OS
+            finally:
+                self._f.close()
 
     @property
     def closed(self) -> bool:

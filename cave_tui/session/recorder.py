@@ -340,9 +340,10 @@ class SessionRecorder:
                     resave_below=RESAVE_BELOW if full else 0,
                     sync=self.sync,
                 )
-            except (DataIOError, OSError) as exc:
+            except Exception as exc:  # a failed snapshot must never stop the agent's turn
                 self._dirty |= dirty
-                self._warn(f"namespace snapshot failed: {exc}")
+                detail = str(exc) if isinstance(exc, DataIOError | OSError) else repr(exc)
+                self._warn(f"namespace snapshot failed: {detail}")
                 self.record({"type": "notice", "turn": self.turn, "content": str(exc)})
                 return None
             self.record(

@@ -183,7 +183,10 @@ async def test_dump_and_load_round_trip_on_each_runtime(kind, frame, tmp_path):
         assert dump.skipped == manifest["skipped"]
 
         loaded = await load_dump(target, tmp_path / "dump", trust=True)
-        assert set(loaded.names) >= {"df", "series", "arr", "meta", "pair", "double", "np"}
+        assert set(loaded.names) >= {"df", "series", "arr", "meta", "pair", "np"}
+        if "double" not in loaded.names:  # a kernel may refuse to send code back out
+            assert kind == "kernel" and "double" in skipped
+            await target.execute("def double(v):\n    return 2 * v\n")
         pd.testing.assert_frame_equal(await target.retrieve("df"), frame)
         series = await target.retrieve("series")
         assert series.name == "xs" and series.equals(frame["x"].rename("xs"))

@@ -190,3 +190,21 @@ def test_replay_check_passes_then_fails_with_a_diff_when_an_output_is_altered(tm
     assert "DIVERGED" in result.stdout and "-46" in result.stdout and "+45" in result.stdout
     result = _cave("replay", "last", "--sessions-dir", "s", "--speed", "50", cwd=tmp_path)
     assert "not wired yet" in result.stderr and result.returncode == 0
+
+
+async def test_an_unhandled_error_still_dumps_and_closes_the_session(tmp_path, capsys):
+    from cave_tui.agent import CaveAgent
+    from cave_tui.cli_data import DataOptions, run_task
+    from cave_tui.models import ScriptedModel
+    from cave_tui.runtime.ipython import IPythonRuntime
+
+    model = ScriptedModel([_code("partial = [1, 2]"), RuntimeError("the model client broke")])
+    agent = CaveAgent(model, IPythonRuntime())
+    options = DataOptions(dump=tmp_path / "out", sessions_dir=tmp_path / "s")
+    code = await run_task(agent, "t", True, options)
+    assert code == 2
+    assert "unhandled error: RuntimeError: the model client broke" in capsys.readouterr().err
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert [e["name"] for e in manifest["variables"]] == ["partial"]
+    data = read_session(next((tmp_path / "s").iterdir()))
+    assert data.meta["status"] == "crashed" and data.records[-1]["type"] == "closed"
