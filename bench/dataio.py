@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import statistics
 import sys
@@ -51,11 +52,13 @@ def mixed_frame(rows: int, seed: int = 0) -> pd.DataFrame:
     )
 
 
-def interleaved(a, b, repeat: int) -> tuple[float, float]:
-    """Median times of a() and b(), alternating which goes first."""
+def interleaved(a, b, repeat: int, reset=None) -> tuple[float, float]:
+    """Median times of a() and b(), alternating which goes first; reset() runs untimed."""
     ta, tb = [], []
     for i in range(repeat):
         for fn, out in ((a, ta), (b, tb)) if i % 2 == 0 else ((b, tb), (a, ta)):
+            if reset is not None:
+                reset()
             started = time.perf_counter()
             fn()
             out.append(time.perf_counter() - started)
@@ -68,16 +71,23 @@ def bench_inject(tmp: Path, rows: int, repeat: int) -> list[dict]:
     mixed_frame(rows).to_parquet(path)
     runtime = IPythonRuntime()
     loop = asyncio.new_event_loop()
+    kept: list[object] = []
 
     def ours() -> None:
-        loop.run_until_complete(inject_file(runtime, path, "sales", allow_shadow=True))
+        loop.run_until_complete(inject_file(runtime, path, "sales"))
 
     def baseline() -> None:
-        pq.read_table(path).to_pandas()
+        kept.append(pq.read_table(path).to_pandas())
 
-    ours()
-    baseline()  # warm the page cache and imports
-    t_ours, t_base = interleaved(ours, baseline, repeat)
+    def reset() -> None:  # both results are released outside the timing
+        kept.clear()
+        if "sales" in loop.run_until_complete(runtime.names()):
+            loop.run_until_complete(runtime.delete("sales"))
+
+    for fn in (ours, baseline):  # warm the page cache and imports
+        reset()
+        fn()
+    t_ours, t_base = interleaved(ours, baseline, repeat, reset)
     loop.close()
     ratio = t_ours / t_base
     size = path.stat().st_size
@@ -140,6 +150,7 @@ def bench_dump(tmp: Path, total_bytes: int, repeat: int) -> list[dict]:
         order = [(ours, t_ours), (baseline, t_base)]
         for fn, out in order if i % 2 == 0 else order[::-1]:
             clean()
+            os.sync()  # neither run pays for the other's pending writeback
             started = time.perf_counter()
             fn()
             out.append(time.perf_counter() - started)

@@ -148,7 +148,7 @@ def _write_entry(
         follower = _HashFollower(path)
         follower.start()
         try:
-            restore = write_in_format(obj, path, fmt)
+            restore = write_in_format(obj, path, fmt, checksums=False)  # sha256 covers it
         except Unsuitable as exc:
             follower.abandon.set()
             notes.append(str(exc))

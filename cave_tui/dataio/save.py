@@ -134,17 +134,17 @@ def _frame_for_arrow(obj: Any) -> tuple[Any, dict[str, Any]]:
     raise Unsuitable(f"a {type(obj).__name__} is not a table")
 
 
-def _write_parquet(obj: Any, path: Path) -> dict[str, Any]:
+def _write_parquet(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     frame, restore = _frame_for_arrow(obj)
+    checksums = bool(options.get("checksums", True))  # let readers detect corrupted pages
     try:
-        # Page checksums let a reader detect silently corrupted pages.
         if is_arrow_table(frame):
-            pq.write_table(frame, path, write_page_checksum=True)
+            pq.write_table(frame, path, write_page_checksum=checksums)
         else:
-            frame.to_parquet(path, write_page_checksum=True)
+            frame.to_parquet(path, write_page_checksum=checksums)
     except OSError:
         raise
     except (pa.ArrowException, ValueError, TypeError, NotImplementedError) as exc:
@@ -152,7 +152,7 @@ def _write_parquet(obj: Any, path: Path) -> dict[str, Any]:
     return restore
 
 
-def _write_feather(obj: Any, path: Path) -> dict[str, Any]:
+def _write_feather(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     import pyarrow as pa
     from pyarrow import feather
 
@@ -173,7 +173,7 @@ def _write_delimited(obj: Any, path: Path, sep: str) -> dict[str, Any]:
     return {}
 
 
-def _write_json(obj: Any, path: Path) -> dict[str, Any]:
+def _write_json(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     if is_frame(obj):
         obj.to_json(path, orient="records", date_format="iso")
         return {"as": "records"}
@@ -184,7 +184,7 @@ def _write_json(obj: Any, path: Path) -> dict[str, Any]:
     return {}
 
 
-def _write_jsonl(obj: Any, path: Path) -> dict[str, Any]:
+def _write_jsonl(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     if is_frame(obj):
         obj.to_json(path, orient="records", lines=True, date_format="iso")
         return {}
@@ -196,7 +196,7 @@ def _write_jsonl(obj: Any, path: Path) -> dict[str, Any]:
     raise Unsuitable(f"a {type(obj).__name__} is not a list of records")
 
 
-def _write_npy(obj: Any, path: Path) -> dict[str, Any]:
+def _write_npy(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     import numpy as np
 
     if not is_array(obj):
@@ -208,7 +208,7 @@ def _write_npy(obj: Any, path: Path) -> dict[str, Any]:
     return {}
 
 
-def _write_npz(obj: Any, path: Path) -> dict[str, Any]:
+def _write_npz(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     import numpy as np
 
     if is_array(obj):
@@ -255,7 +255,7 @@ def _is_importable(obj: Any) -> bool:
     return found is obj and getattr(obj, "__module__", "") != "__main__"
 
 
-def _write_pickle(obj: Any, path: Path) -> dict[str, Any]:
+def _write_pickle(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     try:
         with open(path, "wb") as f:
             _StrictPickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
@@ -266,7 +266,7 @@ def _write_pickle(obj: Any, path: Path) -> dict[str, Any]:
     return {}
 
 
-def _write_dill(obj: Any, path: Path) -> dict[str, Any]:
+def _write_dill(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     import dill
 
     try:
@@ -279,11 +279,11 @@ def _write_dill(obj: Any, path: Path) -> dict[str, Any]:
     return {}
 
 
-WRITERS: dict[str, Callable[[Any, Path], dict[str, Any]]] = {
+WRITERS: dict[str, Callable[..., dict[str, Any]]] = {
     "parquet": _write_parquet,
     "feather": _write_feather,
-    "csv": lambda obj, path: _write_delimited(obj, path, ","),
-    "tsv": lambda obj, path: _write_delimited(obj, path, "\t"),
+    "csv": lambda obj, path, **options: _write_delimited(obj, path, ","),
+    "tsv": lambda obj, path, **options: _write_delimited(obj, path, "\t"),
     "json": _write_json,
     "jsonl": _write_jsonl,
     "npy": _write_npy,
@@ -293,9 +293,13 @@ WRITERS: dict[str, Callable[[Any, Path], dict[str, Any]]] = {
 }
 
 
-def write_in_format(obj: Any, path: Path, fmt: str) -> dict[str, Any]:
-    """Write *obj* to *path* (not atomically: callers pass a temporary path)."""
-    return WRITERS[fmt](obj, path)
+def write_in_format(obj: Any, path: Path, fmt: str, **options: Any) -> dict[str, Any]:
+    """Write *obj* to *path* (not atomically: callers pass a temporary path).
+
+    Options: `checksums=False` leaves out Parquet page checksums (dumps, whose manifest
+    holds each file's sha256, do not need them).
+    """
+    return WRITERS[fmt](obj, path, **options)
 
 
 def save_object(

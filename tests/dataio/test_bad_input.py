@@ -228,8 +228,8 @@ def test_full_disk_mid_write_keeps_the_previous_file(tmp_path, frame, monkeypatc
     before = path.read_bytes()
     real = save_module.WRITERS["parquet"]
 
-    def fills_the_disk(obj, tmp):
-        real(obj, tmp)  # a real, complete write…
+    def fills_the_disk(obj, tmp, **options):
+        real(obj, tmp, **options)  # a real, complete write…
         with open(tmp, "r+b") as f:
             f.truncate(100)  # …of which only part reached the disk
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -259,7 +259,7 @@ async def test_full_disk_during_a_dump_keeps_the_previous_dump(tmp_path, frame, 
     before = {p.name: p.read_bytes() for p in (tmp_path / "dump").iterdir()}
     runtime.inject(Variable("a", frame.head(1)))
 
-    def enospc(obj, tmp):
+    def enospc(obj, tmp, **options):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setitem(save_module.WRITERS, "json", enospc)

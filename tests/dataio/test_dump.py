@@ -85,8 +85,8 @@ KILL_SCRIPT = textwrap.dedent(
     target, flag = sys.argv[1], sys.argv[2]
     real = save_module.WRITERS["parquet"]
 
-    def slow(obj, path):
-        real(obj, path)
+    def slow(obj, path, **options):
+        real(obj, path, **options)
         with open(path, "r+b") as f:
             f.truncate(50)  # half-written…
         open(flag, "w").close()

@@ -126,7 +126,7 @@ async def test_a_full_disk_during_a_snapshot_warns_and_the_run_goes_on(tmp_path,
 
     from cave_tui.dataio import save as save_module
 
-    def enospc(obj, path):
+    def enospc(obj, path, **options):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     agent = scripted_agent(TWO_TURNS[:3])
