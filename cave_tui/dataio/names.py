@@ -20,7 +20,6 @@ def identifier_from(text: str, fallback: str = "data") -> str:
     text = unicodedata.normalize("NFKC", text).strip()
     chars = [c if (c.isidentifier() or (c.isdigit() and c.isascii())) else "_" for c in text]
     name = re.sub(r"_+", "_", "".join(chars)).strip("_")
-    name = name.replace("-", "_")
     if not name:
         return fallback
     if not name.isidentifier():  # starts with a digit
