@@ -168,17 +168,15 @@ def _load_parquet(path: Path, m: Monitor, trust: bool) -> Any:
         return pq.read_table(path, page_checksum_verification=True).to_pandas()
     pf = pq.ParquetFile(path, page_checksum_verification=True)
     meta = pf.metadata
-    rows = meta.num_rows
-    if meta.num_row_groups >= 4:
-        tables = []
-        done = 0
-        for i in range(meta.num_row_groups):
-            m.report(done, rows, "rows")
-            table = pf.read_row_group(i)
-            tables.append(table)
-            done += table.num_rows
-        table = pa.concat_tables(tables) if tables else pf.schema_arrow.empty_table()
-    else:
+    schema = pf.schema_arrow
+    names = schema.names
+    groups = meta.num_row_groups
+    if groups >= 4:
+        table = _read_row_groups(pf, m)
+    elif len(names) > 1 and len(set(names)) == len(names):
+        table = _read_column_chunks(pf, m)
+    else:  # one wide column (or duplicate names): stream record batches
+        rows = meta.num_rows
         batches = []
         done = 0
         size = max(MIN_BATCH_ROWS, math.ceil(rows / 16))
@@ -186,9 +184,58 @@ def _load_parquet(path: Path, m: Monitor, trust: bool) -> Any:
             m.report(done, rows, "rows")
             batches.append(batch)
             done += batch.num_rows
-        table = pa.Table.from_batches(batches, schema=pf.schema_arrow)
-    m.report(rows, rows, "rows", stage="converting")
+        table = pa.Table.from_batches(batches, schema=schema)
+    m.report(1, 1, "files", stage="converting")
     return table.to_pandas()
+
+
+def _read_row_groups(pf: Any, m: Monitor) -> Any:
+    """One row group per chunk: what `read_table` does, with a check between groups."""
+    import pyarrow as pa
+
+    meta = pf.metadata
+    total = meta.num_rows
+    tables = []
+    done = 0
+    for i in range(meta.num_row_groups):
+        m.report(done, total, "rows")
+        table = pf.read_row_group(i)
+        tables.append(table)
+        done += table.num_rows
+    return pa.concat_tables(tables) if tables else pf.schema_arrow.empty_table()
+
+
+def _read_column_chunks(pf: Any, m: Monitor, steps: int = 8) -> Any:
+    """Few row groups: read them a few columns at a time (about *steps* chunks in all).
+
+    Each column is decoded whole, as `read_table` would, so this costs no more CPU
+    than one call; progress is in compressed bytes from the file's metadata.
+    """
+    import pyarrow as pa
+
+    meta = pf.metadata
+    schema = pf.schema_arrow
+    names = schema.names
+    per = max(1, math.ceil(len(names) * meta.num_row_groups / steps))
+    leaves = [meta.row_group(0).column(j).path_in_schema for j in range(meta.num_columns)]
+    sizes: dict[str, int] = {}
+    for i in range(meta.num_row_groups):
+        group = meta.row_group(i)
+        for j, leaf in enumerate(leaves):
+            top = leaf.split(".")[0]
+            sizes[f"{i}/{top}"] = sizes.get(f"{i}/{top}", 0) + group.column(j).total_compressed_size
+    total = sum(sizes.values())
+    done = 0
+    tables = []
+    for i in range(meta.num_row_groups):
+        columns: list[Any] = []
+        for j in range(0, len(names), per):
+            part = names[j : j + per]
+            m.report(done, total)
+            columns.extend(pf.read_row_group(i, columns=part).columns)
+            done += sum(sizes.get(f"{i}/{name}", 0) for name in part)
+        tables.append(pa.Table.from_arrays(columns, schema=schema))
+    return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 
 
 def _load_feather(path: Path, m: Monitor, trust: bool) -> Any:
