@@ -83,14 +83,22 @@ def bench_inject(tmp: Path, rows: int, repeat: int) -> list[dict]:
     runtime = IPythonRuntime()
     loop = asyncio.new_event_loop()
     kept: list[object] = []
+    hashed: list[float] = []
 
     def ours() -> None:
-        loop.run_until_complete(inject_file(runtime, path, "sales"))
+        started = time.perf_counter()
+        injection = loop.run_until_complete(inject_file(runtime, path, "sales"))
+        kept.append((injection, started))
 
     def baseline() -> None:
         kept.append(pq.read_table(path).to_pandas())
 
-    def reset() -> None:  # both results are released outside the timing
+    def reset() -> None:  # results are released, and the background hash awaited, untimed
+        for item in kept:
+            if isinstance(item, tuple):
+                injection, started = item
+                assert injection.sha256() is not None
+                hashed.append(time.perf_counter() - started)
         kept.clear()
         if "sales" in loop.run_until_complete(runtime.names()):
             loop.run_until_complete(runtime.delete("sales"))
@@ -98,7 +106,10 @@ def bench_inject(tmp: Path, rows: int, repeat: int) -> list[dict]:
     for fn in (ours, baseline):  # warm the page cache and imports
         reset()
         fn()
+    reset()
+    hashed.clear()
     t_ours, t_base, c_ours, c_base = interleaved(ours, baseline, repeat, reset)
+    reset()
     loop.close()
     ratio = t_ours / t_base
     size = path.stat().st_size
@@ -108,8 +119,10 @@ def bench_inject(tmp: Path, rows: int, repeat: int) -> list[dict]:
         {"metric": "read_table().to_pandas() same file", "value": t_base, "unit": "s"},
         {"metric": "/inject ratio", "value": ratio, "unit": "x", "target": "<= 1.1",
          "ok": ratio <= 1.1},
-        {"metric": "/inject CPU-time ratio (all threads; for context)", "value": c_ours / c_base,
-         "unit": "x"},
+        {"metric": "  its sha256 known after (background, upper bound)",
+         "value": statistics.median(hashed), "unit": "s"},
+        {"metric": "  CPU-time ratio (all threads, incl. hashing so far)",
+         "value": c_ours / c_base, "unit": "x"},
     ]  # fmt: skip
 
 

@@ -10,6 +10,7 @@ the data came from and its sha256, which sessions log so replay can check it.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import importlib
 import importlib.metadata
@@ -65,8 +66,22 @@ class Injection:
     description: str
     seconds: float = 0.0
     value: Any = field(default=None, repr=False)
+    sha256_future: concurrent.futures.Future[str] | None = field(default=None, repr=False)
+
+    def sha256(self, timeout: float | None = None) -> str | None:
+        """The source's sha256, waiting for a background hash if one is running."""
+        if self.source.get("sha256") is None and self.sha256_future is not None:
+            try:
+                self.source["sha256"] = self.sha256_future.result(timeout)
+            except concurrent.futures.TimeoutError:
+                return None
+            except Exception as exc:  # the file vanished or changed while it was hashed
+                self.source["sha256_error"] = str(exc)
+        return self.source.get("sha256")
 
     def to_record(self) -> dict[str, Any]:
+        if self.sha256_future is not None and self.sha256_future.done():
+            self.sha256()
         return {
             "name": self.name,
             "source": self.source,
@@ -104,19 +119,29 @@ async def inject_file(
     fmt: str | None = None,
     cancel: CancelLike = None,
     progress: ProgressCallback | None = None,
+    wait_for_sha256: bool = False,
 ) -> Injection:
     """Load *path* and bind it as *name* (default: the file's stem made an identifier).
 
     Raises `DataIOError` subclasses: `NameConflictError` (ask, then retry with
     `allow_shadow=True`), `TrustRequiredError` (ask, then `trust=True`), `LoadCancelled`.
-    The name is checked before the (possibly long) load.
+    The name is checked before the (possibly long) load. The file's sha256 finishes
+    in the background unless *wait_for_sha256*: `Injection.sha256()` waits for it,
+    and `SessionRecorder.record_injection` writes the record once it is known.
     """
     from cave_tui.runtime.items import Variable
 
     p = Path(path).expanduser()
     name = name or name_from_path(p)
     await _check(runtime, name, allow_shadow)
-    loaded = await load_file_async(p, fmt=fmt, trust=trust, cancel=cancel, progress=progress)
+    loaded = await load_file_async(
+        p,
+        fmt=fmt,
+        trust=trust,
+        cancel=cancel,
+        progress=progress,
+        compute_sha256=True if wait_for_sha256 else "background",
+    )
     description = f"loaded from {p.name} ({loaded.format})"
     await inject_variable(runtime, Variable(name, loaded.value, description))
     return Injection(
@@ -132,6 +157,7 @@ async def inject_file(
         description=f"{describe_value(loaded.value)}, {description}",
         seconds=loaded.seconds,
         value=loaded.value,
+        sha256_future=loaded.sha256_future,
     )
 
 

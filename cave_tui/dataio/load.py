@@ -10,6 +10,7 @@ record, is computed on a second thread while the file is parsed. Files under
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import gzip
 import hashlib
@@ -21,7 +22,7 @@ import pickle
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -47,6 +48,7 @@ class Loaded:
     bytes: int
     sha256: str | None
     seconds: float
+    sha256_future: concurrent.futures.Future[str] | None = field(default=None, repr=False)
 
     @property
     def description(self) -> str:
@@ -84,28 +86,25 @@ class _BackgroundHash:
     """Hash a file on its own thread (hashlib releases the GIL) while it is parsed."""
 
     def __init__(self, path: Path, monitor: Monitor) -> None:
-        self._result: str | None = None
-        self._error: BaseException | None = None
+        self.future: concurrent.futures.Future[str] = concurrent.futures.Future()
         self._stop = threading.Event()
         stop = Monitor(lambda: self._stop.is_set() or monitor.cancelled, None, str(path))
-        self._thread = threading.Thread(target=self._run, args=(path, stop), daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, args=(path, stop), name="cave-hash", daemon=True
+        )
         self._thread.start()
 
     def _run(self, path: Path, monitor: Monitor) -> None:
         try:
-            self._result = file_sha256(path, monitor)
+            self.future.set_result(file_sha256(path, monitor))
         except BaseException as exc:
-            self._error = exc
+            self.future.set_exception(exc)
 
     def stop(self) -> None:
         self._stop.set()
 
     def result(self) -> str:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._result is not None
-        return self._result
+        return self.future.result()
 
 
 # -- a file object that reports progress and honours cancel ------------------------
@@ -477,12 +476,16 @@ def load_file(
     trust: bool = False,
     cancel: CancelLike = None,
     progress: ProgressCallback | None = None,
-    compute_sha256: bool = True,
+    compute_sha256: bool | str = True,
 ) -> Loaded:
     """Load *path* by its format. Raises `DataIOError` (or a subclass) with a clear message.
 
     Blocking: run it on a worker thread (see `load_file_async`). Set *cancel* to stop
     it between chunks (`LoadCancelled` is raised); *progress* receives `Progress`.
+    The file's sha256 is computed on a second thread while it is parsed; with
+    `compute_sha256="background"` it starts after the parse and the load returns
+    without waiting for it (`Loaded.sha256_future` resolves when it is done: hashing
+    a large file can take longer than parsing it).
     """
     started = time.perf_counter()
     fmt_obj = detect_format(path, fmt)
@@ -490,14 +493,19 @@ def load_file(
     require_trust(p, fmt_obj, trust)
     monitor = Monitor(cancel, progress, str(p))
     monitor.check()
-    hasher = _BackgroundHash(p, monitor) if compute_sha256 else None
+    background = compute_sha256 == "background"
+    # Hashing beside the parser shortens a load that waits for both; in the background
+    # it starts once the value is ready, so it does not compete with the parser's threads.
+    hasher = _BackgroundHash(p, Monitor()) if compute_sha256 and not background else None
     try:
         value = _read_value(p, fmt_obj, monitor, trust)
     except BaseException:
         if hasher is not None:
             hasher.stop()
         raise
-    sha = hasher.result() if hasher is not None else None
+    if background:
+        hasher = _BackgroundHash(p, Monitor())
+    sha = hasher.result() if hasher is not None and not background else None
     return Loaded(
         value=value,
         path=p,
@@ -505,6 +513,7 @@ def load_file(
         bytes=p.stat().st_size,
         sha256=sha,
         seconds=time.perf_counter() - started,
+        sha256_future=hasher.future if hasher is not None else None,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +88,7 @@ class EventLog:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._write_lock = threading.Lock()  # background hashes append from their thread
         self._f = open(self.path, "a+b")  # noqa: SIM115 - kept open for the session's life
         try:
             self._lock()
@@ -113,13 +115,14 @@ class EventLog:
             ) from None
 
     def append(self, record: dict[str, Any], *, sync: bool = False) -> dict[str, Any]:
-        self.seq += 1
-        record = {"seq": self.seq, "t": round(time.time(), 3), **record}
-        self._f.write((dumps_record(record) + "\n").encode("utf-8"))
-        self._f.flush()
-        if sync:
-            os.fsync(self._f.fileno())
-        return record
+        with self._write_lock:
+            self.seq += 1
+            record = {"seq": self.seq, "t": round(time.time(), 3), **record}
+            self._f.write((dumps_record(record) + "\n").encode("utf-8"))
+            self._f.flush()
+            if sync:
+                os.fsync(self._f.fileno())
+            return record
 
     def sync(self) -> None:
         if not self._f.closed:

@@ -82,18 +82,21 @@ class RecordedTurn:
 def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[dict[str, Any]]]:
     """The turns in order, and setup records after the last turn (injected, never used)."""
     turns: dict[int, RecordedTurn] = {}
-    pending: list[dict[str, Any]] = []
+    setup: dict[int, list[dict[str, Any]]] = {}
     for record in data.records:
         if record.get("subagent"):
             continue
         kind = record.get("type")
         if kind in ("injection", "load"):
-            pending.append(record)
+            # `before_turn` places it (a background hash may log it a little late).
+            before = record.get("before_turn")
+            if before is None:
+                before = max(turns, default=0) + 1
+            setup.setdefault(int(before), []).append(record)
             continue
         turn_no = int(record.get("turn") or 0)
         if kind == "user":
-            turn = turns[turn_no] = RecordedTurn(turn_no, str(record.get("content", "")))
-            turn.setup, pending = pending, []
+            turns[turn_no] = RecordedTurn(turn_no, str(record.get("content", "")))
             continue
         turn = turns.get(turn_no)
         if turn is None:
@@ -109,4 +112,10 @@ def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[dict[str
             turn.step(step_no).outcome = record
         elif kind == "turn_end":
             turn.status = str(record.get("status"))
-    return [turns[k] for k in sorted(turns)], pending
+    trailing: list[dict[str, Any]] = []
+    for before, records in sorted(setup.items()):
+        if before in turns:
+            turns[before].setup = records
+        else:
+            trailing.extend(records)
+    return [turns[k] for k in sorted(turns)], trailing

@@ -13,6 +13,7 @@ runtime (async), so they are taken by `stream_events` (a drop-in wrapper of
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import os
 import time
@@ -79,6 +80,7 @@ class SessionRecorder:
         self._main: str | None = None
         self._messages: list[dict[str, Any]] = []
         self._dirty: set[str] = set()
+        self._pending_hashes: set[Any] = set()
         self._turn_open = False
         self._turn_status: str | None = None
         self._closed = False
@@ -274,10 +276,32 @@ class SessionRecorder:
         return ""
 
     def record_injection(self, injection: Any) -> None:
-        """Log an injection (an `Injection` or its record) with its source and sha256."""
-        data = injection.to_record() if hasattr(injection, "to_record") else dict(injection)
-        self.record({"type": "injection", "before_turn": self.turn + 1, **data}, sync=True)
-        self._dirty.add(data["name"])
+        """Log an injection (an `Injection` or its record) with its source and sha256.
+
+        If the file's sha256 is still being computed in the background, the record is
+        written when it is done (`before_turn` keeps its place among the turns) and
+        `close()` waits for it.
+        """
+        before = self.turn + 1
+        pending = getattr(injection, "sha256_future", None)
+
+        def write(_: Any = None) -> None:
+            self._pending_hashes.discard(pending)
+            data = injection.to_record() if hasattr(injection, "to_record") else dict(injection)
+            self.record({"type": "injection", "before_turn": before, **data}, sync=True)
+
+        name = injection.name if hasattr(injection, "name") else injection["name"]
+        self._dirty.add(name)
+        if pending is not None and not pending.done():
+            self._pending_hashes.add(pending)
+            pending.add_done_callback(write)
+        else:
+            write()
+
+    def wait_for_hashes(self, timeout: float | None = None) -> None:
+        """Block until background sha256s of injected files are recorded."""
+        if self._pending_hashes:
+            concurrent.futures.wait(list(self._pending_hashes), timeout)
 
     def record_load(self, dump: Any, manifest_sha256: str | None = None) -> None:
         """Log a `--load DIR` / dump restore."""
@@ -416,6 +440,7 @@ class SessionRecorder:
         """End an open turn, take the exit snapshot and mark the session closed. Idempotent."""
         if self._closed:
             return
+        await asyncio.to_thread(self.wait_for_hashes, 600)
         if self._turn_open:
             await self.end_turn("interrupted")
         else:
@@ -432,6 +457,7 @@ class SessionRecorder:
         """Synchronous last resort (no snapshot): flush the log and mark the status."""
         if self._closed:
             return
+        self.wait_for_hashes(5)
         self._closed = True
         with contextlib.suppress(Exception):
             self.log.append({"type": "closed", "status": status}, sync=True)

@@ -12,6 +12,7 @@ import pytest
 
 from cave_tui.dataio import (
     dump_namespace,
+    file_sha256,
     inject_file,
     load_dump,
     load_file,
@@ -78,9 +79,8 @@ async def test_frame_formats_round_trip(case, any_runtime, frame, tmp_path):
     expected = (expect or (lambda df: df))(frame)
     name = "v_" + case.replace("-", "_").replace(".", "_")
     injection = await inject_file(any_runtime, path, name)
-    assert injection.source["sha256"] and injection.source["format"] in (
-        "parquet", "feather", "csv", "tsv", "jsonl",
-    )  # fmt: skip
+    assert injection.sha256() == file_sha256(path)  # finished in the background
+    assert injection.source["format"] in ("parquet", "feather", "csv", "tsv", "jsonl")
     got = await any_runtime.retrieve(name)
     if case == "jsonl":
         got = got.astype({"id": "int64"})

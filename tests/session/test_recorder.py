@@ -138,3 +138,34 @@ async def test_a_full_disk_during_a_snapshot_warns_and_the_run_goes_on(tmp_path,
     await recorder.close()
     assert warnings and "disk is full" in warnings[0]
     assert rebuild_history(read_session(recorder.dir).records) == agent.history
+
+
+async def test_an_injection_whose_hash_finishes_late_keeps_its_place(tmp_path):
+    import concurrent.futures
+    import threading
+
+    from cave_tui.dataio import Injection
+    from cave_tui.session import recorded_turns
+
+    agent = scripted_agent(["first answer", "second answer"])
+    recorder = SessionRecorder.create(tmp_path, agent=agent)
+    slow: concurrent.futures.Future[str] = concurrent.futures.Future()
+    source = {"kind": "file", "path": "/data/big.npy", "format": "npy", "sha256": None}
+    recorder.record_injection(Injection("big", source, "ndarray", "", sha256_future=slow))
+    await recorder.run("one")  # the user's turn starts before the hash is known
+    late: concurrent.futures.Future[str] = concurrent.futures.Future()
+    recorder.record_injection(Injection("later", dict(source), "ndarray", "", sha256_future=late))
+    slow.set_result("a" * 64)
+    threading.Timer(0.2, late.set_result, ["b" * 64]).start()
+    await recorder.close()  # waits for the second hash
+    data = read_session(recorder.dir)
+    injections = [r for r in data.records if r["type"] == "injection"]
+    assert [(r["name"], r["before_turn"], r["source"]["sha256"]) for r in injections] == [
+        ("big", 1, "a" * 64),
+        ("later", 2, "b" * 64),
+    ]
+    first_user = next(i for i, r in enumerate(data.records) if r["type"] == "user")
+    assert data.records.index(injections[0]) > first_user  # logged late…
+    turns, trailing = recorded_turns(data)
+    assert [r["name"] for r in turns[0].setup] == ["big"]  # …but replayed in its place
+    assert [r["name"] for r in trailing] == ["later"]
