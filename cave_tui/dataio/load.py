@@ -4,7 +4,7 @@
 checks the `cancel` flag and reports `Progress` between chunks (Parquet row groups
 or record batches, CSV chunks, byte blocks). The file's sha256, which sessions
 record, is computed on a second thread while the file is parsed. Files under
-`SMALL_FILE` bytes load in one call: they take well under a second.
+`SMALL_FILE` bytes load in one call: they take a few tenths of a second.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from cave_tui.dataio.errors import DataIOError, LoadCancelled, TrustRequiredErro
 from cave_tui.dataio.formats import Format, detect_format, sniff
 from cave_tui.dataio.progress import CancelLike, Monitor, ProgressCallback
 
-SMALL_FILE = 16 << 20
+SMALL_FILE = 32 << 20  # read in one call: a few tenths of a second at most
 BLOCK = 8 << 20
 CSV_CHUNK_ROWS = 250_000
 JSONL_REPORT_LINES = 20_000
