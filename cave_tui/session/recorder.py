@@ -169,6 +169,11 @@ class SessionRecorder:
         if model and not self.meta.get("model"):
             self.meta["model"] = model
         self.meta["max_steps"] = getattr(agent, "max_steps", None)
+        checker = getattr(self.runtime, "security_checker", None)
+        policy = getattr(checker, "policy", None)
+        self.meta["policy"] = (
+            "trusted" if checker is None else policy if isinstance(policy, str) else "custom"
+        )
 
     def detach(self) -> None:
         """Stop listening to the agent (best effort: the core has no remove_event_sink yet)."""

@@ -161,6 +161,18 @@ def replayable_steps(turn: RecordedTurn) -> list[RecordedStep]:
     return steps[: done[-1] + 1] if done else []
 
 
+def checker_for(policy: str | None) -> Any:
+    """The security checker the recording ran under, so blocked cells are blocked again."""
+    if not policy or policy in ("trusted", "custom"):
+        return None
+    try:
+        from cave_tui.security import SecurityChecker  # type: ignore[attr-defined]
+
+        return SecurityChecker.for_policy(policy)
+    except (ImportError, AttributeError, ValueError):
+        return None
+
+
 def _replies(steps: list[RecordedStep]) -> list[Any]:
     from cave_tui.models.base import ModelError
 
@@ -212,7 +224,7 @@ async def replay_session(
     if runtime is None:
         from cave_tui.runtime.ipython import IPythonRuntime
 
-        runtime = IPythonRuntime()
+        runtime = IPythonRuntime(security_checker=checker_for(data.meta.get("policy")))
     longest = max((max(t.steps, default=0) for t in turns), default=1)
     steps_allowed = max_steps or int(data.meta.get("max_steps") or 0) or max(longest, 10)
     agent = CaveAgent(

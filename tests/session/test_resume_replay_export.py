@@ -144,3 +144,20 @@ async def test_export_shows_errors_as_error_outputs(tmp_path):
     cell = next(c for c in nb.cells if c.cell_type == "code")
     error = cell.outputs[-1]
     assert error["output_type"] == "error" and error["ename"] == "ZeroDivisionError"
+
+
+async def test_replay_runs_under_the_recorded_security_policy(tmp_path):
+    checker_module = pytest.importorskip("cave_tui.security.checker")  # lands with issue 3
+    from cave_tui.agent import CaveAgent
+    from cave_tui.models import ScriptedModel
+    from cave_tui.runtime.ipython import IPythonRuntime
+
+    checker = checker_module.SecurityChecker.for_policy("strict")
+    runtime = IPythonRuntime(security_checker=checker)
+    agent = CaveAgent(ScriptedModel([code("import os\nprint(os.getcwd())"), "blocked"]), runtime)
+    recorder = SessionRecorder.create(tmp_path, agent=agent)
+    await recorder.run("where am I")
+    await recorder.close()
+    assert read_session(recorder.dir).meta["policy"] == "strict"
+    result = await replay_session(recorder.dir)
+    assert result.ok, result.report()  # blocked again, not run
