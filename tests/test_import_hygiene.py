@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ["agent", "runtime", "security", "skills", "models", "session", "commands"]
+CORE = ["agent", "runtime", "security", "skills", "models", "session", "commands", "dataio"]
 
 
 def _modules_after(code: str) -> set[str]:

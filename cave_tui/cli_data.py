@@ -1,0 +1,346 @@
+"""Command-line glue for data and sessions, kept apart from `cli.py` so edits do not collide.
+
+`@data_options` adds `--inject/--load/--dump/--trust/--resume/--sessions-dir` to any
+typer command and hands them over as one `DataOptions`; `run_task` runs one recorded
+turn with pre-seeding, dumping (also on SIGTERM/SIGHUP and after an unhandled error)
+and resume; `register_data_commands` adds `cave replay`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import json
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+EXIT_STARTUP = 2  # a pre-seed file could not be loaded, a session could not be resumed
+
+
+@dataclass
+class DataOptions:
+    """The data/session options of one command invocation."""
+
+    inject: list[str] = field(default_factory=list)
+    load: Path | None = None
+    dump: Path | None = None
+    trust: bool = False
+    resume: str | None = None
+    sessions_dir: Path | None = None
+
+
+_OPTIONS: list[tuple[str, Any, Any]] = [
+    (
+        "inject",
+        Annotated[
+            list[str] | None,
+            typer.Option(
+                "--inject",
+                help="Load PATH[:NAME] (or pkg:MODULE.ATTR[:NAME]) into the namespace; repeatable.",
+            ),
+        ],
+        None,
+    ),
+    (
+        "load",
+        Annotated[
+            Path | None, typer.Option("--load", help="Restore a dump folder into the namespace.")
+        ],
+        None,
+    ),
+    (
+        "dump",
+        Annotated[
+            Path | None,
+            typer.Option("--dump", help="Dump every variable to DIR on exit (with manifest.json)."),
+        ],
+        None,
+    ),
+    (
+        "trust",
+        Annotated[
+            bool,
+            typer.Option("--trust", help="Allow loading pickle/dill files (they can run code)."),
+        ],
+        False,
+    ),
+    (
+        "resume",
+        Annotated[
+            str | None,
+            typer.Option("--resume", help="Resume a recorded session: an ID, or last."),
+        ],
+        None,
+    ),
+    (
+        "sessions_dir",
+        Annotated[
+            Path | None,
+            typer.Option("--sessions-dir", help="Where sessions are recorded (./sessions)."),
+        ],
+        None,
+    ),
+]
+
+
+def data_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the data/session options to a typer command; it receives them as `data=`."""
+    names = [name for name, _, _ in _OPTIONS]
+    base = inspect.signature(fn, eval_str=True)
+    params = [p for p in base.parameters.values() if p.name != "data"]
+    extra = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann)
+        for name, ann, default in _OPTIONS
+    ]
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        values = {name: kwargs.pop(name, None) for name in names}
+        values["inject"] = list(values["inject"] or [])
+        values["trust"] = bool(values["trust"])
+        return fn(*args, data=DataOptions(**values), **kwargs)
+
+    wrapper.__signature__ = base.replace(parameters=[*params, *extra])  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {
+        **{k: v for k, v in fn.__annotations__.items() if k != "data"},
+        **{name: ann for name, ann, _ in _OPTIONS},
+    }
+    return wrapper
+
+
+def normalize_argv(argv: list[str]) -> list[str]:
+    """Let `--resume` stand alone (meaning `last`) at the end or before another option."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        if arg == "--resume" and (i + 1 == len(argv) or argv[i + 1].startswith("-")):
+            out.append("last")
+    return out
+
+
+def _err(text: str) -> None:
+    typer.echo(text, err=True)
+
+
+# -- cave run ------------------------------------------------------------------------------
+async def preseed(runtime: Any, data: DataOptions) -> list[tuple[str, Any]]:
+    """Apply `--load` then each `--inject`; returns (kind, result) pairs to record.
+
+    Raises `DataIOError` naming the file that could not be loaded.
+    """
+    from cave_tui.dataio import inject_spec, load_dump
+    from cave_tui.dataio.errors import NameConflictError
+
+    done: list[tuple[str, Any]] = []
+    if data.load is not None:
+        done.append(("load", await load_dump(runtime, data.load, trust=data.trust)))
+    for spec in data.inject:
+        try:
+            done.append(("inject", await inject_spec(runtime, spec, trust=data.trust)))
+        except NameConflictError as exc:
+            raise NameConflictError(
+                f"--inject {spec}: {exc}; give another name with PATH:NAME",
+                name=exc.name,
+                kind=exc.kind,
+            ) from None
+    return done
+
+
+def _record_preseed(recorder: Any, done: list[tuple[str, Any]]) -> None:
+    from cave_tui.dataio.dump import MANIFEST
+    from cave_tui.dataio.load import file_sha256
+
+    for kind, result in done:
+        if kind == "load":
+            recorder.record_load(result, file_sha256(result.directory / MANIFEST))
+        else:
+            recorder.record_injection(result)
+
+
+def _exit_code(status: str) -> int:
+    return {"completed": 0, "max_steps_reached": 1}.get(status, 2)
+
+
+async def run_task(agent: Any, task: str, as_json: bool, data: DataOptions) -> int:
+    """One recorded turn of `cave run`; returns the exit code."""
+    from cave_tui.dataio import DataIOError, dump_namespace
+    from cave_tui.session import SessionError, SessionRecorder, SessionStore, resume_session
+
+    runtime = agent.runtime
+    store = SessionStore(data.sessions_dir)
+    recorder = None
+    try:
+        if data.resume:
+            folder = store.resolve(data.resume)
+            resumed = await resume_session(folder, agent, runtime)
+            recorder = resumed.recorder
+            _err(resumed.summary())
+        done = await preseed(runtime, data)
+        if recorder is None:
+            recorder = SessionRecorder.create(store.root, title=task, agent=agent)
+        _record_preseed(recorder, done)
+    except (DataIOError, SessionError) as exc:
+        _err(f"cave: cannot start: {exc}")
+        if recorder is not None:
+            await recorder.close("startup_failed")
+        await runtime.stop()
+        return EXIT_STARTUP
+    recorder.on_warning = lambda text: _err(f"cave: {text}")
+    if not as_json:
+        _err(f"session {recorder.id} ({recorder.dir})")
+
+    received: list[int] = []
+    main = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        received.append(signum)
+        if main is not None:
+            main.cancel()
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, on_signal, sig)
+    status = "error"
+    try:
+        status = await _stream_turn(recorder, task, as_json)
+    except asyncio.CancelledError:
+        status = "terminated" if received else "cancelled"
+    except Exception as exc:  # an unhandled error: dump and record it, then exit non-zero
+        status = "crashed"
+        _err(f"cave: unhandled error: {type(exc).__name__}: {exc}")
+        recorder.record_note(f"unhandled error: {type(exc).__name__}: {exc}")
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
+        if data.dump is not None:
+            try:
+                result = await dump_namespace(runtime, data.dump)
+                _err(f"cave: dumped {result.summary()}")
+            except DataIOError as exc:
+                _err(f"cave: dump failed: {exc}")
+        await recorder.close(status)
+        await runtime.stop()
+    if received:
+        return 128 + received[0]
+    return _exit_code(status)
+
+
+async def _stream_turn(recorder: Any, task: str, as_json: bool) -> str:
+    from cave_tui.agent import AgentResponse, AgentStatus
+    from cave_tui.models import Usage
+
+    renderer = None
+    if not as_json:
+        from cave_tui.agent.display import RichDisplay
+
+        renderer = RichDisplay()
+    usage = Usage()
+    content, steps = "", 0
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    async for event in recorder.stream_events(task):
+        if as_json:
+            sys.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
+            sys.stdout.flush()
+        elif renderer is not None:
+            renderer.render(event)
+        steps = max(steps, event.step)
+        if event.type.value == "usage":
+            usage = usage + Usage(event.prompt_tokens, event.completion_tokens, event.total_tokens)
+        if event.type.value in ("final_response", "max_steps_reached", "error"):
+            content = event.content
+    status = recorder.turn_status or "error"
+    if renderer is not None:
+        renderer.close(
+            AgentResponse(
+                content=content,
+                status=AgentStatus(status) if status in set(AgentStatus) else AgentStatus.ERROR,
+                steps=steps,
+                usage=usage,
+                elapsed=loop.time() - started,
+            )
+        )
+    return status
+
+
+# -- cave replay ---------------------------------------------------------------------------
+async def replay_command(
+    session: str,
+    *,
+    headless: bool,
+    check: bool,
+    speed: float,
+    sessions_dir: Path | None,
+    trust: bool,
+) -> int:
+    from cave_tui.agent.display import RichDisplay
+    from cave_tui.dataio import DataIOError
+    from cave_tui.session import SessionError, SessionStore, replay_session
+
+    if not headless:
+        _err("cave: the replay in the TUI is not wired yet; showing the headless replay")
+    try:
+        folder = SessionStore(sessions_dir).resolve(session)
+    except SessionError as exc:
+        _err(f"cave: {exc}")
+        return EXIT_STARTUP
+    display = RichDisplay()
+    pause = 0.0 if check else None
+    try:
+        result = await replay_session(
+            folder, render=display.render, speed=speed, pause=pause, trust=trust
+        )
+    except (SessionError, DataIOError) as exc:
+        _err(f"cave: cannot replay {folder}: {exc}")
+        return EXIT_STARTUP
+    try:
+        display._flush_prose()
+        display.console.print(result.report(), markup=False, highlight=False)
+    finally:
+        await result.runtime.stop()
+    return 1 if check and not result.ok else 0
+
+
+def register_data_commands(app: typer.Typer) -> None:
+    """Add `cave replay` to the app."""
+
+    @app.command()
+    def replay(
+        session: Annotated[str, typer.Argument(help="Session ID, path, or last.")],
+        headless: Annotated[
+            bool, typer.Option("--headless", help="Print the replay (no TUI).")
+        ] = False,
+        check: Annotated[
+            bool,
+            typer.Option(
+                "--check", help="Compare every output; on a difference exit 1 with a diff."
+            ),
+        ] = False,
+        speed: Annotated[float, typer.Option("--speed", help="Replay speed factor.")] = 1.0,
+        sessions_dir: Annotated[
+            Path | None, typer.Option("--sessions-dir", help="Where sessions are (./sessions).")
+        ] = None,
+        trust: Annotated[
+            bool, typer.Option("--trust", help="Allow pickle/dill injections to load.")
+        ] = False,
+    ) -> None:
+        """Replay a recorded session: the recorded replies, the code run again live."""
+        raise typer.Exit(
+            asyncio.run(
+                replay_command(
+                    session,
+                    headless=headless,
+                    check=check,
+                    speed=speed,
+                    sessions_dir=sessions_dir,
+                    trust=trust,
+                )
+            )
+        )

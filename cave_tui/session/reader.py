@@ -1,0 +1,121 @@
+"""Reading a recorded session back: records, the agent history, and the turns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cave_tui.session.log import ReadReport, read_records
+from cave_tui.session.store import EVENTS, SessionError, read_meta
+
+OUTCOME_TYPES = ("execution_output", "execution_error", "security_error")
+
+
+@dataclass
+class SessionData:
+    """A session folder as read from disk."""
+
+    dir: Path
+    meta: dict[str, Any]
+    records: list[dict[str, Any]]
+    report: ReadReport
+
+    @property
+    def id(self) -> str:
+        return self.dir.name
+
+    def of_type(self, *types: str) -> list[dict[str, Any]]:
+        return [r for r in self.records if r.get("type") in types and not r.get("subagent")]
+
+
+def read_session(folder: str | Path) -> SessionData:
+    folder = Path(folder)
+    if not (folder / EVENTS).exists():
+        raise SessionError(f"{folder} is not a recorded session (no {EVENTS})")
+    records, report = read_records(folder / EVENTS)
+    return SessionData(folder, read_meta(folder), records, report)
+
+
+def rebuild_history(records: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The agent history as recorded: message records, with history resets applied."""
+    history: list[dict[str, str]] = []
+    for record in records:
+        kind = record.get("type")
+        if record.get("subagent"):
+            continue
+        if kind == "message":
+            history.append({"role": str(record["role"]), "content": str(record.get("content", ""))})
+        elif kind == "history_reset":
+            history = [
+                {"role": str(m["role"]), "content": str(m.get("content", ""))}
+                for m in record.get("messages", [])
+            ]
+    return history
+
+
+@dataclass
+class RecordedStep:
+    step: int
+    reply: str | None = None  # the model's whole reply
+    error: dict[str, Any] | None = None  # a model error that ended the turn
+    code: str | None = None
+    outcome: dict[str, Any] | None = None  # execution_output / execution_error / security_error
+
+
+@dataclass
+class RecordedTurn:
+    turn: int
+    task: str
+    steps: dict[int, RecordedStep] = field(default_factory=dict)
+    status: str | None = None  # from turn_end; None if the process died mid-turn
+    setup: list[dict[str, Any]] = field(default_factory=list)  # injections/loads before it
+
+    def step(self, n: int) -> RecordedStep:
+        return self.steps.setdefault(n, RecordedStep(n))
+
+    @property
+    def ordered(self) -> list[RecordedStep]:
+        return [self.steps[k] for k in sorted(self.steps)]
+
+
+def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[dict[str, Any]]]:
+    """The turns in order, and setup records after the last turn (injected, never used)."""
+    turns: dict[int, RecordedTurn] = {}
+    setup: dict[int, list[dict[str, Any]]] = {}
+    for record in data.records:
+        if record.get("subagent"):
+            continue
+        kind = record.get("type")
+        if kind in ("injection", "load"):
+            # `before_turn` places it (a background hash may log it a little late).
+            before = record.get("before_turn")
+            if before is None:
+                before = max(turns, default=0) + 1
+            setup.setdefault(int(before), []).append(record)
+            continue
+        turn_no = int(record.get("turn") or 0)
+        if kind == "user":
+            turns[turn_no] = RecordedTurn(turn_no, str(record.get("content", "")))
+            continue
+        turn = turns.get(turn_no)
+        if turn is None:
+            continue
+        step_no = int(record.get("step") or 0)
+        if kind == "reply":
+            turn.step(step_no).reply = str(record.get("text", ""))
+        elif kind == "error":
+            turn.step(step_no).error = record
+        elif kind == "code":
+            turn.step(step_no).code = str(record.get("code") or record.get("content", ""))
+        elif kind in OUTCOME_TYPES:
+            turn.step(step_no).outcome = record
+        elif kind == "turn_end":
+            turn.status = str(record.get("status"))
+    trailing: list[dict[str, Any]] = []
+    for before, records in sorted(setup.items()):
+        if before in turns:
+            turns[before].setup = records
+        else:
+            trailing.extend(records)
+    return [turns[k] for k in sorted(turns)], trailing

