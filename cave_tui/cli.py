@@ -24,6 +24,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+# -- options shared by `cave`, `cave --plain` and `cave run` (add new ones here) --------------
 ModelOpt = Annotated[
     str | None,
     typer.Option(
@@ -34,12 +35,23 @@ ApiBaseOpt = Annotated[
     str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")
 ]
 PolicyOpt = Annotated[
-    str, typer.Option("--policy", help="Security policy: trusted, standard or strict.")
+    str | None,
+    typer.Option("--policy", help="Security policy: trusted, standard or strict [standard]."),
 ]
 KernelOpt = Annotated[
-    bool, typer.Option("--kernel", help="Run code in an isolated Jupyter kernel.")
+    bool | None,
+    typer.Option("--kernel/--no-kernel", help="Run code in an isolated Jupyter kernel."),
 ]
-MaxStepsOpt = Annotated[int, typer.Option("--max-steps", help="Model calls allowed per turn.")]
+SkillsOpt = Annotated[
+    str | None, typer.Option("--skills", help="Also load Agent Skills from this directory.")
+]
+MaxStepsOpt = Annotated[
+    int | None, typer.Option("--max-steps", help="Model calls allowed per turn [10].")
+]
+ThemeOpt = Annotated[str | None, typer.Option("--theme", help="Theme of the app (see /theme).")]
+PlainOpt = Annotated[
+    bool, typer.Option("--plain", help="Line-mode REPL (prompt_toolkit) instead of the app.")
+]
 
 
 def _version_callback(value: bool) -> None:
@@ -62,28 +74,48 @@ def build_model(spec: str | None, api_base: str | None) -> Any:
 
 
 def build_runtime(kernel: bool, policy: str) -> Any:
-    checker = None
-    if policy != "trusted":
-        try:
-            from cave_tui.security import SecurityChecker
+    from cave_tui.services import make_runtime
 
-            checker = SecurityChecker.for_policy(policy)
-        except (ImportError, AttributeError):
-            checker = None
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--policy") from None
-    if kernel:
-        from cave_tui.runtime import IPyKernelRuntime
+    try:
+        return make_runtime(kernel, policy)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--policy") from None
 
-        return IPyKernelRuntime(security_checker=checker)
-    from cave_tui.runtime.ipython import IPythonRuntime
 
-    return IPythonRuntime(security_checker=checker)
+def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
+    """Config (file < CAVE_* < flags) -> `AppServices` with the model; the runtime starts later.
+
+    *flags* holds every command-line option by name; settings are picked from it,
+    the rest (e.g. data flags) is left for the features that read `services.flags`.
+    """
+    from cave_tui.config import POLICIES, load_config
+    from cave_tui.services import AppServices
+
+    config = load_config(flags)
+    if flags.get("policy") is not None and flags["policy"] not in POLICIES:
+        raise typer.BadParameter(
+            f"unknown policy {flags['policy']!r}: use one of {', '.join(POLICIES)}",
+            param_hint="--policy",
+        )
+    model = None
+    if config.model or need_model:
+        model = build_model(config.model, config.api_base)
+    services = AppServices(config, model=model)
+    services.flags = dict(flags)
+    return services
 
 
 @app.callback(invoke_without_command=True)
 def root(
     ctx: typer.Context,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    kernel: KernelOpt = None,
+    policy: PolicyOpt = None,
+    theme: ThemeOpt = None,
+    skills: SkillsOpt = None,
+    max_steps: MaxStepsOpt = None,
+    plain: PlainOpt = False,
     version: Annotated[
         bool,
         typer.Option(
@@ -94,9 +126,40 @@ def root(
         ),
     ] = False,
 ) -> None:
-    """Open cave. Subcommands: run (one task), demo (no API key needed)."""
-    if ctx.invoked_subcommand is None:
-        typer.echo(ctx.get_help())
+    """Open cave (the app, or --plain for a line-mode REPL).
+
+    Subcommands: run (one task), demo (no API key needed). Settings come from
+    config.toml, then CAVE_* environment variables, then these flags.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    flags = {
+        "model": model,
+        "api_base": api_base,
+        "kernel": kernel,
+        "policy": policy,
+        "theme": theme,
+        "skills": skills,
+        "max_steps": max_steps,
+    }
+    services = build_services(flags, need_model=False)
+    if plain:
+        from cave_tui.repl import run_repl
+
+        raise typer.Exit(run_repl(services))
+    raise typer.Exit(open_app(services))
+
+
+def open_app(services: Any) -> int:
+    """Run the Textual app; the exit hooks run even when the app dies of an error."""
+    from cave_tui.tui.app import CaveApp
+
+    app = CaveApp(services)
+    try:
+        app.run()
+    finally:
+        asyncio.run(services.shutdown())
+    return app.return_code or 0
 
 
 @app.command()
@@ -104,21 +167,25 @@ def run(
     task: Annotated[str, typer.Argument(help="The task for the agent.")],
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
-    policy: PolicyOpt = "standard",
-    kernel: KernelOpt = False,
-    max_steps: MaxStepsOpt = 10,
+    policy: PolicyOpt = None,
+    kernel: KernelOpt = None,
+    skills: SkillsOpt = None,
+    max_steps: MaxStepsOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
 ) -> None:
     """Run one task and exit: 0 on a final answer, 1 on max steps, 2 on error."""
-    from cave_tui.agent import AgentStatus, CaveAgent
+    from cave_tui.agent import AgentStatus
 
-    agent = CaveAgent(
-        build_model(model, api_base),
-        build_runtime(kernel, policy),
-        max_steps=max_steps,
-        display=not as_json,
-    )
-    status = asyncio.run(_run_one(agent, task, as_json))
+    flags = {
+        "model": model,
+        "api_base": api_base,
+        "policy": policy,
+        "kernel": kernel,
+        "skills": skills,
+        "max_steps": max_steps,
+    }
+    services = build_services(flags, need_model=True)
+    status = asyncio.run(_run_one(services, task, as_json))
     raise typer.Exit(
         0
         if status is AgentStatus.COMPLETED
@@ -128,15 +195,19 @@ def run(
     )
 
 
-async def _run_one(agent: Any, task: str, as_json: bool) -> Any:
+async def _run_one(services: Any, task: str, as_json: bool) -> Any:
+    from cave_tui.agent import AgentStatus
+
     try:
+        await services.start()
         if not as_json:
+            agent = services.agent
+            agent.display = True
+            agent.add_event_sink(services.emit)
             response = await agent.run(task)
             return response.status
-        from cave_tui.agent import AgentStatus
-
         status = AgentStatus.ERROR
-        async for event in agent.stream_events(task):
+        async for event in services.stream(task):
             sys.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
             sys.stdout.flush()
             if event.type.value == "final_response":
@@ -145,7 +216,7 @@ async def _run_one(agent: Any, task: str, as_json: bool) -> Any:
                 status = AgentStatus.MAX_STEPS_REACHED
         return status
     finally:
-        await agent.runtime.stop()
+        await services.shutdown()
 
 
 @app.command()

@@ -33,7 +33,7 @@ Approver = Callable[[str], Awaitable[str | None]]
 NO_MODEL_HELP = (
     "No model is configured. Set one with `--model` (any litellm id, e.g. "
     "`openai/gpt-4o-mini`, with its API key in the environment), `CAVE_MODEL`, or "
-    "`model = \"…\"` in config.toml, or type `/model NAME` here. "
+    '`model = "…"` in config.toml, or type `/model NAME` here. '
     "To try cave without a key, run `cave demo`."
 )
 
@@ -106,6 +106,7 @@ class AppServices:
         self.ready_hooks: list[ReadyHook] = []
         self.exit_hooks: list[ExitHook] = []
         self.notices: list[str] = list(self.config.warnings)
+        self.flags: dict[str, Any] = {}  # every command-line option, for features that read more
         self._start_lock = threading.Lock()
         self._started = False
         self._shut_down = False

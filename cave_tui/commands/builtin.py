@@ -46,7 +46,9 @@ async def help_(ctx: CommandContext, args: list[str]) -> None:
             hint = registry.suggest(args[0])
             extra = f" Did you mean /{hint}?" if hint else ""
             raise CommandError(f"no command /{args[0].lstrip('/')}.{extra}")
-        aliases = f" (also {', '.join('/' + a for a in command.aliases)})" if command.aliases else ""
+        aliases = (
+            f" (also {', '.join('/' + a for a in command.aliases)})" if command.aliases else ""
+        )
         ctx.print(f"`{command.usage}`{aliases}: {command.help}")
         return
     lines = ["**Commands**", ""]
@@ -178,9 +180,7 @@ async def theme(ctx: CommandContext, args: list[str]) -> None:
         raise CommandError("this front end has no themes")
     if not args:
         current = ctx.state.get("theme", "")
-        ctx.print(
-            "Themes: " + ", ".join(f"**{t}**" if t == current else t for t in themes)
-        )
+        ctx.print("Themes: " + ", ".join(f"**{t}**" if t == current else t for t in themes))
         return
     name = args[0]
     if name not in themes:

@@ -130,7 +130,7 @@ class CaveApp(App[None]):
         *,
         clock: Callable[[], float] | None = None,
         animate: bool = True,
-        history_file: Path | None | bool = True,
+        history_file: Path | bool | None = True,
         persist_settings: bool = True,
     ) -> None:
         super().__init__()
@@ -161,7 +161,7 @@ class CaveApp(App[None]):
             self.set_keymap(self.config.keymap)
         services.approver = self._approve
 
-    # -- setup ------------------------------------------------------------------------------
+    # -- setup ---------------------------------------------------------------------------------
     def _register_themes(self) -> None:
         from cave_tui.config import config_dir
 
@@ -235,7 +235,7 @@ class CaveApp(App[None]):
                 pass
 
     def _on_signal(self) -> None:
-        asyncio.ensure_future(self.action_quit())
+        self._signal_task = asyncio.ensure_future(self.action_quit())
 
     def on_unmount(self) -> None:
         try:
@@ -279,7 +279,7 @@ class CaveApp(App[None]):
         if self.is_mounted:
             self.status.busy = busy
 
-    # -- input -------------------------------------------------------------------------------
+    # -- input ---------------------------------------------------------------------------------
     @on(PromptInput.Submitted)
     def _submitted(self, message: PromptInput.Submitted) -> None:
         text = message.text
@@ -310,7 +310,7 @@ class CaveApp(App[None]):
         self.chat.add_notice(f"`{line}`", "command")
         self.run_worker(registry.dispatch(line, self.ctx), group="command")
 
-    # -- turns -------------------------------------------------------------------------------
+    # -- turns ---------------------------------------------------------------------------------
     def start_turn(self, task: str) -> None:
         """Give *task* to the agent; events come back as `AgentEvent` messages."""
         self.busy = True
@@ -477,7 +477,9 @@ class CaveApp(App[None]):
             if self.services.is_litellm:
                 self._update_cost()
         elif kind is ev.EventType.ERROR:
-            chat.add_notice(f"**Error** ({getattr(event, 'kind', 'error')}): {event.content}", "error")
+            chat.add_notice(
+                f"**Error** ({getattr(event, 'kind', 'error')}): {event.content}", "error"
+            )
         elif kind is ev.EventType.CANCELLED:
             chat.add_notice(event.content or "Interrupted.", "warning")
             for entry in log.entries.values():
@@ -501,7 +503,9 @@ class CaveApp(App[None]):
         changed = list(getattr(event, "changed", []))
         duration = self._duration(getattr(event, "duration", None))
         if event.type is ev.EventType.EXECUTION_OUTPUT:
-            entry.finish("ok", output=getattr(event, "output", ""), duration=duration, changed=changed)
+            entry.finish(
+                "ok", output=getattr(event, "output", ""), duration=duration, changed=changed
+            )
         else:
             entry.finish(
                 getattr(event, "error_type", "") or "error",
@@ -520,7 +524,7 @@ class CaveApp(App[None]):
         cost = await self.services.cost(self.usage)
         self.status.cost = cost
 
-    # -- inspector --------------------------------------------------------------------------------
+    # -- inspector -----------------------------------------------------------------------------
     def refresh_inspector(self, changed: list[str] | None = None) -> None:
         """Reload the namespace rows; *changed* names are highlighted."""
         self._load_namespace(set(changed or []))
@@ -583,7 +587,7 @@ class CaveApp(App[None]):
         size = human_bytes(path.stat().st_size)
         self.chat.add_notice(f"Retrieved `{name}` to `{path}` ({size}).", "success")
 
-    # -- requests from commands ------------------------------------------------------------------
+    # -- requests from commands ----------------------------------------------------------------
     def handle_request(self, action: str, **kwargs: Any) -> None:
         """What `CommandContext.request` does in the app (actions listed in docs/tui.md)."""
         if action == "quit":
@@ -609,7 +613,9 @@ class CaveApp(App[None]):
         elif action == "replay":
             self.replay(kwargs["events"])
         elif action == "notify":
-            self.notify(str(kwargs.get("message", "")), severity=kwargs.get("severity", "information"))
+            self.notify(
+                str(kwargs.get("message", "")), severity=kwargs.get("severity", "information")
+            )
         else:
             self.chat.add_notice(f"The app cannot do {action!r}.", "warning")
 
@@ -637,7 +643,7 @@ class CaveApp(App[None]):
                 self.chat.add_notice, f"Could not save {name} in config.toml: {exc}", "warning"
             )
 
-    # -- key actions ---------------------------------------------------------------------------------
+    # -- key actions ---------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("interrupt", "cancel_turn"):
             return self.busy

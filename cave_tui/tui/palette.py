@@ -22,7 +22,9 @@ class SlashCommands(Provider):
 
     async def discover(self) -> Hits:
         for command in registry.all():
-            yield DiscoveryHit(command.usage, partial(self._choose, command.name), help=command.help)
+            yield DiscoveryHit(
+                command.usage, partial(self._choose, command.name), help=command.help
+            )
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)

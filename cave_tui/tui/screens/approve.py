@@ -38,9 +38,7 @@ class ApprovalScreen(ModalScreen[str | None]):
                 yield Button("Run", id="run", variant="success")
                 yield Button("Edit", id="edit", variant="primary")
                 yield Button("Skip", id="skip", variant="error")
-            yield Static(
-                "Ctrl+R run · Ctrl+E edit · Esc skip", id="approve-hint", markup=False
-            )
+            yield Static("Ctrl+R run · Ctrl+E edit · Esc skip", id="approve-hint", markup=False)
 
     def on_mount(self) -> None:
         self.query_one("#run", Button).focus()

@@ -95,9 +95,7 @@ class DetailScreen(ModalScreen[tuple[str, str] | None]):
             if detail.describe:
                 widgets.append(Static("describe()", classes="detail-heading"))
                 widgets.append(
-                    self._table(
-                        ["", *detail.describe_columns], detail.describe, "detail-describe"
-                    )
+                    self._table(["", *detail.describe_columns], detail.describe, "detail-describe")
                 )
         else:
             widgets.append(Static(detail.text, id="detail-text", markup=False))

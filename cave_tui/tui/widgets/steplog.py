@@ -22,7 +22,9 @@ def fold(text: str, lines: int = FOLD_LINES) -> tuple[str, int]:
         return text, 0
     half = lines // 2
     hidden = len(rows) - 2 * half
-    return "\n".join([*rows[:half], f"… {hidden} lines folded (Enter to unfold) …", *rows[-half:]]), hidden
+    return "\n".join(
+        [*rows[:half], f"… {hidden} lines folded (Enter to unfold) …", *rows[-half:]]
+    ), hidden
 
 
 def format_duration(seconds: float | None) -> str:
