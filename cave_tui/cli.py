@@ -25,33 +25,70 @@ app = typer.Typer(
 )
 
 # -- options shared by `cave`, `cave --plain` and `cave run` (add new ones here) --------------
-ModelOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--model", "-m", help="litellm model id, or scripted:FILE (a YAML list of replies)."
+# name -> (flags, help, type). Typer's declarations below and the fast path in `main()` both
+# read this table; `APP_OPTIONS` lists the options of `cave` itself (the app and --plain).
+OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
+    "model": (
+        ("--model", "-m"),
+        "litellm model id, or scripted:FILE (a YAML list of replies).",
+        str,
     ),
-]
-ApiBaseOpt = Annotated[
-    str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")
-]
-PolicyOpt = Annotated[
-    str | None,
-    typer.Option("--policy", help="Security policy: trusted, standard or strict [standard]."),
-]
-KernelOpt = Annotated[
-    bool | None,
-    typer.Option("--kernel/--no-kernel", help="Run code in an isolated Jupyter kernel."),
-]
-SkillsOpt = Annotated[
-    str | None, typer.Option("--skills", help="Also load Agent Skills from this directory.")
-]
-MaxStepsOpt = Annotated[
-    int | None, typer.Option("--max-steps", help="Model calls allowed per turn [10].")
-]
-ThemeOpt = Annotated[str | None, typer.Option("--theme", help="Theme of the app (see /theme).")]
-PlainOpt = Annotated[
-    bool, typer.Option("--plain", help="Line-mode REPL (prompt_toolkit) instead of the app.")
-]
+    "api_base": (("--api-base",), "Base URL of an OpenAI-compatible server.", str),
+    "kernel": (("--kernel/--no-kernel",), "Run code in an isolated Jupyter kernel.", bool),
+    "policy": (("--policy",), "Security policy: trusted, standard or strict [standard].", str),
+    "theme": (("--theme",), "Theme of the app (see /theme).", str),
+    "skills": (("--skills",), "Also load Agent Skills from this directory.", str),
+    "max_steps": (("--max-steps",), "Model calls allowed per turn [10].", int),
+    "plain": (("--plain",), "Line-mode REPL (prompt_toolkit) instead of the app.", bool),
+}
+APP_OPTIONS = ("model", "api_base", "kernel", "policy", "theme", "skills", "max_steps", "plain")
+
+
+def _opt(name: str) -> Any:
+    flags, help_, _ = OPTIONS[name]
+    return typer.Option(*flags, help=help_)
+
+
+ModelOpt = Annotated[str | None, _opt("model")]
+ApiBaseOpt = Annotated[str | None, _opt("api_base")]
+PolicyOpt = Annotated[str | None, _opt("policy")]
+KernelOpt = Annotated[bool | None, _opt("kernel")]
+SkillsOpt = Annotated[str | None, _opt("skills")]
+MaxStepsOpt = Annotated[int | None, _opt("max_steps")]
+ThemeOpt = Annotated[str | None, _opt("theme")]
+PlainOpt = Annotated[bool, _opt("plain")]
+
+
+def fast_app_flags(argv: list[str]) -> dict[str, Any] | None:
+    """Parse `cave [APP OPTIONS]` with argparse, or None to leave it to typer.
+
+    Opening the app is the common case and typer's option coercion (pydantic
+    adapters) costs ~0.15 s of start-up; anything else (a subcommand, --help, a
+    mistake) returns None and typer handles it, with its usual messages.
+    """
+    import argparse
+
+    if any(arg in ("-h", "--help", "--version") for arg in argv):
+        return None
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
+    for name in APP_OPTIONS:
+        flags, _, kind = OPTIONS[name]
+        if kind is bool:
+            positive, _, negative = flags[0].partition("/")
+            parser.add_argument(positive, dest=name, action="store_true", default=None)
+            if negative:
+                parser.add_argument(negative, dest=name, action="store_false")
+        else:
+            parser.add_argument(*flags, dest=name, type=kind, default=None)
+    try:
+        namespace, rest = parser.parse_known_args(argv)
+    except (argparse.ArgumentError, SystemExit, ValueError):
+        return None
+    if rest:
+        return None
+    flags = vars(namespace)
+    flags["plain"] = bool(flags.get("plain"))
+    return flags
 
 
 def _version_callback(value: bool) -> None:
@@ -141,13 +178,19 @@ def root(
         "theme": theme,
         "skills": skills,
         "max_steps": max_steps,
+        "plain": plain,
     }
-    services = build_services(flags, need_model=False)
-    if plain:
+    raise typer.Exit(open_session(flags))
+
+
+def open_session(flags: dict[str, Any], services: Any = None) -> int:
+    """`cave` itself: the app, or the plain REPL with --plain."""
+    services = services or build_services(flags, need_model=False)
+    if flags.get("plain"):
         from cave_tui.repl import run_repl
 
-        raise typer.Exit(run_repl(services))
-    raise typer.Exit(open_app(services))
+        return run_repl(services)
+    return open_app(services)
 
 
 def open_app(services: Any) -> int:
@@ -230,10 +273,19 @@ def demo(
 
 
 def main() -> None:
-    # Fast path: answer --version without importing anything else.
-    if sys.argv[1:] == ["--version"]:
+    # Fast paths: --version without importing anything else; the app without typer's parsing.
+    argv = sys.argv[1:]
+    if argv == ["--version"]:
         sys.stdout.write(f"cave {__version__}\n")
         return
+    flags = fast_app_flags(argv)
+    if flags is not None:
+        try:
+            services = build_services(flags, need_model=False)
+        except typer.BadParameter:
+            app()  # let typer report it the usual way
+            return
+        sys.exit(open_session(flags, services))
     app()
 
 

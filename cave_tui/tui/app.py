@@ -21,7 +21,7 @@ import signal
 import time
 from collections.abc import AsyncIterable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -31,14 +31,11 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Footer
 
-from cave_tui.agent import events as ev
-from cave_tui.agent.core import SKIPPED_NOTICE
 from cave_tui.commands import load_commands, registry
 from cave_tui.config import history_path, save_setting
 from cave_tui.history import InputHistory
 from cave_tui.models.base import Usage
 from cave_tui.services import NO_MODEL_HELP, AppServices
-from cave_tui.tui.palette import SlashCommands
 from cave_tui.tui.themes import BUNDLED, load_themes
 from cave_tui.tui.widgets.chat import ChatPane
 from cave_tui.tui.widgets.inspector import Inspector, VarTable
@@ -46,14 +43,28 @@ from cave_tui.tui.widgets.prompt import PromptArea, PromptInput
 from cave_tui.tui.widgets.status import StatusLine
 from cave_tui.tui.widgets.steplog import StepLog, format_duration
 
+if TYPE_CHECKING:
+    from cave_tui.agent import events as ev
+
+# The agent package is imported lazily: the app renders events by their type value.
+SKIPPED_NOTICE = "code skipped by the user"  # cave_tui.agent.core.SKIPPED_NOTICE
 DOUBLE_PRESS_SECONDS = 2.0
+STARTUP_DELAY = 0.05
+
+
+def _slash_commands() -> Any:
+    from cave_tui.tui.palette import SlashCommands  # textual.command loads with the palette
+
+    return SlashCommands
+
+
 FALLBACK_THEME = "cave-dark"
 
 
 class AgentEvent(Message):
     """One core event, posted by the turn worker for the app to render."""
 
-    def __init__(self, event: ev.Event) -> None:
+    def __init__(self, event: Any) -> None:
         super().__init__()
         self.event = event
 
@@ -110,7 +121,7 @@ class CaveApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "cave"
-    COMMANDS = App.COMMANDS | {SlashCommands}
+    COMMANDS = App.COMMANDS | {_slash_commands}
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     BINDINGS = [
         Binding("ctrl+c", "interrupt", "Interrupt", priority=True, id="cave.interrupt"),
@@ -219,7 +230,9 @@ class CaveApp(App[None]):
         if self.services.model is None:
             self.chat.add_notice(NO_MODEL_HELP, "warning")
         self._install_signal_handlers()
-        self.start_services()
+        # Build the runtime (IPython import) only once the first frame is on screen and the
+        # input takes keys: its import competes for the GIL with the first paint.
+        self.set_timer(STARTUP_DELAY, self.start_services)
 
     def _install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
@@ -347,6 +360,8 @@ class CaveApp(App[None]):
         )
 
     async def _consume(self, events: AsyncIterable[ev.Event]) -> None:
+        from cave_tui.agent import events as ev
+
         outcome = "done"
         try:
             async for event in events:
@@ -405,20 +420,20 @@ class CaveApp(App[None]):
         if agent == "user":
             self._render_user_code(event)
             return
-        if kind is ev.EventType.USER:
+        if kind == "user":
             chat.add_user(event.content)
             log.new_turn()
             status.step = 0
-        elif kind is ev.EventType.STEP:
+        elif kind == "step":
             status.step = event.step
             status.activity = "thinking"
-        elif kind is ev.EventType.TEXT:
+        elif kind == "text":
             chat.reply(event.step, agent).feed(event.content)
             status.activity = "writing"
-        elif kind is ev.EventType.CODE:
+        elif kind == "code":
             log.add_code(event.step, agent, getattr(event, "code", event.content))
             status.activity = f"running step {event.step}"
-        elif kind is ev.EventType.EXECUTION_OUTPUT:
+        elif kind == "execution_output":
             changed = list(getattr(event, "changed", []))
             duration = self._duration(getattr(event, "duration", None))
             entry = log.current(event.step, agent)
@@ -433,8 +448,8 @@ class CaveApp(App[None]):
                     text += " · changed " + ", ".join(changed[:6])
                 reply.set_status(text, "success")
             self.refresh_inspector(changed)
-        elif kind in (ev.EventType.EXECUTION_ERROR, ev.EventType.SECURITY_ERROR):
-            blocked = kind is ev.EventType.SECURITY_ERROR
+        elif kind in ("execution_error", "security_error"):
+            blocked = kind == "security_error"
             error_type = "blocked" if blocked else (getattr(event, "error_type", "") or "error")
             entry = log.current(event.step, agent)
             if entry is not None:
@@ -449,11 +464,11 @@ class CaveApp(App[None]):
             if reply is not None:
                 reply.set_status(f"✗ {error_type}", "error")
             self.refresh_inspector(list(getattr(event, "changed", [])))
-        elif kind is ev.EventType.FINAL_RESPONSE:
+        elif kind == "final_response":
             status.activity = "done"
-        elif kind is ev.EventType.MAX_STEPS_REACHED:
+        elif kind == "max_steps_reached":
             chat.add_notice(event.content, "warning")
-        elif kind is ev.EventType.NOTICE:
+        elif kind == "notice":
             if event.content == SKIPPED_NOTICE:
                 entry = log.current(event.step, agent)
                 if entry is not None:
@@ -463,9 +478,9 @@ class CaveApp(App[None]):
                     reply.set_status("skipped by you", "warning")
             else:
                 chat.add_notice(event.content, "info")
-        elif kind is ev.EventType.RETRY:
+        elif kind == "retry":
             chat.add_notice(f"Model call failed, {event.content}", "warning")
-        elif kind is ev.EventType.USAGE:
+        elif kind == "usage":
             self.usage = self.usage + Usage(
                 getattr(event, "prompt_tokens", 0),
                 getattr(event, "completion_tokens", 0),
@@ -476,25 +491,25 @@ class CaveApp(App[None]):
             status.tokens_out = self.usage.completion_tokens
             if self.services.is_litellm:
                 self._update_cost()
-        elif kind is ev.EventType.ERROR:
+        elif kind == "error":
             chat.add_notice(
                 f"**Error** ({getattr(event, 'kind', 'error')}): {event.content}", "error"
             )
-        elif kind is ev.EventType.CANCELLED:
+        elif kind == "cancelled":
             chat.add_notice(event.content or "Interrupted.", "warning")
             for entry in log.entries.values():
                 if entry.outcome == "running":
                     entry.finish("interrupted")
-        elif kind is ev.EventType.COMPACTING:
+        elif kind == "compacting":
             chat.add_notice("Compacting the conversation…", "info")
-        elif kind is ev.EventType.COMPACTED:
+        elif kind == "compacted":
             before = getattr(event, "tokens_before", 0)
             after = getattr(event, "tokens_after", 0)
             chat.add_notice(f"Context compacted: {before:,} → {after:,} tokens.", "info")
 
     def _render_user_code(self, event: ev.Event) -> None:
         log = self.steplog
-        if event.type is ev.EventType.CODE:
+        if event.type == "code":
             log.add_code(0, "user", getattr(event, "code", event.content))
             return
         entry = log.current(0, "user")
@@ -502,7 +517,7 @@ class CaveApp(App[None]):
             return
         changed = list(getattr(event, "changed", []))
         duration = self._duration(getattr(event, "duration", None))
-        if event.type is ev.EventType.EXECUTION_OUTPUT:
+        if event.type == "execution_output":
             entry.finish(
                 "ok", output=getattr(event, "output", ""), duration=duration, changed=changed
             )

@@ -12,7 +12,13 @@ from textual.containers import VerticalGroup, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Static
 
-from cave_tui.tui.widgets.stream_markdown import ChatMarkdown, StreamingMarkdown
+
+def _markdown(text: str, dark: bool):  # type: ignore[no-untyped-def]
+    # Rich's Markdown (and markdown-it) load on the first message, not at app start.
+    from cave_tui.tui.widgets.stream_markdown import ChatMarkdown
+
+    return ChatMarkdown(text, dark)
+
 
 FLUSH_SECONDS = 1 / 20
 MAX_ITEMS = 120
@@ -30,7 +36,7 @@ class Notice(Static):
     """A line from the app or a command (Markdown allowed); `kind` picks its colour."""
 
     def __init__(self, text: str, kind: str = "info", *, dark: bool = True) -> None:
-        super().__init__(ChatMarkdown(text, dark))
+        super().__init__(_markdown(text, dark))
         self.text = text
         self.add_class(f"-{kind or 'info'}")
 
@@ -42,6 +48,8 @@ class AgentMessage(VerticalGroup):
         super().__init__()
         self.step = step
         self.agent = agent
+        from cave_tui.tui.widgets.stream_markdown import StreamingMarkdown
+
         self.markdown = StreamingMarkdown(dark=dark)
         self.status = Static("", classes="reply-status", markup=False)
         self.status.display = False
@@ -60,14 +68,16 @@ class AgentMessage(VerticalGroup):
         if self._timer is None:
             self._timer = self.set_timer(FLUSH_SECONDS, self.flush)
 
-    async def flush(self) -> None:
+    def flush(self) -> None:
         """Render everything queued so far."""
-        self._timer = None
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
         if not self._pending:
             return
         text = "".join(self._pending)
         self._pending.clear()
-        await self.markdown.append(text)
+        self.markdown.append(text)
 
     @property
     def text(self) -> str:
@@ -125,9 +135,9 @@ class ChatPane(VerticalScroll):
     def existing_reply(self, step: int, agent: str | None = None) -> AgentMessage | None:
         return self.replies.get((agent, step))
 
-    async def flush_all(self) -> None:
-        for message in list(self.replies.values()):
-            await message.flush()
+    def flush_all(self) -> None:
+        for message in self.query(AgentMessage):
+            message.flush()
 
     def clear(self) -> None:
         self.replies.clear()
@@ -135,7 +145,7 @@ class ChatPane(VerticalScroll):
 
     def restyle(self, dark: bool) -> None:
         self.dark = dark
-        for message in self.query(StreamingMarkdown):
-            message.restyle(dark)
+        for message in self.query(AgentMessage):
+            message.markdown.restyle(dark)
         for notice in self.query(Notice):
-            notice.update(ChatMarkdown(notice.text, dark))
+            notice.update(_markdown(notice.text, dark))

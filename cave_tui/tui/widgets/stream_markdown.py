@@ -2,12 +2,13 @@
 
 Textual's `MarkdownStream` re-parses from the last block and mounts a widget per
 block, so a long answer gets slower as it grows (layout visits every block). Here
-the answer is a short list of `Static` segments, each rendering a run of complete
-Markdown blocks. New text only ever re-renders the last segment (the tail); once
-the tail is longer than `FREEZE_CHARS` it is cut at the last safe block boundary
-(a blank line outside any code fence, followed by an unindented line), the
-finished part freezes and a new tail starts. Work per flush is bounded, so the
-total time grows linearly with the answer.
+an answer is two widgets: a `FrozenMarkdown` holding every finished block as
+pre-rendered lines (rendered once per width, drawn with the line API, so layout
+and scrolling cost nothing per block), and a live tail that alone is re-rendered
+as text arrives. When the tail is longer than `FREEZE_CHARS` it is cut at the last
+safe block boundary (a blank line outside any code fence, followed by an
+unindented line); the finished part is rendered once and appended to the frozen
+lines. Work per flush is bounded, so total time grows linearly with the answer.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from typing import ClassVar
 
 from rich.markdown import Heading, Markdown
 from textual.containers import VerticalGroup
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.widget import Widget
 from textual.widgets import Static
 
 FREEZE_CHARS = 1500
@@ -83,7 +87,7 @@ def last_boundary(text: str, start: int = 0) -> int:
 
 
 class MarkdownSegment(Static):
-    """A run of complete Markdown blocks (or the live tail)."""
+    """The live tail: re-rendered on every flush (its size is bounded by `FREEZE_CHARS`)."""
 
     DEFAULT_CSS = """
     MarkdownSegment { height: auto; }
@@ -99,32 +103,94 @@ class MarkdownSegment(Static):
         self.update(ChatMarkdown(source, self.dark) if source else "")
 
     def restyle(self, dark: bool) -> None:
-        if dark != self.dark:
-            self.dark = dark
-            self.set_source(self.source)
+        self.dark = dark
+        self.set_source(self.source)
+
+
+class FrozenMarkdown(Widget):
+    """Finished Markdown blocks as cached lines: rendered once per width and theme."""
+
+    DEFAULT_CSS = """
+    FrozenMarkdown { height: auto; }
+    """
+
+    def __init__(self, dark: bool = True) -> None:
+        super().__init__()
+        self.dark = dark
+        self.pieces: list[str] = []
+        self._strips: list[Strip] = []
+        self._width = -1
+
+    def _render_piece(self, source: str, width: int) -> list[Strip]:
+        app = self.app
+        options = app.console_options.update_width(width).update(highlight=False)
+        lines = app.console.render_lines(
+            ChatMarkdown(source, self.dark), options, style=self.rich_style, pad=True
+        )
+        return [Strip(line, width) for line in lines]
+
+    def _ensure(self, width: int) -> list[Strip]:
+        if width != self._width:
+            self._width = width
+            self._strips = []
+            for piece in self.pieces:
+                self._append_strips(piece)
+        return self._strips
+
+    def _append_strips(self, piece: str) -> None:
+        if self._width <= 0:
+            return
+        if self._strips:
+            self._strips.append(Strip.blank(self._width, self.rich_style))
+        self._strips.extend(self._render_piece(piece, self._width))
+
+    def add(self, piece: str) -> None:
+        """Freeze *piece* (complete blocks): rendered now, never again at this width."""
+        self.pieces.append(piece)
+        self._append_strips(piece)
+        self.refresh(layout=True)
+
+    def restyle(self, dark: bool) -> None:
+        self.dark = dark
+        self._width = -1
+        self.refresh(layout=True)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._ensure(width))
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        strips = self._ensure(width)
+        if 0 <= y < len(strips):
+            return strips[y]
+        return Strip.blank(width, self.rich_style)
 
 
 class StreamingMarkdown(VerticalGroup):
-    """Append-only Markdown document: `append(text)` re-renders the tail segment only."""
+    """Append-only Markdown document: `append(text)` re-renders the tail only."""
 
     DEFAULT_CSS = """
     StreamingMarkdown { height: auto; }
+    StreamingMarkdown > FrozenMarkdown { display: none; }
+    StreamingMarkdown > FrozenMarkdown.-used { display: block; margin: 0 0 1 0; }
     """
 
     def __init__(self, markdown: str = "", *, dark: bool = True, id: str | None = None) -> None:
         super().__init__(id=id)
         self.dark = dark
+        self.frozen = FrozenMarkdown(dark)
         self._tail = MarkdownSegment("", dark)
         self._raw: list[str] = []
         self._pending_initial = markdown
 
     def compose(self):  # type: ignore[override]
+        yield self.frozen
         yield self._tail
 
-    async def on_mount(self) -> None:
+    def on_mount(self) -> None:
         if self._pending_initial:
             text, self._pending_initial = self._pending_initial, ""
-            await self.append(text)
+            self.append(text)
 
     @property
     def source(self) -> str:
@@ -135,16 +201,15 @@ class StreamingMarkdown(VerticalGroup):
 
     @property
     def segment_count(self) -> int:
-        return len(self.children)
+        """Frozen pieces plus the tail."""
+        return len(self.frozen.pieces) + 1
 
-    async def append(self, text: str) -> None:
+    def append(self, text: str) -> None:
         """Add *text* at the end; freezes finished blocks when the tail gets long."""
         if not text:
             return
         self._raw.append(text)
         tail_text = self._tail.source + text
-        new_segments: list[MarkdownSegment] = []
-        current = self._tail
         while len(tail_text) > FREEZE_CHARS:
             window = tail_text[: FREEZE_CHARS * 2]
             cut, line_end, opener = scan(window, start=FREEZE_CHARS // 3)
@@ -161,17 +226,13 @@ class StreamingMarkdown(VerticalGroup):
             if carry:
                 marker = _FENCE.match(carry)
                 head += (marker.group(1) if marker else "```") + "\n"
-            current.set_source(head)
+            self.frozen.add(head.rstrip("\n"))
+            self.frozen.add_class("-used")
             tail_text = carry + tail_text[cut:]
-            current = MarkdownSegment("", self.dark)
-            new_segments.append(current)
-        current.set_source(tail_text)
-        self._tail = current
-        if new_segments:
-            await self.mount_all(new_segments)
+        self._tail.set_source(tail_text)
 
     def restyle(self, dark: bool) -> None:
         """Re-render with the code colours of a dark or light theme."""
         self.dark = dark
-        for segment in self.query_children(MarkdownSegment):
-            segment.restyle(dark)
+        self.frozen.restyle(dark)
+        self._tail.restyle(dark)
