@@ -143,6 +143,7 @@ class CaveApp(App[None]):
         animate: bool = True,
         history_file: Path | bool | None = True,
         persist_settings: bool = True,
+        start_delay: float = STARTUP_DELAY,
     ) -> None:
         super().__init__()
         load_commands()
@@ -153,6 +154,7 @@ class CaveApp(App[None]):
         if not animate:
             self.animation_level = "none"
         self.persist_settings = persist_settings
+        self.start_delay = start_delay
         path = history_path() if history_file is True else (history_file or None)
         self.history = InputHistory(path)  # type: ignore[arg-type]
         self.ctx = TuiContext(self)
@@ -188,34 +190,21 @@ class CaveApp(App[None]):
             self.theme = FALLBACK_THEME
 
     def compose(self) -> ComposeResult:
+        # References are kept: `query_one` would search a modal screen when one is open.
+        self.chat = ChatPane(id="chat")
+        self.steplog = StepLog(id="log")
+        self.inspector = Inspector(id="inspector")
+        prompt_area = PromptArea(history=self.history, completer=registry.complete)
+        self.prompt: PromptInput = prompt_area.input
+        self.status = StatusLine(id="status", clock=self.clock, animate=self.animate_ui)
         with Horizontal(id="main"):
             with Vertical(id="work"):
-                yield ChatPane(id="chat")
-                yield StepLog(id="log")
-            yield Inspector(id="inspector")
-        yield PromptArea(history=self.history, completer=registry.complete)
-        yield StatusLine(id="status", clock=self.clock, animate=self.animate_ui)
+                yield self.chat
+                yield self.steplog
+            yield self.inspector
+        yield prompt_area
+        yield self.status
         yield Footer(show_command_palette=True)
-
-    @property
-    def chat(self) -> ChatPane:
-        return self.query_one(ChatPane)
-
-    @property
-    def steplog(self) -> StepLog:
-        return self.query_one(StepLog)
-
-    @property
-    def inspector(self) -> Inspector:
-        return self.query_one(Inspector)
-
-    @property
-    def prompt(self) -> PromptInput:
-        return self.query_one(PromptInput)
-
-    @property
-    def status(self) -> StatusLine:
-        return self.query_one(StatusLine)
 
     def on_mount(self) -> None:
         prompt = self.prompt
@@ -232,7 +221,10 @@ class CaveApp(App[None]):
         self._install_signal_handlers()
         # Build the runtime (IPython import) only once the first frame is on screen and the
         # input takes keys: its import competes for the GIL with the first paint.
-        self.set_timer(STARTUP_DELAY, self.start_services)
+        if self.start_delay > 0:
+            self.set_timer(self.start_delay, self.start_services)
+        else:
+            self.start_services()
 
     def _install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
@@ -705,7 +697,7 @@ class CaveApp(App[None]):
             self.push_screen(HelpScreen())
 
     def action_inspector(self) -> None:
-        screen = self.screen
+        screen = self.screen_stack[0]
         table = self.inspector.table
         if screen.has_class("-narrow"):
             screen.toggle_class("-show-inspector")
