@@ -80,9 +80,12 @@ async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 1
 
 
 async def submit(pilot: Any, text: str) -> None:
-    """Type *text* into the input (as a paste) and press Enter, then settle."""
+    """Put *text* in the input and send it (the Enter key's action), then settle.
+
+    Key tests press Enter for real; this skips the key dispatch's idle wait.
+    """
     pilot.app.prompt.text = text
-    await pilot.press("enter")
+    pilot.app.prompt.action_submit()
     await settle(pilot)
 
 

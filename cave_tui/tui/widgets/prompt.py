@@ -135,7 +135,9 @@ class PromptInput(TextArea):
         if self.cursor_location[0] == 0:
             entry = self.input_history.previous(self.text)
             if entry is not None:
-                self.set_text(entry)
+                self.text = entry
+                # End of the first line: the next ↑ goes on through the history.
+                self.move_cursor((0, len(self.document.get_line(0))))
             return
         self.action_cursor_up()
 
