@@ -68,6 +68,8 @@ def human_bytes(size: int | None) -> str:
 
 
 def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
     text = bounded_repr(value, CELL_CHARS) if not isinstance(value, str) else value
     text = text.replace("\n", " ")
     return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"

@@ -35,9 +35,9 @@ class ApprovalScreen(ModalScreen[str | None]):
             editor.cursor_blink = self.app.animation_level != "none"
             yield editor
             with Horizontal(classes="modal-buttons"):
-                yield Button("Run", id="run", variant="success")
-                yield Button("Edit", id="edit", variant="primary")
-                yield Button("Skip", id="skip", variant="error")
+                yield Button("Run", id="run", variant="success", compact=True)
+                yield Button("Edit", id="edit", variant="primary", compact=True)
+                yield Button("Skip", id="skip", variant="error", compact=True)
             yield Static("Ctrl+R run · Ctrl+E edit · Esc skip", id="approve-hint", markup=False)
 
     def on_mount(self) -> None:

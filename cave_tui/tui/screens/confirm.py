@@ -27,8 +27,8 @@ class ConfirmScreen(ModalScreen[bool]):
         with Vertical(id="confirm-box", classes="modal-box"):
             yield Static(self.question, id="confirm-question", markup=False)
             with Horizontal(classes="modal-buttons"):
-                yield Button("Yes", id="yes", variant="primary")
-                yield Button("No", id="no")
+                yield Button("Yes", id="yes", variant="primary", compact=True)
+                yield Button("No", id="no", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

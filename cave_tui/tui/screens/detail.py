@@ -53,10 +53,10 @@ class DetailScreen(ModalScreen[tuple[str, str] | None]):
                 else:
                     yield Static("loading…", id="detail-loading")
             with Horizontal(classes="modal-buttons"):
-                yield Button("Insert name (i)", id="insert", variant="primary")
-                yield Button("Retrieve to file (r)", id="retrieve")
-                yield Button("Delete (d)", id="delete", variant="error")
-                yield Button("Close (Esc)", id="close")
+                yield Button("Insert name (i)", id="insert", variant="primary", compact=True)
+                yield Button("Retrieve to file (r)", id="retrieve", compact=True)
+                yield Button("Delete (d)", id="delete", variant="error", compact=True)
+                yield Button("Close (Esc)", id="close", compact=True)
 
     def on_mount(self) -> None:
         self.load()

@@ -46,9 +46,9 @@ class Columns:
 def layout_columns(width: int, rows: list[VarInfo]) -> Columns:
     """Column widths for *width* cells: name, type, shape and size first, preview gets the rest."""
     longest = max((len(r.name) for r in rows[:500]), default=4)
-    name = max(4, min(longest, 18))
+    name = max(4, min(longest, 16))
     type_ = 10
-    shape = 10
+    shape = 9
     size = 8
     rest = width - (name + type_ + shape + size + 4)
     if rest < 8:  # narrow: drop the preview, then the size

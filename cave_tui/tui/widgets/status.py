@@ -69,18 +69,27 @@ class StatusLine(Static):
             parts.append((f" {mark} {self.activity or 'working'} ", "$text-warning"))
         else:
             parts.append((" ● ready ", "$text-success"))
+        # (priority, label, value): the lowest priorities go first when the line is too narrow.
         facts = [
-            ("", self.model),
-            ("", self.runtime),
-            ("policy ", self.policy),
-            ("approve ", self.approve),
-            ("step ", str(self.step)),
-            ("", f"{tokens(self.tokens_in)} in / {tokens(self.tokens_out)} out tokens"),
+            (9, "", self.model),
+            (3, "", self.runtime),
+            (4, "policy ", self.policy),
+            (5, "approve ", self.approve),
+            (8, "step ", str(self.step)),
+            (7, "", f"{tokens(self.tokens_in)} in / {tokens(self.tokens_out)} out tokens"),
         ]
         if self.cost is not None:
-            facts.append(("", f"${self.cost:.4f}"))
-        facts.append(("", f"{self.elapsed:.1f}s"))
-        for label, value in facts:
+            facts.append((6, "", f"${self.cost:.4f}"))
+        facts.append((8, "", f"{self.elapsed:.1f}s"))
+        width = self.size.width or 200
+        used = sum(len(p[0]) if isinstance(p, tuple) else len(p) for p in parts)
+
+        def length(items: list[tuple[int, str, str]]) -> int:
+            return used + sum(len(label) + len(value) + 3 for _, label, value in items)
+
+        while length(facts) > width and len(facts) > 1:
+            facts.remove(min(facts, key=lambda fact: fact[0]))
+        for _, label, value in facts:
             parts.append(("│ ", "dim"))
             if label:
                 parts.append((label, "dim"))
