@@ -202,7 +202,7 @@ def startup(repeat: int) -> dict[str, float]:
             codec_errors="replace",
             timeout=30,
         )
-        child.expect("Ask cave")
+        child.expect("sk cave")  # the placeholder (its first cell holds the cursor)
         painted = time.perf_counter()
         child.send("zq")
         child.expect("zq")

@@ -109,6 +109,7 @@ class AppServices:
         self.flags: dict[str, Any] = {}  # every command-line option, for features that read more
         self._start_lock = threading.Lock()
         self._started = False
+        self._starting: asyncio.Future[None] | None = None
         self._shut_down = False
 
     # -- the runtime and the agent -------------------------------------------------
@@ -122,9 +123,30 @@ class AppServices:
         return self._started
 
     async def start(self) -> None:
-        """Build the runtime off the event loop, start it, build the agent; run ready hooks once."""
+        """Build the runtime off the event loop, start it, build the agent; run ready hooks once.
+
+        Safe to call from several tasks at once (one start runs; the others wait for it), and
+        cancelling a waiter does not cancel the start.
+        """
         if self._started:
             return
+        if self._starting is None or self._starting.done():
+            self._starting = asyncio.ensure_future(self._start())
+        try:
+            await asyncio.shield(self._starting)
+        except BaseException:
+            starting = self._starting
+            failed = (
+                starting is not None
+                and starting.done()
+                and not starting.cancelled()
+                and starting.exception() is not None
+            )
+            if failed:
+                self._starting = None  # a later call tries again
+            raise
+
+    async def _start(self) -> None:
         if self._runtime is None:
             self._runtime = await asyncio.to_thread(self._build_runtime)
         await self._runtime.start()

@@ -19,9 +19,13 @@ def _services(ctx: CommandContext) -> Any:
     return ctx.state.get("services")
 
 
-def _runtime(ctx: CommandContext) -> Any:
+async def _runtime(ctx: CommandContext) -> Any:
+    """The runtime, started first if the front end has not started it yet."""
     if ctx.runtime is None:
-        raise CommandError("the runtime is still starting; try again in a moment")
+        services = _services(ctx)
+        if services is None:
+            raise CommandError("the runtime is not available")
+        await services.start()
     return ctx.runtime
 
 
@@ -33,7 +37,7 @@ def _need_agent(ctx: CommandContext) -> Any:
 
 async def _existing(ctx: CommandContext, name: str) -> Any:
     try:
-        return await _runtime(ctx).retrieve(name)
+        return await (await _runtime(ctx)).retrieve(name)
     except KeyError as exc:
         raise CommandError(str(exc).strip("'\"")) from None
 
@@ -65,7 +69,7 @@ async def help_(ctx: CommandContext, args: list[str]) -> None:
 async def vars_(ctx: CommandContext, args: list[str]) -> None:
     from cave_tui.detail import human_bytes
 
-    rows = await _runtime(ctx).namespace_summary()
+    rows = await (await _runtime(ctx)).namespace_summary()
     if args:
         rows = [r for r in rows if args[0].lower() in r.name.lower()]
     if not rows:
@@ -88,7 +92,7 @@ async def show(ctx: CommandContext, args: list[str]) -> None:
 
 @registry.command("del", "Delete a variable from the namespace", "NAME", min_args=1, max_args=1)
 async def delete(ctx: CommandContext, args: list[str]) -> None:
-    runtime = _runtime(ctx)
+    runtime = await _runtime(ctx)
     try:
         await runtime.delete(args[0])
     except KeyError as exc:
@@ -102,7 +106,7 @@ async def reset(ctx: CommandContext, args: list[str]) -> None:
     if not await ctx.confirm("Reset? This clears every variable and the conversation."):
         ctx.print("Reset cancelled.")
         return
-    await _runtime(ctx).reset()
+    await (await _runtime(ctx)).reset()
     if ctx.agent is not None:
         ctx.agent.reset_history()
     ctx.request("clear")

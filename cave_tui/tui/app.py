@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 # The agent package is imported lazily: the app renders events by their type value.
 SKIPPED_NOTICE = "code skipped by the user"  # cave_tui.agent.core.SKIPPED_NOTICE
 DOUBLE_PRESS_SECONDS = 2.0
-STARTUP_DELAY = 0.05
+STARTUP_DELAY = 0.3  # idle time before the runtime is built (typing pushes it back)
 
 
 def _slash_commands() -> Any:
@@ -221,10 +221,15 @@ class CaveApp(App[None]):
         self._install_signal_handlers()
         # Build the runtime (IPython import) only once the first frame is on screen and the
         # input takes keys: its import competes for the GIL with the first paint.
+        self._start_timer: Any = None
         if self.start_delay > 0:
-            self.set_timer(self.start_delay, self.start_services)
+            self._start_timer = self.set_timer(self.start_delay, self._start_when_idle)
         else:
             self.start_services()
+
+    def _start_when_idle(self) -> None:
+        self._start_timer = None
+        self.start_services()
 
     def _install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
@@ -283,6 +288,13 @@ class CaveApp(App[None]):
     def watch_busy(self, busy: bool) -> None:
         if self.is_mounted:
             self.status.busy = busy
+
+    @on(PromptInput.Changed)
+    def _typing(self) -> None:
+        # The runtime's build (IPython import) competes with typing for the GIL: while the
+        # user types before it started, push it back; a submitted task starts it at once.
+        if self._start_timer is not None:
+            self._start_timer.reset()
 
     # -- input ---------------------------------------------------------------------------------
     @on(PromptInput.Submitted)

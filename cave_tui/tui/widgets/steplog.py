@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from textual.containers import VerticalGroup, VerticalScroll
 from textual.content import Content
-from textual.highlight import highlight
 from textual.widgets import Static
 
 MAX_ENTRIES = 60
@@ -73,6 +72,8 @@ class StepEntry(VerticalGroup):
 
     @staticmethod
     def _highlight(code: str) -> Content:
+        from textual.highlight import highlight  # pygments loads with the first cell
+
         return highlight(code.rstrip("\n") or " ", language="python")
 
     def compose(self):  # type: ignore[override]
