@@ -553,7 +553,7 @@ class CaveApp(App[None]):
         runtime = self.services.runtime
         if runtime is None or not self.services.ready:
             return
-        rows = await runtime.namespace_summary()
+        rows = await _summary_off_loop(runtime)
         self.post_message(NamespaceRows(rows, changed))
 
     def on_namespace_rows(self, message: NamespaceRows) -> None:
@@ -725,6 +725,19 @@ class CaveApp(App[None]):
     def action_clear(self) -> None:
         self.chat.clear()
         self.steplog.clear()
+
+
+async def _summary_off_loop(runtime: Any) -> Any:
+    """`namespace_summary()`, on a worker thread for the in-process runtime.
+
+    Summarising 10,000 names takes ~0.5 s of Python; off the event loop the app keeps
+    drawing meanwhile. The kernel runtime's summary is already asynchronous I/O.
+    """
+    from cave_tui.runtime.ipython import IPythonRuntime
+
+    if isinstance(runtime, IPythonRuntime):
+        return await asyncio.to_thread(asyncio.run, runtime.namespace_summary())
+    return await runtime.namespace_summary()
 
 
 async def _emitting(events: AsyncIterable[ev.Event], services: AppServices) -> Any:

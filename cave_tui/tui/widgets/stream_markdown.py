@@ -23,7 +23,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
-FREEZE_CHARS = 1500
+FREEZE_CHARS = 1000
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
