@@ -29,7 +29,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import var
-from textual.widgets import Footer
 
 from cave_tui.commands import load_commands, registry
 from cave_tui.config import history_path, save_setting
@@ -39,6 +38,7 @@ from cave_tui.services import NO_MODEL_HELP, AppServices
 from cave_tui.tui.themes import BUNDLED, load_themes
 from cave_tui.tui.widgets.chat import ChatPane
 from cave_tui.tui.widgets.inspector import Inspector, VarTable
+from cave_tui.tui.widgets.keybar import KeyBar
 from cave_tui.tui.widgets.prompt import PromptArea, PromptInput
 from cave_tui.tui.widgets.status import StatusLine
 from cave_tui.tui.widgets.steplog import StepLog, format_duration
@@ -204,7 +204,7 @@ class CaveApp(App[None]):
             yield self.inspector
         yield prompt_area
         yield self.status
-        yield Footer(show_command_palette=True)
+        yield KeyBar(id="keys")
 
     def on_mount(self) -> None:
         prompt = self.prompt

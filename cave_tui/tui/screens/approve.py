@@ -6,12 +6,17 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
+from cave_tui.tui.screens.base import CaveModal
 
-class ApprovalScreen(ModalScreen[str | None]):
+
+class ApprovalScreen(CaveModal[str | None]):
     """Dismisses with the code to run (maybe edited) or None to skip it."""
+
+    DEFAULT_CSS = """
+    ApprovalScreen #approve-code { height: auto; max-height: 20; }
+    """
 
     BINDINGS = [
         Binding("ctrl+r", "run", "Run", priority=True),
@@ -20,7 +25,7 @@ class ApprovalScreen(ModalScreen[str | None]):
     ]
 
     def __init__(self, code: str, step: int = 0) -> None:
-        super().__init__(classes="cave-modal")
+        super().__init__()
         self.code = code
         self.step = step
         self.editing = False
@@ -28,7 +33,7 @@ class ApprovalScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="approve-box", classes="modal-box"):
             title = f"Step {self.step}: run this code?" if self.step else "Run this code?"
-            yield Static(title, id="approve-title", markup=False)
+            yield Static(title, id="approve-title", classes="modal-title", markup=False)
             editor = TextArea(
                 self.code.rstrip("\n"), id="approve-code", read_only=True, soft_wrap=False
             )
@@ -38,7 +43,8 @@ class ApprovalScreen(ModalScreen[str | None]):
                 yield Button("Run", id="run", variant="success", compact=True)
                 yield Button("Edit", id="edit", variant="primary", compact=True)
                 yield Button("Skip", id="skip", variant="error", compact=True)
-            yield Static("Ctrl+R run · Ctrl+E edit · Esc skip", id="approve-hint", markup=False)
+            hint = "Ctrl+R run · Ctrl+E edit · Esc skip"
+            yield Static(hint, id="approve-hint", classes="modal-hint", markup=False)
 
     def on_mount(self) -> None:
         self.query_one("#run", Button).focus()

@@ -6,12 +6,17 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from cave_tui.tui.screens.base import CaveModal
 
-class ConfirmScreen(ModalScreen[bool]):
+
+class ConfirmScreen(CaveModal[bool]):
     """Dismisses with True (Yes, `y`) or False (No, `n`, Esc)."""
+
+    DEFAULT_CSS = """
+    ConfirmScreen #confirm-box { width: 60; }
+    """
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes"),
@@ -20,7 +25,7 @@ class ConfirmScreen(ModalScreen[bool]):
     ]
 
     def __init__(self, question: str) -> None:
-        super().__init__(classes="cave-modal")
+        super().__init__()
         self.question = question
 
     def compose(self) -> ComposeResult:

@@ -15,14 +15,25 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, LoadingIndicator, Static
 
 from cave_tui.detail import Detail, human_bytes, object_detail
+from cave_tui.tui.screens.base import CaveModal
 
 
-class DetailScreen(ModalScreen[tuple[str, str] | None]):
+class DetailScreen(CaveModal[tuple[str, str] | None]):
     """Dismisses with (action, name): action is "insert", "retrieve" or "delete"; or None."""
+
+    DEFAULT_CSS = """
+    DetailScreen {
+        #detail-box { height: 90%; }
+        #detail-body { height: 1fr; }
+        #detail-body DataTable { height: auto; max-height: 24; }
+        .detail-heading { margin: 1 0 0 0; color: $text-accent; text-style: bold; }
+        .detail-note { color: $text-muted; text-style: italic; }
+        .detail-error { color: $text-error; }
+    }
+    """
 
     BINDINGS = [
         Binding("i", "act('insert')", "Insert name"),
@@ -38,7 +49,7 @@ class DetailScreen(ModalScreen[tuple[str, str] | None]):
             self.error = error
 
     def __init__(self, name: str, runtime: Any, *, animate: bool = True) -> None:
-        super().__init__(classes="cave-modal")
+        super().__init__()
         self.var_name = name
         self.runtime = runtime
         self.animate_ = animate
@@ -46,7 +57,7 @@ class DetailScreen(ModalScreen[tuple[str, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="detail-box", classes="modal-box"):
-            yield Static(self.var_name, id="detail-title", markup=False)
+            yield Static(self.var_name, id="detail-title", classes="modal-title", markup=False)
             with VerticalScroll(id="detail-body"):
                 if self.animate_:
                     yield LoadingIndicator()

@@ -5,10 +5,10 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
 from cave_tui.commands import registry
+from cave_tui.tui.screens.base import CaveModal
 
 KEYS = """\
 | key | what it does |
@@ -40,11 +40,14 @@ def help_markdown() -> str:
     )
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(CaveModal[None]):
+    DEFAULT_CSS = """
+    HelpScreen #help-box { height: 90%; }
+    """
     BINDINGS = [Binding("escape,f1,q", "dismiss_help", "Close")]
 
     def __init__(self) -> None:
-        super().__init__(classes="cave-modal")
+        super().__init__()
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box", classes="modal-box"):
