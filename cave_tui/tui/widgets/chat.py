@@ -103,7 +103,7 @@ class ChatPane(VerticalScroll):
 
     def _add(self, widget: Static | VerticalGroup) -> None:
         self.mount(widget)
-        extra = len(self.children) + 1 - MAX_ITEMS
+        extra = len(self.children) - MAX_ITEMS
         if extra > 0:
             old = list(self.children[:extra])
             for child in old:

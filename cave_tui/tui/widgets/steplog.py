@@ -137,7 +137,7 @@ class StepLog(VerticalScroll):
         entry = StepEntry(step, agent, code)
         self.entries[key] = entry
         self.mount(entry)
-        extra = len(self.children) + 1 - MAX_ENTRIES
+        extra = len(self.children) - MAX_ENTRIES
         if extra > 0:
             self.remove_children(list(self.children[:extra]))
         return entry
