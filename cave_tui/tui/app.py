@@ -79,6 +79,18 @@ class ServicesReady(Message):
     pass
 
 
+class StartFailed(Message):
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+class CostEstimate(Message):
+    def __init__(self, cost: float | None) -> None:
+        super().__init__()
+        self.cost = cost
+
+
 class NamespaceRows(Message):
     def __init__(self, rows: list[Any], changed: set[str]) -> None:
         super().__init__()
@@ -260,13 +272,12 @@ class CaveApp(App[None]):
         try:
             await self.services.start()
         except Exception as exc:
-            self.call_later(
-                self.chat.add_notice,
-                f"The runtime could not start: {type(exc).__name__}: {exc}",
-                "error",
-            )
+            self.post_message(StartFailed(f"{type(exc).__name__}: {exc}"))
             return
         self.post_message(ServicesReady())
+
+    def on_start_failed(self, message: StartFailed) -> None:
+        self.chat.add_notice(f"The runtime could not start: {message.error}", "error")
 
     def on_services_ready(self, message: ServicesReady) -> None:
         for notice in self.services.notices:
@@ -540,8 +551,10 @@ class CaveApp(App[None]):
 
     @work(group="cost", exclusive=True, exit_on_error=False)
     async def _update_cost(self) -> None:
-        cost = await self.services.cost(self.usage)
-        self.status.cost = cost
+        self.post_message(CostEstimate(await self.services.cost(self.usage)))
+
+    def on_cost_estimate(self, message: CostEstimate) -> None:
+        self.status.cost = message.cost
 
     # -- inspector -----------------------------------------------------------------------------
     def refresh_inspector(self, changed: list[str] | None = None) -> None:

@@ -343,3 +343,44 @@ async def test_model_switch_keeps_conversation(tmp_path):
         history = app.services.agent.history
         assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
         assert isinstance(app.services.model, ScriptedModel)
+
+
+async def test_replay_request_renders_a_stream_and_feeds_the_hooks():
+    from cave_tui.agent import events as ev
+
+    async def recorded():
+        yield ev.UserEvent(content="recorded question")
+        yield ev.StepEvent(step=1)
+        yield ev.TextEvent(content="Recorded ", step=1)
+        yield ev.TextEvent(content="answer.", step=1)
+        yield ev.FinalResponseEvent(content="Recorded answer.", step=1)
+
+    app = make_app([])
+    seen = []
+    app.services.event_hooks.append(lambda e: seen.append(e.type.value))
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        app.ctx.request("replay", events=recorded())
+        await settle(pilot)
+        assert "recorded question" in chat_text(app) and "Recorded answer." in chat_text(app)
+        assert seen == ["user", "step", "text", "text", "final_response"]
+        assert not app.busy
+
+
+async def test_sub_agent_events_are_labelled():
+    from cave_tui.agent import events as ev
+
+    app = make_app([])
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        app.ctx.request("event", event=ev.TextEvent(content="Cleaning.", step=2, agent="cleaner"))
+        app.ctx.request(
+            "event", event=ev.CodeEvent(content="x = 1", code="x = 1", step=2, agent="cleaner")
+        )
+        await settle(pilot)
+        app.chat.flush_all()
+        await pilot.pause()
+        label = app.chat.query_one(".reply-label")
+        assert str(label.render()) == "cleaner · step 2"
+        assert "Cleaning." in chat_text(app)
+        assert "step 2 · cleaner · running" in str(app.steplog.query_one(StepEntry).header.render())

@@ -55,10 +55,10 @@ class AgentMessage(VerticalGroup):
         self.status.display = False
         self._pending: list[str] = []
         self._timer: Timer | None = None
-        who = agent or "cave"
-        self.border_title = f"{who} · step {step}" if step else who
 
     def compose(self):  # type: ignore[override]
+        if self.agent:  # a sub-agent is speaking: say which
+            yield Static(f"{self.agent} · step {self.step}", classes="reply-label", markup=False)
         yield self.markdown
         yield self.status
 
