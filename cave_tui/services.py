@@ -64,21 +64,32 @@ def make_runtime(kernel: bool, policy: str) -> Any:
 
 
 def load_skills(directory: str | None) -> tuple[list[Any], list[str]]:
-    """Skills from *directory* (when the skills package supports it) and any problems found."""
-    if not directory:
-        return [], []
-    path = Path(directory).expanduser()
-    if not path.is_dir():
-        return [], [f"skills directory not found: {path}"]
+    """Skills (the skills package's default folders plus *directory*) and the problems found.
+
+    Uses `discover_skills` when the skills package has it (./skills, the user config dir's
+    skills/, the bundled ones, then *directory*); else `SkillDiscovery.from_directory`;
+    else no skills. A bad skill is a notice, never a failed start.
+    """
+    extra = [str(Path(directory).expanduser())] if directory else []
+    if directory and not Path(extra[0]).is_dir():
+        return [], [f"skills directory not found: {extra[0]}"]
     try:
-        from cave_tui.skills import SkillDiscovery  # type: ignore[attr-defined]
+        import cave_tui.skills as skills_pkg
     except ImportError:
-        return [], ["skills are not available in this build; --skills ignored"]
+        return [], []
+    discover = getattr(skills_pkg, "discover_skills", None)
     try:
-        skills = SkillDiscovery.from_directory(path)
+        if discover is not None:
+            found = discover(extra)
+            return list(found.skills), [f"skill skipped: {e}" for e in found.errors]
+        discovery = getattr(skills_pkg, "SkillDiscovery", None)
+        if discovery is None or not extra:
+            return [], (
+                ["skills are not available in this build; --skills ignored"] if extra else []
+            )
+        return list(discovery.from_directory(Path(extra[0])) or []), []
     except Exception as exc:
-        return [], [f"could not load skills from {path}: {exc}"]
-    return list(skills or []), []
+        return [], [f"could not load skills: {type(exc).__name__}: {exc}"]
 
 
 class AppServices:
