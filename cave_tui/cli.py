@@ -24,23 +24,39 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-ModelOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--model", "-m", help="litellm model id, or scripted:FILE (a YAML list of replies)."
+# -- options shared by `cave`, `cave --plain` and `cave run` (add new ones here) --------------
+# name -> (flags, help, type). Typer's declarations below and the fast path in `main()` both
+# read this table; `APP_OPTIONS` lists the options of `cave` itself (the app and --plain).
+OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
+    "model": (
+        ("--model", "-m"),
+        "litellm model id, or scripted:FILE (a YAML list of replies).",
+        str,
     ),
-]
-ApiBaseOpt = Annotated[
-    str | None, typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")
-]
-PolicyOpt = Annotated[
-    str, typer.Option("--policy", help="Security policy: trusted, standard or strict.")
-]
-KernelOpt = Annotated[
-    bool, typer.Option("--kernel", help="Run code in an isolated Jupyter kernel.")
-]
-MaxStepsOpt = Annotated[int, typer.Option("--max-steps", help="Model calls allowed per turn.")]
-SkillsOpt = Annotated[
+    "api_base": (("--api-base",), "Base URL of an OpenAI-compatible server.", str),
+    "kernel": (("--kernel/--no-kernel",), "Run code in an isolated Jupyter kernel.", bool),
+    "policy": (("--policy",), "Security policy: trusted, standard or strict [standard].", str),
+    "theme": (("--theme",), "Theme of the app (see /theme).", str),
+    "skills": (("--skills",), "Also load Agent Skills from this directory.", str),
+    "max_steps": (("--max-steps",), "Model calls allowed per turn [10].", int),
+    "plain": (("--plain",), "Line-mode REPL (prompt_toolkit) instead of the app.", bool),
+}
+APP_OPTIONS = ("model", "api_base", "kernel", "policy", "theme", "skills", "max_steps", "plain")
+
+
+def _opt(name: str) -> Any:
+    flags, help_, _ = OPTIONS[name]
+    return typer.Option(*flags, help=help_)
+
+
+ModelOpt = Annotated[str | None, _opt("model")]
+ApiBaseOpt = Annotated[str | None, _opt("api_base")]
+PolicyOpt = Annotated[str | None, _opt("policy")]
+KernelOpt = Annotated[bool | None, _opt("kernel")]
+SkillsOpt = Annotated[str | None, _opt("skills")]
+MaxStepsOpt = Annotated[int | None, _opt("max_steps")]
+ThemeOpt = Annotated[str | None, _opt("theme")]
+RunSkillsOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--skills",
@@ -48,6 +64,39 @@ SkillsOpt = Annotated[
         "skills/ and the bundled skills are always searched.",
     ),
 ]
+PlainOpt = Annotated[bool, _opt("plain")]
+
+
+def fast_app_flags(argv: list[str]) -> dict[str, Any] | None:
+    """Parse `cave [APP OPTIONS]` with argparse, or None to leave it to typer.
+
+    Opening the app is the common case and typer's option coercion (pydantic
+    adapters) costs ~0.15 s of start-up; anything else (a subcommand, --help, a
+    mistake) returns None and typer handles it, with its usual messages.
+    """
+    import argparse
+
+    if any(arg in ("-h", "--help", "--version") for arg in argv):
+        return None
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
+    for name in APP_OPTIONS:
+        flags, _, kind = OPTIONS[name]
+        if kind is bool:
+            positive, _, negative = flags[0].partition("/")
+            parser.add_argument(positive, dest=name, action="store_true", default=None)
+            if negative:
+                parser.add_argument(negative, dest=name, action="store_false")
+        else:
+            parser.add_argument(*flags, dest=name, type=kind, default=None)
+    try:
+        namespace, rest = parser.parse_known_args(argv)
+    except (argparse.ArgumentError, SystemExit, ValueError):
+        return None
+    if rest:
+        return None
+    flags = vars(namespace)
+    flags["plain"] = bool(flags.get("plain"))
+    return flags
 
 
 def _version_callback(value: bool) -> None:
@@ -69,39 +118,49 @@ def build_model(spec: str | None, api_base: str | None) -> Any:
         raise typer.BadParameter(str(exc), param_hint="--model") from None
 
 
-def load_skills(extra: list[str] | None) -> list[Any]:
-    """Discover skills; report each bad one on stderr and carry on without it."""
-    from cave_tui.skills import discover_skills
-
-    found = discover_skills(extra or [])
-    for error in found.errors:
-        typer.echo(f"warning: skill skipped: {error}", err=True)
-    return found.skills
-
-
 def build_runtime(kernel: bool, policy: str) -> Any:
-    checker = None
-    if policy != "trusted":
-        try:
-            from cave_tui.security import SecurityChecker
+    from cave_tui.services import make_runtime
 
-            checker = SecurityChecker.for_policy(policy)
-        except (ImportError, AttributeError):
-            checker = None
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--policy") from None
-    if kernel:
-        from cave_tui.runtime import IPyKernelRuntime
+    try:
+        return make_runtime(kernel, policy)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--policy") from None
 
-        return IPyKernelRuntime(security_checker=checker)
-    from cave_tui.runtime.ipython import IPythonRuntime
 
-    return IPythonRuntime(security_checker=checker)
+def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
+    """Config (file < CAVE_* < flags) -> `AppServices` with the model; the runtime starts later.
+
+    *flags* holds every command-line option by name; settings are picked from it,
+    the rest (e.g. data flags) is left for the features that read `services.flags`.
+    """
+    from cave_tui.config import POLICIES, load_config
+    from cave_tui.services import AppServices
+
+    config = load_config(flags)
+    if flags.get("policy") is not None and flags["policy"] not in POLICIES:
+        raise typer.BadParameter(
+            f"unknown policy {flags['policy']!r}: use one of {', '.join(POLICIES)}",
+            param_hint="--policy",
+        )
+    model = None
+    if config.model or need_model:
+        model = build_model(config.model, config.api_base)
+    services = AppServices(config, model=model)
+    services.flags = dict(flags)
+    return services
 
 
 @app.callback(invoke_without_command=True)
 def root(
     ctx: typer.Context,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    kernel: KernelOpt = None,
+    policy: PolicyOpt = None,
+    theme: ThemeOpt = None,
+    skills: SkillsOpt = None,
+    max_steps: MaxStepsOpt = None,
+    plain: PlainOpt = False,
     version: Annotated[
         bool,
         typer.Option(
@@ -112,9 +171,56 @@ def root(
         ),
     ] = False,
 ) -> None:
-    """Open cave. Subcommands: run (one task), demo (no API key needed)."""
-    if ctx.invoked_subcommand is None:
-        typer.echo(ctx.get_help())
+    """Open cave (the app, or --plain for a line-mode REPL).
+
+    Subcommands: run (one task), demo (no API key needed). Settings come from
+    config.toml, then CAVE_* environment variables, then these flags.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    flags = {
+        "model": model,
+        "api_base": api_base,
+        "kernel": kernel,
+        "policy": policy,
+        "theme": theme,
+        "skills": skills,
+        "max_steps": max_steps,
+        "plain": plain,
+    }
+    raise typer.Exit(open_session(flags))
+
+
+def open_session(flags: dict[str, Any], services: Any = None) -> int:
+    """`cave` itself: the app, or the plain REPL with --plain."""
+    services = services or build_services(flags, need_model=False)
+    if flags.get("plain"):
+        from cave_tui.repl import run_repl
+
+        return run_repl(services)
+    return open_app(services)
+
+
+def open_app(services: Any) -> int:
+    """Run the Textual app; the exit hooks run even when the app dies of an error."""
+    from cave_tui.tui.app import CaveApp
+
+    app = CaveApp(services)
+    try:
+        app.run()
+    finally:
+        asyncio.run(services.shutdown())
+    return app.return_code or 0
+
+
+def load_skills(extra: list[str]) -> list[Any]:
+    """Discover skills; report each bad one on stderr and carry on without it."""
+    from cave_tui.skills import discover_skills
+
+    found = discover_skills(extra)
+    for error in found.errors:
+        typer.echo(f"warning: skill skipped: {error}", err=True)
+    return found.skills
 
 
 @app.command()
@@ -123,10 +229,10 @@ def run(
     task: Annotated[str, typer.Argument(help="The task for the agent.")],
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
-    policy: PolicyOpt = "standard",
-    kernel: KernelOpt = False,
-    max_steps: MaxStepsOpt = 10,
-    skills: SkillsOpt = None,
+    policy: PolicyOpt = None,
+    kernel: KernelOpt = None,
+    skills: RunSkillsOpt = None,
+    max_steps: MaxStepsOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     data: DataOptions | None = None,
 ) -> None:
@@ -134,12 +240,22 @@ def run(
     from cave_tui.agent import CaveAgent
     from cave_tui.cli_data import run_task
 
+    flags = {
+        "model": model,
+        "api_base": api_base,
+        "policy": policy,
+        "kernel": kernel,
+        "max_steps": max_steps,
+    }
+    services = build_services(flags, need_model=True)
+    config = services.config
+    extra_skills = [*(skills or []), *([config.skills] if config.skills else [])]
     agent = CaveAgent(
-        build_model(model, api_base),
-        build_runtime(kernel, policy),
-        max_steps=max_steps,
+        services.model,
+        build_runtime(bool(config.kernel), config.policy),
+        max_steps=config.max_steps,
         display=not as_json,
-        skills=load_skills(skills),
+        skills=load_skills(extra_skills),
     )
     raise typer.Exit(asyncio.run(run_task(agent, task, as_json, data or DataOptions())))
 
@@ -158,11 +274,20 @@ register_data_commands(app)
 
 
 def main() -> None:
-    # Fast path: answer --version without importing anything else.
-    if sys.argv[1:] == ["--version"]:
+    # Fast paths: --version without importing anything else; the app without typer's parsing.
+    argv = sys.argv[1:]
+    if argv == ["--version"]:
         sys.stdout.write(f"cave {__version__}\n")
         return
-    sys.argv[1:] = normalize_argv(sys.argv[1:])
+    argv = sys.argv[1:] = normalize_argv(argv)
+    flags = fast_app_flags(argv)
+    if flags is not None:
+        try:
+            services = build_services(flags, need_model=False)
+        except typer.BadParameter:
+            app()  # let typer report it the usual way
+            return
+        sys.exit(open_session(flags, services))
     app()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -44,6 +44,13 @@ MAX_CONTINUATIONS = 3
 MAX_OVERFLOW_RETRIES = 3  # reactive compactions per model call before giving up
 CONTINUE_PROMPT = "Your reply was cut off by the output limit. Continue exactly where it stopped."
 TEXT_FLUSH_CHARS = 24
+SKIPPED_NOTE = "The user chose not to run that code block; it did not run. Continue without it."
+SKIPPED_NOTICE = "code skipped by the user"
+
+
+def edited_note(code: str) -> str:
+    """Tells the model its code was replaced by the user's edit before it ran."""
+    return f"The user edited your code before running it; this ran instead:\n```python\n{code}\n```"
 
 
 class AgentStatus(StrEnum):
@@ -110,6 +117,7 @@ class CaveAgent:
         context_window: int | None = None,
         name: str | None = None,
         namespace_budget: int | None = None,
+        approve: Callable[[str], Awaitable[str | None]] | None = None,
     ) -> None:
         if runtime is None:
             from cave_tui.runtime.ipython import IPythonRuntime
@@ -131,6 +139,8 @@ class CaveAgent:
         self.context_window = context_window
         self.namespace_budget = namespace_budget
         self.skills: list[Any] = list(skills or [])
+        # Optional gate before each cell: returns the code to run (maybe edited) or None to skip.
+        self.approve = approve
         self.usage = Usage()  # across all runs of this agent
         self.history: list[Message] = [
             _normalize_message(m)
@@ -343,6 +353,16 @@ class CaveAgent:
                     return
                 snippets.append(code)
                 yield self._emit(ev.CodeEvent(content=code, code=code, step=step))
+                if self.approve is not None:
+                    approved = await self.approve(code)
+                    if approved is None:
+                        self.history.append({"role": "user", "content": SKIPPED_NOTE})
+                        yield self._emit(ev.NoticeEvent(content=SKIPPED_NOTICE, step=step))
+                        continue
+                    if approved.strip() != code.strip():
+                        code = snippets[-1] = approved
+                        self.history.append({"role": "user", "content": edited_note(code)})
+                        yield self._emit(ev.CodeEvent(content=code, code=code, step=step))
                 async for event in self._execute(step, code):
                     yield self._emit(event)
         except asyncio.CancelledError:

@@ -1,0 +1,312 @@
+"""TUI figures: start-up until the app takes keys, streamed answers, inspector refresh, memory.
+
+python bench/tui.py             # prints a table, writes bench/results/tui.json
+python bench/tui.py --quick     # fewer repeats
+
+- start-up: the real `cave --model scripted:FILE` under a pseudo-terminal (pexpect):
+  time until the first frame shows the input, and until a key typed then is drawn
+  in it ("accepts input"); median of several runs. Idle memory: the process's RSS
+  once its runtime is up, with nothing running.
+- streaming: the app in headless mode (`App.run_test`) answering a 10,000- and a
+  100,000-token Markdown reply from a model that yields one ~4-character chunk at a
+  time and gives the event loop a turn between chunks; from Enter to the last
+  chunk rendered. The 100k time should be at most 12x the 10k time (linear).
+- inspector: 10,000 variables in a real IPython runtime; the runtime's
+  `namespace_summary()` and the inspector's refresh (rows replaced and the visible
+  rows painted) are timed apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import report
+
+from cave_tui.config import Config
+from cave_tui.models.base import Completion, Model, TextDelta, Usage
+from cave_tui.models.tokens import count_text
+
+ROOT = Path(__file__).resolve().parents[1]
+CAVE = Path(sys.executable).with_name("cave")
+_TEXT = (
+    "the frame holds rows for each species and we group by island then compute the mean "
+    "body mass flipper length bill depth correlation sample median quantile variance"
+)
+WORDS = _TEXT.split(" ")
+
+
+# -- a long Markdown answer ------------------------------------------------------------------
+def markdown_answer(tokens: int, seed: int = 0) -> str:
+    """Realistic prose: headings, paragraphs, lists, fenced (non-Python) code, tables."""
+    rng = random.Random(seed)
+
+    def sentence(n: int) -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+    parts: list[str] = []
+    total = 0
+    i = 0
+    while total < tokens:
+        kind = i % 7
+        if kind == 0:
+            block = f"## Section {i}\n"
+        elif kind in (1, 4):
+            block = sentence(rng.randint(30, 80)) + " Use `df.groupby()` and **bold** here.\n"
+        elif kind == 2:
+            block = "\n".join(f"- {sentence(rng.randint(5, 14))}" for _ in range(4)) + "\n"
+        elif kind == 3:
+            lines = [f"SELECT {rng.choice(WORDS)}, count(*) FROM t{j};" for j in range(6)]
+            block = "```sql\n" + "\n".join(lines) + "\n```\n"
+        elif kind == 5:
+            rows = [f"| {rng.choice(WORDS)} | {rng.randint(0, 999)} |" for _ in range(4)]
+            block = "| col | value |\n|---|---|\n" + "\n".join(rows) + "\n"
+        else:
+            block = "1. " + sentence(12) + "\n2. " + sentence(10) + "\n"
+        parts.append(block)
+        total += count_text(block)
+        i += 1
+    return "\n".join(parts)
+
+
+class TrickleModel(Model):
+    """Streams a fixed reply in ~4-character chunks, yielding to the loop between chunks."""
+
+    model_id = "bench:trickle"
+
+    def __init__(self, reply: str) -> None:
+        self.reply = reply
+        self.chunks = 0
+
+    async def stream(self, messages: list[Any], **kwargs: Any) -> AsyncIterator[Any]:
+        for i in range(0, len(self.reply), 4):
+            self.chunks += 1
+            yield TextDelta(self.reply[i : i + 4])
+            await asyncio.sleep(0)
+        yield Completion("stop", Usage(1, 1, 2, 1))
+
+
+# -- streaming ---------------------------------------------------------------------------------
+async def stream_answer(tokens: int) -> dict[str, float]:
+    from cave_tui.services import AppServices
+    from cave_tui.tui.app import CaveApp
+    from cave_tui.tui.widgets.chat import AgentMessage
+
+    reply = markdown_answer(tokens)
+    model = TrickleModel(reply)
+    services = AppServices(Config(), model=model)
+    app = CaveApp(services, animate=False, history_file=None, persist_settings=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        events = 0
+
+        def count(event: Any) -> None:
+            nonlocal events
+            events += event.type.value == "text"
+
+        services.event_hooks.append(count)
+        app.prompt.text = "write a long report"
+        started = time.perf_counter()
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        app.chat.flush_all()
+        await pilot.pause()
+        elapsed = time.perf_counter() - started
+        message = app.chat.query(AgentMessage).last()
+        assert message.text == reply, "the rendered reply differs from the model's"
+        segments = message.markdown.segment_count
+        await app.action_quit()
+    return {
+        "seconds": elapsed,
+        "tokens_per_s": tokens / elapsed,
+        "chunks_per_s": model.chunks / elapsed,
+        "text_events_per_s": events / elapsed,
+        "segments": segments,
+    }
+
+
+# -- inspector ------------------------------------------------------------------------------------
+async def inspector_refresh(n: int, repeat: int) -> dict[str, float]:
+    from cave_tui.runtime.ipython import IPythonRuntime
+    from cave_tui.services import AppServices
+    from cave_tui.tui.app import CaveApp
+
+    runtime = IPythonRuntime()
+    code = (
+        "import random\n"
+        f"for _i in range({n}):\n"
+        "    globals()[f'v{_i}'] = [random.random() for _ in range(_i % 7)] if _i % 3 else _i\n"
+    )
+    result = await runtime.execute(code)
+    assert result.success, result.error
+    services = AppServices(Config(), runtime=runtime)
+    app = CaveApp(services, animate=False, history_file=None, persist_settings=False)
+    summary_times: list[float] = []
+    refresh_times: list[float] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        table = app.inspector.table
+        for _ in range(repeat):
+            started = time.perf_counter()
+            rows = await runtime.namespace_summary()
+            summary_times.append(time.perf_counter() - started)
+            assert len(rows) >= n
+            changed = {rows[5].name, rows[7].name}
+            started = time.perf_counter()
+            app.inspector.set_rows(rows, changed)
+            for y in range(table.size.height):  # paint what is on screen
+                table.render_line(y)
+            refresh_times.append(time.perf_counter() - started)
+            await pilot.pause()
+        await app.action_quit()
+    return {
+        "summary_ms": statistics.median(summary_times) * 1000,
+        "refresh_ms": statistics.median(refresh_times) * 1000,
+    }
+
+
+# -- start-up and memory (the real command under a pseudo-terminal) ------------------------------
+def startup(repeat: int) -> dict[str, float]:
+    import pexpect
+    import psutil
+
+    script = Path(tempfile.mkdtemp()) / "replies.yaml"
+    script.write_text('- "Hello."\n')
+    home = Path(tempfile.mkdtemp())
+    env = {
+        **os.environ,
+        "TERM": "xterm-256color",
+        "CAVE_CONFIG_DIR": str(home / "config"),
+        "CAVE_DATA_DIR": str(home / "data"),
+    }
+    paints, inputs, memory, cpu = [], [], [], []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        child = pexpect.spawn(
+            str(CAVE),
+            ["--model", f"scripted:{script}"],
+            env=env,
+            dimensions=(40, 120),
+            encoding="utf-8",
+            codec_errors="replace",
+            timeout=30,
+        )
+        child.expect("sk cave")  # the placeholder (its first cell holds the cursor)
+        painted = time.perf_counter()
+        child.send("zq")
+        child.expect("zq")
+        typed = time.perf_counter()
+        times = psutil.Process(child.pid).cpu_times()
+        cpu.append(times.user + times.system)
+        paints.append(painted - started)
+        inputs.append(typed - started)
+        memory.append(_settled_rss(psutil.Process(child.pid), child) / 2**20)
+        child.sendcontrol("q")
+        child.expect(pexpect.EOF)
+        child.close()
+    return {
+        "first_paint_s": statistics.median(paints),
+        "accepts_input_s": statistics.median(inputs),
+        "accepts_input_max_s": max(inputs),
+        "idle_rss_mb": statistics.median(memory),
+        "cpu_until_input_s": statistics.median(cpu),
+    }
+
+
+def _settled_rss(process: Any, child: Any) -> int:
+    """RSS (with children) once it stopped growing for a second: the runtime is up, idle."""
+    last, stable_since = -1, time.perf_counter()
+    deadline = time.perf_counter() + 20
+    while time.perf_counter() < deadline:
+        try:
+            child.read_nonblocking(100_000, timeout=0.25)  # keep the pty drained
+        except Exception:
+            pass
+        rss = process.memory_info().rss + sum(
+            c.memory_info().rss for c in process.children(recursive=True)
+        )
+        if abs(rss - last) > 512 * 1024:
+            last, stable_since = rss, time.perf_counter()
+        elif time.perf_counter() - stable_since > 1.0:
+            return rss
+    return last
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    os.environ.setdefault("CAVE_CONFIG_DIR", tempfile.mkdtemp())
+    os.environ.setdefault("CAVE_DATA_DIR", tempfile.mkdtemp())
+    start = startup(3 if quick else 7)
+    ten = asyncio.run(stream_answer(10_000))
+    hundred = asyncio.run(stream_answer(100_000))
+    inspector = asyncio.run(inspector_refresh(10_000, 3 if quick else 7))
+    ratio = hundred["seconds"] / ten["seconds"]
+    rows = [
+        {"metric": "first frame (median)", "value": start["first_paint_s"], "unit": "s"},
+        {
+            "metric": "app accepts input (median)",
+            "value": start["accepts_input_s"],
+            "unit": "s",
+            "target": "<= 1.0",
+            "ok": start["accepts_input_s"] <= 1.0,
+        },
+        {"metric": "app accepts input (worst)", "value": start["accepts_input_max_s"], "unit": "s"},
+        {
+            "metric": "CPU time until input accepted",
+            "value": start["cpu_until_input_s"],
+            "unit": "s",
+        },
+        {
+            "metric": "idle memory (RSS)",
+            "value": start["idle_rss_mb"],
+            "unit": "MB",
+            "target": "<= 300",
+            "ok": start["idle_rss_mb"] <= 300,
+        },
+        {"metric": "10k-token answer: total", "value": ten["seconds"], "unit": "s"},
+        {"metric": "10k-token answer: tokens/s", "value": ten["tokens_per_s"], "unit": "/s"},
+        {"metric": "10k-token answer: chunks/s", "value": ten["chunks_per_s"], "unit": "/s"},
+        {"metric": "100k-token answer: total", "value": hundred["seconds"], "unit": "s"},
+        {
+            "metric": "100k-token answer: tokens/s",
+            "value": hundred["tokens_per_s"],
+            "unit": "/s",
+        },
+        {
+            "metric": "100k / 10k time",
+            "value": ratio,
+            "unit": "x",
+            "target": "<= 12",
+            "ok": ratio <= 12,
+        },
+        {
+            "metric": "namespace_summary, 10k vars",
+            "value": inspector["summary_ms"],
+            "unit": "ms",
+        },
+        {
+            "metric": "inspector refresh, 10k vars",
+            "value": inspector["refresh_ms"],
+            "unit": "ms",
+            "target": "<= 50",
+            "ok": inspector["refresh_ms"] <= 50,
+        },
+    ]
+    load = os.getloadavg()
+    print(f"load average during the run: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    report("tui", rows, {"streaming": {"10k": ten, "100k": hundred}, "load": load})
+
+
+if __name__ == "__main__":
+    main()

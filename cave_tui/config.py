@@ -1,0 +1,214 @@
+"""Typed settings for `cave`: a TOML file, overridden by `CAVE_*` variables, overridden by flags.
+
+The file is `config.toml` in the user config dir (platformdirs; `CAVE_CONFIG_DIR`
+or `CAVE_CONFIG` move it). API keys never live here: litellm reads its usual
+environment variables (`OPENAI_API_KEY`, …). A bad value never stops the app:
+it is reported in `Config.warnings` and the default is used instead.
+Imports only the standard library and platformdirs so `cave --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+APP_NAME = "cave"
+POLICIES = ("trusted", "standard", "strict")
+APPROVE_MODES = ("auto", "ask")
+DEFAULT_THEME = "cave-dark"
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def config_dir() -> Path:
+    """Where config.toml and user themes live (`CAVE_CONFIG_DIR` overrides)."""
+    override = os.environ.get("CAVE_CONFIG_DIR")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir(APP_NAME))
+
+
+def data_dir() -> Path:
+    """Where input history and other app data live (`CAVE_DATA_DIR` overrides)."""
+    override = os.environ.get("CAVE_DATA_DIR")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir(APP_NAME))
+
+
+def config_path() -> Path:
+    """The config file: `CAVE_CONFIG` if set, else `config_dir()/config.toml`."""
+    override = os.environ.get("CAVE_CONFIG")
+    return Path(override).expanduser() if override else config_dir() / "config.toml"
+
+
+def history_path() -> Path:
+    """The input history shared by the app and `cave --plain` (prompt_toolkit's file format)."""
+    return data_dir() / "history"
+
+
+@dataclass
+class Config:
+    """Every setting the front ends read. Field names are the TOML keys."""
+
+    model: str | None = None  # litellm id or scripted:FILE
+    api_base: str | None = None
+    kernel: bool = False
+    policy: str = "standard"
+    theme: str = DEFAULT_THEME
+    skills: str | None = None  # an extra skills directory
+    approve: str = "auto"  # "auto" runs code at once, "ask" shows Run / Edit / Skip first
+    max_steps: int = 10
+    keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys
+    # Where each value came from ("default", "file", "env", "flag"), and what was wrong.
+    sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    warnings: list[str] = field(default_factory=list, repr=False, compare=False)
+
+    def source(self, name: str) -> str:
+        return self.sources.get(name, "default")
+
+
+SETTINGS = ("model", "api_base", "kernel", "policy", "theme", "skills", "approve", "max_steps")
+_SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """Check and convert one setting; raises ValueError with a readable reason."""
+    if name in ("model", "api_base", "skills"):
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ValueError(f"{name} must be a string")
+        return value.strip() or None
+    if name == "kernel":
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise ValueError("kernel must be true or false")
+    if name == "policy":
+        text = str(value).strip().lower()
+        if text not in POLICIES:
+            raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {value!r}")
+        return text
+    if name == "approve":
+        text = str(value).strip().lower()
+        if text not in APPROVE_MODES:
+            raise ValueError(f"approve must be auto or ask, not {value!r}")
+        return text
+    if name == "theme":
+        text = str(value).strip()
+        if not text:
+            raise ValueError("theme must not be empty")
+        return text
+    if name == "max_steps":
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"max_steps must be a whole number, not {value!r}") from None
+        if number < 1:
+            raise ValueError("max_steps must be at least 1")
+        return number
+    raise ValueError(f"unknown setting {name!r}")
+
+
+def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        warnings.append(f"could not read {path}: {exc}")
+        return {}
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        warnings.append(f"{path} is not valid TOML ({exc}); using defaults")
+        return {}
+
+
+def load_config(
+    flags: dict[str, Any] | None = None,
+    *,
+    environ: dict[str, str] | None = None,
+    path: Path | None = None,
+) -> Config:
+    """Defaults < config file < `CAVE_*` environment < flags (None flags are ignored)."""
+    env = os.environ if environ is None else environ
+    config = Config()
+    path = path or config_path()
+    data = _read_file(path, config.warnings)
+
+    def apply(name: str, value: Any, source: str) -> None:
+        try:
+            setattr(config, name, _coerce(name, value))
+            config.sources[name] = source
+        except ValueError as exc:
+            config.warnings.append(f"{source} setting ignored: {exc}")
+
+    for key, value in data.items():
+        if key == "keymap":
+            if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
+                config.keymap = {str(k): v for k, v in value.items()}
+                config.sources["keymap"] = "file"
+            else:
+                config.warnings.append("[keymap] must map binding ids to key strings; ignored")
+        elif any(hint in key.lower() for hint in _SECRET_HINTS):
+            config.warnings.append(
+                f"{path}: {key!r} ignored: API keys are read only from the environment "
+                "(e.g. OPENAI_API_KEY), never from the config file"
+            )
+        elif key in SETTINGS:
+            apply(key, value, "file")
+        else:
+            config.warnings.append(f"{path}: unknown setting {key!r} ignored")
+    for name in SETTINGS:
+        value = env.get(f"CAVE_{name.upper()}")
+        if value is not None:
+            apply(name, value, "env")
+    for name, value in (flags or {}).items():
+        if value is not None and name in SETTINGS:
+            apply(name, value, "flag")
+    return config
+
+
+def save_setting(name: str, value: Any, path: Path | None = None) -> Path:
+    """Persist one setting in config.toml, keeping the user's comments and layout (tomlkit)."""
+    import tomlkit
+
+    if name not in SETTINGS:
+        raise ValueError(f"unknown setting {name!r}")
+    value = _coerce(name, value)
+    path = path or config_path()
+    try:
+        doc = tomlkit.parse(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        doc = tomlkit.document()
+    if value is None:
+        doc.pop(name, None)
+    else:
+        doc[name] = value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def describe(config: Config) -> list[tuple[str, str, str]]:
+    """(setting, value, source) rows for help screens."""
+    return [
+        (f.name, str(getattr(config, f.name)), config.source(f.name))
+        for f in fields(config)
+        if f.name in SETTINGS
+    ]

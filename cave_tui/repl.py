@@ -1,0 +1,230 @@
+"""`cave --plain`: a line-mode REPL (prompt_toolkit) over the same services and commands.
+
+History is shared with the app (prompt_toolkit's `FileHistory` on the same file);
+`/` completes commands with their help; `!` runs Python directly; a task streams
+the agent's events through the same Rich display `cave run` uses. Ctrl+C during a
+turn interrupts it (the partial output is kept), Ctrl+D or /quit leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Iterable
+from typing import Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory, InMemoryHistory
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.text import Text
+
+from cave_tui.agent import events as ev
+from cave_tui.agent.display import RichDisplay, fold
+from cave_tui.commands import load_commands, registry
+from cave_tui.config import history_path
+from cave_tui.services import NO_MODEL_HELP, AppServices
+
+STYLES = {"error": "bold red", "warning": "yellow", "success": "green", "info": ""}
+
+
+class SlashCompleter(Completer):
+    """Completes `/name` with each command's one-line help as the meta text."""
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        for name, help_ in registry.complete(text):
+            yield Completion(name, start_position=-len(text), display_meta=help_)
+
+
+class ReplContext:
+    """`CommandContext` for the REPL."""
+
+    def __init__(self, services: AppServices, console: Console, session: PromptSession[str]):
+        self.services = services
+        self.console = console
+        self.session = session
+        self.state: dict[str, Any] = {
+            "services": services,
+            "front_end": "repl",
+            "themes": [],
+            "approve": services.config.approve,
+        }
+        self.quit = False
+        self._tasks: set[asyncio.Future[Any]] = set()
+
+    @property
+    def agent(self) -> Any:
+        return self.services.agent
+
+    @property
+    def runtime(self) -> Any:
+        return self.services.runtime
+
+    def print(self, text: str, *, style: str = "") -> None:
+        rich_style = STYLES.get(style, "")
+        if rich_style:
+            self.console.print(Text(text, style=rich_style))
+        else:
+            self.console.print(Markdown(text))
+
+    async def confirm(self, question: str) -> bool:
+        try:
+            answer = await self.session.prompt_async(f"{question} [y/N] ")
+        except (EOFError, KeyboardInterrupt):
+            return False
+        return answer.strip().lower() in ("y", "yes")
+
+    def request(self, action: str, **kwargs: Any) -> None:
+        if action == "quit":
+            self.quit = True
+        elif action == "clear":
+            self.console.clear()
+        elif action == "show":
+            self._tasks.add(asyncio.ensure_future(self._show(str(kwargs["name"]))))
+        elif action == "event":
+            RichDisplay(self.console).render(kwargs["event"])
+        elif action in ("refresh_inspector", "status", "insert"):
+            pass  # nothing to refresh in line mode
+        else:
+            self.print(f"`{action}` is not available in --plain mode.", style="warning")
+
+    async def _show(self, name: str) -> None:
+        from cave_tui.detail import object_detail
+
+        obj = await self.runtime.retrieve(name)
+        detail = await asyncio.to_thread(object_detail, name, obj)
+        self.console.print(Markdown(detail.to_markdown()))
+
+
+async def run_turn(services: AppServices, task: str, console: Console) -> None:
+    """Stream one turn to the console; Ctrl+C cancels it (the core interrupts the cell)."""
+    display = RichDisplay(console)
+    usage = [0, 0]
+
+    async def consume() -> None:
+        async for event in services.stream(task):
+            if event.type is ev.EventType.USER:
+                continue  # the user just typed it
+            display.render(event)
+            if event.type is ev.EventType.USAGE:
+                usage[0] += event.prompt_tokens  # type: ignore[attr-defined]
+                usage[1] += event.completion_tokens  # type: ignore[attr-defined]
+
+    await _interruptible(consume(), console)
+    display._flush_prose()
+    console.print(Text(f"{usage[0]:,} in / {usage[1]:,} out tokens", style="dim"))
+
+
+async def run_python(services: AppServices, code: str, console: Console) -> None:
+    async def consume() -> None:
+        async for event in services.run_python(code):
+            if event.type is ev.EventType.EXECUTION_OUTPUT:
+                output = event.output.rstrip()  # type: ignore[attr-defined]
+                if output:
+                    console.print(Text(fold(output)))
+            elif event.type is ev.EventType.EXECUTION_ERROR:
+                console.print(Text(fold(event.content.rstrip()), style="red"))
+
+    await _interruptible(consume(), console)
+
+
+async def _interruptible(coro: Any, console: Console) -> None:
+    task = asyncio.ensure_future(coro)
+    loop = asyncio.get_running_loop()
+    installed = False
+    try:
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+        installed = True
+    except (NotImplementedError, RuntimeError, ValueError):
+        pass
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not task.cancelled():
+            raise
+        console.print(Text("Interrupted: the partial output is kept.", style="yellow"))
+    except Exception as exc:
+        console.print(Text(f"Error: {type(exc).__name__}: {exc}", style="bold red"))
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+async def repl_main(
+    services: AppServices,
+    *,
+    console: Console | None = None,
+    input: Any = None,
+    output: Any = None,
+    history: bool = True,
+) -> int:
+    """Read lines until /quit or Ctrl+D; returns the exit code."""
+    load_commands()
+    console = console or Console()
+    session: PromptSession[str] = PromptSession(
+        history=FileHistory(str(_history_file())) if history else InMemoryHistory(),
+        completer=SlashCompleter(),
+        complete_while_typing=True,
+        input=input,
+        output=output,
+    )
+    ctx = ReplContext(services, console, session)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            try:
+                loop.add_signal_handler(sig, lambda: (stop.set(), main and main.cancel()))
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+    console.print(
+        Text("cave --plain · /help for commands · ! runs Python · Ctrl+D quits", style="dim")
+    )
+    for notice in services.notices:
+        console.print(Text(notice, style="yellow"))
+    services.notices.clear()
+    if services.model is None:
+        console.print(Markdown(NO_MODEL_HELP))
+    try:
+        await services.start()
+        while not ctx.quit and not stop.is_set():
+            try:
+                line = await session.prompt_async("cave› ")
+            except KeyboardInterrupt:
+                continue
+            except EOFError:
+                break
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith("/"):
+                await registry.dispatch(text, ctx)
+            elif text.startswith("!"):
+                await run_python(services, text[1:].lstrip(), console)
+            elif services.agent is None:
+                console.print(Markdown(NO_MODEL_HELP))
+            else:
+                await run_turn(services, line, console)
+    except asyncio.CancelledError:
+        if not stop.is_set():
+            raise
+    finally:
+        await services.shutdown()
+    return 0
+
+
+def _history_file() -> Any:
+    path = history_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def run_repl(services: AppServices) -> int:
+    return asyncio.run(repl_main(services))

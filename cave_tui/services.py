@@ -1,0 +1,314 @@
+"""`AppServices`: the headless wiring every front end shares (the app, `cave --plain`, the CLI).
+
+The CLI builds one from the config and hands it to a front end. It owns the model,
+the runtime (built lazily, off the UI thread: IPython takes a while to import) and
+the agent, and it is where other features plug in without touching the front ends:
+
+- `event_hooks`: called with every event a front end consumes (agent events, plus
+  `agent="user"` events for code the user ran directly), in order. A session
+  recorder subscribes here.
+- `ready_hooks`: awaited once the runtime is up (e.g. pre-seeding the namespace).
+- `exit_hooks`: run exactly once when the front end quits, however it quits
+  (`/quit`, Ctrl+Q, SIGTERM, SIGHUP, an unhandled error). A dump-on-exit goes here.
+
+Never imports Textual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from cave_tui.config import POLICIES, Config
+
+EventHook = Callable[[Any], Any]
+ExitHook = Callable[[], Any]
+ReadyHook = Callable[["AppServices"], Any]
+Approver = Callable[[str], Awaitable[str | None]]
+
+NO_MODEL_HELP = (
+    "No model is configured. Set one with `--model` (any litellm id, e.g. "
+    "`openai/gpt-4o-mini`, with its API key in the environment), `CAVE_MODEL`, or "
+    '`model = "…"` in config.toml, or type `/model NAME` here. '
+    "To try cave without a key, run `cave demo`."
+)
+
+
+def make_checker(policy: str) -> Any:
+    """The security checker for *policy* (None for trusted, or when the checker is absent)."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")
+    if policy == "trusted":
+        return None
+    try:
+        from cave_tui.security import SecurityChecker  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return SecurityChecker.for_policy(policy)
+
+
+def make_runtime(kernel: bool, policy: str) -> Any:
+    """An in-process IPython runtime, or the isolated kernel runtime with `kernel=True`."""
+    checker = make_checker(policy)
+    if kernel:
+        from cave_tui.runtime import IPyKernelRuntime
+
+        return IPyKernelRuntime(security_checker=checker)
+    from cave_tui.runtime.ipython import IPythonRuntime
+
+    return IPythonRuntime(security_checker=checker)
+
+
+def load_skills(directory: str | None) -> tuple[list[Any], list[str]]:
+    """Skills (the skills package's default folders plus *directory*) and the problems found.
+
+    Uses `discover_skills` when the skills package has it (./skills, the user config dir's
+    skills/, the bundled ones, then *directory*); else `SkillDiscovery.from_directory`;
+    else no skills. A bad skill is a notice, never a failed start.
+    """
+    extra = [str(Path(directory).expanduser())] if directory else []
+    if directory and not Path(extra[0]).is_dir():
+        return [], [f"skills directory not found: {extra[0]}"]
+    try:
+        import cave_tui.skills as skills_pkg
+    except ImportError:
+        return [], []
+    discover = getattr(skills_pkg, "discover_skills", None)
+    try:
+        if discover is not None:
+            found = discover(extra)
+            return list(found.skills), [f"skill skipped: {e}" for e in found.errors]
+        discovery = getattr(skills_pkg, "SkillDiscovery", None)
+        if discovery is None or not extra:
+            return [], (
+                ["skills are not available in this build; --skills ignored"] if extra else []
+            )
+        return list(discovery.from_directory(Path(extra[0])) or []), []
+    except Exception as exc:
+        return [], [f"could not load skills: {type(exc).__name__}: {exc}"]
+
+
+class AppServices:
+    """Model, runtime and agent for one front-end session, plus the hooks features plug into."""
+
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        model: Any = None,
+        runtime: Any = None,
+        runtime_factory: Callable[[], Any] | None = None,
+        agent_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        self.config = config or Config()
+        self.model = model
+        self._runtime = runtime
+        self._runtime_factory = runtime_factory or (
+            lambda: make_runtime(self.config.kernel, self.config.policy)
+        )
+        self.agent_kwargs = dict(agent_kwargs or {})
+        self.agent: Any = None
+        self.approver: Approver | None = None
+        self.event_hooks: list[EventHook] = []
+        self.ready_hooks: list[ReadyHook] = []
+        self.exit_hooks: list[ExitHook] = []
+        self.notices: list[str] = list(self.config.warnings)
+        self.flags: dict[str, Any] = {}  # every command-line option, for features that read more
+        self._start_lock = threading.Lock()
+        self._started = False
+        self._starting: asyncio.Future[None] | None = None
+        self._shut_down = False
+
+    # -- the runtime and the agent -------------------------------------------------
+    @property
+    def runtime(self) -> Any:
+        """The runtime, or None while it is still being built."""
+        return self._runtime
+
+    @property
+    def ready(self) -> bool:
+        return self._started
+
+    async def start(self) -> None:
+        """Build the runtime off the event loop, start it, build the agent; run ready hooks once.
+
+        Safe to call from several tasks at once (one start runs; the others wait for it), and
+        cancelling a waiter does not cancel the start.
+        """
+        if self._started:
+            return
+        if self._starting is None or self._starting.done():
+            self._starting = asyncio.ensure_future(self._start())
+        try:
+            await asyncio.shield(self._starting)
+        except BaseException:
+            starting = self._starting
+            failed = (
+                starting is not None
+                and starting.done()
+                and not starting.cancelled()
+                and starting.exception() is not None
+            )
+            if failed:
+                self._starting = None  # a later call tries again
+            raise
+
+    async def _start(self) -> None:
+        if self._runtime is None:
+            self._runtime = await asyncio.to_thread(self._build_runtime)
+        await self._runtime.start()
+        if self.model is not None and self.agent is None:
+            self.agent = await asyncio.to_thread(self._build_agent)
+        self._started = True
+        for hook in list(self.ready_hooks):
+            await _maybe_await(hook(self))
+
+    def _build_runtime(self) -> Any:
+        with self._start_lock:
+            if self._runtime is None:
+                self._runtime = self._runtime_factory()
+            return self._runtime
+
+    def _build_agent(self) -> Any:
+        from cave_tui.agent import CaveAgent
+
+        skills, problems = load_skills(self.config.skills)
+        self.notices.extend(problems)
+        kwargs: dict[str, Any] = {"max_steps": self.config.max_steps, "skills": skills}
+        kwargs.update(self.agent_kwargs)
+        return CaveAgent(self.model, self._runtime, approve=self._approve, **kwargs)
+
+    async def _approve(self, code: str) -> str | None:
+        if self.config.approve != "ask" or self.approver is None:
+            return code
+        return await self.approver(code)
+
+    def set_model(self, spec: str) -> Any:
+        """Switch to the model *spec* (litellm id or scripted:FILE); the conversation is kept."""
+        from cave_tui.models import model_from_spec
+
+        model = model_from_spec(spec, api_base=self.config.api_base)  # ValueError on bad specs
+        self.model = model
+        self.config.model = spec
+        if self.agent is not None:
+            self.agent.model = model
+        elif self._runtime is not None:
+            self.agent = self._build_agent()
+        return model
+
+    def set_policy(self, policy: str) -> None:
+        checker = make_checker(policy)
+        self.config.policy = policy
+        if self._runtime is not None:
+            self._runtime.security_checker = checker
+
+    # -- labels for status lines ------------------------------------------------------
+    @property
+    def model_label(self) -> str:
+        return getattr(self.model, "model_id", None) or "no model"
+
+    @property
+    def runtime_label(self) -> str:
+        if self._runtime is None:
+            return "kernel" if self.config.kernel else "ipython"
+        return str(getattr(self._runtime, "label", type(self._runtime).__name__))
+
+    @property
+    def is_litellm(self) -> bool:
+        return type(self.model).__name__ == "LiteLLMModel"
+
+    async def warm_up_model(self) -> None:
+        """Import litellm off the event loop before its first use (it takes seconds)."""
+        if self.is_litellm:
+            from cave_tui.models.litellm_model import import_litellm
+
+            await asyncio.to_thread(import_litellm)
+
+    async def cost(self, usage: Any) -> float | None:
+        """USD estimate from litellm's price map, computed off the event loop; None if unknown."""
+        if not self.is_litellm:
+            return None
+        return await asyncio.to_thread(self.model.cost, usage)
+
+    # -- events --------------------------------------------------------------------------
+    def emit(self, event: Any) -> None:
+        """Give *event* to every hook; a failing hook never breaks the turn."""
+        for hook in list(self.event_hooks):
+            try:
+                hook(event)
+            except Exception as exc:  # pragma: no cover - reported, never raised
+                self.notices.append(f"event hook {hook!r} failed: {exc}")
+
+    async def stream(self, task: str) -> AsyncIterator[Any]:
+        """`agent.stream_events(task)` with every event passed to the hooks first."""
+        if not self._started:
+            await self.start()
+        if self.agent is None:
+            raise RuntimeError(NO_MODEL_HELP)
+        await self.warm_up_model()
+        async for event in self.agent.stream_events(task):
+            self.emit(event)
+            yield event
+
+    async def run_python(self, code: str) -> AsyncIterator[Any]:
+        """Run *code* directly in the namespace (no model), yielding `agent="user"` events.
+
+        Yields a `CodeEvent`, then an `ExecutionOutputEvent` or `ExecutionErrorEvent`;
+        each goes to the event hooks first, like the agent's.
+        """
+        from cave_tui.agent import events as ev
+
+        if not self._started:
+            await self.start()
+        code_event = ev.CodeEvent(content=code, code=code, agent="user")
+        self.emit(code_event)
+        yield code_event
+        result = await self._runtime.execute(code)
+        event: Any
+        if result.success:
+            event = ev.ExecutionOutputEvent(
+                content=result.output,
+                output=result.output,
+                changed=list(result.changed),
+                duration=result.duration,
+                agent="user",
+            )
+        else:
+            event = ev.ExecutionErrorEvent(
+                content=result.error or "",
+                output=result.output,
+                error=result.error or "",
+                error_type=result.error_type or "",
+                changed=list(result.changed),
+                duration=result.duration,
+                agent="user",
+            )
+        self.emit(event)
+        yield event
+
+    # -- shutdown ------------------------------------------------------------------------
+    async def shutdown(self) -> None:
+        """Run the exit hooks (once, in order; failures are reported), then stop the runtime."""
+        if self._shut_down:
+            return
+        self._shut_down = True
+        for hook in list(self.exit_hooks):
+            try:
+                await _maybe_await(hook())
+            except Exception as exc:
+                self.notices.append(f"exit hook failed: {type(exc).__name__}: {exc}")
+        if self._runtime is not None:
+            try:
+                await self._runtime.stop()
+            except Exception:
+                pass
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value

@@ -1,0 +1,1 @@
+"""Theme files (TOML, one Textual theme each) bundled with cave."""

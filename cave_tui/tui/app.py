@@ -1,0 +1,759 @@
+"""`CaveApp`: the Textual front end.
+
+Data flows one way. The app sends requests to the core (a task, a command, a line
+of Python) and renders the events the core streams back. Turns run in an async
+worker over `AppServices.stream`; the worker never touches a widget, it posts an
+`AgentEvent` message per event and the app renders it on its own message loop
+(Harlequin's pattern). Cancelling that worker (Esc, Ctrl+C) cancels the turn: the
+core interrupts a running cell on cancellation and keeps the partial reply.
+
+Extension points for other features (see docs/tui.md):
+- `services.event_hooks`: every event, in order (session recording);
+- `services.exit_hooks`: run once on /quit, Ctrl+Q, SIGTERM, SIGHUP (dump on exit);
+- `handle_request(action, **kw)`: what `CommandContext.request` reaches;
+- `render_event(event)`: draw any event as if it were streamed live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections.abc import AsyncIterable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import var
+
+from cave_tui.commands import load_commands, registry
+from cave_tui.config import history_path, save_setting
+from cave_tui.history import InputHistory
+from cave_tui.models.base import Usage
+from cave_tui.services import NO_MODEL_HELP, AppServices
+from cave_tui.tui.themes import BUNDLED, load_themes
+from cave_tui.tui.widgets.chat import ChatPane
+from cave_tui.tui.widgets.inspector import Inspector, VarTable
+from cave_tui.tui.widgets.keybar import KeyBar
+from cave_tui.tui.widgets.prompt import PromptArea, PromptInput
+from cave_tui.tui.widgets.status import StatusLine
+from cave_tui.tui.widgets.steplog import StepLog, format_duration
+
+if TYPE_CHECKING:
+    from cave_tui.agent import events as ev
+
+# The agent package is imported lazily: the app renders events by their type value.
+SKIPPED_NOTICE = "code skipped by the user"  # cave_tui.agent.core.SKIPPED_NOTICE
+DOUBLE_PRESS_SECONDS = 2.0
+STARTUP_DELAY = 0.3  # idle time before the runtime is built (typing pushes it back)
+
+
+def _slash_commands() -> Any:
+    from cave_tui.tui.palette import SlashCommands  # textual.command loads with the palette
+
+    return SlashCommands
+
+
+FALLBACK_THEME = "cave-dark"
+
+
+class AgentEvent(Message):
+    """One core event, posted by the turn worker for the app to render."""
+
+    def __init__(self, event: Any) -> None:
+        super().__init__()
+        self.event = event
+
+
+class TurnFinished(Message):
+    def __init__(self, outcome: str) -> None:
+        super().__init__()
+        self.outcome = outcome  # "done", "cancelled" or "error"
+
+
+class ServicesReady(Message):
+    pass
+
+
+class StartFailed(Message):
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+class CostEstimate(Message):
+    def __init__(self, cost: float | None) -> None:
+        super().__init__()
+        self.cost = cost
+
+
+class NamespaceRows(Message):
+    def __init__(self, rows: list[Any], changed: set[str]) -> None:
+        super().__init__()
+        self.rows = rows
+        self.changed = changed
+
+
+class TuiContext:
+    """`CommandContext` for the app: prints to the chat, asks with a modal, requests actions."""
+
+    def __init__(self, app: CaveApp) -> None:
+        self.app = app
+
+    @property
+    def agent(self) -> Any:
+        return self.app.services.agent
+
+    @property
+    def runtime(self) -> Any:
+        return self.app.services.runtime
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.app.state
+
+    def print(self, text: str, *, style: str = "") -> None:
+        self.app.chat.add_notice(text, style or "info")
+
+    async def confirm(self, question: str) -> bool:
+        from cave_tui.tui.screens.confirm import ConfirmScreen
+
+        return bool(await self.app.ask_screen(ConfirmScreen(question)))
+
+    def request(self, action: str, **kwargs: Any) -> None:
+        self.app.handle_request(action, **kwargs)
+
+
+class CaveApp(App[None]):
+    """Chat, code/output log, live namespace inspector, one input."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "cave"
+    COMMANDS = App.COMMANDS | {_slash_commands}
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    BINDINGS = [
+        Binding("ctrl+c", "interrupt", "Interrupt", priority=True, id="cave.interrupt"),
+        Binding("ctrl+c", "quit_twice", "Quit", show=False, priority=True, id="cave.quit_twice"),
+        Binding("escape", "cancel_turn", "Cancel turn", id="cave.cancel"),
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="cave.quit"),
+        Binding("f1", "help", "Help", id="cave.help"),
+        Binding("f2", "inspector", "Inspector", id="cave.inspector"),
+        Binding("ctrl+l", "clear", "Clear", show=False, id="cave.clear"),
+    ]
+
+    busy = var(False, bindings=True)
+
+    def __init__(
+        self,
+        services: AppServices,
+        *,
+        clock: Callable[[], float] | None = None,
+        animate: bool = True,
+        history_file: Path | bool | None = True,
+        persist_settings: bool = True,
+        start_delay: float = STARTUP_DELAY,
+    ) -> None:
+        super().__init__()
+        load_commands()
+        self.services = services
+        self.config = services.config
+        self.clock = clock or time.monotonic
+        self.animate_ui = animate
+        if not animate:
+            self.animation_level = "none"
+        self.persist_settings = persist_settings
+        self.start_delay = start_delay
+        path = history_path() if history_file is True else (history_file or None)
+        self.history = InputHistory(path)  # type: ignore[arg-type]
+        self.ctx = TuiContext(self)
+        self.usage = Usage()
+        self._last_ctrl_c = -1e9
+        self._quitting = False
+        self._theme_notices: list[str] = []
+        self._register_themes()
+        self.state: dict[str, Any] = {
+            "services": services,
+            "front_end": "tui",
+            "themes": sorted(self.available_themes),
+            "theme": self.theme,
+            "approve": self.config.approve,
+        }
+        if self.config.keymap:
+            self.set_keymap(self.config.keymap)
+        services.approver = self._approve
+
+    # -- setup ---------------------------------------------------------------------------------
+    def _register_themes(self) -> None:
+        from cave_tui.config import config_dir
+
+        themes, problems = load_themes(BUNDLED, config_dir() / "themes")
+        self._theme_notices = problems
+        for theme in themes:
+            self.register_theme(theme)
+        wanted = self.config.theme
+        if wanted in self.available_themes:
+            self.theme = wanted
+        else:
+            self._theme_notices.append(f"unknown theme {wanted!r}; using {FALLBACK_THEME}")
+            self.theme = FALLBACK_THEME
+
+    def compose(self) -> ComposeResult:
+        # References are kept: `query_one` would search a modal screen when one is open.
+        self.chat = ChatPane(id="chat")
+        self.steplog = StepLog(id="log")
+        self.inspector = Inspector(id="inspector")
+        prompt_area = PromptArea(history=self.history, completer=registry.complete)
+        self.prompt: PromptInput = prompt_area.input
+        self.status = StatusLine(id="status", clock=self.clock, animate=self.animate_ui)
+        with Horizontal(id="main"):
+            with Vertical(id="work"):
+                yield self.chat
+                yield self.steplog
+            yield self.inspector
+        yield prompt_area
+        yield self.status
+        yield KeyBar(id="keys")
+
+    def on_mount(self) -> None:
+        prompt = self.prompt
+        prompt.cursor_blink = self.animate_ui
+        prompt.focus()
+        self.chat.dark = self.current_theme.dark
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self.update_status()
+        for notice in [*self.services.notices, *self._theme_notices]:
+            self.chat.add_notice(notice, "warning")
+        self.services.notices.clear()
+        if self.services.model is None:
+            self.chat.add_notice(NO_MODEL_HELP, "warning")
+        self._install_signal_handlers()
+        # Build the runtime (IPython import) only once the first frame is on screen and the
+        # input takes keys: its import competes for the GIL with the first paint.
+        self._start_timer: Any = None
+        if self.start_delay > 0:
+            self._start_timer = self.set_timer(self.start_delay, self._start_when_idle)
+        else:
+            self.start_services()
+
+    def _start_when_idle(self) -> None:
+        self._start_timer = None
+        self.start_services()
+
+    def _install_signal_handlers(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._signals: list[int] = []
+        for name in ("SIGTERM", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is None:
+                continue
+            try:
+                loop.add_signal_handler(sig, self._on_signal)
+                self._signals.append(sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+
+    def _on_signal(self) -> None:
+        self._signal_task = asyncio.ensure_future(self.action_quit())
+
+    def on_unmount(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        for sig in getattr(self, "_signals", []):
+            loop.remove_signal_handler(sig)
+
+    @work(group="startup", exit_on_error=False)
+    async def start_services(self) -> None:
+        try:
+            await self.services.start()
+        except Exception as exc:
+            self.post_message(StartFailed(f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(ServicesReady())
+
+    def on_start_failed(self, message: StartFailed) -> None:
+        self.chat.add_notice(f"The runtime could not start: {message.error}", "error")
+
+    def on_services_ready(self, message: ServicesReady) -> None:
+        for notice in self.services.notices:
+            self.chat.add_notice(notice, "warning")
+        self.services.notices.clear()
+        self.update_status()
+        self.refresh_inspector()
+
+    # -- status --------------------------------------------------------------------------------
+    def update_status(self) -> None:
+        status = self.status
+        status.model = self.services.model_label
+        status.runtime = self.services.runtime_label if self.services.ready else "starting…"
+        status.policy = self.config.policy
+        status.approve = self.config.approve
+        status.tokens_in = self.usage.prompt_tokens
+        status.tokens_out = self.usage.completion_tokens
+
+    def watch_busy(self, busy: bool) -> None:
+        if self.is_mounted:
+            self.status.busy = busy
+
+    @on(PromptInput.Changed)
+    def _typing(self) -> None:
+        # The runtime's build (IPython import) competes with typing for the GIL: while the
+        # user types before it started, push it back; a submitted task starts it at once.
+        if self._start_timer is not None:
+            self._start_timer.reset()
+
+    # -- input ---------------------------------------------------------------------------------
+    @on(PromptInput.Submitted)
+    def _submitted(self, message: PromptInput.Submitted) -> None:
+        text = message.text
+        line = text.strip()
+        if line.startswith("/"):
+            self._accept(text)
+            self.run_command_line(line)
+            return
+        if self.busy:
+            self.notify("A turn is running: press Esc to cancel it first.", severity="warning")
+            return
+        if line.startswith("!"):
+            self._accept(text)
+            self.run_python(line[1:].lstrip())
+            return
+        if self.services.model is None:
+            self.chat.add_notice(NO_MODEL_HELP, "warning")
+            return
+        self._accept(text)
+        self.start_turn(text)
+
+    def _accept(self, text: str) -> None:
+        self.history.add(text)
+        self.prompt.clear()
+
+    def run_command_line(self, line: str) -> None:
+        """Run a `/command` line through the shared registry (in a worker: it may ask)."""
+        self.chat.add_notice(f"`{line}`", "command")
+        self.run_worker(registry.dispatch(line, self.ctx), group="command")
+
+    # -- turns ---------------------------------------------------------------------------------
+    def start_turn(self, task: str) -> None:
+        """Give *task* to the agent; events come back as `AgentEvent` messages."""
+        self.busy = True
+        self.status.activity = "starting" if not self.services.ready else "thinking"
+        self.run_worker(
+            self._consume(self.services.stream(task)),
+            group="agent",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    def run_python(self, code: str) -> None:
+        """Run *code* in the namespace without the model (the `!` prefix)."""
+        if not code.strip():
+            return
+        self.busy = True
+        self.status.activity = "running your code"
+        self.run_worker(
+            self._consume(self.services.run_python(code)),
+            group="agent",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    def replay(self, events: AsyncIterable[ev.Event]) -> None:
+        """Render an event stream as a live turn (cancellable like one); events go to the hooks."""
+        self.busy = True
+        self.status.activity = "replaying"
+        self.run_worker(
+            self._consume(_emitting(events, self.services)),
+            group="agent",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _consume(self, events: AsyncIterable[ev.Event]) -> None:
+        from cave_tui.agent import events as ev
+
+        outcome = "done"
+        try:
+            async for event in events:
+                self.post_message(AgentEvent(event))
+        except asyncio.CancelledError:
+            cancelled = ev.CancelledEvent(content="Interrupted: the partial output is kept.")
+            self.services.emit(cancelled)
+            self.post_message(AgentEvent(cancelled))
+            self.post_message(TurnFinished("cancelled"))
+            raise
+        except Exception as exc:
+            error = ev.ErrorEvent(content=f"{type(exc).__name__}: {exc}", kind="app")
+            self.services.emit(error)
+            self.post_message(AgentEvent(error))
+            outcome = "error"
+        self.post_message(TurnFinished(outcome))
+
+    async def _approve(self, code: str) -> str | None:
+        from cave_tui.tui.screens.approve import ApprovalScreen
+
+        return await self.ask_screen(ApprovalScreen(code, self.status.step))
+
+    async def ask_screen(self, screen: Any) -> Any:
+        """Push a modal screen and wait for its result (from any task, worker or not).
+
+        If the waiting task is cancelled (the turn was interrupted), the screen is closed.
+        """
+        loop = asyncio.get_running_loop()
+        result: asyncio.Future[Any] = loop.create_future()
+
+        def done(value: Any) -> None:
+            if not result.done():
+                result.set_result(value)
+
+        self.push_screen(screen, callback=done)
+        try:
+            return await result
+        except asyncio.CancelledError:
+            if screen.is_attached and self.screen is screen:
+                self.pop_screen()
+            raise
+
+    def on_agent_event(self, message: AgentEvent) -> None:
+        self.render_event(message.event)
+
+    def on_turn_finished(self, message: TurnFinished) -> None:
+        self.busy = False
+        self.status.activity = ""
+        self.call_later(self.chat.flush_all)
+
+    def render_event(self, event: ev.Event) -> None:
+        """Draw one core event (live, replayed, or from a command like /compact)."""
+        kind = event.type
+        agent = event.agent
+        chat, log, status = self.chat, self.steplog, self.status
+        if agent == "user":
+            self._render_user_code(event)
+            return
+        if kind == "user":
+            chat.add_user(event.content)
+            log.new_turn()
+            status.step = 0
+        elif kind == "step":
+            status.step = event.step
+            status.activity = "thinking"
+        elif kind == "text":
+            chat.reply(event.step, agent).feed(event.content)
+            status.activity = "writing"
+        elif kind == "code":
+            log.add_code(event.step, agent, getattr(event, "code", event.content))
+            status.activity = f"running step {event.step}"
+        elif kind == "execution_output":
+            changed = list(getattr(event, "changed", []))
+            duration = self._duration(getattr(event, "duration", None))
+            entry = log.current(event.step, agent)
+            if entry is not None:
+                entry.finish(
+                    "ok", output=getattr(event, "output", ""), duration=duration, changed=changed
+                )
+            reply = chat.existing_reply(event.step, agent)
+            if reply is not None:
+                text = "✓ ran" + (f" in {duration}" if duration else "")
+                if changed:
+                    text += " · changed " + ", ".join(changed[:6])
+                reply.set_status(text, "success")
+            self.refresh_inspector(changed)
+        elif kind in ("execution_error", "security_error"):
+            blocked = kind == "security_error"
+            error_type = "blocked" if blocked else (getattr(event, "error_type", "") or "error")
+            entry = log.current(event.step, agent)
+            if entry is not None:
+                entry.finish(
+                    error_type,
+                    output=getattr(event, "output", ""),
+                    error=getattr(event, "error", "") or event.content,
+                    duration=self._duration(getattr(event, "duration", None)),
+                    changed=list(getattr(event, "changed", [])),
+                )
+            reply = chat.existing_reply(event.step, agent)
+            if reply is not None:
+                reply.set_status(f"✗ {error_type}", "error")
+            self.refresh_inspector(list(getattr(event, "changed", [])))
+        elif kind == "final_response":
+            status.activity = "done"
+        elif kind == "max_steps_reached":
+            chat.add_notice(event.content, "warning")
+        elif kind == "notice":
+            if event.content == SKIPPED_NOTICE:
+                entry = log.current(event.step, agent)
+                if entry is not None:
+                    entry.finish("skipped")
+                reply = chat.existing_reply(event.step, agent)
+                if reply is not None:
+                    reply.set_status("skipped by you", "warning")
+            else:
+                chat.add_notice(event.content, "info")
+        elif kind == "retry":
+            chat.add_notice(f"Model call failed, {event.content}", "warning")
+        elif kind == "usage":
+            self.usage = self.usage + Usage(
+                getattr(event, "prompt_tokens", 0),
+                getattr(event, "completion_tokens", 0),
+                getattr(event, "total_tokens", 0),
+                model_calls=1,
+            )
+            status.tokens_in = self.usage.prompt_tokens
+            status.tokens_out = self.usage.completion_tokens
+            if self.services.is_litellm:
+                self._update_cost()
+        elif kind == "error":
+            chat.add_notice(
+                f"**Error** ({getattr(event, 'kind', 'error')}): {event.content}", "error"
+            )
+        elif kind == "cancelled":
+            chat.add_notice(event.content or "Interrupted.", "warning")
+            for entry in log.entries.values():
+                if entry.outcome == "running":
+                    entry.finish("interrupted")
+        elif kind == "compacting":
+            chat.add_notice("Compacting the conversation…", "info")
+        elif kind == "compacted":
+            before = getattr(event, "tokens_before", 0)
+            after = getattr(event, "tokens_after", 0)
+            chat.add_notice(f"Context compacted: {before:,} → {after:,} tokens.", "info")
+
+    def _render_user_code(self, event: ev.Event) -> None:
+        log = self.steplog
+        if event.type == "code":
+            log.add_code(0, "user", getattr(event, "code", event.content))
+            return
+        entry = log.current(0, "user")
+        if entry is None:
+            return
+        changed = list(getattr(event, "changed", []))
+        duration = self._duration(getattr(event, "duration", None))
+        if event.type == "execution_output":
+            entry.finish(
+                "ok", output=getattr(event, "output", ""), duration=duration, changed=changed
+            )
+        else:
+            entry.finish(
+                getattr(event, "error_type", "") or "error",
+                output=getattr(event, "output", ""),
+                error=getattr(event, "error", "") or event.content,
+                duration=duration,
+                changed=changed,
+            )
+        self.refresh_inspector(changed)
+
+    def _duration(self, seconds: float | None) -> str:
+        return format_duration(seconds) if self.animate_ui else ""
+
+    @work(group="cost", exclusive=True, exit_on_error=False)
+    async def _update_cost(self) -> None:
+        self.post_message(CostEstimate(await self.services.cost(self.usage)))
+
+    def on_cost_estimate(self, message: CostEstimate) -> None:
+        self.status.cost = message.cost
+
+    # -- inspector -----------------------------------------------------------------------------
+    def refresh_inspector(self, changed: list[str] | None = None) -> None:
+        """Reload the namespace rows; *changed* names are highlighted."""
+        self._load_namespace(set(changed or []))
+
+    @work(group="inspector", exclusive=True, exit_on_error=False)
+    async def _load_namespace(self, changed: set[str]) -> None:
+        runtime = self.services.runtime
+        if runtime is None or not self.services.ready:
+            return
+        rows = await _summary_off_loop(runtime)
+        self.post_message(NamespaceRows(rows, changed))
+
+    def on_namespace_rows(self, message: NamespaceRows) -> None:
+        self.inspector.set_rows(message.rows, message.changed)
+
+    @on(VarTable.Selected)
+    def _open_detail(self, message: VarTable.Selected) -> None:
+        self.open_detail(message.name)
+
+    def open_detail(self, name: str) -> None:
+        from cave_tui.tui.screens.detail import DetailScreen
+
+        runtime = self.services.runtime
+        if runtime is None:
+            self.notify("The runtime is still starting.", severity="warning")
+            return
+        self.push_screen(
+            DetailScreen(name, runtime, animate=self.animate_ui), callback=self._detail_action
+        )
+
+    def _detail_action(self, result: tuple[str, str] | None) -> None:
+        if result is None:
+            return
+        action, name = result
+        if action == "insert":
+            self.prompt.insert_text(name)
+        elif action == "delete":
+            self.run_worker(self._delete_variable(name), group="command")
+        elif action == "retrieve":
+            self.run_worker(self._retrieve_variable(name), group="command")
+
+    async def _delete_variable(self, name: str) -> None:
+        if not await self.ctx.confirm(f"Delete `{name}` from the namespace?"):
+            return
+        await registry.dispatch(f"/del {name}", self.ctx)
+
+    async def _retrieve_variable(self, name: str) -> None:
+        if registry.get("retrieve") is not None:  # the data commands, when installed
+            await registry.dispatch(f"/retrieve {name}", self.ctx)
+            return
+        from cave_tui.detail import default_filename, free_path, human_bytes, write_object
+
+        try:
+            obj = await self.services.runtime.retrieve(name)
+            path = free_path(Path.cwd() / "retrieved", default_filename(name, obj))
+            await asyncio.to_thread(write_object, obj, path)
+        except Exception as exc:
+            self.chat.add_notice(f"Could not retrieve `{name}`: {exc}", "error")
+            return
+        size = human_bytes(path.stat().st_size)
+        self.chat.add_notice(f"Retrieved `{name}` to `{path}` ({size}).", "success")
+
+    # -- requests from commands ----------------------------------------------------------------
+    def handle_request(self, action: str, **kwargs: Any) -> None:
+        """What `CommandContext.request` does in the app (actions listed in docs/tui.md)."""
+        if action == "quit":
+            self.call_later(self.action_quit)
+        elif action == "clear":
+            self.action_clear()
+        elif action == "theme":
+            self.set_theme(str(kwargs["name"]))
+        elif action == "insert":
+            if kwargs.get("replace"):
+                self.prompt.set_text(str(kwargs.get("text", "")))
+                self.prompt.focus()
+            else:
+                self.prompt.insert_text(str(kwargs.get("text", "")))
+        elif action == "refresh_inspector":
+            self.refresh_inspector(kwargs.get("changed"))
+        elif action == "show":
+            self.open_detail(str(kwargs["name"]))
+        elif action == "status":
+            self.update_status()
+        elif action == "event":
+            self.render_event(kwargs["event"])
+        elif action == "replay":
+            self.replay(kwargs["events"])
+        elif action == "notify":
+            self.notify(
+                str(kwargs.get("message", "")), severity=kwargs.get("severity", "information")
+            )
+        else:
+            self.chat.add_notice(f"The app cannot do {action!r}.", "warning")
+
+    def set_theme(self, name: str) -> None:
+        if name not in self.available_themes:
+            self.chat.add_notice(f"Unknown theme {name!r}.", "error")
+            return
+        self.theme = name  # _theme_changed persists it
+
+    def _theme_changed(self, theme: Any) -> None:
+        self.chat.restyle(theme.dark)
+        self.state["theme"] = theme.name
+        if theme.name != self.config.theme:
+            self.config.theme = theme.name
+            self.chat.add_notice(f"Theme set to `{theme.name}`.", "success")
+            if self.persist_settings:
+                self._persist("theme", theme.name)
+
+    @work(thread=True, group="persist", exit_on_error=False)
+    def _persist(self, name: str, value: Any) -> None:
+        try:
+            save_setting(name, value)
+        except Exception as exc:
+            self.call_from_thread(
+                self.chat.add_notice, f"Could not save {name} in config.toml: {exc}", "warning"
+            )
+
+    # -- key actions ---------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("interrupt", "cancel_turn"):
+            return self.busy
+        if action == "quit_twice":
+            return not self.busy
+        return True
+
+    def cancel_turn(self) -> None:
+        self.workers.cancel_group(self, "agent")
+
+    def action_cancel_turn(self) -> None:
+        self.cancel_turn()
+
+    async def action_interrupt(self) -> None:
+        now = time.monotonic()
+        if now - self._last_ctrl_c < DOUBLE_PRESS_SECONDS:
+            await self.action_quit()
+            return
+        self._last_ctrl_c = now
+        self.cancel_turn()
+        self.notify("Interrupted. Press Ctrl+C again to quit.", timeout=DOUBLE_PRESS_SECONDS)
+
+    async def action_quit_twice(self) -> None:
+        now = time.monotonic()
+        if now - self._last_ctrl_c < DOUBLE_PRESS_SECONDS:
+            await self.action_quit()
+            return
+        self._last_ctrl_c = now
+        self.notify("Press Ctrl+C again to quit.", timeout=DOUBLE_PRESS_SECONDS)
+
+    async def action_quit(self) -> None:
+        """Quit after the exit hooks ran (the same path for /quit, Ctrl+Q, SIGTERM, SIGHUP)."""
+        if self._quitting:
+            return
+        self._quitting = True
+        self.cancel_turn()
+        await self.services.shutdown()
+        self.exit()
+
+    def action_help(self) -> None:
+        from cave_tui.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_inspector(self) -> None:
+        screen = self.screen_stack[0]
+        table = self.inspector.table
+        if screen.has_class("-narrow"):
+            screen.toggle_class("-show-inspector")
+            if screen.has_class("-show-inspector"):
+                table.focus()
+            else:
+                self.prompt.focus()
+        elif table.has_focus:
+            self.prompt.focus()
+        else:
+            table.focus()
+
+    def action_clear(self) -> None:
+        self.chat.clear()
+        self.steplog.clear()
+
+
+async def _summary_off_loop(runtime: Any) -> Any:
+    """`namespace_summary()`, on a worker thread for the in-process runtime.
+
+    Summarising 10,000 names takes ~0.5 s of Python; off the event loop the app keeps
+    drawing meanwhile. The kernel runtime's summary is already asynchronous I/O.
+    """
+    from cave_tui.runtime.ipython import IPythonRuntime
+
+    if isinstance(runtime, IPythonRuntime):
+        return await asyncio.to_thread(asyncio.run, runtime.namespace_summary())
+    return await runtime.namespace_summary()
+
+
+async def _emitting(events: AsyncIterable[ev.Event], services: AppServices) -> Any:
+    async for event in events:
+        services.emit(event)
+        yield event

@@ -1,0 +1,1 @@
+"""Modal screens: confirm, approve code, variable detail, help (loaded when first shown)."""

@@ -1,0 +1,69 @@
+"""Approval mode: each code block is shown with Run / Edit / Skip before it runs."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Static, TextArea
+
+from cave_tui.tui.screens.base import CaveModal
+
+
+class ApprovalScreen(CaveModal[str | None]):
+    """Dismisses with the code to run (maybe edited) or None to skip it."""
+
+    DEFAULT_CSS = """
+    ApprovalScreen #approve-code { height: auto; max-height: 20; }
+    """
+
+    BINDINGS = [
+        Binding("ctrl+r", "run", "Run", priority=True),
+        Binding("ctrl+e", "edit", "Edit", priority=True),
+        Binding("escape", "skip", "Skip", priority=True),
+    ]
+
+    def __init__(self, code: str, step: int = 0) -> None:
+        super().__init__()
+        self.code = code
+        self.step = step
+        self.editing = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="approve-box", classes="modal-box"):
+            title = f"Step {self.step}: run this code?" if self.step else "Run this code?"
+            yield Static(title, id="approve-title", classes="modal-title", markup=False)
+            editor = TextArea(
+                self.code.rstrip("\n"), id="approve-code", read_only=True, soft_wrap=False
+            )
+            editor.cursor_blink = self.app.animation_level != "none"
+            yield editor
+            with Horizontal(classes="modal-buttons"):
+                yield Button("Run", id="run", variant="success", compact=True)
+                yield Button("Edit", id="edit", variant="primary", compact=True)
+                yield Button("Skip", id="skip", variant="error", compact=True)
+            hint = "Ctrl+R run · Ctrl+E edit · Esc skip"
+            yield Static(hint, id="approve-hint", classes="modal-hint", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#run", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        {"run": self.action_run, "edit": self.action_edit, "skip": self.action_skip}[
+            event.button.id or "skip"
+        ]()
+
+    def action_run(self) -> None:
+        self.dismiss(self.query_one("#approve-code", TextArea).text + "\n")
+
+    def action_edit(self) -> None:
+        editor = self.query_one("#approve-code", TextArea)
+        editor.read_only = False
+        self.editing = True
+        self.query_one("#approve-title", Static).update("Edit the code, then Run (Ctrl+R)")
+        editor.focus()
+
+    def action_skip(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,46 @@
+"""A Yes/No question; the app's `CommandContext.confirm` awaits it."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Static
+
+from cave_tui.tui.screens.base import CaveModal
+
+
+class ConfirmScreen(CaveModal[bool]):
+    """Dismisses with True (Yes, `y`) or False (No, `n`, Esc)."""
+
+    DEFAULT_CSS = """
+    ConfirmScreen #confirm-box { width: 60; }
+    """
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+        Binding("left,right", "app.focus_next", show=False),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-box", classes="modal-box"):
+            yield Static(self.question, id="confirm-question", markup=False)
+            with Horizontal(classes="modal-buttons"):
+                yield Button("Yes", id="yes", variant="primary", compact=True)
+                yield Button("No", id="no", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(value)

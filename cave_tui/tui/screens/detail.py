@@ -1,0 +1,135 @@
+"""The detail view of one variable: a frame's head, dtypes and describe(), or a bounded repr.
+
+The detail is computed in a worker thread with bounded cost (see `cave_tui.detail`);
+the screen posts itself a message when it is ready. Actions: insert the name into
+the input, retrieve the object to a file, delete it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Button, DataTable, LoadingIndicator, Static
+
+from cave_tui.detail import Detail, human_bytes, object_detail
+from cave_tui.tui.screens.base import CaveModal
+
+
+class DetailScreen(CaveModal[tuple[str, str] | None]):
+    """Dismisses with (action, name): action is "insert", "retrieve" or "delete"; or None."""
+
+    DEFAULT_CSS = """
+    DetailScreen {
+        #detail-box { height: 90%; }
+        #detail-body { height: 1fr; }
+        #detail-body DataTable { height: auto; max-height: 24; }
+        .detail-heading { margin: 1 0 0 0; color: $text-accent; text-style: bold; }
+        .detail-note { color: $text-muted; text-style: italic; }
+        .detail-error { color: $text-error; }
+    }
+    """
+
+    BINDINGS = [
+        Binding("i", "act('insert')", "Insert name"),
+        Binding("r", "act('retrieve')", "Retrieve to file"),
+        Binding("d", "act('delete')", "Delete"),
+        Binding("escape,q", "close", "Close"),
+    ]
+
+    class Ready(Message):
+        def __init__(self, detail: Detail | None, error: str = "") -> None:
+            super().__init__()
+            self.detail = detail
+            self.error = error
+
+    def __init__(self, name: str, runtime: Any, *, animate: bool = True) -> None:
+        super().__init__()
+        self.var_name = name
+        self.runtime = runtime
+        self.animate_ = animate
+        self.detail: Detail | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="detail-box", classes="modal-box"):
+            yield Static(self.var_name, id="detail-title", classes="modal-title", markup=False)
+            with VerticalScroll(id="detail-body"):
+                if self.animate_:
+                    yield LoadingIndicator()
+                else:
+                    yield Static("loading…", id="detail-loading")
+            with Horizontal(classes="modal-buttons"):
+                yield Button("Insert name (i)", id="insert", variant="primary", compact=True)
+                yield Button("Retrieve to file (r)", id="retrieve", compact=True)
+                yield Button("Delete (d)", id="delete", variant="error", compact=True)
+                yield Button("Close (Esc)", id="close", compact=True)
+
+    def on_mount(self) -> None:
+        self.load()
+
+    @work(exclusive=True, group="detail")
+    async def load(self) -> None:
+        try:
+            obj = await self.runtime.retrieve(self.var_name)
+            detail = await asyncio.to_thread(object_detail, self.var_name, obj)
+        except KeyError as exc:
+            self.post_message(self.Ready(None, str(exc).strip("'\"")))
+            return
+        except Exception as exc:
+            self.post_message(self.Ready(None, f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(self.Ready(detail))
+
+    async def on_detail_screen_ready(self, message: Ready) -> None:
+        body = self.query_one("#detail-body", VerticalScroll)
+        await body.remove_children()
+        if message.detail is None:
+            await body.mount(Static(message.error, classes="detail-error", markup=False))
+            return
+        detail = self.detail = message.detail
+        size = f" · {human_bytes(detail.size_bytes)}" if detail.size_bytes is not None else ""
+        self.query_one("#detail-title", Static).update(
+            f"{detail.name} · {detail.type_name} {detail.shape}{size}".replace("  ", " ")
+        )
+        widgets: list[Any] = []
+        if detail.is_frame:
+            widgets.append(Static("head", classes="detail-heading"))
+            widgets.append(self._table(["", *detail.columns], detail.head, "detail-head"))
+            dtypes = "  ".join(f"{c}: {t}" for c, t in detail.dtypes)
+            widgets.append(Static("dtypes", classes="detail-heading"))
+            widgets.append(Static(dtypes, id="detail-dtypes", markup=False))
+            if detail.describe:
+                widgets.append(Static("describe()", classes="detail-heading"))
+                widgets.append(
+                    self._table(["", *detail.describe_columns], detail.describe, "detail-describe")
+                )
+        else:
+            widgets.append(Static(detail.text, id="detail-text", markup=False))
+        for note in detail.notes:
+            widgets.append(Static(note, classes="detail-note", markup=False))
+        await body.mount_all(widgets)
+
+    @staticmethod
+    def _table(header: list[str], rows: list[list[str]], id: str) -> DataTable:
+        table: DataTable = DataTable(id=id, zebra_stripes=True, cursor_type="none")
+        table.add_columns(*header)
+        table.add_rows(rows)
+        return table
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "close":
+            self.action_close()
+        else:
+            self.action_act(event.button.id or "")
+
+    def action_act(self, action: str) -> None:
+        self.dismiss((action, self.var_name))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

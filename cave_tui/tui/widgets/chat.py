@@ -1,0 +1,151 @@
+"""The chat pane: user messages, agent replies streamed as Markdown, notices.
+
+Text arrives in many small events; each reply buffers it and flushes at most every
+`FLUSH_SECONDS` into its `StreamingMarkdown`, so rendering cost follows the screen
+refresh rate, not the token rate. The pane keeps at most `MAX_ITEMS` entries so a
+long session does not slow the layout down.
+"""
+
+from __future__ import annotations
+
+from textual.containers import VerticalGroup, VerticalScroll
+from textual.timer import Timer
+from textual.widgets import Static
+
+
+def _markdown(text: str, dark: bool):  # type: ignore[no-untyped-def]
+    # Rich's Markdown (and markdown-it) load on the first message, not at app start.
+    from cave_tui.tui.widgets.stream_markdown import ChatMarkdown
+
+    return ChatMarkdown(text, dark)
+
+
+FLUSH_SECONDS = 1 / 20
+MAX_ITEMS = 120
+
+
+class UserMessage(Static):
+    """What the user typed."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, markup=False)
+        self.text = text
+
+
+class Notice(Static):
+    """A line from the app or a command (Markdown allowed); `kind` picks its colour."""
+
+    def __init__(self, text: str, kind: str = "info", *, dark: bool = True) -> None:
+        super().__init__(_markdown(text, dark))
+        self.text = text
+        self.add_class(f"-{kind or 'info'}")
+
+
+class AgentMessage(VerticalGroup):
+    """One model reply (one step), streamed in; a status line is added when its code ran."""
+
+    def __init__(self, step: int, agent: str | None = None, *, dark: bool = True) -> None:
+        super().__init__()
+        self.step = step
+        self.agent = agent
+        from cave_tui.tui.widgets.stream_markdown import StreamingMarkdown
+
+        self.markdown = StreamingMarkdown(dark=dark)
+        self.status = Static("", classes="reply-status", markup=False)
+        self.status.display = False
+        self._pending: list[str] = []
+        self._timer: Timer | None = None
+
+    def compose(self):  # type: ignore[override]
+        if self.agent:  # a sub-agent is speaking: say which
+            yield Static(f"{self.agent} · step {self.step}", classes="reply-label", markup=False)
+        yield self.markdown
+        yield self.status
+
+    def feed(self, text: str) -> None:
+        """Queue *text*; it is rendered on the next flush."""
+        self._pending.append(text)
+        if self._timer is None:
+            self._timer = self.set_timer(FLUSH_SECONDS, self.flush)
+
+    def flush(self) -> None:
+        """Render everything queued so far."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if not self._pending:
+            return
+        text = "".join(self._pending)
+        self._pending.clear()
+        self.markdown.append(text)
+
+    @property
+    def text(self) -> str:
+        """Everything received, rendered or still queued."""
+        return self.markdown.source + "".join(self._pending)
+
+    def set_status(self, text: str, kind: str = "info") -> None:
+        self.status.update(text)
+        self.status.set_classes(f"reply-status -{kind}")
+        self.status.display = True
+
+
+class ChatPane(VerticalScroll):
+    """The conversation, newest at the bottom; follows new content unless scrolled up."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.dark = True
+        self.replies: dict[tuple[str | None, int], AgentMessage] = {}
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    def _add(self, widget: Static | VerticalGroup) -> None:
+        self.mount(widget)
+        extra = len(self.children) - MAX_ITEMS
+        if extra > 0:
+            old = list(self.children[:extra])
+            for child in old:
+                if isinstance(child, AgentMessage):
+                    self.replies.pop((child.agent, child.step), None)
+            self.remove_children(old)
+
+    def add_user(self, text: str) -> UserMessage:
+        message = UserMessage(text)
+        self._add(message)
+        self.replies.clear()
+        return message
+
+    def add_notice(self, text: str, kind: str = "info") -> Notice:
+        notice = Notice(text, kind, dark=self.dark)
+        self._add(notice)
+        return notice
+
+    def reply(self, step: int, agent: str | None = None) -> AgentMessage:
+        """The reply for *step* (created on first use)."""
+        key = (agent, step)
+        message = self.replies.get(key)
+        if message is None:
+            message = AgentMessage(step, agent, dark=self.dark)
+            self.replies[key] = message
+            self._add(message)
+        return message
+
+    def existing_reply(self, step: int, agent: str | None = None) -> AgentMessage | None:
+        return self.replies.get((agent, step))
+
+    def flush_all(self) -> None:
+        for message in self.query(AgentMessage):
+            message.flush()
+
+    def clear(self) -> None:
+        self.replies.clear()
+        self.remove_children()
+
+    def restyle(self, dark: bool) -> None:
+        self.dark = dark
+        for message in self.query(AgentMessage):
+            message.markdown.restyle(dark)
+        for notice in self.query(Notice):
+            notice.update(_markdown(notice.text, dark))

@@ -1,0 +1,174 @@
+"""The multi-line input: Enter sends, Ctrl+J (or Alt+Enter) adds a line, ↑/↓ walk the history,
+and `/` opens slash-command completion with each command's one-line help.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual import on
+from textual.binding import Binding
+from textual.containers import VerticalGroup
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList, TextArea
+from textual.widgets.option_list import Option
+
+from cave_tui.history import InputHistory
+
+Completer = Callable[[str], list[tuple[str, str]]]
+
+
+class Completions(OptionList, can_focus=False):
+    """Matching slash commands, shown above the input while typing `/…`."""
+
+
+class PromptInput(TextArea):
+    """TextArea that sends on Enter and knows about history and completion."""
+
+    BINDINGS = [
+        Binding("enter", "submit", "Send", priority=True, id="cave.send"),
+        Binding("ctrl+j,alt+enter,shift+enter", "newline", "New line", id="cave.newline"),
+        Binding("tab", "complete", "Complete", show=False, priority=True),
+        Binding("escape", "dismiss", "Close", show=False, priority=True),
+        Binding("up", "up", show=False, priority=True),
+        Binding("down", "down", show=False, priority=True),
+    ]
+
+    class Submitted(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, *, history: InputHistory, completer: Completer, id: str | None = None):
+        super().__init__(id=id, soft_wrap=True, show_line_numbers=False, compact=True)
+        self.input_history = history
+        self.completer = completer
+        self.placeholder = "Ask cave… (/ for commands, ! runs Python, Ctrl+J new line)"
+
+    @property
+    def completions(self) -> Completions:
+        return self.parent.query_one(Completions)  # type: ignore[union-attr]
+
+    @property
+    def completing(self) -> bool:
+        return bool(self.parent) and self.completions.display
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("complete", "dismiss"):
+            return self.completing
+        return True
+
+    # -- completion --------------------------------------------------------------------
+    @on(TextArea.Changed)
+    def _update_completions(self) -> None:
+        text = self.text
+        matches: list[tuple[str, str]] = []
+        if text.startswith("/") and " " not in text and "\n" not in text:
+            matches = self.completer(text)
+            if len(matches) == 1 and matches[0][0] == text:
+                matches = []
+        completions = self.completions
+        if matches:
+            completions.set_options(
+                Option(
+                    Content.assemble((name, "$text-success"), "  ", (help_, "dim")),
+                    id=name,
+                )
+                for name, help_ in matches
+            )
+            completions.highlighted = 0
+            completions.display = True
+            self.suggestion = matches[0][0][len(text) :]
+        else:
+            completions.display = False
+            self.suggestion = ""
+        self.refresh_bindings()
+
+    def _accept_completion(self) -> bool:
+        completions = self.completions
+        option = completions.highlighted_option if completions.display else None
+        if option is None or option.id is None:
+            return False
+        self.text = option.id + " "
+        self.move_cursor(self.document.end)
+        completions.display = False
+        self.suggestion = ""
+        return True
+
+    def action_complete(self) -> None:
+        self._accept_completion()
+
+    def action_dismiss(self) -> None:
+        self.completions.display = False
+        self.suggestion = ""
+        self.refresh_bindings()
+
+    # -- sending, lines, history -----------------------------------------------------------
+    def action_submit(self) -> None:
+        if self.completing:
+            option = self.completions.highlighted_option
+            if option is not None and option.id != self.text.strip():
+                self._accept_completion()
+                return
+        text = self.text
+        if not text.strip():
+            return
+        self.post_message(self.Submitted(text))
+
+    def action_newline(self) -> None:
+        self.insert("\n")
+
+    def set_text(self, text: str) -> None:
+        self.text = text
+        self.move_cursor(self.document.end)
+
+    def insert_text(self, text: str) -> None:
+        """Insert at the cursor (the inspector's "insert name" action)."""
+        self.insert(text)
+        self.focus()
+
+    def action_up(self) -> None:
+        if self.completing:
+            self.completions.action_cursor_up()
+            return
+        if self.cursor_location[0] == 0:
+            entry = self.input_history.previous(self.text)
+            if entry is not None:
+                self.text = entry
+                # End of the first line: the next ↑ goes on through the history.
+                self.move_cursor((0, len(self.document.get_line(0))))
+            return
+        self.action_cursor_up()
+
+    def action_down(self) -> None:
+        if self.completing:
+            self.completions.action_cursor_down()
+            return
+        if self.cursor_location[0] >= self.document.line_count - 1:
+            entry = self.input_history.next()
+            if entry is not None:
+                self.set_text(entry)
+            return
+        self.action_cursor_down()
+
+
+class PromptArea(VerticalGroup):
+    """Completions list above the input."""
+
+    def __init__(self, *, history: InputHistory, completer: Completer) -> None:
+        super().__init__(id="prompt-area")
+        self.input = PromptInput(history=history, completer=completer, id="prompt")
+        self.completions = Completions(id="completions")
+        self.completions.display = False
+
+    def compose(self):  # type: ignore[override]
+        yield self.completions
+        yield self.input
+
+    @on(OptionList.OptionSelected, "#completions")
+    def _clicked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.completions.highlighted = event.option_index
+        self.input._accept_completion()
+        self.input.focus()

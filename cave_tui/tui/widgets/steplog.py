@@ -1,0 +1,154 @@
+"""The code/output log: each step's code (highlighted), its output or traceback, its duration.
+
+Long output is folded to its head and tail (Enter or a click unfolds it); the log
+keeps at most `MAX_ENTRIES` steps so widget count stays bounded in long sessions.
+"""
+
+from __future__ import annotations
+
+from textual.containers import VerticalGroup, VerticalScroll
+from textual.content import Content
+from textual.widgets import Static
+
+MAX_ENTRIES = 60
+FOLD_LINES = 16
+
+
+def fold(text: str, lines: int = FOLD_LINES) -> tuple[str, int]:
+    """(*text* cut to its first and last lines, number of lines hidden)."""
+    rows = text.splitlines()
+    if len(rows) <= lines:
+        return text, 0
+    half = lines // 2
+    hidden = len(rows) - 2 * half
+    return "\n".join(
+        [*rows[:half], f"… {hidden} lines folded (Enter to unfold) …", *rows[-half:]]
+    ), hidden
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+
+
+class FoldedOutput(Static, can_focus=True):
+    """Cell output; folded when long, unfolded on Enter or click."""
+
+    BINDINGS = [("enter", "toggle", "Unfold")]
+
+    def __init__(self, text: str, kind: str = "output") -> None:
+        self.full = text
+        self.folded_text, self.hidden = fold(text)
+        self.expanded = False
+        super().__init__(self.folded_text, markup=False, classes=f"-{kind}")
+
+    def action_toggle(self) -> None:
+        if not self.hidden:
+            return
+        self.expanded = not self.expanded
+        self.update(self.full if self.expanded else self.folded_text)
+
+    def on_click(self) -> None:
+        self.action_toggle()
+
+
+class StepEntry(VerticalGroup):
+    """One cell: header (who, step, outcome, duration), code, output."""
+
+    def __init__(self, step: int, agent: str | None, code: str) -> None:
+        super().__init__()
+        self.step = step
+        self.agent = agent
+        self.code = code
+        self.outcome = "running"
+        self.header = Static("", classes="step-header", markup=False)
+        self.code_view = Static(self._highlight(code), classes="step-code")
+        self._render_header()
+
+    @staticmethod
+    def _highlight(code: str) -> Content:
+        from textual.highlight import highlight  # pygments loads with the first cell
+
+        return highlight(code.rstrip("\n") or " ", language="python")
+
+    def compose(self):  # type: ignore[override]
+        yield self.header
+        yield self.code_view
+
+    def _render_header(self, extra: str = "") -> None:
+        who = "you" if self.agent == "user" else (self.agent or "agent")
+        label = f"step {self.step} · {who}" if self.step else who
+        self.header.update(f"{label} · {self.outcome}{extra}")
+
+    def set_code(self, code: str) -> None:
+        """The code changed before it ran (the user edited it)."""
+        self.code = code
+        self.code_view.update(self._highlight(code))
+        self._render_header(" (edited)")
+
+    def finish(
+        self,
+        outcome: str,
+        *,
+        output: str = "",
+        error: str = "",
+        duration: str = "",
+        changed: list[str] | None = None,
+    ) -> None:
+        self.outcome = outcome
+        extra = f" · {duration}" if duration else ""
+        if changed:
+            shown = ", ".join(changed[:6]) + (" …" if len(changed) > 6 else "")
+            extra += f" · changed: {shown}"
+        self._render_header(extra)
+        self.set_class(outcome != "ok", "-failed")
+        widgets = []
+        if output.strip():
+            widgets.append(FoldedOutput(output.rstrip("\n"), "output"))
+        if error.strip():
+            widgets.append(FoldedOutput(error.rstrip("\n"), "error"))
+        if widgets:
+            self.mount_all(widgets)
+
+
+class StepLog(VerticalScroll):
+    """Every cell that ran, newest at the bottom."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.entries: dict[tuple[str | None, int], StepEntry] = {}
+        self.border_title = "Code & output"
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    def add_code(self, step: int, agent: str | None, code: str) -> StepEntry:
+        """A cell is about to run (a second call for the same step means it was edited)."""
+        key = (agent, step)
+        entry = self.entries.get(key)
+        if entry is not None and entry.outcome == "running" and agent != "user":
+            entry.set_code(code)
+            return entry
+        entry = StepEntry(step, agent, code)
+        self.entries[key] = entry
+        self.mount(entry)
+        extra = len(self.children) - MAX_ENTRIES
+        if extra > 0:
+            self.remove_children(list(self.children[:extra]))
+        return entry
+
+    def current(self, step: int, agent: str | None) -> StepEntry | None:
+        return self.entries.get((agent, step))
+
+    def new_turn(self) -> None:
+        """Steps restart at 1 each turn: forget the keys, keep the widgets."""
+        self.entries.clear()
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.remove_children()

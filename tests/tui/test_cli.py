@@ -1,0 +1,105 @@
+"""The `cave` command line: shared options, the fast path, `cave run` exit codes, --help."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import typer.main
+
+from cave_tui import cli
+
+CAVE = Path(sys.executable).with_name("cave")
+
+
+def cave(*args: str, env_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "CAVE_CONFIG_DIR": str(env_dir / "config"),
+        "CAVE_DATA_DIR": str(env_dir / "data"),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
+    return subprocess.run(
+        [str(CAVE), *args], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+
+
+def test_fast_path_parses_every_app_option():
+    flags = cli.fast_app_flags(
+        [
+            "--model",
+            "scripted:x.yaml",
+            "--api-base",
+            "http://h",
+            "--kernel",
+            "--policy",
+            "strict",
+            "--theme",
+            "cave-light",
+            "--skills",
+            "sk",
+            "--max-steps",
+            "3",
+            "--plain",
+        ]
+    )
+    assert flags == {
+        "model": "scripted:x.yaml", "api_base": "http://h", "kernel": True, "policy": "strict",
+        "theme": "cave-light", "skills": "sk", "max_steps": 3, "plain": True,
+    }  # fmt: skip
+    assert cli.fast_app_flags([])["plain"] is False
+    assert cli.fast_app_flags(["--no-kernel"])["kernel"] is False
+    assert cli.fast_app_flags(["-m", "x"])["model"] == "x"
+
+
+def test_fast_path_leaves_everything_else_to_typer():
+    for argv in (["run", "task"], ["--help"], ["demo"], ["--bogus"], ["--max-steps", "many"],
+                 ["--model"], ["--version", "--plain"]):  # fmt: skip
+        assert cli.fast_app_flags(argv) is None, argv
+
+
+def test_fast_path_and_typer_know_the_same_options():
+    command = typer.main.get_command(cli.app)
+    typer_names = {p.name for p in command.params} - {"version"}
+    assert typer_names == set(cli.APP_OPTIONS)
+    for param in command.params:
+        if param.name in cli.OPTIONS:
+            flags = cli.OPTIONS[param.name][0]
+            declared = set(param.opts) | set(getattr(param, "secondary_opts", []))
+            assert declared == {f for flag in flags for f in flag.split("/")}, param.name
+
+
+def test_help_lists_the_options_and_subcommands(tmp_path):
+    result = cave("--help", env_dir=tmp_path)
+    assert result.returncode == 0
+    for option in ("--model", "--api-base", "--kernel", "--policy", "--theme", "--skills",
+                   "--plain", "--version", "run", "demo"):  # fmt: skip
+        assert option in result.stdout
+    assert cave("--version", env_dir=tmp_path).stdout.startswith("cave ")
+
+
+def test_run_exit_codes_and_json(tmp_path):
+    done = tmp_path / "done.yaml"
+    done.write_text('- "```python\\nx = 2\\n```"\n- "x is 2."\n')
+    result = cave("run", "set x", "--model", f"scripted:{done}", "--json", env_dir=tmp_path)
+    assert result.returncode == 0, result.stderr
+    kinds = [json.loads(line)["type"] for line in result.stdout.splitlines()]
+    assert kinds[0] == "user" and kinds[-1] == "final_response"
+    looping = tmp_path / "loop.yaml"
+    looping.write_text('- "```python\\nx = 1\\n```"\n')
+    result = cave("run", "t", "--model", f"scripted:{looping}", "--max-steps", "1",
+                  env_dir=tmp_path)  # fmt: skip
+    assert result.returncode == 1
+    result = cave("run", "t", "--model", f"scripted:{looping}", env_dir=tmp_path)
+    assert result.returncode == 2  # the script runs out: an error
+    result = cave("run", "t", env_dir=tmp_path)
+    assert result.returncode == 2 and "no model configured" in result.stderr
+
+
+def test_bad_flags_get_typer_messages(tmp_path):
+    result = cave("--model", "scripted:/nope.yaml", env_dir=tmp_path)
+    assert result.returncode == 2 and "script file not found" in result.stderr
+    result = cave("--policy", "loose", env_dir=tmp_path)
+    assert result.returncode == 2 and "unknown policy 'loose'" in result.stderr

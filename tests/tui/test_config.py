@@ -1,0 +1,102 @@
+"""Settings: file < CAVE_* env < flags; bad values reported, never fatal; keys never read."""
+
+from __future__ import annotations
+
+import pytest
+
+from cave_tui.config import Config, config_path, load_config, save_setting
+
+
+def write(text: str) -> None:
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_defaults_without_a_file():
+    config = load_config()
+    assert config == Config()
+    assert config.warnings == [] and config.source("policy") == "default"
+
+
+def test_file_then_env_then_flags(monkeypatch):
+    write('model = "openai/gpt-4o-mini"\npolicy = "strict"\ntheme = "cave-light"\nmax_steps = 4\n')
+    config = load_config()
+    assert (config.model, config.policy, config.theme, config.max_steps) == (
+        "openai/gpt-4o-mini",
+        "strict",
+        "cave-light",
+        4,
+    )
+    assert config.source("policy") == "file"
+    monkeypatch.setenv("CAVE_POLICY", "trusted")
+    monkeypatch.setenv("CAVE_KERNEL", "yes")
+    config = load_config()
+    assert config.policy == "trusted" and config.kernel is True
+    assert config.source("policy") == "env"
+    config = load_config({"policy": "standard", "model": None, "max_steps": 7})
+    assert config.policy == "standard" and config.source("policy") == "flag"
+    assert config.model == "openai/gpt-4o-mini"  # a None flag does not override
+    assert config.max_steps == 7
+
+
+def test_bad_values_are_reported_and_defaults_kept(monkeypatch):
+    write('policy = "loose"\nmax_steps = "many"\nkernel = "perhaps"\ncolour = "red"\n')
+    monkeypatch.setenv("CAVE_APPROVE", "sometimes")
+    config = load_config()
+    assert config.policy == "standard" and config.max_steps == 10 and config.kernel is False
+    assert config.approve == "auto"
+    text = "\n".join(config.warnings)
+    for fragment in (
+        "policy must be one of",
+        "max_steps must be a whole number",
+        "kernel must be",
+        "unknown setting 'colour'",
+        "approve must be auto or ask",
+    ):
+        assert fragment in text
+
+
+def test_invalid_toml_is_reported():
+    write("model = [unclosed\n")
+    config = load_config()
+    assert config == Config() and "not valid TOML" in config.warnings[0]
+
+
+def test_api_keys_are_never_read_from_the_file():
+    write('openai_api_key = "sk-secret"\nmodel = "x"\n')
+    config = load_config()
+    assert config.model == "x"
+    assert "sk-secret" not in repr(config)
+    assert "API keys are read only from the environment" in config.warnings[0]
+
+
+def test_keymap_table():
+    write('[keymap]\n"cave.help" = "f9"\n"cave.quit" = "ctrl+x"\n')
+    assert load_config().keymap == {"cave.help": "f9", "cave.quit": "ctrl+x"}
+    write("keymap = 3\n")
+    assert "[keymap] must map" in load_config().warnings[0]
+
+
+def test_save_setting_keeps_comments_and_other_settings():
+    write('# my settings\nmodel = "x"  # the model\n\n[keymap]\n"cave.help" = "f9"\n')
+    save_setting("theme", "cave-light")
+    text = config_path().read_text()
+    assert "# my settings" in text and "# the model" in text and '"cave.help" = "f9"' in text
+    assert load_config().theme == "cave-light"
+    save_setting("theme", "cave-dark")
+    assert load_config().theme == "cave-dark"
+    with pytest.raises(ValueError):
+        save_setting("policy", "loose")
+
+
+def test_save_setting_creates_the_file():
+    assert not config_path().exists()
+    save_setting("approve", "ask")
+    assert load_config().approve == "ask"
+
+
+def test_config_file_location_follows_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("CAVE_CONFIG", str(tmp_path / "elsewhere.toml"))
+    (tmp_path / "elsewhere.toml").write_text('theme = "cave-high-contrast"\n')
+    assert load_config().theme == "cave-high-contrast"

@@ -1,0 +1,135 @@
+"""The real `cave` command in tmux: type a task, wait for the answer, read the screen."""
+
+from __future__ import annotations
+
+# ruff: noqa: E501 (the scripted replies are one line each)
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+CAVE = Path(sys.executable).with_name("cave")
+REPLIES = """\
+- "Building it now.\\n\\n```python\\nimport pandas as pd\\npenguin_mass = pd.DataFrame({'species': ['Adelie', 'Gentoo'], 'mass': [3700, 5076]})\\n```"
+- "Done: **penguin_mass** holds two rows."
+"""
+
+
+class Tmux:
+    """One tmux server on its own socket, killed at the end whatever happens."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.socket = f"cave-e2e-{uuid.uuid4().hex[:8]}"
+        self.tmp = tmp
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True
+        ).stdout
+
+    def start(self, command: list[str], width: int = 120, height: int = 40) -> None:
+        env = {
+            "TERM": "xterm-256color",
+            "CAVE_CONFIG_DIR": str(self.tmp / "config"),
+            "CAVE_DATA_DIR": str(self.tmp / "data"),
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        }
+        exports = " ".join(f"{k}={v}" for k, v in env.items())
+        # COLUMNS/LINES from the test process would override the pane's real size.
+        shell = (
+            f"cd {self.tmp} && env -u COLUMNS -u LINES {exports} {' '.join(command)}; "
+            "echo CAVE-EXIT=$?; sleep 30"
+        )
+        self.run("new-session", "-d", "-x", str(width), "-y", str(height), shell)
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p")
+
+    def wait_for(self, text: str, timeout: float = 30.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.1)  # polling the screen, with a deadline
+        raise AssertionError(f"{text!r} did not appear; the screen was:\n{screen}")
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", *keys)
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+@pytest.fixture
+def tmux(tmp_path: Path):
+    session = Tmux(tmp_path)
+    try:
+        yield session
+    finally:
+        session.kill()
+
+
+def test_app_answers_and_the_inspector_shows_the_new_variable(tmux, tmp_path):
+    script = tmp_path / "replies.yaml"
+    script.write_text(REPLIES)
+    tmux.start([str(CAVE), "--model", f"scripted:{script}"])
+    tmux.wait_for("Ask cave")
+    tmux.wait_for("ipython")  # the runtime is up
+    tmux.keys("-l", "make a penguin table")
+    tmux.wait_for("│ make a penguin table")  # typed into the input
+    tmux.keys("Enter")
+    screen = tmux.wait_for("holds two rows.")
+    inspector = [line for line in screen.splitlines() if "penguin_mass" in line]
+    assert any("DataFrame" in line and "2x2" in line for line in inspector), screen
+    assert "step 1 · agent · ok" in screen
+    tmux.keys("C-q")
+    tmux.wait_for("CAVE-EXIT=0")
+    history = (tmp_path / "data" / "history").read_text()
+    assert "+make a penguin table" in history
+
+
+def test_plain_repl_runs_a_task_and_a_command(tmux, tmp_path):
+    script = tmp_path / "replies.yaml"
+    script.write_text(REPLIES)
+    tmux.start([str(CAVE), "--plain", "--model", f"scripted:{script}"], width=100, height=40)
+    tmux.wait_for("cave›")
+    tmux.keys("-l", "make a penguin table")
+    tmux.wait_for("cave› make a penguin table")
+    tmux.keys("Enter")
+    tmux.wait_for("holds two rows.")
+    tmux.keys("-l", "/vars")
+    tmux.wait_for("cave› /vars")
+    tmux.keys("Enter")
+    screen = tmux.wait_for("penguin_mass")
+    assert "DataFrame" in screen
+    # Ctrl+D only means "quit" at a prompt: wait for the next one first.
+    deadline = time.monotonic() + 10
+    while tmux.screen().rstrip().splitlines()[-1].strip() != "cave›":
+        assert time.monotonic() < deadline, tmux.screen()
+        time.sleep(0.1)
+    tmux.keys("C-d")
+    tmux.wait_for("CAVE-EXIT=0")
+
+
+def test_sigterm_quits_through_the_exit_path(tmux, tmp_path):
+    script = tmp_path / "replies.yaml"
+    script.write_text(REPLIES)
+    tmux.start([str(CAVE), "--model", f"scripted:{script}"])
+    tmux.wait_for("Ask cave")
+    pid = tmux.run("display-message", "-p", "#{pane_pid}").strip()
+    children = subprocess.run(["pgrep", "-P", pid], capture_output=True, text=True).stdout.split()
+    assert children, "cave is not running"
+    os.kill(int(children[0]), 15)
+    tmux.wait_for("CAVE-EXIT=0")

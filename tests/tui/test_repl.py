@@ -1,0 +1,70 @@
+"""`cave --plain`: the same commands and turns over prompt_toolkit (piped in, captured out)."""
+
+from __future__ import annotations
+
+import io
+
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.document import Document
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+
+from cave_tui.config import Config
+from cave_tui.models import ScriptedModel
+from cave_tui.repl import SlashCompleter, repl_main
+from cave_tui.services import AppServices
+
+REPLIES = [
+    "Making it.\n\n```python\nimport pandas as pd\nframe = pd.DataFrame({'a': [1, 2, 3]})\n```",
+    "`frame` has **3 rows**.",
+]
+
+
+async def run_lines(lines: list[str], replies=None, **services_kw) -> tuple[str, AppServices]:
+    model = ScriptedModel(replies) if replies is not None else None
+    services = AppServices(Config(), model=model, **services_kw)
+    exits = []
+    services.exit_hooks.append(lambda: exits.append(True))
+    out = io.StringIO()
+    console = Console(file=out, width=100, force_terminal=False, color_system=None)
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        pipe.send_text("".join(line + "\r" for line in lines))
+        code = await repl_main(services, console=console, history=False)
+    assert code == 0 and exits == [True]
+    return out.getvalue(), services
+
+
+async def test_task_python_and_commands():
+    text, services = await run_lines(
+        ["make a frame", "!print(frame['a'].sum())", "/vars", "/vras", "/quit"], REPLIES
+    )
+    assert "Making it." in text and "frame has 3 rows." in text
+    assert "6" in text.splitlines()
+    assert "frame" in text and "DataFrame" in text and "3x1" in text
+    assert "Unknown command /vras. Did you mean /vars?" in text
+    assert services.agent.history[-1]["content"] == "`frame` has **3 rows**."
+
+
+async def test_no_model_explains_and_python_still_runs():
+    text, _services = await run_lines(["hello", "!z = 5", "/vars", "/quit"], None)
+    assert text.count("No model is configured") == 2
+    assert "z" in text and "int" in text
+
+
+async def test_reset_asks_on_the_prompt():
+    text, _services = await run_lines(["!k = 1", "/reset", "y", "/vars", "/quit"], [])
+    assert "Namespace and conversation reset." in text
+    assert "No variables yet." in text
+
+
+async def test_theme_is_not_available_in_plain_mode():
+    text, _ = await run_lines(["/theme", "/quit"], [])
+    assert "this front end has no themes" in text
+
+
+def test_completer_offers_commands_with_help():
+    completions = list(SlashCompleter().get_completions(Document("/sh"), None))
+    assert [c.text for c in completions] == ["/show"]
+    assert "detail view" in completions[0].display_meta_text
+    assert list(SlashCompleter().get_completions(Document("hello"), None)) == []

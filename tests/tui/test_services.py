@@ -1,0 +1,84 @@
+"""`AppServices`: lazy runtime, hooks in order, exit hooks exactly once."""
+
+from __future__ import annotations
+
+import pytest
+
+from cave_tui.config import Config
+from cave_tui.models import ScriptedModel
+from cave_tui.services import NO_MODEL_HELP, AppServices
+
+
+async def test_runtime_is_built_on_start_and_hooks_see_every_event():
+    services = AppServices(Config(), model=ScriptedModel(["```python\nv = 1\n```", "ok"]))
+    assert services.runtime is None and services.runtime_label == "ipython"
+    ready = []
+    services.ready_hooks.append(lambda s: ready.append(s.runtime))
+    seen = []
+    services.event_hooks.append(lambda e: seen.append(e.type.value))
+    streamed = [e.type.value async for e in services.stream("go")]
+    assert ready == [services.runtime] and services.runtime is not None
+    assert seen == streamed and streamed[-1] == "final_response"
+    direct = [e.type.value async for e in services.run_python("w = v + 1")]
+    assert direct == ["code", "execution_output"] and seen[-2:] == direct
+    assert await services.runtime.retrieve("w") == 2
+    await services.shutdown()
+
+
+async def test_a_failing_hook_never_breaks_the_turn():
+    services = AppServices(Config(), model=ScriptedModel(["fine"]))
+
+    def broken(event):
+        raise RuntimeError("recorder is down")
+
+    services.event_hooks.append(broken)
+    events = [e async for e in services.stream("go")]
+    assert events[-1].content == "fine"
+    await services.shutdown()
+
+
+async def test_exit_hooks_run_once_in_order_even_when_one_fails():
+    services = AppServices(Config())
+    calls = []
+
+    async def second():
+        calls.append(2)
+
+    def failing():
+        raise OSError("disk full")
+
+    services.exit_hooks += [lambda: calls.append(1), failing, second]
+    await services.start()
+    await services.shutdown()
+    await services.shutdown()
+    assert calls == [1, 2]
+    assert any("disk full" in n for n in services.notices)
+
+
+async def test_stream_without_model_explains(tmp_path):
+    services = AppServices(Config())
+    with pytest.raises(RuntimeError, match="No model is configured"):
+        async for _ in services.stream("hi"):
+            pass
+    assert "cave demo" in NO_MODEL_HELP
+    script = tmp_path / "s.yaml"
+    script.write_text('- "hello"\n')
+    services.set_model(f"scripted:{script}")
+    assert services.agent is not None and services.model_label == "scripted:s.yaml"
+    with pytest.raises(ValueError):
+        services.set_model("scripted:/missing.yaml")
+    await services.shutdown()
+
+
+async def test_unknown_skills_dir_is_a_notice_not_a_crash(tmp_path):
+    services = AppServices(Config(skills=str(tmp_path / "none")), model=ScriptedModel(["x"]))
+    await services.start()
+    assert any("skills directory not found" in n for n in services.notices)
+    await services.shutdown()
+
+
+def test_app_and_core_agree_on_the_skipped_notice():
+    from cave_tui.agent.core import SKIPPED_NOTICE
+    from cave_tui.tui import app
+
+    assert app.SKIPPED_NOTICE == SKIPPED_NOTICE

@@ -1,0 +1,69 @@
+"""Screens as SVG snapshots (pytest-textual-snapshot) at 120x40 (wide) and 80x24 (narrow).
+
+Regenerate after an intended change: pytest tests/tui/test_snapshots.py --snapshot-update
+Rendering is made stable: no cursor blink, no spinner, a fixed clock, no cell durations.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cave_tui.tui.screens.approve import ApprovalScreen
+from cave_tui.tui.screens.detail import DetailScreen
+
+from .conftest import TWO_STEP_FRAME, make_app, settle, submit, wait_for
+
+SIZES = [pytest.param((120, 40), id="wide"), pytest.param((80, 24), id="narrow")]
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_empty_start(snap_compare, size):
+    async def ready(pilot):
+        await settle(pilot)
+
+    assert snap_compare(make_app(TWO_STEP_FRAME), terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_two_step_turn_with_frame(snap_compare, size):
+    async def turn(pilot):
+        await settle(pilot)
+        await submit(pilot, "Which species is heaviest? Keep the table as df.")
+
+    assert snap_compare(make_app(TWO_STEP_FRAME), terminal_size=size, run_before=turn)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_detail_view(snap_compare, size):
+    async def detail(pilot):
+        await settle(pilot)
+        await submit(pilot, "Which species is heaviest? Keep the table as df.")
+        pilot.app.open_detail("df")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, DetailScreen))
+        await settle(pilot)
+
+    assert snap_compare(make_app(TWO_STEP_FRAME), terminal_size=size, run_before=detail)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_approval_prompt(snap_compare, size):
+    async def approval(pilot):
+        await settle(pilot)
+        await submit(pilot, "/approve ask")
+        pilot.app.prompt.text = "Which species is heaviest?"
+        pilot.app.prompt.action_submit()
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
+        await pilot.pause()
+
+    assert snap_compare(make_app(TWO_STEP_FRAME), terminal_size=size, run_before=approval)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_error(snap_compare, size):
+    replies = ["Let me divide.\n\n```python\nratio = 1 / 0\n```"]  # then the script runs out
+
+    async def error(pilot):
+        await settle(pilot)
+        await submit(pilot, "Divide one by zero.")
+
+    assert snap_compare(make_app(replies), terminal_size=size, run_before=error)
