@@ -181,18 +181,34 @@ def _finalize(proc_ref: list[KernelProcess | None], io: _IOLoop, directory: str 
 
 
 class _Cell:
-    def __init__(self, limit: int) -> None:
+    """One execute request: its output, its report, and when it is finished."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
         self.capture = OutputCapture(limit)
         self.report: dict[str, Any] | None = None
         self.error_msg: dict[str, Any] | None = None
         self.reply: asyncio.Future[dict[str, Any]] | None = None
-        self.idle = asyncio.Event()
-        self.poke = asyncio.Event()
+        self.finished: asyncio.Future[None] = loop.create_future()  # reply and idle seen
+        self.poked: asyncio.Future[None] = loop.create_future()
         self.started = time.monotonic()
         self.timed_out = False
         self.user_interrupt = False
         self.escalate_at: float | None = None
         self.killed = False
+        self._idle = False
+
+    def set_reply(self, fut: asyncio.Future[dict[str, Any]]) -> None:
+        self.reply = fut
+        fut.add_done_callback(lambda _: self._check())
+
+    def _check(self) -> None:
+        if self.done and not self.finished.done():
+            self.finished.set_result(None)
+
+    def poke(self) -> None:
+        if not self.poked.done():
+            self.poked.set_result(None)
 
     def on_iopub(self, msg: dict[str, Any]) -> None:
         kind = msg["msg_type"]
@@ -210,11 +226,12 @@ class _Cell:
             if data.get("op") == "cell":
                 self.report = data
         elif kind == "status" and content.get("execution_state") == "idle":
-            self.idle.set()
+            self._idle = True
+            self._check()
 
     @property
     def done(self) -> bool:
-        return self.reply is not None and self.reply.done() and self.idle.is_set()
+        return self._idle and self.reply is not None and self.reply.done()
 
 
 # -- the runtime ------------------------------------------------------------------------------
@@ -855,7 +872,7 @@ class IPyKernelRuntime(Runtime):
                     notice=self._take_notices(),
                 )
             await self._settle()
-            cell = _Cell(self.output_limit)
+            cell = _Cell(self.output_limit, asyncio.get_running_loop())
             chan = self._chan
             msg_id, reply = await chan.send(
                 chan.shell,
@@ -870,7 +887,8 @@ class IPyKernelRuntime(Runtime):
                 },
                 on_iopub=cell.on_iopub,
             )
-            cell.reply = reply
+            assert reply is not None
+            cell.set_reply(reply)
             self._cell = cell
             try:
                 outcome = await self._wait_cell(cell, timeout)
@@ -886,36 +904,30 @@ class IPyKernelRuntime(Runtime):
         """'done', or 'died' (the kernel is gone); escalates timeouts and interrupts."""
         died = self._died_future()
         deadline = cell.started + timeout if timeout else None
-        idle = asyncio.ensure_future(cell.idle.wait())
-        try:
-            while True:
-                if cell.done:
-                    return "done"
-                poke = asyncio.ensure_future(cell.poke.wait())
-                wake = [t for t in (deadline, cell.escalate_at) if t is not None]
-                delay = max(min(wake) - time.monotonic(), 0) if wake else None
-                waiters = {poke, died, idle}
-                if cell.reply is not None and not cell.reply.done():
-                    waiters.add(cell.reply)
-                done, _ = await asyncio.wait(
-                    waiters, timeout=delay, return_when=asyncio.FIRST_COMPLETED
-                )
-                poke.cancel()
-                cell.poke.clear()
-                if cell.done:
-                    return "done"
-                if died in done:
-                    return "died"
-                now = time.monotonic()
-                if cell.escalate_at is not None and now >= cell.escalate_at:
-                    await self._escalate(cell)
-                    cell.escalate_at = None
-                elif deadline is not None and now >= deadline and not cell.timed_out:
-                    cell.timed_out = True
-                    await self._interrupt_kernel()
-                    cell.escalate_at = now + self.interrupt_grace
-        finally:
-            idle.cancel()
+        while True:
+            if cell.done:
+                return "done"
+            if died.done():
+                return "died"
+            if cell.poked.done():
+                cell.poked = cell.loop.create_future()
+            wake = [t for t in (deadline, cell.escalate_at) if t is not None]
+            delay = max(min(wake) - time.monotonic(), 0) if wake else None
+            await asyncio.wait(
+                {cell.finished, died, cell.poked}, timeout=delay, return_when=asyncio.FIRST_COMPLETED
+            )
+            if cell.done:
+                return "done"
+            if died.done():
+                return "died"
+            now = time.monotonic()
+            if cell.escalate_at is not None and now >= cell.escalate_at:
+                await self._escalate(cell)
+                cell.escalate_at = None
+            elif deadline is not None and now >= deadline and not cell.timed_out:
+                cell.timed_out = True
+                await self._interrupt_kernel()
+                cell.escalate_at = now + self.interrupt_grace
 
     async def _escalate(self, cell: _Cell) -> None:
         """The interrupt did not stop the cell within the grace period: kill."""
@@ -1144,7 +1156,7 @@ class IPyKernelRuntime(Runtime):
         await self._interrupt_kernel()
         if cell.escalate_at is None:
             cell.escalate_at = time.monotonic() + self.interrupt_grace
-        cell.poke.set()
+        cell.poke()
 
 
 # -- helpers -------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import re
 import sys
 import time
 import types
@@ -35,6 +36,8 @@ mutation: Any = sys.modules.get("_cave_mutation")
 
 MARKER = "\n[… {n:,} characters of output dropped …]\n"
 TAIL_ROOM = 200  # the marker's share of the tail budget
+# ipykernel compiles cells to /tmp/ipykernel_<pid>/<hash>.py; the model sees <cell>.
+_CELL_FILE = re.compile(r'File "[^"]*/ipykernel_\d+/\d+\.py"')
 
 
 class OutputCap:
@@ -238,7 +241,7 @@ class CaveKernel:
             }
             if error is not None:
                 report["error_type"] = type(error).__name__
-                report["error"] = tracebacks.format_exception(error)
+                report["error"] = _CELL_FILE.sub("File <cell>", tracebacks.format_exception(error))
                 if isinstance(error, MemoryError):
                     report["memory"] = _memory()
             self.send(report)
