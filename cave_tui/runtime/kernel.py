@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import sys
@@ -419,6 +420,8 @@ class IPyKernelRuntime(Runtime):
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
+            if self._proc is not None and self._proc.alive:
+                await self._settle()  # the last cell's checkpoint first
             notice = await self._restart(reason)
             self._notices.append(notice)
             return notice
@@ -452,7 +455,10 @@ class IPyKernelRuntime(Runtime):
         assert self.runtime_dir is not None
         path = os.path.join(self.runtime_dir, "run", f"kernel-{self._boots}.json")
         _, info = write_connection_file(
-            path, transport="ipc", ip=os.path.join(self.runtime_dir, "run", f"k{self._boots}")
+            path,
+            transport="ipc",
+            ip=os.path.join(self.runtime_dir, "run", f"k{self._boots}"),
+            key=secrets.token_hex(32).encode(),  # every message is signed (HMAC-SHA256)
         )
         if self.user is not None:
             os.chown(path, self.user.uid, self.user.gid)

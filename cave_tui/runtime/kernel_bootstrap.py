@@ -38,6 +38,26 @@ MARKER = "\n[… {n:,} characters of output dropped …]\n"
 TAIL_ROOM = 200  # the marker's share of the tail budget
 # ipykernel compiles cells to /tmp/ipykernel_<pid>/<hash>.py; the model sees <cell>.
 _CELL_FILE = re.compile(r'File "[^"]*/ipykernel_\d+/\d+\.py"')
+_OMITTED = re.compile(r"\[… (\d+) frames omitted …\]")
+KEEP_FRAMES = 20
+
+
+def _trim_traceback(error: BaseException) -> int:
+    """Cut a very deep traceback to its first and last frames (formatting a
+    million-frame RecursionError would take minutes); return the frames cut."""
+    frames = []
+    tb = error.__traceback__
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    if len(frames) <= 4 * KEEP_FRAMES:
+        return 0
+    kept = frames[:KEEP_FRAMES] + frames[-KEEP_FRAMES:]
+    chain = None
+    for old in reversed(kept):
+        chain = types.TracebackType(chain, old.tb_frame, old.tb_lasti, old.tb_lineno)
+    error.__traceback__ = chain
+    return len(frames) - len(kept)
 
 
 class OutputCap:
@@ -156,6 +176,7 @@ class CaveKernel:
         self._before: dict[str, str] = {}
         self._started = 0.0
         self._code = ""
+        self._formatted: tuple[BaseException, str] | None = None
 
     # -- installation ----------------------------------------------------------------
     def install(self) -> None:
@@ -167,6 +188,55 @@ class CaveKernel:
         interval = self.config.get("switch_interval")
         if interval:
             sys.setswitchinterval(float(interval))
+        self._fatal_errors_to_launcher()
+        self._compact_tracebacks()
+
+    def _compact_tracebacks(self) -> None:
+        """IPython's verbose tracebacks cost seconds on deep stacks and are replaced
+        by the runtime's short form anyway: format once, the short way."""
+        shell = self.shell
+        agent = self
+
+        def showtraceback(exc_tuple: Any = None, *args: Any, **kwargs: Any) -> None:
+            try:
+                etype, value, _ = exc_tuple if exc_tuple else sys.exc_info()
+                if value is None:
+                    return
+                text = agent.format_error(value)
+                shell._showtraceback(etype, value, text.splitlines())
+            except Exception:
+                pass
+
+        def showsyntaxerror(*args: Any, **kwargs: Any) -> None:
+            showtraceback()
+
+        shell.showtraceback = showtraceback
+        shell.showsyntaxerror = showsyntaxerror
+        shell.showindentationerror = showsyntaxerror
+
+    def format_error(self, error: BaseException) -> str:
+        cached = self._formatted
+        if cached is not None and cached[0] is error:
+            return cached[1]
+        total = _trim_traceback(error)
+        text = tracebacks.format_exception(error)
+        if total:
+            text = _OMITTED.sub(lambda m: f"[… {int(m.group(1)) + total:,} frames omitted …]", text)
+        text = _CELL_FILE.sub("File <cell>", text)
+        self._formatted = (error, text)
+        return text
+
+    def _fatal_errors_to_launcher(self) -> None:
+        """faulthandler on the kernel's real stderr (the launcher keeps its tail), so a
+        segfault's report names the line; ipykernel redirects fd 2 into its own pipe."""
+        import faulthandler
+
+        fd = getattr(sys.stderr, "_original_stdstream_copy", None)
+        try:
+            self._fatal_file = open(fd, "w", closefd=False) if isinstance(fd, int) else sys.__stderr__
+            faulthandler.enable(file=self._fatal_file, all_threads=False)
+        except Exception:
+            pass
 
     def _cap_streams(self) -> None:
         cap = self.cap
@@ -241,7 +311,7 @@ class CaveKernel:
             }
             if error is not None:
                 report["error_type"] = type(error).__name__
-                report["error"] = _CELL_FILE.sub("File <cell>", tracebacks.format_exception(error))
+                report["error"] = self.format_error(error)
                 if isinstance(error, MemoryError):
                     report["memory"] = _memory()
             self.send(report)

@@ -107,7 +107,8 @@ def loss_report(
             continue
         why = failed.get(name) or store.unsaved.get(name) or "not in the checkpoint"
         lost.append(f"{name} ({why})")
-    parts = [f"The kernel {reason} and was restarted in {elapsed:.1f}s."]
+    again = "" if "restarted" in reason else " and was restarted"
+    parts = [f"The kernel {reason}{again} ({elapsed:.1f}s)."]
     if restored:
         parts.append("Restored from the last checkpoint: " + ", ".join(restored) + ".")
     if reinjected:
@@ -116,8 +117,5 @@ def loss_report(
         parts.append("Lost: " + "; ".join(lost) + ".")
     elif store.names:
         parts.append("No variables were lost.")
-    parts.append(
-        "Other kernel state (open files and connections, threads, changes the failing "
-        "cell made) is gone."
-    )
+    parts.append("Other kernel state (open files and connections, threads) is gone.")
     return " ".join(parts)
