@@ -81,7 +81,7 @@ class InjectionError(TypeError):
 
 # -- the bootstrap that runs in the kernel ---------------------------------------------
 
-_BOOT = '''
+_BOOT = """
 def _cave_boot(sources, config):
     import sys, types
     current = sys.modules.get("_cave_kernel")
@@ -97,7 +97,7 @@ def _cave_boot(sources, config):
         if entry not in sys.path:
             sys.path.append(entry)
     sys.modules["_cave_kernel"].install(get_ipython(), config)
-'''
+"""
 
 
 def _mutation_source() -> str:
@@ -105,11 +105,10 @@ def _mutation_source() -> str:
     text = (_HERE / "ipython.py").read_text()
     parts = ["import ast"]
     for node in ast.parse(text).body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "_MUTATORS" for t in node.targets
-        ):
-            parts.append(ast.get_source_segment(text, node) or "")
-        elif isinstance(node, ast.FunctionDef) and node.name == "mutation_targets":
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "_MUTATORS" for t in node.targets)
+        ) or (isinstance(node, ast.FunctionDef) and node.name == "mutation_targets"):
             parts.append(ast.get_source_segment(text, node) or "")
     return "\n\n".join(parts)
 
@@ -689,8 +688,11 @@ class IPyKernelRuntime(Runtime):
                 await self._reattach()
             return
         if self._proc is None or not self._proc.alive or self._chan is None:
-            info = self._proc.exited.result() if self._proc and self._proc.exited and \
-                self._proc.exited.done() else None
+            info = (
+                self._proc.exited.result()
+                if self._proc and self._proc.exited and self._proc.exited.done()
+                else None
+            )
             reason = info.describe() if info else "was not running"
             self._notices.append(await self._restart(reason, already_dead=True))
 
@@ -719,7 +721,9 @@ class IPyKernelRuntime(Runtime):
 
     async def _restart(self, reason: str, *, already_dead: bool = False) -> str:
         if self.connection_file:
-            raise KernelDiedError("cave cannot restart an attached kernel; restart it where it runs")
+            raise KernelDiedError(
+                "cave cannot restart an attached kernel; restart it where it runs"
+            )
         started = time.monotonic()
         self._close_channel()
         if self._proc is not None and self._proc.alive:
@@ -763,7 +767,8 @@ class IPyKernelRuntime(Runtime):
                 continue
             if not reply["content"]["data"].get("ok"):
                 self._notices.append(
-                    f"Injecting {name!r} failed in the kernel: {reply['content']['data'].get('error')}"
+                    f"Injecting {name!r} failed in the kernel: "
+                    f"{reply['content']['data'].get('error')}"
                 )
 
     # -- the contract ----------------------------------------------------------------------------
@@ -920,7 +925,9 @@ class IPyKernelRuntime(Runtime):
             wake = [t for t in (deadline, cell.escalate_at) if t is not None]
             delay = max(min(wake) - time.monotonic(), 0) if wake else None
             await asyncio.wait(
-                {cell.finished, died, cell.poked}, timeout=delay, return_when=asyncio.FIRST_COMPLETED
+                {cell.finished, died, cell.poked},
+                timeout=delay,
+                return_when=asyncio.FIRST_COMPLETED,
             )
             if cell.done:
                 return "done"
@@ -990,7 +997,9 @@ class IPyKernelRuntime(Runtime):
                 result.timed_out = result.interrupted = True
                 reason = "was killed after the cell timed out and ignored the interrupt"
             elif cell.killed:
-                result.error = "the cell did not stop on interrupt; the kernel was killed and restarted."
+                result.error = (
+                    "the cell did not stop on interrupt; the kernel was killed and restarted."
+                )
                 result.error_type = "Interrupted"
                 result.interrupted = True
                 reason = "was killed because the cell ignored the interrupt"
@@ -1026,7 +1035,8 @@ class IPyKernelRuntime(Runtime):
                 rss = (report["memory"] or {}).get("rss")
                 if isinstance(rss, int):
                     self._notices.append(
-                        f"The kernel holds {rss / 2**20:,.0f} MiB of its {self.memory_limit / 2**20:,.0f}"
+                        f"The kernel holds {rss / 2**20:,.0f} MiB of its "
+                        f"{self.memory_limit / 2**20:,.0f}"
                         " MiB memory limit; delete large variables (del x) to free it."
                     )
         if cell.timed_out and not result.success:
@@ -1074,7 +1084,9 @@ class IPyKernelRuntime(Runtime):
                 ),
             )
         except TransferError as exc:
-            raise _transfer_error(name, str(data.get("type_name", "?")), str(exc), type(exc)) from None
+            raise _transfer_error(
+                name, str(data.get("type_name", "?")), str(exc), type(exc)
+            ) from None
 
     async def _retrieve(self, name: str) -> dict[str, Any]:
         if self._lock is None:

@@ -233,7 +233,11 @@ class CaveKernel:
 
         fd = getattr(sys.stderr, "_original_stdstream_copy", None)
         try:
-            self._fatal_file = open(fd, "w", closefd=False) if isinstance(fd, int) else sys.__stderr__
+            self._fatal_file = (
+                open(fd, "w", closefd=False)  # noqa: SIM115 - kept open for faulthandler
+                if isinstance(fd, int)
+                else sys.__stderr__
+            )
             faulthandler.enable(file=self._fatal_file, all_threads=False)
         except Exception:
             pass
@@ -342,7 +346,9 @@ class CaveKernel:
                 extra, out = result
                 reply.update(extra)
         except BaseException as exc:
-            reply.update(ok=False, error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__)
+            reply.update(
+                ok=False, error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__
+            )
             out = []
             if isinstance(exc, KeyboardInterrupt):
                 reply["error_type"] = "KeyboardInterrupt"
@@ -444,7 +450,10 @@ class CaveKernel:
                 continue
             budget -= size
             entry.update(
-                codec=codec, meta=meta, nbytes=size, buffers=list(range(len(out), len(out) + len(payload)))
+                codec=codec,
+                meta=meta,
+                nbytes=size,
+                buffers=list(range(len(out), len(out) + len(payload))),
             )
             out.extend(payload)
         return {"entries": entries}, out

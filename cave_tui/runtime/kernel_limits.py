@@ -224,7 +224,9 @@ def _own_cgroup(controller: str) -> str | None:
     return None
 
 
-def create_cgroups(name: str, memory_limit: int | None, max_processes: int | None) -> dict[str, str]:
+def create_cgroups(
+    name: str, memory_limit: int | None, max_processes: int | None
+) -> dict[str, str]:
     """Per-kernel v1 cgroups for memory and pids; {} where the host cannot make them.
 
     cgroup v2 needs a delegated subtree (systemd) to be useful from a process that

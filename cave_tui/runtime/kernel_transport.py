@@ -68,7 +68,8 @@ SAFE_GLOBALS: dict[tuple[str, str], Any] = {
     ("builtins", "bytearray"): _no_size(bytearray),
     # Factories (defaultdict(list)) and constructors; none can amplify its input
     # because no lazy iterable (range, itertools) is on this list.
-    **{("builtins", t.__name__): None for t in (list, set, frozenset, tuple, dict, int, float, str, bool)},
+    **{("builtins", t.__name__): None
+       for t in (list, set, frozenset, tuple, dict, int, float, str, bool)},
     **{("datetime", n): None for n in ("datetime", "date", "time", "timedelta", "timezone")},
     ("decimal", "Decimal"): None,
     ("fractions", "Fraction"): None,
@@ -344,7 +345,7 @@ def decode_in_kernel(codec: str, meta: dict[str, Any], buffers: list[Any]) -> An
 def encode_for_host(
     value: Any, *, trusted: bool = False, limit: int = JSON_LIMIT
 ) -> tuple[str, dict[str, Any], list[Any]]:
-    """Kernel -> host: Arrow, else exact JSON, else an allow-listed pickle (else dill if trusted)."""
+    """Kernel -> host: Arrow, else exact JSON, else an allow-listed pickle (dill if trusted)."""
     packed = encode_arrow(value)
     if packed is not None:
         return packed
@@ -416,4 +417,6 @@ def decode_in_host(
 def describe_type(value: Any) -> str:
     kind = type(value)
     module = kind.__module__
-    return kind.__qualname__ if module in ("builtins", "__main__") else f"{module}.{kind.__qualname__}"
+    return (
+        kind.__qualname__ if module in ("builtins", "__main__") else f"{module}.{kind.__qualname__}"
+    )

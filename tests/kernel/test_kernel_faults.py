@@ -131,7 +131,8 @@ async def test_memory_blowup_under_the_limit(rt):
 
 async def test_fork_bomb_is_bounded_and_cleaned_up(rt):
     info = await rt.execute(
-        "import os, resource\nuid = os.getuid()\nnproc = resource.getrlimit(resource.RLIMIT_NPROC)[0]"
+        "import os, resource\nuid = os.getuid()\n"
+        "nproc = resource.getrlimit(resource.RLIMIT_NPROC)[0]"
     )
     assert info.success
     cgroups = rt._proc.plan.cgroups
@@ -141,7 +142,8 @@ async def test_fork_bomb_is_bounded_and_cleaned_up(rt):
     assert bounded, "refusing to run a fork bomb without a process limit"
     old = rt.kernel_pid
     result = await rt.execute(
-        "import os\nwhile True:\n    try:\n        os.fork()\n    except BaseException:\n        pass",
+        "import os\nwhile True:\n    try:\n        os.fork()\n"
+        "    except BaseException:\n        pass",
         timeout=2,
     )
     assert result.timed_out and result.error_type == "Timeout"
