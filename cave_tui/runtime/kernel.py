@@ -275,7 +275,7 @@ class IPyKernelRuntime(Runtime):
         self.cwd = str(cwd) if cwd is not None else None
         self.trust_kernel = trust_kernel
         self.output_limit = output_limit
-        self.checkpoint_bytes = limits.parse_size(checkpoint_bytes) or 0
+        self._store = CheckpointStore(limits.parse_size(checkpoint_bytes) or 0)
         self.interrupt_grace = interrupt_grace
         self.max_processes = max_processes
         self.user = None if self.connection_file else limits.resolve_user(run_as)
@@ -293,7 +293,6 @@ class IPyKernelRuntime(Runtime):
         self._conn: dict[str, Any] | None = None
         self._lock: asyncio.Lock | None = None
         self._cell: _Cell | None = None
-        self._store = CheckpointStore(self.checkpoint_bytes)
         self._notices: list[str] = []
         self._acks: list[tuple[str, asyncio.Future[Any]]] = []
         self._ckpt_task: asyncio.Future[Any] | None = None
@@ -305,10 +304,20 @@ class IPyKernelRuntime(Runtime):
         self._stopping = False
         self._boots = 0
         self._chan_ready = False
+        self._kernel_session: str | None = None
         self.workdir: str | None = None
         self._finalizer: weakref.finalize | None = None
 
     # -- plumbing ------------------------------------------------------------------------
+    @property
+    def checkpoint_bytes(self) -> int:
+        """Budget for the checkpoint kept in the host (0 turns checkpoints off)."""
+        return self._store.budget
+
+    @checkpoint_bytes.setter
+    def checkpoint_bytes(self, value: int | str) -> None:
+        self._store.budget = limits.parse_size(value) or 0
+
     @property
     def label(self) -> str:
         return "kernel"
@@ -594,6 +603,7 @@ class IPyKernelRuntime(Runtime):
                 )
             if reply in done:
                 self.kernel_info = reply.result()["content"]
+                self._kernel_session = reply.result()["header"].get("session")
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(got_iopub.wait(), 1.0)
                 if got_iopub.is_set():
@@ -610,6 +620,7 @@ class IPyKernelRuntime(Runtime):
             "output_limit": self.output_limit,
             "switch_interval": self.switch_interval,
             "extra_paths": _host_paths(),
+            "own_kernel": not self.connection_file,
         }
         msg_id, reply = await chan.send(
             chan.shell,
@@ -684,7 +695,8 @@ class IPyKernelRuntime(Runtime):
             self._started = True
             return
         if self.connection_file:
-            if self._hb_dead is not None and self._hb_dead.done():
+            dead = self._hb_dead is not None and self._hb_dead.done()
+            if dead or not await self._same_kernel():
                 await self._reattach()
             return
         if self._proc is None or not self._proc.alive or self._chan is None:
@@ -695,6 +707,21 @@ class IPyKernelRuntime(Runtime):
             )
             reason = info.describe() if info else "was not running"
             self._notices.append(await self._restart(reason, already_dead=True))
+
+    async def _same_kernel(self) -> bool:
+        """Attached kernels can be restarted behind our back faster than a heartbeat
+        misses a beat; each kernel process signs with its own session id, so ask."""
+        chan = self._chan
+        if chan is None:
+            return False
+        msg_id, reply = await chan.send(chan.control, "kernel_info_request", {})
+        try:
+            msg = await self._race(reply, "checking the attached kernel", timeout=3.0)
+        except (KernelDiedError, TimeoutError):
+            return False
+        finally:
+            chan.forget(msg_id)
+        return msg["header"].get("session") == self._kernel_session
 
     async def _reattach(self) -> None:
         from cave_tui.runtime.kernel_channel import heartbeat_ok

