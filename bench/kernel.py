@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import report  # noqa: E402
+import dill
+import numpy as np
+import pandas as pd
+from _common import report
 
-import dill  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from cave_tui.runtime import Variable  # noqa: E402
-from cave_tui.runtime.kernel import IPyKernelRuntime  # noqa: E402
+from cave_tui.runtime import Variable
+from cave_tui.runtime.kernel import IPyKernelRuntime
 
 ROWS, COLS = 1_000_000, 10
 
@@ -145,9 +144,7 @@ async def main(quick: bool) -> None:
     inj_new = statistics.median([await inject_new(runtime, frame) for _ in range(repeat)])
     inj_old = statistics.median([await inject_base64_dill(runtime, frame) for _ in range(repeat)])
     ret_new = statistics.median([await retrieve_new(runtime, frame) for _ in range(repeat)])
-    ret_old = statistics.median(
-        [await retrieve_base64_dill(runtime, frame) for _ in range(repeat)]
-    )
+    ret_old = statistics.median([await retrieve_base64_dill(runtime, frame) for _ in range(repeat)])
     runtime.checkpoint_bytes = 512 * 2**20
     started = time.perf_counter()
     await runtime.execute("df_ck = df_new")
@@ -182,8 +179,17 @@ async def main(quick: bool) -> None:
         {"metric": "kill -9 to result with state restored", "value": round(restarted, 3),
          "unit": "s"},
     ]  # fmt: skip
-    report("kernel", rows, {"frame": {"rows": ROWS, "columns": COLS, "bytes": int(
-        frame.memory_usage(deep=True).sum())}})
+    report(
+        "kernel",
+        rows,
+        {
+            "frame": {
+                "rows": ROWS,
+                "columns": COLS,
+                "bytes": int(frame.memory_usage(deep=True).sum()),
+            }
+        },
+    )
 
 
 if __name__ == "__main__":

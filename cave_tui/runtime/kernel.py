@@ -113,6 +113,16 @@ def _mutation_source() -> str:
     return "\n\n".join(parts)
 
 
+# ipykernel_launcher, minus the debugger: importing debugpy is a sixth of a kernel's start.
+_KERNEL_MAIN = (
+    "import sys\n"
+    "sys.modules['debugpy'] = None\n"
+    "if sys.path and sys.path[0] == '':\n"
+    "    del sys.path[0]\n"
+    "from ipykernel import kernelapp\n"
+    "kernelapp.launch_new_instance()\n"
+)
+
 _SOURCES: dict[str, str] | None = None
 
 
@@ -294,7 +304,7 @@ class IPyKernelRuntime(Runtime):
         self._lock: asyncio.Lock | None = None
         self._cell: _Cell | None = None
         self._notices: list[str] = []
-        self._acks: list[tuple[str, asyncio.Future[Any]]] = []
+        self._acks: list[tuple[Injectable, asyncio.Future[Any]]] = []
         self._ckpt_task: asyncio.Future[Any] | None = None
         self._recovery: asyncio.Future[Any] | None = None
         self._summary_cache: list[VarInfo] = []
@@ -478,8 +488,8 @@ class IPyKernelRuntime(Runtime):
         assert self.runtime_dir is not None
         argv = [
             sys.executable,
-            "-m",
-            "ipykernel_launcher",
+            "-c",
+            _KERNEL_MAIN,
             "-f",
             info["connection_file"],
             "--HistoryManager.enabled=False",
@@ -580,40 +590,33 @@ class IPyKernelRuntime(Runtime):
     async def _wait_ready(self, chan: Any) -> None:
         """kernel_info until the shell answers and IOPub delivers (no lost output)."""
         deadline = time.monotonic() + self.startup_timeout
-        got_iopub = asyncio.Event()
         pending: list[str] = []
-
-        def seen(msg: dict[str, Any]) -> None:
-            got_iopub.set()
-
         died = self._died_future()
-        while True:
-            msg_id, reply = await chan.send(chan.shell, "kernel_info_request", {}, on_iopub=seen)
-            pending.append(msg_id)
-            assert reply is not None
-            wait_for = [reply, died]
-            try:
-                done, _ = await asyncio.wait(wait_for, timeout=0.25)
-            except asyncio.CancelledError:
-                raise
-            if died in done:
-                info = died.result()
-                raise KernelLaunchError(
-                    f"the kernel {info.describe()} while starting:\n{info.log.strip()[-3000:]}"
-                )
-            if reply in done:
-                self.kernel_info = reply.result()["content"]
-                self._kernel_session = reply.result()["header"].get("session")
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(got_iopub.wait(), 1.0)
-                if got_iopub.is_set():
-                    break
-            if time.monotonic() > deadline:
-                raise KernelLaunchError(
-                    f"the kernel did not start within {self.startup_timeout:g}s"
-                )
-        for msg_id in pending:
-            chan.forget(msg_id)
+        try:
+            while True:
+                msg_id, reply = await chan.send(chan.shell, "kernel_info_request", {})
+                pending.append(msg_id)
+                assert reply is not None
+                done, _ = await asyncio.wait([reply, died], timeout=0.25)
+                if died in done:
+                    info = died.result()
+                    raise KernelLaunchError(
+                        f"the kernel {info.describe()} while starting:\n{info.log.strip()[-3000:]}"
+                    )
+                if reply in done:
+                    self.kernel_info = reply.result()["content"]
+                    self._kernel_session = reply.result()["header"].get("session")
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(chan.iopub_seen.wait(), 1.0)
+                    if chan.iopub_seen.is_set():
+                        return
+                if time.monotonic() > deadline:
+                    raise KernelLaunchError(
+                        f"the kernel did not start within {self.startup_timeout:g}s"
+                    )
+        finally:
+            for msg_id in pending:
+                chan.forget(msg_id)
 
     async def _install(self, chan: Any) -> None:
         config = {
@@ -786,13 +789,16 @@ class IPyKernelRuntime(Runtime):
                 await self._ckpt_task
             self._ckpt_task = None
         acks, self._acks = self._acks, []
-        for name, fut in acks:
+        for item, fut in acks:
+            name = item.name
             try:
                 reply = await self._race(fut, f"injecting {name!r}")
             except Exception as exc:
                 self._notices.append(f"Injecting {name!r} failed: {exc}")
                 continue
             if not reply["content"]["data"].get("ok"):
+                if self._injected.get(name) is item:
+                    del self._injected[name]  # not in the kernel: not re-injected either
                 self._notices.append(
                     f"Injecting {name!r} failed in the kernel: "
                     f"{reply['content']['data'].get('error')}"
@@ -807,26 +813,23 @@ class IPyKernelRuntime(Runtime):
         """
         payload = self._encode_item(item)
         self._injected[item.name] = item
-        if item.name not in self._store.names:
-            self._store.names.append(item.name)
-        self._store.forget_entry(item.name)
         io = self._io
-        if io is not None:
+        if io is None:
+            self._note_injected(item.name)  # delivered when the kernel starts
+        else:
             io.loop.call_soon_threadsafe(self._send_inject_soon, item, payload)
 
     async def ainject(self, item: Injectable) -> None:
         """`inject` that waits for the kernel's acknowledgement and raises on failure."""
         payload = await asyncio.get_running_loop().run_in_executor(None, self._encode_item, item)
-        self._injected[item.name] = item
-        if item.name not in self._store.names:
-            self._store.names.append(item.name)
-        self._store.forget_entry(item.name)
-        if not self._started:
-            await self.start()
-            return
         error = await self._call(self._inject_locked(item, payload))
         if error is not None:
             raise InjectionError(error)
+
+    def _note_injected(self, name: str) -> None:
+        if name not in self._store.names:
+            self._store.names.append(name)
+        self._store.forget_entry(name)  # a checkpoint of the old value is stale
 
     def _encode_item(self, item: Injectable) -> tuple[str, dict[str, Any], list[Any]]:
         if not isinstance(item, Variable | Function | Type):
@@ -847,12 +850,14 @@ class IPyKernelRuntime(Runtime):
             ) from None
 
     def _send_inject_soon(self, item: Injectable, payload: Any) -> None:
+        self._note_injected(item.name)
+
         async def send() -> None:
             chan = self._chan
             if chan is None or not self._chan_ready:
                 return  # a (re)start in progress: it injects everything in `_injected`
             fut = await chan.comm_request("inject", self._inject_data(item, payload), payload[2])
-            self._acks.append((item.name, fut))
+            self._acks.append((item, fut))
 
         task = asyncio.ensure_future(send())
         task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
@@ -862,11 +867,16 @@ class IPyKernelRuntime(Runtime):
         return {"name": item.name, "codec": codec, "meta": meta}
 
     async def _inject_locked(self, item: Injectable, payload: Any) -> str | None:
-        assert self._lock is not None
+        if self._lock is None:
+            self._lock = asyncio.Lock()
         async with self._lock:
             await self._ensure_kernel()
             await self._settle()
-            return await self._inject_now(item, payload)
+            error = await self._inject_now(item, payload)
+            if error is None:
+                self._injected[item.name] = item
+                self._note_injected(item.name)
+            return error
 
     async def _inject_now(self, item: Injectable, payload: Any = None) -> str | None:
         if payload is None:
@@ -912,19 +922,20 @@ class IPyKernelRuntime(Runtime):
             await self._settle()
             cell = _Cell(self.output_limit, asyncio.get_running_loop())
             chan = self._chan
-            msg_id, reply = await chan.send(
-                chan.shell,
-                "execute_request",
-                {
-                    "code": code,
-                    "silent": False,
-                    "store_history": False,
-                    "user_expressions": {},
-                    "allow_stdin": False,
-                    "stop_on_error": False,
-                },
-                on_iopub=cell.on_iopub,
-            )
+            content = {
+                "code": code,
+                "silent": False,
+                "store_history": False,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": False,
+            }
+            try:
+                msg_id, reply = await chan.send(
+                    chan.shell, "execute_request", content, on_iopub=cell.on_iopub
+                )
+            except ConnectionError:  # it died between the check and the send
+                return await self._finish(cell, "died", timeout)
             assert reply is not None
             cell.set_reply(reply)
             self._cell = cell
@@ -1009,6 +1020,10 @@ class IPyKernelRuntime(Runtime):
         result.output_truncated_chars = cell.capture.dropped
         if outcome == "died":
             info = self._died_future().result() if self._died_future().done() else None
+            if self._stopping:
+                result.error = "the runtime was stopped while this cell ran"
+                result.error_type = "Stopped"
+                return result
             if self.connection_file:
                 result.error = "the attached kernel stopped answering while running this cell"
                 result.error_type = "KernelDied"

@@ -49,6 +49,7 @@ class KernelChannel:
         self.iopub_handlers: dict[str, Callable[[dict[str, Any]], None]] = {}
         self.comm_waiters: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.comm_id = uuid.uuid4().hex
+        self.iopub_seen = asyncio.Event()  # any IOPub message (ipykernel 7 says welcome)
         self.last_seen = time.monotonic()
         self.closed = False
         self._tasks = [
@@ -97,10 +98,10 @@ class KernelChannel:
 
         Leaner than `Session.deserialize`, which also parses every date: a sixth
         of the host's cost per message on a `1+1` round trip."""
-        for i, frame in enumerate(frames):
-            if len(frame) == len(DELIM) and frame.bytes == DELIM:
-                break
-        else:
+        i = next(
+            (n for n, f in enumerate(frames) if len(f) == len(DELIM) and f.bytes == DELIM), None
+        )
+        if i is None:
             raise ValueError("no delimiter")
         parts = [frame.bytes for frame in frames[i + 1 : i + 6]]
         if len(parts) < 5:
@@ -129,6 +130,7 @@ class KernelChannel:
             fut.set_result(msg)
 
     def _on_iopub(self, msg: dict[str, Any]) -> None:
+        self.iopub_seen.set()
         if msg["msg_type"] == "comm_msg":
             data = msg["content"].get("data") or {}
             if data.get("op") == "reply":

@@ -101,7 +101,11 @@ def _isolate_mounts(expose: dict[str, list[str]], hide_proc: bool) -> None:
 def _tasks_of(uid: int) -> int:
     """Threads owned by *uid* (what RLIMIT_NPROC counts)."""
     total = 0
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return 0
+    for name in names:
         if not name.isdigit():
             continue
         try:
@@ -157,8 +161,12 @@ def _become_kernel(plan: dict[str, Any], log_fd: int) -> None:
 
 def _children() -> list[int]:
     me = str(os.getpid())
-    found = []
-    for name in os.listdir("/proc"):
+    found: list[int] = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # no procfs (macOS): the process group kill is all there is
+        return found
+    for name in names:
         if not name.isdigit():
             continue
         try:
