@@ -40,6 +40,7 @@ TAIL_ROOM = 200  # the marker's share of the tail budget
 _CELL_FILE = re.compile(r'File "[^"]*/ipykernel_\d+/\d+\.py"')
 _OMITTED = re.compile(r"\[… (\d+) frames omitted …\]")
 KEEP_FRAMES = 20
+MUTATION_SCAN_CHARS = 1_000_000  # a bigger cell is data (pasted literals), not edits
 
 
 def _trim_traceback(error: BaseException) -> int:
@@ -308,7 +309,9 @@ class CaveKernel:
             after = summary.fingerprints(self.ns, hidden)
             before = self._before
             changed = [n for n, fp in after.items() if before.get(n) != fp]
-            maybe = mutation.mutation_targets(self._code) & set(after) if mutation else set()
+            maybe: set[str] = set()
+            if mutation and len(self._code) <= MUTATION_SCAN_CHARS:
+                maybe = mutation.mutation_targets(self._code) & set(after)
             changed += [n for n in after if n in maybe and n not in changed]
             deleted = [n for n in before if n not in after]
             error = result.error_before_exec or result.error_in_exec

@@ -218,3 +218,16 @@ async def test_explicit_restart_keeps_state_and_injections(rt):
     notice = (await rt.execute("1")).notice or ""
     assert "restarted on request" in notice
     await rt.delete("injected")
+
+
+async def test_checkpoint_budget_and_unserialisable_values_are_reported(rt):
+    await rt.execute(
+        "big = bytearray(100 * 2**20)\nsmall = 'kept'\nimport sqlite3\n"
+        "conn = sqlite3.connect(':memory:')"
+    )
+    report = await rt.restart()
+    assert "big (about 10" in report and "over the checkpoint budget" in report
+    assert "conn (not serialisable" in report
+    assert await rt.retrieve("small") == "kept"
+    with pytest.raises(KeyError):
+        await rt.retrieve("big")

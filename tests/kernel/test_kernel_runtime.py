@@ -542,3 +542,25 @@ def test_safe_unpickler_is_what_the_host_uses():
     with pytest.raises(UnsafeObjectError):
         safe_loads(pickle.dumps(Bad()))
     assert safe_loads(pickle.dumps({"a": (1, 2)})) == {"a": (1, 2)}
+
+
+async def test_without_a_user_switch_the_other_limits_still_hold(tmp_path):
+    """What an ordinary (non-root) host gets: the kernel runs as the host's user, with
+    the scrubbed environment, its own directory and the memory limit."""
+    runtime = make_runtime(run_as=None, memory_limit="2G", cwd=str(tmp_path / "work"))
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("SOME_API_KEY", "secret")
+            await runtime.start()
+        await runtime.execute(
+            "import os, resource\nuid = os.getuid()\ncwd = os.getcwd()\n"
+            "leaked = 'SOME_API_KEY' in os.environ\n"
+            "limit = resource.getrlimit(resource.RLIMIT_AS)[0]"
+        )
+        assert await runtime.retrieve("uid") == os.getuid()
+        assert await runtime.retrieve("cwd") == str(tmp_path / "work")
+        assert await runtime.retrieve("leaked") is False
+        assert await runtime.retrieve("limit") == 2 * 2**30
+    finally:
+        await runtime.stop()
+    assert (tmp_path / "work").is_dir()  # a cwd the caller chose is kept
