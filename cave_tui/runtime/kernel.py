@@ -169,9 +169,18 @@ class _IOLoop:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def stop(self) -> None:
-        if self.loop.is_closed():
+        """Cancel what is still pending on the loop, stop it, join the thread."""
+        if self.loop.is_closed() or not self.thread.is_alive():
             return
-        self.loop.call_soon_threadsafe(self.loop.stop)
+
+        async def wind_down() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self.loop.stop()
+
+        asyncio.run_coroutine_threadsafe(wind_down(), self.loop)
         if threading.current_thread() is not self.thread:
             self.thread.join(5)
             if not self.thread.is_alive():

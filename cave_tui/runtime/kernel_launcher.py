@@ -17,7 +17,8 @@ complete:
   the last few KB the kernel wrote to its own stdout/stderr (where a fatal error
   such as "Segmentation fault" is printed), kept in a bounded buffer here.
 
-Both the launcher and the kernel die with their parent (PR_SET_PDEATHSIG).
+When the host dies the launcher gets SIGTERM (PR_SET_PDEATHSIG) and still kills and
+reaps the kernel; the kernel gets SIGKILL if the launcher itself dies.
 """
 
 from __future__ import annotations
@@ -244,33 +245,44 @@ class LogTail:
 
 
 def _emit(event: dict[str, Any]) -> None:
-    os.write(1, (json.dumps(event) + "\n").encode())
+    try:
+        os.write(1, (json.dumps(event) + "\n").encode())
+    except OSError:
+        pass  # the host is gone; the cleanup still happened
 
 
 def main(argv: list[str]) -> None:
     plan = json.loads(argv[1])
+    kernel: dict[str, Any] = {"pid": None, "stop": False}
+
+    def stop(signum: int, frame: Any) -> None:
+        # The host asked, or died (PR_SET_PDEATHSIG): kill the kernel, then reap and exit.
+        kernel["stop"] = True
+        if kernel["pid"] is not None:
+            try:
+                os.killpg(kernel["pid"], signal.SIGKILL)
+            except OSError:
+                _kill(kernel["pid"])
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = os.getppid()
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent:
         os._exit(1)
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.close(read_fd)
         _become_kernel(plan, write_fd)
     os.close(write_fd)
     log = LogTail(read_fd)
-    kernel = {"pid": pid}
-
-    def stop(signum: int, frame: Any) -> None:
-        try:
-            os.killpg(kernel["pid"], signal.SIGKILL)
-        except OSError:
-            _kill(kernel["pid"])
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    kernel["pid"] = pid
+    if kernel["stop"]:
+        stop(signal.SIGTERM, None)
     _emit({"event": "started", "kernel_pid": pid})
     status = None
     while status is None:

@@ -247,8 +247,11 @@ class KernelProcess:
                 return await asyncio.wait_for(asyncio.shield(self.exited), 2.0)
         return self.exited.result()
 
-    def kill_now(self) -> None:
-        """Synchronous last resort (interpreter exit, garbage collection)."""
+    def kill_now(self, wait: float = 3.0) -> None:
+        """Synchronous last resort (interpreter exit, garbage collection).
+
+        Waits for the launcher to reap the kernel: a launcher killed first (it dies
+        with the thread that started it) would leave the kernel a zombie of PID 1."""
         self._requested = True
         if self.kernel_pid is not None:
             try:
@@ -257,6 +260,6 @@ class KernelProcess:
                 pass
         if self.proc is not None and self.proc.poll() is None:
             try:
-                self.proc.terminate()
-            except OSError:
-                pass
+                self.proc.wait(wait)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
