@@ -380,7 +380,10 @@ class IPyKernelRuntime(Runtime):
             task.cancel()
             raise
         if task in done:
-            return task.result()
+            try:
+                return task.result()
+            except ConnectionError as exc:  # the channel was failed: the kernel is gone
+                raise KernelDiedError(f"{exc} during {what}") from None
         task.cancel()
         if died in done:
             info = died.result()
@@ -554,7 +557,12 @@ class IPyKernelRuntime(Runtime):
             )
             proc = KernelProcess(plan, env, os.path.join(self.runtime_dir, "launcher.log"))
             proc.on_exit = self._on_exit
-            proc.launch(loop)
+            try:
+                proc.launch(loop)
+            except BaseException:
+                for directory in plan.cgroups.values():
+                    limits.remove_cgroup(directory)
+                raise
             self._proc_ref[0] = proc
         self._conn = info
         if self.connection_file:
@@ -687,8 +695,11 @@ class IPyKernelRuntime(Runtime):
             await asyncio.sleep(0.25)
             if self._conn is None or self._ctx is None:
                 continue
+            generation = self._boots
             if await heartbeat_ok(self._ctx, self._conn, 0.75):
                 continue
+            if generation != self._boots:
+                continue  # a re-attach happened meanwhile, and checked the kernel itself
             info = KernelExit(exitcode=None, log="")
             if self._hb_dead is not None and not self._hb_dead.done():
                 self._hb_dead.set_result(info)
@@ -982,6 +993,8 @@ class IPyKernelRuntime(Runtime):
                 return "died"
             now = time.monotonic()
             if cell.escalate_at is not None and now >= cell.escalate_at:
+                if self.connection_file:
+                    return "stuck"  # not ours to kill
                 await self._escalate(cell)
                 cell.escalate_at = None
             elif deadline is not None and now >= deadline and not cell.timed_out:
@@ -1066,6 +1079,16 @@ class IPyKernelRuntime(Runtime):
                 self._notices.append(await self._restart(reason, already_dead=True))
             except Exception as exc:
                 self._notices.append(f"The kernel could not be restarted: {exc}")
+            result.notice = self._take_notices()
+            return result
+        if outcome == "stuck":
+            result.error = (
+                "the cell did not stop on interrupt and cave cannot kill an attached kernel; "
+                "it stays busy until the cell returns."
+            )
+            result.error_type = "Timeout" if cell.timed_out else "Interrupted"
+            result.timed_out = cell.timed_out
+            result.interrupted = True
             result.notice = self._take_notices()
             return result
         reply = cell.reply.result()["content"] if cell.reply is not None else {}

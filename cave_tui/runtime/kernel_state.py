@@ -101,6 +101,7 @@ def loss_report(
 ) -> str:
     """The observation the model gets after a restart."""
     back = set(restored) | set(reinjected)
+    reinjected = [n for n in reinjected if n not in restored]  # the checkpoint won
     lost = []
     for name in store.names:
         if name in back:

@@ -75,6 +75,15 @@ async def test_kernel_restarted_by_its_owner_gets_the_state_back(attached, manag
     )
 
 
+async def test_a_cell_that_ignores_the_interrupt_is_reported_not_waited_for(attached):
+    """An attached kernel cannot be killed: the result says so and returns."""
+    result = await attached.execute(
+        "import hashlib\nhashlib.pbkdf2_hmac('sha256', b'x', b'y', 10**9)", timeout=0.5
+    )
+    assert result.timed_out and result.error_type == "Timeout"
+    assert "cannot kill an attached kernel" in result.error
+
+
 async def test_kernel_gone_mid_cell_is_reported_quickly(attached, manager):
     task = asyncio.create_task(attached.execute("import time\ntime.sleep(60)"))
     await asyncio.sleep(0.5)
