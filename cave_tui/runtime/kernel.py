@@ -114,14 +114,14 @@ def _mutation_source() -> str:
 
 
 # ipykernel_launcher, minus the debugger: importing debugpy is a sixth of a kernel's start.
-_KERNEL_MAIN = (
-    "import sys\n"
-    "sys.modules['debugpy'] = None\n"
-    "if sys.path and sys.path[0] == '':\n"
-    "    del sys.path[0]\n"
-    "from ipykernel import kernelapp\n"
-    "kernelapp.launch_new_instance()\n"
-)
+_KERNEL_MAIN = """\
+import sys
+sys.modules['debugpy'] = None
+if sys.path and sys.path[0] == '':
+    del sys.path[0]
+from ipykernel import kernelapp
+kernelapp.launch_new_instance()
+"""
 
 _SOURCES: dict[str, str] | None = None
 
@@ -221,8 +221,17 @@ class _Cell:
         self.reply = fut
         fut.add_done_callback(lambda _: self._check())
 
+    @property
+    def reply_failed(self) -> bool:
+        reply = self.reply
+        return (
+            reply is not None
+            and reply.done()
+            and (reply.cancelled() or reply.exception() is not None)
+        )
+
     def _check(self) -> None:
-        if self.done and not self.finished.done():
+        if (self.done or self.reply_failed) and not self.finished.done():
             self.finished.set_result(None)
 
     def poke(self) -> None:
@@ -250,7 +259,15 @@ class _Cell:
 
     @property
     def done(self) -> bool:
-        return self._idle and self.reply is not None and self.reply.done()
+        """Reply and idle both in (a reply failed by a dying channel is not done)."""
+        reply = self.reply
+        return (
+            self._idle
+            and reply is not None
+            and reply.done()
+            and not reply.cancelled()
+            and reply.exception() is None
+        )
 
 
 # -- the runtime ------------------------------------------------------------------------------
@@ -990,6 +1007,11 @@ class IPyKernelRuntime(Runtime):
             if cell.done:
                 return "done"
             if died.done():
+                return "died"
+            if cell.reply_failed:
+                # The channel failed the reply: the kernel is going; wait for the proof.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(died), 5)
                 return "died"
             now = time.monotonic()
             if cell.escalate_at is not None and now >= cell.escalate_at:
