@@ -221,6 +221,14 @@ class _Cell:
         self.reply = fut
         fut.add_done_callback(lambda _: self._check())
 
+    def final_report(self) -> dict[str, Any]:
+        """The kernel's cell report: in the reply's metadata, or on the comm (fallback)."""
+        if self.done:
+            report = (self.reply.result().get("metadata") or {}).get("cave")  # type: ignore[union-attr]
+            if isinstance(report, dict):
+                return report
+        return self.report or {}
+
     @property
     def reply_failed(self) -> bool:
         reply = self.reply
@@ -1049,8 +1057,9 @@ class IPyKernelRuntime(Runtime):
         deadline = time.monotonic() + self.interrupt_grace
         while not cell.done and not died.done() and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
-        if cell.done and cell.report:
-            self._store.apply_cell(cell.report.get("names"), list(cell.report.get("deleted", [])))
+        report = cell.final_report() if cell.done else {}
+        if report:
+            self._store.apply_cell(report.get("names"), list(report.get("deleted", [])))
         if not cell.done and not died.done() and not self.connection_file:
             await self._escalate(cell)
             with contextlib.suppress(Exception):
@@ -1113,8 +1122,8 @@ class IPyKernelRuntime(Runtime):
             result.interrupted = True
             result.notice = self._take_notices()
             return result
-        reply = cell.reply.result()["content"] if cell.reply is not None else {}
-        report = cell.report or {}
+        reply = cell.reply.result().get("content", {}) if cell.reply is not None else {}
+        report = cell.final_report()
         result.success = reply.get("status") == "ok"
         result.changed = [str(n) for n in report.get("changed", [])]
         result.deleted = [str(n) for n in report.get("deleted", [])]

@@ -178,6 +178,8 @@ class CaveKernel:
         self._started = 0.0
         self._code = ""
         self._formatted: tuple[BaseException, str] | None = None
+        self._pending_report: dict[str, Any] | None = None
+        self._hooked_reply = False
 
     # -- installation ----------------------------------------------------------------
     def install(self) -> None:
@@ -191,6 +193,7 @@ class CaveKernel:
             sys.setswitchinterval(float(interval))
         self._fatal_errors_to_launcher()
         self._compact_tracebacks()
+        self._report_in_reply()
         if self.config.get("own_kernel"):
             # Nobody else listens to a kernel the runtime launched: no echo of each
             # cell's code, and no sleep before the reply (the host waits for idle,
@@ -198,6 +201,22 @@ class CaveKernel:
             self.kernel._publish_execute_input = lambda *args, **kwargs: None
             if hasattr(self.kernel, "_execute_sleep"):
                 self.kernel._execute_sleep = 0
+
+    def _report_in_reply(self) -> None:
+        finish = getattr(self.kernel, "finish_metadata", None)
+        if finish is None:
+            return
+        agent = self
+
+        def finish_metadata(parent: Any, metadata: Any, reply_content: Any) -> Any:
+            metadata = finish(parent, metadata, reply_content)
+            report, agent._pending_report = agent._pending_report, None
+            if report is not None and isinstance(metadata, dict):
+                metadata["cave"] = report
+            return metadata
+
+        self.kernel.finish_metadata = finish_metadata
+        self._hooked_reply = True
 
     def _compact_tracebacks(self) -> None:
         """IPython's verbose tracebacks cost seconds on deep stacks and are replaced
@@ -295,6 +314,7 @@ class CaveKernel:
         return self.hidden - self.injected
 
     def pre_run_cell(self, info: Any) -> None:
+        self._pending_report = None
         self.cap.reset()
         self._code = getattr(info, "raw_cell", "") or ""
         self._before = summary.fingerprints(self.ns, self._user_hidden())
@@ -328,9 +348,19 @@ class CaveKernel:
                 report["error"] = self.format_error(error)
                 if isinstance(error, MemoryError):
                     report["memory"] = _memory()
-            self.send(report)
+            self._report(report)
         except BaseException as exc:  # never break the kernel's own reply
-            self.send({"op": "cell", "broken": f"{type(exc).__name__}: {exc}", "dropped": dropped})
+            self._report(
+                {"op": "cell", "broken": f"{type(exc).__name__}: {exc}", "dropped": dropped}
+            )
+
+    def _report(self, report: dict[str, Any]) -> None:
+        """The cell report rides in the execute_reply's metadata (no extra message);
+        a kernel whose reply path we could not hook sends it on the comm instead."""
+        if self._hooked_reply:
+            self._pending_report = report
+        else:
+            self.send(report)
 
     # -- the comm ------------------------------------------------------------------------
     def open_comm(self, comm: Any, msg: Any) -> None:

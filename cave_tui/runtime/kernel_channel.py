@@ -119,6 +119,7 @@ class KernelChannel:
             "msg_id": header.get("msg_id"),
             "msg_type": header.get("msg_type"),
             "parent_header": json.loads(parts[2]),
+            "metadata": json.loads(parts[3]) if len(parts[3]) > 2 else {},
             "content": json.loads(parts[4]),
             "buffers": [memoryview(frame) for frame in frames[i + 6 :]],
         }
