@@ -18,7 +18,6 @@ within milliseconds, and lets the synchronous `inject()` deliver at once.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import contextlib
 import json
@@ -29,7 +28,6 @@ import shutil
 import signal
 import sys
 import tempfile
-import threading
 import time
 import weakref
 from collections.abc import Awaitable, Coroutine
@@ -38,8 +36,10 @@ from typing import Any, TypeVar
 
 from cave_tui.runtime import kernel_limits as limits
 from cave_tui.runtime.base import ExecutionResult, Runtime
-from cave_tui.runtime.capture import OutputCapture
 from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
+from cave_tui.runtime.kernel_cell import CellRun
+from cave_tui.runtime.kernel_install import bootstrap_cell, kernel_argv
+from cave_tui.runtime.kernel_io import IOLoop, finalize
 from cave_tui.runtime.kernel_process import KernelExit, KernelLaunchError, KernelProcess
 from cave_tui.runtime.kernel_state import CheckpointStore, loss_report
 from cave_tui.runtime.kernel_transport import (
@@ -63,7 +63,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-_HERE = Path(__file__).resolve().parent
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _VARINFO_FIELDS = frozenset(VarInfo.__dataclass_fields__)
 DEFAULT_CELL_TIMEOUT = 300.0
@@ -77,205 +76,6 @@ class KernelDiedError(RuntimeError):
 
 class InjectionError(TypeError):
     """A value cannot be copied into the kernel; the message says why and what to do."""
-
-
-# -- the bootstrap that runs in the kernel ---------------------------------------------
-
-_BOOT = """
-def _cave_boot(sources, config):
-    import sys, types
-    current = sys.modules.get("_cave_kernel")
-    if current is not None and getattr(current, "agent", None) is not None:
-        current.agent.config.update(config)
-        return
-    for name, src in sources.items():
-        module = types.ModuleType(name)
-        module.__file__ = "<" + name + ">"
-        sys.modules[name] = module
-        exec(compile(src, module.__file__, "exec"), module.__dict__)
-    for entry in config.get("extra_paths", []):
-        if entry not in sys.path:
-            sys.path.append(entry)
-    sys.modules["_cave_kernel"].install(get_ipython(), config)
-"""
-
-
-def _mutation_source() -> str:
-    """`mutation_targets` from ipython.py, without importing IPython in the host."""
-    text = (_HERE / "ipython.py").read_text()
-    parts = ["import ast"]
-    for node in ast.parse(text).body:
-        if (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "_MUTATORS" for t in node.targets)
-        ) or (isinstance(node, ast.FunctionDef) and node.name == "mutation_targets"):
-            parts.append(ast.get_source_segment(text, node) or "")
-    return "\n\n".join(parts)
-
-
-# ipykernel_launcher, minus the debugger: importing debugpy is a sixth of a kernel's start.
-_KERNEL_MAIN = """\
-import sys
-sys.modules['debugpy'] = None
-if sys.path and sys.path[0] == '':
-    del sys.path[0]
-from ipykernel import kernelapp
-kernelapp.launch_new_instance()
-"""
-
-_SOURCES: dict[str, str] | None = None
-
-
-def bootstrap_sources() -> dict[str, str]:
-    global _SOURCES
-    if _SOURCES is None:
-        _SOURCES = {
-            "_cave_summary": (_HERE / "summary.py").read_text(),
-            "_cave_tracebacks": (_HERE / "tracebacks.py").read_text(),
-            "_cave_transport": (_HERE / "kernel_transport.py").read_text(),
-            "_cave_mutation": _mutation_source(),
-            "_cave_kernel": (_HERE / "kernel_bootstrap.py").read_text(),
-        }
-    return _SOURCES
-
-
-def _bootstrap_cell(config: dict[str, Any]) -> str:
-    return (
-        f"(lambda g: (exec({_BOOT!r}, g), g['_cave_boot']({bootstrap_sources()!r}, "
-        f"{config!r})))({{'get_ipython': get_ipython}})"
-    )
-
-
-# -- the I/O thread ------------------------------------------------------------------------
-
-
-class _IOLoop:
-    """A daemon thread running the event loop that owns every kernel socket."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        ready = threading.Event()
-
-        def run() -> None:
-            asyncio.set_event_loop(self.loop)
-            self.loop.call_soon(ready.set)
-            self.loop.run_forever()
-
-        self.thread = threading.Thread(target=run, name="cave-kernel-io", daemon=True)
-        self.thread.start()
-        ready.wait()
-
-    def submit(self, coro: Coroutine[Any, Any, T]) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
-
-    def stop(self) -> None:
-        """Cancel what is still pending on the loop, stop it, join the thread."""
-        if self.loop.is_closed() or not self.thread.is_alive():
-            return
-
-        async def wind_down() -> None:
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            self.loop.stop()
-
-        asyncio.run_coroutine_threadsafe(wind_down(), self.loop)
-        if threading.current_thread() is not self.thread:
-            self.thread.join(5)
-            if not self.thread.is_alive():
-                self.loop.close()
-
-
-def _finalize(proc_ref: list[KernelProcess | None], io: _IOLoop, directory: str | None) -> None:
-    proc = proc_ref[0]
-    if proc is not None:
-        proc.kill_now()
-    io.stop()
-    if directory:
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-# -- one running cell ---------------------------------------------------------------------
-
-
-class _Cell:
-    """One execute request: its output, its report, and when it is finished."""
-
-    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.capture = OutputCapture(limit)
-        self.report: dict[str, Any] | None = None
-        self.error_msg: dict[str, Any] | None = None
-        self.reply: asyncio.Future[dict[str, Any]] | None = None
-        self.finished: asyncio.Future[None] = loop.create_future()  # reply and idle seen
-        self.poked: asyncio.Future[None] = loop.create_future()
-        self.started = time.monotonic()
-        self.timed_out = False
-        self.user_interrupt = False
-        self.escalate_at: float | None = None
-        self.killed = False
-        self._idle = False
-
-    def set_reply(self, fut: asyncio.Future[dict[str, Any]]) -> None:
-        self.reply = fut
-        fut.add_done_callback(lambda _: self._check())
-
-    def final_report(self) -> dict[str, Any]:
-        """The kernel's cell report: in the reply's metadata, or on the comm (fallback)."""
-        if self.done:
-            report = (self.reply.result().get("metadata") or {}).get("cave")  # type: ignore[union-attr]
-            if isinstance(report, dict):
-                return report
-        return self.report or {}
-
-    @property
-    def reply_failed(self) -> bool:
-        reply = self.reply
-        return (
-            reply is not None
-            and reply.done()
-            and (reply.cancelled() or reply.exception() is not None)
-        )
-
-    def _check(self) -> None:
-        if (self.done or self.reply_failed) and not self.finished.done():
-            self.finished.set_result(None)
-
-    def poke(self) -> None:
-        if not self.poked.done():
-            self.poked.set_result(None)
-
-    def on_iopub(self, msg: dict[str, Any]) -> None:
-        kind = msg["msg_type"]
-        content = msg["content"]
-        if kind == "stream":
-            self.capture.write(str(content.get("text", "")))
-        elif kind in ("execute_result", "display_data"):
-            text = (content.get("data") or {}).get("text/plain")
-            if text:
-                self.capture.write(f"{text}\n")
-        elif kind == "error":
-            self.error_msg = content
-        elif kind == "comm_msg":
-            data = content.get("data") or {}
-            if data.get("op") == "cell":
-                self.report = data
-        elif kind == "status" and content.get("execution_state") == "idle":
-            self._idle = True
-            self._check()
-
-    @property
-    def done(self) -> bool:
-        """Reply and idle both in (a reply failed by a dying channel is not done)."""
-        reply = self.reply
-        return (
-            self._idle
-            and reply is not None
-            and reply.done()
-            and not reply.cancelled()
-            and reply.exception() is None
-        )
 
 
 # -- the runtime ------------------------------------------------------------------------------
@@ -330,13 +130,13 @@ class IPyKernelRuntime(Runtime):
         self.switch_interval = switch_interval
         self.kernel_info: dict[str, Any] = {}
         self.runtime_dir: str | None = None
-        self._io: _IOLoop | None = None
+        self._io: IOLoop | None = None
         self._proc_ref: list[KernelProcess | None] = [None]
         self._chan: Any = None
         self._ctx: Any = None
         self._conn: dict[str, Any] | None = None
         self._lock: asyncio.Lock | None = None
-        self._cell: _Cell | None = None
+        self._cell: CellRun | None = None
         self._notices: list[str] = []
         self._acks: list[tuple[Injectable, asyncio.Future[Any]]] = []
         self._ckpt_task: asyncio.Future[Any] | None = None
@@ -375,10 +175,10 @@ class IPyKernelRuntime(Runtime):
         """The kernel process id (None when attached or not running)."""
         return self._proc.kernel_pid if self._proc is not None else None
 
-    def _ensure_io(self) -> _IOLoop:
+    def _ensure_io(self) -> IOLoop:
         if self._io is None:
-            self._io = _IOLoop()
-            self._finalizer = weakref.finalize(self, _finalize, self._proc_ref, self._io, None)
+            self._io = IOLoop()
+            self._finalizer = weakref.finalize(self, finalize, self._proc_ref, self._io, None)
         return self._io
 
     async def _call(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -501,7 +301,7 @@ class IPyKernelRuntime(Runtime):
             self._finalizer.detach()
         assert self._io is not None
         self._finalizer = weakref.finalize(
-            self, _finalize, self._proc_ref, self._io, self.runtime_dir
+            self, finalize, self._proc_ref, self._io, self.runtime_dir
         )
 
     def _connection(self) -> dict[str, Any]:
@@ -523,16 +323,7 @@ class IPyKernelRuntime(Runtime):
 
     def _plan(self, info: dict[str, Any]) -> limits.LaunchPlan:
         assert self.runtime_dir is not None
-        argv = [
-            sys.executable,
-            "-c",
-            _KERNEL_MAIN,
-            "-f",
-            info["connection_file"],
-            "--HistoryManager.enabled=False",
-            "--InteractiveShell.cache_size=0",
-            "--IPKernelApp.quiet=True",
-        ]
+        argv = kernel_argv(sys.executable, info["connection_file"])
         plan = limits.LaunchPlan(
             argv=argv,
             cwd=self.workdir,
@@ -671,7 +462,7 @@ class IPyKernelRuntime(Runtime):
             chan.shell,
             "execute_request",
             {
-                "code": _bootstrap_cell(config),
+                "code": bootstrap_cell(config),
                 "silent": True,
                 "store_history": False,
                 "user_expressions": {},
@@ -965,7 +756,7 @@ class IPyKernelRuntime(Runtime):
                     notice=self._take_notices(),
                 )
             await self._settle()
-            cell = _Cell(self.output_limit, asyncio.get_running_loop())
+            cell = CellRun(self.output_limit, asyncio.get_running_loop())
             chan = self._chan
             content = {
                 "code": code,
@@ -994,7 +785,7 @@ class IPyKernelRuntime(Runtime):
                 chan.forget(msg_id)
             return await self._finish(cell, outcome, timeout)
 
-    async def _wait_cell(self, cell: _Cell, timeout: float | None) -> str:
+    async def _wait_cell(self, cell: CellRun, timeout: float | None) -> str:
         """'done', or 'died' (the kernel is gone); escalates timeouts and interrupts."""
         died = self._died_future()
         deadline = cell.started + timeout if timeout else None
@@ -1032,7 +823,7 @@ class IPyKernelRuntime(Runtime):
                 await self._interrupt_kernel()
                 cell.escalate_at = now + self.interrupt_grace
 
-    async def _escalate(self, cell: _Cell) -> None:
+    async def _escalate(self, cell: CellRun) -> None:
         """The interrupt did not stop the cell within the grace period: kill."""
         if self.connection_file:
             return  # not ours to kill; the result says so
@@ -1050,7 +841,7 @@ class IPyKernelRuntime(Runtime):
         if self._proc is not None:
             self._proc.signal(signal.SIGINT)
 
-    async def _stop_cancelled(self, cell: _Cell) -> None:
+    async def _stop_cancelled(self, cell: CellRun) -> None:
         """The caller gave up on the cell: interrupt it, and kill it if it will not stop."""
         await self._interrupt_kernel()
         died = self._died_future()
@@ -1067,7 +858,7 @@ class IPyKernelRuntime(Runtime):
                     await self._restart("was killed because a cancelled cell would not stop")
                 )
 
-    async def _finish(self, cell: _Cell, outcome: str, timeout: float | None) -> ExecutionResult:
+    async def _finish(self, cell: CellRun, outcome: str, timeout: float | None) -> ExecutionResult:
         duration = time.monotonic() - cell.started
         result = ExecutionResult(success=False, output=cell.capture.getvalue(), duration=duration)
         result.output_truncated_chars = cell.capture.dropped
@@ -1212,9 +1003,9 @@ class IPyKernelRuntime(Runtime):
         return reply
 
     async def namespace_summary(self) -> list[VarInfo]:
-        return await self._call(self._summary())
+        return await self._call(self._summary(self.descriptions()))
 
-    async def _summary(self) -> list[VarInfo]:
+    async def _summary(self, descriptions: dict[str, str]) -> list[VarInfo]:
         if self._lock is None:
             self._lock = asyncio.Lock()
         if self._cell is not None:
@@ -1224,7 +1015,7 @@ class IPyKernelRuntime(Runtime):
             await self._settle()
             reply = await self._request(
                 "summary",
-                {"descriptions": self.descriptions(), "limit": SUMMARY_LIMIT},
+                {"descriptions": descriptions, "limit": SUMMARY_LIMIT},
                 what="summarising the namespace",
             )
         rows = []
@@ -1262,7 +1053,7 @@ class IPyKernelRuntime(Runtime):
             await self._settle()
             await self._request("reset", {}, what="resetting")
             self._store.clear()
-            for item in self._injected.values():
+            for item in list(self._injected.values()):
                 self._store.names.append(item.name)
                 error = await self._inject_now(item)
                 if error is not None:
