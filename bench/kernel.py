@@ -66,6 +66,29 @@ async def round_trip(runtime: IPyKernelRuntime, repeat: int) -> tuple[float, flo
     return statistics.median(samples) * 1000, samples[int(len(samples) * 0.9)] * 1000
 
 
+async def stock_round_trip(repeat: int) -> float:
+    """The same `1+1` through stock jupyter_client + ipykernel, for scale on this machine."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    manager = AsyncKernelManager()
+    await manager.start_kernel()
+    client = manager.client()
+    client.start_channels()
+    try:
+        await client.wait_for_ready(timeout=60)
+        for _ in range(20):
+            await client.execute_interactive("1+1", output_hook=lambda msg: None)
+        samples = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            await client.execute_interactive("1+1", output_hook=lambda msg: None)
+            samples.append(time.perf_counter() - started)
+    finally:
+        client.stop_channels()
+        await manager.shutdown_kernel(now=True)
+    return statistics.median(samples) * 1000
+
+
 async def inject_new(runtime: IPyKernelRuntime, frame: pd.DataFrame) -> float:
     started = time.perf_counter()
     await runtime.ainject(Variable("df_new", frame))
@@ -141,6 +164,7 @@ async def main(quick: bool) -> None:
     runtime = IPyKernelRuntime(checkpoint_bytes=0)
     await runtime.start()
     rt_median, rt_p90 = await round_trip(runtime, 100 if quick else 500)
+    stock = await stock_round_trip(100 if quick else 300)
     # Both ways need pandas, pyarrow and dill in the kernel: import them first.
     await runtime.execute("import pandas, pyarrow, dill, base64")
     repeat = 1 if quick else 3
@@ -164,6 +188,8 @@ async def main(quick: bool) -> None:
         {"metric": "execute round trip '1+1' (median)", "value": round(rt_median, 3),
          "unit": "ms", "target": "<= 5", "ok": rt_median <= 5},
         {"metric": "execute round trip '1+1' (p90)", "value": round(rt_p90, 3), "unit": "ms"},
+        {"metric": "same, stock jupyter_client + ipykernel (median)", "value": round(stock, 3),
+         "unit": "ms"},
         {"metric": "inject 1M x 10 frame, Arrow in buffers", "value": round(inj_new, 3),
          "unit": "s"},
         {"metric": "inject 1M x 10 frame, base64 dill in source", "value": round(inj_old, 3),

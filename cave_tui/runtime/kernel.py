@@ -915,6 +915,10 @@ class IPyKernelRuntime(Runtime):
             return result
         reply = cell.reply.result().get("content", {}) if cell.reply is not None else {}
         report = cell.final_report()
+        if isinstance(report.get("result"), str):  # the last value, sent in the report
+            cell.capture.write(report["result"] + "\n")
+            result.output = cell.capture.getvalue()
+            result.output_truncated_chars = cell.capture.dropped
         result.success = reply.get("status") == "ok"
         result.changed = [str(n) for n in report.get("changed", [])]
         result.deleted = [str(n) for n in report.get("deleted", [])]

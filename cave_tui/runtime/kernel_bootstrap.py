@@ -179,6 +179,7 @@ class CaveKernel:
         self._code = ""
         self._formatted: tuple[BaseException, str] | None = None
         self._pending_report: dict[str, Any] | None = None
+        self._result_text: str | None = None
         self._hooked_reply = False
 
     # -- installation ----------------------------------------------------------------
@@ -195,12 +196,28 @@ class CaveKernel:
         self._compact_tracebacks()
         self._report_in_reply()
         if self.config.get("own_kernel"):
+            self._result_in_report()
             # Nobody else listens to a kernel the runtime launched: no echo of each
             # cell's code, and no sleep before the reply (the host waits for idle,
             # which IOPub delivers after every output anyway).
             self.kernel._publish_execute_input = lambda *args, **kwargs: None
             if hasattr(self.kernel, "_execute_sleep"):
                 self.kernel._execute_sleep = 0
+
+    def _result_in_report(self) -> None:
+        """The last value's text goes in the cell report instead of its own IOPub
+        message (the host appends it after the cell's other output, where it belongs)."""
+        hooks = getattr(self.shell.displayhook, "register_hook", None)
+        if hooks is None or not self._hooked_reply:
+            return
+        agent = self
+
+        def keep(msg: Any) -> None:
+            data = msg.get("content", {}).get("data") or {}
+            agent._result_text = data.get("text/plain")
+            return None  # suppresses the execute_result message
+
+        hooks(keep)
 
     def _report_in_reply(self) -> None:
         finish = getattr(self.kernel, "finish_metadata", None)
@@ -315,6 +332,7 @@ class CaveKernel:
 
     def pre_run_cell(self, info: Any) -> None:
         self._pending_report = None
+        self._result_text = None
         self.cap.reset()
         self._code = getattr(info, "raw_cell", "") or ""
         self._before = summary.fingerprints(self.ns, self._user_hidden())
@@ -343,6 +361,8 @@ class CaveKernel:
                 "duration": duration,
                 "dropped": dropped,
             }
+            if self._result_text is not None:
+                report["result"] = self._result_text
             if error is not None:
                 report["error_type"] = type(error).__name__
                 report["error"] = self.format_error(error)
