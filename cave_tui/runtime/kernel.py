@@ -68,6 +68,7 @@ _VARINFO_FIELDS = frozenset(VarInfo.__dataclass_fields__)
 DEFAULT_CELL_TIMEOUT = 300.0
 DEFAULT_CHECKPOINT_BYTES = 256 * 1024 * 1024
 SUMMARY_LIMIT = 500
+SUMMARY_TIMEOUT = 3.0
 
 
 class KernelDiedError(RuntimeError):
@@ -149,6 +150,8 @@ class IPyKernelRuntime(Runtime):
         self._boots = 0
         self._chan_ready = False
         self._kernel_session: str | None = None
+        self._undescribable: set[str] = set()  # names whose description hung
+        self._safe_summary = False
         self.workdir: str | None = None
         self._finalizer: weakref.finalize | None = None
 
@@ -946,6 +949,7 @@ class IPyKernelRuntime(Runtime):
         elif cell.user_interrupt and result.interrupted:
             result.error_type = "KeyboardInterrupt"
         self._store.apply_cell(report.get("names") if report else None, result.deleted)
+        self._undescribable -= set(result.changed) | set(result.deleted)
         changed = [n for n in result.changed if n not in result.deleted]
         if changed and self.checkpoint_bytes > 0 and report:
             self._ckpt_task = asyncio.ensure_future(self._checkpoint(changed))
@@ -1017,10 +1021,15 @@ class IPyKernelRuntime(Runtime):
         async with self._lock:
             await self._ensure_kernel()
             await self._settle()
-            reply = await self._request(
-                "summary",
-                {"descriptions": descriptions, "limit": SUMMARY_LIMIT},
-                what="summarising the namespace",
+            reply = await self._summary_request(descriptions)
+        if reply is None:
+            return list(self._summary_cache)
+        stuck = reply["data"].get("stuck")
+        if isinstance(stuck, str):
+            self._undescribable.add(stuck)
+            self._notices.append(
+                f"Describing {stuck!r} for the namespace summary took over "
+                f"{SUMMARY_TIMEOUT:g}s (its __repr__ or __len__ hangs?); it is listed by type only."
             )
         rows = []
         for raw in reply["data"].get("rows", [])[:SUMMARY_LIMIT]:
@@ -1030,6 +1039,41 @@ class IPyKernelRuntime(Runtime):
                     rows.append(VarInfo(**fields))
         self._summary_cache = rows
         return rows
+
+    async def _summary_request(self, descriptions: dict[str, str]) -> dict[str, Any] | None:
+        """The summary runs model-defined `__repr__`s: bounded by a timeout, then an
+        interrupt, then (code stuck in C) a kill and restart; None means use the cache."""
+        chan = self._chan
+        data = {
+            "descriptions": descriptions,
+            "limit": SUMMARY_LIMIT,
+            "skip": sorted(self._undescribable),
+            "safe": self._safe_summary,
+        }
+        fut = await chan.comm_request("summary", data)
+        what = "summarising the namespace"
+        try:
+            msg = await self._race(asyncio.shield(fut), what, timeout=SUMMARY_TIMEOUT)
+        except TimeoutError:
+            await self._interrupt_kernel()
+            try:
+                msg = await self._race(fut, what, timeout=self.interrupt_grace)
+            except TimeoutError:
+                if self.connection_file:
+                    raise
+                self._safe_summary = True  # from now on: type names only for user types
+                if self._proc is not None:
+                    self._proc._requested = True
+                    self._proc.signal(signal.SIGKILL)
+                self._notices.append(
+                    await self._restart(
+                        "was restarted: describing the namespace hung in native code (an "
+                        "object's __repr__?); summaries now list user-defined objects by type",
+                        already_dead=True,
+                    )
+                )
+                return None
+        return {"data": msg["content"]["data"], "buffers": msg.get("buffers") or []}
 
     async def delete(self, name: str) -> None:
         await self._call(self._delete(name))

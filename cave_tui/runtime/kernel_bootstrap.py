@@ -459,11 +459,37 @@ class CaveKernel:
         return f"no variable named {name!r} in the runtime{hint}"
 
     def op_summary(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """`summarize` per name, as `summarize_namespace` does, but able to stop: the
+        host interrupts a walk stuck in some object's `__repr__`/`__len__`, and
+        names it says to skip (they hung before) or, in safe mode, objects of types
+        outside the standard data libraries get their type name only."""
         descriptions = data.get("descriptions") or {}
-        rows = summary.summarize_namespace(
-            self.ns, self._user_hidden(), descriptions, limit=int(data.get("limit", 500))
-        )
-        return {"rows": [row.to_dict() for row in rows]}, []
+        skip = set(data.get("skip") or [])
+        safe = bool(data.get("safe"))
+        limit = int(data.get("limit", 500))
+        hidden = self._user_hidden()
+        rows: list[dict[str, Any]] = []
+        stuck: str | None = None
+        for name in list(self.ns):
+            if not summary.is_user_name(name) or (name in hidden and name not in descriptions):
+                continue
+            if len(rows) >= limit:
+                break
+            obj = self.ns.get(name)
+            description = descriptions.get(name, "")
+            careful = safe or stuck is not None  # after a hang, only library types
+            if name in skip or (careful and not _plain_type(obj)):
+                why = "not described: describing it hung before" if name in skip else "…"
+                rows.append(_bare_row(name, obj, description, why))
+                continue
+            try:
+                rows.append(summary.summarize(name, obj, description).to_dict())
+            except KeyboardInterrupt:
+                stuck = name
+                rows.append(_bare_row(name, obj, description, "not described: it took too long"))
+            except Exception as exc:
+                rows.append(_bare_row(name, obj, description, f"<{type(exc).__name__}>"))
+        return {"rows": rows, "stuck": stuck}, []
 
     def op_delete(self, data: dict[str, Any], buffers: list[Any]) -> Any:
         name = data["name"]
@@ -545,6 +571,31 @@ class CaveKernel:
             except BaseException as exc:
                 failed[name] = f"{type(exc).__name__}: {exc}"[:300]
         return {"restored": restored, "failed": failed}, []
+
+
+_PLAIN_MODULES = frozenset(
+    {"builtins", "datetime", "decimal", "fractions", "collections", "types", "functools",
+     "re", "pathlib", "uuid", "numpy", "pandas", "pyarrow", "enum", "typing"}
+)  # fmt: skip
+
+
+def _plain_type(obj: Any) -> bool:
+    """Describing *obj* runs no model-written code (its type comes from a known library)."""
+    kind = type(obj)
+    if kind is type or isinstance(obj, types.FunctionType | types.ModuleType):
+        return True
+    return (getattr(kind, "__module__", "") or "").split(".", 1)[0] in _PLAIN_MODULES
+
+
+def _bare_row(name: str, obj: Any, description: str, preview: str) -> dict[str, Any]:
+    kind = type(obj)
+    return summary.VarInfo(
+        name=name,
+        kind="type" if kind is type else "variable",
+        type_name=getattr(kind, "__name__", "?"),
+        preview=preview,
+        description=description,
+    ).to_dict()
 
 
 def _memory() -> dict[str, int]:

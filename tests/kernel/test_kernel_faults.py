@@ -231,3 +231,19 @@ async def test_checkpoint_budget_and_unserialisable_values_are_reported(rt):
     assert await rt.retrieve("small") == "kept"
     with pytest.raises(KeyError):
         await rt.retrieve("big")
+
+
+async def test_a_repr_stuck_in_native_code_costs_a_restart_not_a_hang(rt):
+    await rt.execute(
+        "import hashlib\nclass Stuck:\n    def __repr__(self):\n"
+        "        hashlib.pbkdf2_hmac('sha256', b'x', b'y', 10**9)\n        return 'never'\n"
+        "stuck = Stuck()\nkept = 5"
+    )
+    started = time.monotonic()
+    await rt.namespace_summary()  # hangs in C: interrupt fails, kill, restart, last rows
+    rows = {r.name: r for r in await rt.namespace_summary()}  # now: user types by name
+    assert time.monotonic() - started < 30
+    assert rows["stuck"].type_name == "Stuck" and rows["stuck"].preview == "…"
+    assert rows["kept"].preview == "5"
+    assert await rt.retrieve("kept") == 5
+    await rt.delete("stuck")

@@ -564,3 +564,21 @@ async def test_without_a_user_switch_the_other_limits_still_hold(tmp_path):
     finally:
         await runtime.stop()
     assert (tmp_path / "work").is_dir()  # a cwd the caller chose is kept
+
+
+async def test_a_hanging_repr_cannot_hang_the_namespace_summary(kernel):
+    await kernel.execute(
+        "class Sticky:\n    def __repr__(self):\n        while True:\n            pass\n"
+        "sticky = Sticky()\nfine = [1, 2]"
+    )
+    started = asyncio.get_running_loop().time()
+    rows = {r.name: r for r in await kernel.namespace_summary()}
+    assert asyncio.get_running_loop().time() - started < 15
+    assert rows["sticky"].preview == "not described: it took too long"
+    assert rows["fine"].preview == "[1, 2]"
+    notice = (await kernel.execute("1")).notice or ""
+    assert "Describing 'sticky'" in notice
+    started = asyncio.get_running_loop().time()
+    rows = {r.name: r for r in await kernel.namespace_summary()}  # skipped now: fast
+    assert asyncio.get_running_loop().time() - started < 2
+    assert "hung before" in rows["sticky"].preview and rows["fine"].preview == "[1, 2]"
