@@ -47,6 +47,6 @@ def report(name: str, rows: list[dict[str, Any]], extra: dict[str, Any] | None =
         target = r.get("target")
         ok = r.get("ok")
         mark = "" if ok is None else ("yes" if ok else "NO")
-        print(f"{r['metric'].ljust(width)}  {shown:>12} {r.get('unit', ''):<3} {target or ''!s:>10}  {mark}")
+        print(f"{r['metric'].ljust(width)}  {shown:>12} {r.get('unit', ''):<3} {str(target or ''):>10}  {mark}")
     print(f"-> {path}")
     return path

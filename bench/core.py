@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import report
+from _common import report  # noqa: E402
 
-from cave_tui import CaveAgent
-from cave_tui.models import ScriptedModel
-from cave_tui.models.base import Completion, Model, TextDelta, Usage
-from cave_tui.models.tokens import count_messages, count_text
-from cave_tui.runtime.ipython import IPythonRuntime
+from cave_tui import CaveAgent  # noqa: E402
+from cave_tui.models import ScriptedModel  # noqa: E402
+from cave_tui.models.base import Completion, Model, TextDelta, Usage  # noqa: E402
+from cave_tui.models.tokens import count_messages, count_text  # noqa: E402
+from cave_tui.runtime.ipython import IPythonRuntime  # noqa: E402
 
 UPSTREAM_SYSTEM = """
 You are a Python code execution agent. You solve tasks by writing and executing Python code using the provided functions, variables, and their methods.
