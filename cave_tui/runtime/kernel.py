@@ -295,7 +295,7 @@ class IPyKernelRuntime(Runtime):
         if self.cwd is None:
             self.workdir = str(base / "work")
         else:
-            self.workdir = os.path.abspath(self.cwd)
+            self.workdir = os.path.abspath(os.path.expanduser(self.cwd))
             Path(self.workdir).mkdir(parents=True, exist_ok=True)
         if self.user is not None:
             for path in [base, *(base / s for s in ("home", "tmp", "run", "work"))]:
