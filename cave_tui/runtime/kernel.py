@@ -333,6 +333,7 @@ class IPyKernelRuntime(Runtime):
             connection_file=info["connection_file"],
             memory_limit=self.memory_limit,
             max_processes=self.max_processes,
+            runtime_dir=self.runtime_dir,
         )
         if self.user is not None:
             plan.uid, plan.gid, plan.user = self.user.uid, self.user.gid, self.user.name

@@ -244,6 +244,20 @@ class LogTail:
         return data.decode("utf-8", errors="replace")
 
 
+def _oom_kills(directory: str | None) -> int:
+    if not directory:
+        return 0
+    try:
+        with open(os.path.join(directory, "memory.oom_control")) as fh:
+            for line in fh:
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def _emit(event: dict[str, Any]) -> None:
     try:
         os.write(1, (json.dumps(event) + "\n").encode())
@@ -293,10 +307,25 @@ def main(argv: list[str]) -> None:
         if done == pid:
             status = wait_status
     _clean_up(pid, plan["cgroups"])
-    event: dict[str, Any] = {"event": "exited", "status": status, "log": log.text()}
+    event: dict[str, Any] = {
+        "event": "exited",
+        "status": status,
+        "log": log.text(),
+        "oom_kills": _oom_kills(plan["cgroups"].get("memory")),
+    }
+    for directory in plan["cgroups"].values():  # empty now; gone even if the host is
+        try:
+            os.rmdir(directory)
+        except OSError:
+            pass
     if status is not None:
         event["exitcode"] = os.waitstatus_to_exitcode(status)
     _emit(event)
+    runtime_dir = plan.get("runtime_dir") or ""
+    if os.getppid() != parent and os.path.basename(runtime_dir).startswith("cave-kernel-"):
+        import shutil  # the host died: nobody else will remove its private directory
+
+        shutil.rmtree(runtime_dir, ignore_errors=True)
     os._exit(0)
 
 

@@ -201,7 +201,7 @@ class LaunchPlan:
     memory_limit: int | None = None
     max_processes: int | None = None
     cgroups: dict[str, str] = field(default_factory=dict)  # controller -> directory
-    chown: list[str] = field(default_factory=list)
+    runtime_dir: str | None = None  # removed by the launcher if the host dies
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

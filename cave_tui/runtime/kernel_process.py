@@ -194,9 +194,9 @@ class KernelProcess:
         exitcode = exited.get("exitcode")
         if not exited:  # the launcher itself died (killed with the kernel group?)
             exitcode = self.proc.returncode
-        oom = False
+        oom = bool(exited.get("oom_kills"))
         memory_cg = self.plan.cgroups.get("memory")
-        if memory_cg:
+        if memory_cg and not exited:  # the launcher did not get to report (or remove) it
             oom = cgroup_oom_kills(memory_cg) > 0
         for directory in self.plan.cgroups.values():
             remove_cgroup(directory)
