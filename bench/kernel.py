@@ -1,0 +1,229 @@
+"""Kernel-runtime figures: start, `1+1` round trip, moving a 1M-row frame, death detection.
+
+    python bench/kernel.py            # prints a table, writes bench/results/kernel.json
+    python bench/kernel.py --quick    # fewer repetitions
+
+The frame transfers are measured against the upstream way on the same frame in the
+same run: base64 of dill bytes inside generated source code (inject), and base64 of
+dill bytes brought back as a user expression (retrieve).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import signal
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dill
+import numpy as np
+import pandas as pd
+from _common import report
+
+from cave_tui.runtime import Variable
+from cave_tui.runtime.kernel import IPyKernelRuntime
+
+ROWS, COLS = 1_000_000, 10
+
+
+def make_frame() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    data: dict[str, Any] = {f"f{i}": rng.random(ROWS) for i in range(7)}
+    data["i0"] = rng.integers(0, 1_000_000, ROWS)
+    data["i1"] = np.arange(ROWS)
+    data["s"] = pd.Series(rng.choice(["alpha", "beta", "gamma", "delta"], ROWS), dtype="str")
+    return pd.DataFrame(data)
+
+
+async def start_time(repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        runtime = IPyKernelRuntime(checkpoint_bytes=0)
+        started = time.perf_counter()
+        await runtime.start()
+        samples.append(time.perf_counter() - started)
+        await runtime.stop()
+    return statistics.median(samples)
+
+
+async def round_trip(runtime: IPyKernelRuntime, repeat: int) -> tuple[float, float]:
+    for _ in range(20):
+        await runtime.execute("1+1")
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = await runtime.execute("1+1")
+        samples.append(time.perf_counter() - started)
+        assert result.output == "2\n", result
+    samples.sort()
+    return statistics.median(samples) * 1000, samples[int(len(samples) * 0.9)] * 1000
+
+
+async def stock_round_trip(repeat: int) -> float:
+    """The same `1+1` through stock jupyter_client + ipykernel, for scale on this machine."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    manager = AsyncKernelManager()
+    await manager.start_kernel()
+    client = manager.client()
+    client.start_channels()
+    try:
+        await client.wait_for_ready(timeout=60)
+        for _ in range(20):
+            await client.execute_interactive("1+1", output_hook=lambda msg: None)
+        samples = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            await client.execute_interactive("1+1", output_hook=lambda msg: None)
+            samples.append(time.perf_counter() - started)
+    finally:
+        client.stop_channels()
+        await manager.shutdown_kernel(now=True)
+    return statistics.median(samples) * 1000
+
+
+async def inject_new(runtime: IPyKernelRuntime, frame: pd.DataFrame) -> float:
+    started = time.perf_counter()
+    await runtime.ainject(Variable("df_new", frame))
+    return time.perf_counter() - started
+
+
+async def inject_base64_dill(runtime: IPyKernelRuntime, frame: pd.DataFrame) -> float:
+    started = time.perf_counter()
+    text = base64.b64encode(dill.dumps(frame)).decode()
+    code = f"import base64, dill\ndf_old = dill.loads(base64.b64decode('{text}'))"
+    result = await runtime.execute(code)
+    elapsed = time.perf_counter() - started
+    assert result.success, result.error
+    return elapsed
+
+
+async def retrieve_new(runtime: IPyKernelRuntime, frame: pd.DataFrame) -> float:
+    started = time.perf_counter()
+    back = await runtime.retrieve("df_new")
+    elapsed = time.perf_counter() - started
+    assert back.shape == frame.shape
+    return elapsed
+
+
+async def retrieve_base64_dill(runtime: IPyKernelRuntime, frame: pd.DataFrame) -> float:
+    """The upstream way back: dill + base64 in the kernel, the text as a user expression."""
+
+    async def fetch() -> str:
+        chan = runtime._chan
+        content = {
+            "code": "import base64, dill\n_b = base64.b64encode(dill.dumps(df_old)).decode()",
+            "silent": True,
+            "store_history": False,
+            "user_expressions": {"b": "_b"},
+            "allow_stdin": False,
+            "stop_on_error": False,
+        }
+        msg_id, reply = await chan.send(chan.shell, "execute_request", content)
+        msg = await reply
+        chan.forget(msg_id)
+        return msg["content"]["user_expressions"]["b"]["data"]["text/plain"]
+
+    started = time.perf_counter()
+    text = await runtime._call(fetch())
+    back = dill.loads(base64.b64decode(text.strip("'")))
+    elapsed = time.perf_counter() - started
+    assert back.shape == frame.shape
+    return elapsed
+
+
+async def death_detection(runtime: IPyKernelRuntime) -> tuple[float, float]:
+    """Kill -9 the kernel mid-cell: time until the runtime knows, and the restart."""
+    await runtime.execute("kept = list(range(10))")
+    await runtime.names()
+    task = asyncio.create_task(runtime.execute("import time\ntime.sleep(60)"))
+    await asyncio.sleep(0.5)
+    old = runtime._proc
+    assert old is not None and old.kernel_pid is not None
+    killed = time.monotonic()
+    os.kill(old.kernel_pid, signal.SIGKILL)
+    result = await task
+    assert result.error_type == "KernelDied", result
+    assert old.exited is not None
+    detected = old.exited.result().detected_at - killed
+    restarted = time.monotonic() - killed
+    assert await runtime.retrieve("kept") == list(range(10))
+    return detected, restarted
+
+
+async def main(quick: bool) -> None:
+    load_before = os.getloadavg()
+    frame = make_frame()
+    runtime = IPyKernelRuntime(checkpoint_bytes=0)
+    await runtime.start()
+    rt_median, rt_p90 = await round_trip(runtime, 100 if quick else 500)
+    stock = await stock_round_trip(100 if quick else 300)
+    # Both ways need pandas, pyarrow and dill in the kernel: import them first.
+    await runtime.execute("import pandas, pyarrow, dill, base64")
+    repeat = 1 if quick else 3
+    inj_new = statistics.median([await inject_new(runtime, frame) for _ in range(repeat)])
+    # The old way takes minutes per run (IPython parses ~110 MB of source): run it once.
+    inj_old = await inject_base64_dill(runtime, frame)
+    ret_new = statistics.median([await retrieve_new(runtime, frame) for _ in range(repeat)])
+    ret_old = statistics.median([await retrieve_base64_dill(runtime, frame) for _ in range(repeat)])
+    runtime.checkpoint_bytes = 512 * 2**20
+    started = time.perf_counter()
+    await runtime.execute("df_ck = df_new")
+    await runtime.names()  # waits for the checkpoint of df_ck
+    checkpoint = time.perf_counter() - started
+    detected, restarted = await death_detection(runtime)
+    await runtime.stop()
+    start = await start_time(3 if quick else 5)
+    inj_x, ret_x = inj_old / inj_new, ret_old / ret_new
+    rows = [
+        {"metric": "kernel start (median)", "value": round(start, 3), "unit": "s",
+         "target": "<= 1.5", "ok": start <= 1.5},
+        {"metric": "execute round trip '1+1' (median)", "value": round(rt_median, 3),
+         "unit": "ms", "target": "<= 5", "ok": rt_median <= 5},
+        {"metric": "execute round trip '1+1' (p90)", "value": round(rt_p90, 3), "unit": "ms"},
+        {"metric": "same, stock jupyter_client + ipykernel (median)", "value": round(stock, 3),
+         "unit": "ms"},
+        {"metric": "inject 1M x 10 frame, Arrow in buffers", "value": round(inj_new, 3),
+         "unit": "s"},
+        {"metric": "inject 1M x 10 frame, base64 dill in source", "value": round(inj_old, 3),
+         "unit": "s"},
+        {"metric": "inject speed-up", "value": round(inj_x, 1), "unit": "x", "target": ">= 5",
+         "ok": inj_x >= 5},
+        {"metric": "retrieve 1M x 10 frame, Arrow in buffers", "value": round(ret_new, 3),
+         "unit": "s"},
+        {"metric": "retrieve 1M x 10 frame, base64 dill expression", "value": round(ret_old, 3),
+         "unit": "s"},
+        {"metric": "retrieve speed-up", "value": round(ret_x, 1), "unit": "x", "target": ">= 5",
+         "ok": ret_x >= 5},
+        {"metric": "cell + checkpoint of the 1M x 10 frame", "value": round(checkpoint, 3),
+         "unit": "s"},
+        {"metric": "kernel death (kill -9 mid-cell) detected after", "value": round(detected, 4),
+         "unit": "s", "target": "<= 1", "ok": detected <= 1},
+        {"metric": "kill -9 to result with state restored", "value": round(restarted, 3),
+         "unit": "s"},
+        {"metric": "machine load average (1 min) at start", "value": round(load_before[0], 2),
+         "unit": ""},
+    ]  # fmt: skip
+    report(
+        "kernel",
+        rows,
+        {
+            "frame": {"rows": ROWS, "columns": COLS,
+                      "bytes": int(frame.memory_usage(deep=True).sum())},
+            "load_average_before": load_before,
+            "load_average_after": os.getloadavg(),
+        },
+    )  # fmt: skip
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    asyncio.run(main(parser.parse_args().quick))

@@ -1,0 +1,88 @@
+"""One execute request as the host follows it: output, report, and when it is over."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from cave_tui.runtime.capture import OutputCapture
+
+
+class CellRun:
+    """One execute request: its output, its report, and when it is finished."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.capture = OutputCapture(limit)
+        self.report: dict[str, Any] | None = None
+        self.error_msg: dict[str, Any] | None = None
+        self.reply: asyncio.Future[dict[str, Any]] | None = None
+        self.finished: asyncio.Future[None] = loop.create_future()  # reply and idle seen
+        self.poked: asyncio.Future[None] = loop.create_future()
+        self.started = time.monotonic()
+        self.timed_out = False
+        self.user_interrupt = False
+        self.escalate_at: float | None = None
+        self.killed = False
+        self._idle = False
+
+    def set_reply(self, fut: asyncio.Future[dict[str, Any]]) -> None:
+        self.reply = fut
+        fut.add_done_callback(lambda _: self._check())
+
+    def final_report(self) -> dict[str, Any]:
+        """The kernel's cell report: in the reply's metadata, or on the comm (fallback)."""
+        if self.done:
+            report = (self.reply.result().get("metadata") or {}).get("cave")  # type: ignore[union-attr]
+            if isinstance(report, dict):
+                return report
+        return self.report or {}
+
+    @property
+    def reply_failed(self) -> bool:
+        reply = self.reply
+        return (
+            reply is not None
+            and reply.done()
+            and (reply.cancelled() or reply.exception() is not None)
+        )
+
+    def _check(self) -> None:
+        if (self.done or self.reply_failed) and not self.finished.done():
+            self.finished.set_result(None)
+
+    def poke(self) -> None:
+        if not self.poked.done():
+            self.poked.set_result(None)
+
+    def on_iopub(self, msg: dict[str, Any]) -> None:
+        kind = msg["msg_type"]
+        content = msg["content"]
+        if kind == "stream":
+            self.capture.write(str(content.get("text", "")))
+        elif kind in ("execute_result", "display_data"):
+            text = (content.get("data") or {}).get("text/plain")
+            if text:
+                self.capture.write(f"{text}\n")
+        elif kind == "error":
+            self.error_msg = content
+        elif kind == "comm_msg":
+            data = content.get("data") or {}
+            if data.get("op") == "cell":
+                self.report = data
+        elif kind == "status" and content.get("execution_state") == "idle":
+            self._idle = True
+            self._check()
+
+    @property
+    def done(self) -> bool:
+        """Reply and idle both in (a reply failed by a dying channel is not done)."""
+        reply = self.reply
+        return (
+            self._idle
+            and reply is not None
+            and reply.done()
+            and not reply.cancelled()
+            and reply.exception() is None
+        )

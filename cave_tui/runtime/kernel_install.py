@@ -1,0 +1,88 @@
+"""What the host installs in a kernel: the command that starts it and the runtime's
+kernel-side code, shipped as source so the kernel needs nothing of cave installed."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+_HERE = Path(__file__).resolve().parent
+
+_BOOT = """
+def _cave_boot(sources, config):
+    import sys, types
+    current = sys.modules.get("_cave_kernel")
+    if current is not None and getattr(current, "agent", None) is not None:
+        current.agent.config.update(config)
+        return
+    for name, src in sources.items():
+        module = types.ModuleType(name)
+        module.__file__ = "<" + name + ">"
+        sys.modules[name] = module
+        exec(compile(src, module.__file__, "exec"), module.__dict__)
+    for entry in config.get("extra_paths", []):
+        if entry not in sys.path:
+            sys.path.append(entry)
+    sys.modules["_cave_kernel"].install(get_ipython(), config)
+"""
+
+
+def _mutation_source() -> str:
+    """`mutation_targets` from ipython.py, without importing IPython in the host."""
+    text = (_HERE / "ipython.py").read_text()
+    parts = ["import ast"]
+    for node in ast.parse(text).body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "_MUTATORS" for t in node.targets)
+        ) or (isinstance(node, ast.FunctionDef) and node.name == "mutation_targets"):
+            parts.append(ast.get_source_segment(text, node) or "")
+    return "\n\n".join(parts)
+
+
+# ipykernel_launcher, minus the debugger: importing debugpy is a sixth of a kernel's start.
+KERNEL_MAIN = """\
+import sys
+sys.modules['debugpy'] = None
+if sys.path and sys.path[0] == '':
+    del sys.path[0]
+from ipykernel import kernelapp
+kernelapp.launch_new_instance()
+"""
+
+_SOURCES: dict[str, str] | None = None
+
+
+def bootstrap_sources() -> dict[str, str]:
+    global _SOURCES
+    if _SOURCES is None:
+        _SOURCES = {
+            "_cave_summary": (_HERE / "summary.py").read_text(),
+            "_cave_tracebacks": (_HERE / "tracebacks.py").read_text(),
+            "_cave_transport": (_HERE / "kernel_transport.py").read_text(),
+            "_cave_mutation": _mutation_source(),
+            "_cave_kernel": (_HERE / "kernel_bootstrap.py").read_text(),
+        }
+    return _SOURCES
+
+
+def bootstrap_cell(config: dict[str, Any]) -> str:
+    return (
+        f"(lambda g: (exec({_BOOT!r}, g), g['_cave_boot']({bootstrap_sources()!r}, "
+        f"{config!r})))({{'get_ipython': get_ipython}})"
+    )
+
+
+def kernel_argv(python: str, connection_file: str) -> list[str]:
+    """ipykernel with history and output caching off (the runtime keeps neither)."""
+    return [
+        python,
+        "-c",
+        KERNEL_MAIN,
+        "-f",
+        connection_file,
+        "--HistoryManager.enabled=False",
+        "--InteractiveShell.cache_size=0",
+        "--IPKernelApp.quiet=True",
+    ]

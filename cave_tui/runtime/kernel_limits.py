@@ -1,0 +1,297 @@
+"""Limits and isolation for the kernel process, computed in the host.
+
+Everything here is plain data that the launcher (`kernel_launcher`) applies in the
+kernel process before it becomes ipykernel: the environment it sees (an allow-list,
+so secrets never reach it), the user it runs as (an unprivileged one when the host
+is root), the paths that user must still reach (the interpreter may live under a
+0700 home such as /root), memory and process limits, and per-kernel cgroups where
+the host may create them.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import stat
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Environment variables a kernel may inherit. Everything else is dropped: an
+# allow-list, because a secret can hide under any name (DATABASE_URL, ...).
+SAFE_ENV_NAMES = frozenset(
+    {
+        "PATH", "LANG", "LANGUAGE", "TZ", "TERM", "COLUMNS", "LINES", "NO_COLOR",
+        "PYTHONPATH", "PYTHONHASHSEED", "PYTHONUTF8", "PYTHONIOENCODING",
+        "PYTHONDONTWRITEBYTECODE", "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
+        "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_MAX_THREADS",
+        "SOURCE_DATE_EPOCH",
+    }
+)  # fmt: skip
+SAFE_ENV_PREFIXES = ("LC_",)
+# Never passed on, even when listed as safe or given in `env=` by mistake.
+SECRET_NAME = re.compile(
+    r"(API_?KEY|TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|PRIVATE_KEY|AUTH|COOKIE|SESSION"
+    r"|^AWS_|^AZURE_|^GCP_|^GOOGLE_APPLICATION|^SSH_AUTH_SOCK$|^OPENAI_|^ANTHROPIC_"
+    r"|^LITELLM_|^HF_|^HUGGING|^GITHUB_|^GH_|^CAVE_)",
+    re.IGNORECASE,
+)
+
+
+def is_secret_name(name: str) -> bool:
+    return bool(SECRET_NAME.search(name))
+
+
+def kernel_environment(
+    base: dict[str, str] | os._Environ[str] | None = None,
+    extra: dict[str, str] | None = None,
+    *,
+    home: str,
+    tmp: str,
+    user: str | None = None,
+    memory_limited: bool = False,
+) -> dict[str, str]:
+    """The environment the kernel starts with: safe names only, own HOME and TMPDIR."""
+    base = os.environ if base is None else base
+    env = {
+        k: v
+        for k, v in base.items()
+        if (k in SAFE_ENV_NAMES or k.startswith(SAFE_ENV_PREFIXES)) and not is_secret_name(k)
+    }
+    env.setdefault("PATH", os.defpath)
+    env.update(
+        HOME=home,
+        TMPDIR=tmp,
+        IPYTHONDIR=os.path.join(home, ".ipython"),
+        JUPYTER_CONFIG_DIR=os.path.join(home, ".jupyter"),
+        JUPYTER_DATA_DIR=os.path.join(home, ".local", "share", "jupyter"),
+        JUPYTER_RUNTIME_DIR=os.path.join(home, ".local", "share", "jupyter", "runtime"),
+        MPLCONFIGDIR=os.path.join(home, ".matplotlib"),
+        PYTHONNOUSERSITE="1",
+        JUPYTER_PLATFORM_DIRS="1",
+        PYDEVD_DISABLE_FILE_VALIDATION="1",
+    )
+    if user:
+        env["USER"] = env["LOGNAME"] = user
+    if memory_limited:
+        # Keep the address space close to what is really used, so a memory
+        # limit (RLIMIT_AS) measures data, not allocator reservations.
+        env.setdefault("MALLOC_ARENA_MAX", "2")
+        env.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    for k, v in (extra or {}).items():
+        if is_secret_name(k):
+            raise ValueError(
+                f"refusing to pass {k!r} to the kernel: it looks like a secret. Kernels run "
+                "model-written code; give it only what that code may read."
+            )
+        env[k] = str(v)
+    return env
+
+
+# -- the unprivileged user -------------------------------------------------------
+
+
+@dataclass
+class KernelUser:
+    name: str
+    uid: int
+    gid: int
+
+
+def resolve_user(run_as: str | int | None) -> KernelUser | None:
+    """`"auto"`: `nobody` when the host is root, else the host's own user (None)."""
+    if run_as == "auto":
+        if os.name != "posix" or os.geteuid() != 0:
+            return None
+        run_as = "nobody"
+    if run_as is None:
+        return None
+    try:
+        entry = pwd.getpwuid(run_as) if isinstance(run_as, int) else pwd.getpwnam(run_as)
+    except KeyError:
+        raise ValueError(f"run_as={run_as!r}: no such user on this machine") from None
+    if entry.pw_uid == os.geteuid():
+        return None
+    if os.geteuid() != 0:
+        raise ValueError(
+            f"run_as={run_as!r} needs a root host (this process runs as uid {os.geteuid()})"
+        )
+    if entry.pw_uid == 0:
+        return None
+    return KernelUser(entry.pw_name, entry.pw_uid, entry.pw_gid)
+
+
+def _traversable(st: os.stat_result, user: KernelUser) -> bool:
+    mode = st.st_mode
+    if st.st_uid == user.uid:
+        return bool(mode & stat.S_IXUSR)
+    if st.st_gid == user.gid:
+        return bool(mode & stat.S_IXGRP)
+    return bool(mode & stat.S_IXOTH)
+
+
+def needed_paths() -> list[str]:
+    """Paths the kernel must reach: the interpreter, its stdlib, the environment."""
+    paths = {
+        os.path.realpath(sys.executable),
+        sys.executable,
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+    }
+    for entry in sys.path:
+        if entry and os.path.isdir(entry):
+            paths.add(entry)
+    import cave_tui
+
+    paths.add(os.path.dirname(os.path.dirname(os.path.abspath(cave_tui.__file__))))
+    return sorted(p for p in paths if p and os.path.exists(p))
+
+
+def blocked_ancestors(paths: list[str], user: KernelUser) -> dict[str, list[str]]:
+    """{directory the user cannot traverse: [child names that must stay reachable]}."""
+    plan: dict[str, set[str]] = {}
+    for raw in paths:
+        path = Path(os.path.abspath(raw))
+        parts = path.parts
+        for i in range(1, len(parts)):
+            ancestor = Path(*parts[:i])
+            try:
+                st = os.stat(ancestor)
+            except OSError:
+                break
+            if not _traversable(st, user):
+                plan.setdefault(str(ancestor), set()).add(parts[i])
+                break
+    # An ancestor nested inside another one is reached through the outer bind.
+    return {a: sorted(c) for a, c in sorted(plan.items())}
+
+
+def can_isolate_mounts() -> bool:
+    """Root with CAP_SYS_ADMIN on Linux: the launcher can give the kernel its own mounts."""
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return False
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("CapEff:"):
+                return bool(int(line.split()[1], 16) & (1 << 21))
+    except (OSError, ValueError):
+        return False
+    return False
+
+
+# -- the launch plan (JSON for the launcher) -----------------------------------
+
+
+@dataclass
+class LaunchPlan:
+    """What the launcher does before it runs ipykernel (see kernel_launcher.py)."""
+
+    argv: list[str]
+    cwd: str
+    connection_file: str
+    uid: int | None = None
+    gid: int | None = None
+    user: str | None = None
+    expose: dict[str, list[str]] = field(default_factory=dict)
+    hide_proc: bool = False
+    memory_limit: int | None = None
+    max_processes: int | None = None
+    cgroups: dict[str, str] = field(default_factory=dict)  # controller -> directory
+    runtime_dir: str | None = None  # removed by the launcher if the host dies
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# -- cgroups (v1, where the host may create them) -----------------------------------
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+def _own_cgroup(controller: str) -> str | None:
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controller in controllers.split(","):
+            return path
+    return None
+
+
+def create_cgroups(
+    name: str, memory_limit: int | None, max_processes: int | None
+) -> dict[str, str]:
+    """Per-kernel v1 cgroups for memory and pids; {} where the host cannot make them.
+
+    cgroup v2 needs a delegated subtree (systemd) to be useful from a process that
+    already lives in a leaf cgroup; there the rlimits below are the limits.
+    """
+    made: dict[str, str] = {}
+    wanted = {"memory": memory_limit, "pids": max_processes}
+    for controller, value in wanted.items():
+        if value is None:
+            continue
+        base = CGROUP_ROOT / controller
+        own = _own_cgroup(controller)
+        if own is None or not (base / "cgroup.procs").exists():
+            continue
+        directory = base / own.lstrip("/") / name
+        try:
+            directory.mkdir(exist_ok=True)
+            if controller == "memory":
+                (directory / "memory.limit_in_bytes").write_text(str(int(value)))
+            else:
+                (directory / "pids.max").write_text(str(int(value)))
+        except OSError:
+            remove_cgroup(str(directory))
+            continue
+        made[controller] = str(directory)
+    return made
+
+
+def cgroup_pids(directory: str) -> list[int]:
+    try:
+        text = (Path(directory) / "cgroup.procs").read_text()
+    except OSError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+def cgroup_oom_kills(directory: str) -> int:
+    """How many processes the OOM killer took in this memory cgroup (0 if unknown)."""
+    try:
+        text = (Path(directory) / "memory.oom_control").read_text()
+    except OSError:
+        return 0
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "oom_kill":
+            return int(value)
+    try:
+        return 1 if int((Path(directory) / "memory.failcnt").read_text()) else 0
+    except (OSError, ValueError):
+        return 0
+
+
+def remove_cgroup(directory: str) -> None:
+    try:
+        os.rmdir(directory)
+    except OSError:
+        pass
+
+
+def parse_size(value: int | str | None) -> int | None:
+    """`"500M"`, `"2G"`, `"512MB"` or bytes as an int."""
+    if value is None or isinstance(value, int):
+        return value
+    text = value.strip().upper().removesuffix("B").removesuffix("I")
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    if text and text[-1] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text)

@@ -1,0 +1,122 @@
+"""What survives a kernel restart: the host's checkpoint of the user's variables.
+
+After each cell the kernel serialises the names the cell changed (Arrow for
+frames and arrays, dill for the rest, imports as module names) into message
+buffers; the host keeps those bytes here, opaque, within a byte budget. The host
+never decodes them: only a fresh kernel does, on restore. What could not be
+saved, and why, is kept too, so the restart report can say what was lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Entry:
+    codec: str
+    meta: dict[str, Any]
+    buffers: list[Any]
+    nbytes: int
+
+
+@dataclass
+class CheckpointStore:
+    budget: int
+    entries: dict[str, Entry] = field(default_factory=dict)
+    unsaved: dict[str, str] = field(default_factory=dict)  # name -> why not
+    names: list[str] = field(default_factory=list)  # user names after the last cell
+
+    def used(self, excluding: set[str] | None = None) -> int:
+        excluding = excluding or set()
+        return sum(e.nbytes for n, e in self.entries.items() if n not in excluding)
+
+    def room_for(self, names: list[str]) -> int:
+        return max(self.budget - self.used(set(names)), 0)
+
+    def apply_cell(self, names: list[str] | None, deleted: list[str]) -> None:
+        if names is not None:
+            self.names = list(names)
+        for name in deleted:
+            self.forget(name)
+
+    def store(self, reply: dict[str, Any], buffers: list[Any]) -> None:
+        """Take the kernel's checkpoint reply: entries with buffer indexes, or errors."""
+        for item in reply.get("entries", []):
+            name = str(item.get("name"))
+            if "error" in item:
+                self.entries.pop(name, None)
+                self.unsaved[name] = str(item["error"])[:300]
+                continue
+            try:
+                payload = [buffers[int(i)] for i in item.get("buffers", [])]
+            except (IndexError, ValueError, TypeError):
+                self.unsaved[name] = "malformed checkpoint reply"
+                continue
+            size = sum(memoryview(b).nbytes for b in payload)
+            if size > self.room_for([name]):
+                self.entries.pop(name, None)
+                self.unsaved[name] = "over the checkpoint budget"
+                continue
+            self.entries[name] = Entry(
+                str(item.get("codec")), dict(item.get("meta") or {}), payload, size
+            )
+            self.unsaved.pop(name, None)
+
+    def forget_entry(self, name: str) -> None:
+        """The name was rebound from the host (inject): its checkpoint is stale."""
+        self.entries.pop(name, None)
+        self.unsaved.pop(name, None)
+
+    def forget(self, name: str) -> None:
+        self.entries.pop(name, None)
+        self.unsaved.pop(name, None)
+        if name in self.names:
+            self.names.remove(name)
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.unsaved.clear()
+        self.names.clear()
+
+    def restore_request(self) -> tuple[dict[str, Any], list[Any]]:
+        items = []
+        buffers: list[Any] = []
+        for name, entry in self.entries.items():
+            index = list(range(len(buffers), len(buffers) + len(entry.buffers)))
+            buffers.extend(entry.buffers)
+            items.append({"name": name, "codec": entry.codec, "meta": entry.meta, "buffers": index})
+        return {"entries": items}, buffers
+
+
+def loss_report(
+    reason: str,
+    store: CheckpointStore,
+    *,
+    restored: list[str],
+    reinjected: list[str],
+    failed: dict[str, str],
+    elapsed: float,
+) -> str:
+    """The observation the model gets after a restart."""
+    back = set(restored) | set(reinjected)
+    reinjected = [n for n in reinjected if n not in restored]  # the checkpoint won
+    lost = []
+    for name in store.names:
+        if name in back:
+            continue
+        why = failed.get(name) or store.unsaved.get(name) or "not in the checkpoint"
+        lost.append(f"{name} ({why})")
+    again = "" if "restarted" in reason else " and was restarted"
+    parts = [f"The kernel {reason}{again} ({elapsed:.1f}s)."]
+    if restored:
+        parts.append("Restored from the last checkpoint: " + ", ".join(restored) + ".")
+    if reinjected:
+        parts.append("Re-injected: " + ", ".join(reinjected) + ".")
+    if lost:
+        parts.append("Lost: " + "; ".join(lost) + ".")
+    elif store.names:
+        parts.append("No variables were lost.")
+    parts.append("Other kernel state (open files and connections, threads) is gone.")
+    return " ".join(parts)

@@ -1,0 +1,426 @@
+"""Moving values between the host and a kernel without trusting the kernel's bytes.
+
+Every value travels as `(codec, meta, buffers)`: a codec name, a small JSON dict,
+and binary buffers that ride in Jupyter message buffers (never base64 in source).
+
+* Frames, series, Arrow tables and numeric arrays: Arrow IPC, both ways.
+* Host to kernel, anything else: dill (the kernel may trust the host).
+* Kernel to host: JSON for plain data (exact types only, size-capped), else a
+  pickle read by `SafeUnpickler`, whose `find_class` resolves only a short
+  allow-list of value types; anything else is refused with a `TransferError`
+  that names the type and the options. dill only with `trust_kernel=True`.
+
+This module imports only the standard library at module level: the kernel runs
+the same file (shipped as source), so both ends encode the same way.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import pickle
+import re
+from typing import Any
+
+JSON_LIMIT = 64 * 1024 * 1024
+ARROW_CODECS = ("arrow.frame", "arrow.series", "arrow.table", "arrow.batch", "arrow.tensor")
+_DTYPE = re.compile(r"^[<>|=]?[biufcmM]\d{1,2}(\[[A-Za-z0-9]+\])?$")
+
+
+class TransferError(TypeError):
+    """A value cannot cross between the kernel and the host (the message says why)."""
+
+
+class UnsafeObjectError(TransferError):
+    """A kernel pickle asked for something outside the safe allow-list."""
+
+
+# -- the restricted unpickler (kernel -> host) -----------------------------------
+
+
+def _no_size(kind: type) -> Any:
+    """`bytes(n)`/`bytearray(n)` allocate n bytes: a crafted pickle may not do that."""
+
+    def build(*args: Any) -> Any:
+        if args and isinstance(args[0], int):
+            raise UnsafeObjectError(f"{kind.__name__}(<int>) is not allowed")
+        return kind(*args)
+
+    build.__name__ = kind.__name__
+    return build
+
+
+def _safe_getattr(obj: Any, name: str) -> Any:
+    # zoneinfo pickles as getattr(ZoneInfo, "_unpickle"); nothing else may use getattr.
+    import zoneinfo
+
+    if obj is zoneinfo.ZoneInfo and name == "_unpickle":
+        return zoneinfo.ZoneInfo._unpickle
+    raise UnsafeObjectError(f"getattr({getattr(obj, '__name__', type(obj).__name__)}, {name!r})")
+
+
+SAFE_GLOBALS: dict[tuple[str, str], Any] = {
+    ("builtins", "complex"): None,
+    ("builtins", "slice"): None,
+    ("builtins", "getattr"): _safe_getattr,
+    ("builtins", "bytes"): _no_size(bytes),
+    ("builtins", "bytearray"): _no_size(bytearray),
+    # Factories (defaultdict(list)) and constructors; none can amplify its input
+    # because no lazy iterable (range, itertools) is on this list.
+    **{("builtins", t.__name__): None
+       for t in (list, set, frozenset, tuple, dict, int, float, str, bool)},
+    **{("datetime", n): None for n in ("datetime", "date", "time", "timedelta", "timezone")},
+    ("decimal", "Decimal"): None,
+    ("fractions", "Fraction"): None,
+    ("uuid", "UUID"): None,
+    ("uuid", "SafeUUID"): None,
+    ("zoneinfo", "ZoneInfo"): None,
+    **{("pathlib", n): None for n in (
+        "PurePath", "PurePosixPath", "PureWindowsPath", "Path", "PosixPath", "WindowsPath")},
+    **{("collections", n): None for n in ("OrderedDict", "deque", "Counter", "defaultdict")},
+    ("pandas._libs.tslibs.timestamps", "_unpickle_timestamp"): None,
+    ("pandas._libs.tslibs.timedeltas", "_timedelta_unpickle"): None,
+    ("pandas._libs.tslibs.nattype", "_nat_unpickle"): None,
+    ("pandas", "Interval"): None,
+    ("pandas", "Period"): None,
+}  # fmt: skip
+# Readable names for docs and error messages.
+SAFE_TYPE_NAMES = (
+    "None, bool, int, float, str, bytes, list, tuple, dict, set, frozenset, complex, "
+    "datetime (datetime, date, time, timedelta, timezone), zoneinfo.ZoneInfo, Decimal, "
+    "Fraction, UUID, pathlib paths, OrderedDict, deque, Counter, defaultdict, "
+    "pandas Timestamp, Timedelta, NaT, Period, Interval"
+)
+
+
+def _pandas_offset(module: str, name: str) -> Any:
+    """Period pickles name its frequency's offset class (MonthEnd, Day, ...)."""
+    if module != "pandas._libs.tslibs.offsets":
+        return None
+    import pandas._libs.tslibs.offsets as offsets
+
+    cls = getattr(offsets, name, None)
+    if isinstance(cls, type) and issubclass(cls, offsets.BaseOffset):
+        return cls
+    return None
+
+
+class SafeUnpickler(pickle.Unpickler):
+    """`pickle.Unpickler` whose `find_class` resolves only `SAFE_GLOBALS`."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        key = (module, name)
+        if key in SAFE_GLOBALS:
+            replacement = SAFE_GLOBALS[key]
+            return replacement if replacement is not None else super().find_class(module, name)
+        offset = _pandas_offset(module, name)
+        if offset is not None:
+            return offset
+        raise UnsafeObjectError(f"{module}.{name}")
+
+    def persistent_load(self, pid: Any) -> Any:
+        raise UnsafeObjectError("persistent ids")
+
+
+def safe_loads(data: bytes | memoryview) -> Any:
+    """Unpickle kernel bytes, resolving only allow-listed globals."""
+    return SafeUnpickler(io.BytesIO(bytes(data))).load()
+
+
+# -- plain data (JSON) ------------------------------------------------------------------
+
+
+def is_json_exact(obj: Any, budget: int = 1_000_000) -> bool:
+    """True if JSON carries *obj* unchanged (no tuples, no non-str keys); bounded walk."""
+    stack = [obj]
+    seen = 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > budget:
+            return False
+        kind = type(item)
+        if item is None or kind in (bool, int, str):
+            continue
+        if kind is float:
+            continue
+        if kind is list:
+            stack.extend(item)
+        elif kind is dict:
+            if not all(type(k) is str for k in item):
+                return False
+            stack.extend(item.values())
+        else:
+            return False
+    return True
+
+
+def to_plain(obj: Any, depth: int = 0) -> Any:
+    """NumPy scalars become Python scalars, inside containers too (bounded depth)."""
+    module = type(obj).__module__ or ""
+    if module == "numpy" and hasattr(obj, "item") and getattr(obj, "shape", None) == ():
+        return obj.item()
+    if depth > 20:
+        return obj
+    kind = type(obj)
+    if kind is list:
+        return [to_plain(x, depth + 1) for x in obj]
+    if kind is tuple:
+        return tuple(to_plain(x, depth + 1) for x in obj)
+    if kind is dict:
+        return {to_plain(k, depth + 1): to_plain(v, depth + 1) for k, v in obj.items()}
+    if kind is set:
+        return {to_plain(x, depth + 1) for x in obj}
+    if kind is frozenset:
+        return frozenset(to_plain(x, depth + 1) for x in obj)
+    return obj
+
+
+# -- Arrow ----------------------------------------------------------------------------
+
+
+def _ipc_stream(table: Any) -> Any:
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def _read_ipc(buffer: Any, validate: bool) -> Any:
+    import pyarrow as pa
+
+    table = pa.ipc.open_stream(pa.py_buffer(buffer)).read_all()
+    if validate:
+        table.validate(full=True)  # malformed offsets must fail here, not crash later
+    return table
+
+
+def _tensor(array: Any) -> tuple[dict[str, Any], Any] | None:
+    import numpy as np
+    import pyarrow as pa
+
+    dtype = array.dtype
+    if dtype.hasobject or dtype.kind not in "biufcmM" or dtype.fields is not None:
+        return None
+    base = np.ascontiguousarray(array)
+    if not base.dtype.isnative:
+        base = base.astype(base.dtype.newbyteorder("="))
+    flat = base.reshape(-1)
+    if dtype.kind == "b":
+        flat = flat.view(np.uint8)
+    elif dtype.kind in "mM":
+        flat = flat.view(np.int64)
+    elif dtype.kind == "c":
+        flat = flat.view(flat.real.dtype)
+    sink = pa.BufferOutputStream()
+    pa.ipc.write_tensor(pa.Tensor.from_numpy(flat), sink)
+    meta = {"dtype": base.dtype.str, "shape": [int(s) for s in array.shape]}
+    return meta, sink.getvalue()
+
+
+def _untensor(meta: dict[str, Any], buffer: Any) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
+    text = str(meta.get("dtype", ""))
+    if not _DTYPE.match(text):
+        raise TransferError(f"refusing array dtype {text!r}")
+    dtype = np.dtype(text)
+    if dtype.hasobject or dtype.kind not in "biufcmM":
+        raise TransferError(f"refusing array dtype {text!r}")
+    shape = tuple(int(s) for s in meta.get("shape", []))
+    flat = pa.ipc.read_tensor(pa.BufferReader(pa.py_buffer(buffer))).to_numpy()
+    if flat.ndim != 1:
+        raise TransferError("malformed array payload")
+    data = np.ascontiguousarray(flat).view(np.uint8)
+    count = math.prod(shape)
+    if data.nbytes != count * dtype.itemsize:
+        raise TransferError("array payload does not match its shape")
+    return data.view(dtype).reshape(shape).copy()
+
+
+def encode_arrow(value: Any) -> tuple[str, dict[str, Any], list[Any]] | None:
+    """Arrow IPC for frames, series, Arrow tables/batches and fixed-width arrays; else None.
+
+    Raises `TransferError` for a frame Arrow cannot hold (mixed-object columns).
+    """
+    module = type(value).__module__ or ""
+    name = type(value).__name__
+    if module.startswith("pandas") and name in ("DataFrame", "Series"):
+        import pyarrow as pa
+
+        meta: dict[str, Any] = {}
+        frame = value
+        if name == "Series":
+            meta["name"] = value.name if _jsonable_label(value.name) else str(value.name)
+            frame = value.to_frame(name="__series__")
+        try:
+            table = pa.Table.from_pandas(frame, preserve_index=None)
+        except (pa.ArrowException, TypeError, ValueError) as exc:
+            raise TransferError(
+                f"Arrow cannot hold this {name}: {exc}".rstrip(".")
+                + " (a column mixes Python object types?)"
+            ) from None
+        codec = "arrow.series" if name == "Series" else "arrow.frame"
+        return codec, meta, [_ipc_stream(table)]
+    if module.startswith("pyarrow") and name in ("Table", "RecordBatch"):
+        import pyarrow as pa
+
+        table = value if name == "Table" else pa.Table.from_batches([value])
+        return ("arrow.table" if name == "Table" else "arrow.batch"), {}, [_ipc_stream(table)]
+    if module == "numpy" and name == "ndarray":
+        packed = _tensor(value)
+        if packed is None:
+            return None
+        meta, buffer = packed
+        return "arrow.tensor", meta, [buffer]
+    return None
+
+
+def _jsonable_label(label: Any) -> bool:
+    return label is None or type(label) in (str, int, float, bool)
+
+
+def decode_arrow(
+    codec: str, meta: dict[str, Any], buffers: list[Any], *, validate: bool = True
+) -> Any:
+    """Arrow payload -> value; *validate* (the host's default) checks every offset."""
+    if not buffers:
+        raise TransferError("missing payload")
+    if codec == "arrow.tensor":
+        return _untensor(meta, buffers[0])
+    table = _read_ipc(buffers[0], validate)
+    if codec == "arrow.table":
+        return table
+    if codec == "arrow.batch":
+        batches = table.combine_chunks().to_batches()
+        if batches:
+            return batches[0]
+        import pyarrow as pa
+
+        return pa.RecordBatch.from_pylist([], schema=table.schema)
+    frame = table.to_pandas()
+    if codec == "arrow.series":
+        series = frame.iloc[:, 0]
+        series.name = meta.get("name")
+        return series
+    return frame
+
+
+# -- whole values ---------------------------------------------------------------------------
+
+
+def encode_for_kernel(value: Any) -> tuple[str, dict[str, Any], list[Any]]:
+    """Host -> kernel: Arrow where it fits, dill for the rest (functions, classes, ...)."""
+    try:
+        packed = encode_arrow(value)
+    except TransferError:
+        packed = None  # a frame Arrow cannot hold still travels, by dill
+    if packed is not None:
+        return packed
+    import dill
+
+    try:
+        return "dill", {}, [dill.dumps(value, recurse=True)]
+    except Exception as exc:
+        raise TransferError(f"{type(exc).__name__}: {exc}") from None
+
+
+def decode_in_kernel(codec: str, meta: dict[str, Any], buffers: list[Any]) -> Any:
+    """Kernel side: the host (or a checkpoint the kernel made) is trusted."""
+    if codec in ARROW_CODECS:
+        return decode_arrow(codec, meta, buffers, validate=False)
+    if codec == "json":
+        return json.loads(bytes(buffers[0]))
+    if codec == "module":
+        import importlib
+
+        return importlib.import_module(meta["module"])
+    if codec in ("dill", "pickle.safe"):
+        import dill
+
+        return dill.loads(bytes(buffers[0]))
+    raise TransferError(f"unknown codec {codec!r}")
+
+
+def encode_for_host(
+    value: Any, *, trusted: bool = False, limit: int = JSON_LIMIT
+) -> tuple[str, dict[str, Any], list[Any]]:
+    """Kernel -> host: Arrow, else exact JSON, else an allow-listed pickle (dill if trusted)."""
+    packed = encode_arrow(value)
+    if packed is not None:
+        return packed
+    plain = to_plain(value)
+    if is_json_exact(plain):
+        data = json.dumps(plain, ensure_ascii=False).encode()
+        if len(data) > limit:
+            raise TransferError(
+                f"{len(data):,} bytes as JSON, over the {limit:,}-byte limit for plain data; "
+                "put it in a DataFrame or a NumPy array (Arrow has no such limit)"
+            )
+        return "json", {}, [data]
+    if trusted:
+        import dill
+
+        try:
+            return "dill", {}, [dill.dumps(value, recurse=True)]
+        except Exception as exc:
+            raise TransferError(f"dill cannot serialise it: {type(exc).__name__}: {exc}") from None
+    try:
+        data = pickle.dumps(plain, protocol=5)
+    except Exception as exc:
+        raise TransferError(f"it cannot be pickled: {type(exc).__name__}: {exc}") from None
+    if len(data) > limit:
+        raise TransferError(f"{len(data):,} bytes pickled, over the {limit:,}-byte limit")
+    safe_loads(data)  # fail here, in the kernel, with the offending type's name
+    return "pickle.safe", {}, [data]
+
+
+def decode_in_host(
+    codec: str,
+    meta: dict[str, Any],
+    buffers: list[Any],
+    *,
+    trusted: bool = False,
+    limit: int = JSON_LIMIT,
+) -> Any:
+    """Host side: never runs kernel-chosen code unless *trusted*."""
+    if codec in ARROW_CODECS:
+        return decode_arrow(codec, meta, buffers)
+    if not buffers:
+        raise TransferError("missing payload")
+    size = memoryview(buffers[0]).nbytes
+    if codec == "json":
+        if size > limit:
+            raise TransferError(f"{size:,} bytes of JSON, over the {limit:,}-byte limit")
+        try:
+            return json.loads(bytes(buffers[0]))
+        except (ValueError, RecursionError) as exc:
+            raise TransferError(f"malformed JSON from the kernel: {exc}") from None
+    if codec == "pickle.safe":
+        if size > limit:
+            raise TransferError(f"{size:,} bytes pickled, over the {limit:,}-byte limit")
+        try:
+            return safe_loads(buffers[0])
+        except UnsafeObjectError:
+            raise
+        except Exception as exc:
+            raise TransferError(f"malformed pickle from the kernel: {exc}") from None
+    if codec == "dill":
+        if not trusted:
+            raise UnsafeObjectError("the kernel sent dill bytes but trust_kernel is off")
+        import dill
+
+        return dill.loads(bytes(buffers[0]))
+    raise TransferError(f"unknown codec {codec!r}")
+
+
+def describe_type(value: Any) -> str:
+    kind = type(value)
+    module = kind.__module__
+    return (
+        kind.__qualname__ if module in ("builtins", "__main__") else f"{module}.{kind.__qualname__}"
+    )
