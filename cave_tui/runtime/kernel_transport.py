@@ -9,6 +9,9 @@ and binary buffers that ride in Jupyter message buffers (never base64 in source)
   pickle read by `SafeUnpickler`, whose `find_class` resolves only a short
   allow-list of value types; anything else is refused with a `TransferError`
   that names the type and the options. dill only with `trust_kernel=True`.
+* Containers holding frames or arrays (a dict of sheets, an npz's arrays): the
+  same safe pickle, with each frame/array leaf replaced by a persistent id that
+  points at its own Arrow buffer (`pickle.arrow`).
 
 This module imports only the standard library at module level: the kernel runs
 the same file (shipped as source), so both ends encode the same way.
@@ -119,13 +122,36 @@ class SafeUnpickler(pickle.Unpickler):
             return offset
         raise UnsafeObjectError(f"{module}.{name}")
 
+    def __init__(self, file: Any, leaves: list[Any] | None = None) -> None:
+        super().__init__(file)
+        self.leaves = leaves
+
     def persistent_load(self, pid: Any) -> Any:
-        raise UnsafeObjectError("persistent ids")
+        if self.leaves is None or type(pid) is not int or not 0 <= pid < len(self.leaves):
+            raise UnsafeObjectError("persistent ids")
+        return self.leaves[pid]
 
 
-def safe_loads(data: bytes | memoryview) -> Any:
-    """Unpickle kernel bytes, resolving only allow-listed globals."""
-    return SafeUnpickler(io.BytesIO(bytes(data))).load()
+def safe_loads(data: bytes | memoryview, leaves: list[Any] | None = None) -> Any:
+    """Unpickle kernel bytes, resolving only allow-listed globals (and Arrow *leaves* by id)."""
+    return SafeUnpickler(io.BytesIO(bytes(data)), leaves).load()
+
+
+class _ArrowLeafPickler(pickle.Pickler):
+    """Pickles a container, sending each frame/array leaf out as its own Arrow payload."""
+
+    def __init__(self, file: Any, parts: list[tuple[str, dict[str, Any], list[Any]]]) -> None:
+        super().__init__(file, protocol=5)
+        self.parts = parts
+
+    def persistent_id(self, obj: Any) -> Any:
+        if type(obj) in (str, int, float, bool, bytes) or obj is None:
+            return None
+        packed = encode_arrow(obj)
+        if packed is None:
+            return None
+        self.parts.append(packed)
+        return len(self.parts) - 1
 
 
 # -- plain data (JSON) ------------------------------------------------------------------
@@ -343,7 +369,28 @@ def decode_in_kernel(codec: str, meta: dict[str, Any], buffers: list[Any]) -> An
         import dill
 
         return dill.loads(bytes(buffers[0]))
+    if codec == "pickle.arrow":
+        return safe_loads(buffers[0], _decode_leaves(meta, buffers, validate=False))
     raise TransferError(f"unknown codec {codec!r}")
+
+
+def _decode_leaves(meta: dict[str, Any], buffers: list[Any], *, validate: bool) -> list[Any]:
+    """The Arrow leaves of a `pickle.arrow` payload, in persistent-id order."""
+    leaves: list[Any] = []
+    index = 1
+    for entry in meta.get("leaves") or []:
+        if not (isinstance(entry, list) and len(entry) == 3):
+            raise TransferError("malformed leaf table from the kernel")
+        codec, leaf_meta, count = entry
+        if codec not in ARROW_CODECS or type(count) is not int or count < 1:
+            raise TransferError(f"bad leaf codec {codec!r} from the kernel")
+        if index + count > len(buffers):
+            raise TransferError("missing leaf payload")
+        leaves.append(
+            decode_arrow(codec, leaf_meta or {}, buffers[index : index + count], validate=validate)
+        )
+        index += count
+    return leaves
 
 
 def encode_for_host(
@@ -369,14 +416,22 @@ def encode_for_host(
             return "dill", {}, [dill.dumps(value, recurse=True)]
         except Exception as exc:
             raise TransferError(f"dill cannot serialise it: {type(exc).__name__}: {exc}") from None
+    parts: list[tuple[str, dict[str, Any], list[Any]]] = []
+    buffer = io.BytesIO()
     try:
-        data = pickle.dumps(plain, protocol=5)
+        _ArrowLeafPickler(buffer, parts).dump(plain)
+    except TransferError:
+        raise
     except Exception as exc:
         raise TransferError(f"it cannot be pickled: {type(exc).__name__}: {exc}") from None
+    data = buffer.getvalue()
     if len(data) > limit:
         raise TransferError(f"{len(data):,} bytes pickled, over the {limit:,}-byte limit")
-    safe_loads(data)  # fail here, in the kernel, with the offending type's name
-    return "pickle.safe", {}, [data]
+    safe_loads(data, [None] * len(parts))  # fail here, in the kernel, naming the bad type
+    if not parts:
+        return "pickle.safe", {}, [data]
+    meta = {"leaves": [[codec, leaf_meta, len(bufs)] for codec, leaf_meta, bufs in parts]}
+    return "pickle.arrow", meta, [data, *(b for _, _, bufs in parts for b in bufs)]
 
 
 def decode_in_host(
@@ -400,11 +455,12 @@ def decode_in_host(
             return json.loads(bytes(buffers[0]))
         except (ValueError, RecursionError) as exc:
             raise TransferError(f"malformed JSON from the kernel: {exc}") from None
-    if codec == "pickle.safe":
+    if codec in ("pickle.safe", "pickle.arrow"):
         if size > limit:
             raise TransferError(f"{size:,} bytes pickled, over the {limit:,}-byte limit")
+        leaves = _decode_leaves(meta, buffers, validate=True) if codec == "pickle.arrow" else None
         try:
-            return safe_loads(buffers[0])
+            return safe_loads(buffers[0], leaves)
         except UnsafeObjectError:
             raise
         except Exception as exc:

@@ -169,3 +169,32 @@ def test_kernel_side_precheck_names_the_type():
 
     with pytest.raises(TransferError, match="Local"):
         encode_for_host({"inner": Local()})
+
+
+def test_containers_of_frames_and_arrays_travel_as_arrow_leaves():
+    value = {
+        "sheet": pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}),
+        "arrays": [np.arange(6).reshape(2, 3), np.zeros(3)],
+        "note": ("plain", 1.5),
+    }
+    codec, meta, buffers = encode_for_host(value)
+    assert codec == "pickle.arrow" and len(meta["leaves"]) == 3
+    back = decode_in_host(codec, meta, buffers)
+    pd.testing.assert_frame_equal(back["sheet"], value["sheet"])
+    np.testing.assert_array_equal(back["arrays"][0], value["arrays"][0])
+    assert back["note"] == ("plain", 1.5)
+    kernel_back = decode_in_kernel(codec, meta, buffers)
+    pd.testing.assert_frame_equal(kernel_back["sheet"], value["sheet"])
+
+
+def test_forged_leaf_tables_are_refused():
+    codec, meta, buffers = encode_for_host({"a": np.arange(3), "t": (1,)})
+    with pytest.raises(TransferError):
+        decode_in_host(codec, {"leaves": [["dill", {}, 1]]}, buffers)
+    with pytest.raises(TransferError):
+        decode_in_host(codec, {"leaves": [["arrow.tensor", meta["leaves"][0][1], 5]]}, buffers)
+    with pytest.raises(UnsafeObjectError):
+        decode_in_host(codec, {"leaves": []}, buffers)  # an id with no leaf behind it
+    # A container holding an unsafe object is still refused, leaves or not.
+    with pytest.raises(TransferError):
+        encode_for_host({"frame": pd.DataFrame({"a": [1]}), "bad": io.BytesIO()})
