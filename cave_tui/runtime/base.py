@@ -136,6 +136,18 @@ class Runtime(ABC):
             return []
         return list(self.security_checker.check(code))
 
+    def blocked_result(self, code: str) -> ExecutionResult | None:
+        """The result for a cell the security checker refuses, or None when it may run."""
+        violations = self.check_security(code)
+        if not violations:
+            return None
+        return ExecutionResult(
+            success=False,
+            error="\n".join(str(v) for v in violations),
+            error_type="SecurityError",
+            security_violations=violations,
+        )
+
     @property
     def label(self) -> str:
         """Short name for status lines."""

@@ -335,14 +335,9 @@ class IPythonRuntime(Runtime):
         self._pending = None
 
     async def execute(self, code: str, timeout: float | None = None) -> ExecutionResult:
-        violations = self.check_security(code)
-        if violations:
-            return ExecutionResult(
-                success=False,
-                error="\n".join(str(v) for v in violations),
-                error_type="SecurityError",
-                security_violations=violations,
-            )
+        blocked = self.blocked_result(code)
+        if blocked is not None:
+            return blocked
         if self.security_checker is not None:
             # A checked cell must run as checked: no automagic/autocall rewriting of `ls`.
             self._shell.automagic = False

@@ -734,14 +734,9 @@ class IPyKernelRuntime(Runtime):
         return None
 
     async def execute(self, code: str, timeout: float | None = None) -> ExecutionResult:
-        violations = self.check_security(code)
-        if violations:
-            return ExecutionResult(
-                success=False,
-                error="\n".join(str(v) for v in violations),
-                error_type="SecurityError",
-                security_violations=violations,
-            )
+        blocked = self.blocked_result(code)
+        if blocked is not None:
+            return blocked
         if timeout is None:
             timeout = self.cell_timeout
         return await self._call(self._execute(code, timeout))
