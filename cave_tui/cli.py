@@ -40,8 +40,34 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
     "skills": (("--skills",), "Also load Agent Skills from this directory.", str),
     "max_steps": (("--max-steps",), "Model calls allowed per turn [10].", int),
     "plain": (("--plain",), "Line-mode REPL (prompt_toolkit) instead of the app.", bool),
+    # data and sessions (issue 7), wired by cave_tui.app_data
+    "inject": (
+        ("--inject",),
+        "Load PATH[:NAME] (or pkg:MODULE.ATTR[:NAME]) into the namespace; repeatable.",
+        list,
+    ),
+    "load": (("--load",), "Restore a dump folder into the namespace.", str),
+    "dump": (("--dump",), "Dump every variable to DIR on exit (with manifest.json).", str),
+    "trust": (("--trust",), "Allow loading pickle/dill files (they can run code).", bool),
+    "resume": (("--resume",), "Resume a recorded session: an ID, or last.", str),
+    "sessions_dir": (("--sessions-dir",), "Where sessions are recorded (./sessions).", str),
 }
-APP_OPTIONS = ("model", "api_base", "kernel", "policy", "theme", "skills", "max_steps", "plain")
+APP_OPTIONS = (
+    "model",
+    "api_base",
+    "kernel",
+    "policy",
+    "theme",
+    "skills",
+    "max_steps",
+    "plain",
+    "inject",
+    "load",
+    "dump",
+    "trust",
+    "resume",
+    "sessions_dir",
+)
 
 
 def _opt(name: str) -> Any:
@@ -65,6 +91,12 @@ RunSkillsOpt = Annotated[
     ),
 ]
 PlainOpt = Annotated[bool, _opt("plain")]
+InjectOpt = Annotated[list[str] | None, _opt("inject")]
+LoadOpt = Annotated[str | None, _opt("load")]
+DumpOpt = Annotated[str | None, _opt("dump")]
+TrustOpt = Annotated[bool, _opt("trust")]
+ResumeOpt = Annotated[str | None, _opt("resume")]
+SessionsDirOpt = Annotated[str | None, _opt("sessions_dir")]
 
 
 def fast_app_flags(argv: list[str]) -> dict[str, Any] | None:
@@ -86,6 +118,8 @@ def fast_app_flags(argv: list[str]) -> dict[str, Any] | None:
             parser.add_argument(positive, dest=name, action="store_true", default=None)
             if negative:
                 parser.add_argument(negative, dest=name, action="store_false")
+        elif kind is list:
+            parser.add_argument(*flags, dest=name, action="append", default=None)
         else:
             parser.add_argument(*flags, dest=name, type=kind, default=None)
     try:
@@ -96,6 +130,7 @@ def fast_app_flags(argv: list[str]) -> dict[str, Any] | None:
         return None
     flags = vars(namespace)
     flags["plain"] = bool(flags.get("plain"))
+    flags["trust"] = bool(flags.get("trust"))
     return flags
 
 
@@ -161,6 +196,12 @@ def root(
     skills: SkillsOpt = None,
     max_steps: MaxStepsOpt = None,
     plain: PlainOpt = False,
+    inject: InjectOpt = None,
+    load: LoadOpt = None,
+    dump: DumpOpt = None,
+    trust: TrustOpt = False,
+    resume: ResumeOpt = None,
+    sessions_dir: SessionsDirOpt = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -187,30 +228,80 @@ def root(
         "skills": skills,
         "max_steps": max_steps,
         "plain": plain,
+        "inject": inject,
+        "load": load,
+        "dump": dump,
+        "trust": trust,
+        "resume": resume,
+        "sessions_dir": sessions_dir,
     }
     raise typer.Exit(open_session(flags))
 
 
 def open_session(flags: dict[str, Any], services: Any = None) -> int:
-    """`cave` itself: the app, or the plain REPL with --plain."""
+    """`cave` itself: the app, or the plain REPL with --plain (both recorded as sessions)."""
+    from cave_tui.app_data import StartupError, data_from_flags, install
+
     services = services or build_services(flags, need_model=False)
-    if flags.get("plain"):
-        from cave_tui.repl import run_repl
+    data = data_from_flags(flags)
+    install(services, data)
+    try:
+        if flags.get("plain"):
+            from cave_tui.repl import run_repl
 
-        return run_repl(services)
-    return open_app(services)
+            code = _guarded(services, lambda: run_repl(services))
+        else:
+            code = open_app(services, prepare=_needs_runtime_first(data))
+    except StartupError as exc:
+        typer.echo(f"cave: cannot start: {exc}", err=True)
+        return 2
+    for line in services.exit_messages:
+        typer.echo(line, err=True)
+    return code
 
 
-def open_app(services: Any) -> int:
-    """Run the Textual app; the exit hooks run even when the app dies of an error."""
+def _needs_runtime_first(data: Any) -> bool:
+    from cave_tui.app_data import needs_runtime_first
+
+    return needs_runtime_first(data)
+
+
+def _guarded(services: Any, body: Any) -> int:
+    """Run a front end; after an unhandled error the exit hooks still run (status crashed)."""
+    from cave_tui.app_data import StartupError
+
+    try:
+        return int(body() or 0)
+    except (StartupError, KeyboardInterrupt):
+        raise
+    except Exception:
+        services.exit_status = services.exit_status or "crashed"
+        asyncio.run(services.shutdown())
+        raise
+
+
+def open_app(services: Any, *, prepare: bool = False) -> int:
+    """Run the Textual app; the exit hooks run even when the app dies of an error.
+
+    With *prepare* the runtime starts (and pre-seeding runs) before the app opens, in the
+    same event loop, so a file that cannot be loaded stops the start without a flash of UI.
+    """
     from cave_tui.tui.app import CaveApp
 
-    app = CaveApp(services)
-    try:
-        app.run()
-    finally:
-        asyncio.run(services.shutdown())
-    return app.return_code or 0
+    async def main() -> int:
+        try:
+            if prepare:
+                await services.start()
+            app = CaveApp(services)
+            await app.run_async()
+            return app.return_code or 0
+        except BaseException:
+            services.exit_status = services.exit_status or "crashed"
+            raise
+        finally:
+            await services.shutdown()
+
+    return asyncio.run(main())
 
 
 def load_skills(extra: list[str]) -> list[Any]:

@@ -48,12 +48,10 @@ class ReplContext:
         self.services = services
         self.console = console
         self.session = session
-        self.state: dict[str, Any] = {
-            "services": services,
-            "front_end": "repl",
-            "themes": [],
-            "approve": services.config.approve,
-        }
+        self.state: dict[str, Any] = services.state  # shared: features put "session" there
+        self.state.update(
+            services=services, front_end="repl", themes=[], approve=services.config.approve
+        )
         self.quit = False
         self._tasks: set[asyncio.Future[Any]] = set()
 
@@ -181,7 +179,7 @@ async def repl_main(
         sig = getattr(signal, name, None)
         if sig is not None:
             try:
-                loop.add_signal_handler(sig, lambda: (stop.set(), main and main.cancel()))
+                loop.add_signal_handler(sig, lambda: _on_signal(services, stop, main))
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
     console.print(
@@ -218,6 +216,13 @@ async def repl_main(
     finally:
         await services.shutdown()
     return 0
+
+
+def _on_signal(services: AppServices, stop: asyncio.Event, main: Any) -> None:
+    services.exit_status = services.exit_status or "terminated"
+    stop.set()
+    if main is not None:
+        main.cancel()
 
 
 def _history_file() -> Any:

@@ -118,6 +118,13 @@ class AppServices:
         self.exit_hooks: list[ExitHook] = []
         self.notices: list[str] = list(self.config.warnings)
         self.flags: dict[str, Any] = {}  # every command-line option, for features that read more
+        self.state: dict[str, Any] = {}  # shared with the front end's CommandContext.state
+        # Where a turn's events come from (default `agent.stream_events`); the session
+        # recorder puts its `stream_events` here to snapshot after each step.
+        self.turn_source: Callable[[str], AsyncIterator[Any]] | None = None
+        self.exit_status: str | None = None  # "terminated", "crashed"… for the exit hooks
+        self.exit_messages: list[str] = []  # printed by the CLI once the front end closed
+        self.data_features: Any = None
         self._start_lock = threading.Lock()
         self._started = False
         self._starting: asyncio.Future[None] | None = None
@@ -250,7 +257,8 @@ class AppServices:
         if self.agent is None:
             raise RuntimeError(NO_MODEL_HELP)
         await self.warm_up_model()
-        async for event in self.agent.stream_events(task):
+        source = self.turn_source(task) if self.turn_source else self.agent.stream_events(task)
+        async for event in source:
             self.emit(event)
             yield event
 

@@ -175,13 +175,14 @@ class CaveApp(App[None]):
         self._quitting = False
         self._theme_notices: list[str] = []
         self._register_themes()
-        self.state: dict[str, Any] = {
-            "services": services,
-            "front_end": "tui",
-            "themes": sorted(self.available_themes),
-            "theme": self.theme,
-            "approve": self.config.approve,
-        }
+        self.state: dict[str, Any] = services.state  # shared: features put "session" there
+        self.state.update(
+            services=services,
+            front_end="tui",
+            themes=sorted(self.available_themes),
+            theme=self.theme,
+            approve=self.config.approve,
+        )
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
         services.approver = self._approve
@@ -257,6 +258,7 @@ class CaveApp(App[None]):
                 pass
 
     def _on_signal(self) -> None:
+        self.services.exit_status = self.services.exit_status or "terminated"
         self._signal_task = asyncio.ensure_future(self.action_quit())
 
     def on_unmount(self) -> None:
