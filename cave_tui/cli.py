@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -280,11 +281,14 @@ def _guarded(services: Any, body: Any) -> int:
         raise
 
 
-def open_app(services: Any, *, prepare: bool = False) -> int:
+def open_app(
+    services: Any, *, prepare: bool = False, replay: tuple[Any, float, bool] | None = None
+) -> int:
     """Run the Textual app; the exit hooks run even when the app dies of an error.
 
     With *prepare* the runtime starts (and pre-seeding runs) before the app opens, in the
     same event loop, so a file that cannot be loaded stops the start without a flash of UI.
+    *replay* = (session folder, speed, trust) is replayed in the app once the runtime is up.
     """
     from cave_tui.tui.app import CaveApp
 
@@ -293,6 +297,8 @@ def open_app(services: Any, *, prepare: bool = False) -> int:
             if prepare:
                 await services.start()
             app = CaveApp(services)
+            if replay is not None:
+                app.startup_replay = replay
             await app.run_async()
             return app.return_code or 0
         except BaseException:
@@ -354,11 +360,41 @@ def run(
 @app.command()
 def demo(
     speed: Annotated[float, typer.Option("--speed", help="Replay speed factor.")] = 1.0,
+    headless: Annotated[
+        bool, typer.Option("--headless", help="Print the replay (no TUI).")
+    ] = False,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
 ) -> None:
-    """Replay the bundled NYC flights analysis: recorded replies, live code, no API key."""
-    from cave_tui.demo import run_demo
+    """Replay the bundled NYC flights analysis in the app (no API key), then go on live."""
+    from cave_tui.demo import demo_session_path, run_demo
 
-    raise typer.Exit(asyncio.run(run_demo(speed=speed)))
+    if headless:
+        raise typer.Exit(asyncio.run(run_demo(speed=speed)))
+    raise typer.Exit(
+        open_replay(demo_session_path(), speed=speed, flags={"model": model, "api_base": api_base})
+    )
+
+
+def open_replay(
+    folder: Any, *, speed: float = 1.0, trust: bool = False, flags: dict[str, Any] | None = None
+) -> int:
+    """The app, replaying session *folder* once the runtime is up, then live (recorded too)."""
+    from cave_tui.app_data import install
+    from cave_tui.cli_data import DataOptions
+    from cave_tui.session import SessionError, read_session
+
+    try:
+        read_session(folder)
+    except SessionError as exc:
+        typer.echo(f"cave: {exc}", err=True)
+        return 2
+    services = build_services(dict(flags or {}), need_model=False)
+    install(services, DataOptions(), title=f"after {Path(folder).name}")
+    code = open_app(services, replay=(Path(folder), speed, trust))
+    for line in services.exit_messages:
+        typer.echo(line, err=True)
+    return code
 
 
 register_data_commands(app)

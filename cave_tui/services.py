@@ -207,6 +207,18 @@ class AppServices:
             self.agent = self._build_agent()
         return model
 
+    def continue_from(self, agent: Any) -> None:
+        """Go on live after a replay: the conversation of *agent* becomes this session's.
+
+        Our own agent (with its skills and approval hook) takes over the history; with no
+        model yet, the replayed agent is kept and gets the model `/model` sets later.
+        """
+        if self.agent is not None and self.agent is not agent:
+            self.agent.history[:] = [dict(m) for m in agent.history]
+        elif self.agent is None:
+            agent.model = self.model if self.model is not None else agent.model
+            self.agent = agent
+
     def set_policy(self, policy: str) -> None:
         checker = make_checker(policy)
         self.config.policy = policy

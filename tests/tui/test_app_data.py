@@ -147,3 +147,42 @@ def test_a_file_that_cannot_be_loaded_stops_the_start_with_exit_2(tmp_path):
         assert result.returncode == 2, result
         assert "cannot start" in result.stderr and "broken.parquet" in result.stderr
         assert "\x1b[?1049h" not in result.stdout  # the app's screen never opened
+
+
+async def test_demo_replays_in_the_app_and_leaves_the_data_live(tmp_path):
+    from cave_tui.demo import demo_session_path
+
+    app = make_data_app(None, DataOptions(sessions_dir=tmp_path / "sessions"))
+    app.startup_replay = (demo_session_path(), 1000.0, False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: "matches the recording" in chat_text(app), timeout=60)
+        await settle(pilot)
+        assert "flights" in [row.name for row in app.inspector.table.rows]
+        text = chat_text(app)
+        assert "No model is configured" in text and "data is live" in text
+        # The conversation goes on from the replay: the agent holds its history.
+        assert app.services.agent is not None and len(app.services.agent.history) >= 2
+        await submit(pilot, "!n = len(flights)")
+        assert app.services.runtime._ns["n"] > 300_000
+        await app.action_quit()
+
+
+async def test_replay_command_runs_in_the_app_then_continues_live(tmp_path):
+    from cave_tui.demo import demo_session_path
+
+    app = make_data_app(["Still here: **flights** is loaded."], DataOptions(
+        sessions_dir=tmp_path / "sessions"))  # fmt: skip
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.state["sessions_dir"] = demo_session_path().parent
+        await submit(pilot, "/replay demo-flights")
+        await wait_for(pilot, lambda: "matches the recording" in chat_text(app), timeout=60)
+        await settle(pilot)
+        replayed = len(app.services.agent.history)
+        await submit(pilot, "is flights still there?")
+        assert "Still here" in chat_text(app)
+        assert len(app.services.agent.history) == replayed + 2
+        recorder = app.state["session"]
+        await app.action_quit()
+    kinds = [r["type"] for r in records(recorder.dir)]
+    assert "final_response" in kinds
