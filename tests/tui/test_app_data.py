@@ -186,3 +186,24 @@ async def test_replay_command_runs_in_the_app_then_continues_live(tmp_path):
         await app.action_quit()
     kinds = [r["type"] for r in records(recorder.dir)]
     assert "final_response" in kinds
+
+
+async def test_resume_last_restores_history_and_namespace_in_the_app(tmp_path):
+    sessions = tmp_path / "sessions"
+    app = make_data_app(TWO_STEP_FRAME, DataOptions(sessions_dir=sessions))
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        await submit(pilot, "Which species is heaviest?")
+        await app.action_quit()
+    app = make_data_app(["Still **Gentoo**."], DataOptions(resume="last", sessions_dir=sessions))
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        await wait_for(pilot, lambda: "session" in app.state)
+        assert app.services.runtime._ns["heaviest"] == "Gentoo"
+        assert len(app.services.agent.history) >= 4
+        assert "resumed session" in chat_text(app)
+        await submit(pilot, "and now?")
+        assert "Still **Gentoo**." in chat_text(app) or "Still Gentoo" in chat_text(app)
+        await app.action_quit()
+    folder = only_session(sessions)
+    assert json.loads((folder / "meta.json").read_text())["turns"] == 2
