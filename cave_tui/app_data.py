@@ -9,7 +9,7 @@ and the plain REPL get them without knowing about them:
 - turns: `services.turn_source` streams through `SessionRecorder.stream_events`, which
   records every event (as the agent's event sink) and snapshots after each step;
 - exit (an exit hook, run on /quit, Ctrl+Q, SIGTERM, SIGHUP and after an unhandled error):
-  dump to `--dump DIR` (or `dump_on_exit` in the config), then close the recording.
+  dump to `--dump DIR`, then close the recording with its status.
 
 Never imports Textual.
 """
@@ -115,7 +115,7 @@ class DataFeatures:
 
         status = getattr(self.services, "exit_status", None) or self.status
         runtime = self.services.runtime
-        target = self.data.dump or _config_dump(self.services.config)
+        target = self.data.dump
         ready = self.services.ready and not self.failed
         if target is not None and runtime is not None and ready:
             try:
@@ -126,11 +126,6 @@ class DataFeatures:
         recorder = self.services.state.get("session") or self.recorder
         if recorder is not None:
             await recorder.close(status)
-
-
-def _config_dump(config: Any) -> Path | None:
-    value = getattr(config, "dump_on_exit", None)
-    return Path(value).expanduser() if value else None
 
 
 def install(services: Any, data: DataOptions, *, title: str = "cave") -> DataFeatures:

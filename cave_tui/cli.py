@@ -72,7 +72,9 @@ APP_OPTIONS = (
 
 
 def _opt(name: str) -> Any:
-    flags, help_, _ = OPTIONS[name]
+    flags, help_, kind = OPTIONS[name]
+    if kind is list:  # repeatable: show what one value looks like, not list[str]
+        return typer.Option(*flags, help=help_, metavar="PATH[:NAME]")
     return typer.Option(*flags, help=help_)
 
 
