@@ -109,6 +109,12 @@ class DataFeatures:
             recorder.attach(agent, self.services.runtime)
         return recorder.stream_events(task)
 
+    def on_event(self, event: Any) -> None:
+        """Names changed by the user's own `!` cells go into the next snapshot too."""
+        recorder = self.services.state.get("session") or self.recorder
+        if recorder is not None and getattr(event, "agent", None) == "user":
+            recorder.mark_changed(*(getattr(event, "changed", None) or []))
+
     # -- exit ------------------------------------------------------------------------------
     async def on_exit(self) -> None:
         from cave_tui.dataio import DataIOError, dump_namespace
@@ -133,6 +139,7 @@ def install(services: Any, data: DataOptions, *, title: str = "cave") -> DataFea
     features = DataFeatures(services, data, title=title)
     services.ready_hooks.append(features.on_ready)
     services.exit_hooks.append(features.on_exit)
+    services.event_hooks.append(features.on_event)
     services.turn_source = features.stream
     services.data_features = features
     return features
