@@ -302,6 +302,8 @@ def open_app(
             if replay is not None:
                 app.startup_replay = replay
             await app.run_async()
+            if app.return_code:  # Textual caught an unhandled error and closed the app
+                services.exit_status = services.exit_status or "crashed"
             return app.return_code or 0
         except BaseException:
             services.exit_status = services.exit_status or "crashed"
