@@ -207,3 +207,26 @@ async def test_resume_last_restores_history_and_namespace_in_the_app(tmp_path):
         await app.action_quit()
     folder = only_session(sessions)
     assert json.loads((folder / "meta.json").read_text())["turns"] == 2
+
+
+async def test_dump_over_an_existing_dump_asks_first(tmp_path):
+    app = make_data_app([], DataOptions(sessions_dir=tmp_path / "sessions"))
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        await submit(pilot, "!x = 1")
+        await submit(pilot, f"/dump {tmp_path / 'd'}")
+        assert '"x"' in (tmp_path / "d" / "manifest.json").read_text()
+        await submit(pilot, "!y = 2")
+        app.prompt.text = f"/dump {tmp_path / 'd'}"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("n")
+        await settle(pilot)
+        assert '"y"' not in (tmp_path / "d" / "manifest.json").read_text()
+        app.prompt.text = f"/dump {tmp_path / 'd'}"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await settle(pilot)
+        await wait_for(pilot, lambda: '"y"' in (tmp_path / "d" / "manifest.json").read_text())
+        await app.action_quit()
