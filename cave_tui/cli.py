@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -40,12 +41,40 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
     "skills": (("--skills",), "Also load Agent Skills from this directory.", str),
     "max_steps": (("--max-steps",), "Model calls allowed per turn [10].", int),
     "plain": (("--plain",), "Line-mode REPL (prompt_toolkit) instead of the app.", bool),
+    # data and sessions (issue 7), wired by cave_tui.app_data
+    "inject": (
+        ("--inject",),
+        "Load PATH[:NAME] (or pkg:MODULE.ATTR[:NAME]) into the namespace; repeatable.",
+        list,
+    ),
+    "load": (("--load",), "Restore a dump folder into the namespace.", str),
+    "dump": (("--dump",), "Dump every variable to DIR on exit (with manifest.json).", str),
+    "trust": (("--trust",), "Allow loading pickle/dill files (they can run code).", bool),
+    "resume": (("--resume",), "Resume a recorded session: an ID, or last.", str),
+    "sessions_dir": (("--sessions-dir",), "Where sessions are recorded (./sessions).", str),
 }
-APP_OPTIONS = ("model", "api_base", "kernel", "policy", "theme", "skills", "max_steps", "plain")
+APP_OPTIONS = (
+    "model",
+    "api_base",
+    "kernel",
+    "policy",
+    "theme",
+    "skills",
+    "max_steps",
+    "plain",
+    "inject",
+    "load",
+    "dump",
+    "trust",
+    "resume",
+    "sessions_dir",
+)
 
 
 def _opt(name: str) -> Any:
-    flags, help_, _ = OPTIONS[name]
+    flags, help_, kind = OPTIONS[name]
+    if kind is list:  # repeatable: show what one value looks like, not list[str]
+        return typer.Option(*flags, help=help_, metavar="PATH[:NAME]")
     return typer.Option(*flags, help=help_)
 
 
@@ -65,6 +94,12 @@ RunSkillsOpt = Annotated[
     ),
 ]
 PlainOpt = Annotated[bool, _opt("plain")]
+InjectOpt = Annotated[list[str] | None, _opt("inject")]
+LoadOpt = Annotated[str | None, _opt("load")]
+DumpOpt = Annotated[str | None, _opt("dump")]
+TrustOpt = Annotated[bool, _opt("trust")]
+ResumeOpt = Annotated[str | None, _opt("resume")]
+SessionsDirOpt = Annotated[str | None, _opt("sessions_dir")]
 
 
 def fast_app_flags(argv: list[str]) -> dict[str, Any] | None:
@@ -86,6 +121,8 @@ def fast_app_flags(argv: list[str]) -> dict[str, Any] | None:
             parser.add_argument(positive, dest=name, action="store_true", default=None)
             if negative:
                 parser.add_argument(negative, dest=name, action="store_false")
+        elif kind is list:
+            parser.add_argument(*flags, dest=name, action="append", default=None)
         else:
             parser.add_argument(*flags, dest=name, type=kind, default=None)
     try:
@@ -96,6 +133,7 @@ def fast_app_flags(argv: list[str]) -> dict[str, Any] | None:
         return None
     flags = vars(namespace)
     flags["plain"] = bool(flags.get("plain"))
+    flags["trust"] = bool(flags.get("trust"))
     return flags
 
 
@@ -161,6 +199,12 @@ def root(
     skills: SkillsOpt = None,
     max_steps: MaxStepsOpt = None,
     plain: PlainOpt = False,
+    inject: InjectOpt = None,
+    load: LoadOpt = None,
+    dump: DumpOpt = None,
+    trust: TrustOpt = False,
+    resume: ResumeOpt = None,
+    sessions_dir: SessionsDirOpt = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -187,30 +231,87 @@ def root(
         "skills": skills,
         "max_steps": max_steps,
         "plain": plain,
+        "inject": inject,
+        "load": load,
+        "dump": dump,
+        "trust": trust,
+        "resume": resume,
+        "sessions_dir": sessions_dir,
     }
     raise typer.Exit(open_session(flags))
 
 
 def open_session(flags: dict[str, Any], services: Any = None) -> int:
-    """`cave` itself: the app, or the plain REPL with --plain."""
+    """`cave` itself: the app, or the plain REPL with --plain (both recorded as sessions)."""
+    from cave_tui.app_data import StartupError, data_from_flags, install
+
     services = services or build_services(flags, need_model=False)
-    if flags.get("plain"):
-        from cave_tui.repl import run_repl
+    data = data_from_flags(flags)
+    install(services, data)
+    try:
+        if flags.get("plain"):
+            from cave_tui.repl import run_repl
 
-        return run_repl(services)
-    return open_app(services)
+            code = _guarded(services, lambda: run_repl(services))
+        else:
+            code = open_app(services, prepare=_needs_runtime_first(data))
+    except StartupError as exc:
+        typer.echo(f"cave: cannot start: {exc}", err=True)
+        return 2
+    for line in services.exit_messages:
+        typer.echo(line, err=True)
+    return code
 
 
-def open_app(services: Any) -> int:
-    """Run the Textual app; the exit hooks run even when the app dies of an error."""
+def _needs_runtime_first(data: Any) -> bool:
+    from cave_tui.app_data import needs_runtime_first
+
+    return needs_runtime_first(data)
+
+
+def _guarded(services: Any, body: Any) -> int:
+    """Run a front end; after an unhandled error the exit hooks still run (status crashed)."""
+    from cave_tui.app_data import StartupError
+
+    try:
+        return int(body() or 0)
+    except (StartupError, KeyboardInterrupt):
+        raise
+    except Exception:
+        services.exit_status = services.exit_status or "crashed"
+        asyncio.run(services.shutdown())
+        raise
+
+
+def open_app(
+    services: Any, *, prepare: bool = False, replay: tuple[Any, float, bool] | None = None
+) -> int:
+    """Run the Textual app; the exit hooks run even when the app dies of an error.
+
+    With *prepare* the runtime starts (and pre-seeding runs) before the app opens, in the
+    same event loop, so a file that cannot be loaded stops the start without a flash of UI.
+    *replay* = (session folder, speed, trust) is replayed in the app once the runtime is up.
+    """
     from cave_tui.tui.app import CaveApp
 
-    app = CaveApp(services)
-    try:
-        app.run()
-    finally:
-        asyncio.run(services.shutdown())
-    return app.return_code or 0
+    async def main() -> int:
+        try:
+            if prepare:
+                await services.start()
+            app = CaveApp(services)
+            if replay is not None:
+                app.startup_replay = replay
+            await app.run_async()
+            if app.return_code:  # Textual caught an unhandled error and closed the app
+                services.exit_status = services.exit_status or "crashed"
+            return app.return_code or 0
+        except BaseException:
+            services.exit_status = services.exit_status or "crashed"
+            raise
+        finally:
+            await services.shutdown()
+
+    return asyncio.run(main())
 
 
 def load_skills(extra: list[str]) -> list[Any]:
@@ -263,11 +364,41 @@ def run(
 @app.command()
 def demo(
     speed: Annotated[float, typer.Option("--speed", help="Replay speed factor.")] = 1.0,
+    headless: Annotated[
+        bool, typer.Option("--headless", help="Print the replay (no TUI).")
+    ] = False,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
 ) -> None:
-    """Replay the bundled NYC flights analysis: recorded replies, live code, no API key."""
-    from cave_tui.demo import run_demo
+    """Replay the bundled NYC flights analysis in the app (no API key), then go on live."""
+    from cave_tui.demo import demo_session_path, run_demo
 
-    raise typer.Exit(asyncio.run(run_demo(speed=speed)))
+    if headless:
+        raise typer.Exit(asyncio.run(run_demo(speed=speed)))
+    raise typer.Exit(
+        open_replay(demo_session_path(), speed=speed, flags={"model": model, "api_base": api_base})
+    )
+
+
+def open_replay(
+    folder: Any, *, speed: float = 1.0, trust: bool = False, flags: dict[str, Any] | None = None
+) -> int:
+    """The app, replaying session *folder* once the runtime is up, then live (recorded too)."""
+    from cave_tui.app_data import install
+    from cave_tui.cli_data import DataOptions
+    from cave_tui.session import SessionError, read_session
+
+    try:
+        read_session(folder)
+    except SessionError as exc:
+        typer.echo(f"cave: {exc}", err=True)
+        return 2
+    services = build_services(dict(flags or {}), need_model=False)
+    install(services, DataOptions(), title=f"after {Path(folder).name}")
+    code = open_app(services, replay=(Path(folder), speed, trust))
+    for line in services.exit_messages:
+        typer.echo(line, err=True)
+    return code
 
 
 register_data_commands(app)

@@ -284,8 +284,6 @@ async def replay_command(
     from cave_tui.dataio import DataIOError
     from cave_tui.session import SessionError, SessionStore, replay_session
 
-    if not headless:
-        _err("cave: the replay in the TUI is not wired yet; showing the headless replay")
     try:
         folder = SessionStore(sessions_dir).resolve(session)
     except SessionError as exc:
@@ -331,7 +329,20 @@ def register_data_commands(app: typer.Typer) -> None:
             bool, typer.Option("--trust", help="Allow pickle/dill injections to load.")
         ] = False,
     ) -> None:
-        """Replay a recorded session: the recorded replies, the code run again live."""
+        """Replay a recorded session: the recorded replies, the code run again live.
+
+        In the app (the default) the session then goes on live; --headless prints it.
+        """
+        if not headless and not check:
+            from cave_tui.cli import open_replay
+            from cave_tui.session import SessionError, SessionStore
+
+            try:
+                folder = SessionStore(sessions_dir).resolve(session)
+            except SessionError as exc:
+                _err(f"cave: {exc}")
+                raise typer.Exit(EXIT_STARTUP) from None
+            raise typer.Exit(open_replay(folder, speed=speed, trust=trust))
         raise typer.Exit(
             asyncio.run(
                 replay_command(

@@ -48,12 +48,10 @@ class ReplContext:
         self.services = services
         self.console = console
         self.session = session
-        self.state: dict[str, Any] = {
-            "services": services,
-            "front_end": "repl",
-            "themes": [],
-            "approve": services.config.approve,
-        }
+        self.state: dict[str, Any] = services.state  # shared: features put "session" there
+        self.state.update(
+            services=services, front_end="repl", themes=[], approve=services.config.approve
+        )
         self.quit = False
         self._tasks: set[asyncio.Future[Any]] = set()
 
@@ -88,10 +86,37 @@ class ReplContext:
             self._tasks.add(asyncio.ensure_future(self._show(str(kwargs["name"]))))
         elif action == "event":
             RichDisplay(self.console).render(kwargs["event"])
+        elif action == "replay" and "session" in kwargs:
+            self._tasks.add(asyncio.ensure_future(self._replay(kwargs["session"], **kwargs)))
         elif action in ("refresh_inspector", "status", "insert"):
             pass  # nothing to refresh in line mode
         else:
             self.print(f"`{action}` is not available in --plain mode.", style="warning")
+
+    async def drain(self) -> None:
+        """Wait for what a command started (a detail view, a replay) before the next prompt."""
+        while self._tasks:
+            task = self._tasks.pop()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def _replay(self, folder: Any, **kwargs: Any) -> None:
+        """Replay a session into this namespace (printed), then go on live from it."""
+        from cave_tui.session import replay_session
+
+        try:
+            await self.services.start()
+            result = await replay_session(
+                folder,
+                runtime=self.services.runtime,
+                render=RichDisplay(self.console).render,
+                speed=float(kwargs.get("speed", 1.0)),
+                trust=bool(kwargs.get("trust", False)),
+            )
+        except Exception as exc:
+            self.print(f"cannot replay {folder}: {exc}", style="error")
+            return
+        self.services.continue_from(result.agent)
+        self.console.print(Text(result.report(), style="green" if result.ok else "yellow"))
 
     async def _show(self, name: str) -> None:
         from cave_tui.detail import object_detail
@@ -181,7 +206,7 @@ async def repl_main(
         sig = getattr(signal, name, None)
         if sig is not None:
             try:
-                loop.add_signal_handler(sig, lambda: (stop.set(), main and main.cancel()))
+                loop.add_signal_handler(sig, lambda: _on_signal(services, stop, main))
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
     console.print(
@@ -206,6 +231,7 @@ async def repl_main(
                 continue
             if text.startswith("/"):
                 await registry.dispatch(text, ctx)
+                await ctx.drain()
             elif text.startswith("!"):
                 await run_python(services, text[1:].lstrip(), console)
             elif services.agent is None:
@@ -218,6 +244,13 @@ async def repl_main(
     finally:
         await services.shutdown()
     return 0
+
+
+def _on_signal(services: AppServices, stop: asyncio.Event, main: Any) -> None:
+    services.exit_status = services.exit_status or "terminated"
+    stop.set()
+    if main is not None:
+        main.cancel()
 
 
 def _history_file() -> Any:

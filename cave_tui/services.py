@@ -118,6 +118,13 @@ class AppServices:
         self.exit_hooks: list[ExitHook] = []
         self.notices: list[str] = list(self.config.warnings)
         self.flags: dict[str, Any] = {}  # every command-line option, for features that read more
+        self.state: dict[str, Any] = {}  # shared with the front end's CommandContext.state
+        # Where a turn's events come from (default `agent.stream_events`); the session
+        # recorder puts its `stream_events` here to snapshot after each step.
+        self.turn_source: Callable[[str], AsyncIterator[Any]] | None = None
+        self.exit_status: str | None = None  # "terminated", "crashed"… for the exit hooks
+        self.exit_messages: list[str] = []  # printed by the CLI once the front end closed
+        self.data_features: Any = None
         self._start_lock = threading.Lock()
         self._started = False
         self._starting: asyncio.Future[None] | None = None
@@ -200,6 +207,18 @@ class AppServices:
             self.agent = self._build_agent()
         return model
 
+    def continue_from(self, agent: Any) -> None:
+        """Go on live after a replay: the conversation of *agent* becomes this session's.
+
+        Our own agent (with its skills and approval hook) takes over the history; with no
+        model yet, the replayed agent is kept and gets the model `/model` sets later.
+        """
+        if self.agent is not None and self.agent is not agent:
+            self.agent.history[:] = [dict(m) for m in agent.history]
+        elif self.agent is None:
+            agent.model = self.model if self.model is not None else agent.model
+            self.agent = agent
+
     def set_policy(self, policy: str) -> None:
         checker = make_checker(policy)
         self.config.policy = policy
@@ -250,7 +269,8 @@ class AppServices:
         if self.agent is None:
             raise RuntimeError(NO_MODEL_HELP)
         await self.warm_up_model()
-        async for event in self.agent.stream_events(task):
+        source = self.turn_source(task) if self.turn_source else self.agent.stream_events(task)
+        async for event in source:
             self.emit(event)
             yield event
 

@@ -75,6 +75,13 @@ class TurnFinished(Message):
         self.outcome = outcome  # "done", "cancelled" or "error"
 
 
+class ReplayFinished(Message):
+    def __init__(self, report: str, ok: bool) -> None:
+        super().__init__()
+        self.report = report
+        self.ok = ok
+
+
 class ServicesReady(Message):
     pass
 
@@ -174,14 +181,17 @@ class CaveApp(App[None]):
         self._last_ctrl_c = -1e9
         self._quitting = False
         self._theme_notices: list[str] = []
+        # (session folder, speed, trust) replayed once the runtime is up (`cave demo`)
+        self.startup_replay: tuple[Path, float, bool] | None = None
         self._register_themes()
-        self.state: dict[str, Any] = {
-            "services": services,
-            "front_end": "tui",
-            "themes": sorted(self.available_themes),
-            "theme": self.theme,
-            "approve": self.config.approve,
-        }
+        self.state: dict[str, Any] = services.state  # shared: features put "session" there
+        self.state.update(
+            services=services,
+            front_end="tui",
+            themes=sorted(self.available_themes),
+            theme=self.theme,
+            approve=self.config.approve,
+        )
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
         services.approver = self._approve
@@ -228,7 +238,7 @@ class CaveApp(App[None]):
         for notice in [*self.services.notices, *self._theme_notices]:
             self.chat.add_notice(notice, "warning")
         self.services.notices.clear()
-        if self.services.model is None:
+        if self.services.model is None and self.startup_replay is None:
             self.chat.add_notice(NO_MODEL_HELP, "warning")
         self._install_signal_handlers()
         # Build the runtime (IPython import) only once the first frame is on screen and the
@@ -257,6 +267,7 @@ class CaveApp(App[None]):
                 pass
 
     def _on_signal(self) -> None:
+        self.services.exit_status = self.services.exit_status or "terminated"
         self._signal_task = asyncio.ensure_future(self.action_quit())
 
     def on_unmount(self) -> None:
@@ -285,6 +296,10 @@ class CaveApp(App[None]):
         self.services.notices.clear()
         self.update_status()
         self.refresh_inspector()
+        if self.startup_replay is not None:
+            folder, speed, trust = self.startup_replay
+            self.startup_replay = None
+            self.replay_session(folder, speed=speed, trust=trust)
 
     # -- status --------------------------------------------------------------------------------
     def update_status(self) -> None:
@@ -373,6 +388,58 @@ class CaveApp(App[None]):
             exclusive=True,
             exit_on_error=False,
         )
+
+    def replay_session(
+        self, folder: Path | str, *, speed: float = 1.0, trust: bool = False
+    ) -> None:
+        """Replay a recorded session here (recorded replies, live code), then continue live."""
+        self.busy = True
+        self.status.activity = "replaying"
+        self.run_worker(
+            self._replay_session(Path(folder), speed, trust),
+            group="agent",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _replay_session(self, folder: Path, speed: float, trust: bool) -> None:
+        from cave_tui.agent import events as ev
+        from cave_tui.session import replay_session
+
+        def render(event: ev.Event) -> None:
+            self.services.emit(event)
+            self.post_message(AgentEvent(event))
+
+        outcome = "done"
+        try:
+            await self.services.start()
+            result = await replay_session(
+                folder, runtime=self.services.runtime, render=render, speed=speed, trust=trust
+            )
+            self.services.continue_from(result.agent)
+            self.post_message(ReplayFinished(result.report(), result.ok))
+        except asyncio.CancelledError:
+            cancelled = ev.CancelledEvent(content="Replay interrupted: the namespace is kept.")
+            self.post_message(AgentEvent(cancelled))
+            self.post_message(TurnFinished("cancelled"))
+            raise
+        except Exception as exc:
+            error = ev.ErrorEvent(content=f"cannot replay {folder}: {exc}", kind="replay")
+            self.post_message(AgentEvent(error))
+            outcome = "error"
+        self.post_message(TurnFinished(outcome))
+
+    def on_replay_finished(self, message: ReplayFinished) -> None:
+        self.chat.add_notice(message.report, "success" if message.ok else "warning")
+        self.refresh_inspector()
+        if self.services.model is None:
+            self.chat.add_notice(
+                "The replay is over and its data is live in the namespace: `!` runs Python. "
+                + NO_MODEL_HELP.replace(" To try cave without a key, run `cave demo`.", ""),
+                "warning",
+            )
+        else:
+            self.chat.add_notice(f"Continuing live with {self.services.model_label}.", "info")
 
     async def _consume(self, events: AsyncIterable[ev.Event]) -> None:
         from cave_tui.agent import events as ev
@@ -643,7 +710,14 @@ class CaveApp(App[None]):
         elif action == "event":
             self.render_event(kwargs["event"])
         elif action == "replay":
-            self.replay(kwargs["events"])
+            if "session" in kwargs:
+                self.replay_session(
+                    kwargs["session"],
+                    speed=float(kwargs.get("speed", 1.0)),
+                    trust=bool(kwargs.get("trust", False)),
+                )
+            else:
+                self.replay(kwargs["events"])
         elif action == "notify":
             self.notify(
                 str(kwargs.get("message", "")), severity=kwargs.get("severity", "information")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 # ruff: noqa: E501 (the scripted replies are one line each)
+import json
 import os
 import shutil
 import subprocess
@@ -133,3 +134,49 @@ def test_sigterm_quits_through_the_exit_path(tmux, tmp_path):
     assert children, "cave is not running"
     os.kill(int(children[0]), 15)
     tmux.wait_for("CAVE-EXIT=0")
+
+
+def _cave_module() -> list[str]:
+    """`cave` from this checkout (the module entry point, importable via PYTHONPATH)."""
+    root = Path(__file__).resolve().parents[2]
+    return ["env", f"PYTHONPATH={root}", sys.executable, "-m", "cave_tui.cli"]
+
+
+def test_cave_demo_replays_in_the_app_without_a_key(tmux, tmp_path):
+    tmux.start([*_cave_module(), "demo", "--speed", "20"], width=140, height=50)
+    screen = tmux.wait_for("matches the recording", timeout=90)
+    inspector = [line for line in screen.splitlines() if "flights" in line and "DataFrame" in line]
+    assert inspector, screen
+    assert "No model is configured" in screen or "data is live" in screen, screen
+    tmux.keys("C-q")
+    tmux.wait_for("CAVE-EXIT=0")
+
+
+def test_sigterm_dumps_and_closes_the_recorded_session(tmux, tmp_path):
+    script = tmp_path / "replies.yaml"
+    script.write_text(REPLIES)
+    sessions, out = tmp_path / "rec", tmp_path / "out"
+    tmux.start(
+        [
+            *_cave_module(),
+            "--model",
+            f"scripted:{script}",
+            "--dump",
+            str(out),
+            "--sessions-dir",
+            str(sessions),
+        ]
+    )
+    tmux.wait_for("ipython")
+    tmux.keys("-l", "make a penguin table")
+    tmux.wait_for("│ make a penguin table")
+    tmux.keys("Enter")
+    tmux.wait_for("holds two rows.")
+    pid = tmux.run("display-message", "-p", "#{pane_pid}").strip()
+    children = subprocess.run(["pgrep", "-P", pid], capture_output=True, text=True).stdout.split()
+    os.kill(int(children[0]), 15)
+    tmux.wait_for("CAVE-EXIT=0")
+    assert "penguin_mass" in (out / "manifest.json").read_text()
+    (folder,) = [p for p in sessions.iterdir() if p.is_dir()]
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["status"] == "terminated" and meta["turns"] == 1

@@ -68,3 +68,52 @@ def test_completer_offers_commands_with_help():
     assert [c.text for c in completions] == ["/show"]
     assert "detail view" in completions[0].display_meta_text
     assert list(SlashCompleter().get_completions(Document("hello"), None)) == []
+
+
+async def test_plain_mode_records_the_session_and_dumps_on_quit(tmp_path):
+    import json
+
+    from cave_tui.app_data import install
+    from cave_tui.cli_data import DataOptions
+
+    csv = tmp_path / "t.csv"
+    csv.write_text("a\n1\n2\n")
+    model = ScriptedModel(REPLIES)
+    services = AppServices(Config(), model=model)
+    install(services, DataOptions(inject=[str(csv)], dump=tmp_path / "out",
+                                  sessions_dir=tmp_path / "s"))  # fmt: skip
+    console = Console(file=io.StringIO(), width=100, force_terminal=False, color_system=None)
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        pipe.send_text("make a frame\r/quit\r")
+        assert await repl_main(services, console=console, history=False) == 0
+    (folder,) = list((tmp_path / "s").iterdir())
+    kinds = [
+        json.loads(line)["type"] for line in (folder / "events.jsonl").read_text().splitlines()
+    ]
+    assert "injection" in kinds and "code" in kinds and "snapshot" in kinds
+    assert kinds[-1] == "closed"
+    assert json.loads((folder / "meta.json").read_text())["status"] == "closed"
+    manifest = (tmp_path / "out" / "manifest.json").read_text()
+    assert '"frame"' in manifest and '"t"' in manifest
+
+
+async def test_replay_command_replays_then_continues_live(tmp_path):
+    from cave_tui.app_data import install
+    from cave_tui.cli_data import DataOptions
+
+    services = AppServices(Config(), model=ScriptedModel(REPLIES))
+    install(services, DataOptions(sessions_dir=tmp_path / "s"))
+    console = Console(file=io.StringIO(), width=100, force_terminal=False, color_system=None)
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        pipe.send_text("make a frame\r/quit\r")
+        assert await repl_main(services, console=console, history=False) == 0
+    (folder,) = list((tmp_path / "s").iterdir())
+    text, services = await run_lines(
+        [f"/replay {folder}", "!print(frame['a'].sum() * 2)", "and now?", "/quit"],
+        ["Still `frame`."],
+    )
+    assert "matches the recording" in text and "12" in text.splitlines()
+    assert "Still frame." in text
+    assert services.agent.history[-1]["content"] == "Still `frame`."
+    assert any("frame has 3 rows" in str(m["content"]) or "3 rows" in str(m["content"])
+               for m in services.agent.history)  # fmt: skip

@@ -1,0 +1,145 @@
+"""Data and session features for the interactive front ends (`cave` and `cave --plain`).
+
+`install(services, data)` plugs issue 7's headless pieces into `AppServices`, so the app
+and the plain REPL get them without knowing about them:
+
+- start-up (a ready hook): resume a session or start a new recording, then pre-seed the
+  namespace (`--load`, then each `--inject`); a file that cannot be loaded raises
+  `StartupError` naming it (the CLI exits 2);
+- turns: `services.turn_source` streams through `SessionRecorder.stream_events`, which
+  records every event (as the agent's event sink) and snapshots after each step;
+- exit (an exit hook, run on /quit, Ctrl+Q, SIGTERM, SIGHUP and after an unhandled error):
+  dump to `--dump DIR`, then close the recording with its status.
+
+Never imports Textual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from cave_tui.cli_data import DataOptions
+
+DATA_FLAGS = ("inject", "load", "dump", "trust", "resume", "sessions_dir")
+
+
+class StartupError(Exception):
+    """The namespace could not be pre-seeded or the session could not be resumed."""
+
+
+def data_from_flags(flags: dict[str, Any]) -> DataOptions:
+    """The `DataOptions` in a front end's flags dict (missing keys mean the defaults)."""
+    load, dump, sdir = flags.get("load"), flags.get("dump"), flags.get("sessions_dir")
+    return DataOptions(
+        inject=list(flags.get("inject") or []),
+        load=Path(load) if load else None,
+        dump=Path(dump) if dump else None,
+        trust=bool(flags.get("trust")),
+        resume=flags.get("resume") or None,
+        sessions_dir=Path(sdir) if sdir else None,
+    )
+
+
+def needs_runtime_first(data: DataOptions) -> bool:
+    """True when the runtime must be up before the front end opens (to fail early)."""
+    return bool(data.inject or data.load or data.resume)
+
+
+class DataFeatures:
+    """The session recorder and data options of one front-end session."""
+
+    def __init__(self, services: Any, data: DataOptions, *, title: str = "cave") -> None:
+        self.services = services
+        self.data = data
+        self.title = title
+        self.recorder: Any = None
+        self.messages: list[str] = []  # shown by the front end once it is up
+        self.status = "closed"
+        self.failed = False  # the start failed: nothing to dump
+
+    # -- start-up ------------------------------------------------------------------------
+    async def on_ready(self, services: Any) -> None:
+        from cave_tui.cli_data import _record_preseed, preseed
+        from cave_tui.dataio import DataIOError
+        from cave_tui.session import SessionError, SessionRecorder, SessionStore, resume_session
+
+        if self.recorder is not None:
+            return
+        runtime = services.runtime
+        store = SessionStore(self.data.sessions_dir)
+        services.state["sessions_dir"] = store.root
+        try:
+            if self.data.resume:
+                if services.agent is None:
+                    raise SessionError("--resume needs a model: pass --model (or set CAVE_MODEL)")
+                resumed = await resume_session(store.resolve(self.data.resume), services.agent)
+                self.recorder = resumed.recorder
+                self.messages.append(resumed.summary())
+            done = await preseed(runtime, self.data)
+        except (DataIOError, SessionError) as exc:
+            self.failed = True
+            if self.recorder is not None:
+                await self.recorder.close("startup_failed")
+            raise StartupError(str(exc)) from None
+        if self.recorder is None:
+            self.recorder = SessionRecorder.create(
+                store.root, title=self.title, agent=services.agent, runtime=runtime
+            )
+        self.recorder.on_warning = lambda text: services.notices.append(text)
+        _record_preseed(self.recorder, done)
+        for kind, result in done:
+            summary = getattr(result, "summary", None)
+            self.messages.append(f"{kind}: {summary() if callable(summary) else result}")
+        self.messages.append(f"Recording session {self.recorder.id} ({self.recorder.dir}).")
+        services.notices.extend(self.messages)
+        services.state["session"] = self.recorder
+
+    # -- turns ---------------------------------------------------------------------------
+    def stream(self, task: str) -> AsyncIterator[Any]:
+        """The turn's events through the recorder (attached to the agent when it appears)."""
+        recorder = self.services.state.get("session") or self.recorder
+        agent = self.services.agent
+        if recorder is None or getattr(recorder, "_closed", False):
+            return agent.stream_events(task)
+        if recorder.agent is not agent:
+            if recorder.agent is not None:
+                recorder.detach()
+            recorder.attach(agent, self.services.runtime)
+        return recorder.stream_events(task)
+
+    def on_event(self, event: Any) -> None:
+        """Names changed by the user's own `!` cells go into the next snapshot too."""
+        recorder = self.services.state.get("session") or self.recorder
+        if recorder is not None and getattr(event, "agent", None) == "user":
+            recorder.mark_changed(*(getattr(event, "changed", None) or []))
+
+    # -- exit ------------------------------------------------------------------------------
+    async def on_exit(self) -> None:
+        from cave_tui.dataio import DataIOError, dump_namespace
+
+        status = getattr(self.services, "exit_status", None) or self.status
+        runtime = self.services.runtime
+        target = self.data.dump
+        ready = self.services.ready and not self.failed
+        if target is not None and runtime is not None and ready:
+            try:
+                result = await dump_namespace(runtime, target)
+                self.services.exit_messages.append(f"cave: dumped {result.summary()}")
+            except DataIOError as exc:
+                self.services.exit_messages.append(f"cave: dump failed: {exc}")
+        recorder = self.services.state.get("session") or self.recorder
+        if recorder is not None:
+            await recorder.close(status)
+
+
+def install(services: Any, data: DataOptions, *, title: str = "cave") -> DataFeatures:
+    """Wire data and session features into *services* (see the module docstring)."""
+    features = DataFeatures(services, data, title=title)
+    services.ready_hooks.append(features.on_ready)
+    services.exit_hooks.append(features.on_exit)
+    services.event_hooks.append(features.on_event)
+    services.turn_source = features.stream
+    services.data_features = features
+    return features
