@@ -60,6 +60,9 @@ def bounded_repr(obj: Any, limit: int = PREVIEW_CHARS) -> str:
 def _bounded_repr(obj: Any, limit: int, depth: int) -> str:
     if depth > 3:
         return "…"
+    module = type(obj).__module__ or ""
+    if module.startswith("numpy") and getattr(obj, "shape", None) == () and hasattr(obj, "item"):
+        return repr(obj.item())  # a NumPy scalar reads as the Python number it holds
     if isinstance(obj, str):
         return repr(obj[: limit + 1])
     if isinstance(obj, bytes | bytearray):
@@ -90,7 +93,6 @@ def _bounded_repr(obj: Any, limit: int, depth: int) -> str:
             parts.append(part)
             used += len(part) + 2
         return "{" + ", ".join(parts) + "}"
-    module = type(obj).__module__ or ""
     if module.startswith("numpy") and hasattr(obj, "shape") and hasattr(obj, "ravel"):
         flat = obj.ravel()[:SAMPLE_ITEMS]
         return (

@@ -97,3 +97,9 @@ def test_describable_without_user_code():
     assert not describable_without_user_code(Mine())
     assert not describable_without_user_code([1, [Mine()]])
     assert not describable_without_user_code({"k": Mine()})
+
+
+def test_numpy_scalars_preview_as_numbers():
+    assert bounded_repr(np.float64(7.25)) == "7.25"
+    info = summarize("df", pd.DataFrame({"a": [1], "b": ["x"]}))
+    assert info.preview == "first row: a=1, b='x'"
