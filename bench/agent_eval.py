@@ -17,13 +17,15 @@ else (model, server, observations, loop) is the same, so the difference is the p
 
 Per task and in total: success, steps, model calls, prompt/completion/cached tokens as the
 server reported them (`AgentResponse.usage`), wall time. Writes
-bench/results/agent_eval[_LABEL].json (+ _transcripts.json) and prints tables.
+bench/results/agent_eval[_LABEL].json and prints tables; the transcripts go to
+agent_eval[_LABEL]_transcripts.jsonl as each task ends (a long run can be read while it runs).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import time
@@ -202,7 +204,7 @@ async def run_suite(
     max_steps: int = 6,
     time_cap: float = 240.0,
     exec_timeout: float = 60.0,
-    progress: Callable[[TaskRun], None] | None = None,
+    progress: Callable[[TaskRun, dict[str, Any]], None] | None = None,
 ) -> tuple[list[TaskRun], list[dict[str, Any]]]:
     """Every task under every prompt, *repeat* times; one prompt's tasks run together."""
     runs: list[TaskRun] = []
@@ -224,7 +226,7 @@ async def run_suite(
                 runs.append(run)
                 transcripts.append(transcript)
                 if progress is not None:
-                    progress(run)
+                    progress(run, transcript)
     return runs, transcripts
 
 
@@ -401,8 +403,18 @@ def main(argv: list[str] | None = None) -> int:
         temperature=args.temperature,
         max_retries=2,
     )
+    name = "agent_eval" + (f"_{args.label}" if args.label else "")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    transcript_path = RESULTS / f"{name}_transcripts.jsonl"
+    transcript_path.write_text("")
+
+    def progress(run: TaskRun, transcript: dict[str, Any]) -> None:
+        print(format_run(run), flush=True)
+        with transcript_path.open("a") as f:  # as we go: a long run can be read while it runs
+            f.write(json.dumps(transcript, default=str) + "\n")
+
     print(HEADER, flush=True)
-    runs, transcripts = asyncio.run(
+    runs, _ = asyncio.run(
         run_suite(
             tasks,
             lambda task, prompt: model,
@@ -411,11 +423,10 @@ def main(argv: list[str] | None = None) -> int:
             max_steps=args.max_steps,
             time_cap=args.time_cap,
             exec_timeout=args.exec_timeout,
-            progress=lambda run: print(format_run(run), flush=True),
+            progress=progress,
         )
     )
     rows, figures = report_rows(runs)
-    name = "agent_eval" + (f"_{args.label}" if args.label else "")
     config = {
         "model": args.model,
         "api_base": args.api_base,
@@ -429,12 +440,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     print()
     report(name, rows, {"config": config, **figures, "runs": [r.to_dict() for r in runs]})
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    import json
-
-    (RESULTS / f"{name}_transcripts.json").write_text(
-        json.dumps(transcripts, indent=1, default=str)
-    )
+    print(f"-> {transcript_path}")
     return 0
 
 
