@@ -65,6 +65,7 @@ class UpstreamStyleAgent(CaveAgent):
             instructions=UPSTREAM_INSTRUCTIONS,
             system_instructions=UPSTREAM_SYSTEM_INSTRUCTIONS,
             system_prompt_template=UPSTREAM_TEMPLATE,
+            final_answer=False,  # not part of upstream's protocol (its prompt never offers it)
             **kwargs,
         )
 

@@ -1,6 +1,6 @@
 """Context compaction: a long analysis in a deliberately small context window.
 
-`context_window=1200` makes the agent compact early. Watch the `compacting` and
+`context_window=1300` makes the agent compact early. Watch the `compacting` and
 `compacted` lines: old cell outputs are cleared first (tier 1), then older
 messages are summarised by the model (tier 2). The Python session is never
 touched, so every variable made before compaction is still there afterwards,
@@ -60,7 +60,7 @@ async def main() -> None:
     runtime = IPythonRuntime(
         variables=[Variable("penguins", palmerpenguins.load_penguins(), "Palmer penguins")]
     )
-    agent = CaveAgent(model, runtime=runtime, context_window=1200, max_steps=6)
+    agent = CaveAgent(model, runtime=runtime, context_window=1300, max_steps=6)
     agent.compactor.keep_results = 2  # keep only the last two cell outputs in tier 1
     agent.compactor.breaker.cooldown = 60  # seconds before retrying a failing summariser
     total_calls = 0

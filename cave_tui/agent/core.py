@@ -17,11 +17,13 @@ from typing import Any
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.extraction import extract_code
-from cave_tui.agent.observation import repeated_failure_note, shape_result
+from cave_tui.agent.final_answer import DEFINE_CODE, FINAL_NAME, take_final_answer
+from cave_tui.agent.observation import error_hints, repeated_failure_note, shape_result
 from cave_tui.agent.prompt import (
     DEFAULT_INSTRUCTIONS,
     DEFAULT_SYSTEM_INSTRUCTIONS,
     DEFAULT_SYSTEM_PROMPT_TEMPLATE,
+    FINAL_ANSWER_INSTRUCTIONS,
     SKILLS_HEADER,
     describe_namespace,
     legacy_sections,
@@ -46,6 +48,15 @@ CONTINUE_PROMPT = "Your reply was cut off by the output limit. Continue exactly 
 TEXT_FLUSH_CHARS = 24
 SKIPPED_NOTE = "The user chose not to run that code block; it did not run. Continue without it."
 SKIPPED_NOTICE = "code skipped by the user"
+# Generation stops where the first code block closes: the block runs next, so anything
+# after it (an explanation, a predicted output) would be thrown away, at ~10 tokens/s locally.
+CODE_END_STOP = "\n```\n"
+
+
+def close_open_fence(text: str) -> str:
+    """*text* with its last code fence closed, when a stop sequence cut the closing one."""
+    fences = sum(1 for line in text.splitlines() if line.lstrip().startswith("```"))
+    return text.rstrip("\n") + "\n```" if fences % 2 else text
 
 
 def edited_note(code: str) -> str:
@@ -118,6 +129,8 @@ class CaveAgent:
         name: str | None = None,
         namespace_budget: int | None = None,
         approve: Callable[[str], Awaitable[str | None]] | None = None,
+        stop_after_code: bool = True,
+        final_answer: bool = True,
     ) -> None:
         if runtime is None:
             from cave_tui.runtime.ipython import IPythonRuntime
@@ -141,6 +154,9 @@ class CaveAgent:
         self.skills: list[Any] = list(skills or [])
         # Optional gate before each cell: returns the code to run (maybe edited) or None to skip.
         self.approve = approve
+        self.stop_after_code = stop_after_code
+        # `final_answer(answer)` in a cell ends the turn without one more model call.
+        self.final_answer = final_answer
         self.usage = Usage()  # across all runs of this agent
         self.history: list[Message] = [
             _normalize_message(m)
@@ -149,6 +165,7 @@ class CaveAgent:
         ]
         self._last_failed_code: str | None = None
         self._last_failed_type: str | None = None
+        self._answer: str | None = None  # set by a cell that called final_answer()
         self._compactor: Any = None
         self._skill_bridge: Any = None
         # Called with each cell's result; each returns text appended to the observation
@@ -206,7 +223,11 @@ class CaveAgent:
 
     def system_prompt(self, legacy: dict[str, str] | None = None) -> str:
         system_instructions = render_template(
-            self.system_instructions, {"python_block_identifier": self.python_block_identifier}
+            self.system_instructions,
+            {
+                "python_block_identifier": self.python_block_identifier,
+                "final_answer": FINAL_ANSWER_INSTRUCTIONS if self.final_answer else "",
+            },
         )
         values: dict[str, Any] = {
             "instructions": self.instructions,
@@ -343,7 +364,7 @@ class CaveAgent:
                     yield done(AgentStatus.ERROR, str(exc), error=str(exc))
                     return
                 run_usage = run_usage + reply.usage
-                text = reply.text
+                text = close_open_fence(reply.text) if self.stop_after_code else reply.text
                 last_text = text
                 self.history.append({"role": "assistant", "content": text})
                 code = extract_code(text, self.python_block_identifier)
@@ -363,8 +384,15 @@ class CaveAgent:
                         code = snippets[-1] = approved
                         self.history.append({"role": "user", "content": edited_note(code)})
                         yield self._emit(ev.CodeEvent(content=code, code=code, step=step))
+                self._answer = None
                 async for event in self._execute(step, code):
                     yield self._emit(event)
+                if self._answer is not None:  # the cell called final_answer() and succeeded
+                    answer, self._answer = self._answer, None
+                    self.history.append({"role": "assistant", "content": answer})
+                    yield self._emit(ev.FinalResponseEvent(content=answer, step=step))
+                    yield done(AgentStatus.COMPLETED, answer)
+                    return
         except asyncio.CancelledError:
             self._note_cancelled()
             raise
@@ -383,6 +411,7 @@ class CaveAgent:
     async def _call_model(self, step: int, reply: _Reply) -> AsyncIterator[ev.Event]:
         """Stream one reply into *reply*, continuing it when cut by the output limit."""
         request = await self.build_request()
+        options = {"stop": [CODE_END_STOP]} if self.stop_after_code else {}
         overflow_retries = 0
         continuations = 0
         while True:
@@ -390,7 +419,7 @@ class CaveAgent:
             finish: str | None = None
             attempt_text = ""
             try:
-                async for item in self.model.stream(request):
+                async for item in self.model.stream(request, **options):
                     if isinstance(item, TextDelta):
                         attempt_text += item.text
                         pending += item.text
@@ -471,6 +500,8 @@ class CaveAgent:
             )
             return
         result: ExecutionResult | None = None
+        if self.final_answer and FINAL_NAME in code:
+            await self.runtime.execute(DEFINE_CODE)  # (re)defined here: see final_answer.py
         try:
             # Events of sub-agents driven by this cell arrive while it runs.
             async for item in self._subagents.execute(code, self.max_exec_timeout):
@@ -486,8 +517,11 @@ class CaveAgent:
                 success=False, error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__
             )
         assert result is not None
+        if self.final_answer:
+            self._answer = take_final_answer(result)
         appendix = "".join(hook(result) for hook in self._result_hooks)
-        observation = shape_result(result, self.max_exec_output) + appendix
+        hints = error_hints(code, result, await self._column_names()) if not result.success else []
+        observation = shape_result(result, self.max_exec_output, hints) + appendix
         self.history.append({"role": "user", "content": observation})
         if result.success:
             self._last_failed_code = None
@@ -518,6 +552,14 @@ class CaveAgent:
             duration=result.duration,
             timed_out=result.timed_out,
         )
+
+    async def _column_names(self) -> list[str]:
+        """Every frame column in the namespace, for "close names" hints after a KeyError."""
+        try:
+            rows = await self.runtime.namespace_summary()
+        except Exception:
+            return []
+        return [c.rpartition(":")[0] for r in rows for c in r.columns if ":" in c]
 
     # -- conveniences ----------------------------------------------------------------
     def reset_history(self) -> None:

@@ -7,6 +7,11 @@ keeps its exception line: the output is cut first, then the traceback's middle.
 
 from __future__ import annotations
 
+import ast
+import difflib
+import re
+from collections.abc import Iterable
+
 from cave_tui.runtime.base import ExecutionResult
 
 HEAD_SHARE = 0.6
@@ -43,8 +48,8 @@ def _changed_note(result: ExecutionResult) -> str:
     return f"[{'; '.join(parts)}]" if parts else ""
 
 
-def shape_result(result: ExecutionResult, limit: int) -> str:
-    """The observation message for one cell."""
+def shape_result(result: ExecutionResult, limit: int, hints: Iterable[str] = ()) -> str:
+    """The observation message for one cell; *hints* follow an error."""
     notice = f"[runtime: {result.notice}]\n" if result.notice else ""
     changed = _changed_note(result)
     if result.blocked:
@@ -57,7 +62,7 @@ def shape_result(result: ExecutionResult, limit: int) -> str:
     if result.success:
         body = "Output:\n" + cut_middle(output, limit) if output else "Ran OK, no output."
         return notice + body + (f"\n{changed}" if changed else "")
-    error = (result.error or "error").rstrip("\n")
+    error = compact_traceback((result.error or "error").rstrip("\n"))
     error_budget = max(limit // 2, 400)
     error_text = error if len(error) <= error_budget else _cut_traceback(error, error_budget)
     out_budget = max(limit - len(error_text), 0)
@@ -65,7 +70,148 @@ def shape_result(result: ExecutionResult, limit: int) -> str:
     if output:
         body = "Output:\n" + cut_middle(output, out_budget) + "\n"
     body += "Error:\n" + error_text
+    body += "".join(f"\nHint: {hint}" for hint in hints)
     return notice + body + (f"\n{changed}" if changed else "")
+
+
+_FRAME = re.compile(r"^  File (?P<file>.+?), line (?P<line>\d+)(?:, in (?P<func>.+))?$")
+_SITE = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<pkg>[A-Za-z0-9_]+)")
+_STDLIB = re.compile(r"[/\\]lib[/\\]python3[.\d]*[/\\]|^<frozen ")
+
+
+def _library(path: str) -> str | None:
+    """The package a frame's file belongs to, when it is library code the model cannot change."""
+    match = _SITE.search(path)
+    if match:
+        return match["pkg"]
+    return "the standard library" if _STDLIB.search(path) else None
+
+
+def compact_traceback(error: str) -> str:
+    """A traceback as the model needs it: the failing lines of its own code, then the error.
+
+    Runs of frames inside installed libraries or the standard library (long paths,
+    internals the model cannot change) become one `… inside pandas` line; a cell
+    frame becomes `cell line N: code`. Text that is not a traceback is returned as is.
+    """
+    lines = error.splitlines()
+    if not lines or not lines[0].startswith("Traceback"):
+        return error
+    out = ["Traceback:"]
+    inside: str | None = None
+    i = 1
+    while i < len(lines):
+        line = lines[i]
+        match = _FRAME.match(line)
+        if match is None:
+            if line.startswith("  [") and "frames omitted" in line:
+                i += 1
+                continue
+            break  # the exception text starts here
+        code = ""
+        if i + 1 < len(lines) and lines[i + 1].startswith("    "):
+            code = lines[i + 1].strip()
+            i += 1
+        i += 1
+        path, func = match["file"], match["func"] or ""
+        package = _library(path)
+        if package is not None:
+            if package != inside:
+                out.append(f"  … inside {package}")
+                inside = package
+            continue
+        inside = None
+        where = "cell" if path == "<cell>" else path.replace("\\", "/").rsplit("/", 1)[-1]
+        func = "" if func in ("", "<module>") else f" in {func}"
+        out.append(f"  {where} line {match['line']}{func}" + (f": {code}" if code else ""))
+    return "\n".join([*out, *lines[i:]])
+
+
+# -- hints for common classes of mistakes -------------------------------------------------------
+
+PRECEDENCE_HINT = (
+    "`&` and `|` bind tighter than comparisons: wrap each comparison in parentheses, "
+    "e.g. (df['a'] == 1) | (df['b'] == 2)."
+)
+BOOL_OP_HINT = "Combine conditions on columns with `&`, `|`, `~` (and parentheses), not and/or/not."
+FILE_HINT = "The data is already loaded: use the variables listed in the Namespace, not files."
+_KEY = re.compile(r"""^KeyError: (?P<q>['"])(?P<key>.+)(?P=q)$""")
+_MISSING_KEYS = re.compile(
+    r"None of \[Index\(\[(?P<keys>[^\]]*)\]|\[(?P<listed>[^\]]*)\] not in index"
+)
+_NO_ATTRIBUTE = re.compile(r"object has no attribute '(?P<name>[^']+)'")
+
+
+def _has_unparenthesised_mask(code: str) -> bool:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            if any(
+                isinstance(o, ast.BinOp) and isinstance(o.op, ast.BitOr | ast.BitAnd)
+                for o in operands
+            ):
+                return True
+    return False
+
+
+def _has_bool_op(code: str) -> bool:
+    try:
+        return any(isinstance(n, ast.BoolOp | ast.UnaryOp) for n in ast.walk(ast.parse(code)))
+    except SyntaxError:
+        return False
+
+
+def _close(name: str, columns: Iterable[str]) -> str:
+    """Up to three column names close to *name*, compared without case."""
+    lowered: dict[str, str] = {}
+    for column in columns:
+        lowered.setdefault(column.lower(), column)
+    matches = difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.7)
+    return ", ".join(lowered[m] for m in matches if lowered[m] != name)
+
+
+def error_hints(code: str, result: ExecutionResult, columns: Iterable[str] = ()) -> list[str]:
+    """Short hints for mistakes small models make again and again, found from the error.
+
+    Each names the cause and the fix in one line; nothing is guessed when the error
+    does not match a known class.
+    """
+    error = (result.error or "").rstrip()
+    last = error.splitlines()[-1] if error else ""
+    kind = result.error_type or last.partition(":")[0]
+    hints: list[str] = []
+    if kind in ("TypeError", "ValueError") and _has_unparenthesised_mask(code):
+        hints.append(PRECEDENCE_HINT)
+    elif kind == "ValueError" and "truth value" in last and _has_bool_op(code):
+        hints.append(BOOL_OP_HINT)
+    if kind in ("FileNotFoundError", "IsADirectoryError"):
+        hints.append(FILE_HINT)
+    columns = list(columns)
+    missing: list[str] = []
+    if kind == "KeyError":
+        keys = _MISSING_KEYS.search(last)
+        key = _KEY.match(last)
+        if keys:
+            missing += re.findall(r"'([^']+)'", keys["keys"] or keys["listed"])
+        elif key:
+            missing.append(key["key"])
+    elif kind == "AttributeError":
+        attr = _NO_ATTRIBUTE.search(last)
+        if attr and ("DataFrame" in last or "Series" in last):
+            missing.append(attr["name"])
+    for name in missing[:3]:
+        if name in columns:
+            continue
+        close = _close(name, columns)
+        if close:
+            hints.append(f"There is no column {name!r}; close names: {close}.")
+        elif kind == "KeyError" and columns:
+            hints.append(f"There is no column {name!r}: use the columns listed in the Namespace.")
+    return hints
 
 
 def _cut_traceback(error: str, limit: int) -> str:
@@ -81,6 +227,6 @@ def _cut_traceback(error: str, limit: int) -> str:
 def repeated_failure_note(error_type: str | None) -> str:
     kind = error_type or "an error"
     return (
-        f"This is the same code that just failed ({kind}); it was not run again. "
-        "Fix the cause or take a different approach."
+        f"This is the same code that just failed ({kind}); it was not run again, as it would "
+        "fail the same way. Write different code that removes the cause."
     )

@@ -8,26 +8,38 @@ prefix stays byte-identical from one call to the next.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from cave_tui.runtime.summary import VarInfo
 
 DEFAULT_INSTRUCTIONS = (
-    "You are a data analyst working in a live, persistent IPython session shared with the user."
+    "You are a data analyst working in a live, persistent IPython session that already holds "
+    "the user's data."
 )
 
 DEFAULT_SYSTEM_INSTRUCTIONS = """\
-How to work:
-- To act, reply with one ```{python_block_identifier} block. It runs at once in the session; \
-the next message shows its output (prints, the last expression's value, or the error).
-- State persists across steps and turns. The objects under "Namespace" are live: use them by \
-name. Never re-create, re-load or invent data that already exists, and read no files unless asked.
-- Look before you assume: print shapes, columns or a few rows rather than guess. Keep output short.
-- When the user names a variable for a result, assign the result to exactly that name.
-- If code fails, read the error and fix the cause; never resend the same code.
-- Never predict output; wait for it.
-- When the task is done, reply in plain text with no code block: a short, direct answer."""
+Each reply does one of two things:
+- Run code: one ```{python_block_identifier} block, nothing after it. It runs at once in the \
+session and the next message shows its output or error. Variables persist across blocks and turns.
+- Answer: plain text without code, short and direct.{final_answer}
+
+Rules:
+- "Namespace (live)" at the end of the latest message lists what the session holds: frames with \
+their columns, functions, objects with their methods. Use them by name: they are the user's data, \
+complete as described. Never load files, invent data, or filter an object to fit its description.
+- Use column names exactly as listed, and the functions and methods as shown. Print a few \
+values when unsure; never guess.
+- Store each result under the exact name the user gives. Leave the given objects unchanged unless \
+asked; put subsets and derived data in new variables.
+- Do just what is asked: no extra filtering, sorting or rounding.
+- If code fails, read the error and fix its cause; never send the same code again."""
+
+FINAL_ANSWER_INSTRUCTIONS = (
+    "\nWhen the code does what the user asked, end it with final_answer(text) built from the "
+    'results, e.g. final_answer(f"{n} rows"): that ends your turn, with no further step.'
+)
 
 DEFAULT_SYSTEM_PROMPT_TEMPLATE = "{instructions}\n\n{system_instructions}{skills}{security}"
 
@@ -36,38 +48,104 @@ SKILLS_HEADER = (
 )
 
 NAMESPACE_BUDGET = 6000  # characters for the whole namespace description
-ENTRY_BUDGET = 400  # characters for one entry
+ENTRY_BUDGET = 900  # characters for one entry, all its lines
+LINE_BUDGET = 400  # characters for one line of an entry
+
+_QUALIFIED = re.compile(r"\b(?:pandas|pd|numpy|np|typing|builtins|collections\.abc)\.")
+_QUOTED_ANNOTATION = re.compile(r"(\b\w+: |-> )'([^']*)'")  # `from __future__ import annotations`
+_SHORT_DTYPES = {"int64": "int", "float64": "float", "datetime64[ns]": "datetime"}
 
 
 def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
+    """One line within *limit* chars: inner whitespace collapsed, indentation kept."""
+    indent = text[: len(text) - len(text.lstrip(" "))]
+    text = indent + " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def describe_entry(row: VarInfo) -> str:
-    """One line for one namespace entry, within ENTRY_BUDGET."""
-    note = f"  # {row.description}" if row.description else ""
+def _plain(signature: str) -> str:
+    """`pandas.DataFrame` → `DataFrame`; no `-> None` on constructors: fewer tokens, same sense."""
+    signature = _QUOTED_ANNOTATION.sub(r"\1\2", signature)
+    return _QUALIFIED.sub("", signature).replace(") -> None", ")")
+
+
+def _short_column(column: str) -> str:
+    name, sep, dtype = column.rpartition(":")
+    return f"{name}:{_SHORT_DTYPES.get(dtype, dtype)}" if sep else column
+
+
+def _note(text: str) -> str:
+    return f"  # {text}" if text else ""
+
+
+def describe_entry(
+    row: VarInfo,
+    *,
+    methods: list[str] | None = None,
+    same_columns: tuple[str, list[str]] | None = None,
+) -> str:
+    """One namespace entry: a head line, then its columns or methods, within ENTRY_BUDGET.
+
+    *methods* (of the row's injected class) are listed under an instance as
+    `name.method(...)`, the way the model will call them. *same_columns* is
+    (earlier frame, extra columns) when a frame repeats an earlier frame's columns.
+    """
+    lines: list[str] = []
     if row.kind == "function":
         doc = row.doc.splitlines()[0] if row.doc else ""
-        desc = row.description or doc
-        line = f"- {row.signature}" + (f"  # {desc}" if desc else "")
+        lines.append(f"- {_plain(row.signature)}" + _note(row.description or doc))
     elif row.kind == "type":
-        # Dataclass/enum/pydantic schemas do not start with the class name: add it.
-        named = row.signature.startswith(row.name)
-        line = f"- {row.signature if named else f'{row.name}: {row.signature}'}" + note
+        head, _, _ = _plain(row.signature).partition("; methods: ")
+        named = head.startswith(row.name)  # dataclass/enum schemas do not start with the name
+        lines.append(f"- {head if named else f'{row.name}: {head}'}" + _note(row.description))
+        lines += [f"  {_plain(m)}" for m in (methods if methods is not None else row.methods)]
     else:
-        shape = f" {row.shape}" if row.shape else ""
-        head = f"- {row.name}: {row.type_name}{shape}"
-        if row.columns:
-            head += "; columns " + ", ".join(row.columns)
-        elif row.preview:
+        shape = row.shape
+        if shape.isdigit():  # a Series or a 1-d array
+            shape = f"len {shape}"
+        head = f"- {row.name}: {row.type_name}" + (f" {shape}" if shape else "")
+        is_frame = (
+            bool(row.columns)
+            and row.type_name != "Series"
+            and not row.columns[0].startswith("dtype:")
+        )
+        if row.columns and not is_frame:
+            head += " of " + _short_column(row.columns[0]).rpartition(":")[2]
+        if row.preview and not is_frame:
             head += f" = {row.preview}"
-        line = head + note
-    return _clip(line, ENTRY_BUDGET)
+        lines.append(head + _note(row.description))
+        if same_columns is not None:
+            frame, extra = same_columns
+            lines.append(f"  columns: as {frame}" + (", plus " + ", ".join(extra) if extra else ""))
+        elif is_frame:
+            lines.append("  columns: " + ", ".join(_short_column(c) for c in row.columns))
+        lines += [f"  {row.name}{_plain(m)}" for m in methods or []]
+    text = "\n".join(_clip(line, LINE_BUDGET) for line in lines)
+    return text if len(text) <= ENTRY_BUDGET else text[: ENTRY_BUDGET - 1] + "…"
+
+
+def _same_columns(
+    row: VarInfo, frames: list[tuple[str, list[str]]]
+) -> tuple[str, list[str]] | None:
+    """(earlier frame, extra columns) when *row*'s columns start with an earlier frame's."""
+    if not row.columns or any(c.startswith("… +") for c in row.columns):
+        return None
+    for name, columns in frames:
+        if len(columns) >= 4 and row.columns[: len(columns)] == columns:
+            return name, [_short_column(c) for c in row.columns[len(columns) :]]
+    return None
 
 
 def describe_namespace(rows: Iterable[VarInfo], budget: int = NAMESPACE_BUDGET) -> str:
-    """The live namespace as the model sees it, within *budget* characters."""
+    """The live namespace as the model sees it, within *budget* characters.
+
+    An instance of a class listed in the namespace shows that class's methods
+    under its own name; the class itself is then one line.
+    """
+    rows = list(rows)
+    classes = {r.name: r for r in rows if r.kind == "type"}
+    instantiated = {r.type_name for r in rows if r.kind == "variable" and r.type_name in classes}
+    frames: list[tuple[str, list[str]]] = []  # (name, columns) of the frames listed so far
     functions: list[str] = []
     types: list[str] = []
     variables: list[str] = []
@@ -78,9 +156,15 @@ def describe_namespace(rows: Iterable[VarInfo], budget: int = NAMESPACE_BUDGET) 
         elif row.kind == "function":
             functions.append(describe_entry(row))
         elif row.kind == "type":
-            types.append(describe_entry(row))
+            types.append(describe_entry(row, methods=[] if row.name in instantiated else None))
         else:
-            variables.append(describe_entry(row))
+            cls = classes.get(row.type_name)
+            same = _same_columns(row, frames) if row.type_name == "DataFrame" else None
+            variables.append(
+                describe_entry(row, methods=cls.methods if cls else None, same_columns=same)
+            )
+            if row.type_name == "DataFrame" and row.columns and same is None:
+                frames.append((row.name, row.columns))
     sections: list[tuple[str, list[str]]] = [
         ("Functions:", functions),
         ("Types:", types),

@@ -189,7 +189,20 @@ class LiteLLMModel(Model):
             kwargs["api_base"] = self.api_base
         kwargs.update(self.litellm_kwargs)
         kwargs.update(extra)
+        if "stop" in extra and not self._supports("stop"):
+            del kwargs["stop"]  # e.g. OpenAI's reasoning models refuse stop sequences
         return kwargs
+
+    def _supports(self, param: str) -> bool:
+        """Whether litellm knows this model to accept *param* (unknown models: assume yes)."""
+        cache = self.__dict__.setdefault("_supported", {})
+        if param not in cache:
+            try:
+                params = import_litellm().get_supported_openai_params(model=self.model_id)
+            except Exception:
+                params = None
+            cache[param] = params is None or param in params
+        return cache[param]
 
     def _delay(self, attempt: int, exc: BaseException) -> float:
         after = retry_after_seconds(exc)

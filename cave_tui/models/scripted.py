@@ -53,6 +53,7 @@ class ScriptedModel(Model):
         self.responses = list(responses)
         self.model_id = model_id
         self.requests: list[list[Message]] = []
+        self.options: list[dict[str, Any]] = []  # the keyword options of each request
         self.chunk_words = max(1, chunk_words)
         self._index = 0
 
@@ -93,6 +94,7 @@ class ScriptedModel(Model):
 
     async def stream(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[StreamItem]:
         self.requests.append(copy.deepcopy(messages))
+        self.options.append(dict(kwargs))
         text, finish = self._next_reply(messages)
         words = _CHUNK.findall(text)
         for i in range(0, len(words), self.chunk_words):

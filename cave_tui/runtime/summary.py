@@ -24,7 +24,17 @@ SAMPLE_ITEMS = 8
 
 # Names IPython (or we) put in every namespace; never user variables.
 HIDDEN_NAMES = frozenset(
-    {"In", "Out", "get_ipython", "exit", "quit", "open", "display", "activate_skill"}
+    {
+        "In",
+        "Out",
+        "get_ipython",
+        "exit",
+        "quit",
+        "open",
+        "display",
+        "activate_skill",
+        "final_answer",
+    }
 )
 
 
@@ -43,6 +53,7 @@ class VarInfo:
     doc: str = ""
     description: str = ""
     fingerprint: str = ""  # cheap change detector: type, id, size
+    methods: list[str] = field(default_factory=list)  # a class's ".name(args) -> T  # doc"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -185,31 +196,39 @@ def type_schema(cls: type, include_doc: bool = True) -> str:
             ann = getattr(finfo, "annotation", None)
             parts.append(f"{fname}: {getattr(ann, '__name__', ann)}")
         return f"fields: {', '.join(parts)}"
-    methods = []
     try:
         init_sig = str(inspect.signature(cls))
     except (TypeError, ValueError):
         init_sig = "(...)"
+    methods = method_lines(cls, include_doc)
+    text = f"{cls.__name__}{init_sig}"
+    if methods:
+        text += "; methods: " + "; ".join(methods)
+    return text
+
+
+def method_lines(cls: type, include_doc: bool = True, limit: int = 15) -> list[str]:
+    """`.name(args) -> T  # first doc line` for each public method of a plain class."""
+    if issubclass(cls, enum.Enum):
+        return []
+    methods: list[str] = []
     for name, member in inspect.getmembers(cls, predicate=inspect.isfunction):
         if name.startswith("_"):
             continue
+        if len(methods) >= limit:
+            methods.append("…")
+            break
         try:
             sig = str(inspect.signature(member)).replace("(self, ", "(").replace("(self)", "()")
         except (TypeError, ValueError):
             sig = "(...)"
         line = f".{name}{sig}"
         if include_doc:
-            doc = first_doc_lines(member, 80).splitlines()
+            doc = first_doc_lines(member, 120).splitlines()
             if doc:
                 line += f"  # {doc[0]}"
         methods.append(line)
-        if len(methods) >= 15:
-            methods.append("…")
-            break
-    text = f"{cls.__name__}{init_sig}"
-    if methods:
-        text += "; methods: " + "; ".join(methods)
-    return text
+    return methods
 
 
 def _fingerprint(obj: Any) -> str:
@@ -235,6 +254,7 @@ def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
             type_name="type",
             signature=type_schema(obj),
             doc=first_doc_lines(obj, 200),
+            methods=method_lines(obj),
             description=description,
             fingerprint=f"type:{id(obj)}",
         )

@@ -1,0 +1,217 @@
+"""What the prompt tuning of issue 8 added: each piece must work, and be switchable off.
+
+final_answer() ends a turn from the cell that finishes it; generation stops where the
+first code block closes; tracebacks keep the model's own lines; hints name the cause of
+common mistakes; the namespace shows an object's methods under its own name.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from cave_tui import CaveAgent
+from cave_tui.agent.core import CODE_END_STOP, close_open_fence
+from cave_tui.agent.observation import (
+    FILE_HINT,
+    PRECEDENCE_HINT,
+    compact_traceback,
+    error_hints,
+    shape_result,
+)
+from cave_tui.agent.prompt import describe_namespace
+from cave_tui.models import ScriptedModel
+from cave_tui.runtime import Function, IPythonRuntime, Type, Variable
+from cave_tui.runtime.base import ExecutionResult
+from cave_tui.runtime.summary import summarize_namespace
+
+
+@pytest.fixture
+async def runtime():
+    frame = pd.DataFrame({"carrier": ["AA", "UA", "AA"], "dep_delay": [5.0, 10.0, 7.0]})
+    rt = IPythonRuntime(variables=[Variable("flights", frame, "Flights of 2013")])
+    yield rt
+    await rt.stop()
+
+
+# -- final_answer ----------------------------------------------------------------------------
+
+
+async def test_final_answer_ends_the_turn_without_another_model_call(runtime):
+    model = ScriptedModel(
+        [
+            "```python\nmean = flights['dep_delay'].mean()\n"
+            "final_answer(f'The mean delay is {mean:.1f} min')\n```",
+        ]
+    )
+    agent = CaveAgent(model, runtime)
+    response = await agent.run("Mean delay into `mean`")
+    assert response.completed and response.steps == 1 and response.usage.model_calls == 1
+    assert response.content == "The mean delay is 7.3 min"  # built from the runtime's value
+    assert await runtime.retrieve("mean") == pytest.approx(22 / 3)
+    # History alternates and the answer is the last message; the marker never reaches it.
+    assert [m["role"] for m in agent.history] == ["user", "assistant", "user", "assistant"]
+    assert agent.history[-1]["content"] == response.content
+    assert "cave-final" not in agent.history[2]["content"]
+    assert agent.history[2]["content"].startswith("Ran OK")
+
+
+async def test_final_answer_in_a_failing_cell_does_not_end_the_turn(runtime):
+    model = ScriptedModel(["```python\nfinal_answer('done')\n1/0\n```", "It failed."])
+    response = await CaveAgent(model, runtime).run("go")
+    assert response.content == "It failed." and response.steps == 2
+    assert "ZeroDivisionError" in model.requests[1][-1]["content"]
+
+
+async def test_final_answer_is_hidden_and_survives_a_rebinding(runtime):
+    model = ScriptedModel(
+        ["```python\nfinal_answer = 3\n```", "Shadowed.", "```python\nfinal_answer('ok')\n```"]
+    )
+    agent = CaveAgent(model, runtime)
+    assert "final_answer" not in await agent.namespace_text()
+    assert "final_answer" not in runtime.injected
+    await agent.run("one")  # the model shadows the name: the next call defines it again
+    response = await agent.run("two")
+    assert response.content == "ok"
+
+
+async def test_final_answer_can_be_switched_off(runtime):
+    model = ScriptedModel(["```python\nfinal_answer('x')\n```", "Done."])
+    agent = CaveAgent(model, runtime, final_answer=False)
+    assert "final_answer" not in agent.system_prompt()
+    response = await agent.run("go")
+    assert response.content == "Done." and response.steps == 2
+    assert "final_answer" in CaveAgent(ScriptedModel([]), runtime).system_prompt()
+
+
+# -- stop after the code block ---------------------------------------------------------------
+
+
+async def test_generation_stops_after_the_first_block_and_the_fence_is_closed(runtime):
+    model = ScriptedModel(["```python\nx = 1", "Done."])  # what a server returns at the stop
+    agent = CaveAgent(model, runtime)
+    await agent.run("set x")
+    assert model.options[0] == {"stop": [CODE_END_STOP]}
+    assert agent.history[1]["content"] == "```python\nx = 1\n```"
+    assert await runtime.retrieve("x") == 1
+    off = ScriptedModel(["Done."])
+    await CaveAgent(off, runtime, stop_after_code=False).run("hi")
+    assert off.options[0] == {}
+
+
+def test_close_open_fence_only_when_open():
+    assert close_open_fence("```python\nx = 1\n") == "```python\nx = 1\n```"
+    closed = "```python\nx = 1\n```\nmore"
+    assert close_open_fence(closed) == closed
+    assert close_open_fence("no code") == "no code"
+
+
+# -- tracebacks and hints --------------------------------------------------------------------
+
+LIBRARY_TRACEBACK = """\
+Traceback (most recent call last):
+  File <cell>, line 2, in <module>
+    top = flights[flights['origin'] == 'EWR' | flights['origin'] == 'JFK']
+  [… 6 frames omitted …]
+  File /v/lib/python3.11/site-packages/pandas/core/ops/common.py, line 76, in new_method
+    return method(self, other)
+  File /v/lib/python3.11/site-packages/pandas/core/arraylike.py, line 99, in __ror__
+    return self._logical_method(other, roperator.ror_)
+  File /work/tasks.py, line 88, in by_maker
+    return self._planes[mask]
+  File /usr/lib/python3.11/functools.py, line 10, in wrapper
+    return f()
+TypeError: operation 'ror_' not supported for dtype 'str'"""
+
+
+def test_compact_traceback_keeps_own_lines_and_names_the_library():
+    text = compact_traceback(LIBRARY_TRACEBACK)
+    assert text.splitlines() == [
+        "Traceback:",
+        "  cell line 2: top = flights[flights['origin'] == 'EWR' | flights['origin'] == 'JFK']",
+        "  … inside pandas",
+        "  tasks.py line 88 in by_maker: return self._planes[mask]",
+        "  … inside the standard library",
+        "TypeError: operation 'ror_' not supported for dtype 'str'",
+    ]
+    assert compact_traceback("NameError: name 'x' is not defined") == (
+        "NameError: name 'x' is not defined"
+    )
+
+
+async def test_observation_hints_for_common_mistakes(runtime):
+    agent = CaveAgent(ScriptedModel([]), runtime)
+    cases = {
+        "flights[flights['carrier'] == 'AA' | flights['carrier'] == 'UA']": PRECEDENCE_HINT,
+        "flights.groupby('Carier').size()": "There is no column 'Carier'; close names: carrier.",
+        "flights[['carrier', 'delay']]": "close names: dep_delay",
+        "import pandas as pd\npd.read_csv('flights.csv')": FILE_HINT,
+        "flights[flights.carrier == 'AA' and flights.dep_delay > 1]": "not and/or/not",
+        "flights.dep_delays": "There is no column 'dep_delays'; close names: dep_delay.",
+    }
+    for code, expected in cases.items():
+        result = await runtime.execute(code)
+        hints = error_hints(code, result, await agent._column_names())
+        assert any(expected in h for h in hints), (code, hints)
+        assert "Hint: " + hints[0] in shape_result(result, 2000, hints)
+    ok = await runtime.execute("flights['carrier'].nunique()")
+    assert error_hints("flights['carrier'].nunique()", ok, ["carrier"]) == []
+    unrelated = ExecutionResult(success=False, error="KeyError: 'zzz'", error_type="KeyError")
+    assert error_hints("d['zzz']", unrelated, ["carrier"]) == [
+        "There is no column 'zzz': use the columns listed in the Namespace."
+    ]
+
+
+# -- namespace description -------------------------------------------------------------------
+
+
+class Registry:
+    """Planes by tail number."""
+
+    def __init__(self, planes: pd.DataFrame) -> None:
+        self._planes = planes
+
+    def by_maker(self, name: str) -> pd.DataFrame:
+        """All planes made by *name*."""
+        return self._planes
+
+    def count(self) -> int:
+        """How many planes."""
+        return len(self._planes)
+
+
+async def test_namespace_lists_methods_under_instances_and_dedups_columns():
+    frame = pd.DataFrame({c: [1.0, 2.0] for c in ("a", "b", "c", "d")})
+    rt = IPythonRuntime(
+        variables=[
+            Variable("frame", frame, "Four columns"),
+            Variable("reg", Registry(frame), "The registry"),
+        ],
+        types=[Type(Registry)],
+        functions=[Function(len)],
+    )
+    try:
+        await rt.execute("sub = frame[frame['a'] > 1].assign(e=1)")
+        text = describe_namespace(await rt.namespace_summary())
+    finally:
+        await rt.stop()
+    lines = text.splitlines()
+    assert "- Registry(planes: DataFrame)" in lines  # the class: one line, no methods
+    assert "  reg.by_maker(name: str) -> DataFrame # All planes made by *name*." in lines
+    assert "  reg.count() -> int # How many planes." in lines
+    assert "- frame: DataFrame 2x4 # Four columns" in lines
+    assert "  columns: a:float, b:float, c:float, d:float" in lines
+    assert "  columns: as frame, plus e:int" in lines
+    assert "pandas." not in text and "-> None" not in text
+
+
+def test_namespace_keeps_other_class_kinds_whole():
+    from dataclasses import dataclass
+
+    @dataclass
+    class Point:
+        x: float
+
+    text = describe_namespace(summarize_namespace({"Point": Point, "p": Point(1.0)}))
+    assert "- Point: dataclass fields: x: float" in text
+    assert "- p: Point = " in text and "Point(x=1.0)" in text
