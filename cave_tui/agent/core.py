@@ -269,7 +269,7 @@ class CaveAgent:
         namespace = await self.namespace_text()
         last = request[-1]
         if last["role"] == "user":
-            request[-1] = {**last, "content": f"{last['content']}\n\n{namespace}"}
+            request[-1] = {**last, "content": f"{namespace}\n\n{last['content']}"}
         else:
             request.append({"role": "user", "content": namespace})
         return request

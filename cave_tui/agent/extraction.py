@@ -6,6 +6,10 @@ fences whose content parses as Python. A line of triple backticks inside a
 multi-line string closes a fence in CommonMark; when a Python block does not
 parse, we extend it to a later closing fence for which it does. Several blocks
 in one reply are joined, in order, into one cell.
+
+A reply with no fence at all that is, whole, Python doing something (an
+assignment, an import, a call, a loop...) is code as well: small models drop the
+fences now and then, and taking that reply for the final answer loses the step.
 """
 
 from __future__ import annotations
@@ -86,11 +90,53 @@ def _extend(lines: list[str], start: int, end: int, markup: str) -> tuple[str, i
     return None
 
 
+_ACTIONS = (
+    ast.Assign,
+    ast.AugAssign,
+    ast.AnnAssign,
+    ast.Import,
+    ast.ImportFrom,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.If,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Delete,
+)
+
+
+def bare_code(text: str) -> str | None:
+    """*text* itself when it is unfenced Python that acts, else None.
+
+    Prose almost never parses; what does (`Yes`, `42`, `df.shape`) is a lone
+    expression, which is not taken: a statement must assign, import, loop, define,
+    or call something.
+    """
+    code = text.strip()
+    if not code or "```" in code:
+        return None
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    acts = any(
+        isinstance(node, _ACTIONS)
+        or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call | ast.Await))
+        for node in tree.body
+    )
+    return code + "\n" if acts else None
+
+
 def extract_code(text: str, identifier: str = "python") -> str | None:
     """The cell to run for this reply, or None when it is a final answer."""
     blocks = extract_blocks(text, identifier)
     if not blocks:
-        return None
+        return bare_code(text)
     return "\n".join(b.code.rstrip("\n") for b in blocks) + "\n"
 
 

@@ -26,9 +26,9 @@ session and the next message shows its output or error. Variables persist across
 - Answer: plain text without code, short and direct.{final_answer}
 
 Rules:
-- "Namespace (live)" at the end of the latest message lists what the session holds: frames with \
+- "Namespace (live)" in the latest message lists what the session holds: frames with \
 their columns, functions, objects with their methods. Use them by name: they are the user's data, \
-complete as described. Never load files, invent data, or filter an object to fit its description.
+complete as described: never re-create, re-load or re-filter them.
 - Use column names exactly as listed, and the functions and methods as shown. Print a few \
 values when unsure; never guess.
 - Store each result under the exact name the user gives. Leave the given objects unchanged unless \
@@ -37,8 +37,8 @@ asked; put subsets and derived data in new variables.
 - If code fails, read the error and fix its cause; never send the same code again."""
 
 FINAL_ANSWER_INSTRUCTIONS = (
-    "\nWhen the code does what the user asked, end it with final_answer(text) built from the "
-    'results, e.g. final_answer(f"{n} rows"): that ends your turn, with no further step.'
+    "\nWhen the code does what the user asked, its last line calls final_answer(text), with "
+    "a short answer built from the results: that ends your turn."
 )
 
 DEFAULT_SYSTEM_PROMPT_TEMPLATE = "{instructions}\n\n{system_instructions}{skills}{security}"

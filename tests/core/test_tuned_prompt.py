@@ -215,3 +215,29 @@ def test_namespace_keeps_other_class_kinds_whole():
     text = describe_namespace(summarize_namespace({"Point": Point, "p": Point(1.0)}))
     assert "- Point: dataclass fields: x: float" in text
     assert "- p: Point = " in text and "Point(x=1.0)" in text
+
+
+# -- unfenced code, namespace placement ------------------------------------------------------
+
+
+def test_unfenced_python_that_acts_is_code_and_prose_is_not():
+    from cave_tui.agent.extraction import extract_code
+
+    assert extract_code("adelie = penguins[penguins['species'] == 'Adelie']") == (
+        "adelie = penguins[penguins['species'] == 'Adelie']\n"
+    )
+    assert extract_code("final_answer(f'{len(fp)} rows')") == "final_answer(f'{len(fp)} rows')\n"
+    assert extract_code("import math\nx = math.pi") == "import math\nx = math.pi\n"
+    for answer in ("Yes", "42", "df.shape", "The answer is 42.", "HNL", "Done: `x` holds it.", ""):
+        assert extract_code(answer) is None, answer
+
+
+async def test_namespace_comes_first_in_the_latest_message_and_never_in_history(runtime):
+    model = ScriptedModel(["```python\nx = 1\n```", "Done."])
+    agent = CaveAgent(model, runtime, final_answer=False)
+    await agent.run("Set x")
+    first, second = (request[-1]["content"] for request in model.requests)
+    assert first.startswith("Namespace (live):") and first.endswith("\n\nSet x")
+    assert second.startswith("Namespace (live):") and "- x: int = 1" in second
+    assert second.endswith("Ran OK, no output.\n[changed: x]")
+    assert all("Namespace (live)" not in m["content"] for m in agent.history)
