@@ -131,6 +131,7 @@ class CaveAgent:
         approve: Callable[[str], Awaitable[str | None]] | None = None,
         stop_after_code: bool = True,
         final_answer: bool = True,
+        loop_temperature: float | None = 0.7,
     ) -> None:
         if runtime is None:
             from cave_tui.runtime.ipython import IPythonRuntime
@@ -157,6 +158,10 @@ class CaveAgent:
         self.stop_after_code = stop_after_code
         # `final_answer(answer)` in a cell ends the turn without one more model call.
         self.final_answer = final_answer
+        # A model that resends code that just failed is stuck (at temperature 0 it always
+        # will be): the next call samples at this temperature, once, to get out of it.
+        self.loop_temperature = loop_temperature
+        self._repeats = 0  # consecutive resends of failed code
         self.usage = Usage()  # across all runs of this agent
         self.history: list[Message] = [
             _normalize_message(m)
@@ -325,6 +330,7 @@ class CaveAgent:
         run_usage = Usage()
         snippets: list[str] = []
         self.history.append({"role": "user", "content": task})
+        self._repeats = 0
         yield self._emit(ev.UserEvent(content=task))
         last_text = ""
         step = 0
@@ -411,7 +417,9 @@ class CaveAgent:
     async def _call_model(self, step: int, reply: _Reply) -> AsyncIterator[ev.Event]:
         """Stream one reply into *reply*, continuing it when cut by the output limit."""
         request = await self.build_request()
-        options = {"stop": [CODE_END_STOP]} if self.stop_after_code else {}
+        options: dict[str, Any] = {"stop": [CODE_END_STOP]} if self.stop_after_code else {}
+        if self._repeats and self.loop_temperature is not None:
+            options["temperature"] = min(self.loop_temperature * self._repeats, 1.0)
         overflow_retries = 0
         continuations = 0
         while True:
@@ -493,12 +501,14 @@ class CaveAgent:
     async def _execute(self, step: int, code: str) -> AsyncIterator[ev.Event]:
         normalized = "\n".join(line.rstrip() for line in code.strip().splitlines())
         if self._last_failed_code is not None and normalized == self._last_failed_code:
+            self._repeats += 1
             note = repeated_failure_note(self._last_failed_type)
             self.history.append({"role": "user", "content": note})
             yield ev.ExecutionErrorEvent(
                 content=note, step=step, error=note, error_type="RepeatedFailure"
             )
             return
+        self._repeats = 0
         result: ExecutionResult | None = None
         if self.final_answer and FINAL_NAME in code:
             await self.runtime.execute(DEFINE_CODE)  # (re)defined here: see final_answer.py
@@ -553,13 +563,17 @@ class CaveAgent:
             timed_out=result.timed_out,
         )
 
-    async def _column_names(self) -> list[str]:
-        """Every frame column in the namespace, for "close names" hints after a KeyError."""
+    async def _column_names(self) -> dict[str, list[str]]:
+        """The namespace's frame columns by frame, for the hints after a KeyError."""
         try:
             rows = await self.runtime.namespace_summary()
         except Exception:
-            return []
-        return [c.rpartition(":")[0] for r in rows for c in r.columns if ":" in c]
+            return {}
+        return {
+            r.name: [c.rpartition(":")[0] for c in r.columns if ":" in c]
+            for r in rows
+            if r.columns and r.type_name != "Series" and not r.columns[0].startswith("dtype:")
+        }
 
     # -- conveniences ----------------------------------------------------------------
     def reset_history(self) -> None:

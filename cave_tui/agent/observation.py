@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from cave_tui.runtime.base import ExecutionResult
 
@@ -139,6 +139,7 @@ _KEY = re.compile(r"""^KeyError: (?P<q>['"])(?P<key>.+)(?P=q)$""")
 _MISSING_KEYS = re.compile(
     r"None of \[Index\(\[(?P<keys>[^\]]*)\]|\[(?P<listed>[^\]]*)\] not in index"
 )
+_COLUMN_NOT_FOUND = re.compile(r"^Column not found: ")
 _NO_ATTRIBUTE = re.compile(r"object has no attribute '(?P<name>[^']+)'")
 
 
@@ -174,11 +175,16 @@ def _close(name: str, columns: Iterable[str]) -> str:
     return ", ".join(lowered[m] for m in matches if lowered[m] != name)
 
 
-def error_hints(code: str, result: ExecutionResult, columns: Iterable[str] = ()) -> list[str]:
+def error_hints(
+    code: str,
+    result: ExecutionResult,
+    columns: Iterable[str] | Mapping[str, Iterable[str]] = (),
+) -> list[str]:
     """Short hints for mistakes small models make again and again, found from the error.
 
-    Each names the cause and the fix in one line; nothing is guessed when the error
-    does not match a known class.
+    *columns* are the namespace's frame columns, by frame name when known. Each hint
+    names the cause and the fix in one line; nothing is said when the error does not
+    match a known class.
     """
     error = (result.error or "").rstrip()
     last = error.splitlines()[-1] if error else ""
@@ -190,7 +196,12 @@ def error_hints(code: str, result: ExecutionResult, columns: Iterable[str] = ())
         hints.append(BOOL_OP_HINT)
     if kind in ("FileNotFoundError", "IsADirectoryError"):
         hints.append(FILE_HINT)
-    columns = list(columns)
+    frames = (
+        {k: list(v) for k, v in columns.items()}
+        if isinstance(columns, Mapping)
+        else {"": list(columns)}
+    )
+    every = [c for cols in frames.values() for c in cols]
     missing: list[str] = []
     if kind == "KeyError":
         keys = _MISSING_KEYS.search(last)
@@ -199,18 +210,29 @@ def error_hints(code: str, result: ExecutionResult, columns: Iterable[str] = ())
             missing += re.findall(r"'([^']+)'", keys["keys"] or keys["listed"])
         elif key:
             missing.append(key["key"])
+        missing = [_COLUMN_NOT_FOUND.sub("", m) for m in missing]
     elif kind == "AttributeError":
         attr = _NO_ATTRIBUTE.search(last)
         if attr and ("DataFrame" in last or "Series" in last):
             missing.append(attr["name"])
     for name in missing[:3]:
-        if name in columns:
+        owners = [f for f, cols in frames.items() if f and name in cols]
+        if owners:
+            hints.append(
+                f"{name!r} is a column of {', '.join(owners)}, not of the frame used here: "
+                f"merge with {owners[0]} first, on a column both have."
+            )
             continue
-        close = _close(name, columns)
+        if name in every:
+            continue
+        close = _close(name, every)
         if close:
             hints.append(f"There is no column {name!r}; close names: {close}.")
-        elif kind == "KeyError" and columns:
-            hints.append(f"There is no column {name!r}: use the columns listed in the Namespace.")
+        elif kind == "KeyError" and every:
+            hints.append(
+                f"{name!r} is not a column or an index label here. To pick rows by a value "
+                f"in a column: df[df['column'] == {name!r}]."
+            )
     return hints
 
 

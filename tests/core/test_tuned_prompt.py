@@ -158,7 +158,17 @@ async def test_observation_hints_for_common_mistakes(runtime):
     assert error_hints("flights['carrier'].nunique()", ok, ["carrier"]) == []
     unrelated = ExecutionResult(success=False, error="KeyError: 'zzz'", error_type="KeyError")
     assert error_hints("d['zzz']", unrelated, ["carrier"]) == [
-        "There is no column 'zzz': use the columns listed in the Namespace."
+        "'zzz' is not a column or an index label here. To pick rows by a value in a column: "
+        "df[df['column'] == 'zzz']."
+    ]
+    elsewhere = ExecutionResult(
+        success=False, error="KeyError: 'Column not found: name'", error_type="KeyError"
+    )
+    assert error_hints(
+        "", elsewhere, {"flights": ["carrier"], "airlines": ["carrier", "name"]}
+    ) == [
+        "'name' is a column of airlines, not of the frame used here: merge with airlines first, "
+        "on a column both have."
     ]
 
 
@@ -241,3 +251,16 @@ async def test_namespace_comes_first_in_the_latest_message_and_never_in_history(
     assert second.startswith("Namespace (live):") and "- x: int = 1" in second
     assert second.endswith("Ran OK, no output.\n[changed: x]")
     assert all("Namespace (live)" not in m["content"] for m in agent.history)
+
+
+async def test_resent_failed_code_makes_the_next_call_sample(runtime):
+    bad = "```python\nflights['nope']\n```"
+    model = ScriptedModel([bad, bad, bad, "```python\nok = 1\n```", "Done."])
+    agent = CaveAgent(model, runtime, final_answer=False)
+    response = await agent.run("go")
+    assert response.content == "Done."
+    temperatures = [o.get("temperature") for o in model.options]
+    assert temperatures == [None, None, 0.7, 1.0, None]  # escalates, then back to the default
+    off = ScriptedModel([bad, bad, "Gave up."])
+    await CaveAgent(off, runtime, loop_temperature=None).run("go")
+    assert all("temperature" not in o for o in off.options)
