@@ -60,7 +60,7 @@ async def main() -> None:
     runtime = IPythonRuntime(
         variables=[Variable("penguins", palmerpenguins.load_penguins(), "Palmer penguins")]
     )
-    agent = CaveAgent(model, runtime=runtime, context_window=1300, max_steps=6)
+    agent = CaveAgent(model, runtime=runtime, context_window=1500, max_steps=6)
     agent.compactor.keep_results = 2  # keep only the last two cell outputs in tier 1
     agent.compactor.breaker.cooldown = 60  # seconds before retrying a failing summariser
     total_calls = 0

@@ -503,7 +503,15 @@ class CaveAgent:
         if self._last_failed_code is not None and normalized == self._last_failed_code:
             self._repeats += 1
             note = repeated_failure_note(self._last_failed_type)
-            self.history.append({"role": "user", "content": note})
+            # The copy is dropped: fed back, it makes the next reply copy it once more.
+            # The note goes on the failed cell's observation, and the next call samples.
+            if len(self.history) >= 2 and self.history[-1]["role"] == "assistant":
+                self.history.pop()
+                last = self.history[-1]
+                if note not in last["content"]:
+                    self.history[-1] = {**last, "content": f"{last['content']}\n{note}"}
+            else:
+                self.history.append({"role": "user", "content": note})
             yield ev.ExecutionErrorEvent(
                 content=note, step=step, error=note, error_type="RepeatedFailure"
             )
@@ -563,14 +571,14 @@ class CaveAgent:
             timed_out=result.timed_out,
         )
 
-    async def _column_names(self) -> dict[str, list[str]]:
-        """The namespace's frame columns by frame, for the hints after a KeyError."""
+    async def _column_names(self) -> dict[str, dict[str, str]]:
+        """The namespace's frame columns (name → dtype) by frame, for hints after a KeyError."""
         try:
             rows = await self.runtime.namespace_summary()
         except Exception:
             return {}
         return {
-            r.name: [c.rpartition(":")[0] for c in r.columns if ":" in c]
+            r.name: dict(c.rpartition(":")[::2] for c in r.columns if ":" in c)
             for r in rows
             if r.columns and r.type_name != "Series" and not r.columns[0].startswith("dtype:")
         }

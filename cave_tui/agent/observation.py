@@ -11,6 +11,7 @@ import ast
 import difflib
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from cave_tui.runtime.base import ExecutionResult
 
@@ -229,11 +230,31 @@ def error_hints(
         if close:
             hints.append(f"There is no column {name!r}; close names: {close}.")
         elif kind == "KeyError" and every:
-            hints.append(
-                f"{name!r} is not a column or an index label here. To pick rows by a value "
-                f"in a column: df[df['column'] == {name!r}]."
-            )
+            hints.append(_row_hint(name, code, columns))
     return hints
+
+
+def _row_hint(key: str, code: str, columns: Any) -> str:
+    """A missing label that is no column: most often a value looked up as a row label."""
+    used = (
+        [f for f in columns if f and re.search(rf"\b{re.escape(f)}\b", code)]
+        if isinstance(columns, Mapping)
+        else []
+    )
+    if len(used) == 1:
+        frame = used[0]
+        kinds = columns[frame]
+        text = [c for c in kinds if isinstance(kinds, Mapping) and kinds[c] in ("str", "object")]
+        example = text[0] if text else "column"
+        more = f" (text columns of {frame}: {', '.join(text[:6])})" if text else ""
+        return (
+            f"{key!r} is not a column or an index label of {frame}. To pick its rows by a "
+            f"value: {frame}[{frame}[{example!r}] == {key!r}]{more}."
+        )
+    return (
+        f"{key!r} is not a column or an index label here. To pick rows by a value "
+        f"in a column: df[df['column'] == {key!r}]."
+    )
 
 
 def _cut_traceback(error: str, limit: int) -> str:

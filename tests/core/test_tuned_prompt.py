@@ -161,6 +161,12 @@ async def test_observation_hints_for_common_mistakes(runtime):
         "'zzz' is not a column or an index label here. To pick rows by a value in a column: "
         "df[df['column'] == 'zzz']."
     ]
+    lookup = ExecutionResult(success=False, error="KeyError: 'HNL'", error_type="KeyError")
+    frames = {"airports": {"faa": "str", "lat": "float"}, "flights": {"dest": "str"}}
+    assert error_hints("airports.loc['HNL', 'name']", lookup, frames) == [
+        "'HNL' is not a column or an index label of airports. To pick its rows by a value: "
+        "airports[airports['faa'] == 'HNL'] (text columns of airports: faa)."
+    ]
     elsewhere = ExecutionResult(
         success=False, error="KeyError: 'Column not found: name'", error_type="KeyError"
     )
@@ -259,6 +265,9 @@ async def test_resent_failed_code_makes_the_next_call_sample(runtime):
     agent = CaveAgent(model, runtime, final_answer=False)
     response = await agent.run("go")
     assert response.content == "Done."
+    # The resent copies never reach the model again; the note rides on the failed observation.
+    assert [m["content"] for m in agent.history].count(bad) == 1
+    assert "not run again" in model.requests[2][-1]["content"]
     temperatures = [o.get("temperature") for o in model.options]
     assert temperatures == [None, None, 0.7, 1.0, None]  # escalates, then back to the default
     off = ScriptedModel([bad, bad, "Gave up."])
