@@ -55,8 +55,12 @@ CODE_END_STOP = "\n```\n"
 
 def close_open_fence(text: str) -> str:
     """*text* with its last code fence closed, when a stop sequence cut the closing one."""
-    fences = sum(1 for line in text.splitlines() if line.lstrip().startswith("```"))
-    return text.rstrip("\n") + "\n```" if fences % 2 else text
+    lines = text.rstrip().splitlines()
+    fences = [i for i, line in enumerate(lines) if line.lstrip().startswith("```")]
+    # Odd, and the last fence opens a block (code follows it): the stop cut its close.
+    if len(fences) % 2 and fences[-1] < len(lines) - 1:
+        return text.rstrip("\n") + "\n```"
+    return text
 
 
 def edited_note(code: str) -> str:

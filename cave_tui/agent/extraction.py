@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 PYTHON_INFOS = frozenset({"python", "py", "python3", "py3", "ipython", "ipython3", "pycon"})
 _CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
+_FENCE_ONLY = re.compile(r"^\s*(`{3,}|~{3,})\s*$")
 
 
 @functools.cache
@@ -117,7 +118,10 @@ def bare_code(text: str) -> str | None:
     expression, which is not taken: a statement must assign, import, loop, define,
     or call something.
     """
-    code = text.strip()
+    lines = text.strip().splitlines()
+    while lines and _FENCE_ONLY.match(lines[-1]):  # a stray closing fence, no opening one
+        lines.pop()
+    code = "\n".join(lines).strip()
     if not code or "```" in code:
         return None
     try:

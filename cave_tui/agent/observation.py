@@ -138,8 +138,10 @@ BOOL_OP_HINT = "Combine conditions on columns with `&`, `|`, `~` (and parenthese
 FILE_HINT = "The data is already loaded: use the variables listed in the Namespace, not files."
 _KEY = re.compile(r"""^KeyError: (?P<q>['"])(?P<key>.+)(?P=q)$""")
 _MISSING_KEYS = re.compile(
-    r"None of \[Index\(\[(?P<keys>[^\]]*)\]|\[(?P<listed>[^\]]*)\] not in index"
+    r"None of \[(?:Index\(\[)?(?P<keys>[^\]]*)\]|\[(?P<listed>[^\]]*)\] not in index"
 )
+_MISSING_FILE = re.compile(r"No such file or directory: '(?P<path>[^']+)'")
+_CELL_LINE = re.compile(r"^  File <cell>, line \d+.*\n    (?P<code>.+)$", re.MULTILINE)
 _COLUMN_NOT_FOUND = re.compile(r"^Column not found: ")
 _NO_ATTRIBUTE = re.compile(r"object has no attribute '(?P<name>[^']+)'")
 
@@ -195,27 +197,39 @@ def error_hints(
         hints.append(PRECEDENCE_HINT)
     elif kind == "ValueError" and "truth value" in last and _has_bool_op(code):
         hints.append(BOOL_OP_HINT)
-    if kind in ("FileNotFoundError", "IsADirectoryError"):
-        hints.append(FILE_HINT)
     frames = (
         {k: list(v) for k, v in columns.items()}
         if isinstance(columns, Mapping)
         else {"": list(columns)}
     )
+    if kind in ("FileNotFoundError", "IsADirectoryError"):
+        missing_file = _MISSING_FILE.search(last)
+        stem = re.split(r"[/\\]", missing_file["path"])[-1].split(".")[0] if missing_file else ""
+        if stem and stem in frames:
+            hints.append(
+                f"No file is needed: `{stem}` is already defined and holds that data. Remove "
+                f"the line that reads the file and use `{stem}` as it is."
+            )
+        else:
+            hints.append(FILE_HINT)
     every = [c for cols in frames.values() for c in cols]
     missing: list[str] = []
+    column_error = kind == "AttributeError"  # the label was used as a column, not a row
     if kind == "KeyError":
         keys = _MISSING_KEYS.search(last)
         key = _KEY.match(last)
         if keys:
             missing += re.findall(r"'([^']+)'", keys["keys"] or keys["listed"])
+            column_error = True
         elif key:
-            missing.append(key["key"])
-        missing = [_COLUMN_NOT_FOUND.sub("", m) for m in missing]
+            column_error = bool(_COLUMN_NOT_FOUND.match(key["key"]))
+            missing.append(_COLUMN_NOT_FOUND.sub("", key["key"]))
     elif kind == "AttributeError":
         attr = _NO_ATTRIBUTE.search(last)
         if attr and ("DataFrame" in last or "Series" in last):
             missing.append(attr["name"])
+    lines = _CELL_LINE.findall(error)
+    failing_line = lines[-1] if lines else code
     for name in missing[:3]:
         owners = [f for f, cols in frames.items() if f and name in cols]
         if owners:
@@ -229,8 +243,10 @@ def error_hints(
         close = _close(name, every)
         if close:
             hints.append(f"There is no column {name!r}; close names: {close}.")
+        elif column_error:
+            hints.append(f"There is no column {name!r}: the Namespace lists each frame's columns.")
         elif kind == "KeyError" and every:
-            hints.append(_row_hint(name, code, columns))
+            hints.append(_row_hint(name, failing_line, columns))
     return hints
 
 
@@ -270,6 +286,6 @@ def _cut_traceback(error: str, limit: int) -> str:
 def repeated_failure_note(error_type: str | None) -> str:
     kind = error_type or "an error"
     return (
-        f"This is the same code that just failed ({kind}); it was not run again, as it would "
-        "fail the same way. Write different code that removes the cause."
+        f"You sent this same failing code ({kind}) again; it was not re-run, as it would fail "
+        "the same way. Write different code that removes the cause."
     )

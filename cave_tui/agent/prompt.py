@@ -47,6 +47,8 @@ SKILLS_HEADER = (
     "\n\nSkills (call activate_skill(name) once to load one's instructions and helpers):"
 )
 
+# What the model reads first in the latest message: these names are defined, ready to use.
+NAMESPACE_HEADER = "Namespace (live): defined in the session now, ready to use as they are."
 NAMESPACE_BUDGET = 6000  # characters for the whole namespace description
 ENTRY_BUDGET = 900  # characters for one entry, all its lines
 LINE_BUDGET = 400  # characters for one line of an entry
@@ -170,7 +172,7 @@ def describe_namespace(rows: Iterable[VarInfo], budget: int = NAMESPACE_BUDGET) 
         ("Types:", types),
         ("Variables:", variables),
     ]
-    out: list[str] = ["Namespace (live):"]
+    out: list[str] = [NAMESPACE_HEADER]
     used = len(out[0])
     omitted = 0
     for title, entries in sections:

@@ -102,7 +102,7 @@ async def test_repeated_failing_code_is_not_rerun():
     assert await agent.runtime.retrieve("counter") == 1
     errors = [e for e in events if e.type is EventType.EXECUTION_ERROR]
     assert errors[1].error_type == "RepeatedFailure"
-    assert "not run again" in model.requests[2][-1]["content"]
+    assert "not re-run" in model.requests[2][-1]["content"]
 
 
 async def test_provider_error_ends_run_and_conversation_stays_usable():

@@ -145,7 +145,8 @@ async def test_observation_hints_for_common_mistakes(runtime):
         "flights[flights['carrier'] == 'AA' | flights['carrier'] == 'UA']": PRECEDENCE_HINT,
         "flights.groupby('Carier').size()": "There is no column 'Carier'; close names: carrier.",
         "flights[['carrier', 'delay']]": "close names: dep_delay",
-        "import pandas as pd\npd.read_csv('flights.csv')": FILE_HINT,
+        "import pandas as pd\npd.read_csv('flights.csv')": "`flights` is already defined",
+        "import pandas as pd\npd.read_csv('data/other.csv')": FILE_HINT,
         "flights[flights.carrier == 'AA' and flights.dep_delay > 1]": "not and/or/not",
         "flights.dep_delays": "There is no column 'dep_delays'; close names: dep_delay.",
     }
@@ -166,6 +167,17 @@ async def test_observation_hints_for_common_mistakes(runtime):
     assert error_hints("airports.loc['HNL', 'name']", lookup, frames) == [
         "'HNL' is not a column or an index label of airports. To pick its rows by a value: "
         "airports[airports['faa'] == 'HNL'] (text columns of airports: faa)."
+    ]
+    pandas3 = ExecutionResult(
+        success=False,
+        error="KeyError: \"None of ['carrer'] are in the columns\"",
+        error_type="KeyError",
+    )
+    assert error_hints("", pandas3, frames) == [  # no close name: a column error all the same
+        "There is no column 'carrer': the Namespace lists each frame's columns."
+    ]
+    assert error_hints("", pandas3, {"f": {"carrier": "str"}}) == [
+        "There is no column 'carrer'; close names: carrier."
     ]
     elsewhere = ExecutionResult(
         success=False, error="KeyError: 'Column not found: name'", error_type="KeyError"
@@ -267,7 +279,7 @@ async def test_resent_failed_code_makes_the_next_call_sample(runtime):
     assert response.content == "Done."
     # The resent copies never reach the model again; the note rides on the failed observation.
     assert [m["content"] for m in agent.history].count(bad) == 1
-    assert "not run again" in model.requests[2][-1]["content"]
+    assert "not re-run" in model.requests[2][-1]["content"]
     temperatures = [o.get("temperature") for o in model.options]
     assert temperatures == [None, None, 0.7, 1.0, None]  # escalates, then back to the default
     off = ScriptedModel([bad, bad, "Gave up."])
