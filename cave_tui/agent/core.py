@@ -17,7 +17,13 @@ from typing import Any
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.extraction import extract_code
-from cave_tui.agent.final_answer import DEFINE_CODE, FINAL_NAME, take_final_answer
+from cave_tui.agent.final_answer import (
+    DEFINE_CODE,
+    FINAL_NAME,
+    NOT_DONE_NOTE,
+    is_bare_answer,
+    take_final_answer,
+)
 from cave_tui.agent.observation import error_hints, repeated_failure_note, shape_result
 from cave_tui.agent.prompt import (
     DEFAULT_INSTRUCTIONS,
@@ -521,6 +527,12 @@ class CaveAgent:
             )
             return
         self._repeats = 0
+        if self.final_answer and self._last_failed_code is not None and is_bare_answer(code):
+            self.history.append({"role": "user", "content": NOT_DONE_NOTE})
+            yield ev.ExecutionErrorEvent(
+                content=NOT_DONE_NOTE, step=step, error=NOT_DONE_NOTE, error_type="NotDone"
+            )
+            return
         result: ExecutionResult | None = None
         if self.final_answer and FINAL_NAME in code:
             await self.runtime.execute(DEFINE_CODE)  # (re)defined here: see final_answer.py

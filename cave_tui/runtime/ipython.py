@@ -33,7 +33,7 @@ from cave_tui.runtime.summary import (
     is_user_name,
     summarize_namespace,
 )
-from cave_tui.runtime.tracebacks import format_exception
+from cave_tui.runtime.tracebacks import format_exception, is_cell_file
 
 INTERRUPT_GRACE = 2.0
 _MUTATORS = frozenset(
@@ -63,8 +63,12 @@ def _set_async_exc(thread_id: int, exc: type[BaseException] | None) -> int:
     )
 
 
-def mutation_targets(code: str) -> set[str]:
-    """Names a cell may mutate in place: `x[...] = `, `x.a = `, `x.append(...)`, `inplace=True`."""
+def mutation_targets(code: str, before_line: int | None = None) -> set[str]:
+    """Names a cell may mutate in place: `x[...] = `, `x.a = `, `x.append(...)`, `inplace=True`.
+
+    With *before_line*, only statements above that line count (a failed cell never ran the
+    rest: saying it changed a frame there would send the model after a change that never was).
+    """
     try:
         tree = compile(
             code, "<cell>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
@@ -79,6 +83,8 @@ def mutation_targets(code: str) -> set[str]:
         return node.id if isinstance(node, ast.Name) else None
 
     for node in ast.walk(tree):
+        if before_line is not None and getattr(node, "lineno", 0) >= before_line:
+            continue
         targets: list[ast.AST] = []
         if isinstance(node, ast.Assign):
             targets = list(node.targets)
@@ -101,6 +107,18 @@ def mutation_targets(code: str) -> set[str]:
                 if name:
                     names.add(name)
     return names
+
+
+def _failed_line(error: BaseException | None) -> int | None:
+    """The cell line whose statement raised *error* (0: nothing ran), None on success."""
+    if error is None:
+        return None
+    tb = error.__traceback__
+    while tb is not None:
+        if is_cell_file(tb.tb_frame.f_code.co_filename):
+            return tb.tb_lineno
+        tb = tb.tb_next
+    return 0
 
 
 class IPythonRuntime(Runtime):
@@ -449,7 +467,7 @@ class IPythonRuntime(Runtime):
         duration = time.perf_counter() - started
         after = fingerprints(self._ns, hidden)
         changed = [n for n, fp in after.items() if before.get(n) != fp]
-        maybe = mutation_targets(code) & set(after)
+        maybe = mutation_targets(code, _failed_line(error)) & set(after)
         changed += [n for n in after if n in maybe and n not in changed]
         deleted = [n for n in before if n not in after]
         result = ExecutionResult(

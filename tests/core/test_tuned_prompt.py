@@ -285,3 +285,29 @@ async def test_resent_failed_code_makes_the_next_call_sample(runtime):
     off = ScriptedModel([bad, bad, "Gave up."])
     await CaveAgent(off, runtime, loop_temperature=None).run("go")
     assert all("temperature" not in o for o in off.options)
+
+
+async def test_a_failed_cell_reports_only_changes_made_before_the_failing_line(runtime):
+    failed = await runtime.execute(
+        "import pandas as pd\nflights = pd.read_csv('nope.csv')\nflights['b'] = 1"
+    )
+    assert failed.changed == ["pd"]  # `flights` was never touched: the model must not think so
+    partly = await runtime.execute("flights['c'] = 2\n1/0\nflights['d'] = 1")
+    assert partly.changed == ["flights"]
+    assert list((await runtime.retrieve("flights")).columns) == ["carrier", "dep_delay", "c"]
+
+
+async def test_an_echoed_answer_right_after_a_failure_is_not_taken(runtime):
+    model = ScriptedModel(
+        [
+            "```python\nflights['nope']\n```",
+            "```python\nfinal_answer('No file is needed: use `flights`.')\n```",
+            "```python\nn = len(flights)\nfinal_answer(f'{n} flights')\n```",
+        ]
+    )
+    response = await CaveAgent(model, runtime).run("count")
+    assert response.content == "3 flights" and response.steps == 3
+    assert "task is not done" in model.requests[2][-1]["content"]
+    # After a success a fixed-text answer is fine.
+    ok = ScriptedModel(["```python\nx = 1\n```", "```python\nfinal_answer('x is set')\n```"])
+    assert (await CaveAgent(ok, runtime).run("set x")).content == "x is set"
