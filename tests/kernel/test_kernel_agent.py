@@ -54,3 +54,21 @@ async def test_agent_sees_a_kernel_crash_and_carries_on():
         assert "segmentation fault" in crash_observation
         assert "Restored from the last checkpoint: total" in crash_observation
         assert "60" in model.requests[3][-1]["content"]
+
+
+async def test_final_answer_ends_the_turn_on_the_kernel_runtime():
+    """The answer travels through the kernel's captured output, like any print."""
+    runtime = IPyKernelRuntime(variables=[Variable("numbers", [5, 3, 8, 1])])
+    model = ScriptedModel(
+        [
+            "```python\ntotal = sum(numbers)\nprint('summing')\n"
+            "final_answer(f'total is {total}')\n```"
+        ]
+    )
+    async with runtime:
+        agent = CaveAgent(model, runtime=runtime)
+        response = await agent.run("Sum the numbers into total")
+        assert response.status is AgentStatus.COMPLETED and response.steps == 1
+        assert response.content == "total is 17"
+        assert agent.history[2]["content"] == "Output:\nsumming\n[changed: total]"
+        assert "final_answer" not in await agent.namespace_text()
