@@ -1,9 +1,10 @@
 """The system prompt and the live namespace description.
 
 The system prompt is short and identical on every call, so provider and
-llama.cpp prompt caches hit. What changes (the namespace) goes at the end of the
-newest message of each request and is never stored in history: the history
-prefix stays byte-identical from one call to the next.
+llama.cpp prompt caches hit. What changes (the namespace) opens the newest
+message of each request, so the user's words are what the model reads last, and
+is never stored in history: the history prefix stays byte-identical from one call
+to the next. docs/prompt-tuning.md says how each piece was measured.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def chat_history(turns: int) -> list[dict[str, str]]:
 
 async def test_tier1_clears_old_results_and_keeps_recent_ones():
     model = RoutingModel([*(code_step(i) for i in range(6)), "All six steps ran."])
-    agent = CaveAgent(model, context_window=3000, max_steps=12)
+    agent = CaveAgent(model, context_window=3200, max_steps=12)
     events = [e async for e in agent.stream_events("run the eight steps")]
     compacted = [e for e in events if e.type is EventType.COMPACTED]
     assert compacted, "the window was exceeded, so compaction must have run"
@@ -46,7 +46,7 @@ async def test_tier1_clears_old_results_and_keeps_recent_ones():
     assert "5149" in observations[-1]["content"]
     for request in model.agent.requests:
         assert request[0]["role"] == "system"  # always kept, rebuilt by the agent
-        assert count_messages(request) <= 3000
+        assert count_messages(request) <= 3200
     # The runtime was not touched: values made before the clearing are live and listed.
     assert await agent.runtime.retrieve("v0") == 0
     assert "- v0: int = 0" in model.agent.requests[-1][-1]["content"]
@@ -57,7 +57,7 @@ async def test_tier1_keeps_skill_instructions():
     activate = "```python\nactivate_skill('rules')\nprint(*range(300))\n```"
     replies = [activate, *(code_step(i) for i in range(5)), "ok"]
     model = RoutingModel(replies)
-    agent = CaveAgent(model, context_window=3000, max_steps=12, skills=[skill])
+    agent = CaveAgent(model, context_window=3200, max_steps=12, skills=[skill])
     await agent.run("go")
     first_observation = agent.history[2]["content"]
     assert first_observation.startswith(CLEARED)
@@ -149,7 +149,7 @@ async def test_tier3_trims_when_the_summariser_fails():
     assert final[0].content == "still here"
     (request,) = model.agent.requests
     assert count_messages(request) <= agent.compactor.target
-    assert request[-1]["content"].startswith("are you there?")
+    assert request[-1]["content"].endswith("\n\nare you there?")  # after the namespace
 
 
 async def test_tier3_shortens_one_huge_message():
@@ -160,7 +160,7 @@ async def test_tier3_shortens_one_huge_message():
     (request,) = model.agent.requests
     assert count_messages(request) < 1000
     assert "characters elided" in request[1]["content"]
-    assert request[1]["content"].startswith("Please read this: 0 1 2")
+    assert "\n\nPlease read this: 0 1 2" in request[1]["content"]  # after the namespace
 
 
 async def test_compactor_validates_its_settings():
