@@ -11,7 +11,6 @@ import ast
 import difflib
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from cave_tui.runtime.base import ExecutionResult
 
@@ -181,14 +180,15 @@ def _close(name: str, columns: Iterable[str]) -> str:
 def error_hints(
     code: str,
     result: ExecutionResult,
-    columns: Iterable[str] | Mapping[str, Iterable[str]] = (),
+    frames: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[str]:
     """Short hints for mistakes small models make again and again, found from the error.
 
-    *columns* are the namespace's frame columns, by frame name when known. Each hint
-    names the cause and the fix in one line; nothing is said when the error does not
-    match a known class.
+    *frames* are the namespace's frames: name → column → dtype. Each hint names the
+    cause and the fix in one line; nothing is said when the error does not match a
+    known class.
     """
+    frames = frames or {}
     error = (result.error or "").rstrip()
     last = error.splitlines()[-1] if error else ""
     kind = result.error_type or last.partition(":")[0]
@@ -197,11 +197,6 @@ def error_hints(
         hints.append(PRECEDENCE_HINT)
     elif kind == "ValueError" and "truth value" in last and _has_bool_op(code):
         hints.append(BOOL_OP_HINT)
-    frames = (
-        {k: list(v) for k, v in columns.items()}
-        if isinstance(columns, Mapping)
-        else {"": list(columns)}
-    )
     if kind in ("FileNotFoundError", "IsADirectoryError"):
         missing_file = _MISSING_FILE.search(last)
         stem = re.split(r"[/\\]", missing_file["path"])[-1].split(".")[0] if missing_file else ""
@@ -231,7 +226,7 @@ def error_hints(
     lines = _CELL_LINE.findall(error)
     failing_line = lines[-1] if lines else code
     for name in missing[:3]:
-        owners = [f for f, cols in frames.items() if f and name in cols]
+        owners = [f for f, cols in frames.items() if name in cols]
         if owners:
             hints.append(
                 f"{name!r} is a column of {', '.join(owners)}, not of the frame used here: "
@@ -246,21 +241,16 @@ def error_hints(
         elif column_error:
             hints.append(f"There is no column {name!r}: the Namespace lists each frame's columns.")
         elif kind == "KeyError" and every:
-            hints.append(_row_hint(name, failing_line, columns))
+            hints.append(_row_hint(name, failing_line, frames))
     return hints
 
 
-def _row_hint(key: str, code: str, columns: Any) -> str:
+def _row_hint(key: str, code: str, frames: Mapping[str, Mapping[str, str]]) -> str:
     """A missing label that is no column: most often a value looked up as a row label."""
-    used = (
-        [f for f in columns if f and re.search(rf"\b{re.escape(f)}\b", code)]
-        if isinstance(columns, Mapping)
-        else []
-    )
+    used = [f for f in frames if re.search(rf"\b{re.escape(f)}\b", code)]
     if len(used) == 1:
         frame = used[0]
-        kinds = columns[frame]
-        text = [c for c in kinds if isinstance(kinds, Mapping) and kinds[c] in ("str", "object")]
+        text = [c for c, dtype in frames[frame].items() if dtype in ("str", "object")]
         example = text[0] if text else "column"
         more = f" (text columns of {frame}: {', '.join(text[:6])})" if text else ""
         return (

@@ -156,9 +156,9 @@ async def test_observation_hints_for_common_mistakes(runtime):
         assert any(expected in h for h in hints), (code, hints)
         assert "Hint: " + hints[0] in shape_result(result, 2000, hints)
     ok = await runtime.execute("flights['carrier'].nunique()")
-    assert error_hints("flights['carrier'].nunique()", ok, ["carrier"]) == []
+    assert error_hints("flights['carrier'].nunique()", ok, {"flights": {"carrier": "str"}}) == []
     unrelated = ExecutionResult(success=False, error="KeyError: 'zzz'", error_type="KeyError")
-    assert error_hints("d['zzz']", unrelated, ["carrier"]) == [
+    assert error_hints("d['zzz']", unrelated, {"flights": {"carrier": "str"}}) == [
         "'zzz' is not a column or an index label here. To pick rows by a value in a column: "
         "df[df['column'] == 'zzz']."
     ]
@@ -183,7 +183,9 @@ async def test_observation_hints_for_common_mistakes(runtime):
         success=False, error="KeyError: 'Column not found: name'", error_type="KeyError"
     )
     assert error_hints(
-        "", elsewhere, {"flights": ["carrier"], "airlines": ["carrier", "name"]}
+        "",
+        elsewhere,
+        {"flights": {"carrier": "str"}, "airlines": {"carrier": "str", "name": "str"}},
     ) == [
         "'name' is a column of airlines, not of the frame used here: merge with airlines first, "
         "on a column both have."
