@@ -3,9 +3,11 @@
     python bench/agent_eval.py                                  # all tasks, cave prompt
     python bench/agent_eval.py --prompt cave,upstream --label start
     python bench/agent_eval.py --tasks mt_adelie,object --repeat 3
+    python bench/agent_eval.py --tasks holdout --list            # the held-out tasks
 
-Runs every task of `eval_tasks.TASKS` against an OpenAI-compatible endpoint (default: the
-local Qwen2.5-Coder-1.5B server of ../shared/local-llm on 127.0.0.1:8411) at temperature 0,
+Runs every task of `eval_tasks.TASKS` (or those `--tasks` names; `holdout` is the held-out
+set of eval_holdout.py, never in the default) against an OpenAI-compatible endpoint (default:
+the local Qwen2.5-Coder-1.5B server of ../shared/local-llm on 127.0.0.1:8411) at temperature 0,
 each task in a fresh IPythonRuntime with its objects injected, its user turns sent in order,
 and a time cap on the whole task (the run is cancelled when it is reached). Then it retrieves
 the named variables and checks them against pandas ground truth.
@@ -36,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, report
-from eval_tasks import TASKS, Task, _pristine, check, data, select
+from eval_tasks import Task, _pristine, check, data, select
 from upstream_prompt import (
     UPSTREAM_INSTRUCTIONS,
     UPSTREAM_SYSTEM_INSTRUCTIONS,
@@ -373,7 +375,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--api-key", default="local")
     ap.add_argument("--temperature", type=float, default=0.0)
     ap.add_argument("--prompt", default="cave", help="cave, upstream, or both: cave,upstream")
-    ap.add_argument("--tasks", default="", help="comma-separated task names or kinds")
+    ap.add_argument(
+        "--tasks", default="", help="comma-separated task names or kinds; holdout: held-out"
+    )
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--max-steps", type=int, default=6, help="per user turn")
     ap.add_argument("--time-cap", type=float, default=240.0, help="seconds per task")
@@ -382,18 +386,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="list the tasks and exit")
     args = ap.parse_args(argv)
 
+    try:
+        tasks = select(args.tasks)
+    except ValueError as exc:
+        ap.error(str(exc))
     if args.list:
-        for t in TASKS:
+        for t in tasks:
             print(f"{t.name:<24} {t.kind:<10} turns={len(t.turns)} retrieve={','.join(t.retrieve)}")
         return 0
     prompts = tuple(p.strip() for p in args.prompt.split(",") if p.strip())
     for p in prompts:
         if p not in PROMPTS:
             ap.error(f"unknown prompt {p!r}; use {', '.join(PROMPTS)}")
-    try:
-        tasks = select(args.tasks)
-    except ValueError as exc:
-        ap.error(str(exc))
 
     from cave_tui.models import LiteLLMModel
 

@@ -7,6 +7,8 @@ earlier ones), then retrieves named variables and checks them against ground tru
 here by plain pandas. Checkers are tolerant where a person would be: float tolerance, index
 and column order, a Series vs a one-column frame or a dict, a reset index.
 
+Held-out tasks, never used to tune the prompt, live in `eval_holdout.py`: `select("holdout")`.
+
 `Task.solution` is a reference answer per turn. The model never sees it: the suite's own tests
 replay it through ScriptedModel to prove every task is solvable and every checker accepts
 a correct answer.
@@ -651,14 +653,29 @@ TASKS_BY_NAME: dict[str, Task] = {t.name: t for t in TASKS}
 
 
 def select(names: str | None) -> list[Task]:
-    """Tasks by comma-separated names (or kinds); all when *names* is empty."""
+    """Tasks by comma-separated names (or kinds); all of `TASKS` when *names* is empty.
+
+    The held-out tasks (`eval_holdout.HOLDOUT_TASKS`) are never in the default: `holdout`
+    selects them all, and each can be named (`ho_*`). A kind selects from `TASKS` only.
+    """
     if not names:
         return list(TASKS)
+    from eval_holdout import HOLDOUT_TASKS  # here: eval_holdout imports this module
+
+    holdout = {t.name: t for t in HOLDOUT_TASKS}
     chosen: list[Task] = []
     for name in (n.strip() for n in names.split(",") if n.strip()):
-        matched = [t for t in TASKS if t.name == name or t.kind == name]
+        if name == "holdout":
+            matched = list(HOLDOUT_TASKS)
+        elif name in holdout:
+            matched = [holdout[name]]
+        else:
+            matched = [t for t in TASKS if t.name == name or t.kind == name]
         if not matched:
-            known = ", ".join(TASKS_BY_NAME)
-            raise ValueError(f"unknown task {name!r}; known: {known}")
+            kinds = ", ".join(dict.fromkeys(t.kind for t in TASKS))
+            raise ValueError(
+                f"unknown task {name!r}; known: {', '.join(TASKS_BY_NAME)}; kinds: {kinds}; "
+                f"held out: holdout (all), {', '.join(holdout)}"
+            )
         chosen.extend(t for t in matched if t not in chosen)
     return chosen

@@ -1,8 +1,8 @@
 """The evaluation suite's machinery, with ScriptedModel: no real model, fast, in the default run.
 
-Every task's reference solution, replayed through the real agent loop and a real IPython
-runtime, must pass its checker; wrong answers must fail it; tolerant variants of the truth
-(a 1-column frame, a dict, another order) must pass.
+Every task's reference solution (the default suite's and the held-out set's), replayed through
+the real agent loop and a real IPython runtime, must pass its checker; wrong answers must fail
+it; tolerant variants of the truth (a 1-column frame, a dict, another order) must pass.
 """
 
 from __future__ import annotations
@@ -21,10 +21,14 @@ from agent_eval import (
     summarize,
     token_ratio,
 )
+from agent_eval import main as agent_eval_main
+from eval_holdout import HOLDOUT_TASKS
 from eval_tasks import TASKS, HasColumn, Rows, _pristine, check, select
 
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import Function, Type, Variable
+
+ALL_TASKS = [*TASKS, *HOLDOUT_TASKS]  # replayed and checked alike
 
 
 def fence(code: str) -> str:
@@ -63,8 +67,32 @@ def test_suite_has_the_required_classes_of_task():
         assert task.retrieve, task.name
 
 
+def test_held_out_tasks_cover_the_same_classes():
+    assert len(HOLDOUT_TASKS) == 8
+    names = [t.name for t in HOLDOUT_TASKS]
+    assert all(n.startswith("ho_") for n in names)
+    assert len(set(names)) == len(names)
+    assert not set(names) & {t.name for t in TASKS}
+    kinds = [t.kind for t in HOLDOUT_TASKS]
+    assert {k: kinds.count(k) for k in kinds} == {
+        "frame": 2,
+        "join": 2,
+        "function": 1,
+        "object": 1,
+        "multi-turn": 2,
+    }
+    data = _pristine()
+    for task in HOLDOUT_TASKS:
+        assert len(task.solution) == len(task.turns), task.name
+        assert task.retrieve, task.name
+        if task.kind == "multi-turn":
+            assert 2 <= len(task.turns) <= 3, task.name
+    items = {type(i).__name__ for t in HOLDOUT_TASKS for i in t.inject(data)}
+    assert {"Variable", "Function", "Type"} <= items
+
+
 def test_later_turns_use_variables_made_earlier():
-    for task in (t for t in TASKS if len(t.turns) > 1):
+    for task in (t for t in ALL_TASKS if len(t.turns) > 1):
         made_earlier = set(task.retrieve) - {
             i.name for i in task.inject(_pristine()) if hasattr(i, "name")
         }
@@ -81,11 +109,35 @@ def test_select_by_name_and_kind():
         select("nope")
 
 
+def test_held_out_tasks_are_selected_only_by_name():
+    assert select("") == TASKS and select(None) == TASKS
+    assert not {t.name for t in select("")} & {t.name for t in HOLDOUT_TASKS}
+    assert [t.name for t in select("holdout")] == [t.name for t in HOLDOUT_TASKS]
+    assert len(select("holdout")) == 8
+    assert [t.name for t in select("ho_mt_mass_gap")] == ["ho_mt_mass_gap"]
+    # A kind selects from the default suite only.
+    assert not any(t.name.startswith("ho_") for t in select("frame,multi-turn"))
+    both = select("busiest_route,holdout,ho_heavy_gentoo")
+    assert [t.name for t in both] == ["busiest_route", *(t.name for t in HOLDOUT_TASKS)]
+    with pytest.raises(ValueError, match="holdout") as err:
+        select("ho_nope")
+    assert "ho_mt_mass_gap" in str(err.value) and "busiest_route" in str(err.value)
+
+
+def test_list_shows_the_held_out_tasks_without_a_server(capsys):
+    assert agent_eval_main(["--tasks", "holdout", "--list"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == [t.name for t in HOLDOUT_TASKS]
+    assert agent_eval_main(["--list"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert listed == [t.name for t in TASKS]
+
+
 # -- checkers ------------------------------------------------------------------------------------
 
 
 def _truths():
-    for task in TASKS:
+    for task in ALL_TASKS:
         for name, expected in task.truth(_pristine()).items():
             yield pytest.param(expected, id=f"{task.name}.{name}")
 
@@ -165,7 +217,7 @@ def test_checker_rejects_wrong_answers_with_a_reason(expected):
 # -- full runs through the real agent loop --------------------------------------------------------
 
 
-@pytest.mark.parametrize("task", TASKS, ids=[t.name for t in TASKS])
+@pytest.mark.parametrize("task", ALL_TASKS, ids=[t.name for t in ALL_TASKS])
 async def test_reference_solution_solves_the_task_through_the_agent(task):
     model = ScriptedModel(solution_script(task))
     run = await run_task(task, model, "cave", max_steps=4, time_cap=60)
