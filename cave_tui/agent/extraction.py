@@ -94,7 +94,6 @@ def _extend(lines: list[str], start: int, end: int, markup: str) -> tuple[str, i
 _ACTIONS = (
     ast.Assign,
     ast.AugAssign,
-    ast.AnnAssign,
     ast.Import,
     ast.ImportFrom,
     ast.For,
@@ -131,6 +130,8 @@ def bare_code(text: str) -> str | None:
     acts = any(
         isinstance(node, _ACTIONS)
         or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call | ast.Await))
+        # `Answer: 42` parses as an annotation; only `x: int = 1` assigns.
+        or (isinstance(node, ast.AnnAssign) and node.value is not None)
         for node in tree.body
     )
     return code + "\n" if acts else None
