@@ -36,6 +36,13 @@ from cave_tui.agent.prompt import (
     render_template,
     uses_inline_namespace,
 )
+from cave_tui.agent.recovery import (
+    MAX_REWINDS,
+    empty_note,
+    empty_results,
+    failure_summary,
+    rewound_request,
+)
 from cave_tui.models.base import (
     Completion,
     ContextOverflowError,
@@ -57,6 +64,7 @@ SKIPPED_NOTICE = "code skipped by the user"
 # Generation stops where the first code block closes: the block runs next, so anything
 # after it (an explanation, a predicted output) would be thrown away, at ~10 tokens/s locally.
 CODE_END_STOP = "\n```\n"
+REWIND_NOTICE = "failed attempts left the model's context; it retries with their errors noted"
 
 
 def close_open_fence(text: str) -> str:
@@ -142,6 +150,7 @@ class CaveAgent:
         stop_after_code: bool = True,
         final_answer: bool = True,
         loop_temperature: float | None = 0.7,
+        rewind: bool = True,
     ) -> None:
         if runtime is None:
             from cave_tui.runtime.ipython import IPythonRuntime
@@ -171,7 +180,17 @@ class CaveAgent:
         # A model that resends code that just failed is stuck (at temperature 0 it always
         # will be): the next call samples at this temperature, once, to get out of it.
         self.loop_temperature = loop_temperature
+        # After two failures in a row (or a resent failure), the failed exchanges leave
+        # the context and their errors go under the request: see recovery.py.
+        self.rewind = rewind
         self._repeats = 0  # consecutive resends of failed code
+        # The turn in progress, for rewinds and the empty-answer check (see recovery.py).
+        self._turn: Message | None = None
+        self._turn_task = ""
+        self._turn_failures: list[str] = []
+        self._failed_in_row = 0
+        self._rewinds = 0
+        self._empty_checked = False
         self.usage = Usage()  # across all runs of this agent
         self.history: list[Message] = [
             _normalize_message(m)
@@ -341,6 +360,9 @@ class CaveAgent:
         snippets: list[str] = []
         self.history.append({"role": "user", "content": task})
         self._repeats = 0
+        self._turn, self._turn_task = self.history[-1], task
+        self._turn_failures, self._failed_in_row = [], 0
+        self._rewinds, self._empty_checked = 0, False
         yield self._emit(ev.UserEvent(content=task))
         last_text = ""
         step = 0
@@ -512,6 +534,9 @@ class CaveAgent:
         normalized = "\n".join(line.rstrip() for line in code.strip().splitlines())
         if self._last_failed_code is not None and normalized == self._last_failed_code:
             self._repeats += 1
+            if self._rewind():
+                yield ev.NoticeEvent(content=REWIND_NOTICE, step=step)
+                return
             note = repeated_failure_note(self._last_failed_type)
             # The copy is dropped: fed back, it makes the next reply copy it once more.
             # The note goes on the failed cell's observation, and the next call samples.
@@ -528,6 +553,9 @@ class CaveAgent:
             return
         self._repeats = 0
         if self.final_answer and self._last_failed_code is not None and is_bare_answer(code):
+            if self._rewind():
+                yield ev.NoticeEvent(content=REWIND_NOTICE, step=step)
+                return
             self.history.append({"role": "user", "content": NOT_DONE_NOTE})
             yield ev.ExecutionErrorEvent(
                 content=NOT_DONE_NOTE, step=step, error=NOT_DONE_NOTE, error_type="NotDone"
@@ -556,9 +584,16 @@ class CaveAgent:
         appendix = "".join(hook(result) for hook in self._result_hooks)
         hints = error_hints(code, result, await self._column_names()) if not result.success else []
         observation = shape_result(result, self.max_exec_output, hints) + appendix
+        if result.success and self._answer is not None and not self._empty_checked:
+            empty = empty_results(await self._summary(), result.changed)
+            if empty:  # asked once per turn: a second final_answer is accepted
+                self._empty_checked = True
+                self._answer = None
+                observation += "\n" + empty_note(empty)
         self.history.append({"role": "user", "content": observation})
         if result.success:
             self._last_failed_code = None
+            self._failed_in_row = 0
             yield ev.ExecutionOutputEvent(
                 content=observation,
                 step=step,
@@ -569,30 +604,56 @@ class CaveAgent:
             return
         self._last_failed_code = normalized
         self._last_failed_type = result.error_type
+        self._turn_failures.append(failure_summary(observation))
+        self._failed_in_row += 1
+        rewound = self._failed_in_row >= 2 and self._rewind()
         if result.blocked:
             yield ev.SecurityErrorEvent(
                 content=observation,
                 step=step,
                 violations=[_violation_dict(v) for v in result.security_violations],
             )
-            return
-        yield ev.ExecutionErrorEvent(
-            content=observation,
-            step=step,
-            output=result.output,
-            error=result.error or "",
-            error_type=result.error_type or "",
-            changed=list(result.changed),
-            duration=result.duration,
-            timed_out=result.timed_out,
-        )
+        else:
+            yield ev.ExecutionErrorEvent(
+                content=observation,
+                step=step,
+                output=result.output,
+                error=result.error or "",
+                error_type=result.error_type or "",
+                changed=list(result.changed),
+                duration=result.duration,
+                timed_out=result.timed_out,
+            )
+        if rewound:
+            yield ev.NoticeEvent(content=REWIND_NOTICE, step=step)
+
+    def _rewind(self) -> bool:
+        """Drop this turn's failed exchanges; note their errors under the request.
+
+        False (nothing done) when rewinds are off or used up, or when compaction has
+        replaced the turn's request since it was sent.
+        """
+        if not self.rewind or self._rewinds >= MAX_REWINDS or not self._turn_failures:
+            return False
+        start = next((i for i, m in enumerate(self.history) if m is self._turn), None)
+        if start is None:
+            return False
+        self._rewinds += 1
+        self._failed_in_row = 0
+        del self.history[start + 1 :]
+        content = rewound_request(self._turn_task, self._turn_failures)
+        self._turn = self.history[start] = {"role": "user", "content": content}
+        return True
+
+    async def _summary(self) -> list[Any]:
+        try:
+            return await self.runtime.namespace_summary()
+        except Exception:
+            return []
 
     async def _column_names(self) -> dict[str, dict[str, str]]:
         """The namespace's frame columns (name → dtype) by frame, for hints after a KeyError."""
-        try:
-            rows = await self.runtime.namespace_summary()
-        except Exception:
-            return {}
+        rows = await self._summary()
         return {
             r.name: dict(c.rpartition(":")[::2] for c in r.columns if ":" in c)
             for r in rows

@@ -97,7 +97,7 @@ async def test_repeated_failing_code_is_not_rerun():
             "giving up",
         ]
     )
-    agent = CaveAgent(model)
+    agent = CaveAgent(model, rewind=False)  # with rewinds: tests/core/test_recovery.py
     events = [e async for e in agent.stream_events("try")]
     assert await agent.runtime.retrieve("counter") == 1
     errors = [e for e in events if e.type is EventType.EXECUTION_ERROR]

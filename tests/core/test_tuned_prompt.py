@@ -258,7 +258,9 @@ def test_unfenced_python_that_acts_is_code_and_prose_is_not():
     )
     assert extract_code("final_answer(f'{len(fp)} rows')") == "final_answer(f'{len(fp)} rows')\n"
     assert extract_code("import math\nx = math.pi") == "import math\nx = math.pi\n"
-    for answer in ("Yes", "42", "df.shape", "The answer is 42.", "HNL", "Done: `x` holds it.", ""):
+    assert extract_code("total: float = 1.5") == "total: float = 1.5\n"
+    prose = ("Yes", "42", "df.shape", "The answer is 42.", "HNL", "Done: `x` holds it.", "")
+    for answer in (*prose, "Done: 12.", "Answer: 42", "Result: done"):
         assert extract_code(answer) is None, answer
 
 
@@ -276,7 +278,7 @@ async def test_namespace_comes_first_in_the_latest_message_and_never_in_history(
 async def test_resent_failed_code_makes_the_next_call_sample(runtime):
     bad = "```python\nflights['nope']\n```"
     model = ScriptedModel([bad, bad, bad, "```python\nok = 1\n```", "Done."])
-    agent = CaveAgent(model, runtime, final_answer=False)
+    agent = CaveAgent(model, runtime, final_answer=False, rewind=False)
     response = await agent.run("go")
     assert response.content == "Done."
     # The resent copies never reach the model again; the note rides on the failed observation.
@@ -285,7 +287,7 @@ async def test_resent_failed_code_makes_the_next_call_sample(runtime):
     temperatures = [o.get("temperature") for o in model.options]
     assert temperatures == [None, None, 0.7, 1.0, None]  # escalates, then back to the default
     off = ScriptedModel([bad, bad, "Gave up."])
-    await CaveAgent(off, runtime, loop_temperature=None).run("go")
+    await CaveAgent(off, runtime, loop_temperature=None, rewind=False).run("go")
     assert all("temperature" not in o for o in off.options)
 
 
@@ -307,7 +309,7 @@ async def test_an_echoed_answer_right_after_a_failure_is_not_taken(runtime):
             "```python\nn = len(flights)\nfinal_answer(f'{n} flights')\n```",
         ]
     )
-    response = await CaveAgent(model, runtime).run("count")
+    response = await CaveAgent(model, runtime, rewind=False).run("count")
     assert response.content == "3 flights" and response.steps == 3
     assert "task is not done" in model.requests[2][-1]["content"]
     # After a success a fixed-text answer is fine.

@@ -1,0 +1,79 @@
+"""Getting a model out of a failing turn: rewinding it, and doubting an empty answer.
+
+A small model that has written failing code once tends to copy its own last reply,
+even when the observation names the fix and even when sampled (measured in
+docs/prompt-tuning.md). A *rewind* removes the failed exchanges of the turn from
+history and puts what was learned from them (the error and its hint, without the
+model's code) under the user's request, so the next reply is written fresh.
+The runtime keeps whatever the failed cells defined; the event stream and the
+session keep the whole story: only the model's context is rewound.
+
+An *empty* result (0, NaN, an empty frame) given as the final answer is most
+often a filter that matched nothing because of a misspelt value; the agent asks
+once for a check before it accepts it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from cave_tui.runtime.summary import VarInfo
+
+MAX_REWINDS = 2  # per turn; after that the failures stay in context as they were
+
+REWIND_HEADER = "An earlier attempt at this request failed:"
+REWIND_FOOTER = "Write the code for the request again, so that it avoids that error."
+
+EMPTY_VALUES = frozenset({"0", "0.0", "nan", "None", "[]", "{}", "()", "set()", "''", '""'})
+
+
+def failure_summary(observation: str) -> str:
+    """The parts of a failed cell's observation worth keeping across a rewind.
+
+    The error, its traceback lines and hints stay; the `[changed: ...]` list and
+    the loop notes go (they describe exchanges the model will no longer see).
+    """
+    keep = [
+        line
+        for line in observation.splitlines()
+        if line.strip()
+        and not line.startswith("[changed")
+        and not line.startswith("You sent this same failing code")
+        and line not in ("Error:", "Traceback:")
+    ]
+    return "\n".join(keep)
+
+
+def rewound_request(task: str, failures: Iterable[str]) -> str:
+    """The user's request followed by what the failed attempts taught."""
+    notes = [note for note in dict.fromkeys(failures) if note]  # distinct, in order
+    if not notes:
+        return task
+    body = "\n".join(notes[-2:])  # the latest two: more is noise for a small model
+    return f"{task}\n\n{REWIND_HEADER}\n{body}\n{REWIND_FOOTER}"
+
+
+def _is_empty(row: VarInfo) -> bool:
+    if row.kind != "variable":
+        return False
+    if row.type_name in ("DataFrame", "Series", "ndarray", "Index"):
+        shape = row.shape.removeprefix("len ")
+        return shape == "0" or shape.startswith("0x") or shape.endswith("x0")
+    return row.preview.strip() in EMPTY_VALUES
+
+
+def empty_results(rows: Iterable[VarInfo], names: Iterable[str]) -> list[str]:
+    """Which of *names* (a cell's changed names) now hold an empty or zero value."""
+    wanted = set(names)
+    return [row.name for row in rows if row.name in wanted and _is_empty(row)]
+
+
+def empty_note(names: list[str]) -> str:
+    listed = ", ".join(f"`{name}`" for name in names)
+    verb = "is" if len(names) == 1 else "are"
+    return (
+        f"{listed} {verb} empty or zero, so that answer was not given yet. A filter or lookup "
+        "may have matched nothing: check the exact values you matched (spelling, case) "
+        "against the data or the user's words, and fix the code. If empty or zero is truly "
+        "the answer, call final_answer again."
+    )

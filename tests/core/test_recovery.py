@@ -1,0 +1,156 @@
+"""Rewinding a failing turn, and doubting an empty final answer (agent/recovery.py)."""
+
+import pandas as pd
+import pytest
+
+from cave_tui.agent import CaveAgent
+from cave_tui.agent import events as ev
+from cave_tui.agent.recovery import (
+    REWIND_FOOTER,
+    REWIND_HEADER,
+    empty_results,
+    failure_summary,
+    rewound_request,
+)
+from cave_tui.models import ScriptedModel
+from cave_tui.runtime import IPythonRuntime, Variable
+from cave_tui.runtime.summary import summarize
+
+
+@pytest.fixture
+async def runtime():
+    frame = pd.DataFrame({"carrier": ["AA", "UA", "AA"], "dep_delay": [5.0, 10.0, 7.0]})
+    rt = IPythonRuntime(variables=[Variable("flights", frame, "Flights of 2013")])
+    yield rt
+    await rt.stop()
+
+
+def _contents(messages):
+    return [m["content"] for m in messages]
+
+
+async def test_two_failures_in_a_row_rewind_the_turn_to_the_request_plus_their_errors(runtime):
+    first = "```python\nx = flights.loc['AA', 'dep_delay']\n```"
+    second = "```python\nx = flights.loc['AA']\n```"
+    fixed = "```python\nx = flights.loc[flights['carrier'] == 'AA', 'dep_delay'].sum()\n```"
+    model = ScriptedModel([first, second, fixed, "Done: 12."])
+    agent = CaveAgent(model, runtime, final_answer=False)
+    events = [e async for e in agent.stream_events("Sum AA's delays into `x`.")]
+    assert await runtime.retrieve("x") == 12.0
+    # The third call sees no failed code: only the request, then what the failures taught.
+    third = model.requests[2]
+    assert [m["role"] for m in third] == ["system", "user"]
+    text = third[-1]["content"]
+    assert text.index("Sum AA's delays") < text.index(REWIND_HEADER) < text.index(REWIND_FOOTER)
+    assert "KeyError: 'AA'" in text and "Hint:" in text
+    assert "```" not in text and "[changed" not in text
+    # History keeps the rewound request and what followed it, and stays well-formed.
+    assert [m["role"] for m in agent.history] == ["user", "assistant", "user", "assistant"]
+    notices = [e for e in events if isinstance(e, ev.NoticeEvent)]
+    assert len(notices) == 1 and "retries" in notices[0].content
+    # Every cell is still in the event stream: the rewind is the model's context only.
+    assert len([e for e in events if isinstance(e, ev.CodeEvent)]) == 3
+
+
+async def test_a_resent_failure_rewinds_and_samples(runtime):
+    bad = "```python\nflights['nope']\n```"
+    model = ScriptedModel([bad, bad, "```python\nok = 1\n```", "Done."])
+    agent = CaveAgent(model, runtime, final_answer=False)
+    assert (await agent.run("go")).content == "Done."
+    assert await runtime.retrieve("ok") == 1
+    assert "nope" not in _contents(model.requests[2])[-1].split(REWIND_HEADER)[0]
+    assert [o.get("temperature") for o in model.options] == [None, None, 0.7, None]
+    assert _contents(agent.history).count(bad) == 0
+
+
+async def test_an_echoed_answer_after_a_failure_rewinds(runtime):
+    model = ScriptedModel(
+        [
+            "```python\nflights['nope']\n```",
+            "```python\nfinal_answer('No file is needed: use `flights`.')\n```",
+            "```python\nn = len(flights)\nfinal_answer(f'{n} flights')\n```",
+        ]
+    )
+    response = await CaveAgent(model, runtime).run("count")
+    assert response.content == "3 flights"
+    assert REWIND_HEADER in model.requests[2][-1]["content"]
+
+
+async def test_rewinds_are_bounded_then_failures_stay_in_context(runtime):
+    bad = [f"```python\nflights['nope{i}']\n```" for i in range(8)]
+    model = ScriptedModel(bad)
+    agent = CaveAgent(model, runtime, final_answer=False, max_steps=8)
+    events = [e async for e in agent.stream_events("go")]
+    assert len([e for e in events if isinstance(e, ev.NoticeEvent)]) == 2  # MAX_REWINDS
+    # After the last rewind the failures pile up in context again, as without rewinds.
+    assert len(model.requests[-1]) > 3
+    off = ScriptedModel([*bad[:3], "Gave up."])
+    await CaveAgent(off, runtime, final_answer=False, rewind=False).run("go")
+    assert all(REWIND_HEADER not in r[-1]["content"] for r in off.requests)
+
+
+async def test_a_rewind_never_reaches_into_an_earlier_turn(runtime):
+    model = ScriptedModel(
+        [
+            "```python\na = 1\n```",
+            "a is 1.",
+            "```python\nflights['x1']\n```",
+            "```python\nflights['x2']\n```",
+            "Cannot.",
+        ]
+    )
+    agent = CaveAgent(model, runtime, final_answer=False)
+    await agent.run("set a")
+    await agent.run("use x")
+    contents = _contents(agent.history)
+    assert contents[:4] == ["set a", "```python\na = 1\n```", contents[2], "a is 1."]
+    assert contents[4].startswith("use x\n\n" + REWIND_HEADER) and contents[5] == "Cannot."
+
+
+async def test_an_empty_final_answer_is_questioned_once(runtime):
+    typo = "```python\nn = int((flights['carrier'] == 'UAL').sum())\nfinal_answer(f'{n}')\n```"
+    fixed = "```python\nn = int((flights['carrier'] == 'UA').sum())\nfinal_answer(f'{n}')\n```"
+    model = ScriptedModel([typo, fixed])
+    response = await CaveAgent(model, runtime).run("How many UA flights? Store `n`.")
+    assert response.content == "1" and response.steps == 2
+    assert "`n` is empty or zero" in model.requests[1][-1]["content"]
+    # Zero can be the true answer: the second final_answer is taken.
+    again = ScriptedModel([typo, typo])
+    response = await CaveAgent(again, runtime).run("How many UAL flights?")
+    assert response.content == "0" and response.steps == 2
+
+
+def test_empty_results_know_zero_nan_and_empty_containers():
+    values = {
+        "zero": 0,
+        "nan": float("nan"),
+        "none": None,
+        "frame": pd.DataFrame({"a": []}),
+        "series": pd.Series([], dtype=float),
+        "lst": [],
+        "text": "",
+        "one": 1,
+        "full": pd.DataFrame({"a": [1]}),
+        "name": "Honolulu Intl",
+    }
+    rows = [summarize(name, value) for name, value in values.items()]
+    assert empty_results(rows, values) == ["zero", "nan", "none", "frame", "series", "lst", "text"]
+    assert empty_results(rows, ["one"]) == []  # only the cell's changed names are looked at
+
+
+def test_failure_summary_and_rewound_request():
+    observation = (
+        "Error:\nTraceback:\n  cell line 2: y = df.loc['HNL']\n  … inside pandas\n"
+        "KeyError: 'HNL'\nHint: pick rows by value\n[changed: y]\n"
+        "You sent this same failing code (KeyError) again; it was not re-run."
+    )
+    summary = failure_summary(observation)
+    assert summary.splitlines() == [
+        "  cell line 2: y = df.loc['HNL']",
+        "  … inside pandas",
+        "KeyError: 'HNL'",
+        "Hint: pick rows by value",
+    ]
+    assert rewound_request("task", []) == "task"
+    text = rewound_request("task", ["a", "b", "a", "c"])
+    assert text == f"task\n\n{REWIND_HEADER}\nb\nc\n{REWIND_FOOTER}"  # distinct, latest two
