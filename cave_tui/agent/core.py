@@ -41,6 +41,8 @@ from cave_tui.agent.recovery import (
     empty_note,
     empty_results,
     failure_summary,
+    misspelt_note,
+    misspelt_values,
     rewound_request,
 )
 from cave_tui.models.base import (
@@ -582,14 +584,23 @@ class CaveAgent:
         if self.final_answer:
             self._answer = take_final_answer(result)
         appendix = "".join(hook(result) for hook in self._result_hooks)
-        hints = error_hints(code, result, await self._column_names()) if not result.success else []
+        hints: list[str] = []
+        if not result.success:
+            frames = _frame_columns(await self._summary())
+            hints = error_hints(code, result, frames)
+            columns = [c for frame in frames.values() for c in frame]
+            misspelt = misspelt_values(code, self._turn_task, columns)
+            hints += [misspelt_note(pair) for pair in misspelt]
         observation = shape_result(result, self.max_exec_output, hints) + appendix
         if result.success and self._answer is not None and not self._empty_checked:
-            empty = empty_results(await self._summary(), result.changed)
+            rows = await self._summary()
+            empty = empty_results(rows, result.changed)
             if empty:  # asked once per turn: a second final_answer is accepted
                 self._empty_checked = True
                 self._answer = None
-                observation += "\n" + empty_note(empty)
+                columns = [c for frame in _frame_columns(rows).values() for c in frame]
+                misspelt = misspelt_values(code, self._turn_task, columns)
+                observation += "\n" + empty_note(empty, misspelt)
         self.history.append({"role": "user", "content": observation})
         if result.success:
             self._last_failed_code = None
@@ -651,19 +662,19 @@ class CaveAgent:
         except Exception:
             return []
 
-    async def _column_names(self) -> dict[str, dict[str, str]]:
-        """The namespace's frame columns (name → dtype) by frame, for hints after a KeyError."""
-        rows = await self._summary()
-        return {
-            r.name: dict(c.rpartition(":")[::2] for c in r.columns if ":" in c)
-            for r in rows
-            if r.columns and r.type_name != "Series" and not r.columns[0].startswith("dtype:")
-        }
-
     # -- conveniences ----------------------------------------------------------------
     def reset_history(self) -> None:
         self.history.clear()
         self._last_failed_code = None
+
+
+def _frame_columns(rows: list[Any]) -> dict[str, dict[str, str]]:
+    """The namespace's frame columns (name → dtype) by frame, for hints after an error."""
+    return {
+        r.name: dict(c.rpartition(":")[::2] for c in r.columns if ":" in c)
+        for r in rows
+        if r.columns and r.type_name != "Series" and not r.columns[0].startswith("dtype:")
+    }
 
 
 def _violation_dict(v: Any) -> dict[str, Any]:

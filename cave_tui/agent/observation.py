@@ -239,10 +239,26 @@ def error_hints(
         if close:
             hints.append(f"There is no column {name!r}; close names: {close}.")
         elif column_error:
-            hints.append(f"There is no column {name!r}: the Namespace lists each frame's columns.")
+            hints.append(_join_hint(name, failing_line, frames))
         elif kind == "KeyError" and every:
             hints.append(_row_hint(name, failing_line, frames))
     return hints
+
+
+def _join_hint(name: str, code: str, frames: Mapping[str, Mapping[str, str]]) -> str:
+    """A column that no frame has: often one the model expects a lookup frame to add."""
+    used = [f for f in frames if re.search(rf"\b{re.escape(f)}\b", code)]
+    if len(used) == 1:
+        frame = used[0]
+        for other, columns in frames.items():
+            shared = [c for c in columns if c in frames[frame]]
+            if other != frame and len(shared) == 1:
+                extra = ", ".join(c for c in columns if c not in shared)
+                return (
+                    f"There is no column {name!r} in {frame}. To use the columns of {other} "
+                    f"({extra}), merge first: {frame}.merge({other}, on={shared[0]!r})."
+                )
+    return f"There is no column {name!r}: the Namespace lists each frame's columns."
 
 
 def _row_hint(key: str, code: str, frames: Mapping[str, Mapping[str, str]]) -> str:

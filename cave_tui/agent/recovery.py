@@ -15,6 +15,9 @@ once for a check before it accepts it.
 
 from __future__ import annotations
 
+import ast
+import difflib
+import re
 from collections.abc import Iterable
 
 from cave_tui.runtime.summary import VarInfo
@@ -68,12 +71,50 @@ def empty_results(rows: Iterable[VarInfo], names: Iterable[str]) -> list[str]:
     return [row.name for row in rows if row.name in wanted and _is_empty(row)]
 
 
-def empty_note(names: list[str]) -> str:
+def empty_note(names: list[str], misspelt: list[tuple[str, str]] = ()) -> str:
     listed = ", ".join(f"`{name}`" for name in names)
     verb = "is" if len(names) == 1 else "are"
-    return (
+    note = (
         f"{listed} {verb} empty or zero, so that answer was not given yet. A filter or lookup "
         "may have matched nothing: check the exact values you matched (spelling, case) "
         "against the data or the user's words, and fix the code. If empty or zero is truly "
         "the answer, call final_answer again."
     )
+    return "\n".join([note, *(misspelt_note(pair) for pair in misspelt)])
+
+
+_WORD = re.compile(r"[A-Za-z][\w.&'-]*[A-Za-z0-9]")
+
+
+def misspelt_values(code: str, request: str, known: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """(the code's string, the request's word) for strings the code spells unlike the request.
+
+    Small models misspell rare words they copy (a request's `EMBRAER` became
+    `EMBRERAER`): a filter on the misspelt value matches nothing, and nothing fails.
+    *known* names (the frames' columns) are never taken for misspellings, nor plurals.
+    """
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    words = {w.lower(): w for w in _WORD.findall(request) if len(w) >= 4}
+    lowered_request = request.lower()
+    known_lower = {k.lower() for k in known}
+    found: list[tuple[str, str]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            continue
+        value = node.value.strip()
+        lowered = value.lower()
+        if len(value) < 4 or " " in value or lowered in lowered_request or lowered in known_lower:
+            continue
+        close = difflib.get_close_matches(lowered, list(words), n=1, cutoff=0.75)
+        plural = close and close[0].rstrip("es") == lowered.rstrip("es")
+        if close and not plural and (value, words[close[0]]) not in found:
+            found.append((value, words[close[0]]))
+    return found
+
+
+def misspelt_note(pair: tuple[str, str]) -> str:
+    value, word = pair
+    return f"The code uses {value!r}; the request spells it {word!r}."

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from cave_tui import CaveAgent
-from cave_tui.agent.core import CODE_END_STOP, close_open_fence
+from cave_tui.agent.core import CODE_END_STOP, _frame_columns, close_open_fence
 from cave_tui.agent.observation import (
     FILE_HINT,
     PRECEDENCE_HINT,
@@ -152,7 +152,7 @@ async def test_observation_hints_for_common_mistakes(runtime):
     }
     for code, expected in cases.items():
         result = await runtime.execute(code)
-        hints = error_hints(code, result, await agent._column_names())
+        hints = error_hints(code, result, _frame_columns(await agent.runtime.namespace_summary()))
         assert any(expected in h for h in hints), (code, hints)
         assert "Hint: " + hints[0] in shape_result(result, 2000, hints)
     ok = await runtime.execute("flights['carrier'].nunique()")
