@@ -35,7 +35,17 @@ values when unsure; never guess.
 - Store each result under the exact name the user gives. Leave the given objects unchanged unless \
 asked; put subsets and derived data in new variables.
 - Do just what is asked: no extra filtering, sorting or rounding.
-- If code fails, read the error and fix its cause; never send the same code again."""
+- If code fails, read the error and fix its cause; never send the same code again.
+
+Pandas patterns:
+- Rows where a column has a value: df[df['col'] == v]; one cell: \
+df.loc[df['col'] == v, 'other'].iloc[0]. df.loc[v] only finds index labels.
+- Count per group: df.groupby('a').size(). Most frequent b per a: \
+df.groupby('a')['b'].agg(lambda s: s.value_counts().idxmax()).
+- Most frequent pair (or combination) of values: df.value_counts(['a', 'b']).idxmax(), \
+a tuple (a, b).
+- Names for codes: build a mapping from the frame that holds both, \
+names = other.set_index('code')['name'], then df['code'].map(names) or s.rename(index=names)."""
 
 FINAL_ANSWER_INSTRUCTIONS = (
     "\nWhen the code does what the user asked, its last line calls final_answer(text), with "
