@@ -5,15 +5,18 @@ import pytest
 
 from cave_tui.agent import CaveAgent
 from cave_tui.agent import events as ev
+from cave_tui.agent.observation import error_hints
 from cave_tui.agent.recovery import (
     REWIND_FOOTER,
     REWIND_HEADER,
     empty_results,
     failure_summary,
+    misspelt_values,
     rewound_request,
 )
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import IPythonRuntime, Variable
+from cave_tui.runtime.base import ExecutionResult
 from cave_tui.runtime.summary import summarize
 
 
@@ -154,3 +157,41 @@ def test_failure_summary_and_rewound_request():
     assert rewound_request("task", []) == "task"
     text = rewound_request("task", ["a", "b", "a", "c"])
     assert text == f"task\n\n{REWIND_HEADER}\nb\nc\n{REWIND_FOOTER}"  # distinct, latest two
+
+
+def test_values_spelt_unlike_the_request_are_found():
+    request = "How many planes made by EMBRAER are in the registry? Store it in `n_embraer`."
+    code = "n_embraer = fleet.by_manufacturer('EMBRERAER').shape[0]"
+    assert misspelt_values(code, request) == [("EMBRERAER", "EMBRAER")]
+    # Same word in another case, a column name, a plural, a short or spaced string: not taken.
+    assert misspelt_values("fleet.by_manufacturer('embraer')", request) == []
+    assert misspelt_values("df['planes'] + df['registy']", request, known=["registy"]) == []
+    assert misspelt_values("df['plane']", request) == []
+    assert misspelt_values("x = 'Ab' + 'EMBRAER INC'", request) == []
+    assert misspelt_values("not python (", request) == []
+
+
+async def test_the_empty_answer_note_names_a_misspelt_value(runtime):
+    typo = "```python\nn = int((flights['carrier'] == 'Unitd').sum())\nfinal_answer(f'{n}')\n```"
+    model = ScriptedModel([typo, "Zero."])
+    await CaveAgent(model, runtime).run("How many flights are by United? Store `n`.")
+    assert (
+        "The code uses 'Unitd'; the request spells it 'United'." in model.requests[1][-1]["content"]
+    )
+
+
+def test_a_column_no_frame_has_gets_the_merge_that_would_bring_it():
+    missing = ExecutionResult(
+        success=False, error="KeyError: 'Column not found: airline'", error_type="KeyError"
+    )
+    frames = {
+        "flights": {"carrier": "str", "dest": "str"},
+        "airlines": {"carrier": "str", "name": "str"},
+    }
+    code = "flights.groupby('carrier')['airline'].size()"
+    assert error_hints(code, missing, frames) == [
+        "There is no column 'airline' in flights. To use the columns of airlines (name), merge "
+        "first: flights.merge(airlines, on='carrier')."
+    ]
+    # No frame shares a column with the one used: the plain hint.
+    assert "Namespace lists" in error_hints("airlines['airline']", missing, {"airlines": {}})[0]
