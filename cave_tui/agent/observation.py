@@ -210,6 +210,8 @@ def error_hints(
     every = [c for cols in frames.values() for c in cols]
     missing: list[str] = []
     column_error = kind == "AttributeError"  # the label was used as a column, not a row
+    lines = _CELL_LINE.findall(error)
+    failing_line = lines[-1] if lines else code
     if kind == "KeyError":
         keys = _MISSING_KEYS.search(last)
         key = _KEY.match(last)
@@ -217,14 +219,15 @@ def error_hints(
             missing += re.findall(r"'([^']+)'", keys["keys"] or keys["listed"])
             column_error = True
         elif key:
-            column_error = bool(_COLUMN_NOT_FOUND.match(key["key"]))
-            missing.append(_COLUMN_NOT_FOUND.sub("", key["key"]))
+            name = _COLUMN_NOT_FOUND.sub("", key["key"])
+            column_error = bool(_COLUMN_NOT_FOUND.match(key["key"])) or _subscripted(
+                name, failing_line, frames
+            )
+            missing.append(name)
     elif kind == "AttributeError":
         attr = _NO_ATTRIBUTE.search(last)
         if attr and ("DataFrame" in last or "Series" in last):
             missing.append(attr["name"])
-    lines = _CELL_LINE.findall(error)
-    failing_line = lines[-1] if lines else code
     for name in missing[:3]:
         owners = [f for f, cols in frames.items() if name in cols]
         if owners:
@@ -243,6 +246,13 @@ def error_hints(
         elif kind == "KeyError" and every:
             hints.append(_row_hint(name, failing_line, frames))
     return hints
+
+
+def _subscripted(name: str, line: str, frames: Iterable[str]) -> bool:
+    """`frame['name']` (or `frame.merge(...)['name']`) on the failing line: a column."""
+    owners = "|".join(re.escape(f) for f in frames)
+    before = rf"(?:\b(?:{owners})|\))" if owners else r"\)"
+    return bool(re.search(rf"""{before}\[\s*['"]{re.escape(name)}['"]\s*\]""", line))
 
 
 def _join_hint(name: str, code: str, frames: Mapping[str, Mapping[str, str]]) -> str:

@@ -195,3 +195,16 @@ def test_a_column_no_frame_has_gets_the_merge_that_would_bring_it():
     ]
     # No frame shares a column with the one used: the plain hint.
     assert "Namespace lists" in error_hints("airlines['airline']", missing, {"airlines": {}})[0]
+
+
+def test_a_missing_key_subscripted_on_a_frame_is_a_column_not_a_row():
+    missing = ExecutionResult(success=False, error="KeyError: 'airline'", error_type="KeyError")
+    frames = {"merged": {"carrier": "str", "name": "str"}, "airports": {"faa": "str"}}
+    for code in ("merged['airline'].value_counts()", "flights.merge(a, on='c')['airline']"):
+        assert error_hints(code, missing, frames) == [
+            "There is no column 'airline': the Namespace lists each frame's columns."
+        ], code
+    # `.loc['HNL']` and a dict's key stay row / lookup hints.
+    row = ExecutionResult(success=False, error="KeyError: 'HNL'", error_type="KeyError")
+    assert "index label of airports" in error_hints("airports.loc['HNL']", row, frames)[0]
+    assert "index label here" in error_hints("d['HNL']", row, frames)[0]
