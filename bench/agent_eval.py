@@ -240,11 +240,19 @@ def _mean(values: list[float]) -> float:
     return round(statistics.fmean(values), 1) if values else 0.0
 
 
+HELD_OUT = "held-out"
+
+
+def group_of(run: TaskRun) -> str:
+    """The group a run is totalled in: its prompt, apart for the held-out tasks."""
+    return f"{run.prompt} {HELD_OUT}" if run.task.startswith("ho_") else run.prompt
+
+
 def summarize(runs: list[TaskRun]) -> dict[str, dict[str, Any]]:
-    """Totals per prompt: success rate, mean tokens per task and per solved task, wall time."""
+    """Totals per prompt (held-out tasks apart): success, tokens per task and per solved task."""
     out: dict[str, dict[str, Any]] = {}
-    for prompt in dict.fromkeys(r.prompt for r in runs):
-        mine = [r for r in runs if r.prompt == prompt]
+    for prompt in dict.fromkeys(group_of(r) for r in runs):
+        mine = [r for r in runs if group_of(r) == prompt]
         solved = [r for r in mine if r.success]
         out[prompt] = {
             "runs": len(mine),
@@ -264,12 +272,15 @@ def summarize(runs: list[TaskRun]) -> dict[str, dict[str, Any]]:
 
 
 def token_ratio(runs: list[TaskRun], arm: str = "cave", base: str = "upstream") -> dict[str, Any]:
-    """Mean prompt tokens of *arm* on the tasks it solved, over *base*'s on the same tasks."""
-    by_key = {(r.prompt, r.task, r.repeat): r for r in runs}
+    """Mean prompt tokens of *arm* on the tasks it solved, over *base*'s on the same tasks.
+
+    Arms are `group_of()` groups: "cave held-out" against "upstream held-out" compares those.
+    """
+    by_key = {(group_of(r), r.task, r.repeat): r for r in runs}
     pairs = [
         (r, by_key[(base, r.task, r.repeat)])
         for r in runs
-        if r.prompt == arm and r.success and (base, r.task, r.repeat) in by_key
+        if group_of(r) == arm and r.success and (base, r.task, r.repeat) in by_key
     ]
     both = [(a, b) for a, b in pairs if b.success]
     result: dict[str, Any] = {"pairs": len(pairs), "both_solved": len(both)}
@@ -347,8 +358,11 @@ def report_rows(runs: list[TaskRun]) -> tuple[list[dict[str, Any]], dict[str, An
             },
         ]
     comparison: dict[str, Any] = {}
+    held_out = (f"cave {HELD_OUT}", f"upstream {HELD_OUT}")
+    if set(held_out) <= set(totals):
+        comparison[HELD_OUT] = token_ratio(runs, *held_out)
     if {"cave", "upstream"} <= set(totals):
-        comparison = token_ratio(runs)
+        comparison.update(token_ratio(runs))
         if "ratio" in comparison:
             rows.append(
                 {

@@ -335,3 +335,10 @@ def test_summary_and_token_ratio():
     assert by_metric["cave/upstream prompt tokens, tasks cave solved"]["ok"] is True
     assert by_metric["cave: tasks solved (of 3)"]["value"] == 2
     assert figures["comparison"]["ratio"] == 0.5
+    # Held-out tasks are totalled and compared apart from the suite.
+    held = [_run("ho_x", "cave", True, 300), _run("ho_x", "upstream", True, 600)]
+    totals = summarize(runs + held)
+    assert totals["cave"]["runs"] == 3 and totals["cave held-out"]["solved"] == 1
+    _, figures = report_rows(runs + held)
+    assert figures["comparison"]["ratio"] == 0.5
+    assert figures["comparison"]["held-out"]["ratio"] == 0.5
