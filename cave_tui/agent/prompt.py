@@ -24,7 +24,7 @@ DEFAULT_SYSTEM_INSTRUCTIONS = """\
 Each reply does one of two things:
 - Run code: one ```{python_block_identifier} block, nothing after it. It runs at once in the \
 session and the next message shows its output or error. Variables persist across blocks and turns.
-- Answer: plain text without code, short and direct.{final_answer}
+- Answer: plain text without code, short and direct.
 
 Rules:
 - "Namespace (live)" in the latest message lists what the session holds: frames with \
@@ -36,19 +36,12 @@ values when unsure; never guess.
 asked; put subsets and derived data in new variables.
 - Do just what is asked: no extra filtering, sorting or rounding.
 - If code fails, read the error and fix its cause; never send the same code again.
+- A cell by value: df.loc[df['col'] == v, 'other'].iloc[0] (df.loc[v] finds index labels only). \
+Most frequent b per a: df.groupby('a')['b'].agg(lambda s: s.value_counts().idxmax()).{final_answer}"""
 
-Pandas patterns:
-- Rows where a column has a value: df[df['col'] == v]; one cell: \
-df.loc[df['col'] == v, 'other'].iloc[0]. df.loc[v] only finds index labels.
-- Count per group: df.groupby('a').size(). Most frequent b per a: \
-df.groupby('a')['b'].agg(lambda s: s.value_counts().idxmax()).
-- Most frequent pair (or combination) of values: df.value_counts(['a', 'b']).idxmax(), \
-a tuple (a, b).
-- Names for codes: build a mapping from the frame that holds both, \
-names = other.set_index('code')['name'], then df['code'].map(names) or s.rename(index=names)."""
-
+# Last, so that it is what the model read most recently before its first reply.
 FINAL_ANSWER_INSTRUCTIONS = (
-    "\nWhen the code does what the user asked, its last line calls final_answer(text), with "
+    "\n\nWhen the code does what the user asked, its last line calls final_answer(text), with "
     "a short answer built from the results: that ends your turn."
 )
 
