@@ -268,6 +268,9 @@ def _join_hint(name: str, code: str, frames: Mapping[str, Mapping[str, str]]) ->
                     f"There is no column {name!r} in {frame}. To use the columns of {other} "
                     f"({extra}), merge first: {frame}.merge({other}, on={shared[0]!r})."
                 )
+        columns = list(frames[frame])
+        listed = ", ".join(columns[:16]) + (", …" if len(columns) > 16 else "")
+        return f"There is no column {name!r} in {frame}; its columns: {listed}."
     return f"There is no column {name!r}: the Namespace lists each frame's columns."
 
 

@@ -108,6 +108,8 @@ def misspelt_values(code: str, request: str, known: Iterable[str] = ()) -> list[
         lowered = value.lower()
         if len(value) < 4 or " " in value or lowered in lowered_request or lowered in known_lower:
             continue
+        if any(word in lowered for word in words):  # derived from a word: 'flights.csv'
+            continue
         close = difflib.get_close_matches(lowered, list(words), n=1, cutoff=0.75)
         plural = close and close[0].rstrip("es") == lowered.rstrip("es")
         if close and not plural and (value, words[close[0]]) not in found:

@@ -169,6 +169,7 @@ def test_values_spelt_unlike_the_request_are_found():
     assert misspelt_values("df['plane']", request) == []
     assert misspelt_values("x = 'Ab' + 'EMBRAER INC'", request) == []
     assert misspelt_values("not python (", request) == []
+    assert misspelt_values("pd.read_csv('planes.csv')", request) == []  # made from a word
 
 
 async def test_the_empty_answer_note_names_a_misspelt_value(runtime):
@@ -193,17 +194,21 @@ def test_a_column_no_frame_has_gets_the_merge_that_would_bring_it():
         "There is no column 'airline' in flights. To use the columns of airlines (name), merge "
         "first: flights.merge(airlines, on='carrier')."
     ]
-    # No frame shares a column with the one used: the plain hint.
-    assert "Namespace lists" in error_hints("airlines['airline']", missing, {"airlines": {}})[0]
+    # No frame shares a column with the one used: its columns are listed.
+    assert error_hints("airlines['airline']", missing, {"airlines": {"carrier": "str"}}) == [
+        "There is no column 'airline' in airlines; its columns: carrier."
+    ]
 
 
 def test_a_missing_key_subscripted_on_a_frame_is_a_column_not_a_row():
     missing = ExecutionResult(success=False, error="KeyError: 'airline'", error_type="KeyError")
     frames = {"merged": {"carrier": "str", "name": "str"}, "airports": {"faa": "str"}}
-    for code in ("merged['airline'].value_counts()", "flights.merge(a, on='c')['airline']"):
-        assert error_hints(code, missing, frames) == [
-            "There is no column 'airline': the Namespace lists each frame's columns."
-        ], code
+    assert error_hints("merged['airline'].value_counts()", missing, frames) == [
+        "There is no column 'airline' in merged; its columns: carrier, name."
+    ]
+    assert error_hints("flights.merge(a, on='c')['airline']", missing, frames) == [
+        "There is no column 'airline': the Namespace lists each frame's columns."
+    ]
     # `.loc['HNL']` and a dict's key stay row / lookup hints.
     row = ExecutionResult(success=False, error="KeyError: 'HNL'", error_type="KeyError")
     assert "index label of airports" in error_hints("airports.loc['HNL']", row, frames)[0]
