@@ -41,6 +41,8 @@ from cave_tui.agent.recovery import (
     empty_note,
     empty_results,
     failure_summary,
+    missing_names,
+    missing_note,
     misspelt_note,
     misspelt_values,
     rewound_request,
@@ -192,7 +194,7 @@ class CaveAgent:
         self._turn_failures: list[str] = []
         self._failed_in_row = 0
         self._rewinds = 0
-        self._empty_checked = False
+        self._checked = False  # an empty answer or a missing result questioned
         self.usage = Usage()  # across all runs of this agent
         self.history: list[Message] = [
             _normalize_message(m)
@@ -364,7 +366,7 @@ class CaveAgent:
         self._repeats = 0
         self._turn, self._turn_task = self.history[-1], task
         self._turn_failures, self._failed_in_row = [], 0
-        self._rewinds, self._empty_checked = 0, False
+        self._rewinds, self._checked = 0, False
         yield self._emit(ev.UserEvent(content=task))
         last_text = ""
         step = 0
@@ -408,6 +410,13 @@ class CaveAgent:
                 last_text = text
                 self.history.append({"role": "assistant", "content": text})
                 code = extract_code(text, self.python_block_identifier)
+                if code is None and not self._checked:
+                    missing = missing_names(self._turn_task, await self._summary())
+                    if missing:  # asked once per turn, as for an empty answer
+                        self._checked = True
+                        self.history.append({"role": "user", "content": missing_note(missing)})
+                        yield self._emit(ev.NoticeEvent(content=missing_note(missing), step=step))
+                        continue
                 if code is None:
                     yield self._emit(ev.FinalResponseEvent(content=text, step=step))
                     yield done(AgentStatus.COMPLETED, text)
@@ -592,15 +601,20 @@ class CaveAgent:
             misspelt = misspelt_values(code, self._turn_task, columns)
             hints += [misspelt_note(pair) for pair in misspelt]
         observation = shape_result(result, self.max_exec_output, hints) + appendix
-        if result.success and self._answer is not None and not self._empty_checked:
+        if result.success and self._answer is not None and not self._checked:
+            # Asked once per turn: a second final_answer is accepted as it is.
             rows = await self._summary()
             empty = empty_results(rows, result.changed)
-            if empty:  # asked once per turn: a second final_answer is accepted
-                self._empty_checked = True
-                self._answer = None
+            missing = missing_names(self._turn_task, rows)
+            if empty:
                 columns = [c for frame in _frame_columns(rows).values() for c in frame]
                 misspelt = misspelt_values(code, self._turn_task, columns)
                 observation += "\n" + empty_note(empty, misspelt)
+            elif missing:
+                observation += "\n" + missing_note(missing)
+            if empty or missing:
+                self._checked = True
+                self._answer = None
         self.history.append({"role": "user", "content": observation})
         if result.success:
             self._last_failed_code = None

@@ -9,14 +9,16 @@ The runtime keeps whatever the failed cells defined; the event stream and the
 session keep the whole story: only the model's context is rewound.
 
 An *empty* result (0, NaN, an empty frame) given as the final answer is most
-often a filter that matched nothing because of a misspelt value; the agent asks
-once for a check before it accepts it.
+often a filter that matched nothing because of a misspelt value, and an answer
+given before the variable the user asked for exists is most often a result only
+printed or described; the agent asks once per turn before it accepts either.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import keyword
 import re
 from collections.abc import Iterable
 
@@ -120,3 +122,39 @@ def misspelt_values(code: str, request: str, known: Iterable[str] = ()) -> list[
 def misspelt_note(pair: tuple[str, str]) -> str:
     value, word = pair
     return f"The code uses {value!r}; the request spells it {word!r}."
+
+
+_BACKTICKED = re.compile(r"`([A-Za-z_]\w*)`")
+_STORE_WORDS = re.compile(
+    r"\b(?:store|save|assign|keep|put|make|create|build|add|name|call)\w*\b", re.IGNORECASE
+)
+
+
+def missing_names(request: str, rows: Iterable[VarInfo]) -> list[str]:
+    """Names the request asks to store a result in (`name` in backticks) that are undefined.
+
+    Only for requests that ask to store something; names that are a column of a
+    frame (`dep_time`) or a keyword are never taken for a result's name.
+    """
+    if not _STORE_WORDS.search(request):
+        return []
+    rows = list(rows)
+    defined = {row.name for row in rows}
+    columns = {
+        c.rpartition(":")[0] for row in rows if row.type_name == "DataFrame" for c in row.columns
+    }
+    wanted = dict.fromkeys(_BACKTICKED.findall(request))
+    return [
+        name
+        for name in wanted
+        if name not in defined and name not in columns and not keyword.iskeyword(name)
+    ]
+
+
+def missing_note(names: list[str]) -> str:
+    listed = ", ".join(f"`{name}`" for name in names)
+    verb = "is" if len(names) == 1 else "are"
+    return (
+        f"{listed} {verb} not defined, and the request asks for it: that answer was not given "
+        "yet. Run the code that stores the result under that exact name, then call final_answer."
+    )

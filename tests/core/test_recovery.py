@@ -11,6 +11,7 @@ from cave_tui.agent.recovery import (
     REWIND_HEADER,
     empty_results,
     failure_summary,
+    missing_names,
     misspelt_values,
     rewound_request,
 )
@@ -213,3 +214,27 @@ def test_a_missing_key_subscripted_on_a_frame_is_a_column_not_a_row():
     row = ExecutionResult(success=False, error="KeyError: 'HNL'", error_type="KeyError")
     assert "index label of airports" in error_hints("airports.loc['HNL']", row, frames)[0]
     assert "index label here" in error_hints("d['HNL']", row, frames)[0]
+
+
+def test_missing_names_are_the_undefined_results_a_request_asks_to_store():
+    rows = [summarize("flights", pd.DataFrame({"dep_time": [1.0]})), summarize("late", 1)]
+    ask = "Count the flights in `late` per `dep_time`; store the Series in `late_counts`."
+    assert missing_names(ask, rows) == ["late_counts"]  # `late` exists, `dep_time` a column
+    assert missing_names("What does `groupby` do?", rows) == []  # nothing to store
+    assert missing_names("Make `class` and `n`", rows) == ["n"]
+
+
+async def test_an_answer_before_the_asked_variable_exists_is_questioned_once(runtime):
+    model = ScriptedModel(
+        ["There are 3.", "```python\nn = len(flights)\nfinal_answer(f'{n}')\n```"]
+    )
+    events = [e async for e in CaveAgent(model, runtime).stream_events("Store the count in `n`.")]
+    assert await runtime.retrieve("n") == 3
+    assert "`n` is not defined" in model.requests[1][-1]["content"]
+    assert [e.content for e in events if isinstance(e, ev.FinalResponseEvent)] == ["3"]
+    # Through final_answer: the same question, once; then the answer is taken as it is.
+    talk = "```python\nfinal_answer('done')\n```"
+    model = ScriptedModel(["```python\nm = 1\n```", talk, talk])
+    response = await CaveAgent(model, runtime).run("Store it in `total`.")
+    assert "`total` is not defined" in model.requests[2][-1]["content"]
+    assert response.content == "done" and response.steps == 3

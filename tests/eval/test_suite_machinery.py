@@ -241,10 +241,10 @@ async def test_a_wrong_answer_fails_with_the_checker_reason():
 
 async def test_a_missing_variable_fails_as_not_defined():
     task = select("complete_penguins")[0]
-    run = await run_task(task, ScriptedModel(["It is 333."]), "cave")
+    run = await run_task(task, ScriptedModel(["It is 333.", "It is 333."]), "cave")
     assert not run.success
     assert run.checks == {"n_complete": "not defined"}
-    assert run.steps == 1
+    assert run.steps == 2  # asked once to store `n_complete`; the second answer is taken
 
 
 async def test_time_cap_cancels_the_run_and_counts_as_failure():
