@@ -36,9 +36,8 @@ values when unsure; never guess.
 asked; put subsets and derived data in new variables.
 - Do just what is asked: no extra filtering, sorting or rounding.
 - If code fails, read the error and fix its cause; never send the same code again.
-- A cell by value: df.loc[df['col'] == v, 'other'].iloc[0] (df.loc[v] finds index labels only). \
-Most frequent b per a: \
-df.groupby('a')['b'].agg(lambda s: s.value_counts().idxmax()).{final_answer}"""
+- Most frequent b per a: df.groupby('a')['b'].agg(lambda s: s.value_counts().idxmax()).\
+{final_answer}"""
 
 # Last, so that it is what the model read most recently before its first reply.
 FINAL_ANSWER_INSTRUCTIONS = (
