@@ -45,6 +45,7 @@ from cave_tui.agent.recovery import (
     missing_note,
     misspelt_note,
     misspelt_values,
+    result_names,
     rewound_request,
 )
 from cave_tui.models.base import (
@@ -195,6 +196,9 @@ class CaveAgent:
         self._failed_in_row = 0
         self._rewinds = 0
         self._checked = False  # an empty answer or a missing result questioned
+        self._wanted: list[str] = []
+        self._before: set[str] = set()
+        self._stored: set[str] = set()
         self.usage = Usage()  # across all runs of this agent
         self.history: list[Message] = [
             _normalize_message(m)
@@ -366,6 +370,10 @@ class CaveAgent:
         self._repeats = 0
         self._turn, self._turn_task = self.history[-1], task
         self._turn_failures, self._failed_in_row = [], 0
+        # Result names the request asks for, and the names defined before it: see recovery.py.
+        self._wanted = result_names(task)
+        self._before = {r.name for r in await self._summary()} if self._wanted else set()
+        self._stored = set()
         self._rewinds, self._checked = 0, False
         yield self._emit(ev.UserEvent(content=task))
         last_text = ""
@@ -411,7 +419,7 @@ class CaveAgent:
                 self.history.append({"role": "assistant", "content": text})
                 code = extract_code(text, self.python_block_identifier)
                 if code is None and not self._checked:
-                    missing = missing_names(self._turn_task, await self._summary())
+                    missing = self._missing(await self._summary())
                     if missing:  # asked once per turn, as for an empty answer
                         self._checked = True
                         self.history.append({"role": "user", "content": missing_note(missing)})
@@ -605,7 +613,7 @@ class CaveAgent:
             # Asked once per turn: a second final_answer is accepted as it is.
             rows = await self._summary()
             empty = empty_results(rows, result.changed)
-            missing = missing_names(self._turn_task, rows)
+            missing = self._missing(rows)
             if empty:
                 columns = [c for frame in _frame_columns(rows).values() for c in frame]
                 misspelt = misspelt_values(code, self._turn_task, columns)
@@ -617,6 +625,7 @@ class CaveAgent:
                 self._answer = None
         self.history.append({"role": "user", "content": observation})
         if result.success:
+            self._stored.update(result.changed)
             self._last_failed_code = None
             self._failed_in_row = 0
             yield ev.ExecutionOutputEvent(
@@ -651,6 +660,9 @@ class CaveAgent:
             )
         if rewound:
             yield ev.NoticeEvent(content=REWIND_NOTICE, step=step)
+
+    def _missing(self, rows: list[Any]) -> list[str]:
+        return missing_names(self._wanted, rows, self._before, self._stored)
 
     def _rewind(self) -> bool:
         """Drop this turn's failed exchanges; note their errors under the request.

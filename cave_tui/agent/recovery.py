@@ -130,31 +130,46 @@ _STORE_WORDS = re.compile(
 )
 
 
-def missing_names(request: str, rows: Iterable[VarInfo]) -> list[str]:
-    """Names the request asks to store a result in (`name` in backticks) that are undefined.
-
-    Only for requests that ask to store something; names that are a column of a
-    frame (`dep_time`) or a keyword are never taken for a result's name.
-    """
+def result_names(request: str) -> list[str]:
+    """Names the request asks to store results in: `name` in backticks, when it asks to store."""
     if not _STORE_WORDS.search(request):
         return []
+    names = dict.fromkeys(_BACKTICKED.findall(request))
+    return [name for name in names if not keyword.iskeyword(name)]
+
+
+def missing_names(
+    wanted: Iterable[str],
+    rows: Iterable[VarInfo],
+    before: Iterable[str] = (),
+    stored: Iterable[str] | None = None,
+) -> list[str]:
+    """Which *wanted* result names this turn has not stored.
+
+    *before* are the names defined when the turn began: those are the turn's
+    inputs (`Using `adelie`, ...`). A frame's column (`dep_time`) is never a
+    result's name. With *stored* (what cells that ran without error assigned this
+    turn), a name that exists but was only set by a failed cell (the code, where
+    the request asked for the full name) is missing too.
+    """
     rows = list(rows)
     defined = {row.name for row in rows}
     columns = {
         c.rpartition(":")[0] for row in rows if row.type_name == "DataFrame" for c in row.columns
     }
-    wanted = dict.fromkeys(_BACKTICKED.findall(request))
+    inputs = set(before)
+    done = set(stored) if stored is not None else defined
     return [
         name
         for name in wanted
-        if name not in defined and name not in columns and not keyword.iskeyword(name)
+        if name not in inputs and name not in columns and (name not in defined or name not in done)
     ]
 
 
 def missing_note(names: list[str]) -> str:
     listed = ", ".join(f"`{name}`" for name in names)
-    verb = "is" if len(names) == 1 else "are"
     return (
-        f"{listed} {verb} not defined, and the request asks for it: that answer was not given "
-        "yet. Run the code that stores the result under that exact name, then call final_answer."
+        f"The request asks to store its result in {listed}, and no code that ran without error "
+        "in this turn stored it there: that answer was not given yet. Store the result under "
+        "that exact name, then call final_answer."
     )

@@ -13,6 +13,7 @@ from cave_tui.agent.recovery import (
     failure_summary,
     missing_names,
     misspelt_values,
+    result_names,
     rewound_request,
 )
 from cave_tui.models import ScriptedModel
@@ -216,12 +217,19 @@ def test_a_missing_key_subscripted_on_a_frame_is_a_column_not_a_row():
     assert "index label here" in error_hints("d['HNL']", row, frames)[0]
 
 
-def test_missing_names_are_the_undefined_results_a_request_asks_to_store():
+def test_missing_names_are_the_results_a_request_asks_to_store_and_the_turn_did_not():
     rows = [summarize("flights", pd.DataFrame({"dep_time": [1.0]})), summarize("late", 1)]
     ask = "Count the flights in `late` per `dep_time`; store the Series in `late_counts`."
-    assert missing_names(ask, rows) == ["late_counts"]  # `late` exists, `dep_time` a column
-    assert missing_names("What does `groupby` do?", rows) == []  # nothing to store
-    assert missing_names("Make `class` and `n`", rows) == ["n"]
+    assert result_names(ask) == ["late", "dep_time", "late_counts"]
+    assert result_names("What does `groupby` do?") == []  # nothing to store
+    assert result_names("Make `class` and `n`") == ["n"]
+    # `late` was there before the turn (an input), `dep_time` is a column.
+    assert missing_names(result_names(ask), rows, before={"flights", "late"}) == ["late_counts"]
+    rows.append(summarize("late_counts", pd.Series([1])))
+    assert missing_names(result_names(ask), rows, before={"flights", "late"}) == []
+    # Defined, but only by a cell that failed: still missing.
+    assert missing_names(["late_counts"], rows, stored=set()) == ["late_counts"]
+    assert missing_names(["late_counts"], rows, stored={"late_counts"}) == []
 
 
 async def test_an_answer_before_the_asked_variable_exists_is_questioned_once(runtime):
@@ -230,11 +238,21 @@ async def test_an_answer_before_the_asked_variable_exists_is_questioned_once(run
     )
     events = [e async for e in CaveAgent(model, runtime).stream_events("Store the count in `n`.")]
     assert await runtime.retrieve("n") == 3
-    assert "`n` is not defined" in model.requests[1][-1]["content"]
+    assert "store its result in `n`" in model.requests[1][-1]["content"]
     assert [e.content for e in events if isinstance(e, ev.FinalResponseEvent)] == ["3"]
     # Through final_answer: the same question, once; then the answer is taken as it is.
     talk = "```python\nfinal_answer('done')\n```"
     model = ScriptedModel(["```python\nm = 1\n```", talk, talk])
     response = await CaveAgent(model, runtime).run("Store it in `total`.")
-    assert "`total` is not defined" in model.requests[2][-1]["content"]
+    assert "store its result in `total`" in model.requests[2][-1]["content"]
     assert response.content == "done" and response.steps == 3
+
+
+async def test_a_result_set_only_by_a_failed_cell_is_asked_for_again(runtime):
+    failed = "```python\nbest = 'AA'\nname = flights.loc[best, 'x']\n```"
+    other = "```python\nbest_name = 'American'\nfinal_answer(best_name)\n```"
+    fixed = "```python\nbest = best_name\nfinal_answer(best)\n```"
+    model = ScriptedModel([failed, other, fixed])
+    response = await CaveAgent(model, runtime).run("Store the best carrier's name in `best`.")
+    assert response.content == "American" and await runtime.retrieve("best") == "American"
+    assert "store its result in `best`" in model.requests[2][-1]["content"]
