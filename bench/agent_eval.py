@@ -398,7 +398,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--exec-timeout", type=float, default=60.0, help="seconds per cell")
     ap.add_argument("--label", default="", help="suffix of the results file name")
     ap.add_argument("--list", action="store_true", help="list the tasks and exit")
+    ap.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="JSON",
+        help="report saved runs together (arms run one after the other) instead of running",
+    )
     args = ap.parse_args(argv)
+    name = "agent_eval" + (f"_{args.label}" if args.label else "")
+    if args.merge:
+        runs = [
+            TaskRun(**run)
+            for path in args.merge
+            for run in json.loads(Path(path).read_text())["runs"]
+        ]
+        print_table(runs)
+        rows, figures = report_rows(runs)
+        print()
+        report(
+            name,
+            rows,
+            {"config": {"merged": args.merge}, **figures, "runs": [r.to_dict() for r in runs]},
+        )
+        return 0
 
     try:
         tasks = select(args.tasks)
@@ -422,7 +444,6 @@ def main(argv: list[str] | None = None) -> int:
         temperature=args.temperature,
         max_retries=2,
     )
-    name = "agent_eval" + (f"_{args.label}" if args.label else "")
     RESULTS.mkdir(parents=True, exist_ok=True)
     transcript_path = RESULTS / f"{name}_transcripts.jsonl"
     transcript_path.write_text("")

@@ -8,6 +8,7 @@ it; tolerant variants of the truth (a 1-column frame, a dict, another order) mus
 from __future__ import annotations
 
 import asyncio
+import json
 
 import numpy as np
 import pandas as pd
@@ -342,3 +343,22 @@ def test_summary_and_token_ratio():
     _, figures = report_rows(runs + held)
     assert figures["comparison"]["ratio"] == 0.5
     assert figures["comparison"]["held-out"]["ratio"] == 0.5
+
+
+def test_merge_reports_arms_run_one_after_the_other(tmp_path, monkeypatch, capsys):
+    import _common
+    import agent_eval
+
+    for module in (agent_eval, _common):
+        monkeypatch.setattr(module, "RESULTS", tmp_path)
+    cave = [_run("a", "cave", True, 400).to_dict(), _run("b", "cave", False, 900).to_dict()]
+    upstream = [_run("a", "upstream", True, 1000).to_dict()]
+    paths = []
+    for label, runs in (("c", cave), ("u", upstream)):
+        path = tmp_path / f"{label}.json"
+        path.write_text(json.dumps({"runs": runs}))
+        paths.append(str(path))
+    assert agent_eval_main(["--merge", *paths, "--label", "both"]) == 0
+    saved = json.loads((tmp_path / "agent_eval_both.json").read_text())
+    assert saved["comparison"]["ratio"] == 0.4 and len(saved["runs"]) == 3
+    assert "upstream" in capsys.readouterr().out
