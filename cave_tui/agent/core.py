@@ -609,6 +609,8 @@ class CaveAgent:
             misspelt = misspelt_values(code, self._turn_task, columns)
             hints += [misspelt_note(pair) for pair in misspelt]
         observation = shape_result(result, self.max_exec_output, hints) + appendix
+        if result.success:
+            self._stored.update(result.changed)
         if result.success and self._answer is not None and not self._checked:
             # Asked once per turn: a second final_answer is accepted as it is.
             rows = await self._summary()
@@ -625,7 +627,6 @@ class CaveAgent:
                 self._answer = None
         self.history.append({"role": "user", "content": observation})
         if result.success:
-            self._stored.update(result.changed)
             self._last_failed_code = None
             self._failed_in_row = 0
             yield ev.ExecutionOutputEvent(

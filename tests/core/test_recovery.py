@@ -256,3 +256,9 @@ async def test_a_result_set_only_by_a_failed_cell_is_asked_for_again(runtime):
     response = await CaveAgent(model, runtime).run("Store the best carrier's name in `best`.")
     assert response.content == "American" and await runtime.retrieve("best") == "American"
     assert "store its result in `best`" in model.requests[2][-1]["content"]
+
+
+async def test_a_result_stored_by_the_answering_cell_is_taken_at_once(runtime):
+    model = ScriptedModel(["```python\nk = len(flights)\nfinal_answer(f'{k}')\n```"])
+    response = await CaveAgent(model, runtime).run("Store the count in `k`.")
+    assert response.content == "3" and response.steps == 1
