@@ -1,10 +1,11 @@
-"""Getting a model out of a failing turn: rewinding it, and doubting an empty answer.
+"""Getting a model out of a failing turn (a rewind), and doubting an answer once.
 
 A small model that has written failing code once tends to copy its own last reply,
 even when the observation names the fix and even when sampled (measured in
 docs/prompt-tuning.md). A *rewind* removes the failed exchanges of the turn from
-history and puts what was learned from them (the error and its hint, without the
-model's code) under the user's request, so the next reply is written fresh.
+history and puts what was learned from them (each error's traceback lines and
+hints, not the model's replies) under the user's request, so the next reply is
+written fresh.
 The runtime keeps whatever the failed cells defined; the event stream and the
 session keep the whole story: only the model's context is rewound.
 
@@ -22,9 +23,11 @@ import keyword
 import re
 from collections.abc import Iterable
 
+from cave_tui.agent.observation import cut_middle
 from cave_tui.runtime.summary import VarInfo
 
 MAX_REWINDS = 2  # per turn; after that the failures stay in context as they were
+SUMMARY_CHARS = 1200  # of one failure, in the rewound request
 
 REWIND_HEADER = "An earlier attempt at this request failed:"
 REWIND_FOOTER = "Write the code for the request again, so that it avoids that error."
@@ -35,18 +38,22 @@ EMPTY_VALUES = frozenset({"0", "0.0", "nan", "None", "[]", "{}", "()", "set()", 
 def failure_summary(observation: str) -> str:
     """The parts of a failed cell's observation worth keeping across a rewind.
 
-    The error, its traceback lines and hints stay; the `[changed: ...]` list and
-    the loop notes go (they describe exchanges the model will no longer see).
+    The error, its traceback lines and hints stay, within SUMMARY_CHARS; what the
+    cell printed before failing, the `[changed: ...]` list and the loop notes go
+    (they describe exchanges the model will no longer see).
     """
+    lines = observation.splitlines()
+    if "Error:" in lines:
+        lines = lines[lines.index("Error:") + 1 :]
     keep = [
         line
-        for line in observation.splitlines()
+        for line in lines
         if line.strip()
         and not line.startswith("[changed")
         and not line.startswith("You sent this same failing code")
         and line not in ("Error:", "Traceback:")
     ]
-    return "\n".join(keep)
+    return cut_middle("\n".join(keep), SUMMARY_CHARS)
 
 
 def rewound_request(task: str, failures: Iterable[str]) -> str:

@@ -156,6 +156,9 @@ def test_failure_summary_and_rewound_request():
         "KeyError: 'HNL'",
         "Hint: pick rows by value",
     ]
+    printed = "Output:\n" + "row\n" * 500 + observation
+    assert failure_summary(printed) == summary  # what the cell printed before failing goes
+    assert len(failure_summary("Error:\n" + "x" * 5000)) < 1300  # 1,200 and the cut marker
     assert rewound_request("task", []) == "task"
     text = rewound_request("task", ["a", "b", "a", "c"])
     assert text == f"task\n\n{REWIND_HEADER}\nb\nc\n{REWIND_FOOTER}"  # distinct, latest two
