@@ -140,6 +140,11 @@ _MISSING_KEYS = re.compile(
     r"None of \[(?:Index\(\[)?(?P<keys>[^\]]*)\]|\[(?P<listed>[^\]]*)\] not in index"
 )
 _MISSING_FILE = re.compile(r"No such file or directory: '(?P<path>[^']+)'")
+_FORMAT_MANY = re.compile(r"unsupported format string passed to (?:Series|DataFrame)\.__format__")
+FORMAT_MANY_HINT = (
+    "A Series or frame holds many values and cannot be formatted as one number. If one number "
+    "was asked for, reduce it first (.sum(), .mean(), .max(), ...) and store that."
+)
 _CELL_LINE = re.compile(r"^  File <cell>, line \d+.*\n    (?P<code>.+)$", re.MULTILINE)
 _COLUMN_NOT_FOUND = re.compile(r"^Column not found: ")
 _NO_ATTRIBUTE = re.compile(r"object has no attribute '(?P<name>[^']+)'")
@@ -197,6 +202,8 @@ def error_hints(
         hints.append(PRECEDENCE_HINT)
     elif kind == "ValueError" and "truth value" in last and _has_bool_op(code):
         hints.append(BOOL_OP_HINT)
+    if kind == "TypeError" and _FORMAT_MANY.search(last):
+        hints.append(FORMAT_MANY_HINT)
     if kind in ("FileNotFoundError", "IsADirectoryError"):
         missing_file = _MISSING_FILE.search(last)
         stem = re.split(r"[/\\]", missing_file["path"])[-1].split(".")[0] if missing_file else ""

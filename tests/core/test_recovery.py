@@ -5,7 +5,7 @@ import pytest
 
 from cave_tui.agent import CaveAgent
 from cave_tui.agent import events as ev
-from cave_tui.agent.observation import error_hints
+from cave_tui.agent.observation import FORMAT_MANY_HINT, error_hints
 from cave_tui.agent.recovery import (
     REWIND_FOOTER,
     REWIND_HEADER,
@@ -265,3 +265,9 @@ async def test_a_result_stored_by_the_answering_cell_is_taken_at_once(runtime):
     model = ScriptedModel(["```python\nk = len(flights)\nfinal_answer(f'{k}')\n```"])
     response = await CaveAgent(model, runtime).run("Store the count in `k`.")
     assert response.content == "3" and response.steps == 1
+
+
+async def test_formatting_a_series_as_one_number_is_named(runtime):
+    code = "ua = flights['dep_delay'] * 2\nf'{ua:.2f}'"
+    result = await runtime.execute(code)
+    assert error_hints(code, result, {}) == [FORMAT_MANY_HINT]
