@@ -116,7 +116,7 @@ async def test_http_overflow_is_recovered(server, rejection):
 
 
 async def test_provider_reported_prompt_tokens_drive_the_decision(server):
-    # The server counts this prompt as 2,900 tokens (its own tokenizer); cl100k says ~300.
+    # The server counts this prompt as 2,900 tokens (its own tokenizer); cl100k says ~800.
     big = {"prompt_tokens": 2900, "completion_tokens": 5, "total_tokens": 2905}
     server.script.extend(
         [("reply", "first answer", "stop", big), ("reply", "second answer", "stop", U)]
@@ -124,7 +124,7 @@ async def test_provider_reported_prompt_tokens_drive_the_decision(server):
     model = LiteLLMModel("openai/test", api_key="k", api_base=server.base_url, max_retries=0)
     agent = CaveAgent(model, context_window=3000, messages=chat_history(1))
     await agent.run("first")
-    assert count_messages(await agent.build_request()) < 800
+    assert count_messages(await agent.build_request()) < 900  # far below what was reported
     events = [e async for e in agent.stream_events("second")]
     compacting = next(e for e in events if e.type is EventType.COMPACTING)
     # 2,900 reported for the last request, plus the messages added since, counted.
