@@ -24,7 +24,12 @@ from cave_tui.agent.final_answer import (
     is_bare_answer,
     take_final_answer,
 )
-from cave_tui.agent.observation import error_hints, repeated_failure_note, shape_result
+from cave_tui.agent.observation import (
+    error_hints,
+    frame_columns,
+    repeated_failure_note,
+    shape_result,
+)
 from cave_tui.agent.prompt import (
     DEFAULT_INSTRUCTIONS,
     DEFAULT_SYSTEM_INSTRUCTIONS,
@@ -59,6 +64,7 @@ from cave_tui.models.base import (
     Usage,
 )
 from cave_tui.runtime.base import ExecutionResult, Runtime
+from cave_tui.runtime.summary import VarInfo
 
 MAX_CONTINUATIONS = 3
 MAX_OVERFLOW_RETRIES = 3  # reactive compactions per model call before giving up
@@ -422,8 +428,9 @@ class CaveAgent:
                     missing = self._missing(await self._summary())
                     if missing:  # asked once per turn, as for an empty answer
                         self._checked = True
-                        self.history.append({"role": "user", "content": missing_note(missing)})
-                        yield self._emit(ev.NoticeEvent(content=missing_note(missing), step=step))
+                        note = missing_note(missing)
+                        self.history.append({"role": "user", "content": note})
+                        yield self._emit(ev.NoticeEvent(content=note, step=step))
                         continue
                 if code is None:
                     yield self._emit(ev.FinalResponseEvent(content=text, step=step))
@@ -603,11 +610,9 @@ class CaveAgent:
         appendix = "".join(hook(result) for hook in self._result_hooks)
         hints: list[str] = []
         if not result.success:
-            frames = _frame_columns(await self._summary())
+            frames = frame_columns(await self._summary())
             hints = error_hints(code, result, frames)
-            columns = [c for frame in frames.values() for c in frame]
-            misspelt = misspelt_values(code, self._turn_task, columns)
-            hints += [misspelt_note(pair) for pair in misspelt]
+            hints += [misspelt_note(pair) for pair in self._misspelt(code, frames)]
         observation = shape_result(result, self.max_exec_output, hints) + appendix
         if result.success:
             self._stored.update(result.changed)
@@ -617,8 +622,7 @@ class CaveAgent:
             empty = empty_results(rows, result.changed)
             missing = self._missing(rows)
             if empty:
-                columns = [c for frame in _frame_columns(rows).values() for c in frame]
-                misspelt = misspelt_values(code, self._turn_task, columns)
+                misspelt = self._misspelt(code, frame_columns(rows))
                 observation += "\n" + empty_note(empty, misspelt)
             elif missing:
                 observation += "\n" + missing_note(missing)
@@ -662,7 +666,11 @@ class CaveAgent:
         if rewound:
             yield ev.NoticeEvent(content=REWIND_NOTICE, step=step)
 
-    def _missing(self, rows: list[Any]) -> list[str]:
+    def _misspelt(self, code: str, frames: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
+        columns = [column for frame in frames.values() for column in frame]
+        return misspelt_values(code, self._turn_task, columns)
+
+    def _missing(self, rows: list[VarInfo]) -> list[str]:
         return missing_names(self._wanted, rows, self._before, self._stored)
 
     def _rewind(self) -> bool:
@@ -683,7 +691,7 @@ class CaveAgent:
         self._turn = self.history[start] = {"role": "user", "content": content}
         return True
 
-    async def _summary(self) -> list[Any]:
+    async def _summary(self) -> list[VarInfo]:
         try:
             return await self.runtime.namespace_summary()
         except Exception:
@@ -693,15 +701,6 @@ class CaveAgent:
     def reset_history(self) -> None:
         self.history.clear()
         self._last_failed_code = None
-
-
-def _frame_columns(rows: list[Any]) -> dict[str, dict[str, str]]:
-    """The namespace's frame columns (name → dtype) by frame, for hints after an error."""
-    return {
-        r.name: dict(c.rpartition(":")[::2] for c in r.columns if ":" in c)
-        for r in rows
-        if r.columns and r.type_name != "Series" and not r.columns[0].startswith("dtype:")
-    }
 
 
 def _violation_dict(v: Any) -> dict[str, Any]:

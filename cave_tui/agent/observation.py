@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from cave_tui.runtime.base import ExecutionResult
+from cave_tui.runtime.summary import VarInfo
 
 HEAD_SHARE = 0.6
 
@@ -255,6 +256,20 @@ def error_hints(
     return hints
 
 
+def frame_columns(rows: Iterable[VarInfo]) -> dict[str, dict[str, str]]:
+    """The frames of a namespace summary: name → column → dtype (what the hints take)."""
+    return {
+        r.name: dict(c.rpartition(":")[::2] for c in r.columns if ":" in c)
+        for r in rows
+        if r.columns and r.type_name != "Series" and not r.columns[0].startswith("dtype:")
+    }
+
+
+def _frames_used(code: str, frames: Iterable[str]) -> list[str]:
+    """The frames named in *code* (the failing line), in namespace order."""
+    return [f for f in frames if re.search(rf"\b{re.escape(f)}\b", code)]
+
+
 def _subscripted(name: str, line: str, frames: Iterable[str]) -> bool:
     """`frame['name']` (or `frame.merge(...)['name']`) on the failing line: a column."""
     owners = "|".join(re.escape(f) for f in frames)
@@ -264,7 +279,7 @@ def _subscripted(name: str, line: str, frames: Iterable[str]) -> bool:
 
 def _join_hint(name: str, code: str, frames: Mapping[str, Mapping[str, str]]) -> str:
     """A column that no frame has: often one the model expects a lookup frame to add."""
-    used = [f for f in frames if re.search(rf"\b{re.escape(f)}\b", code)]
+    used = _frames_used(code, frames)
     if len(used) == 1:
         frame = used[0]
         for other, columns in frames.items():
@@ -283,7 +298,7 @@ def _join_hint(name: str, code: str, frames: Mapping[str, Mapping[str, str]]) ->
 
 def _row_hint(key: str, code: str, frames: Mapping[str, Mapping[str, str]]) -> str:
     """A missing label that is no column: most often a value looked up as a row label."""
-    used = [f for f in frames if re.search(rf"\b{re.escape(f)}\b", code)]
+    used = _frames_used(code, frames)
     if len(used) == 1:
         frame = used[0]
         text = [c for c, dtype in frames[frame].items() if dtype in ("str", "object")]

@@ -23,7 +23,7 @@ import keyword
 import re
 from collections.abc import Iterable
 
-from cave_tui.agent.observation import cut_middle
+from cave_tui.agent.observation import cut_middle, frame_columns
 from cave_tui.runtime.summary import VarInfo
 
 MAX_REWINDS = 2  # per turn; after that the failures stay in context as they were
@@ -161,9 +161,7 @@ def missing_names(
     """
     rows = list(rows)
     defined = {row.name for row in rows}
-    columns = {
-        c.rpartition(":")[0] for row in rows if row.type_name == "DataFrame" for c in row.columns
-    }
+    columns = {column for frame in frame_columns(rows).values() for column in frame}
     inputs = set(before)
     done = set(stored) if stored is not None else defined
     return [

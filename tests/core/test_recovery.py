@@ -1,7 +1,6 @@
 """Rewinding a failing turn, and doubting an empty final answer (agent/recovery.py)."""
 
 import pandas as pd
-import pytest
 
 from cave_tui.agent import CaveAgent
 from cave_tui.agent import events as ev
@@ -17,17 +16,8 @@ from cave_tui.agent.recovery import (
     rewound_request,
 )
 from cave_tui.models import ScriptedModel
-from cave_tui.runtime import IPythonRuntime, Variable
 from cave_tui.runtime.base import ExecutionResult
 from cave_tui.runtime.summary import summarize
-
-
-@pytest.fixture
-async def runtime():
-    frame = pd.DataFrame({"carrier": ["AA", "UA", "AA"], "dep_delay": [5.0, 10.0, 7.0]})
-    rt = IPythonRuntime(variables=[Variable("flights", frame, "Flights of 2013")])
-    yield rt
-    await rt.stop()
 
 
 def _contents(messages):

@@ -11,12 +11,13 @@ import pandas as pd
 import pytest
 
 from cave_tui import CaveAgent
-from cave_tui.agent.core import CODE_END_STOP, _frame_columns, close_open_fence
+from cave_tui.agent.core import CODE_END_STOP, close_open_fence
 from cave_tui.agent.observation import (
     FILE_HINT,
     PRECEDENCE_HINT,
     compact_traceback,
     error_hints,
+    frame_columns,
     shape_result,
 )
 from cave_tui.agent.prompt import describe_namespace
@@ -24,15 +25,6 @@ from cave_tui.models import ScriptedModel
 from cave_tui.runtime import Function, IPythonRuntime, Type, Variable
 from cave_tui.runtime.base import ExecutionResult
 from cave_tui.runtime.summary import summarize_namespace
-
-
-@pytest.fixture
-async def runtime():
-    frame = pd.DataFrame({"carrier": ["AA", "UA", "AA"], "dep_delay": [5.0, 10.0, 7.0]})
-    rt = IPythonRuntime(variables=[Variable("flights", frame, "Flights of 2013")])
-    yield rt
-    await rt.stop()
-
 
 # -- final_answer ----------------------------------------------------------------------------
 
@@ -152,7 +144,7 @@ async def test_observation_hints_for_common_mistakes(runtime):
     }
     for code, expected in cases.items():
         result = await runtime.execute(code)
-        hints = error_hints(code, result, _frame_columns(await agent.runtime.namespace_summary()))
+        hints = error_hints(code, result, frame_columns(await agent.runtime.namespace_summary()))
         assert any(expected in h for h in hints), (code, hints)
         assert "Hint: " + hints[0] in shape_result(result, 2000, hints)
     ok = await runtime.execute("flights['carrier'].nunique()")
