@@ -43,6 +43,8 @@ from cave_tui.agent.prompt import (
 )
 from cave_tui.agent.recovery import (
     MAX_REWINDS,
+    coded_results,
+    codes_note,
     empty_note,
     empty_results,
     failure_summary,
@@ -52,6 +54,7 @@ from cave_tui.agent.recovery import (
     misspelt_values,
     result_names,
     rewound_request,
+    stored_as,
 )
 from cave_tui.models.base import (
     Completion,
@@ -425,10 +428,9 @@ class CaveAgent:
                 self.history.append({"role": "assistant", "content": text})
                 code = extract_code(text, self.python_block_identifier)
                 if code is None and not self._checked:
-                    missing = self._missing(await self._summary())
-                    if missing:  # asked once per turn, as for an empty answer
+                    note = self._doubt(await self._summary())
+                    if note:  # asked once per turn, as for an empty answer
                         self._checked = True
-                        note = missing_note(missing)
                         self.history.append({"role": "user", "content": note})
                         yield self._emit(ev.NoticeEvent(content=note, step=step))
                         continue
@@ -620,13 +622,13 @@ class CaveAgent:
             # Asked once per turn: a second final_answer is accepted as it is.
             rows = await self._summary()
             empty = empty_results(rows, result.changed)
-            missing = self._missing(rows)
+            doubt = "" if empty else self._doubt(rows)
             if empty:
                 misspelt = self._misspelt(code, frame_columns(rows))
                 observation += "\n" + empty_note(empty, misspelt)
-            elif missing:
-                observation += "\n" + missing_note(missing)
-            if empty or missing:
+            elif doubt:
+                observation += "\n" + doubt
+            if empty or doubt:
                 self._checked = True
                 self._answer = None
         self.history.append({"role": "user", "content": observation})
@@ -670,8 +672,15 @@ class CaveAgent:
         columns = [column for frame in frames.values() for column in frame]
         return misspelt_values(code, self._turn_task, columns)
 
-    def _missing(self, rows: list[VarInfo]) -> list[str]:
-        return missing_names(self._wanted, rows, self._before, self._stored)
+    def _doubt(self, rows: list[VarInfo]) -> str:
+        """Why the turn's answer is not given yet, or "": a result the request named and
+        no cell stored, else a result made of codes where the request asked for names."""
+        missing = missing_names(self._wanted, rows, self._before, self._stored)
+        if missing:
+            aliases = {name: stored_as(name, self._stored, self._before) for name in missing}
+            return missing_note(missing, {k: v for k, v in aliases.items() if v})
+        coded = coded_results(self._wanted, rows, self._turn_task, self._stored)
+        return "\n".join(codes_note(item) for item in coded)
 
     def _rewind(self) -> bool:
         """Drop this turn's failed exchanges; note their errors under the request.

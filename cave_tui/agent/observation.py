@@ -290,10 +290,18 @@ def _join_hint(name: str, code: str, frames: Mapping[str, Mapping[str, str]]) ->
                     f"There is no column {name!r} in {frame}. To use the columns of {other} "
                     f"({extra}), merge first: {frame}.merge({other}, on={shared[0]!r})."
                 )
-        columns = list(frames[frame])
-        listed = ", ".join(columns[:16]) + (", …" if len(columns) > 16 else "")
-        return f"There is no column {name!r} in {frame}; its columns: {listed}."
+        return f"There is no column {name!r} in {frame}; its columns: {_listed(frames[frame])}."
+    if len(used) > 1:  # a merge: name the frame the model took the column's name from
+        stem = name.lower().rstrip("s")
+        shown = [f for f in used if f.lower().rstrip("s") == stem] or used
+        columns = "; ".join(f"{f}: {_listed(frames[f])}" for f in shown)
+        return f"There is no column {name!r} in {' or '.join(used)}. Columns of {columns}."
     return f"There is no column {name!r}: the Namespace lists each frame's columns."
+
+
+def _listed(columns: Iterable[str], limit: int = 24) -> str:
+    columns = list(columns)
+    return ", ".join(columns[:limit]) + (", …" if len(columns) > limit else "")
 
 
 def _row_hint(key: str, code: str, frames: Mapping[str, Mapping[str, str]]) -> str:

@@ -120,15 +120,30 @@ def describe_entry(
             head += " of " + _short_column(row.columns[0]).rpartition(":")[2]
         if row.preview and not is_frame:
             head += f" = {row.preview}"
+        if row.key:
+            head += f", one row per {row.key}"
+        if row.codes:
+            head += f" ({'index: ' if row.codes_in == 'index' else ''}{row.codes} codes)"
         lines.append(head + _note(row.description))
         if same_columns is not None:
             frame, extra = same_columns
             lines.append(f"  columns: as {frame}" + (", plus " + ", ".join(extra) if extra else ""))
         elif is_frame:
             lines.append("  columns: " + ", ".join(_short_column(c) for c in row.columns))
+        if row.links:
+            lines.append("  links: " + _links_line(row.links))
         lines += [f"  {row.name}{_plain(m)}" for m in methods or []]
     text = "\n".join(_clip(line, LINE_BUDGET) for line in lines)
     return text if len(text) <= ENTRY_BUDGET else text[: ENTRY_BUDGET - 1] + "…"
+
+
+def _links_line(links: list[str]) -> str:
+    """["origin→airports.faa", "dest→airports.faa"] → "origin, dest → airports.faa"."""
+    by_target: dict[str, list[str]] = {}
+    for link in links:
+        column, _, target = link.partition("→")
+        by_target.setdefault(target, []).append(column)
+    return "; ".join(f"{', '.join(cols)} → {target}" for target, cols in by_target.items())
 
 
 def _same_columns(

@@ -171,10 +171,67 @@ def missing_names(
     ]
 
 
-def missing_note(names: list[str]) -> str:
+def stored_as(name: str, stored: Iterable[str], before: Iterable[str] = ()) -> str | None:
+    """The one new name this turn stored that looks like *name* (`farthest_airport_name`
+    for `farthest_airport`): where the model most likely put the missing result."""
+    old = set(before)
+    close = [n for n in stored if n != name and n not in old and (name in n or n in name)]
+    return close[0] if len(close) == 1 else None
+
+
+def missing_note(names: list[str], aliases: dict[str, str] | None = None) -> str:
     listed = ", ".join(f"`{name}`" for name in names)
+    moves = [f"{name} = {aliases[name]}" for name in names if aliases and aliases.get(name)]
+    store = f" (`{'; '.join(moves)}`)" if moves else ""
     return (
         f"The request asks to store its result in {listed}, and no code that ran without error "
-        "in this turn stored it there: that answer was not given yet. Store the result under "
-        "that exact name, then call final_answer."
+        f"in this turn stored it there: that answer was not given yet. Store the result under "
+        f"that exact name{store}, then call final_answer."
+    )
+
+
+def coded_results(
+    wanted: Iterable[str], rows: Iterable[VarInfo], request: str, stored: Iterable[str]
+) -> list[tuple[str, str, str, str]]:
+    """(result, its codes' key "airports.faa", the key frame's column the request names,
+    where the codes are: "values" or "index").
+
+    A result stored this turn made of a lookup frame's codes (runtime/links.py), where
+    the request names another column of that frame ("the full names", "by tzone"):
+    the model kept the codes it had instead of looking up what was asked.
+    """
+    rows = list(rows)
+    frames = frame_columns(rows)
+    words = set(re.findall(r"[a-z_]+", request.lower()))
+    done = set(stored)
+    found = []
+    for row in rows:
+        if row.name not in wanted or row.name not in done or not row.codes:
+            continue
+        frame, _, key = row.codes.partition(".")
+        asked = [
+            column
+            for column in frames.get(frame, {})
+            if column != key and (column.lower() in words or f"{column.lower()}s" in words)
+        ]
+        if asked:
+            found.append((row.name, row.codes, asked[0], row.codes_in))
+    return found
+
+
+def codes_note(item: tuple[str, str, str, str]) -> str:
+    name, codes, column, where = item
+    in_index = where == "index"
+    frame, _, key = codes.partition(".")
+    lookup = f"{frame}.set_index('{key}')['{column}']"
+    use = (
+        "group by the looked-up values, or merge the frames on the linked columns first"
+        if in_index
+        else "lookup[code] for one code, [lookup[c] for c in codes] or .map(lookup) for many"
+    )
+    holds = "is indexed by" if in_index else "holds"
+    return (
+        f"`{name}` {holds} {codes} codes, but the request asks for {column}, a column of "
+        f"{frame}. Look it up: lookup = {lookup}, then {use}. Store that in `{name}`, then call "
+        "final_answer."
     )

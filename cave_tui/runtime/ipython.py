@@ -21,6 +21,7 @@ import time
 from concurrent.futures import Future
 from typing import Any
 
+from cave_tui.runtime import links
 from cave_tui.runtime.base import ExecutionResult, Runtime, RuntimeBusyError
 from cave_tui.runtime.capture import OutputCapture, routed_streams
 from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
@@ -274,7 +275,9 @@ class IPythonRuntime(Runtime):
         descriptions = self.descriptions()
         names = [n for n in list(self._ns) if is_user_name(n) and n not in hidden]
         if all(describable_without_user_code(self._ns.get(n)) for n in names):
-            return summarize_namespace(self._ns, hidden, descriptions)  # fast path, no user code
+            rows = summarize_namespace(self._ns, hidden, descriptions)  # fast path, no user code
+            _relate(self._ns, rows)
+            return rows
         return await asyncio.get_running_loop().run_in_executor(
             None, self._watched_summary, hidden, descriptions
         )
@@ -297,6 +300,8 @@ class IPythonRuntime(Runtime):
         def walk() -> None:
             try:
                 summarize_namespace(self._ns, hidden, descriptions, rows=rows, on_item=mark)
+                mark("")
+                _relate(self._ns, rows)
             except BaseException:
                 pass
             finally:
@@ -507,3 +512,11 @@ class IPythonRuntime(Runtime):
     @property
     def label(self) -> str:
         return "ipython"
+
+
+def _relate(ns: dict[str, Any], rows: list[VarInfo]) -> None:
+    """Lookup keys and links between frames (runtime/links.py): a hint, never an error."""
+    try:
+        links.annotate(ns, rows)
+    except Exception:
+        pass

@@ -30,6 +30,7 @@ from collections import deque
 from typing import Any
 
 summary: Any = sys.modules.get("_cave_summary")
+links: Any = sys.modules.get("_cave_links")
 tracebacks: Any = sys.modules.get("_cave_tracebacks")
 transport: Any = sys.modules.get("_cave_transport")
 mutation: Any = sys.modules.get("_cave_mutation")
@@ -489,6 +490,11 @@ class CaveKernel:
                 rows.append(_bare_row(name, obj, description, "not described: it took too long"))
             except Exception as exc:
                 rows.append(_bare_row(name, obj, description, f"<{type(exc).__name__}>"))
+        if stuck is None and not safe and links is not None:
+            try:  # lookup keys and links between frames: a hint, never an error
+                links.annotate(self.ns, rows)
+            except (Exception, KeyboardInterrupt):
+                pass
         return {"rows": rows, "stuck": stuck}, []
 
     def op_delete(self, data: dict[str, Any], buffers: list[Any]) -> Any:

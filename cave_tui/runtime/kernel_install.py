@@ -59,6 +59,7 @@ def bootstrap_sources() -> dict[str, str]:
     if _SOURCES is None:
         _SOURCES = {
             "_cave_summary": (_HERE / "summary.py").read_text(),
+            "_cave_links": (_HERE / "links.py").read_text(),
             "_cave_tracebacks": (_HERE / "tracebacks.py").read_text(),
             "_cave_transport": (_HERE / "kernel_transport.py").read_text(),
             "_cave_mutation": _mutation_source(),

@@ -54,6 +54,11 @@ class VarInfo:
     description: str = ""
     fingerprint: str = ""  # cheap change detector: type, id, size
     methods: list[str] = field(default_factory=list)  # a class's ".name(args) -> T  # doc"
+    # Relations to lookup frames (runtime/links.py): set on the whole namespace's rows.
+    key: str = ""  # a lookup frame's key column: one row per value
+    links: list[str] = field(default_factory=list)  # "dest→airports.faa"
+    codes: str = ""  # "airports.faa": this value is made of that key's codes
+    codes_in: str = ""  # where the codes are: "values" or "index"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

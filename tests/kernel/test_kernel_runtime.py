@@ -130,6 +130,20 @@ async def test_namespace_summary_is_computed_in_the_kernel(kernel):
     assert not any(name.startswith("_cave") for name in rows)
 
 
+async def test_lookup_keys_links_and_codes_are_found_in_the_kernel(kernel):
+    airports = pd.DataFrame({"faa": ["JFK", "LGA", "ORD"], "name": ["Kennedy", "LaG", "Ohare"]})
+    kernel.inject(Variable("airports", airports))
+    await kernel.execute(
+        "import pandas as pd\n"
+        "flights = pd.DataFrame({'dest': ['ORD', 'LGA', 'ORD'], 'n': [1, 2, 3]})\n"
+        "top = ['ORD']"
+    )
+    rows = {row.name: row for row in await kernel.namespace_summary()}
+    assert rows["airports"].key == "faa"
+    assert rows["flights"].links == ["dest→airports.faa"]
+    assert (rows["top"].codes, rows["top"].codes_in) == ("airports.faa", "values")
+
+
 async def test_the_kernel_is_another_user_in_its_own_directory(kernel):
     await kernel.execute(
         "import os\nuid = os.getuid()\ncwd = os.getcwd()\nhome = os.environ['HOME']\n"

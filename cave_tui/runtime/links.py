@@ -1,0 +1,148 @@
+"""How the namespace's frames and values relate: lookup keys, the columns that match them,
+and values that are codes of a lookup frame.
+
+A small model asked for "the airport's full name" keeps the `dest` code it has, or
+guesses a column `airline`: it does not see that `flights.dest` holds `airports.faa`
+codes. These relations, found from the data and not from column names, go into the
+namespace description (`links: dest, origin → airports.faa`) and into the agent's
+check of a turn's results (codes stored where the request asked for names).
+
+Bounded cost: keys are looked for in frames of at most KEY_MAX_ROWS rows, links from
+frames of at most LINK_MAX_ROWS, and each column's distinct values are computed once
+per frame object (cached by identity and shape). Pure pandas duck typing and no
+package imports: the kernel runtime loads this file into the kernel as it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+KEY_MAX_ROWS = 50_000  # a lookup table (airports, airlines, planes), not a fact table
+LINK_MAX_ROWS = 2_000_000
+MAX_TEXT_COLUMNS = 8  # text columns looked at per frame
+MIN_COVERAGE = 0.8  # share of a column's distinct values found in the key: a link
+MAX_CODES = 1_000  # values of a list/Series looked at for codes
+_CACHE_SIZE = 64
+
+_distinct_cache: dict[tuple[int, str, str], frozenset[Any]] = {}
+
+
+def _is_frame(obj: Any) -> bool:
+    kind = type(obj)
+    return kind.__name__ == "DataFrame" and (kind.__module__ or "").startswith("pandas")
+
+
+def _is_series(obj: Any) -> bool:
+    kind = type(obj)
+    return kind.__name__ == "Series" and (kind.__module__ or "").startswith("pandas")
+
+
+def _text_columns(df: Any) -> list[str]:
+    out = []
+    for column, dtype in zip(df.columns, df.dtypes, strict=False):
+        if isinstance(column, str) and str(dtype) in ("object", "string", "str", "category"):
+            out.append(column)
+        if len(out) >= MAX_TEXT_COLUMNS:
+            break
+    return out
+
+
+def _distinct(df: Any, column: str) -> frozenset[Any]:
+    key = (id(df), str(df.shape), column)
+    found = _distinct_cache.get(key)
+    if found is None:
+        found = frozenset(v for v in df[column].dropna().unique() if isinstance(v, str))
+        if len(_distinct_cache) >= _CACHE_SIZE:
+            _distinct_cache.pop(next(iter(_distinct_cache)))
+        _distinct_cache[key] = found
+    return found
+
+
+def frame_key(df: Any) -> str | None:
+    """The first text column whose values are unique and never missing: one row per value."""
+    if not _is_frame(df) or not 2 <= len(df) <= KEY_MAX_ROWS or not df.columns.is_unique:
+        return None
+    for column in _text_columns(df):
+        values = df[column]
+        if values.notna().all() and values.is_unique:
+            return column
+    return None
+
+
+def _text_values(obj: Any) -> tuple[list[str], str]:
+    """Text values to test for codes, and where they are ("values" or "index")."""
+    if type(obj) is str:  # exact types: no code of the model's runs here
+        return [obj], "values"
+    if type(obj) in (list, tuple) and 0 < len(obj) <= MAX_CODES:
+        return (list(obj) if all(type(v) is str for v in obj) else []), "values"
+    if _is_series(obj) and 0 < len(obj) <= MAX_CODES:
+        index = [v for v in obj.index if isinstance(v, str)]
+        if index and len(index) == len(obj):
+            return index, "index"
+        values = [v for v in obj.dropna() if isinstance(v, str)]
+        if values and len(values) == len(obj.dropna()):
+            return values, "values"
+    return [], ""
+
+
+def relations(ns: dict[str, Any], names: list[str]) -> dict[str, dict[str, Any]]:
+    """Per name: {"key": column} for a lookup frame, {"links": ["dest→airports.faa"]} for a
+    frame whose text columns match a lookup frame's key, {"codes": "airports.faa",
+    "codes_in": "index"} for a value made of such codes. Only names with a relation."""
+    keys: dict[str, tuple[str, frozenset[Any]]] = {}
+    for name in names:
+        obj = ns.get(name)
+        column = frame_key(obj)
+        if column is not None:
+            keys[name] = (column, _distinct(obj, column))
+    out: dict[str, dict[str, Any]] = {name: {"key": column} for name, (column, _) in keys.items()}
+    if not keys:
+        return out
+    for name in names:
+        obj = ns.get(name)
+        if _is_frame(obj) and len(obj) <= LINK_MAX_ROWS and obj.columns.is_unique:
+            links = _frame_links(name, obj, keys)
+            if links:
+                out.setdefault(name, {})["links"] = links
+        elif not _is_frame(obj):
+            values, where = _text_values(obj)
+            target = _codes_of(set(values), keys) if values else None
+            if target:
+                out.setdefault(name, {}).update(codes=target, codes_in=where)
+    return out
+
+
+def _frame_links(name: str, df: Any, keys: dict[str, tuple[str, frozenset[Any]]]) -> list[str]:
+    links = []  # a key column may link too: `dest` of a frame made per destination
+    for column in _text_columns(df):
+        values = _distinct(df, column)
+        for other, (key, key_values) in keys.items():
+            if other == name or len(values) < 2 or len(values) > 2 * len(key_values):
+                continue
+            if len(values & key_values) >= MIN_COVERAGE * len(values):
+                links.append(f"{column}→{other}.{key}")
+                break
+    return links
+
+
+def _codes_of(values: set[str], keys: dict[str, tuple[str, frozenset[Any]]]) -> str | None:
+    for other, (key, key_values) in keys.items():  # most, as for links: a few may be unknown
+        if values and len(values & key_values) >= MIN_COVERAGE * len(values):
+            return f"{other}.{key}"
+    return None
+
+
+FIELDS = ("key", "links", "codes", "codes_in")
+
+
+def annotate(ns: dict[str, Any], rows: list[Any]) -> None:
+    """Set the relation fields on summary rows (VarInfo objects or their dicts), in place."""
+    names = [row["name"] if isinstance(row, dict) else row.name for row in rows]
+    found = relations(ns, names)
+    for row in rows:
+        name = row["name"] if isinstance(row, dict) else row.name
+        for field, value in found.get(name, {}).items():
+            if isinstance(row, dict):
+                row[field] = value
+            else:
+                setattr(row, field, value)

