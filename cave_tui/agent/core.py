@@ -55,6 +55,8 @@ from cave_tui.agent.recovery import (
     result_names,
     rewound_request,
     stored_as,
+    text_for_numbers,
+    text_note,
 )
 from cave_tui.models.base import (
     Completion,
@@ -674,13 +676,15 @@ class CaveAgent:
 
     def _doubt(self, rows: list[VarInfo]) -> str:
         """Why the turn's answer is not given yet, or "": a result the request named and
-        no cell stored, else a result made of codes where the request asked for names."""
+        no cell stored, else a result made of codes where the request asked for names, or
+        of text where it asked for numbers."""
         missing = missing_names(self._wanted, rows, self._before, self._stored)
         if missing:
             aliases = {name: stored_as(name, self._stored, self._before) for name in missing}
             return missing_note(missing, {k: v for k, v in aliases.items() if v})
         coded = coded_results(self._wanted, rows, self._turn_task, self._stored)
-        return "\n".join(codes_note(item) for item in coded)
+        texts = text_for_numbers(self._wanted, rows, self._turn_task, self._stored)
+        return "\n".join([codes_note(item) for item in coded] + [text_note(t) for t in texts])
 
     def _rewind(self) -> bool:
         """Drop this turn's failed exchanges; note their errors under the request.

@@ -22,6 +22,7 @@ import difflib
 import keyword
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from cave_tui.agent.observation import cut_middle, frame_columns
 from cave_tui.runtime.summary import VarInfo
@@ -190,11 +191,18 @@ def missing_note(names: list[str], aliases: dict[str, str] | None = None) -> str
     )
 
 
+class CodedResult(NamedTuple):
+    name: str
+    codes: str  # "airports.faa"
+    column: str  # the lookup frame's column the request asks for: "name", "tzone"
+    where: str  # "values" or "index"
+    source: str = ""  # "flights.dest": the frame column the codes came from, if known
+
+
 def coded_results(
     wanted: Iterable[str], rows: Iterable[VarInfo], request: str, stored: Iterable[str]
-) -> list[tuple[str, str, str, str]]:
-    """(result, its codes' key "airports.faa", the key frame's column the request names,
-    where the codes are: "values" or "index").
+) -> list[CodedResult]:
+    """Results made of codes where the request asks for another column of their lookup frame.
 
     A result stored this turn made of a lookup frame's codes (runtime/links.py), where
     the request names another column of that frame ("the full names", "by tzone"):
@@ -215,23 +223,89 @@ def coded_results(
             if column != key and (column.lower() in words or f"{column.lower()}s" in words)
         ]
         if asked:
-            found.append((row.name, row.codes, asked[0], row.codes_in))
+            found.append(
+                CodedResult(
+                    row.name,
+                    row.codes,
+                    asked[0],
+                    row.codes_in,
+                    _linked_frame(rows, row.codes_from, row.codes),
+                )
+            )
     return found
 
 
-def codes_note(item: tuple[str, str, str, str]) -> str:
-    name, codes, column, where = item
-    in_index = where == "index"
-    frame, _, key = codes.partition(".")
-    lookup = f"{frame}.set_index('{key}')['{column}']"
-    use = (
-        "group by the looked-up values, or merge the frames on the linked columns first"
-        if in_index
-        else "lookup[code] for one code, [lookup[c] for c in codes] or .map(lookup) for many"
-    )
-    holds = "is indexed by" if in_index else "holds"
+def _linked_frame(rows: list[VarInfo], column: str, codes: str) -> str:
+    """The first frame whose `column` links to *codes* (`flights.dest` → `airports.faa`)."""
+    link = f"{column}→{codes}"
+    return next((f"{row.name}.{column}" for row in rows if column and link in row.links), "")
+
+
+def codes_note(item: CodedResult) -> str:
+    frame, _, key = item.codes.partition(".")
+    lookup = f"{frame}.set_index('{key}')['{item.column}']"
+    if item.where == "index" and item.source:
+        facts, _, on = item.source.partition(".")
+        fix = (
+            f"Merge first: merged = {facts}.merge({frame}, left_on='{on}', right_on='{key}'), "
+            f"then group merged by '{item.column}'"
+        )
+    elif item.where == "index":
+        fix = f"Merge the frames on the linked columns first, then group by '{item.column}'"
+    else:
+        fix = (
+            f"Look it up: lookup = {lookup}, then lookup[code] for one code, "
+            "[lookup[c] for c in codes] or .map(lookup) for many"
+        )
+    holds = "is indexed by" if item.where == "index" else "holds"
     return (
-        f"`{name}` {holds} {codes} codes, but the request asks for {column}, a column of "
-        f"{frame}. Look it up: lookup = {lookup}, then {use}. Store that in `{name}`, then call "
-        "final_answer."
+        f"`{item.name}` {holds} {item.codes} codes, but the request asks for {item.column}, a "
+        f"column of {frame}. {fix}. Store that in `{item.name}`, then call final_answer."
+    )
+
+
+_NUMBER_WORDS = re.compile(
+    r"\b(?:count|counts|how many|number of|percentage|percent|share|mean|average|total|sum)\b",
+    re.IGNORECASE,
+)
+_NUMBER_NOUNS = {
+    "count": ("count", "counts", "how many", "number of"),
+    "percentage": ("percentage", "percent", "share"),
+    "mean": ("mean", "average"),
+    "total": ("total", "sum"),
+}
+_TEXT_DTYPES = ("object", "str", "string", "category")
+
+
+def text_for_numbers(
+    wanted: Iterable[str], rows: Iterable[VarInfo], request: str, stored: Iterable[str]
+) -> list[tuple[str, str]]:
+    """(result, what the request asks for) for a Series of text where numbers were asked.
+
+    "Count the flights of each airline" answered with the most frequent value per
+    group (a copied pattern) gives text, and nothing fails.
+    """
+    asked = _NUMBER_WORDS.search(request)
+    if asked is None:
+        return []
+    done = set(stored)
+    word = asked.group(0).lower()
+    noun = next((n for n, ws in _NUMBER_NOUNS.items() if word in ws), word)
+    return [
+        (row.name, noun)
+        for row in rows
+        if row.name in wanted
+        and row.name in done
+        and row.type_name == "Series"
+        and row.columns
+        and row.columns[0].rpartition(":")[2] in _TEXT_DTYPES
+    ]
+
+
+def text_note(item: tuple[str, str]) -> str:
+    name, asked = item
+    return (
+        f"`{name}` holds text values, but the request asks for a {asked}: compute numbers "
+        "(rows per group: df.groupby('a').size()). Store them in "
+        f"`{name}`, then call final_answer."
     )

@@ -24,7 +24,10 @@ MIN_COVERAGE = 0.8  # share of a column's distinct values found in the key: a li
 MAX_CODES = 1_000  # values of a list/Series looked at for codes
 _CACHE_SIZE = 64
 
+# By frame identity, shape and column: a frame changed in place keeps its entry until its
+# shape changes, so a relation can be stale; it is a hint, and the data are never changed.
 _distinct_cache: dict[tuple[int, str, str], frozenset[Any]] = {}
+_key_cache: dict[tuple[int, str, str], str | None] = {}
 
 
 def _is_frame(obj: Any) -> bool:
@@ -52,9 +55,7 @@ def _distinct(df: Any, column: str) -> frozenset[Any]:
     found = _distinct_cache.get(key)
     if found is None:
         found = frozenset(v for v in df[column].dropna().unique() if isinstance(v, str))
-        if len(_distinct_cache) >= _CACHE_SIZE:
-            _distinct_cache.pop(next(iter(_distinct_cache)))
-        _distinct_cache[key] = found
+        _remember(_distinct_cache, key, found)
     return found
 
 
@@ -62,33 +63,51 @@ def frame_key(df: Any) -> str | None:
     """The first text column whose values are unique and never missing: one row per value."""
     if not _is_frame(df) or not 2 <= len(df) <= KEY_MAX_ROWS or not df.columns.is_unique:
         return None
+    cache_key = (id(df), str(df.shape), "")
+    if cache_key in _key_cache:
+        return _key_cache[cache_key]
+    found = None
     for column in _text_columns(df):
         values = df[column]
         if values.notna().all() and values.is_unique:
-            return column
-    return None
+            found = column
+            break
+    _remember(_key_cache, cache_key, found)
+    return found
 
 
-def _text_values(obj: Any) -> tuple[list[str], str]:
-    """Text values to test for codes, and where they are ("values" or "index")."""
+def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(cache) >= _CACHE_SIZE:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
+
+
+def _text_values(obj: Any) -> tuple[list[str], str, str]:
+    """Text values to test for codes, where they are ("values" or "index"), and the name of
+    the column they came from when a Series says it (`dest` for `groupby('dest').size()`)."""
     if type(obj) is str:  # exact types: no code of the model's runs here
-        return [obj], "values"
+        return [obj], "values", ""
     if type(obj) in (list, tuple) and 0 < len(obj) <= MAX_CODES:
-        return (list(obj) if all(type(v) is str for v in obj) else []), "values"
+        return (list(obj) if all(type(v) is str for v in obj) else []), "values", ""
     if _is_series(obj) and 0 < len(obj) <= MAX_CODES:
         index = [v for v in obj.index if isinstance(v, str)]
         if index and len(index) == len(obj):
-            return index, "index"
+            return index, "index", _name(obj.index.name)
         values = [v for v in obj.dropna() if isinstance(v, str)]
         if values and len(values) == len(obj.dropna()):
-            return values, "values"
-    return [], ""
+            return values, "values", _name(obj.name)
+    return [], "", ""
+
+
+def _name(name: Any) -> str:
+    return name if type(name) is str else ""
 
 
 def relations(ns: dict[str, Any], names: list[str]) -> dict[str, dict[str, Any]]:
     """Per name: {"key": column} for a lookup frame, {"links": ["dest→airports.faa"]} for a
     frame whose text columns match a lookup frame's key, {"codes": "airports.faa",
-    "codes_in": "index"} for a value made of such codes. Only names with a relation."""
+    "codes_in": "index", "codes_from": "dest"} for a value made of such codes (the last when
+    the Series names the column they came from). Only names with a relation."""
     keys: dict[str, tuple[str, frozenset[Any]]] = {}
     for name in names:
         obj = ns.get(name)
@@ -105,10 +124,12 @@ def relations(ns: dict[str, Any], names: list[str]) -> dict[str, dict[str, Any]]
             if links:
                 out.setdefault(name, {})["links"] = links
         elif not _is_frame(obj):
-            values, where = _text_values(obj)
+            values, where, source = _text_values(obj)
             target = _codes_of(set(values), keys) if values else None
             if target:
                 out.setdefault(name, {}).update(codes=target, codes_in=where)
+                if source:
+                    out[name]["codes_from"] = source
     return out
 
 
@@ -132,7 +153,7 @@ def _codes_of(values: set[str], keys: dict[str, tuple[str, frozenset[Any]]]) -> 
     return None
 
 
-FIELDS = ("key", "links", "codes", "codes_in")
+FIELDS = ("key", "links", "codes", "codes_in", "codes_from")
 
 
 def annotate(ns: dict[str, Any], rows: list[Any]) -> None:

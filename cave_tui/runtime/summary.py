@@ -59,6 +59,7 @@ class VarInfo:
     links: list[str] = field(default_factory=list)  # "dest→airports.faa"
     codes: str = ""  # "airports.faa": this value is made of that key's codes
     codes_in: str = ""  # where the codes are: "values" or "index"
+    codes_from: str = ""  # the column they came from, when the Series names it ("dest")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -7,7 +7,15 @@ import pandas as pd
 from cave_tui.agent import CaveAgent
 from cave_tui.agent.observation import error_hints
 from cave_tui.agent.prompt import describe_namespace
-from cave_tui.agent.recovery import coded_results, codes_note, missing_note, stored_as
+from cave_tui.agent.recovery import (
+    CodedResult,
+    coded_results,
+    codes_note,
+    missing_note,
+    stored_as,
+    text_for_numbers,
+    text_note,
+)
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import IPythonRuntime, Variable, links
 from cave_tui.runtime.base import ExecutionResult
@@ -36,11 +44,17 @@ def test_a_lookup_frame_has_a_key_and_the_frames_that_use_it_link_to_it():
     # dest links with one unknown code of five; the numeric column is never a link.
     assert found["flights"] == {"links": ["origin→airports.faa", "dest→airports.faa"]}
     assert found["few"] == {"codes": "airports.faa", "codes_in": "values"}
+    assert links.relations({"a": AIRPORTS, "s": FLIGHTS["dest"]}, ["a", "s"])["s"] == {
+        "codes": "a.faa",
+        "codes_in": "values",
+        "codes_from": "dest",
+    }
     assert found["one"] == {"codes": "airports.faa", "codes_in": "values"}
     by_dest = FLIGHTS.groupby("dest").size()
     assert links.relations({"a": AIRPORTS, "s": by_dest}, ["a", "s"])["s"] == {
         "codes": "a.faa",
         "codes_in": "index",
+        "codes_from": "dest",
     }
     # A frame made per destination: its key column links to the airports' key.
     per_dest = by_dest.rename("n").reset_index()
@@ -95,16 +109,26 @@ def test_codes_where_the_request_names_another_column_of_the_lookup_frame():
     links.annotate(ns, rows)
     ask = "Store the full names of the two top airports in `top`."
     assert coded_results(["top"], rows, ask, stored={"top"}) == [
-        ("top", "airports.faa", "name", "values")
+        CodedResult("top", "airports.faa", "name", "values")
     ]
     assert coded_results(["top"], rows, ask, stored=set()) == []  # not stored this turn
     assert coded_results(["top"], rows, "Store the codes in `top`.", stored={"top"}) == []
     ask = "Count the flights by tzone into `by_dest`."
     (item,) = coded_results(["by_dest"], rows, ask, stored={"by_dest"})
-    assert item == ("by_dest", "airports.faa", "tzone", "index")
+    assert item == CodedResult("by_dest", "airports.faa", "tzone", "index")
     note = codes_note(item)
     assert note.startswith("`by_dest` is indexed by airports.faa codes, but the request asks")
-    assert "airports.set_index('faa')['tzone']" in note and "merge" in note
+    assert "Merge the frames on the linked columns first, then group by 'tzone'" in note
+    # With the frame the codes came from in the namespace, the note gives the merge.
+    ns = {"flights": FLIGHTS, **ns}
+    rows = [summarize(name, obj) for name, obj in ns.items()]
+    links.annotate(ns, rows)
+    (item,) = coded_results(["by_dest"], rows, ask, stored={"by_dest"})
+    assert item.source == "flights.dest"
+    assert (
+        "Merge first: merged = flights.merge(airports, left_on='dest', right_on='faa'), "
+        "then group merged by 'tzone'. Store that in `by_dest`, then call final_answer."
+    ) in codes_note(item)
 
 
 async def test_codes_given_for_names_are_questioned_once(runtime):
@@ -148,3 +172,33 @@ def test_a_column_missing_after_a_merge_lists_the_frame_it_is_named_after():
     assert error_hints(code, missing, frames) == [
         "There is no column 'airline' in flights or airlines. Columns of airlines: carrier, name."
     ]
+
+
+def test_text_where_the_request_asks_for_numbers_is_named():
+    rows = [
+        summarize("by_airline", pd.Series(["UA", "AA"], index=["x", "y"], name="carrier")),
+        summarize("counts", pd.Series([3, 4], index=["x", "y"])),
+    ]
+    ask = "How many flights did each airline fly? Store them in `by_airline` and `counts`."
+    assert text_for_numbers(["by_airline", "counts"], rows, ask, {"by_airline", "counts"}) == [
+        ("by_airline", "count")
+    ]
+    assert (
+        text_for_numbers(["by_airline"], rows, "Store the top carrier per day.", {"by_airline"})
+        == []
+    )
+    assert text_for_numbers(["by_airline"], rows, ask, stored=set()) == []
+    note = text_note(("by_airline", "count"))
+    assert note.startswith("`by_airline` holds text values, but the request asks for a count")
+
+
+async def test_a_mode_stored_where_counts_were_asked_is_questioned(runtime):
+    mode = (
+        "```python\nn = flights.groupby('carrier')['carrier'].agg(lambda s: s.value_counts()"
+        ".idxmax())\nfinal_answer(n.to_string())\n```"
+    )
+    size = "```python\nn = flights.groupby('carrier').size()\nfinal_answer(n.to_string())\n```"
+    model = ScriptedModel([mode, size])
+    await CaveAgent(model, runtime).run("Count the flights of each carrier; store them in `n`.")
+    assert "`n` holds text values" in model.requests[1][-1]["content"]
+    assert (await runtime.retrieve("n")).to_dict() == {"AA": 2, "UA": 1}
