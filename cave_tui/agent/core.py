@@ -27,6 +27,7 @@ from cave_tui.agent.final_answer import (
 from cave_tui.agent.observation import (
     error_hints,
     frame_columns,
+    frame_levels,
     repeated_failure_note,
     shape_result,
 )
@@ -614,8 +615,9 @@ class CaveAgent:
         appendix = "".join(hook(result) for hook in self._result_hooks)
         hints: list[str] = []
         if not result.success:
-            frames = frame_columns(await self._summary())
-            hints = error_hints(code, result, frames)
+            rows = await self._summary()
+            frames = frame_columns(rows)
+            hints = error_hints(code, result, frames, frame_levels(rows))
             hints += [misspelt_note(pair) for pair in self._misspelt(code, frames)]
         observation = shape_result(result, self.max_exec_output, hints) + appendix
         if result.success:

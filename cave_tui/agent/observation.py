@@ -187,12 +187,13 @@ def error_hints(
     code: str,
     result: ExecutionResult,
     frames: Mapping[str, Mapping[str, str]] | None = None,
+    levels: Mapping[str, Mapping[str, list[str]]] | None = None,
 ) -> list[str]:
     """Short hints for mistakes small models make again and again, found from the error.
 
-    *frames* are the namespace's frames: name → column → dtype. Each hint names the
-    cause and the fix in one line; nothing is said when the error does not match a
-    known class.
+    *frames* are the namespace's frames: name → column → dtype; *levels* their
+    categorical columns' values (frame_levels). Each hint names the cause and the fix
+    in one line; nothing is said when the error does not match a known class.
     """
     frames = frames or {}
     error = (result.error or "").rstrip()
@@ -252,7 +253,7 @@ def error_hints(
         elif column_error:
             hints.append(_join_hint(name, failing_line, frames))
         elif kind == "KeyError" and every:
-            hints.append(_row_hint(name, failing_line, frames))
+            hints.append(_row_hint(name, failing_line, frames, levels or {}))
     return hints
 
 
@@ -262,6 +263,15 @@ def frame_columns(rows: Iterable[VarInfo]) -> dict[str, dict[str, str]]:
         r.name: dict(c.rpartition(":")[::2] for c in r.columns if ":" in c)
         for r in rows
         if r.columns and r.type_name != "Series" and not r.columns[0].startswith("dtype:")
+    }
+
+
+def frame_levels(rows: Iterable[VarInfo]) -> dict[str, dict[str, list[str]]]:
+    """The frames' categorical values: name → column → values (runtime/links.py levels)."""
+    return {
+        r.name: {c: v.split(", ") for c, _, v in (level.partition(": ") for level in r.levels)}
+        for r in rows
+        if r.levels
     }
 
 
@@ -304,14 +314,20 @@ def _listed(columns: Iterable[str], limit: int = 24) -> str:
     return ", ".join(columns[:limit]) + (", …" if len(columns) > limit else "")
 
 
-def _row_hint(key: str, code: str, frames: Mapping[str, Mapping[str, str]]) -> str:
+def _row_hint(
+    key: str,
+    code: str,
+    frames: Mapping[str, Mapping[str, str]],
+    levels: Mapping[str, Mapping[str, list[str]]],
+) -> str:
     """A missing label that is no column: most often a value looked up as a row label."""
     used = _frames_used(code, frames)
     if len(used) == 1:
         frame = used[0]
         text = [c for c, dtype in frames[frame].items() if dtype in ("str", "object")]
-        example = text[0] if text else "column"
-        more = f" (text columns of {frame}: {', '.join(text[:6])})" if text else ""
+        holding = [c for c, values in levels.get(frame, {}).items() if key in values]
+        example = (holding or text or ["column"])[0]
+        more = f" (text columns of {frame}: {', '.join(text[:6])})" if text and not holding else ""
         return (
             f"{key!r} is not a column or an index label of {frame}. To pick its rows by a "
             f"value: {frame}[{frame}[{example!r}] == {key!r}]{more}."

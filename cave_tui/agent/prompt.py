@@ -130,6 +130,8 @@ def describe_entry(
             lines.append(f"  columns: as {frame}" + (", plus " + ", ".join(extra) if extra else ""))
         elif is_frame:
             lines.append("  columns: " + ", ".join(_short_column(c) for c in row.columns))
+        if row.levels:
+            lines.append("  values: " + "; ".join(row.levels))
         if row.links:
             lines.append("  links: " + _links_line(row.links))
         lines += [f"  {row.name}{_plain(m)}" for m in methods or []]

@@ -37,11 +37,13 @@ from cave_tui.runtime.summary import (
 from cave_tui.runtime.tracebacks import format_exception, is_cell_file
 
 INTERRUPT_GRACE = 2.0
+# Methods that change their object. pandas' `dropna`, `fillna`, `rename`, `set_index`… return
+# a new object unless `inplace=True` (checked apart): listing them said `[changed: penguins]`
+# after `sexed = penguins.dropna(...)`, and the model was told of a change that never was.
 _MUTATORS = frozenset(
     {
         "append", "extend", "insert", "pop", "remove", "clear", "update", "sort", "reverse",
-        "add", "discard", "setdefault", "popitem", "fillna", "drop", "rename", "reset_index",
-        "set_index", "sort_values", "dropna", "replace", "__setitem__",
+        "add", "discard", "setdefault", "popitem", "__setitem__",
     }
 )  # fmt: skip
 

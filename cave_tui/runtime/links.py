@@ -22,6 +22,9 @@ LINK_MAX_ROWS = 2_000_000
 MAX_TEXT_COLUMNS = 8  # text columns looked at per frame
 MIN_COVERAGE = 0.8  # share of a column's distinct values found in the key: a link
 MAX_CODES = 1_000  # values of a list/Series looked at for codes
+MAX_LEVELS = 6  # a text column with at most this many distinct values lists them
+LEVEL_CHARS = 24  # ... when each is at most this long
+MAX_DISTINCT = 2 * KEY_MAX_ROWS  # more distinct values are not kept: they link to no key
 _CACHE_SIZE = 64
 
 # By frame identity, shape and column: a frame changed in place keeps its entry until its
@@ -55,6 +58,8 @@ def _distinct(df: Any, column: str) -> frozenset[Any]:
     found = _distinct_cache.get(key)
     if found is None:
         found = frozenset(v for v in df[column].dropna().unique() if isinstance(v, str))
+        if len(found) > MAX_DISTINCT:  # an id column of a big table: links to no lookup key
+            found = frozenset()
         _remember(_distinct_cache, key, found)
     return found
 
@@ -105,7 +110,8 @@ def _name(name: Any) -> str:
 
 def relations(ns: dict[str, Any], names: list[str]) -> dict[str, dict[str, Any]]:
     """Per name: {"key": column} for a lookup frame, {"links": ["dest→airports.faa"]} for a
-    frame whose text columns match a lookup frame's key, {"codes": "airports.faa",
+    frame whose text columns match a lookup frame's key, {"levels": ["sex: female, male"]}
+    for a frame with categorical text columns, {"codes": "airports.faa",
     "codes_in": "index", "codes_from": "dest"} for a value made of such codes (the last when
     the Series names the column they came from). Only names with a relation."""
     keys: dict[str, tuple[str, frozenset[Any]]] = {}
@@ -115,21 +121,40 @@ def relations(ns: dict[str, Any], names: list[str]) -> dict[str, dict[str, Any]]
         if column is not None:
             keys[name] = (column, _distinct(obj, column))
     out: dict[str, dict[str, Any]] = {name: {"key": column} for name, (column, _) in keys.items()}
-    if not keys:
-        return out
     for name in names:
         obj = ns.get(name)
         if _is_frame(obj) and len(obj) <= LINK_MAX_ROWS and obj.columns.is_unique:
-            links = _frame_links(name, obj, keys)
+            levels = _levels(obj)
+            if levels:
+                out.setdefault(name, {})["levels"] = levels
+            links = _frame_links(name, obj, keys) if keys else []
             if links:
                 out.setdefault(name, {})["links"] = links
-        elif not _is_frame(obj):
+        elif keys and not _is_frame(obj):
             values, where, source = _text_values(obj)
             target = _codes_of(set(values), keys) if values else None
             if target:
                 out.setdefault(name, {}).update(codes=target, codes_in=where)
                 if source:
                     out[name]["codes_from"] = source
+    return out
+
+
+def _levels(df: Any) -> list[str]:
+    """The few values of each categorical text column: "sex: female, male".
+
+    Shown, they keep a model from filtering `species == 'male'` or misspelling a value.
+    """
+    out = []
+    for column in _text_columns(df):
+        values = _distinct(df, column)
+        repeated = 2 * len(values) <= len(df)  # not a key or a name per row
+        if (
+            2 <= len(values) <= MAX_LEVELS
+            and repeated
+            and all(len(v) <= LEVEL_CHARS for v in values)
+        ):
+            out.append(f"{column}: {', '.join(sorted(values))}")
     return out
 
 
@@ -153,7 +178,7 @@ def _codes_of(values: set[str], keys: dict[str, tuple[str, frozenset[Any]]]) -> 
     return None
 
 
-FIELDS = ("key", "links", "codes", "codes_in", "codes_from")
+FIELDS = ("key", "links", "levels", "codes", "codes_in", "codes_from")
 
 
 def annotate(ns: dict[str, Any], rows: list[Any]) -> None:

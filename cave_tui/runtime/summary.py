@@ -57,6 +57,7 @@ class VarInfo:
     # Relations to lookup frames (runtime/links.py): set on the whole namespace's rows.
     key: str = ""  # a lookup frame's key column: one row per value
     links: list[str] = field(default_factory=list)  # "dest→airports.faa"
+    levels: list[str] = field(default_factory=list)  # "sex: female, male"
     codes: str = ""  # "airports.faa": this value is made of that key's codes
     codes_in: str = ""  # where the codes are: "values" or "index"
     codes_from: str = ""  # the column they came from, when the Series names it ("dest")

