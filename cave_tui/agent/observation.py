@@ -290,15 +290,24 @@ def _subscripted(name: str, line: str, frames: Iterable[str]) -> bool:
 def _join_hint(name: str, code: str, frames: Mapping[str, Mapping[str, str]]) -> str:
     """A column that no frame has: often one the model expects a lookup frame to add."""
     used = _frames_used(code, frames)
+    entity, label = _entity_label(name, frames)
+    rewrite = f": write [{label!r}] in place of [{name!r}]"
+    if label and any(label in frames[f] for f in used):
+        where = " or ".join(used)
+        return (
+            f"There is no column {name!r} in {where}. The {name}'s {label} is the column "
+            f"{label!r} of {entity}{rewrite}."
+        )
     if len(used) == 1:
         frame = used[0]
         for other, columns in frames.items():
             shared = [c for c in columns if c in frames[frame]]
             if other != frame and len(shared) == 1:
                 extra = ", ".join(c for c in columns if c not in shared)
+                then = f", then use {label!r}" if other == entity else ""
                 return (
                     f"There is no column {name!r} in {frame}. To use the columns of {other} "
-                    f"({extra}), merge first: {frame}.merge({other}, on={shared[0]!r})."
+                    f"({extra}), merge first: {frame}.merge({other}, on={shared[0]!r}){then}."
                 )
         return f"There is no column {name!r} in {frame}; its columns: {_listed(frames[frame])}."
     if len(used) > 1:  # a merge: name the frame the model took the column's name from
@@ -307,6 +316,21 @@ def _join_hint(name: str, code: str, frames: Mapping[str, Mapping[str, str]]) ->
         columns = "; ".join(f"{f}: {_listed(frames[f])}" for f in shown)
         return f"There is no column {name!r} in {' or '.join(used)}. Columns of {columns}."
     return f"There is no column {name!r}: the Namespace lists each frame's columns."
+
+
+def _entity_label(name: str, frames: Mapping[str, Mapping[str, str]]) -> tuple[str, str]:
+    """('airlines', 'name') for a missing column 'airline': the frame named after it, and its
+    column that names each row ('name', or its one text column besides the key)."""
+    stem = name.lower().rstrip("s")
+    for frame, columns in frames.items():
+        if frame.lower().rstrip("s") != stem or name in columns:
+            continue
+        if "name" in columns:
+            return frame, "name"
+        text = [c for c, dtype in columns.items() if dtype in ("str", "object")]
+        if len(text) == 2:
+            return frame, text[1]
+    return "", ""
 
 
 def _listed(columns: Iterable[str], limit: int = 24) -> str:

@@ -176,11 +176,11 @@ def test_a_column_missing_after_a_merge_lists_the_frame_it_is_named_after():
     missing = ExecutionResult(success=False, error="KeyError: 'airline'", error_type="KeyError")
     frames = {
         "flights": {"carrier": "str", "dest": "str"},
-        "airlines": {"carrier": "str", "name": "str"},
+        "airlines": {"carrier": "str", "seats": "int"},  # no column names the airline
     }
     code = "flights.merge(airlines, on='carrier')['airline'].value_counts()"
     assert error_hints(code, missing, frames) == [
-        "There is no column 'airline' in flights or airlines. Columns of airlines: carrier, name."
+        "There is no column 'airline' in flights or airlines. Columns of airlines: carrier, seats."
     ]
 
 
@@ -231,3 +231,23 @@ def test_a_value_looked_up_as_a_row_label_is_shown_in_the_column_that_holds_it()
     ]
     # Without the values, the first text column is the example, and the text columns listed.
     assert "sexed[sexed['species'] == 'male'] (text columns" in error_hints(code, error, frames)[0]
+
+
+def test_a_column_named_after_a_lookup_frame_is_rewritten_to_its_name_column():
+    error = ExecutionResult(success=False, error="KeyError: 'airline'", error_type="KeyError")
+    frames = {
+        "flights": {"carrier": "str", "dest": "str"},
+        "airlines": {"carrier": "str", "name": "str"},
+        "merged": {"carrier": "str", "dest": "str", "name": "str"},
+    }
+    rewrite = (
+        "The airline's name is the column 'name' of airlines: "
+        "write ['name'] in place of ['airline']."
+    )
+    for code in ("flights.merge(airlines, on='carrier')['airline']", "merged['airline']"):
+        (hint,) = error_hints(code, error, frames)
+        assert hint.endswith(rewrite)
+    assert error_hints("flights['airline']", error, frames) == [
+        "There is no column 'airline' in flights. To use the columns of airlines (name), merge "
+        "first: flights.merge(airlines, on='carrier'), then use 'name'."
+    ]

@@ -187,7 +187,7 @@ def test_a_column_no_frame_has_gets_the_merge_that_would_bring_it():
     code = "flights.groupby('carrier')['airline'].size()"
     assert error_hints(code, missing, frames) == [
         "There is no column 'airline' in flights. To use the columns of airlines (name), merge "
-        "first: flights.merge(airlines, on='carrier')."
+        "first: flights.merge(airlines, on='carrier'), then use 'name'."
     ]
     # No frame shares a column with the one used: its columns are listed.
     assert error_hints("airlines['airline']", missing, {"airlines": {"carrier": "str"}}) == [
