@@ -135,6 +135,10 @@ PRECEDENCE_HINT = (
     "e.g. (df['a'] == 1) | (df['b'] == 2)."
 )
 BOOL_OP_HINT = "Combine conditions on columns with `&`, `|`, `~` (and parentheses), not and/or/not."
+UNMATCHED_HINT = (
+    "The line closes a bracket it never opened: count its brackets. Several conditions in one "
+    "filter: df[(df['a'] == x) & (df['b'] > 5)]."
+)
 FILE_HINT = "The data is already loaded: use the variables listed in the Namespace, not files."
 _KEY = re.compile(r"""^KeyError: (?P<q>['"])(?P<key>.+)(?P=q)$""")
 _MISSING_KEYS = re.compile(
@@ -206,6 +210,8 @@ def error_hints(
         hints.append(BOOL_OP_HINT)
     if kind == "TypeError" and _FORMAT_MANY.search(last):
         hints.append(FORMAT_MANY_HINT)
+    if kind == "SyntaxError" and "unmatched" in last:
+        hints.append(UNMATCHED_HINT)
     if kind in ("FileNotFoundError", "IsADirectoryError"):
         missing_file = _MISSING_FILE.search(last)
         stem = re.split(r"[/\\]", missing_file["path"])[-1].split(".")[0] if missing_file else ""

@@ -1,4 +1,4 @@
-from cave_tui.agent.observation import cut_middle, shape_result
+from cave_tui.agent.observation import UNMATCHED_HINT, cut_middle, error_hints, shape_result
 from cave_tui.runtime.base import ExecutionResult
 
 
@@ -49,3 +49,10 @@ def test_security_block_names_the_rule():
 
     text = shape_result(ExecutionResult(success=False, security_violations=[V()]), 500)
     assert "ImportRule" in text and "did not run" in text
+
+
+async def test_an_unmatched_bracket_gets_the_filter_with_its_own_brackets(runtime):
+    code = "n = flights[flights['carrier'] == 'AA']['dep_delay'] > 5].sum()"
+    result = await runtime.execute(code)
+    assert result.error_type == "SyntaxError"
+    assert error_hints(code, result, {}) == [UNMATCHED_HINT]
