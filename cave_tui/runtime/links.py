@@ -44,10 +44,18 @@ def _is_series(obj: Any) -> bool:
 
 
 def _text_columns(df: Any) -> list[str]:
+    """Columns of strings only: an object column holding anything else (a model-made class
+    with its own `__hash__`) is never hashed here, so no code of the model's runs."""
+    from pandas.api.types import infer_dtype
+
     out = []
     for column, dtype in zip(df.columns, df.dtypes, strict=False):
-        if isinstance(column, str) and str(dtype) in ("object", "string", "str", "category"):
-            out.append(column)
+        kind = str(dtype)
+        if not isinstance(column, str) or kind not in ("object", "string", "str", "category"):
+            continue
+        if kind == "object" and infer_dtype(df[column], skipna=True) != "string":
+            continue
+        out.append(column)
         if len(out) >= MAX_TEXT_COLUMNS:
             break
     return out

@@ -251,3 +251,13 @@ def test_a_column_named_after_a_lookup_frame_is_rewritten_to_its_name_column():
         "There is no column 'airline' in flights. To use the columns of airlines (name), merge "
         "first: flights.merge(airlines, on='carrier'), then use 'name'."
     ]
+
+
+def test_object_columns_of_other_things_than_strings_are_never_hashed():
+    class Loud:
+        def __hash__(self):
+            raise AssertionError("hashed")
+
+    frame = pd.DataFrame({"thing": [Loud(), Loud(), Loud()], "code": ["JFK", "LGA", "JFK"]})
+    found = links.relations({"airports": AIRPORTS, "t": frame}, ["airports", "t"])
+    assert found["t"] == {"links": ["code→airports.faa"]}  # and Loud was never hashed
