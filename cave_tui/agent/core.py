@@ -58,6 +58,8 @@ from cave_tui.agent.recovery import (
     stored_as,
     text_for_numbers,
     text_note,
+    type_note,
+    wrong_types,
 )
 from cave_tui.models.base import (
     Completion,
@@ -678,15 +680,18 @@ class CaveAgent:
 
     def _doubt(self, rows: list[VarInfo]) -> str:
         """Why the turn's answer is not given yet, or "": a result the request named and
-        no cell stored, else a result made of codes where the request asked for names, or
-        of text where it asked for numbers."""
+        no cell stored, else a result of another type than the request names, made of
+        codes where it asked for names, or of text where it asked for numbers."""
         missing = missing_names(self._wanted, rows, self._before, self._stored)
         if missing:
             aliases = {name: stored_as(name, self._stored, self._before) for name in missing}
             return missing_note(missing, {k: v for k, v in aliases.items() if v})
-        coded = coded_results(self._wanted, rows, self._turn_task, self._stored)
-        texts = text_for_numbers(self._wanted, rows, self._turn_task, self._stored)
-        return "\n".join([codes_note(item) for item in coded] + [text_note(t) for t in texts])
+        task, stored = self._turn_task, self._stored
+        typed = wrong_types(self._wanted, rows, task, stored, self._before)
+        coded = coded_results(self._wanted, rows, task, stored)
+        texts = text_for_numbers(self._wanted, rows, task, stored)
+        notes = [type_note(t) for t in typed] + [codes_note(c) for c in coded]
+        return "\n".join(notes + [text_note(t) for t in texts])
 
     def _rewind(self) -> bool:
         """Drop this turn's failed exchanges; note their errors under the request.
