@@ -53,8 +53,10 @@ from cave_tui.agent.recovery import (
     missing_note,
     misspelt_note,
     misspelt_values,
+    pair_note,
     result_names,
     rewound_request,
+    separate_modes,
     stored_as,
     text_for_numbers,
     text_note,
@@ -629,6 +631,8 @@ class CaveAgent:
             rows = await self._summary()
             empty = empty_results(rows, result.changed)
             doubt = "" if empty else self._doubt(rows)
+            pair = None if empty or doubt else separate_modes(code, self._turn_task)
+            doubt = pair_note(*pair) if pair else doubt
             if empty:
                 misspelt = self._misspelt(code, frame_columns(rows))
                 observation += "\n" + empty_note(empty, misspelt)

