@@ -63,6 +63,7 @@ from cave_tui.agent.recovery import (
     type_note,
     wrong_types,
 )
+from cave_tui.agent.tips import tips_text
 from cave_tui.models.base import (
     Completion,
     ContextOverflowError,
@@ -325,6 +326,9 @@ class CaveAgent:
             [{"role": "system", "content": self.system_prompt()}, *self.history]
         )
         namespace = await self.namespace_text()
+        tips = tips_text(self._turn_task or _last_user_text(self.history))
+        if tips:
+            namespace = f"{namespace}\n{tips}"
         last = request[-1]
         if last["role"] == "user":
             request[-1] = {**last, "content": f"{namespace}\n\n{last['content']}"}
@@ -725,6 +729,14 @@ class CaveAgent:
     def reset_history(self) -> None:
         self.history.clear()
         self._last_failed_code = None
+
+
+def _last_user_text(history: list[Message]) -> str:
+    """The newest user message's text: the request, for callers that fill history by hand."""
+    for message in reversed(history):
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            return message["content"]
+    return ""
 
 
 def _violation_dict(v: Any) -> dict[str, Any]:

@@ -35,10 +35,7 @@ values when unsure; never guess.
 - Store each result under the exact name the user gives. Leave the given objects unchanged unless \
 asked; put subsets and derived data in new variables.
 - Do just what is asked: no extra filtering, sorting or rounding.
-- If code fails, read the error and fix its cause; never send the same code again.
-- Most frequent b per a: df.groupby('a')['b'].agg(lambda s: s.value_counts().idxmax()).
-- Names for codes: names = other.set_index('code')['name'], then df['code'].map(names) or \
-s.rename(index=names).{final_answer}"""
+- If code fails, read the error and fix its cause; never send the same code again.{final_answer}"""
 
 # Last, so that it is what the model read most recently before its first reply.
 FINAL_ANSWER_INSTRUCTIONS = (
