@@ -3,7 +3,7 @@
 A small model copies a pattern from its system prompt into tasks where it does not
 belong: with "most frequent b per a" always in view, "count the flights by tzone"
 became `groupby('tzone')['year'].agg(lambda s: s.value_counts().idxmax())`
-(docs/prompt-tuning.md, change 25). Each tip here has a trigger on the user's request and
+(docs/prompt-tuning.md, change 27). Each tip here has a trigger on the user's request and
 goes under the namespace, in the part of the request that changes anyway, so the
 system prompt stays short and byte-identical for prompt caches.
 """
