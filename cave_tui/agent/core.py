@@ -44,11 +44,13 @@ from cave_tui.agent.prompt import (
 )
 from cave_tui.agent.recovery import (
     MAX_REWINDS,
+    MISSING_VALUES_NOTE,
     coded_results,
     codes_note,
     empty_note,
     empty_results,
     failure_summary,
+    keeps_missing,
     missing_names,
     missing_note,
     misspelt_note,
@@ -216,6 +218,7 @@ class CaveAgent:
         self._wanted: list[str] = []
         self._before: set[str] = set()
         self._stored: set[str] = set()
+        self._ran: list[str] = []  # this turn's cells that ran without error
         self.usage = Usage()  # across all runs of this agent
         self.history: list[Message] = [
             _normalize_message(m)
@@ -393,7 +396,7 @@ class CaveAgent:
         # Result names the request asks for, and the names defined before it: see recovery.py.
         self._wanted = result_names(task)
         self._before = {r.name for r in await self._summary()} if self._wanted else set()
-        self._stored = set()
+        self._stored, self._ran = set(), []
         self._rewinds, self._checked = 0, False
         yield self._emit(ev.UserEvent(content=task))
         last_text = ""
@@ -630,6 +633,7 @@ class CaveAgent:
         observation = shape_result(result, self.max_exec_output, hints) + appendix
         if result.success:
             self._stored.update(result.changed)
+            self._ran.append(code)
         if result.success and self._answer is not None and not self._checked:
             # Asked once per turn: a second final_answer is accepted as it is.
             rows = await self._summary()
@@ -689,7 +693,8 @@ class CaveAgent:
     def _doubt(self, rows: list[VarInfo]) -> str:
         """Why the turn's answer is not given yet, or "": a result the request named and
         no cell stored, else a result of another type than the request names, made of
-        codes where it asked for names, or of text where it asked for numbers."""
+        codes where it asked for names, or of text where it asked for numbers, or missing
+        values the request leaves out and no cell dropped."""
         missing = missing_names(self._wanted, rows, self._before, self._stored)
         if missing:
             aliases = {name: stored_as(name, self._stored, self._before) for name in missing}
@@ -699,7 +704,10 @@ class CaveAgent:
         coded = coded_results(self._wanted, rows, task, stored)
         texts = text_for_numbers(self._wanted, rows, task, stored)
         notes = [type_note(t) for t in typed] + [codes_note(c) for c in coded]
-        return "\n".join(notes + [text_note(t) for t in texts])
+        notes += [text_note(t) for t in texts]
+        if self._wanted and keeps_missing(self._ran, task):
+            notes.append(MISSING_VALUES_NOTE)
+        return "\n".join(notes)
 
     def _rewind(self) -> bool:
         """Drop this turn's failed exchanges; note their errors under the request.

