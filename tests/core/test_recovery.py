@@ -1,20 +1,18 @@
-"""Rewinding a failing turn, and doubting an empty final answer (agent/recovery.py)."""
+"""Rewinding a failing turn (agent/recovery.py), and doubting an empty or missing answer
+(agent/answer_checks.py)."""
 
 import pandas as pd
 
 from cave_tui.agent import CaveAgent
 from cave_tui.agent import events as ev
-from cave_tui.agent.observation import FORMAT_MANY_HINT, error_hints
-from cave_tui.agent.recovery import (
-    REWIND_FOOTER,
-    REWIND_HEADER,
+from cave_tui.agent.answer_checks import (
     empty_results,
-    failure_summary,
     missing_names,
     misspelt_values,
     result_names,
-    rewound_request,
 )
+from cave_tui.agent.observation import FORMAT_MANY_HINT, error_hints
+from cave_tui.agent.recovery import REWIND_FOOTER, REWIND_HEADER, failure_summary, rewound_request
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime.base import ExecutionResult
 from cave_tui.runtime.summary import summarize
