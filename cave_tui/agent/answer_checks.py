@@ -205,7 +205,9 @@ def _linked_frame(rows: list[VarInfo], column: str, codes: str) -> str:
 def codes_note(item: CodedResult) -> str:
     frame, _, key = item.codes.partition(".")
     lookup = f"{frame}.set_index('{key}')['{item.column}']"
-    if item.where == "index" and item.source:
+    if item.where == "index" and "name" in item.column.lower():  # one name per code
+        fix = f"Relabel it: {item.name} = {item.name}.rename(index={lookup})"
+    elif item.where == "index" and item.source:
         facts, _, on = item.source.partition(".")
         fix = (
             f"Merge first: merged = {facts}.merge({frame}, left_on='{on}', right_on='{key}'), "
@@ -471,6 +473,30 @@ def _compares_or_counts(code: str) -> bool:
     return False
 
 
+_ADD_COLUMN = re.compile(
+    r"\badd (?:a |the )?(?:new )?(?:column `?(\w+)`?|`(\w+)` column) to `(\w+)`", re.IGNORECASE
+)
+
+
+def columns_not_added(rows: Iterable[VarInfo], request: str) -> list[tuple[str, str]]:
+    """(frame, column) for "Add a column `season` to `weather`" when `weather` has none."""
+    frames = frame_columns(rows)
+    found = []
+    for match in _ADD_COLUMN.finditer(request):
+        column, frame = match[1] or match[2], match[3]
+        if frame in frames and column not in frames[frame]:
+            found.append((frame, column))
+    return found
+
+
+def column_note(item: tuple[str, str]) -> str:
+    frame, column = item
+    return (
+        f"The request asks for a column `{column}` in `{frame}`, and `{frame}` has no such "
+        f"column yet: add it ({frame}['{column}'] = ...), then call final_answer."
+    )
+
+
 def doubt_note(
     wanted: list[str],
     rows: list[VarInfo],
@@ -489,7 +515,8 @@ def doubt_note(
     if missing:
         aliases = {name: stored_as(name, stored, before) for name in missing}
         return missing_note(missing, {k: v for k, v in aliases.items() if v})
-    notes = [type_note(t) for t in wrong_types(wanted, rows, request, stored, before)]
+    notes = [column_note(c) for c in columns_not_added(rows, request)]
+    notes += [type_note(t) for t in wrong_types(wanted, rows, request, stored, before)]
     notes += [codes_note(c) for c in coded_results(wanted, rows, request, stored)]
     notes += [text_note(t) for t in text_for_numbers(wanted, rows, request, stored)]
     notes += [ones_note(n) for n in ones_for_counts(wanted, rows, request, stored)]

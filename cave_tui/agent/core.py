@@ -32,9 +32,11 @@ from cave_tui.agent.final_answer import (
     is_bare_answer,
     take_final_answer,
 )
+from cave_tui.agent.given import given_note, rebound_given
 from cave_tui.agent.observation import (
     error_hints,
     frame_columns,
+    frame_keys,
     frame_levels,
     repeated_failure_note,
     shape_result,
@@ -301,7 +303,9 @@ class CaveAgent:
         return f"\n\n{line}" if line else ""
 
     async def namespace_text(self) -> str:
-        rows = await self.runtime.namespace_summary()
+        return self._describe(await self.runtime.namespace_summary())
+
+    def _describe(self, rows: list[VarInfo]) -> str:
         kwargs = {"budget": self.namespace_budget} if self.namespace_budget else {}
         return describe_namespace(rows, **kwargs)
 
@@ -314,8 +318,9 @@ class CaveAgent:
         request = _merge_consecutive(
             [{"role": "system", "content": self.system_prompt()}, *self.history]
         )
-        namespace = await self.namespace_text()
-        tips = tips_text(self._turn_task or _last_user_text(self.history))
+        rows = await self.runtime.namespace_summary()
+        namespace = self._describe(rows)
+        tips = tips_text(self._turn_task or _last_user_text(self.history), rows)
         if tips:
             namespace = f"{namespace}\n{tips}"
         last = request[-1]
@@ -590,15 +595,20 @@ class CaveAgent:
             )
             return
         result: ExecutionResult | None = None
-        if self.final_answer and FINAL_NAME in code:
+        rebound = rebound_given(code, self.runtime.injected, self._turn_task)
+        if rebound:  # not run: it would replace the user's objects (given.py)
+            note = given_note(rebound)
+            result = ExecutionResult(success=False, error=note, error_type="GivenReplaced")
+        elif self.final_answer and FINAL_NAME in code:
             await self.runtime.execute(DEFINE_CODE)  # (re)defined here: see final_answer.py
         try:
             # Events of sub-agents driven by this cell arrive while it runs.
-            async for item in self._subagents.execute(code, self.max_exec_timeout):
-                if isinstance(item, ExecutionResult):
-                    result = item
-                else:
-                    yield item
+            if result is None:
+                async for item in self._subagents.execute(code, self.max_exec_timeout):
+                    if isinstance(item, ExecutionResult):
+                        result = item
+                    else:
+                        yield item
         except asyncio.CancelledError:
             self.history.append({"role": "user", "content": "Execution interrupted by the user."})
             raise
@@ -614,7 +624,7 @@ class CaveAgent:
         if not result.success:
             rows = await self._summary()
             frames = frame_columns(rows)
-            hints = error_hints(code, result, frames, frame_levels(rows))
+            hints = error_hints(code, result, frames, frame_levels(rows), frame_keys(rows))
             hints += [misspelt_note(pair) for pair in self._misspelt(code, frames)]
         observation = shape_result(result, self.max_exec_output, hints) + appendix
         if result.success:

@@ -192,14 +192,17 @@ def error_hints(
     result: ExecutionResult,
     frames: Mapping[str, Mapping[str, str]] | None = None,
     levels: Mapping[str, Mapping[str, list[str]]] | None = None,
+    keys: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Short hints for mistakes small models make again and again, found from the error.
 
     *frames* are the namespace's frames: name → column → dtype; *levels* their
-    categorical columns' values (frame_levels). Each hint names the cause and the fix
-    in one line; nothing is said when the error does not match a known class.
+    categorical columns' values (frame_levels); *keys* the lookup frames' key columns.
+    Each hint names the cause and the fix in one line; nothing is said when the error
+    does not match a known class.
     """
     frames = frames or {}
+    lookup_keys = keys or {}
     error = (result.error or "").rstrip()
     last = error.splitlines()[-1] if error else ""
     kind = result.error_type or last.partition(":")[0]
@@ -259,7 +262,7 @@ def error_hints(
         elif column_error:
             hints.append(_join_hint(name, failing_line, frames))
         elif kind == "KeyError" and every:
-            hints.append(_row_hint(name, failing_line, frames, levels or {}))
+            hints.append(_row_hint(name, failing_line, frames, levels or {}, lookup_keys))
     return hints
 
 
@@ -270,6 +273,11 @@ def frame_columns(rows: Iterable[VarInfo]) -> dict[str, dict[str, str]]:
         for r in rows
         if r.columns and r.type_name != "Series" and not r.columns[0].startswith("dtype:")
     }
+
+
+def frame_keys(rows: Iterable[VarInfo]) -> dict[str, str]:
+    """The lookup frames' key columns (runtime/links.py): name → column."""
+    return {r.name: r.key for r in rows if r.key}
 
 
 def frame_levels(rows: Iterable[VarInfo]) -> dict[str, dict[str, list[str]]]:
@@ -349,9 +357,17 @@ def _row_hint(
     code: str,
     frames: Mapping[str, Mapping[str, str]],
     levels: Mapping[str, Mapping[str, list[str]]],
+    keys: Mapping[str, str],
 ) -> str:
     """A missing label that is no column: most often a value looked up as a row label."""
     used = _frames_used(code, frames)
+    if len(used) == 1 and used[0] in keys:  # a lookup frame: index it by its key
+        frame, column = used[0], keys[used[0]]
+        return (
+            f"{key!r} is not an index label of {frame} (its index is 0, 1, 2, …); it is a value "
+            f"of its key column {column!r}. Index by it first: "
+            f"{frame}.set_index({column!r}).loc[{key!r}]."
+        )
     if len(used) == 1:
         frame = used[0]
         text = [c for c, dtype in frames[frame].items() if dtype in ("str", "object")]

@@ -11,7 +11,10 @@ system prompt stays short and byte-identical for prompt caches.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from cave_tui.runtime.summary import VarInfo
 
 MAX_TIPS = 2
 TIPS_HEADER = "Tips for this request:"
@@ -83,9 +86,35 @@ def tips_for(request: str) -> list[Tip]:
     return chosen[:MAX_TIPS]
 
 
-def tips_text(request: str) -> str:
-    """The tips block for *request*, or "" when none applies."""
+def tips_text(request: str, rows: Iterable[VarInfo] = ()) -> str:
+    """The tips block for *request*, or "" when none applies.
+
+    With the namespace's *rows*, the names tip names the real lookup frame and its key
+    (`airlines.set_index('carrier')['name']`): a small model copies a placeholder such
+    as 'code' literally.
+    """
     tips = tips_for(request)
     if not tips:
         return ""
-    return "\n".join([TIPS_HEADER, *(f"- {tip.text}" for tip in tips)])
+    lines = [TIPS_HEADER]
+    for tip in tips:
+        text = tip.text
+        if tip.name == "names for codes":
+            text = _names_tip(request, list(rows)) or text
+        lines.append(f"- {text}")
+    return "\n".join(lines)
+
+
+def _names_tip(request: str, rows: list[VarInfo]) -> str | None:
+    """The names tip for the one lookup frame with a `name` column the request is about."""
+    lookups = [r for r in rows if r.key and any(c.rpartition(":")[0] == "name" for c in r.columns)]
+    lowered = request.lower()
+    about = [r for r in lookups if r.name.lower().rstrip("s") in lowered]
+    chosen = about or lookups
+    if len(chosen) != 1:
+        return None
+    frame, key = chosen[0].name, chosen[0].key
+    return (
+        f"Names for codes: names = {frame}.set_index('{key}')['name'], then codes.map(names), "
+        "or s.rename(index=names) for an index of codes."
+    )

@@ -13,6 +13,8 @@ from cave_tui.agent.answer_checks import (
     CodedResult,
     coded_results,
     codes_note,
+    column_note,
+    columns_not_added,
     keeps_missing,
     missing_note,
     ones_for_counts,
@@ -27,6 +29,7 @@ from cave_tui.agent.answer_checks import (
 )
 from cave_tui.agent.observation import error_hints, frame_columns, frame_levels
 from cave_tui.agent.prompt import describe_namespace
+from cave_tui.agent.tips import tips_text
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import IPythonRuntime, Variable, links
 from cave_tui.runtime.base import ExecutionResult
@@ -39,6 +42,7 @@ AIRPORTS = pd.DataFrame(
         "tzone": ["NY", "NY", "NY", "Chicago", "NY"],
     }
 )
+AIRLINES = pd.DataFrame({"carrier": ["AA", "UA"], "name": ["American", "United"]})
 FLIGHTS = pd.DataFrame(
     {
         "origin": ["JFK", "LGA", "JFK", "EWR", "JFK", "JFK"],
@@ -378,3 +382,39 @@ def test_counts_that_are_all_one_are_found():
     assert ones_for_counts(["n", "m"], rows, ask, {"n", "m"}) == ["n"]
     assert ones_for_counts(["n"], rows, "Store the flags of each airline in `n`.", {"n"}) == []
     assert "df.groupby('a').size()" in ones_note("n")
+
+
+def test_a_code_looked_up_as_a_row_label_of_a_lookup_frame_gets_its_key_as_index():
+    error = ExecutionResult(success=False, error="KeyError: 'HNL'", error_type="KeyError")
+    frames = {"airports": {"faa": "str", "name": "str"}}
+    (hint,) = error_hints("airports.loc[code, 'name']", error, frames, {}, {"airports": "faa"})
+    assert hint == (
+        "'HNL' is not an index label of airports (its index is 0, 1, 2, …); it is a value of "
+        "its key column 'faa'. Index by it first: airports.set_index('faa').loc['HNL']."
+    )
+
+
+def test_an_index_of_codes_where_names_are_asked_is_relabelled_not_merged():
+    item = CodedResult("late_by_airline", "airlines.carrier", "name", "index", "flights.carrier")
+    assert "Relabel it: late_by_airline = late_by_airline.rename(index=airlines.set_index(" in (
+        codes_note(item)
+    )
+
+
+def test_the_names_tip_names_the_lookup_frame_the_request_is_about():
+    ns = {"flights": FLIGHTS, "airports": AIRPORTS, "airlines": AIRLINES}
+    rows = [summarize(name, obj) for name, obj in ns.items()]
+    links.annotate(ns, rows)
+    text = tips_text("Label them by the airline's full name.", rows)
+    assert "names = airlines.set_index('carrier')['name']" in text
+    # Two lookup frames and no word for either: the general tip.
+    assert "set_index('code')" in tips_text("Show the full names.", rows)
+
+
+def test_a_column_the_request_asks_to_add_is_checked():
+    rows = [summarize("weather", pd.DataFrame({"month": [1, 2]}))]
+    ask = "Add a column `season` to `weather` by applying `season` to its month column."
+    assert columns_not_added(rows, ask) == [("weather", "season")]
+    rows = [summarize("weather", pd.DataFrame({"month": [1, 2], "season": ["w", "w"]}))]
+    assert columns_not_added(rows, ask) == []
+    assert "weather['season'] = ..." in column_note(("weather", "season"))
