@@ -27,7 +27,7 @@ from cave_tui.runtime.summary import VarInfo
 EMPTY_VALUES = frozenset({"0", "0.0", "nan", "None", "[]", "{}", "()", "set()", "''", '""'})
 
 
-def _is_empty(row: VarInfo) -> bool:
+def is_empty(row: VarInfo) -> bool:
     if row.kind != "variable":
         return False
     if row.type_name in ("DataFrame", "Series", "ndarray", "Index"):
@@ -39,7 +39,7 @@ def _is_empty(row: VarInfo) -> bool:
 def empty_results(rows: Iterable[VarInfo], names: Iterable[str]) -> list[str]:
     """Which of *names* (a cell's changed names) now hold an empty or zero value."""
     wanted = set(names)
-    return [row.name for row in rows if row.name in wanted and _is_empty(row)]
+    return [row.name for row in rows if row.name in wanted and is_empty(row)]
 
 
 def empty_note(names: list[str], misspelt: list[tuple[str, str]] = ()) -> str:

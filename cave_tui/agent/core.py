@@ -32,7 +32,7 @@ from cave_tui.agent.final_answer import (
     is_bare_answer,
     take_final_answer,
 )
-from cave_tui.agent.given import given_note, rebound_given
+from cave_tui.agent.given import given_note, kept_given, rebound_given
 from cave_tui.agent.observation import (
     error_hints,
     frame_columns,
@@ -596,7 +596,9 @@ class CaveAgent:
             return
         result: ExecutionResult | None = None
         rebound = rebound_given(code, self.runtime.injected, self._turn_task)
-        if rebound:  # not run: it would replace the user's objects (given.py)
+        if rebound:  # an empty injected variable is an output slot to fill (given.py)
+            rebound = kept_given(rebound, await self._summary())
+        if rebound:  # not run: it would replace the user's objects
             note = given_note(rebound)
             result = ExecutionResult(success=False, error=note, error_type="GivenReplaced")
         elif self.final_answer and FINAL_NAME in code:

@@ -7,7 +7,9 @@ new `def delay_category(...)` over the injected function (docs/prompt-tuning.md,
 returns the replacement. A cell that rebinds an injected name at module level is
 therefore not run unless the request asks to change that object; the model is told to
 use the objects as they are and to put derived data in new names. Changing an object in
-place (`weather['temp_c'] = ...`) is not rebinding and is never stopped here.
+place (`weather['temp_c'] = ...`) is not rebinding and is never stopped here, and an
+injected variable that is empty (`Variable("cleaned_data", [], "Output: ...")`, upstream's
+way to ask a sub-agent for a result) is a slot to fill, not data to keep.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
+
+from cave_tui.agent.answer_checks import is_empty
+from cave_tui.runtime.summary import VarInfo
 
 _CHANGE_WORDS = re.compile(
     r"\b(?:replace|overwrite|reassign|redefine|update|modify|change|add|drop|remove|rename|"
@@ -41,6 +46,17 @@ def rebound_given(code: str, given: Iterable[str], request: str) -> list[str]:
         if name in given and name not in bound and not _asked_to_change(name, request):
             bound.append(name)
     return bound
+
+
+def kept_given(names: list[str], rows: Iterable[VarInfo]) -> list[str]:
+    """Of *names*, those that hold something to keep: functions, classes, and variables
+    that are not empty (an empty one, or one gone from the summary, is free to fill)."""
+    by_name = {row.name: row for row in rows}
+    return [
+        name
+        for name in names
+        if name in by_name and not (by_name[name].kind == "variable" and is_empty(by_name[name]))
+    ]
 
 
 def _module_bindings(body: list[ast.stmt]) -> Iterable[str]:

@@ -56,3 +56,17 @@ async def test_a_cell_replacing_the_users_frame_is_not_run_and_the_frame_survive
     assert await runtime.retrieve("flights") is original  # the user's object, untouched
     assert await runtime.retrieve("n") == 2
     pd.testing.assert_frame_equal(await runtime.retrieve("flights"), original)
+
+
+async def test_an_empty_injected_variable_is_a_slot_to_fill(runtime):
+    from cave_tui.runtime import Variable
+
+    runtime.inject(Variable("result", [], "Output: the AA rows"))
+    fill = "```python\nresult = flights[flights['carrier'] == 'AA']\n```"
+    model = ScriptedModel([fill, "Filled."])
+    await CaveAgent(model, runtime).run("Put AA's flights there.")
+    assert len(await runtime.retrieve("result")) == 2
+    # Once filled, it holds something: the next turn's rebinding is not run.
+    model = ScriptedModel(["```python\nresult = None\n```", "Done."])
+    await CaveAgent(model, runtime).run("Look at it.")
+    assert len(await runtime.retrieve("result")) == 2
