@@ -158,6 +158,7 @@ class CodedResult(NamedTuple):
     column: str  # the lookup frame's column the request asks for: "name", "tzone"
     where: str  # "values" or "index"
     source: str = ""  # "flights.dest": the frame column the codes came from, if known
+    type_name: str = ""  # of the result: "str", "list", "Series", ...
 
 
 def coded_results(
@@ -191,6 +192,7 @@ def coded_results(
                     asked[0],
                     row.codes_in,
                     _linked_frame(rows, row.codes_from, row.codes),
+                    row.type_name,
                 )
             )
     return found
@@ -215,6 +217,12 @@ def codes_note(item: CodedResult) -> str:
         )
     elif item.where == "index":
         fix = f"Merge the frames on the linked columns first, then group by '{item.column}'"
+    elif item.type_name == "str":  # the exact line: a model re-stores under its own name
+        fix = f"Look it up: {item.name} = {lookup}[{item.name}]"
+    elif item.type_name in ("list", "tuple"):
+        fix = f"Look them up: {item.name} = [{lookup}[c] for c in {item.name}]"
+    elif item.type_name == "Series":
+        fix = f"Look them up: {item.name} = {item.name}.map({lookup})"
     else:
         fix = (
             f"Look it up: lookup = {lookup}, then lookup[code] for one code, "

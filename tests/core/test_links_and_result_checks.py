@@ -134,13 +134,13 @@ def test_codes_where_the_request_names_another_column_of_the_lookup_frame():
     links.annotate(ns, rows)
     ask = "Store the full names of the two top airports in `top`."
     assert coded_results(["top"], rows, ask, stored={"top"}) == [
-        CodedResult("top", "airports.faa", "name", "values")
+        CodedResult("top", "airports.faa", "name", "values", "", "list")
     ]
     assert coded_results(["top"], rows, ask, stored=set()) == []  # not stored this turn
     assert coded_results(["top"], rows, "Store the codes in `top`.", stored={"top"}) == []
     ask = "Count the flights by tzone into `by_dest`."
     (item,) = coded_results(["by_dest"], rows, ask, stored={"by_dest"})
-    assert item == CodedResult("by_dest", "airports.faa", "tzone", "index")
+    assert item == CodedResult("by_dest", "airports.faa", "tzone", "index", "", "Series")
     note = codes_note(item)
     assert note.startswith("`by_dest` is indexed by airports.faa codes, but the request asks")
     assert "Merge the frames on the linked columns first, then group by 'tzone'" in note
@@ -418,3 +418,13 @@ def test_a_column_the_request_asks_to_add_is_checked():
     rows = [summarize("weather", pd.DataFrame({"month": [1, 2], "season": ["w", "w"]}))]
     assert columns_not_added(rows, ask) == []
     assert "weather['season'] = ..." in column_note(("weather", "season"))
+
+
+def test_codes_in_a_value_get_the_exact_line_that_looks_them_up():
+    def note(type_name: str) -> str:
+        return codes_note(CodedResult("x", "airports.faa", "name", "values", "", type_name))
+
+    lookup = "airports.set_index('faa')['name']"
+    assert f"Look it up: x = {lookup}[x]." in note("str")
+    assert f"Look them up: x = [{lookup}[c] for c in x]." in note("list")
+    assert f"Look them up: x = x.map({lookup})." in note("Series")
