@@ -1,5 +1,5 @@
 """How the namespace's frames and values relate: lookup keys, the columns that match them,
-and values that are codes of a lookup frame.
+the few values of categorical columns, and values that are codes of a lookup frame.
 
 A small model asked for "the airport's full name" keeps the `dest` code it has, or
 guesses a column `airline`: it does not see that `flights.dest` holds `airports.faa`
@@ -9,8 +9,8 @@ check of a turn's results (codes stored where the request asked for names).
 
 Bounded cost: keys are looked for in frames of at most KEY_MAX_ROWS rows, links from
 frames of at most LINK_MAX_ROWS, and each column's distinct values are computed once
-per frame object (cached by identity and shape). Pure pandas duck typing and no
-package imports: the kernel runtime loads this file into the kernel as it is.
+per frame object (cached by identity and shape). Pandas duck typing and no cave_tui
+imports: the kernel runtime loads this file into the kernel as it is.
 """
 
 from __future__ import annotations
