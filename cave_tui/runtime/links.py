@@ -186,9 +186,6 @@ def _codes_of(values: set[str], keys: dict[str, tuple[str, frozenset[Any]]]) -> 
     return None
 
 
-FIELDS = ("key", "links", "levels", "codes", "codes_in", "codes_from")
-
-
 def annotate(ns: dict[str, Any], rows: list[Any]) -> None:
     """Set the relation fields on summary rows (VarInfo objects or their dicts), in place."""
     names = [row["name"] if isinstance(row, dict) else row.name for row in rows]
