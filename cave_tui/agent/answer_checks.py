@@ -3,13 +3,14 @@
 A small model's wrong answers are most often quiet: nothing fails. An *empty* result
 (0, NaN, an empty frame) is most often a filter that matched nothing because of a
 misspelt value; an answer given before the variable the user asked for exists is a
-result only printed or described; codes stand where names were asked, text where
+result only printed or described. Codes stand where names were asked, text where
 numbers were, counts of 1 where rows were reduced before counting, a bool where "the
-int" was, each column's own mode where the most
-frequent pair was, rows with missing values the request leaves out. Each is found
-from the namespace summary, the request's words and the turn's code, and asked about
-once per turn; a second answer is taken as it is (docs/prompt-tuning.md, changes 12, 16,
-18-20, 25, 26 and 28).
+int" was, each column's own mode where the most frequent pair was, a mask reduced
+before it was combined, rows with missing values the request leaves out, a column the
+request asks to add and nobody added. Each is found from the namespace summary, the
+request's words and the turn's code, and asked about once per turn; a second answer is
+taken as it is (docs/prompt-tuning.md, changes 12, 16, 18-20, 25, 26, 28, 29, 31, 32
+and 34).
 """
 
 from __future__ import annotations
