@@ -27,15 +27,21 @@ from cave_tui.runtime.ipython import IPythonRuntime
 
 
 class InstantModel(Model):
-    """Replies at once, with fixed usage: measures the agent, not a model."""
+    """Replies at once, with fixed usage: measures the agent, not a model.
+
+    `{n}` in the reply becomes the call's number: the agent does not run a cell again
+    that it has just run without error.
+    """
 
     model_id = "instant"
 
     def __init__(self, reply: str) -> None:
         self.reply = reply
+        self.calls = 0
 
     async def stream(self, messages: list[Any], **kwargs: Any) -> AsyncIterator[Any]:
-        yield TextDelta(self.reply)
+        self.calls += 1
+        yield TextDelta(self.reply.replace("{n}", str(self.calls)))
         yield Completion("stop", Usage(1, 1, 2, 1))
 
 
@@ -63,7 +69,7 @@ async def tokens_per_step() -> int:
 
 
 async def overhead_per_step(steps: int = 200) -> float:
-    agent = CaveAgent(InstantModel("```python\n1+1\n```"), IPythonRuntime(), max_steps=steps)
+    agent = CaveAgent(InstantModel("```python\n1+{n}\n```"), IPythonRuntime(), max_steps=steps)
     samples: list[float] = []
     last = time.perf_counter()
     async for event in agent.stream_events("spin"):
