@@ -32,6 +32,14 @@ ALREADY_RAN_NOTE = (
 EMPTY_VALUES = frozenset({"0", "0.0", "nan", "None", "[]", "{}", "()", "set()", "''", '""'})
 
 
+def _tree(code: str) -> ast.Module | None:
+    """The cell's syntax tree, or None when it does not parse (the runtime says so)."""
+    try:
+        return ast.parse(code)
+    except SyntaxError:
+        return None
+
+
 def is_empty(row: VarInfo) -> bool:
     if row.kind != "variable":
         return False
@@ -69,9 +77,8 @@ def misspelt_values(code: str, request: str, known: Iterable[str] = ()) -> list[
     `EMBRERAER`): a filter on the misspelt value matches nothing, and nothing fails.
     *known* names (the frames' columns) are never taken for misspellings, nor plurals.
     """
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
+    tree = _tree(code)
+    if tree is None:
         return []
     words = {w.lower(): w for w in _WORD.findall(request) if len(w) >= 4}
     lowered_request = request.lower()
@@ -400,9 +407,8 @@ def separate_modes(code: str, request: str) -> tuple[str, list[str]] | None:
     .idxmax())` is not the most frequent (origin, dest) pair."""
     if not _PAIR_WORDS.search(request):
         return None
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
+    tree = _tree(code)
+    if tree is None:
         return None
     for node in ast.walk(tree):
         if not isinstance(node, ast.Tuple | ast.List) or len(node.elts) < 2:
@@ -472,9 +478,8 @@ _COUNTING = frozenset({"len", "size", "value_counts", "shape", "sum"})
 
 
 def _compares_or_counts(code: str) -> bool:
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
+    tree = _tree(code)
+    if tree is None:
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
@@ -520,9 +525,8 @@ EARLY_REDUCE_NOTE = (
 
 def reduced_before_combined(code: str) -> bool:
     """`(a) & (b).sum()`: a comparison reduced before it is combined with another mask."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
+    tree = _tree(code)
+    if tree is None:
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr):

@@ -160,11 +160,7 @@ def test_codes_where_the_request_names_another_column_of_the_lookup_frame():
 
 
 async def test_codes_given_for_names_are_questioned_once(runtime):
-    runtime.inject(
-        Variable(
-            "airlines", pd.DataFrame({"carrier": ["AA", "UA"], "name": ["American", "United"]})
-        )
-    )
+    runtime.inject(Variable("airlines", AIRLINES))
     codes = "```python\nbusiest = flights['carrier'].mode()[0]\nfinal_answer(busiest)\n```"
     names = (
         "```python\nbusiest = airlines.set_index('carrier')['name'][busiest]\n"
