@@ -135,6 +135,14 @@ def routed_streams(sink: Any) -> Iterator[None]:
             _routers = (_Router(sys.stdout), _Router(sys.stderr))
             sys.stdout, sys.stderr = _routers
             warnings.showwarning = _show_warning
+        elif _routers is not None and (
+            sys.stdout is not _routers[0] or sys.stderr is not _routers[1]
+        ):
+            # Someone swapped the streams while an earlier cell still runs (a cell stuck in
+            # C that no interrupt reaches, then a test runner's capture): route again, in
+            # front of the current streams, or this cell's output would bypass its capture.
+            _routers = (_Router(sys.stdout), _Router(sys.stderr))
+            sys.stdout, sys.stderr = _routers
         _active += 1
         previous = _sinks.get(ident)
         _sinks[ident] = sink
@@ -151,9 +159,9 @@ def routed_streams(sink: Any) -> Iterator[None]:
                 # Restore only what we replaced; if someone swapped the streams
                 # meanwhile, put their streams back behind ours.
                 if sys.stdout is _routers[0]:
-                    sys.stdout = _saved[0]
+                    sys.stdout = _routers[0].fallback  # what was there when it was put in
                 if sys.stderr is _routers[1]:
-                    sys.stderr = _saved[1]
+                    sys.stderr = _routers[1].fallback
                 if warnings.showwarning is _show_warning:
                     warnings.showwarning = _saved[2]
                 _saved = _routers = None
