@@ -285,7 +285,7 @@ def text_for_numbers(
     ]
 
 
-_COUNT_WORDS = re.compile(r"\b(?:count|counts|how many|number of)\b", re.IGNORECASE)
+_COUNT_WORDS = re.compile(rf"\b(?:{'|'.join(_NUMBER_NOUNS['count'])})\b", re.IGNORECASE)
 
 
 def ones_for_counts(

@@ -325,19 +325,22 @@ def _join_hint(name: str, code: str, frames: Mapping[str, Mapping[str, str]]) ->
                 )
         return f"There is no column {name!r} in {frame}; its columns: {_listed(frames[frame])}."
     if len(used) > 1:  # a merge: name the frame the model took the column's name from
-        stem = name.lower().rstrip("s")
-        shown = [f for f in used if f.lower().rstrip("s") == stem] or used
+        shown = [f for f in used if entity_stem(f) == entity_stem(name)] or used
         columns = "; ".join(f"{f}: {_listed(frames[f])}" for f in shown)
         return f"There is no column {name!r} in {' or '.join(used)}. Columns of {columns}."
     return f"There is no column {name!r}: the Namespace lists each frame's columns."
 
 
+def entity_stem(name: str) -> str:
+    """`airlines` and `airline` → `airline`: a frame and the thing one row of it is."""
+    return name.lower().rstrip("s")
+
+
 def _entity_label(name: str, frames: Mapping[str, Mapping[str, str]]) -> tuple[str, str]:
     """('airlines', 'name') for a missing column 'airline': the frame named after it, and its
     column that names each row ('name', or its one text column besides the key)."""
-    stem = name.lower().rstrip("s")
     for frame, columns in frames.items():
-        if frame.lower().rstrip("s") != stem or name in columns:
+        if entity_stem(frame) != entity_stem(name) or name in columns:
             continue
         if "name" in columns:
             return frame, "name"

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from cave_tui.agent.observation import entity_stem
 from cave_tui.runtime.summary import VarInfo
 
 MAX_TIPS = 2
@@ -109,7 +110,7 @@ def _names_tip(request: str, rows: list[VarInfo]) -> str | None:
     """The names tip for the one lookup frame with a `name` column the request is about."""
     lookups = [r for r in rows if r.key and any(c.rpartition(":")[0] == "name" for c in r.columns)]
     lowered = request.lower()
-    about = [r for r in lookups if r.name.lower().rstrip("s") in lowered]
+    about = [r for r in lookups if entity_stem(r.name) in lowered]
     chosen = about or lookups
     if len(chosen) != 1:
         return None
