@@ -462,7 +462,11 @@ class CaveAgent:
                 if self._answer is not None:  # the cell called final_answer() and succeeded
                     answer, self._answer = self._answer, None
                     self.history.append({"role": "assistant", "content": answer})
-                    yield self._emit(ev.FinalResponseEvent(content=answer, step=step))
+                    yield self._emit(
+                        ev.FinalResponseEvent(
+                            content=answer, step=step, source=ev.AnswerSource.FINAL_ANSWER
+                        )
+                    )
                     yield done(AgentStatus.COMPLETED, answer)
                     return
         except asyncio.CancelledError:

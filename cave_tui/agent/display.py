@@ -74,6 +74,8 @@ class RichDisplay:
                 self.console.print(Text(fold(event.content.rstrip()), style="red"))
             case ev.EventType.FINAL_RESPONSE:
                 self._flush_prose()
+                if isinstance(event, ev.FinalResponseEvent) and event.unseen:
+                    self._answer(event)
             case ev.EventType.RETRY | ev.EventType.NOTICE:
                 self.console.print(Text(f"{who}{event.content}", style="yellow"))
             case ev.EventType.ERROR | ev.EventType.MAX_STEPS_REACHED:
@@ -83,6 +85,14 @@ class RichDisplay:
                 self.console.print(Text(f"{who}context compacted", style="yellow"))
             case _:
                 pass
+
+    def _answer(self, event: ev.FinalResponseEvent) -> None:
+        """A final_answer() reply: never streamed as prose, so it is printed here."""
+        if not event.content.strip():
+            return
+        if event.agent:
+            self.console.print(Text(f"[{event.agent}]", style="dim"))
+        self.console.print(Markdown(event.content))
 
     def close(self, response: Any) -> None:
         self._flush_prose()

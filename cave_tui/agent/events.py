@@ -100,9 +100,24 @@ class SecurityErrorEvent(Event):
     violations: list[dict[str, Any]] = field(default_factory=list)
 
 
+class AnswerSource(StrEnum):
+    """Where a turn's answer came from, which tells a front end whether it was shown yet."""
+
+    REPLY = "reply"  # a reply without code: its prose, already streamed as TextEvents
+    FINAL_ANSWER = "final_answer"  # a cell called final_answer(): never streamed, show it
+
+
 @dataclass
 class FinalResponseEvent(Event):
+    """The turn's answer. Front ends show `content` when `source` is FINAL_ANSWER."""
+
     type: EventType = EventType.FINAL_RESPONSE
+    source: AnswerSource = AnswerSource.REPLY
+
+    @property
+    def unseen(self) -> bool:
+        """The answer was not streamed as prose: a front end must render `content` itself."""
+        return self.source is AnswerSource.FINAL_ANSWER
 
 
 @dataclass

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cave_tui.dataio.atomic import atomic_write_text
-from cave_tui.session.reader import SessionData, read_session, recorded_turns
+from cave_tui.session.reader import RecordedTurn, SessionData, read_session, recorded_turns
 
 LOADERS = {
     "parquet": "pd.read_parquet({path!r})",
@@ -72,6 +72,16 @@ def _prose(reply: str) -> str:
     from cave_tui.agent.extraction import prose_of
 
     return prose_of(reply)
+
+
+def _answer(turn: RecordedTurn) -> str:
+    """A final_answer() answer (a prose answer is already the last step's reply)."""
+    from cave_tui.agent.events import AnswerSource
+
+    record = turn.answer or {}
+    if record.get("source") != AnswerSource.FINAL_ANSWER:
+        return ""
+    return str(record.get("content") or "")
 
 
 def _outputs(outcome: dict[str, Any] | None) -> list[Any]:
@@ -155,6 +165,9 @@ def to_notebook(session: str | Path | SessionData) -> Any:
                         output.execution_count = count
             if step.error is not None:
                 cells.append(new_markdown_cell(f"*Model error:* {step.error.get('content', '')}"))
+        answer = _answer(turn)
+        if answer:
+            cells.append(new_markdown_cell(f"**cave:** {answer}"))
         if turn.status not in (None, "completed"):
             cells.append(new_markdown_cell(f"*Turn ended: {turn.status}.*"))
     add_setup(trailing)
@@ -207,6 +220,9 @@ def to_script(session: str | Path | SessionData, *, max_output_lines: int = 40) 
                 if lines:
                     block += "\n# Output:\n" + _comment("\n".join(lines))
                 parts.append(block)
+        answer = _answer(turn)
+        if answer:
+            parts.append(f"# %% [markdown]\n{_comment('cave: ' + answer)}")
     add_setup(trailing)
     return "\n\n".join(parts) + "\n"
 

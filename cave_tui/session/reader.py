@@ -69,6 +69,7 @@ class RecordedTurn:
     task: str
     steps: dict[int, RecordedStep] = field(default_factory=dict)
     status: str | None = None  # from turn_end; None if the process died mid-turn
+    answer: dict[str, Any] | None = None  # the final_response record, if the turn had one
     setup: list[dict[str, Any]] = field(default_factory=list)  # injections/loads before it
 
     def step(self, n: int) -> RecordedStep:
@@ -110,6 +111,8 @@ def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[dict[str
             turn.step(step_no).code = str(record.get("code") or record.get("content", ""))
         elif kind in OUTCOME_TYPES:
             turn.step(step_no).outcome = record
+        elif kind == "final_response":
+            turn.answer = record
         elif kind == "turn_end":
             turn.status = str(record.get("status"))
     trailing: list[dict[str, Any]] = []

@@ -51,6 +51,10 @@ TERMINAL = {
 SKIPPED_EVENTS = {ev.EventType.TEXT}  # streamed chunks: the whole reply is recorded once
 
 
+def _unseen(event: ev.Event) -> bool:
+    return isinstance(event, ev.FinalResponseEvent) and event.unseen
+
+
 def _now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
@@ -256,7 +260,9 @@ class SessionRecorder:
         if kind in SKIPPED_EVENTS:
             return
         self._sync_history()
-        if kind in (ev.EventType.CODE, ev.EventType.FINAL_RESPONSE):
+        # A final_answer() answer is not a reply: the step's reply was its code.
+        answered = kind is ev.EventType.FINAL_RESPONSE and not _unseen(event)
+        if kind is ev.EventType.CODE or answered:
             self.record(
                 {"type": "reply", "turn": self.turn, "step": event.step, "text": self._last_reply()}
             )

@@ -64,6 +64,23 @@ def outcome_text(record: dict[str, Any] | None) -> str:
     return f"[{kind}]"
 
 
+def _checks_answer(turn: RecordedTurn) -> bool:
+    """The turn ended with final_answer(): its answer was computed, so replay compares it."""
+    return turn.answer is not None and turn.answer.get("source") == ev.AnswerSource.FINAL_ANSWER
+
+
+def _compare_answer(turn: RecordedTurn, replayed: ev.Event | None) -> Divergence | None:
+    if not _checks_answer(turn):
+        return None
+    assert turn.answer is not None
+    recorded = normalize_output(str(turn.answer.get("content", "")))
+    again = "(no final answer)" if replayed is None else normalize_output(replayed.content)
+    if recorded == again:
+        return None
+    step = int(turn.answer.get("step") or 0)
+    return Divergence(turn.turn, step, recorded, again, what="final answer")
+
+
 @dataclass
 class Divergence:
     turn: int
@@ -244,6 +261,7 @@ async def replay_session(
         agent.model = ScriptedModel(_replies(steps), model_id=f"replay:{data.id}")
         outcomes: dict[int, dict[str, Any]] = {}
         status = None
+        answer: ev.Event | None = None
         last_step = steps[-1].step if steps else 0
         result.turns += 1
         if not steps and not finished:
@@ -265,6 +283,7 @@ async def replay_session(
                     break
             elif event.type is ev.EventType.FINAL_RESPONSE:
                 status = "completed"
+                answer = event
             elif event.type is ev.EventType.MAX_STEPS_REACHED:
                 status = "max_steps_reached"
             elif event.type is ev.EventType.ERROR:
@@ -284,6 +303,12 @@ async def replay_session(
             result.divergences.append(
                 Divergence(turn.turn, step_no, "(no such step)", outcome_text(outcomes[step_no]))
             )
+        divergence = _compare_answer(turn, answer)
+        if divergence is not None:
+            result.compared += 1
+            result.divergences.append(divergence)
+        elif _checks_answer(turn):
+            result.compared += 1
         if turn.status in ("completed", "max_steps_reached") and status != turn.status:
             result.divergences.append(
                 Divergence(turn.turn, 0, str(turn.status), str(status), what="turn status")

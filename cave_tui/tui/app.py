@@ -548,6 +548,8 @@ class CaveApp(App[None]):
             self.refresh_inspector(list(getattr(event, "changed", [])))
         elif kind == "final_response":
             status.activity = "done"
+            if getattr(event, "unseen", False):  # FinalResponseEvent from final_answer()
+                chat.add_answer(event.content, agent)
         elif kind == "max_steps_reached":
             chat.add_notice(event.content, "warning")
         elif kind == "notice":

@@ -91,7 +91,7 @@ async def submit(pilot: Any, text: str) -> None:
 
 def chat_text(app: Any) -> str:
     """Every notice, user message and reply in the chat, as text."""
-    from cave_tui.tui.widgets.chat import AgentMessage, Notice, UserMessage
+    from cave_tui.tui.widgets.chat import AgentMessage, Answer, Notice, UserMessage
 
     out = []
     for child in app.chat.children:
@@ -99,7 +99,7 @@ def chat_text(app: Any) -> str:
             out.append(child.text)
             if child.status.display:
                 out.append(str(child.status.render()))
-        elif isinstance(child, Notice | UserMessage):
+        elif isinstance(child, Notice | UserMessage | Answer):
             out.append(child.text)
     return "\n".join(out)
 

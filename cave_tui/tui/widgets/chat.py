@@ -41,6 +41,15 @@ class Notice(Static):
         self.add_class(f"-{kind or 'info'}")
 
 
+class Answer(Static):
+    """A turn's answer given by final_answer() in a cell (never streamed as prose)."""
+
+    def __init__(self, text: str, agent: str | None = None, *, dark: bool = True) -> None:
+        super().__init__(_markdown(f"**{agent}:** {text}" if agent else text, dark))
+        self.text = text
+        self.agent = agent
+
+
 class AgentMessage(VerticalGroup):
     """One model reply (one step), streamed in; a status line is added when its code ran."""
 
@@ -122,6 +131,11 @@ class ChatPane(VerticalScroll):
         self._add(notice)
         return notice
 
+    def add_answer(self, text: str, agent: str | None = None) -> Answer:
+        answer = Answer(text, agent, dark=self.dark)
+        self._add(answer)
+        return answer
+
     def reply(self, step: int, agent: str | None = None) -> AgentMessage:
         """The reply for *step* (created on first use)."""
         key = (agent, step)
@@ -149,3 +163,6 @@ class ChatPane(VerticalScroll):
             message.markdown.restyle(dark)
         for notice in self.query(Notice):
             notice.update(_markdown(notice.text, dark))
+        for answer in self.query(Answer):
+            text = f"**{answer.agent}:** {answer.text}" if answer.agent else answer.text
+            answer.update(_markdown(text, dark))
