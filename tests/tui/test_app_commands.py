@@ -306,11 +306,19 @@ async def test_slash_completion_shows_help_and_completes():
         assert not completions.display
         app.prompt.text = "/va"
         await pilot.pause()
-        await pilot.press("enter")  # Enter accepts the completion first
+        await pilot.press("down", "up")  # an entry picked with the arrows: Enter takes it
+        await pilot.press("enter")
         assert app.prompt.text == "/vars "
         await pilot.press("enter")  # then sends it
         await settle(pilot)
         assert "No variables yet." in last_notice(app)
+        app.prompt.text = "/va"
+        await pilot.pause()
+        await pilot.press("enter")  # Enter alone sends what was typed, never a completion
+        await settle(pilot)
+        assert app.prompt.text == "" and "Did you mean /vars?" in last_notice(app)
+        await pilot.press("tab")  # nothing to complete: Tab keeps the focus in the input
+        assert app.focused is app.prompt
         app.prompt.text = "/he"
         await pilot.pause()
         await pilot.press("escape")

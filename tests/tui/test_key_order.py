@@ -1,0 +1,72 @@
+"""Keys are handled in the order they arrive, as when a line is pasted or typed fast.
+
+The keys are queued on the app all at once (as a terminal delivers a fast burst or a
+paste), before any of them is handled: the pilot's `press` would wait between keys.
+"""
+
+from __future__ import annotations
+
+from textual import events
+
+from .conftest import make_app, settle, wait_for
+
+
+def _burst(app, text: str, *then: str) -> None:
+    """Queue *text* as typed characters, then the named keys, with no wait in between."""
+    for char in text:
+        key = {" ": "space", "/": "slash", "!": "exclamation_mark"}.get(char, char)
+        app.post_message(events.Key(key if char.isalnum() else key, char))
+    for key in then:
+        app.post_message(events.Key(key, None))
+
+
+async def test_a_fast_line_then_enter_is_sent_exactly():
+    app = make_app([])
+    sent: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.history.add = sent.append  # type: ignore[method-assign]
+        for line in ("/vars", "/inject airlines.csv as b6", "!print('hello world number 4')"):
+            _burst(app, line, "enter")
+            await wait_for(pilot, lambda n=len(sent): n < len(sent) or False, timeout=10)
+            await settle(pilot)
+        assert sent == ["/vars", "/inject airlines.csv as b6", "!print('hello world number 4')"]
+        assert app.prompt.text == ""
+
+
+async def test_ctrl_j_stays_between_the_characters_typed_around_it():
+    app = make_app([])
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        _burst(app, "!a = 1")
+        _burst(app, "", "ctrl+j")
+        _burst(app, "b = 2")
+        await wait_for(pilot, lambda: app.prompt.text.endswith("b = 2"))
+        assert app.prompt.text == "!a = 1\nb = 2"
+
+
+async def test_a_paste_followed_by_enter_is_sent():
+    app = make_app([])
+    sent: list[str] = []
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        app.history.add = sent.append  # type: ignore[method-assign]
+        app.post_message(events.Paste("!x = 6 * 7\ny = x + 1\nprint(y)"))
+        app.post_message(events.Key("enter", "\r"))
+        await wait_for(pilot, lambda: bool(sent))
+        await settle(pilot)
+        assert sent == ["!x = 6 * 7\ny = x + 1\nprint(y)"]
+        await wait_for(pilot, lambda: "y" in app.services.runtime._ns)
+        assert app.services.runtime._ns["y"] == 43
+
+
+async def test_ctrl_f_then_typing_goes_to_the_filter():
+    app = make_app([])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.inspector.table.focus()
+        await pilot.pause()
+        _burst(app, "", "ctrl+f")
+        _burst(app, "wide")
+        await wait_for(pilot, lambda: app.inspector.filter_input.value == "wide")
+        assert app.focused is app.inspector.filter_input
