@@ -7,6 +7,7 @@ paste), before any of them is handled: the pilot's `press` would wait between ke
 from __future__ import annotations
 
 from textual import events
+from textual.keys import _character_to_key
 
 from .conftest import make_app, settle, wait_for
 
@@ -14,8 +15,7 @@ from .conftest import make_app, settle, wait_for
 def _burst(app, text: str, *then: str) -> None:
     """Queue *text* as typed characters, then the named keys, with no wait in between."""
     for char in text:
-        key = {" ": "space", "/": "slash", "!": "exclamation_mark"}.get(char, char)
-        app.post_message(events.Key(key if char.isalnum() else key, char))
+        app.post_message(events.Key(_character_to_key(char), char))
     for key in then:
         app.post_message(events.Key(key, None))
 
