@@ -23,6 +23,7 @@ from textual.widgets import Input, Static
 
 from cave_tui.detail import human_bytes
 from cave_tui.runtime.summary import VarInfo
+from cave_tui.tui.keys import OrderedKeys, move_focus
 
 
 def _fit(text: str, width: int) -> str:
@@ -70,7 +71,11 @@ def cells(row: VarInfo) -> tuple[str, str, str, str, str]:
     return row.name, row.type_name, row.shape, size, preview
 
 
-class VarTable(ScrollView, can_focus=True):
+class FilterInput(OrderedKeys, Input):
+    """The inspector's filter box."""
+
+
+class VarTable(OrderedKeys, ScrollView, can_focus=True):
     """Virtual table of `VarInfo` rows (renders only what is visible)."""
 
     COMPONENT_CLASSES = {
@@ -222,7 +227,7 @@ class Inspector(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.filter_input = Input(placeholder="filter names…", id="inspector-filter", compact=True)
+        self.filter_input = FilterInput(placeholder="filter names…", id="inspector-filter", compact=True)
         self.header = Static("", id="inspector-header", markup=False)
         self.table = VarTable(id="inspector-table")
         self.border_title = "Namespace"
@@ -265,7 +270,7 @@ class Inspector(Vertical):
     @on(Input.Submitted, "#inspector-filter")
     def _filter_done(self, event: Input.Submitted) -> None:
         event.stop()
-        self.table.focus()
+        move_focus(self.table)
 
     def action_focus_filter(self) -> None:
-        self.filter_input.focus()
+        move_focus(self.filter_input)  # at once: the keys typed next belong to the filter

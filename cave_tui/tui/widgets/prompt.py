@@ -1,5 +1,9 @@
 """The multi-line input: Enter sends, Ctrl+J (or Alt+Enter) adds a line, ↑/↓ walk the history,
 and `/` opens slash-command completion with each command's one-line help.
+
+Keys are handled in the order typed (`OrderedKeys`): a line pasted or typed fast and then
+Enter is sent exactly as it arrived. Completion only ever completes on an explicit key:
+Tab, or Enter after ↑/↓ picked an entry; Enter alone sends what was typed.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
 from cave_tui.history import InputHistory
+from cave_tui.tui.keys import OrderedKeys
 
 Completer = Callable[[str], list[tuple[str, str]]]
 
@@ -23,16 +28,17 @@ class Completions(OptionList, can_focus=False):
     """Matching slash commands, shown above the input while typing `/…`."""
 
 
-class PromptInput(TextArea):
+class PromptInput(OrderedKeys, TextArea):
     """TextArea that sends on Enter and knows about history and completion."""
 
     BINDINGS = [
-        Binding("enter", "submit", "Send", priority=True, id="cave.send"),
+        Binding("enter", "submit", "Send", id="cave.send"),
         Binding("ctrl+j,alt+enter,shift+enter", "newline", "New line", id="cave.newline"),
-        Binding("tab", "complete", "Complete", show=False, priority=True),
-        Binding("escape", "dismiss", "Close", show=False, priority=True),
-        Binding("up", "up", show=False, priority=True),
-        Binding("down", "down", show=False, priority=True),
+        # Tab never moves focus out of the input: what is typed next would be lost.
+        Binding("tab", "complete", "Complete", show=False),
+        Binding("escape", "dismiss", "Close", show=False),
+        Binding("up", "up", show=False),
+        Binding("down", "down", show=False),
     ]
 
     class Submitted(Message):
@@ -45,6 +51,7 @@ class PromptInput(TextArea):
         self.input_history = history
         self.completer = completer
         self.placeholder = "Ask cave… (/ for commands, ! runs Python, Ctrl+J new line)"
+        self.picked = False  # ↑/↓ chose a completion: Enter takes it
 
     @property
     def completions(self) -> Completions:
@@ -55,13 +62,14 @@ class PromptInput(TextArea):
         return bool(self.parent) and self.completions.display
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("complete", "dismiss"):
+        if action == "dismiss":
             return self.completing
         return True
 
     # -- completion --------------------------------------------------------------------
     @on(TextArea.Changed)
     def _update_completions(self) -> None:
+        self.picked = False
         text = self.text
         matches: list[tuple[str, str]] = []
         if text.startswith("/") and " " not in text and "\n" not in text:
@@ -97,7 +105,9 @@ class PromptInput(TextArea):
         return True
 
     def action_complete(self) -> None:
-        self._accept_completion()
+        """Complete the highlighted command; with nothing to complete, Tab does nothing."""
+        if self.completing:
+            self._accept_completion()
 
     def action_dismiss(self) -> None:
         self.completions.display = False
@@ -106,7 +116,7 @@ class PromptInput(TextArea):
 
     # -- sending, lines, history -----------------------------------------------------------
     def action_submit(self) -> None:
-        if self.completing:
+        if self.completing and self.picked:
             option = self.completions.highlighted_option
             if option is not None and option.id != self.text.strip():
                 self._accept_completion()
@@ -131,6 +141,7 @@ class PromptInput(TextArea):
     def action_up(self) -> None:
         if self.completing:
             self.completions.action_cursor_up()
+            self.picked = True
             return
         if self.cursor_location[0] == 0:
             entry = self.input_history.previous(self.text)
@@ -144,6 +155,7 @@ class PromptInput(TextArea):
     def action_down(self) -> None:
         if self.completing:
             self.completions.action_cursor_down()
+            self.picked = True
             return
         if self.cursor_location[0] >= self.document.line_count - 1:
             entry = self.input_history.next()
