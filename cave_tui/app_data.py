@@ -76,6 +76,7 @@ class DataFeatures:
                     raise SessionError("--resume needs a model: pass --model (or set CAVE_MODEL)")
                 resumed = await resume_session(store.resolve(self.data.resume), services.agent)
                 self.recorder = resumed.recorder
+                services.transcript.extend(resumed.transcript)
                 self.messages.append(resumed.summary())
             done = await preseed(runtime, self.data)
         except (DataIOError, SessionError) as exc:

@@ -88,6 +88,8 @@ class ReplContext:
             RichDisplay(self.console).render(kwargs["event"])
         elif action == "replay" and "session" in kwargs:
             self._tasks.add(asyncio.ensure_future(self._replay(kwargs["session"], **kwargs)))
+        elif action == "session_loaded":
+            draw_transcript(self.console, kwargs.get("transcript", []))
         elif action in ("refresh_inspector", "status", "insert"):
             pass  # nothing to refresh in line mode
         else:
@@ -219,6 +221,8 @@ async def repl_main(
         console.print(Markdown(NO_MODEL_HELP))
     try:
         await services.start()
+        draw_transcript(console, services.transcript)
+        services.transcript.clear()
         while not ctx.quit and not stop.is_set():
             try:
                 line = await session.prompt_async("cave› ")
@@ -244,6 +248,14 @@ async def repl_main(
     finally:
         await services.shutdown()
     return 0
+
+
+def draw_transcript(console: Console, events: list[ev.Event]) -> None:
+    """A resumed or loaded session's turns, printed as they were shown live."""
+    display = RichDisplay(console)
+    for event in events:
+        display.render(event)
+    display.flush()
 
 
 def _on_signal(services: AppServices, stop: asyncio.Event, main: Any) -> None:

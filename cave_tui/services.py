@@ -117,6 +117,7 @@ class AppServices:
         self.ready_hooks: list[ReadyHook] = []
         self.exit_hooks: list[ExitHook] = []
         self.notices: list[str] = list(self.config.warnings)
+        self.transcript: list[Any] = []  # a resumed session's events: drawn once by the front end
         self.flags: dict[str, Any] = {}  # every command-line option, for features that read more
         self.state: dict[str, Any] = {}  # shared with the front end's CommandContext.state
         # Where a turn's events come from (default `agent.stream_events`); the session

@@ -94,6 +94,10 @@ class RichDisplay:
             self.console.print(Text(f"[{event.agent}]", style="dim"))
         self.console.print(Markdown(event.content))
 
+    def flush(self) -> None:
+        """Print the prose still held back (it is printed once its reply is complete)."""
+        self._flush_prose()
+
     def close(self, response: Any) -> None:
         self._flush_prose()
         usage = response.usage

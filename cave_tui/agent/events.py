@@ -8,7 +8,7 @@ Every event carries its step index and, for sub-agents, the agent's name.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -175,3 +175,30 @@ class NoticeEvent(Event):
     """Something the user should know that is not an error (continuation, runtime restart)."""
 
     type: EventType = EventType.NOTICE
+
+
+EVENT_CLASSES: dict[EventType, type[Event]] = {
+    cls.type: cls  # type: ignore[misc]
+    for cls in (
+        UserEvent, StepEvent, TextEvent, CodeEvent, ExecutionOutputEvent, ExecutionErrorEvent,
+        SecurityErrorEvent, FinalResponseEvent, MaxStepsReachedEvent, RetryEvent, UsageEvent,
+        ErrorEvent, CancelledEvent, CompactingEvent, CompactedEvent, NoticeEvent,
+    )
+}  # fmt: skip
+
+
+def event_from_dict(data: dict[str, Any]) -> Event | None:
+    """The event `Event.to_dict()` (or a session record) holds; None for other records."""
+    try:
+        kind = EventType(data.get("type"))
+    except ValueError:
+        return None
+    cls = EVENT_CLASSES[kind]
+    names = {f.name for f in fields(cls)} - {"type"}
+    kwargs = {key: value for key, value in data.items() if key in names}
+    if "source" in kwargs:
+        try:
+            kwargs["source"] = AnswerSource(kwargs["source"])
+        except ValueError:
+            kwargs.pop("source")
+    return cls(**kwargs)

@@ -279,7 +279,7 @@ async def load(ctx: CommandContext, args: list[str]) -> None:
         ctx.state.pop("session", None)
         raise CommandError(f"cannot load {folder.name}: {exc}") from None
     ctx.state["session"] = result.recorder
-    ctx.request("session_loaded", session=result.recorder)
+    ctx.request("session_loaded", session=result.recorder, transcript=result.transcript)
     ctx.print(result.summary())
 
 

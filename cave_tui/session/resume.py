@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cave_tui.agent.events import Event
 from cave_tui.session.reader import read_session, rebuild_history
 from cave_tui.session.recorder import SessionRecorder
+from cave_tui.session.transcript import transcript
 
 RESUME_NOTE = (
     "[cave stopped during the previous turn and this session was resumed. "
@@ -32,6 +34,7 @@ class ResumeResult:
     not_restored: list[dict[str, str]] = field(default_factory=list)  # {"name", "reason"}
     interrupted_turn: int | None = None
     torn_tail: bool = False
+    transcript: list[Event] = field(default_factory=list)  # drawn again by the front end
 
     def summary(self) -> str:
         text = (
@@ -71,7 +74,9 @@ async def resume_session(
     ended = {int(r.get("turn") or 0) for r in data.of_type("turn_end")}
     recorder.turn = turns
     recorder.attach(agent, runtime)
-    result = ResumeResult(recorder, len(history), turns, torn_tail=torn)
+    result = ResumeResult(
+        recorder, len(history), turns, torn_tail=torn, transcript=transcript(data.records)
+    )
     if turns and turns not in ended:
         result.interrupted_turn = turns
         recorder.record({"type": "turn_end", "turn": turns, "status": "interrupted"}, sync=True)

@@ -291,6 +291,8 @@ class CaveApp(App[None]):
         self.chat.add_notice(f"The runtime could not start: {message.error}", "error")
 
     def on_services_ready(self, message: ServicesReady) -> None:
+        self.draw_transcript(self.services.transcript)
+        self.services.transcript.clear()
         for notice in self.services.notices:
             self.chat.add_notice(notice, "warning")
         self.services.notices.clear()
@@ -591,6 +593,13 @@ class CaveApp(App[None]):
             after = getattr(event, "tokens_after", 0)
             chat.add_notice(f"Context compacted: {before:,} → {after:,} tokens.", "info")
 
+    def draw_transcript(self, events: list[ev.Event]) -> None:
+        """Draw a recorded session's events (resume, /load) as they were; then it settles."""
+        for event in events:
+            self.render_event(event)
+        self.chat.flush_all()
+        self.status.activity = ""
+
     def _render_user_code(self, event: ev.Event) -> None:
         log = self.steplog
         if event.type == "code":
@@ -720,6 +729,11 @@ class CaveApp(App[None]):
                 )
             else:
                 self.replay(kwargs["events"])
+        elif action == "session_loaded":
+            self.action_clear()
+            self.draw_transcript(list(kwargs.get("transcript", [])))
+            self.refresh_inspector()
+            self.update_status()
         elif action == "notify":
             self.notify(
                 str(kwargs.get("message", "")), severity=kwargs.get("severity", "information")

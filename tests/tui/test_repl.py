@@ -21,9 +21,13 @@ REPLIES = [
 ]
 
 
-async def run_lines(lines: list[str], replies=None, **services_kw) -> tuple[str, AppServices]:
+async def run_lines(
+    lines: list[str], replies=None, setup=None, **services_kw
+) -> tuple[str, AppServices]:
     model = ScriptedModel(replies) if replies is not None else None
     services = AppServices(Config(), model=model, **services_kw)
+    if setup is not None:
+        setup(services)
     exits = []
     services.exit_hooks.append(lambda: exits.append(True))
     out = io.StringIO()

@@ -1,0 +1,44 @@
+"""The transcript of a recorded session: the events a front end draws to show it again.
+
+Resume and `/load` use it so the chat and the log come back as they were: the user's
+messages, each step's reply (recorded whole, as it was streamed), its code and outcome,
+notices, the answers. Records that are not events a front end draws (messages, usage,
+snapshots, injections) are left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from cave_tui.agent import events as ev
+
+# Events recorded in the log that a front end draws, besides the replies.
+DRAWN = {
+    ev.EventType.USER,
+    ev.EventType.CODE,
+    ev.EventType.EXECUTION_OUTPUT,
+    ev.EventType.EXECUTION_ERROR,
+    ev.EventType.SECURITY_ERROR,
+    ev.EventType.FINAL_RESPONSE,
+    ev.EventType.MAX_STEPS_REACHED,
+    ev.EventType.ERROR,
+    ev.EventType.CANCELLED,
+    ev.EventType.NOTICE,
+    ev.EventType.COMPACTED,
+}
+
+
+def transcript(records: Iterable[dict[str, Any]]) -> list[ev.Event]:
+    """The drawable events of a session's records, in order."""
+    events: list[ev.Event] = []
+    for record in records:
+        if record.get("type") == "reply":
+            text = str(record.get("text") or "")
+            if text:
+                events.append(ev.TextEvent(content=text, step=int(record.get("step") or 0)))
+            continue
+        event = ev.event_from_dict(record)
+        if event is not None and event.type in DRAWN:
+            events.append(event)
+    return events
