@@ -227,7 +227,9 @@ class Inspector(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.filter_input = FilterInput(placeholder="filter names…", id="inspector-filter", compact=True)
+        self.filter_input = FilterInput(
+            placeholder="filter names…", id="inspector-filter", compact=True
+        )
         self.header = Static("", id="inspector-header", markup=False)
         self.table = VarTable(id="inspector-table")
         self.border_title = "Namespace"
