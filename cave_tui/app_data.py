@@ -91,8 +91,8 @@ class DataFeatures:
         self.recorder.on_warning = lambda text: services.notices.append(text)
         _record_preseed(self.recorder, done)
         for kind, result in done:
-            summary = getattr(result, "summary", None)
-            self.messages.append(f"{kind}: {summary() if callable(summary) else result}")
+            verb = "Loaded" if kind == "load" else "Injected"
+            self.messages.append(f"{verb} {result.summary()}")
         self.messages.append(f"Recording session {self.recorder.id} ({self.recorder.dir}).")
         services.notices.extend(self.messages)
         services.state["session"] = self.recorder

@@ -28,7 +28,7 @@ from cave_tui.config import POLICIES, Config
 EventHook = Callable[[Any], Any]
 ExitHook = Callable[[], Any]
 ReadyHook = Callable[["AppServices"], Any]
-Approver = Callable[[str], Awaitable[str | None]]
+Approver = Callable[[str, int], Awaitable[str | None]]  # (code, its step) -> code to run or None
 
 NO_MODEL_HELP = (
     "No model is configured. Set one with `--model` (any litellm id, e.g. "
@@ -113,6 +113,7 @@ class AppServices:
         self.agent_kwargs = dict(agent_kwargs or {})
         self.agent: Any = None
         self.approver: Approver | None = None
+        self.code_step = 0  # the step of the main agent's latest code: what approval asks about
         self.event_hooks: list[EventHook] = []
         self.ready_hooks: list[ReadyHook] = []
         self.exit_hooks: list[ExitHook] = []
@@ -193,7 +194,7 @@ class AppServices:
     async def _approve(self, code: str) -> str | None:
         if self.config.approve != "ask" or self.approver is None:
             return code
-        return await self.approver(code)
+        return await self.approver(code, self.code_step)
 
     def set_model(self, spec: str) -> Any:
         """Switch to the model *spec* (litellm id or scripted:FILE); the conversation is kept."""
@@ -257,6 +258,8 @@ class AppServices:
     # -- events --------------------------------------------------------------------------
     def emit(self, event: Any) -> None:
         """Give *event* to every hook; a failing hook never breaks the turn."""
+        if event.type == "code" and event.agent is None:
+            self.code_step = event.step
         for hook in list(self.event_hooks):
             try:
                 hook(event)

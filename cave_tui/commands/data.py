@@ -227,12 +227,14 @@ async def sessions(ctx: CommandContext, args: list[str]) -> None:
         ctx.print(f"No sessions in {store.root}.")
         return
     current = _session(ctx)
-    lines = ["| ID | turns | status | updated | title |", "|---|---|---|---|---|"]
+    # A list, not a table: a narrow chat would cut the ids a user must type to /load.
+    lines = [f"Sessions in {store.root} (newest last; resume one with `/load ID`):", ""]
     for row in rows[-30:]:
-        mark = " (current)" if current is not None and row.path == current.dir else ""
+        mark = " **(current)**" if current is not None and row.path == current.dir else ""
         updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated))
-        title = row.title.replace("|", "/")[:50]
-        lines.append(f"| {row.id}{mark} | {row.turns} | {row.status} | {updated} | {title} |")
+        title = row.title.replace("`", "'")[:60]
+        turns = f"{row.turns} turn" + ("" if row.turns == 1 else "s")
+        lines.append(f"- `{row.id}`{mark} · {turns} · {row.status} · {updated} · {title}")
     ctx.print("\n".join(lines))
 
 

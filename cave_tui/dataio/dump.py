@@ -546,6 +546,19 @@ class LoadedDump:
     modules: list[dict[str, str]] = field(default_factory=list)  # imports to redo
     not_restored: list[dict[str, str]] = field(default_factory=list)  # {"name", "reason"}
 
+    def summary(self) -> str:
+        """One line for the user: what was restored from where, and what was not."""
+        text = f"{len(self.names)} variables from {self.directory}"
+        if self.names:
+            shown = ", ".join(f"`{name}`" for name in self.names[:8])
+            more = f" and {len(self.names) - 8} more" if len(self.names) > 8 else ""
+            text += f": {shown}{more}"
+        if self.not_restored:
+            text += "; not restored: " + "; ".join(
+                f"{n['name']} ({n['reason']})" for n in self.not_restored
+            )
+        return text
+
 
 def read_dump(directory: str | Path, *, trust: bool = False, verify: bool = True) -> LoadedDump:
     """Load every object of a dump (blocking). Nothing is returned unless all load."""

@@ -79,6 +79,10 @@ class Injection:
                 self.source["sha256_error"] = str(exc)
         return self.source.get("sha256")
 
+    def summary(self) -> str:
+        """One line for the user: `flights: DataFrame 336,776x19, loaded from … (3.3 s)`."""
+        return f"`{self.name}`: {self.description} ({self.seconds:.1f} s)"
+
     def to_record(self) -> dict[str, Any]:
         if self.sha256_future is not None and self.sha256_future.done():
             self.sha256()

@@ -463,10 +463,10 @@ class CaveApp(App[None]):
             outcome = "error"
         self.post_message(TurnFinished(outcome))
 
-    async def _approve(self, code: str) -> str | None:
+    async def _approve(self, code: str, step: int) -> str | None:
         from cave_tui.tui.screens.approve import ApprovalScreen
 
-        return await self.ask_screen(ApprovalScreen(code, self.status.step))
+        return await self.ask_screen(ApprovalScreen(code, step))
 
     async def ask_screen(self, screen: Any) -> Any:
         """Push a modal screen and wait for its result (from any task, worker or not).
@@ -515,7 +515,11 @@ class CaveApp(App[None]):
             chat.reply(event.step, agent).feed(event.content)
             status.activity = "writing"
         elif kind == "code":
-            log.add_code(event.step, agent, getattr(event, "code", event.content))
+            code = getattr(event, "code", event.content)
+            earlier = log.current(event.step, agent)
+            if earlier is not None and earlier.outcome == "running":  # edited before it ran
+                chat.reply(event.step, agent).show_edit(code)
+            log.add_code(event.step, agent, code)
             status.activity = f"running step {event.step}"
         elif kind == "execution_output":
             changed = list(getattr(event, "changed", []))

@@ -65,6 +65,7 @@ async def test_inject_with_a_name_and_a_recorded_source(registry, ctx, frame, tm
     assert await registry.dispatch(f'/inject "{tmp_path / "Sales 2024.parquet"}" as s', ctx)
     pd.testing.assert_frame_equal(await ctx.runtime.retrieve("s"), frame)
     session = ctx.state["session"]
+    session.wait_for_hashes(30)  # an injection is recorded once its file's sha256 is known
     records = [r for r in read_session(session.dir).records if r["type"] == "injection"]
     assert [r["name"] for r in records] == ["Sales_2024", "s"]
     assert records[0]["source"]["sha256"] and records[0]["source"]["format"] == "parquet"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from cave_tui.models import ScriptedModel
 from cave_tui.tui.screens.approve import ApprovalScreen
 from cave_tui.tui.screens.detail import DetailScreen
-from cave_tui.tui.widgets.chat import AgentMessage
+from cave_tui.tui.widgets.chat import AgentMessage, EditNote
 from cave_tui.tui.widgets.steplog import FoldedOutput, StepEntry
 
 from .conftest import TWO_STEP_FRAME, chat_text, make_app, settle, submit, wait_for
@@ -218,9 +218,11 @@ async def test_approval_run_edit_skip():
         await pilot.press("enter")
         # Step 1: Run as written.
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        assert app.screen.step == 1  # the step whose code it is, not the status line's
         await pilot.press("ctrl+r")
         # Step 2: Edit, then run the edit.
         await wait_for(pilot, lambda: asking(app, step=2))
+        assert app.screen.step == 2
         await pilot.press("ctrl+e")
         editor = app.screen.query_one("#approve-code")
         editor.text = "second = 22"
@@ -235,6 +237,8 @@ async def test_approval_run_edit_skip():
         entries = list(app.steplog.query(StepEntry))
         assert [e.outcome for e in entries] == ["ok", "ok", "skipped"]
         assert entries[1].code.strip() == "second = 22"
+        # The chat shows what ran in place of the model's code.
+        assert [w.code.strip() for w in app.chat.query(EditNote)] == ["second = 22"]
         assert "skipped by you" in chat_text(app)
         assert "Done." in chat_text(app)
 

@@ -27,8 +27,13 @@ KEYS = """\
 """
 
 
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell: a `|` (as in `[ask|auto]`) would end the cell."""
+    return text.replace("|", "\\|")
+
+
 def help_markdown() -> str:
-    commands = "\n".join(f"| `{c.usage}` | {c.help} |" for c in registry.all())
+    commands = "\n".join(f"| `{_cell(c.usage)}` | {_cell(c.help)} |" for c in registry.all())
     return (
         "# cave\n\nType a task and the agent answers by writing Python that runs in a live "
         "namespace. Start a line with `!` to run Python yourself (no model): "

@@ -50,6 +50,16 @@ class Answer(Static):
         self.agent = agent
 
 
+class EditNote(Static):
+    """Under a reply: the code the user edited it to in approval mode (what really ran)."""
+
+    def __init__(self, code: str, *, dark: bool = True) -> None:
+        fence = "````" if "```" in code else "```"
+        note = f"**Edited by you; this ran instead:**\n\n{fence}python\n{code.rstrip()}\n{fence}"
+        super().__init__(_markdown(note, dark), classes="reply-edit")
+        self.code = code
+
+
 class AgentMessage(VerticalGroup):
     """One model reply (one step), streamed in; a status line is added when its code ran."""
 
@@ -92,6 +102,11 @@ class AgentMessage(VerticalGroup):
     def text(self) -> str:
         """Everything received, rendered or still queued."""
         return self.markdown.source + "".join(self._pending)
+
+    def show_edit(self, code: str) -> None:
+        """The user edited this reply's code before it ran: show what runs instead."""
+        self.flush()
+        self.mount(EditNote(code, dark=self.markdown.dark), before=self.status)
 
     def set_status(self, text: str, kind: str = "info") -> None:
         self.status.update(text)
