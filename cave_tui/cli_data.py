@@ -129,6 +129,26 @@ def _err(text: str) -> None:
     typer.echo(text, err=True)
 
 
+def _reporter(as_json: bool) -> Any:
+    """`report(text, error=False)`: a line on stderr, or with --json an event on stdout.
+
+    With --json every message is an `error` or `notice` event, so a program reading the
+    events sees why a run failed without parsing stderr.
+    """
+    from cave_tui.agent import events as ev
+
+    def report(text: str, *, error: bool = False, kind: str = "startup") -> None:
+        if not as_json:
+            _err(text)
+            return
+        text = text.removeprefix("cave: ")
+        event = ev.ErrorEvent(content=text, kind=kind) if error else ev.NoticeEvent(content=text)
+        sys.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
+        sys.stdout.flush()
+
+    return report
+
+
 # -- cave run ------------------------------------------------------------------------------
 async def preseed(runtime: Any, data: DataOptions) -> list[tuple[str, Any]]:
     """Apply `--load` then each `--inject`; returns (kind, result) pairs to record.
@@ -176,23 +196,24 @@ async def run_task(agent: Any, task: str, as_json: bool, data: DataOptions) -> i
     runtime = agent.runtime
     store = SessionStore(data.sessions_dir)
     recorder = None
+    report = _reporter(as_json)
     try:
         if data.resume:
             folder = store.resolve(data.resume)
             resumed = await resume_session(folder, agent, runtime)
             recorder = resumed.recorder
-            _err(resumed.summary())
+            report(resumed.summary())
         done = await preseed(runtime, data)
         if recorder is None:
             recorder = SessionRecorder.create(store.root, title=task, agent=agent)
         _record_preseed(recorder, done)
     except (DataIOError, SessionError) as exc:
-        _err(f"cave: cannot start: {exc}")
+        report(f"cave: cannot start: {exc}", error=True)
         if recorder is not None:
             await recorder.close("startup_failed")
         await runtime.stop()
         return EXIT_STARTUP
-    recorder.on_warning = lambda text: _err(f"cave: {text}")
+    recorder.on_warning = lambda text: report(f"cave: {text}")
     if not as_json:
         _err(f"session {recorder.id} ({recorder.dir})")
 
@@ -214,7 +235,7 @@ async def run_task(agent: Any, task: str, as_json: bool, data: DataOptions) -> i
         status = "terminated" if received else "cancelled"
     except Exception as exc:  # an unhandled error: dump and record it, then exit non-zero
         status = "crashed"
-        _err(f"cave: unhandled error: {type(exc).__name__}: {exc}")
+        report(f"cave: unhandled error: {type(exc).__name__}: {exc}", error=True, kind="crash")
         recorder.record_note(f"unhandled error: {type(exc).__name__}: {exc}")
     finally:
         for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -222,9 +243,9 @@ async def run_task(agent: Any, task: str, as_json: bool, data: DataOptions) -> i
         if data.dump is not None:
             try:
                 result = await dump_namespace(runtime, data.dump)
-                _err(f"cave: dumped {result.summary()}")
+                report(f"cave: dumped {result.summary()}")
             except DataIOError as exc:
-                _err(f"cave: dump failed: {exc}")
+                report(f"cave: dump failed: {exc}", error=True, kind="dump")
         await recorder.close(status)
         await runtime.stop()
     if received:

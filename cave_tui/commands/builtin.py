@@ -101,16 +101,28 @@ async def delete(ctx: CommandContext, args: list[str]) -> None:
     ctx.request("refresh_inspector")
 
 
+def _names(names: list[str], shown: int = 8) -> str:
+    text = ", ".join(f"`{name}`" for name in names[:shown])
+    return text + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
 @registry.command("reset", "Clear the namespace and the conversation", max_args=0)
 async def reset(ctx: CommandContext, args: list[str]) -> None:
-    if not await ctx.confirm("Reset? This clears every variable and the conversation."):
+    runtime = await _runtime(ctx)
+    kept = sorted(getattr(runtime, "injected", {}) or {})
+    restore = (
+        f" Injected objects ({_names(kept)}) are put back as they were injected." if kept else ""
+    )
+    question = "Reset? This clears the conversation and every variable made since the start."
+    if not await ctx.confirm(question + restore):
         ctx.print("Reset cancelled.")
         return
-    await (await _runtime(ctx)).reset()
+    await runtime.reset()
     if ctx.agent is not None:
         ctx.agent.reset_history()
     ctx.request("clear")
-    ctx.print("Namespace and conversation reset.", style="success")
+    done = f" Kept, as injected: {_names(kept)}." if kept else ""
+    ctx.print("Namespace and conversation reset." + done, style="success")
     ctx.request("refresh_inspector")
 
 

@@ -57,7 +57,15 @@ def describe_os_error(exc: OSError, action: str, path: str | Path) -> str:
         where = path.parent if action == "write" else path
         return f"cannot {action} {path}: permission denied ({where} is read-only or not yours)"
     if code == errno.ENOENT:
-        return f"cannot {action} {path}: the folder {path.parent} does not exist"
+        if action != "write" or not path.parent.is_dir():
+            missing = path if action != "write" else path.parent
+            kind = "folder" if action == "write" else "file or folder"
+            return f"cannot {action} {path}: the {kind} {missing} does not exist"
+        # The folder is there but refuses new files (/proc, /sys, a vanished mount).
+        return (
+            f"cannot {action} {path}: {path.parent} does not take new files "
+            "(a special or virtual file system); choose another folder"
+        )
     if code == errno.EISDIR:
         return f"cannot {action} {path}: it is a directory"
     reason = exc.strerror or str(exc)

@@ -27,6 +27,9 @@ class SecurityCheckerLike(Protocol):
     def check(self, code: str) -> list[Any]: ...
 
 
+SYNTAX_RULE = "SyntaxRule"  # the checker's rule for cells that do not parse
+
+
 @dataclass
 class ExecutionResult:
     """What one cell did. `output` holds stdout, stderr, warnings and displays in order."""
@@ -141,6 +144,13 @@ class Runtime(ABC):
         violations = self.check_security(code)
         if not violations:
             return None
+        if all(getattr(v, "rule", "") == SYNTAX_RULE for v in violations):
+            # Code that does not parse is a syntax error, not a refusal: it could not run.
+            return ExecutionResult(
+                success=False,
+                error="SyntaxError: " + "\n".join(str(v) for v in violations),
+                error_type="SyntaxError",
+            )
         return ExecutionResult(
             success=False,
             error="\n".join(str(v) for v in violations),

@@ -150,6 +150,7 @@ class CaveApp(App[None]):
         Binding("f1", "help", "Help", id="cave.help"),
         Binding("f2", "inspector", "Inspector", id="cave.inspector"),
         Binding("ctrl+l", "clear", "Clear", show=False, id="cave.clear"),
+        Binding("ctrl+o", "unfold", "Unfold output", show=False, id="cave.unfold"),
     ]
 
     busy = var(False, bindings=True)
@@ -328,6 +329,8 @@ class CaveApp(App[None]):
     @on(PromptInput.Submitted)
     def _submitted(self, message: PromptInput.Submitted) -> None:
         text = message.text
+        # Narrow layout: the inspector covers the chat and the log; what runs now shows there.
+        self.screen_stack[0].remove_class("-show-inspector")
         line = text.strip()
         if line.startswith("/"):
             self._accept(text)
@@ -828,6 +831,11 @@ class CaveApp(App[None]):
             self.prompt.focus()
         else:
             table.focus()
+
+    def action_unfold(self) -> None:
+        """Ctrl+O: unfold (or fold again) the newest long output in the log."""
+        if self.steplog.toggle_latest() is None:
+            self.notify("No folded output in the log.", severity="information")
 
     def action_clear(self) -> None:
         self.chat.clear()

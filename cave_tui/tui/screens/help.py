@@ -23,6 +23,7 @@ KEYS = """\
 | Ctrl+P | command palette (every command) |
 | F2 | inspector: focus it (wide) or show/hide it (narrow) |
 | Enter (inspector) | open the detail view of the variable |
+| Ctrl+O | unfold (or fold) the newest long output in the log |
 | F1 | this help |
 """
 

@@ -1,6 +1,7 @@
 """The code/output log: each step's code (highlighted), its output or traceback, its duration.
 
-Long output is folded to its head and tail (Enter or a click unfolds it); the log
+Long output is folded to its head and tail (Ctrl+O unfolds the newest, Enter on a
+focused one or a click unfolds that one); the log
 keeps at most `MAX_ENTRIES` steps so widget count stays bounded in long sessions.
 """
 
@@ -22,7 +23,7 @@ def fold(text: str, lines: int = FOLD_LINES) -> tuple[str, int]:
     half = lines // 2
     hidden = len(rows) - 2 * half
     return "\n".join(
-        [*rows[:half], f"… {hidden} lines folded (Enter to unfold) …", *rows[-half:]]
+        [*rows[:half], f"… {hidden} lines folded (Ctrl+O or click to unfold) …", *rows[-half:]]
     ), hidden
 
 
@@ -68,6 +69,7 @@ class StepEntry(VerticalGroup):
         self.outcome = "running"
         self.header = Static("", classes="step-header", markup=False)
         self.code_view = Static(self._highlight(code), classes="step-code")
+        self._early: list[Static] = []  # an outcome that came before the entry was composed
         self._render_header()
 
     @staticmethod
@@ -79,6 +81,11 @@ class StepEntry(VerticalGroup):
     def compose(self):  # type: ignore[override]
         yield self.header
         yield self.code_view
+
+    def on_mount(self) -> None:
+        if self._early:  # a cell refused at once: its outcome goes under the header and code
+            self.mount_all(self._early)
+            self._early = []
 
     def _render_header(self, extra: str = "") -> None:
         who = "you" if self.agent == "user" else (self.agent or "agent")
@@ -112,7 +119,9 @@ class StepEntry(VerticalGroup):
             widgets.append(FoldedOutput(output.rstrip("\n"), "output"))
         if error.strip():
             widgets.append(FoldedOutput(error.rstrip("\n"), "error"))
-        if widgets:
+        if widgets and not self.is_mounted:
+            self._early.extend(widgets)
+        elif widgets:
             self.mount_all(widgets)
 
 
@@ -152,3 +161,12 @@ class StepLog(VerticalScroll):
     def clear(self) -> None:
         self.entries.clear()
         self.remove_children()
+
+    def toggle_latest(self) -> FoldedOutput | None:
+        """Unfold the newest folded output (or fold it again); None when nothing is folded."""
+        for output in reversed(list(self.query(FoldedOutput))):
+            if output.hidden:
+                output.action_toggle()
+                output.scroll_visible()
+                return output
+        return None
