@@ -413,6 +413,10 @@ def main() -> None:
     argv = sys.argv[1:] = normalize_argv(argv)
     flags = fast_app_flags(argv)
     if flags is not None:
+        if not flags.get("plain"):
+            from cave_tui.tui.tty import hold_typed_input
+
+            hold_typed_input()
         try:
             services = build_services(flags, need_model=False)
         except typer.BadParameter:

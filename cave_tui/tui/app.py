@@ -23,7 +23,7 @@ from collections.abc import AsyncIterable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -180,6 +180,8 @@ class CaveApp(App[None]):
         self.ctx = TuiContext(self)
         self.usage = Usage()
         self._last_ctrl_c = -1e9
+        self._early_input: list[events.Event] | None = []  # None once the input has the focus
+        self._queued: list[str] = []  # lines sent while a turn ran: they run next, in order
         self._quitting = False
         self._theme_notices: list[str] = []
         # (session folder, speed, trust) replayed once the runtime is up (`cave demo`)
@@ -229,10 +231,24 @@ class CaveApp(App[None]):
         yield self.status
         yield KeyBar(id="keys")
 
+    async def on_event(self, event: events.Event) -> None:
+        # Keys typed while the app starts (before the input has the focus) are held, then
+        # given to the input in order: else they went to the bare screen and were lost.
+        if isinstance(event, events.Key | events.Paste) and self._early_input is not None:
+            self._early_input.append(event)
+            return
+        await super().on_event(event)
+
     def on_mount(self) -> None:
         prompt = self.prompt
         prompt.cursor_blink = self.animate_ui
-        prompt.focus()
+        self.screen.set_focus(prompt)
+        early, self._early_input = self._early_input or [], None
+        for event in early:
+            if isinstance(event, events.Key) and event.key == "ctrl+j":
+                # Typed before the terminal left cooked mode, Enter arrives as "\n" (ICRNL).
+                event = events.Key("enter", "\r")
+            prompt.post_message(event)
         self.chat.dark = self.current_theme.dark
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.update_status()
@@ -337,21 +353,35 @@ class CaveApp(App[None]):
             self.run_command_line(line)
             return
         if self.busy:
-            self.notify("A turn is running: press Esc to cancel it first.", severity="warning")
-            return
-        if line.startswith("!"):
+            # Sent while a turn or a cell runs (typed ahead, pasted): it runs next, in order.
             self._accept(text)
+            self._queued.append(text)
+            self.notify(
+                f"Queued ({len(self._queued)}): it runs when the current turn ends.",
+                severity="information",
+            )
+            return
+        self._run_line(text)
+
+    def _run_line(self, text: str, *, queued: bool = False) -> None:
+        """Run a task or a `!` cell now (the app is idle); a queued line was accepted already."""
+        line = text.strip()
+        if line.startswith("!"):
+            if not queued:
+                self._accept(text)
             self.run_python(line[1:].lstrip())
             return
         if self.services.model is None:
             self.chat.add_notice(NO_MODEL_HELP, "warning")
+            if not self.prompt.text:  # not sent: the text goes back to the input
+                self.prompt.set_text(text)
             return
-        self._accept(text)
+        if not queued:
+            self._accept(text)
         self.start_turn(text)
 
     def _accept(self, text: str) -> None:
         self.history.add(text)
-        self.prompt.clear()
 
     def run_command_line(self, line: str) -> None:
         """Run a `/command` line through the shared registry (in a worker: it may ask)."""
@@ -498,6 +528,8 @@ class CaveApp(App[None]):
         self.busy = False
         self.status.activity = ""
         self.call_later(self.chat.flush_all)
+        if self._queued:
+            self._run_line(self._queued.pop(0), queued=True)
 
     def render_event(self, event: ev.Event) -> None:
         """Draw one core event (live, replayed, or from a command like /compact)."""

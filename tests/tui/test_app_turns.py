@@ -147,8 +147,8 @@ async def test_escape_cancels_the_turn():
         assert app.is_running
 
 
-async def test_busy_input_is_kept_not_lost():
-    app = make_app([LONG_CELL])
+async def test_input_sent_while_busy_is_queued_and_runs_next():
+    app = make_app([LONG_CELL, "The **second** answer."])
     async with app.run_test() as pilot:
         await settle(pilot)
         app.prompt.text = "loop"
@@ -157,9 +157,12 @@ async def test_busy_input_is_kept_not_lost():
         app.prompt.text = "second task"
         await pilot.press("enter")
         await pilot.pause()
-        assert app.prompt.text == "second task"
-        await pilot.press("escape")
+        assert app.prompt.text == "" and app.history.entries[-1] == "second task"
+        assert "second task" not in chat_text(app)  # not started yet
+        await pilot.press("escape")  # the running turn ends: the queued one starts
+        await wait_for(pilot, lambda: "second** answer" in chat_text(app))
         await settle(pilot)
+        assert chat_text(app).count("second task") == 1
 
 
 async def test_bindings_that_do_not_apply_are_hidden():

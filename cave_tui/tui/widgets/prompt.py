@@ -124,7 +124,10 @@ class PromptInput(OrderedKeys, TextArea):
         text = self.text
         if not text.strip():
             return
+        # Cleared here, not when the app handles the message: keys typed right after Enter
+        # are already queued for this input and belong to the next line.
         self.post_message(self.Submitted(text))
+        self.clear()
 
     def action_newline(self) -> None:
         self.insert("\n")
