@@ -60,8 +60,8 @@ LINES: list[tuple[str, str | None, str | None]] = [
 class Typist:
     """Sends lines to the app in tmux and waits until the app took each one."""
 
-    def __init__(self, tmux: Tmux, history: Path, per_key: float | None) -> None:
-        self.tmux = tmux
+    def __init__(self, pane: Tmux, history: Path, per_key: float | None) -> None:
+        self.tmux = pane
         self.history = history
         self.per_key = per_key  # None: one write per line
         self.sent: list[str] = []
@@ -93,24 +93,24 @@ class Typist:
         while len(self.taken()) < len(self.sent):
             if time.monotonic() > deadline:
                 raise AssertionError(
-                    f"sent {self.sent[len(self.taken()):]!r}, not taken; the screen:\n"
+                    f"sent {self.sent[len(self.taken()) :]!r}, not taken; the screen:\n"
                     + self.tmux.screen()
                 )
             time.sleep(0.05)  # polling the history file, with a deadline
 
 
-def _wait_gone(tmux: Tmux, text: str, timeout: float = 20.0) -> None:
+def _wait_gone(pane: Tmux, text: str, timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
-    while text in tmux.screen():
+    while text in pane.screen():
         assert time.monotonic() < deadline, f"{text!r} stayed on the screen"
         time.sleep(0.05)  # polling the screen, with a deadline
 
 
-def _wait_started(tmux: Tmux, timeout: float = 20.0) -> None:
+def _wait_started(pane: Tmux, timeout: float = 20.0) -> None:
     """Until the `cave` process runs in the pane (the user typed `cave` and Enter)."""
     import subprocess
 
-    pid = tmux.run("display-message", "-p", "#{pane_pid}").strip()
+    pid = pane.run("display-message", "-p", "#{pane_pid}").strip()
     deadline = time.monotonic() + timeout
     while not subprocess.run(["pgrep", "-P", pid], capture_output=True).stdout.strip():
         assert time.monotonic() < deadline, "cave did not start"
@@ -118,12 +118,12 @@ def _wait_started(tmux: Tmux, timeout: float = 20.0) -> None:
     time.sleep(0.3)  # a person starts typing a moment later; the app is still loading
 
 
-def _start(tmux: Tmux, tmp_path: Path, width: int, height: int) -> Path:
+def _start(pane: Tmux, tmp_path: Path, width: int, height: int) -> Path:
     (tmp_path / "penguins.csv").write_text(PENGUINS)
     (tmp_path / "airlines.csv").write_text(AIRLINES)
     script = tmp_path / "replies.yaml"
     script.write_text('- "Nothing to do."\n')
-    tmux.start(
+    pane.start(
         [str(CAVE), "--model", f"scripted:{script}", "--inject", "penguins.csv"],
         width=width,
         height=height,
