@@ -65,12 +65,23 @@ class TextEvent(Event):
     type: EventType = EventType.TEXT
 
 
+class CodeSource(StrEnum):
+    """Who wrote a CodeEvent's code (approval mode can replace the model's)."""
+
+    MODEL = "model"  # the code block of the model's reply
+    EDITED = "edited"  # approval mode: the user's edit of that block, which runs instead
+
+
 @dataclass
 class CodeEvent(Event):
-    """The code extracted from a reply, about to run as one cell."""
+    """The code extracted from a reply, about to run as one cell.
+
+    In approval mode an EDITED CodeEvent follows the MODEL one when the user changed it.
+    """
 
     type: EventType = EventType.CODE
     code: str = ""
+    source: CodeSource = CodeSource.MODEL
 
 
 @dataclass
@@ -170,8 +181,16 @@ class CompactedEvent(Event):
     tier: int = 0
 
 
+class NoticeKind(StrEnum):
+    """What a NoticeEvent tells, for consumers that act on it (never its text)."""
+
+    INFO = "info"
+    CODE_SKIPPED = "code_skipped"  # approval mode: the user skipped the step's code
+
+
 @dataclass
 class NoticeEvent(Event):
     """Something the user should know that is not an error (continuation, runtime restart)."""
 
     type: EventType = EventType.NOTICE
+    kind: NoticeKind = NoticeKind.INFO

@@ -11,7 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from cave_tui.dataio.atomic import atomic_write_text
-from cave_tui.session.reader import RecordedTurn, SessionData, read_session, recorded_turns
+from cave_tui.session.reader import (
+    RecordedStep,
+    RecordedTurn,
+    SessionData,
+    StepRun,
+    read_session,
+    recorded_turns,
+)
+
+EDITED_NOTE = "*The user edited the model's code before it ran; this is what ran.*"
+SKIPPED_NOTE = "*The user skipped this code; it did not run:*"
 
 LOADERS = {
     "parquet": "pd.read_parquet({path!r})",
@@ -114,6 +124,10 @@ def _outputs(outcome: dict[str, Any] | None) -> list[Any]:
     return outputs
 
 
+def _skipped_markdown(step: RecordedStep) -> str:
+    return f"{SKIPPED_NOTE}\n\n```python\n{(step.code or '').rstrip()}\n```"
+
+
 def _header(data: SessionData) -> str:
     meta = data.meta
     lines = [f"# cave session {data.id}"]
@@ -151,13 +165,20 @@ def to_notebook(session: str | Path | SessionData) -> Any:
             prose = _prose(step.reply) if step.reply else ""
             if prose:
                 cells.append(new_markdown_cell(f"**cave:** {prose}"))
-            if step.code:
+            if step.code and step.run is StepRun.SKIPPED:
+                cells.append(new_markdown_cell(_skipped_markdown(step)))
+            elif step.code:
                 count += 1
+                metadata: dict[str, Any] = {}
+                if step.run is StepRun.EDITED:
+                    cells.append(new_markdown_cell(EDITED_NOTE))
+                    metadata = {"cave": {"edited": True, "model_code": step.proposed}}
                 cells.append(
                     new_code_cell(
                         step.code.rstrip("\n"),
                         execution_count=count,
                         outputs=_outputs(step.outcome),
+                        metadata=metadata,
                     )
                 )
                 for output in cells[-1].outputs:
@@ -187,6 +208,10 @@ def _comment(text: str) -> str:
     return "\n".join(f"# {line}".rstrip() for line in text.splitlines())
 
 
+def _indent(code: str) -> str:
+    return "\n".join(f"    {line}" for line in code.rstrip().splitlines())
+
+
 def to_script(session: str | Path | SessionData, *, max_output_lines: int = 40) -> str:
     """The session as a Python script with `# %%` cells; outputs follow as comments."""
     data = session if isinstance(session, SessionData) else read_session(session)
@@ -205,7 +230,12 @@ def to_script(session: str | Path | SessionData, *, max_output_lines: int = 40) 
             prose = _prose(step.reply) if step.reply else ""
             if prose:
                 parts.append(f"# %% [markdown]\n{_comment('cave: ' + prose)}")
-            if step.code:
+            if step.code and step.run is StepRun.SKIPPED:
+                note = f"{SKIPPED_NOTE}\n\n{_indent(step.code)}"
+                parts.append(f"# %% [markdown]\n{_comment(note)}")
+            elif step.code:
+                if step.run is StepRun.EDITED:
+                    parts.append(f"# %% [markdown]\n{_comment(EDITED_NOTE)}")
                 block = f"# %%\n{step.code.rstrip()}"
                 outcome = step.outcome or {}
                 shown = str(outcome.get("output") or "")

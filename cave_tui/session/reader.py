@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from cave_tui.agent.events import CodeSource, NoticeKind
 from cave_tui.session.log import ReadReport, read_records
 from cave_tui.session.store import EVENTS, SessionError, read_meta
 
@@ -54,13 +56,32 @@ def rebuild_history(records: list[dict[str, Any]]) -> list[dict[str, str]]:
     return history
 
 
+class StepRun(StrEnum):
+    """What became of a step's code: approval mode can edit or skip it."""
+
+    AS_WRITTEN = "as_written"  # the model's code ran (or was about to)
+    EDITED = "edited"  # the user's edit ran instead of the model's code
+    SKIPPED = "skipped"  # the user skipped it: nothing ran
+
+
 @dataclass
 class RecordedStep:
     step: int
     reply: str | None = None  # the model's whole reply
     error: dict[str, Any] | None = None  # a model error that ended the turn
-    code: str | None = None
+    code: str | None = None  # the code that ran (the user's edit, if any)
     outcome: dict[str, Any] | None = None  # execution_output / execution_error / security_error
+    run: StepRun = StepRun.AS_WRITTEN
+    proposed: str | None = None  # the model's code, when the user edited it
+
+    def add_code(self, record: dict[str, Any]) -> None:
+        """Take a `code` record: the first is the model's, a later one the user's edit."""
+        text = str(record.get("code") or record.get("content", ""))
+        # Recordings made before `source` existed have the edit as a second code record.
+        if record.get("source") == CodeSource.EDITED or self.code is not None:
+            self.proposed = self.proposed if self.proposed is not None else self.code
+            self.run = StepRun.EDITED
+        self.code = text
 
 
 @dataclass
@@ -108,7 +129,9 @@ def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[dict[str
         elif kind == "error":
             turn.step(step_no).error = record
         elif kind == "code":
-            turn.step(step_no).code = str(record.get("code") or record.get("content", ""))
+            turn.step(step_no).add_code(record)
+        elif kind == "notice" and record.get("kind") == NoticeKind.CODE_SKIPPED:
+            turn.step(step_no).run = StepRun.SKIPPED
         elif kind in OUTCOME_TYPES:
             turn.step(step_no).outcome = record
         elif kind == "final_response":

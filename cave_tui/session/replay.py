@@ -22,6 +22,7 @@ from cave_tui.session.reader import (
     OUTCOME_TYPES,
     RecordedStep,
     RecordedTurn,
+    StepRun,
     read_session,
     recorded_turns,
 )
@@ -205,6 +206,30 @@ def _replies(steps: list[RecordedStep]) -> list[Any]:
     return replies
 
 
+class RecordedApprovals:
+    """The replay agent's approval hook: each step runs what ran when it was recorded.
+
+    A step the user edited runs the edit, a skipped step is skipped again, any other
+    runs the model's code. `on_event` (an event sink) tracks which step is asking.
+    """
+
+    def __init__(self) -> None:
+        self.steps: dict[int, RecordedStep] = {}
+        self._step = 0
+
+    def on_event(self, event: ev.Event) -> None:
+        if event.type is ev.EventType.CODE and event.agent is None:
+            self._step = event.step
+
+    async def __call__(self, code: str) -> str | None:
+        recorded = self.steps.get(self._step)
+        if recorded is None or recorded.run is StepRun.AS_WRITTEN:
+            return code
+        if recorded.run is StepRun.SKIPPED:
+            return None
+        return recorded.code
+
+
 def _compare(step: RecordedStep, replayed: dict[str, Any] | None) -> Divergence | None:
     recorded_text = outcome_text(step.outcome)
     replayed_text = outcome_text(replayed)
@@ -244,12 +269,15 @@ async def replay_session(
         runtime = IPythonRuntime(security_checker=checker_for(data.meta.get("policy")))
     longest = max((max(t.steps, default=0) for t in turns), default=1)
     steps_allowed = max_steps or int(data.meta.get("max_steps") or 0) or max(longest, 10)
+    approvals = RecordedApprovals()
     agent = CaveAgent(
         ScriptedModel([], model_id=f"replay:{data.id}"),
         runtime,
         max_steps=steps_allowed,
         name=None,
+        approve=approvals,
     )
+    agent.add_event_sink(approvals.on_event)
     result = ReplayResult(data.dir, agent=agent, runtime=runtime)
     if pause is None:
         pause = DEFAULT_PAUSE / speed if render is not None and speed > 0 else 0.0
@@ -257,6 +285,7 @@ async def replay_session(
         for record in turn.setup:
             await redo_setup(record, runtime, trust=trust)
         steps = replayable_steps(turn)
+        approvals.steps = {step.step: step for step in steps}
         finished = turn.status in FINISHED
         agent.model = ScriptedModel(_replies(steps), model_id=f"replay:{data.id}")
         outcomes: dict[int, dict[str, Any]] = {}
@@ -315,4 +344,5 @@ async def replay_session(
             )
     for record in trailing:
         await redo_setup(record, runtime, trust=trust)
+    agent.approve = None  # the agent may go on live (`continue_from`): no recorded steps
     return result
