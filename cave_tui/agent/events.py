@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+USER_AGENT = "user"  # `Event.agent` of code the user ran directly (`!` cells), not the model
+
 
 class EventType(StrEnum):
     USER = "user"

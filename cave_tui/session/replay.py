@@ -22,7 +22,9 @@ from cave_tui.session.reader import (
     OUTCOME_TYPES,
     RecordedStep,
     RecordedTurn,
+    SetupItem,
     StepRun,
+    UserCell,
     read_session,
     recorded_turns,
 )
@@ -89,16 +91,23 @@ class Divergence:
     recorded: str
     replayed: str
     what: str = "output"
+    cell: int | None = None  # a user cell (`!`), not a step of the agent
+
+    @property
+    def where(self) -> str:
+        if self.cell is not None:
+            return f"user cell {self.cell}"
+        return f"turn {self.turn}, step {self.step}"
 
     def diff(self) -> str:
         lines = difflib.unified_diff(
             self.recorded.splitlines(),
             self.replayed.splitlines(),
-            fromfile=f"recorded (turn {self.turn}, step {self.step})",
-            tofile=f"replayed (turn {self.turn}, step {self.step})",
+            fromfile=f"recorded ({self.where})",
+            tofile=f"replayed ({self.where})",
             lineterm="",
         )
-        return f"{self.what} differs at turn {self.turn}, step {self.step}:\n" + "\n".join(lines)
+        return f"{self.what} differs at {self.where}:\n" + "\n".join(lines)
 
 
 @dataclass
@@ -106,6 +115,7 @@ class ReplayResult:
     session: Path
     turns: int = 0
     steps: int = 0
+    cells: int = 0  # the user's own cells run again
     compared: int = 0
     divergences: list[Divergence] = field(default_factory=list)
     agent: Any = None
@@ -117,9 +127,10 @@ class ReplayResult:
 
     def report(self) -> str:
         if self.ok:
+            cells = f"{self.cells} user cells, " if self.cells else ""
             return (
                 f"replay of {self.session.name} matches the recording: {self.turns} turns, "
-                f"{self.steps} steps, {self.compared} outputs compared"
+                f"{self.steps} steps, {cells}{self.compared} outputs compared"
             )
         head = (
             f"replay of {self.session.name} DIVERGED in {len(self.divergences)} of "
@@ -161,6 +172,38 @@ async def redo_setup(record: dict[str, Any], runtime: Any, *, trust: bool = Fals
         raise ReplayError(f"{path} changed since the recording (sha256 differs); not replaying")
     await inject_file(runtime, path, name, trust=trust, allow_shadow=True, fmt=source.get("format"))
     return [name]
+
+
+async def _redo(
+    items: list[SetupItem],
+    runtime: Any,
+    result: ReplayResult,
+    render: Callable[[ev.Event], None] | None,
+    trust: bool,
+) -> None:
+    """Repeat what happened before a turn, in order: injections, loads, the user's cells.
+
+    A user cell runs again and its output is compared; one cut short is not run.
+    """
+    from cave_tui.session.user_cells import code_event, run_user_cell
+
+    for item in items:
+        if not isinstance(item, UserCell):
+            await redo_setup(item, runtime, trust=trust)
+            continue
+        if item.outcome is None:
+            continue
+        if render is not None:
+            render(code_event(item))
+        event = await run_user_cell(item, runtime)
+        if render is not None:
+            render(event)
+        result.cells += 1
+        result.compared += 1
+        divergence = _compare(RecordedStep(0, outcome=item.outcome), event.to_dict())
+        if divergence is not None:
+            divergence.cell = item.cell
+            result.divergences.append(divergence)
 
 
 FINISHED = ("completed", "max_steps_reached", "error")
@@ -282,8 +325,7 @@ async def replay_session(
     if pause is None:
         pause = DEFAULT_PAUSE / speed if render is not None and speed > 0 else 0.0
     for turn in turns:
-        for record in turn.setup:
-            await redo_setup(record, runtime, trust=trust)
+        await _redo(turn.setup, runtime, result, render, trust)
         steps = replayable_steps(turn)
         approvals.steps = {step.step: step for step in steps}
         finished = turn.status in FINISHED
@@ -342,7 +384,6 @@ async def replay_session(
             result.divergences.append(
                 Divergence(turn.turn, 0, str(turn.status), str(status), what="turn status")
             )
-    for record in trailing:
-        await redo_setup(record, runtime, trust=trust)
+    await _redo(trailing, runtime, result, render, trust)
     agent.approve = None  # the agent may go on live (`continue_from`): no recorded steps
     return result
