@@ -72,6 +72,7 @@ class CodeSource(StrEnum):
 
     MODEL = "model"  # the code block of the model's reply
     EDITED = "edited"  # approval mode: the user's edit of that block, which runs instead
+    USER = "user"  # the user's own cell (a `!` line), run without the model
 
 
 @dataclass

@@ -249,7 +249,8 @@ def to_script(session: str | Path | SessionData, *, max_output_lines: int = 40) 
     def add_setup(items: list[SetupItem]) -> None:
         for item in items:
             if isinstance(item, UserCell):
-                parts.append(f"# %% [markdown]\n{_comment(_user_cell_note(item))}")
+                note = _user_cell_note(item).replace("**", "")
+                parts.append(f"# %% [markdown]\n{_comment(note)}")
                 parts.append(_script_cell(item.code, item.outcome, max_output_lines))
                 continue
             note, code = setup_code(item)

@@ -14,7 +14,9 @@ from cave_tui.session.reader import UserCell
 
 def code_event(cell: UserCell) -> ev.CodeEvent:
     """The CodeEvent a front end showed for *cell*."""
-    return ev.CodeEvent(content=cell.code, code=cell.code, agent=ev.USER_AGENT)
+    return ev.CodeEvent(
+        content=cell.code, code=cell.code, agent=ev.USER_AGENT, source=ev.CodeSource.USER
+    )
 
 
 async def run_user_cell(cell: UserCell, runtime: Any) -> ev.Event:

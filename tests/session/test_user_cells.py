@@ -55,6 +55,8 @@ async def test_user_cells_are_recorded_in_their_place(tmp_path):
     (turn,), trailing = recorded_turns(read_session(folder))
     (before,) = turn.setup
     assert isinstance(before, UserCell) and before.code == BEFORE
+    codes = [r for r in read_session(folder).records if r["type"] == "code"]
+    assert [r["source"] for r in codes] == ["user", "model", "user", "user"]
     assert before.outcome["output"] == "base 40\n"
     assert turn.steps[1].outcome["output"] == "total 42\n"  # the agent used `base`
     assert [(c.cell, c.code) for c in trailing] == [(2, AFTER), (3, FAILING)]
@@ -91,7 +93,7 @@ async def test_exports_show_user_cells_as_the_users(tmp_path):
     assert code_cells[3].outputs[-1].ename == "ZeroDivisionError"
     script = export_session(folder, tmp_path / "s.py").read_text()
     assert script.index(BEFORE) < script.index("# User: add two to base") < script.index(AFTER)
-    assert "# **User** ran their own code (a `!` cell):\n\n# %%\nbase = 40" in script
+    assert "# User ran their own code (a `!` cell):\n\n# %%\nbase = 40" in script
 
 
 async def test_a_cell_after_an_injection_whose_hash_is_late_stays_after_it(tmp_path):
