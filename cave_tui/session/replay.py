@@ -304,8 +304,8 @@ async def replay_session(
 
     data = read_session(session)
     turns, trailing = recorded_turns(data)
-    if not turns:
-        raise ReplayError(f"{data.dir} has no recorded turns to replay")
+    if not turns and not any(isinstance(item, UserCell) for item in trailing):
+        raise ReplayError(f"{data.dir} has no recorded turns or cells to replay")
     if runtime is None:
         from cave_tui.runtime.ipython import IPythonRuntime
 

@@ -109,3 +109,13 @@ async def test_a_cell_after_an_injection_whose_hash_is_late_stays_after_it(tmp_p
     await recorder.close()
     _, trailing = recorded_turns(read_session(recorder.dir))
     assert [type(item).__name__ for item in trailing] == ["dict", "UserCell"]
+
+
+async def test_a_session_of_user_cells_only_replays(tmp_path):
+    services = AppServices(Config(), model=None)
+    install(services, DataOptions(sessions_dir=tmp_path / "sessions"))
+    await services.start()
+    await _run(services, BEFORE)
+    await services.shutdown()
+    result = await replay_session(SessionStore(tmp_path / "sessions").resolve("last"), pause=0)
+    assert result.ok and (result.turns, result.cells) == (0, 1), result.report()
