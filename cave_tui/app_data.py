@@ -8,6 +8,8 @@ and the plain REPL get them without knowing about them:
   `StartupError` naming it (the CLI exits 2);
 - turns: `services.turn_source` streams through `SessionRecorder.stream_events`, which
   records every event (as the agent's event sink) and snapshots after each step;
+- the user's own `!` cells (an event hook): `SessionRecorder.record_user_cell` logs them
+  in their place among the turns, and what they changed goes into the next snapshot;
 - exit (an exit hook, run on /quit, Ctrl+Q, SIGTERM, SIGHUP and after an unhandled error):
   dump to `--dump DIR`, then close the recording with its status.
 
@@ -111,10 +113,12 @@ class DataFeatures:
         return recorder.stream_events(task)
 
     def on_event(self, event: Any) -> None:
-        """Names changed by the user's own `!` cells go into the next snapshot too."""
+        """The user's own `!` cells are recorded (and what they changed is snapshotted)."""
+        from cave_tui.agent.events import USER_AGENT
+
         recorder = self.services.state.get("session") or self.recorder
-        if recorder is not None and getattr(event, "agent", None) == "user":
-            recorder.mark_changed(*(getattr(event, "changed", None) or []))
+        if recorder is not None and getattr(event, "agent", None) == USER_AGENT:
+            recorder.record_user_cell(event)
 
     # -- exit ------------------------------------------------------------------------------
     async def on_exit(self) -> None:

@@ -288,7 +288,7 @@ class AppServices:
 
         if not self._started:
             await self.start()
-        code_event = ev.CodeEvent(content=code, code=code, agent="user")
+        code_event = ev.CodeEvent(content=code, code=code, agent="user", source=ev.CodeSource.USER)
         self.emit(code_event)
         yield code_event
         result = await self._runtime.execute(code)

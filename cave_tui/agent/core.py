@@ -450,12 +450,20 @@ class CaveAgent:
                     approved = await self.approve(code)
                     if approved is None:
                         self.history.append({"role": "user", "content": SKIPPED_NOTE})
-                        yield self._emit(ev.NoticeEvent(content=SKIPPED_NOTICE, step=step))
+                        yield self._emit(
+                            ev.NoticeEvent(
+                                content=SKIPPED_NOTICE, step=step, kind=ev.NoticeKind.CODE_SKIPPED
+                            )
+                        )
                         continue
                     if approved.strip() != code.strip():
                         code = snippets[-1] = approved
                         self.history.append({"role": "user", "content": edited_note(code)})
-                        yield self._emit(ev.CodeEvent(content=code, code=code, step=step))
+                        yield self._emit(
+                            ev.CodeEvent(
+                                content=code, code=code, step=step, source=ev.CodeSource.EDITED
+                            )
+                        )
                 self._answer = None
                 async for event in self._execute(step, code):
                     yield self._emit(event)

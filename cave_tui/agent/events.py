@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field, fields
-from enum import StrEnum
+from enum import Enum, StrEnum
 from typing import Any
+
+USER_AGENT = "user"  # `Event.agent` of code the user ran directly (`!` cells), not the model
 
 
 class EventType(StrEnum):
@@ -65,12 +67,24 @@ class TextEvent(Event):
     type: EventType = EventType.TEXT
 
 
+class CodeSource(StrEnum):
+    """Who wrote a CodeEvent's code (approval mode can replace the model's)."""
+
+    MODEL = "model"  # the code block of the model's reply
+    EDITED = "edited"  # approval mode: the user's edit of that block, which runs instead
+    USER = "user"  # the user's own cell (a `!` line), run without the model
+
+
 @dataclass
 class CodeEvent(Event):
-    """The code extracted from a reply, about to run as one cell."""
+    """The code extracted from a reply, about to run as one cell.
+
+    In approval mode an EDITED CodeEvent follows the MODEL one when the user changed it.
+    """
 
     type: EventType = EventType.CODE
     code: str = ""
+    source: CodeSource = CodeSource.MODEL
 
 
 @dataclass
@@ -170,11 +184,19 @@ class CompactedEvent(Event):
     tier: int = 0
 
 
+class NoticeKind(StrEnum):
+    """What a NoticeEvent tells, for consumers that act on it (never its text)."""
+
+    INFO = "info"
+    CODE_SKIPPED = "code_skipped"  # approval mode: the user skipped the step's code
+
+
 @dataclass
 class NoticeEvent(Event):
     """Something the user should know that is not an error (continuation, runtime restart)."""
 
     type: EventType = EventType.NOTICE
+    kind: NoticeKind = NoticeKind.INFO
 
 
 EVENT_CLASSES: dict[EventType, type[Event]] = {
@@ -194,11 +216,15 @@ def event_from_dict(data: dict[str, Any]) -> Event | None:
     except ValueError:
         return None
     cls = EVENT_CLASSES[kind]
-    names = {f.name for f in fields(cls)} - {"type"}
-    kwargs = {key: value for key, value in data.items() if key in names}
-    if "source" in kwargs:
-        try:
-            kwargs["source"] = AnswerSource(kwargs["source"])
-        except ValueError:
-            kwargs.pop("source")
+    kwargs: dict[str, Any] = {}
+    for spec in fields(cls):
+        if spec.name == "type" or spec.name not in data:
+            continue
+        value = data[spec.name]
+        if isinstance(spec.default, Enum):  # a typed field (source, kind): back to its enum
+            try:
+                value = type(spec.default)(value)
+            except ValueError:
+                continue  # a value this version does not know: the default stands
+        kwargs[spec.name] = value
     return cls(**kwargs)

@@ -24,6 +24,7 @@ from typing import Any
 from cave_tui.runtime import links
 from cave_tui.runtime.base import ExecutionResult, Runtime, RuntimeBusyError
 from cave_tui.runtime.capture import OutputCapture, routed_streams
+from cave_tui.runtime.display import pin_display
 from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
 from cave_tui.runtime.summary import (
     HIDDEN_NAMES,
@@ -138,6 +139,7 @@ class IPythonRuntime(Runtime):
     ) -> None:
         super().__init__(variables, functions, types, security_checker)
         self.capture_chars = capture_chars
+        pin_display()  # a cell's output must not depend on the terminal (display.py)
         self._ns: dict[str, Any] = {}
         self._shell = self._make_shell(self._ns)
         self._hidden: set[str] = set(self._shell.user_ns_hidden) | set(HIDDEN_NAMES)

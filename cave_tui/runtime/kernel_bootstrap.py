@@ -1,12 +1,13 @@
 """The runtime's agent inside the kernel (shipped to the kernel as source).
 
 The host executes this file in the kernel as module `_cave_kernel`, next to
-`_cave_summary`, `_cave_tracebacks`, `_cave_transport` and `_cave_mutation` (the
-same files the host uses), so a kernel needs nothing of cave installed: an
-attached kernel on another machine works too. `install()`:
+`_cave_summary`, `_cave_tracebacks`, `_cave_transport`, `_cave_mutation` and
+`_cave_display` (the same files the host uses), so a kernel needs nothing of cave
+installed: an attached kernel on another machine works too. `install()`:
 
 * hooks every cell (`pre_run_cell`/`post_run_cell`) to compute what it changed
   and deleted and to shape its error, and sends that report on the `cave` comm;
+* pins pandas' display options (`_cave_display`), so output never follows a terminal;
 * caps each cell's output *in the kernel*: the first `output_limit` characters
   go out as they come, then only a bounded tail is kept and the rest is counted
   and dropped, so printing 100 MB never crosses the wire;
@@ -34,6 +35,7 @@ links: Any = sys.modules.get("_cave_links")
 tracebacks: Any = sys.modules.get("_cave_tracebacks")
 transport: Any = sys.modules.get("_cave_transport")
 mutation: Any = sys.modules.get("_cave_mutation")
+display: Any = sys.modules.get("_cave_display")
 
 MARKER = "\n[… {n:,} characters of output dropped …]\n"
 TAIL_ROOM = 200  # the marker's share of the tail budget
@@ -195,6 +197,8 @@ class CaveKernel:
             sys.setswitchinterval(float(interval))
         self._fatal_errors_to_launcher()
         self._compact_tracebacks()
+        if display is not None:  # a cell's output must not depend on a terminal
+            display.pin_display()
         self._report_in_reply()
         if self.config.get("own_kernel"):
             self._result_in_report()

@@ -63,6 +63,7 @@ def bootstrap_sources() -> dict[str, str]:
             "_cave_tracebacks": (_HERE / "tracebacks.py").read_text(),
             "_cave_transport": (_HERE / "kernel_transport.py").read_text(),
             "_cave_mutation": _mutation_source(),
+            "_cave_display": (_HERE / "display.py").read_text(),
             "_cave_kernel": (_HERE / "kernel_bootstrap.py").read_text(),
         }
     return _SOURCES

@@ -11,7 +11,21 @@ from pathlib import Path
 from typing import Any
 
 from cave_tui.dataio.atomic import atomic_write_text
-from cave_tui.session.reader import RecordedTurn, SessionData, read_session, recorded_turns
+from cave_tui.session.reader import (
+    RecordedStep,
+    RecordedTurn,
+    SessionData,
+    SetupItem,
+    StepRun,
+    UserCell,
+    read_session,
+    recorded_turns,
+)
+
+EDITED_NOTE = "*The user edited the model's code before it ran; this is what ran.*"
+SKIPPED_NOTE = "*The user skipped this code; it did not run:*"
+USER_CELL_NOTE = "**User** ran their own code (a `!` cell):"
+INTERRUPTED_NOTE = "*(interrupted before it finished)*"
 
 LOADERS = {
     "parquet": "pd.read_parquet({path!r})",
@@ -114,6 +128,14 @@ def _outputs(outcome: dict[str, Any] | None) -> list[Any]:
     return outputs
 
 
+def _user_cell_note(cell: UserCell) -> str:
+    return USER_CELL_NOTE + ("" if cell.outcome is not None else f" {INTERRUPTED_NOTE}")
+
+
+def _skipped_markdown(step: RecordedStep) -> str:
+    return f"{SKIPPED_NOTE}\n\n```python\n{(step.code or '').rstrip()}\n```"
+
+
 def _header(data: SessionData) -> str:
     meta = data.meta
     lines = [f"# cave session {data.id}"]
@@ -138,9 +160,22 @@ def to_notebook(session: str | Path | SessionData) -> Any:
     cells = [new_markdown_cell(_header(data))]
     count = 0
 
-    def add_setup(records: list[dict[str, Any]]) -> None:
-        for record in records:
-            note, code = setup_code(record)
+    def add_code(code: str, outcome: dict[str, Any] | None, metadata: dict[str, Any]) -> None:
+        nonlocal count
+        count += 1
+        outputs = _outputs(outcome)
+        cell = new_code_cell(
+            code.rstrip("\n"), execution_count=count, outputs=outputs, metadata=metadata
+        )
+        cells.append(cell)
+
+    def add_setup(items: list[SetupItem]) -> None:
+        for item in items:
+            if isinstance(item, UserCell):
+                cells.append(new_markdown_cell(_user_cell_note(item)))
+                add_code(item.code, item.outcome, {"cave": {"by": "user"}, "tags": ["user"]})
+                continue
+            note, code = setup_code(item)
             cells.append(new_markdown_cell(note))
             cells.append(new_code_cell(code))
 
@@ -151,18 +186,14 @@ def to_notebook(session: str | Path | SessionData) -> Any:
             prose = _prose(step.reply) if step.reply else ""
             if prose:
                 cells.append(new_markdown_cell(f"**cave:** {prose}"))
-            if step.code:
-                count += 1
-                cells.append(
-                    new_code_cell(
-                        step.code.rstrip("\n"),
-                        execution_count=count,
-                        outputs=_outputs(step.outcome),
-                    )
-                )
-                for output in cells[-1].outputs:
-                    if output.output_type == "execute_result":
-                        output.execution_count = count
+            if step.code and step.run is StepRun.SKIPPED:
+                cells.append(new_markdown_cell(_skipped_markdown(step)))
+            elif step.code:
+                metadata: dict[str, Any] = {}
+                if step.run is StepRun.EDITED:
+                    cells.append(new_markdown_cell(EDITED_NOTE))
+                    metadata = {"cave": {"edited": True, "model_code": step.proposed}}
+                add_code(step.code, step.outcome, metadata)
             if step.error is not None:
                 cells.append(new_markdown_cell(f"*Model error:* {step.error.get('content', '')}"))
         answer = _answer(turn)
@@ -187,15 +218,42 @@ def _comment(text: str) -> str:
     return "\n".join(f"# {line}".rstrip() for line in text.splitlines())
 
 
+def _indent(code: str) -> str:
+    return "\n".join(f"    {line}" for line in code.rstrip().splitlines())
+
+
+def _script_cell(code: str, outcome: dict[str, Any] | None, max_output_lines: int) -> str:
+    """A `# %%` cell with its recorded output as comments (cut to *max_output_lines*)."""
+    block = f"# %%\n{code.rstrip()}"
+    outcome = outcome or {}
+    shown = str(outcome.get("output") or "")
+    if outcome.get("type") == "execution_error":
+        shown += str(outcome.get("error") or "")
+    if outcome.get("type") == "security_error":
+        shown += "blocked by the security policy; the code did not run"
+    lines = shown.rstrip().splitlines()
+    if len(lines) > max_output_lines:
+        hidden = len(lines) - max_output_lines
+        lines = [*lines[:max_output_lines], f"… {hidden} more lines"]
+    if lines:
+        block += "\n# Output:\n" + _comment("\n".join(lines))
+    return block
+
+
 def to_script(session: str | Path | SessionData, *, max_output_lines: int = 40) -> str:
     """The session as a Python script with `# %%` cells; outputs follow as comments."""
     data = session if isinstance(session, SessionData) else read_session(session)
     turns, trailing = recorded_turns(data)
     parts = [_comment(_header(data).replace("# ", "", 1))]
 
-    def add_setup(records: list[dict[str, Any]]) -> None:
-        for record in records:
-            note, code = setup_code(record)
+    def add_setup(items: list[SetupItem]) -> None:
+        for item in items:
+            if isinstance(item, UserCell):
+                note = _user_cell_note(item).replace("**", "")
+                parts.append(f"# %% [markdown]\n{_comment(note)}")
+                parts.append(_script_cell(item.code, item.outcome, max_output_lines))
+                continue
+            note, code = setup_code(item)
             parts.append(f"# %% [markdown]\n{_comment(note)}\n\n# %%\n{code}")
 
     for turn in turns:
@@ -205,21 +263,13 @@ def to_script(session: str | Path | SessionData, *, max_output_lines: int = 40) 
             prose = _prose(step.reply) if step.reply else ""
             if prose:
                 parts.append(f"# %% [markdown]\n{_comment('cave: ' + prose)}")
-            if step.code:
-                block = f"# %%\n{step.code.rstrip()}"
-                outcome = step.outcome or {}
-                shown = str(outcome.get("output") or "")
-                if outcome.get("type") == "execution_error":
-                    shown += str(outcome.get("error") or "")
-                if outcome.get("type") == "security_error":
-                    shown += "blocked by the security policy; the code did not run"
-                lines = shown.rstrip().splitlines()
-                if len(lines) > max_output_lines:
-                    hidden = len(lines) - max_output_lines
-                    lines = [*lines[:max_output_lines], f"… {hidden} more lines"]
-                if lines:
-                    block += "\n# Output:\n" + _comment("\n".join(lines))
-                parts.append(block)
+            if step.code and step.run is StepRun.SKIPPED:
+                note = f"{SKIPPED_NOTE}\n\n{_indent(step.code)}"
+                parts.append(f"# %% [markdown]\n{_comment(note)}")
+            elif step.code:
+                if step.run is StepRun.EDITED:
+                    parts.append(f"# %% [markdown]\n{_comment(EDITED_NOTE)}")
+                parts.append(_script_cell(step.code, step.outcome, max_output_lines))
         answer = _answer(turn)
         if answer:
             parts.append(f"# %% [markdown]\n{_comment('cave: ' + answer)}")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from cave_tui.agent.events import USER_AGENT, CodeSource, NoticeKind
 from cave_tui.session.log import ReadReport, read_records
 from cave_tui.session.store import EVENTS, SessionError, read_meta
 
@@ -54,13 +56,55 @@ def rebuild_history(records: list[dict[str, Any]]) -> list[dict[str, str]]:
     return history
 
 
+class StepRun(StrEnum):
+    """What became of a step's code: approval mode can edit or skip it."""
+
+    AS_WRITTEN = "as_written"  # the model's code ran (or was about to)
+    EDITED = "edited"  # the user's edit ran instead of the model's code
+    SKIPPED = "skipped"  # the user skipped it: nothing ran
+
+
 @dataclass
 class RecordedStep:
     step: int
     reply: str | None = None  # the model's whole reply
     error: dict[str, Any] | None = None  # a model error that ended the turn
-    code: str | None = None
+    code: str | None = None  # the code that ran (the user's edit, if any)
     outcome: dict[str, Any] | None = None  # execution_output / execution_error / security_error
+    run: StepRun = StepRun.AS_WRITTEN
+    proposed: str | None = None  # the model's code, when the user edited it
+
+    def add_code(self, record: dict[str, Any]) -> None:
+        """Take a `code` record: the first is the model's, a later one the user's edit."""
+        text = str(record.get("code") or record.get("content", ""))
+        # Recordings made before `source` existed have the edit as a second code record.
+        if record.get("source") == CodeSource.EDITED or self.code is not None:
+            self.proposed = self.proposed if self.proposed is not None else self.code
+            self.run = StepRun.EDITED
+        self.code = text
+
+
+@dataclass
+class UserCell:
+    """A cell the user ran directly (a `!` line), between turns."""
+
+    cell: int
+    code: str
+    outcome: dict[str, Any] | None = None  # None: interrupted (or killed) before it finished
+    seq: int = 0
+
+
+# Before a turn, in the order they happened: injection/load records and the user's cells.
+SetupItem = dict[str, Any] | UserCell
+
+
+def _setup_order(item: SetupItem) -> float:
+    """Where *item* happened: an injection logged late (its hash) keeps its call's place."""
+    if isinstance(item, UserCell):
+        return float(item.seq)
+    if item.get("after_seq") is not None:
+        return int(item["after_seq"]) + 0.5
+    return float(item.get("seq") or 0)
 
 
 @dataclass
@@ -70,7 +114,7 @@ class RecordedTurn:
     steps: dict[int, RecordedStep] = field(default_factory=dict)
     status: str | None = None  # from turn_end; None if the process died mid-turn
     answer: dict[str, Any] | None = None  # the final_response record, if the turn had one
-    setup: list[dict[str, Any]] = field(default_factory=list)  # injections/loads before it
+    setup: list[SetupItem] = field(default_factory=list)  # what happened before it, in order
 
     def step(self, n: int) -> RecordedStep:
         return self.steps.setdefault(n, RecordedStep(n))
@@ -80,14 +124,29 @@ class RecordedTurn:
         return [self.steps[k] for k in sorted(self.steps)]
 
 
-def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[dict[str, Any]]]:
-    """The turns in order, and setup records after the last turn (injected, never used)."""
+def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[SetupItem]]:
+    """The turns in order, and what happened after the last turn (injections, user cells).
+
+    Each turn's `setup` holds the injections, loads and user cells before it, in order.
+    """
     turns: dict[int, RecordedTurn] = {}
-    setup: dict[int, list[dict[str, Any]]] = {}
+    setup: dict[int, list[SetupItem]] = {}
+    cells: dict[int, UserCell] = {}
     for record in data.records:
         if record.get("subagent"):
             continue
         kind = record.get("type")
+        if record.get("agent") == USER_AGENT:
+            number = int(record.get("cell") or 0)
+            if kind == "code":
+                seq = int(record.get("seq") or 0)
+                cell = UserCell(number, str(record.get("code", "")), seq=seq)
+                cells[number] = cell  # the newest cell of that number: its outcome follows it
+                before = int(record.get("before_turn") or max(turns, default=0) + 1)
+                setup.setdefault(before, []).append(cell)
+            elif kind in OUTCOME_TYPES and number in cells:
+                cells[number].outcome = record
+            continue
         if kind in ("injection", "load"):
             # `before_turn` places it (a background hash may log it a little late).
             before = record.get("before_turn")
@@ -108,15 +167,18 @@ def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[dict[str
         elif kind == "error":
             turn.step(step_no).error = record
         elif kind == "code":
-            turn.step(step_no).code = str(record.get("code") or record.get("content", ""))
+            turn.step(step_no).add_code(record)
+        elif kind == "notice" and record.get("kind") == NoticeKind.CODE_SKIPPED:
+            turn.step(step_no).run = StepRun.SKIPPED
         elif kind in OUTCOME_TYPES:
             turn.step(step_no).outcome = record
         elif kind == "final_response":
             turn.answer = record
         elif kind == "turn_end":
             turn.status = str(record.get("status"))
-    trailing: list[dict[str, Any]] = []
+    trailing: list[SetupItem] = []
     for before, records in sorted(setup.items()):
+        records.sort(key=_setup_order)
         if before in turns:
             turns[before].setup = records
         else:

@@ -286,20 +286,44 @@ class SessionRecorder:
                 return str(message.get("content", ""))
         return ""
 
+    def record_user_cell(self, event: ev.Event) -> None:
+        """Log one event of a cell the user ran directly (`agent == USER_AGENT`, a `!` cell).
+
+        Its code and outcome records carry `cell` (numbered across the session) and
+        `before_turn`: replay runs the cell again in its place among the turns.
+        """
+        if event.agent != ev.USER_AGENT or self._closed:
+            return
+        kind = event.type
+        if kind is ev.EventType.CODE:
+            self.meta["user_cells"] = int(self.meta.get("user_cells") or 0) + 1
+        elif kind not in (ev.EventType.EXECUTION_OUTPUT, ev.EventType.EXECUTION_ERROR):
+            return
+        self._dirty.update(getattr(event, "changed", None) or [])
+        record = {
+            **event.to_dict(),
+            "turn": self.turn,
+            "before_turn": self.turn + 1,
+            "cell": int(self.meta.get("user_cells") or 0),
+        }
+        self.record(record, sync=kind is not ev.EventType.CODE)
+
     def record_injection(self, injection: Any) -> None:
         """Log an injection (an `Injection` or its record) with its source and sha256.
 
         If the file's sha256 is still being computed in the background, the record is
-        written when it is done (`before_turn` keeps its place among the turns) and
-        `close()` waits for it.
+        written when it is done (`before_turn` keeps its place among the turns, and
+        `after_seq` its place among the user's cells) and `close()` waits for it.
         """
         before = self.turn + 1
+        after = self.log.seq
         pending = getattr(injection, "sha256_future", None)
 
         def write(_: Any = None) -> None:
             self._pending_hashes.discard(pending)
             data = injection.to_record() if hasattr(injection, "to_record") else dict(injection)
-            self.record({"type": "injection", "before_turn": before, **data}, sync=True)
+            record = {"type": "injection", "before_turn": before, "after_seq": after, **data}
+            self.record(record, sync=True)
 
         name = injection.name if hasattr(injection, "name") else injection["name"]
         self._dirty.add(name)

@@ -22,6 +22,9 @@ from cave_tui.session.reader import (
     OUTCOME_TYPES,
     RecordedStep,
     RecordedTurn,
+    SetupItem,
+    StepRun,
+    UserCell,
     read_session,
     recorded_turns,
 )
@@ -88,16 +91,23 @@ class Divergence:
     recorded: str
     replayed: str
     what: str = "output"
+    cell: int | None = None  # a user cell (`!`), not a step of the agent
+
+    @property
+    def where(self) -> str:
+        if self.cell is not None:
+            return f"user cell {self.cell}"
+        return f"turn {self.turn}, step {self.step}"
 
     def diff(self) -> str:
         lines = difflib.unified_diff(
             self.recorded.splitlines(),
             self.replayed.splitlines(),
-            fromfile=f"recorded (turn {self.turn}, step {self.step})",
-            tofile=f"replayed (turn {self.turn}, step {self.step})",
+            fromfile=f"recorded ({self.where})",
+            tofile=f"replayed ({self.where})",
             lineterm="",
         )
-        return f"{self.what} differs at turn {self.turn}, step {self.step}:\n" + "\n".join(lines)
+        return f"{self.what} differs at {self.where}:\n" + "\n".join(lines)
 
 
 @dataclass
@@ -105,6 +115,7 @@ class ReplayResult:
     session: Path
     turns: int = 0
     steps: int = 0
+    cells: int = 0  # the user's own cells run again
     compared: int = 0
     divergences: list[Divergence] = field(default_factory=list)
     agent: Any = None
@@ -116,9 +127,10 @@ class ReplayResult:
 
     def report(self) -> str:
         if self.ok:
+            cells = f"{self.cells} user cells, " if self.cells else ""
             return (
                 f"replay of {self.session.name} matches the recording: {self.turns} turns, "
-                f"{self.steps} steps, {self.compared} outputs compared"
+                f"{self.steps} steps, {cells}{self.compared} outputs compared"
             )
         head = (
             f"replay of {self.session.name} DIVERGED in {len(self.divergences)} of "
@@ -160,6 +172,38 @@ async def redo_setup(record: dict[str, Any], runtime: Any, *, trust: bool = Fals
         raise ReplayError(f"{path} changed since the recording (sha256 differs); not replaying")
     await inject_file(runtime, path, name, trust=trust, allow_shadow=True, fmt=source.get("format"))
     return [name]
+
+
+async def _redo(
+    items: list[SetupItem],
+    runtime: Any,
+    result: ReplayResult,
+    render: Callable[[ev.Event], None] | None,
+    trust: bool,
+) -> None:
+    """Repeat what happened before a turn, in order: injections, loads, the user's cells.
+
+    A user cell runs again and its output is compared; one cut short is not run.
+    """
+    from cave_tui.session.user_cells import code_event, run_user_cell
+
+    for item in items:
+        if not isinstance(item, UserCell):
+            await redo_setup(item, runtime, trust=trust)
+            continue
+        if item.outcome is None:
+            continue
+        if render is not None:
+            render(code_event(item))
+        event = await run_user_cell(item, runtime)
+        if render is not None:
+            render(event)
+        result.cells += 1
+        result.compared += 1
+        divergence = _compare(RecordedStep(0, outcome=item.outcome), event.to_dict())
+        if divergence is not None:
+            divergence.cell = item.cell
+            result.divergences.append(divergence)
 
 
 FINISHED = ("completed", "max_steps_reached", "error")
@@ -205,6 +249,30 @@ def _replies(steps: list[RecordedStep]) -> list[Any]:
     return replies
 
 
+class RecordedApprovals:
+    """The replay agent's approval hook: each step runs what ran when it was recorded.
+
+    A step the user edited runs the edit, a skipped step is skipped again, any other
+    runs the model's code. `on_event` (an event sink) tracks which step is asking.
+    """
+
+    def __init__(self) -> None:
+        self.steps: dict[int, RecordedStep] = {}
+        self._step = 0
+
+    def on_event(self, event: ev.Event) -> None:
+        if event.type is ev.EventType.CODE and event.agent is None:
+            self._step = event.step
+
+    async def __call__(self, code: str) -> str | None:
+        recorded = self.steps.get(self._step)
+        if recorded is None or recorded.run is StepRun.AS_WRITTEN:
+            return code
+        if recorded.run is StepRun.SKIPPED:
+            return None
+        return recorded.code
+
+
 def _compare(step: RecordedStep, replayed: dict[str, Any] | None) -> Divergence | None:
     recorded_text = outcome_text(step.outcome)
     replayed_text = outcome_text(replayed)
@@ -236,27 +304,30 @@ async def replay_session(
 
     data = read_session(session)
     turns, trailing = recorded_turns(data)
-    if not turns:
-        raise ReplayError(f"{data.dir} has no recorded turns to replay")
+    if not turns and not any(isinstance(item, UserCell) for item in trailing):
+        raise ReplayError(f"{data.dir} has no recorded turns or cells to replay")
     if runtime is None:
         from cave_tui.runtime.ipython import IPythonRuntime
 
         runtime = IPythonRuntime(security_checker=checker_for(data.meta.get("policy")))
     longest = max((max(t.steps, default=0) for t in turns), default=1)
     steps_allowed = max_steps or int(data.meta.get("max_steps") or 0) or max(longest, 10)
+    approvals = RecordedApprovals()
     agent = CaveAgent(
         ScriptedModel([], model_id=f"replay:{data.id}"),
         runtime,
         max_steps=steps_allowed,
         name=None,
+        approve=approvals,
     )
+    agent.add_event_sink(approvals.on_event)
     result = ReplayResult(data.dir, agent=agent, runtime=runtime)
     if pause is None:
         pause = DEFAULT_PAUSE / speed if render is not None and speed > 0 else 0.0
     for turn in turns:
-        for record in turn.setup:
-            await redo_setup(record, runtime, trust=trust)
+        await _redo(turn.setup, runtime, result, render, trust)
         steps = replayable_steps(turn)
+        approvals.steps = {step.step: step for step in steps}
         finished = turn.status in FINISHED
         agent.model = ScriptedModel(_replies(steps), model_id=f"replay:{data.id}")
         outcomes: dict[int, dict[str, Any]] = {}
@@ -313,6 +384,6 @@ async def replay_session(
             result.divergences.append(
                 Divergence(turn.turn, 0, str(turn.status), str(status), what="turn status")
             )
-    for record in trailing:
-        await redo_setup(record, runtime, trust=trust)
+    await _redo(trailing, runtime, result, render, trust)
+    agent.approve = None  # the agent may go on live (`continue_from`): no recorded steps
     return result
