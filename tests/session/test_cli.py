@@ -161,8 +161,10 @@ def test_kill_9_mid_turn_then_resume_restores_every_completed_step(tmp_path):
         cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert "turn 1 had been interrupted" in result.stderr
-    outputs = [json.loads(x).get("output") for x in result.stdout.splitlines()]
+    events = [json.loads(x) for x in result.stdout.splitlines()]
+    notices = [e["content"] for e in events if e["type"] == "notice"]  # --json: all on stdout
+    assert any("turn 1 had been interrupted" in text for text in notices)
+    outputs = [e.get("output") for e in events]
     assert "20 [20, 21] pandas\n" in outputs
 
     after = read_session(folder)
@@ -207,7 +209,9 @@ async def test_an_unhandled_error_still_dumps_and_closes_the_session(tmp_path, c
     options = DataOptions(dump=tmp_path / "out", sessions_dir=tmp_path / "s")
     code = await run_task(agent, "t", True, options)
     assert code == 2
-    assert "unhandled error: RuntimeError: the model client broke" in capsys.readouterr().err
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    errors = [e for e in events if e["type"] == "error" and e.get("kind") == "crash"]
+    assert errors and "RuntimeError: the model client broke" in errors[-1]["content"]
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert [e["name"] for e in manifest["variables"]] == ["partial"]
     data = read_session(next((tmp_path / "s").iterdir()))
