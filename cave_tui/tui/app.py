@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import threading
 import time
 from collections.abc import AsyncIterable, Callable
 from pathlib import Path
@@ -105,8 +106,30 @@ class NamespaceRows(Message):
         self.changed = changed
 
 
+class ChatNotice(Message):
+    """A line for the chat, printed by a command from a thread other than the app's."""
+
+    def __init__(self, text: str, style: str) -> None:
+        super().__init__()
+        self.text = text
+        self.style = style
+
+
+class LoadProgress(Message):
+    """A load's progress (`cave_tui.dataio.Progress`), posted from the loader's thread."""
+
+    def __init__(self, progress: Any, label: str) -> None:
+        super().__init__()
+        self.progress = progress
+        self.label = label
+
+
 class TuiContext:
-    """`CommandContext` for the app: prints to the chat, asks with a modal, requests actions."""
+    """`CommandContext` for the app: prints to the chat, asks with a modal, requests actions.
+
+    `print` and `progress` may be called from any thread (a loader reports progress from its
+    worker thread): off the app's thread they only post a message.
+    """
 
     def __init__(self, app: CaveApp) -> None:
         self.app = app
@@ -124,7 +147,14 @@ class TuiContext:
         return self.app.state
 
     def print(self, text: str, *, style: str = "") -> None:
-        self.app.chat.add_notice(text, style or "info")
+        if self.app.on_app_thread:
+            self.app.chat.add_notice(text, style or "info")
+        else:
+            self.app.post_message(ChatNotice(text, style or "info"))
+
+    def progress(self, progress: Any, label: str) -> None:
+        """Show a load's progress (thread-safe: posts a `LoadProgress` message)."""
+        self.app.post_message(LoadProgress(progress, label))
 
     async def confirm(self, question: str) -> bool:
         from cave_tui.tui.screens.confirm import ConfirmScreen
@@ -286,6 +316,20 @@ class CaveApp(App[None]):
             self.post_message(StartFailed(f"{type(exc).__name__}: {exc}"))
             return
         self.post_message(ServicesReady())
+
+    @property
+    def on_app_thread(self) -> bool:
+        """True on the thread that runs the app's event loop (where widgets may be touched)."""
+        return threading.get_ident() == self._thread_id
+
+    def on_chat_notice(self, message: ChatNotice) -> None:
+        self.chat.add_notice(message.text, message.style)
+
+    def on_load_progress(self, message: LoadProgress) -> None:
+        from cave_tui.commands.data import progress_line
+
+        p = message.progress
+        self.chat.show_progress(p.path or message.label, progress_line(p, message.label))
 
     def on_start_failed(self, message: StartFailed) -> None:
         self.chat.add_notice(f"The runtime could not start: {message.error}", "error")
