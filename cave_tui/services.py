@@ -10,6 +10,10 @@ the agent, and it is where other features plug in without touching the front end
 - `ready_hooks`: awaited once the runtime is up (e.g. pre-seeding the namespace).
 - `exit_hooks`: run exactly once when the front end quits, however it quits
   (`/quit`, Ctrl+Q, SIGTERM, SIGHUP, an unhandled error). A dump-on-exit goes here.
+- `namespace_hooks`: called with a `NamespaceChange` after every change of the runtime's
+  namespace, whatever made it (a cell however it ended, a command, a load, a reset, a
+  restart): the runtime reports them, so a new source cannot forget to. Called from any
+  thread (a front end posts a message from there).
 
 Never imports Textual.
 """
@@ -28,6 +32,7 @@ from cave_tui.config import POLICIES, Config
 EventHook = Callable[[Any], Any]
 ExitHook = Callable[[], Any]
 ReadyHook = Callable[["AppServices"], Any]
+NamespaceHook = Callable[[Any], Any]  # called with a cave_tui.runtime.base.NamespaceChange
 Approver = Callable[[str], Awaitable[str | None]]
 
 NO_MODEL_HELP = (
@@ -116,6 +121,7 @@ class AppServices:
         self.event_hooks: list[EventHook] = []
         self.ready_hooks: list[ReadyHook] = []
         self.exit_hooks: list[ExitHook] = []
+        self.namespace_hooks: list[NamespaceHook] = []
         self.notices: list[str] = list(self.config.warnings)
         self.flags: dict[str, Any] = {}  # every command-line option, for features that read more
         self.state: dict[str, Any] = {}  # shared with the front end's CommandContext.state
@@ -129,6 +135,7 @@ class AppServices:
         self._started = False
         self._starting: asyncio.Future[None] | None = None
         self._shut_down = False
+        self._listening = False
 
     # -- the runtime and the agent -------------------------------------------------
     @property
@@ -167,6 +174,9 @@ class AppServices:
     async def _start(self) -> None:
         if self._runtime is None:
             self._runtime = await asyncio.to_thread(self._build_runtime)
+        if not self._listening:
+            self._listening = True
+            self._runtime.add_namespace_listener(self._namespace_changed)
         await self._runtime.start()
         if self.model is not None and self.agent is None:
             self.agent = await asyncio.to_thread(self._build_agent)
@@ -252,6 +262,14 @@ class AppServices:
         if not self.is_litellm:
             return None
         return await asyncio.to_thread(self.model.cost, usage)
+
+    def _namespace_changed(self, change: Any) -> None:
+        """The runtime's namespace changed (any thread): tell every namespace hook."""
+        for hook in list(self.namespace_hooks):
+            try:
+                hook(change)
+            except Exception as exc:  # pragma: no cover - reported, never raised
+                self.notices.append(f"namespace hook {hook!r} failed: {exc}")
 
     # -- events --------------------------------------------------------------------------
     def emit(self, event: Any) -> None:

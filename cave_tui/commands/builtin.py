@@ -97,8 +97,7 @@ async def delete(ctx: CommandContext, args: list[str]) -> None:
         await runtime.delete(args[0])
     except KeyError as exc:
         raise CommandError(str(exc).strip("'\"")) from None
-    ctx.print(f"Deleted `{args[0]}`.", style="success")
-    ctx.request("refresh_inspector")
+    ctx.print(f"Deleted `{args[0]}`.", style="success")  # the runtime tells the inspector
 
 
 @registry.command("reset", "Clear the namespace and the conversation", max_args=0)
@@ -111,7 +110,6 @@ async def reset(ctx: CommandContext, args: list[str]) -> None:
         ctx.agent.reset_history()
     ctx.request("clear")
     ctx.print("Namespace and conversation reset.", style="success")
-    ctx.request("refresh_inspector")
 
 
 @registry.command("model", "Show the model, or switch to another", "[NAME]", max_args=1)

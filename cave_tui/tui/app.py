@@ -106,6 +106,14 @@ class NamespaceRows(Message):
         self.changed = changed
 
 
+class NamespaceChanged(Message):
+    """The runtime's namespace changed (posted from any thread by the services' hook)."""
+
+    def __init__(self, change: Any) -> None:
+        super().__init__()
+        self.change = change  # cave_tui.runtime.base.NamespaceChange
+
+
 class ChatNotice(Message):
     """A line for the chat, printed by a command from a thread other than the app's."""
 
@@ -225,6 +233,11 @@ class CaveApp(App[None]):
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
         services.approver = self._approve
+        # Every namespace change reaches the inspector from the runtime itself.
+        services.namespace_hooks.append(lambda change: self.post_message(NamespaceChanged(change)))
+        self._inspector_loading = False
+        self._inspector_dirty = False
+        self._inspector_changed: set[str] = set()
 
     # -- setup ---------------------------------------------------------------------------------
     def _register_themes(self) -> None:
@@ -573,7 +586,6 @@ class CaveApp(App[None]):
                 if changed:
                     text += " · changed " + ", ".join(changed[:6])
                 reply.set_status(text, "success")
-            self.refresh_inspector(changed)
         elif kind in ("execution_error", "security_error"):
             blocked = kind == "security_error"
             error_type = "blocked" if blocked else (getattr(event, "error_type", "") or "error")
@@ -589,7 +601,6 @@ class CaveApp(App[None]):
             reply = chat.existing_reply(event.step, agent)
             if reply is not None:
                 reply.set_status(f"✗ {error_type}", "error")
-            self.refresh_inspector(list(getattr(event, "changed", [])))
         elif kind == "final_response":
             status.activity = "done"
             if getattr(event, "unseen", False):  # FinalResponseEvent from final_answer()
@@ -657,7 +668,6 @@ class CaveApp(App[None]):
                 duration=duration,
                 changed=changed,
             )
-        self.refresh_inspector(changed)
 
     def _duration(self, seconds: float | None) -> str:
         return format_duration(seconds) if self.animate_ui else ""
@@ -670,17 +680,34 @@ class CaveApp(App[None]):
         self.status.cost = message.cost
 
     # -- inspector -----------------------------------------------------------------------------
-    def refresh_inspector(self, changed: list[str] | None = None) -> None:
-        """Reload the namespace rows; *changed* names are highlighted."""
-        self._load_namespace(set(changed or []))
+    def on_namespace_changed(self, message: NamespaceChanged) -> None:
+        self.refresh_inspector(list(message.change.changed))
 
-    @work(group="inspector", exclusive=True, exit_on_error=False)
-    async def _load_namespace(self, changed: set[str]) -> None:
-        runtime = self.services.runtime
-        if runtime is None or not self.services.ready:
-            return
-        rows = await _summary_off_loop(runtime)
-        self.post_message(NamespaceRows(rows, changed))
+    def refresh_inspector(self, changed: list[str] | None = None) -> None:
+        """Reload the namespace rows; *changed* names are highlighted.
+
+        Coalescing: one listing runs at a time, and changes that arrive meanwhile make one
+        more (a /load deleting 10,000 names lists the namespace twice, not 10,000 times).
+        """
+        self._inspector_changed |= set(changed or [])
+        self._inspector_dirty = True
+        if not self._inspector_loading:
+            self._inspector_loading = True
+            self._load_namespace()
+
+    @work(group="inspector", exit_on_error=False)
+    async def _load_namespace(self) -> None:
+        try:
+            while self._inspector_dirty:
+                runtime = self.services.runtime
+                if runtime is None or not self.services.ready:
+                    return  # on_services_ready refreshes
+                self._inspector_dirty = False
+                changed, self._inspector_changed = self._inspector_changed, set()
+                rows = await _listing_off_loop(runtime)
+                self.post_message(NamespaceRows(rows, changed))
+        finally:
+            self._inspector_loading = False
 
     def on_namespace_rows(self, message: NamespaceRows) -> None:
         self.inspector.set_rows(message.rows, message.changed)
@@ -860,17 +887,17 @@ class CaveApp(App[None]):
         self.steplog.clear()
 
 
-async def _summary_off_loop(runtime: Any) -> Any:
-    """`namespace_summary()`, on a worker thread for the in-process runtime.
+async def _listing_off_loop(runtime: Any) -> Any:
+    """`namespace_listing()` (every name), on a worker thread for the in-process runtime.
 
-    Summarising 10,000 names takes ~0.5 s of Python; off the event loop the app keeps
-    drawing meanwhile. The kernel runtime's summary is already asynchronous I/O.
+    Describing 10,000 names takes ~0.4 s of Python; off the event loop the app keeps
+    drawing meanwhile. The kernel runtime's listing is already asynchronous I/O.
     """
     from cave_tui.runtime.ipython import IPythonRuntime
 
     if isinstance(runtime, IPythonRuntime):
-        return await asyncio.to_thread(asyncio.run, runtime.namespace_summary())
-    return await runtime.namespace_summary()
+        return await asyncio.to_thread(asyncio.run, runtime.namespace_listing())
+    return await runtime.namespace_listing()
 
 
 async def _emitting(events: AsyncIterable[ev.Event], services: AppServices) -> Any:
