@@ -295,17 +295,26 @@ class AppServices:
     async def run_python(self, code: str) -> AsyncIterator[Any]:
         """Run *code* directly in the namespace (no model), yielding `agent="user"` events.
 
-        Yields a `CodeEvent`, then an `ExecutionOutputEvent` or `ExecutionErrorEvent`;
-        each goes to the event hooks first, like the agent's.
+        Yields a `CodeEvent`, `OutputEvent`s while it runs, then an `ExecutionOutputEvent`
+        or `ExecutionErrorEvent`; each goes to the event hooks first, like the agent's.
         """
         from cave_tui.agent import events as ev
+        from cave_tui.agent.cell_output import CellEvents
+        from cave_tui.runtime.base import ExecutionResult
 
         if not self._started:
             await self.start()
         code_event = ev.CodeEvent(content=code, code=code, agent="user")
         self.emit(code_event)
         yield code_event
-        result = await self._runtime.execute(code)
+        cell = CellEvents(agent="user")
+        result: Any = None
+        async for item in cell.run(self._runtime.execute(code, on_output=cell.output.write)):
+            if isinstance(item, ExecutionResult):
+                result = item
+            else:
+                self.emit(item)
+                yield item
         event: Any
         if result.success:
             event = ev.ExecutionOutputEvent(

@@ -619,7 +619,7 @@ class CaveAgent:
         try:
             # Events of sub-agents driven by this cell arrive while it runs.
             if result is None:
-                async for item in self._subagents.execute(code, self.max_exec_timeout):
+                async for item in self._subagents.execute(code, self.max_exec_timeout, step):
                     if isinstance(item, ExecutionResult):
                         result = item
                     else:

@@ -572,6 +572,10 @@ class CaveApp(App[None]):
         elif kind == "code":
             log.add_code(event.step, agent, getattr(event, "code", event.content))
             status.activity = f"running step {event.step}"
+        elif kind == "output":
+            entry = log.current(event.step, agent)
+            if entry is not None:
+                entry.add_output(event.content, getattr(event, "dropped", 0))
         elif kind == "execution_output":
             changed = list(getattr(event, "changed", []))
             duration = self._duration(getattr(event, "duration", None))
@@ -653,6 +657,9 @@ class CaveApp(App[None]):
             return
         entry = log.current(0, "user")
         if entry is None:
+            return
+        if event.type == "output":
+            entry.add_output(event.content, getattr(event, "dropped", 0))
             return
         changed = list(getattr(event, "changed", []))
         duration = self._duration(getattr(event, "duration", None))
