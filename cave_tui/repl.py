@@ -88,7 +88,7 @@ class ReplContext:
             RichDisplay(self.console).render(kwargs["event"])
         elif action == "replay" and "session" in kwargs:
             self._tasks.add(asyncio.ensure_future(self._replay(kwargs["session"], **kwargs)))
-        elif action in ("refresh_inspector", "status", "insert"):
+        elif action in ("refresh_inspector", "status", "insert", "session_loaded"):
             pass  # nothing to refresh in line mode
         else:
             self.print(f"`{action}` is not available in --plain mode.", style="warning")

@@ -785,7 +785,7 @@ class CaveApp(App[None]):
             self.refresh_inspector(kwargs.get("changed"))
         elif action == "show":
             self.open_detail(str(kwargs["name"]))
-        elif action == "status":
+        elif action in ("status", "session_loaded"):  # /load: the runtime reports its names
             self.update_status()
         elif action == "event":
             self.render_event(kwargs["event"])

@@ -10,7 +10,7 @@ from cave_tui.cli_data import DataOptions
 from cave_tui.config import Config
 from cave_tui.tui.screens.confirm import ConfirmScreen
 
-from .conftest import make_app, settle, submit, wait_for
+from .conftest import chat_text, make_app, settle, submit, wait_for
 from .test_app_data import make_data_app
 
 LOOP_FOREVER = "import time\nwhile True:\n    time.sleep(0.01)\n"
@@ -77,6 +77,7 @@ async def test_load_lists_the_loaded_sessions_names_only(tmp_path):
         await pilot.press("y")
         await settle(pilot)
         await wait_for(pilot, lambda: listed(app) == ["from_the_first"])
+        assert "cannot do" not in chat_text(app)  # the app knows the request /load makes
         await app.action_quit()
 
 
