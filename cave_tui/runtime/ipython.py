@@ -419,9 +419,13 @@ class IPythonRuntime(Runtime):
             result: ExecutionResult = await asyncio.wait_for(asyncio.shield(waiter), timeout)
         except TimeoutError:
             stopped = await loop.run_in_executor(None, self._interrupt_blocking, INTERRUPT_GRACE)
+            if not stopped:  # stuck in native code: what it did so far is there already
+                self.namespace_changed(NamespaceChange(everything=True))
             return await self._after_stop(fut, capture, stopped, timed_out=True, timeout=timeout)
         except asyncio.CancelledError:
-            await loop.run_in_executor(None, self._interrupt_blocking, INTERRUPT_GRACE)
+            stopped = await loop.run_in_executor(None, self._interrupt_blocking, INTERRUPT_GRACE)
+            if not stopped:
+                self.namespace_changed(NamespaceChange(everything=True))
             raise
         self._pending = None
         return result
