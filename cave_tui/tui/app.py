@@ -155,7 +155,7 @@ class TuiContext:
         return self.app.state
 
     def print(self, text: str, *, style: str = "") -> None:
-        if self.app.on_app_thread:
+        if self.app.in_app_thread:
             self.app.chat.add_notice(text, style or "info")
         else:
             self.app.post_message(ChatNotice(text, style or "info"))
@@ -331,7 +331,7 @@ class CaveApp(App[None]):
         self.post_message(ServicesReady())
 
     @property
-    def on_app_thread(self) -> bool:
+    def in_app_thread(self) -> bool:
         """True on the thread that runs the app's event loop (where widgets may be touched)."""
         return threading.get_ident() == self._thread_id
 
