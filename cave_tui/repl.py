@@ -149,10 +149,14 @@ async def run_turn(services: AppServices, task: str, console: Console) -> None:
 
 async def run_python(services: AppServices, code: str, console: Console) -> None:
     async def consume() -> None:
+        streamed = False
         async for event in services.run_python(code):
-            if event.type is ev.EventType.EXECUTION_OUTPUT:
+            if event.type is ev.EventType.OUTPUT:  # printed while it runs
+                streamed = True
+                console.print(Text(event.content), end="")
+            elif event.type is ev.EventType.EXECUTION_OUTPUT:
                 output = event.output.rstrip()  # type: ignore[attr-defined]
-                if output:
+                if output and not streamed:
                     console.print(Text(fold(output)))
             elif event.type is ev.EventType.EXECUTION_ERROR:
                 console.print(Text(fold(event.content.rstrip()), style="red"))

@@ -10,6 +10,10 @@ the agent, and it is where other features plug in without touching the front end
 - `ready_hooks`: awaited once the runtime is up (e.g. pre-seeding the namespace).
 - `exit_hooks`: run exactly once when the front end quits, however it quits
   (`/quit`, Ctrl+Q, SIGTERM, SIGHUP, an unhandled error). A dump-on-exit goes here.
+- `namespace_hooks`: called with a `NamespaceChange` after every change of the runtime's
+  namespace, whatever made it (a cell however it ended, a command, a load, a reset, a
+  restart): the runtime reports them, so a new source cannot forget to. Called from any
+  thread (a front end posts a message from there).
 
 Never imports Textual.
 """
@@ -28,6 +32,7 @@ from cave_tui.config import POLICIES, Config
 EventHook = Callable[[Any], Any]
 ExitHook = Callable[[], Any]
 ReadyHook = Callable[["AppServices"], Any]
+NamespaceHook = Callable[[Any], Any]  # called with a cave_tui.runtime.base.NamespaceChange
 Approver = Callable[[str, int], Awaitable[str | None]]  # (code, its step) -> code to run or None
 
 NO_MODEL_HELP = (
@@ -117,6 +122,7 @@ class AppServices:
         self.event_hooks: list[EventHook] = []
         self.ready_hooks: list[ReadyHook] = []
         self.exit_hooks: list[ExitHook] = []
+        self.namespace_hooks: list[NamespaceHook] = []
         self.notices: list[str] = list(self.config.warnings)
         self.transcript: list[Any] = []  # a resumed session's events: drawn once by the front end
         self.flags: dict[str, Any] = {}  # every command-line option, for features that read more
@@ -131,6 +137,7 @@ class AppServices:
         self._started = False
         self._starting: asyncio.Future[None] | None = None
         self._shut_down = False
+        self._listening = False
 
     # -- the runtime and the agent -------------------------------------------------
     @property
@@ -169,6 +176,9 @@ class AppServices:
     async def _start(self) -> None:
         if self._runtime is None:
             self._runtime = await asyncio.to_thread(self._build_runtime)
+        if not self._listening:
+            self._listening = True
+            self._runtime.add_namespace_listener(self._namespace_changed)
         await self._runtime.start()
         if self.model is not None and self.agent is None:
             self.agent = await asyncio.to_thread(self._build_agent)
@@ -255,6 +265,14 @@ class AppServices:
             return None
         return await asyncio.to_thread(self.model.cost, usage)
 
+    def _namespace_changed(self, change: Any) -> None:
+        """The runtime's namespace changed (any thread): tell every namespace hook."""
+        for hook in list(self.namespace_hooks):
+            try:
+                hook(change)
+            except Exception as exc:  # pragma: no cover - reported, never raised
+                self.notices.append(f"namespace hook {hook!r} failed: {exc}")
+
     # -- events --------------------------------------------------------------------------
     def emit(self, event: Any) -> None:
         """Give *event* to every hook; a failing hook never breaks the turn."""
@@ -281,17 +299,26 @@ class AppServices:
     async def run_python(self, code: str) -> AsyncIterator[Any]:
         """Run *code* directly in the namespace (no model), yielding `agent="user"` events.
 
-        Yields a `CodeEvent`, then an `ExecutionOutputEvent` or `ExecutionErrorEvent`;
-        each goes to the event hooks first, like the agent's.
+        Yields a `CodeEvent`, `OutputEvent`s while it runs, then an `ExecutionOutputEvent`
+        or `ExecutionErrorEvent`; each goes to the event hooks first, like the agent's.
         """
         from cave_tui.agent import events as ev
+        from cave_tui.agent.cell_output import CellEvents
+        from cave_tui.runtime.base import ExecutionResult
 
         if not self._started:
             await self.start()
         code_event = ev.CodeEvent(content=code, code=code, agent="user", source=ev.CodeSource.USER)
         self.emit(code_event)
         yield code_event
-        result = await self._runtime.execute(code)
+        cell = CellEvents(agent="user")
+        result: Any = None
+        async for item in cell.run(self._runtime.execute(code, on_output=cell.output.write)):
+            if isinstance(item, ExecutionResult):
+                result = item
+            else:
+                self.emit(item)
+                yield item
         event: Any
         if result.success:
             event = ev.ExecutionOutputEvent(

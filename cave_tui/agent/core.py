@@ -30,6 +30,7 @@ from cave_tui.agent.final_answer import (
     DEFINE_CODE,
     FINAL_NAME,
     NOT_DONE_NOTE,
+    MarkedAnswerFilter,
     is_bare_answer,
     take_final_answer,
 )
@@ -627,9 +628,14 @@ class CaveAgent:
         try:
             # Events of sub-agents driven by this cell arrive while it runs.
             if result is None:
-                async for item in self._subagents.execute(code, self.max_exec_timeout):
+                marks = MarkedAnswerFilter() if self.final_answer else None
+                async for item in self._subagents.execute(code, self.max_exec_timeout, step):
                     if isinstance(item, ExecutionResult):
                         result = item
+                    elif marks is not None and _own_output(item):
+                        item.content = marks.feed(item.content)  # the answer is shown apart
+                        if item.content or item.dropped:
+                            yield item
                     else:
                         yield item
         except asyncio.CancelledError:
@@ -741,6 +747,11 @@ class CaveAgent:
     def reset_history(self) -> None:
         self.history.clear()
         self._last_failed_code = None
+
+
+def _own_output(item: Any) -> bool:
+    """A streamed chunk of this agent's own cell (a sub-agent's is tagged with its name)."""
+    return isinstance(item, ev.OutputEvent) and item.agent is None
 
 
 def _normalize(code: str) -> str:

@@ -38,6 +38,7 @@ class RichDisplay:
         self.console = console or Console(highlight=False)
         self._text: list[str] = []
         self._text_agent: str | None = None
+        self._streamed: set[tuple[str | None, int]] = set()  # cells whose output was streamed
 
     def _flush_prose(self) -> None:
         text = prose_of("".join(self._text))
@@ -66,11 +67,19 @@ class RichDisplay:
                         title=Text(f"{who}step {event.step}"),  # not markup
                     )
                 )
+            case ev.EventType.OUTPUT:  # a running cell's output, as it is printed
+                self._streamed.add((event.agent, event.step))
+                if isinstance(event, ev.OutputEvent) and event.dropped:
+                    self.console.print(Text(f"[… {event.dropped:,} characters …]", style="dim"))
+                self.console.print(Text(event.content, style="dim"), end="")
             case ev.EventType.EXECUTION_OUTPUT:
                 output = getattr(event, "output", "")
-                if output.strip():
+                if (event.agent, event.step) in self._streamed:
+                    self._streamed.discard((event.agent, event.step))  # shown as it came
+                elif output.strip():
                     self.console.print(Text(fold(output.rstrip()), style="dim"))
             case ev.EventType.EXECUTION_ERROR | ev.EventType.SECURITY_ERROR:
+                self._streamed.discard((event.agent, event.step))
                 self.console.print(Text(fold(event.content.rstrip()), style="red"))
             case ev.EventType.FINAL_RESPONSE:
                 self._flush_prose()

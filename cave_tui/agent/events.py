@@ -20,6 +20,7 @@ class EventType(StrEnum):
     STEP = "step"
     TEXT = "text"
     CODE = "code"
+    OUTPUT = "output"
     EXECUTION_OUTPUT = "execution_output"
     EXECUTION_ERROR = "execution_error"
     SECURITY_ERROR = "security_error"
@@ -85,6 +86,18 @@ class CodeEvent(Event):
     type: EventType = EventType.CODE
     code: str = ""
     source: CodeSource = CodeSource.MODEL
+
+
+@dataclass
+class OutputEvent(Event):
+    """Output a running cell printed since the last one (`content`), streamed and throttled.
+
+    `dropped` characters were printed before `content` but skipped (too much at once). The
+    cell's ExecutionOutputEvent/ExecutionErrorEvent still carries its whole (bounded) output.
+    """
+
+    type: EventType = EventType.OUTPUT
+    dropped: int = 0
 
 
 @dataclass

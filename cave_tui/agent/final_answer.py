@@ -46,6 +46,44 @@ def take_final_answer(result: ExecutionResult) -> str | None:
     return answers[-1].strip() if result.success else None
 
 
+class MarkedAnswerFilter:
+    """`take_final_answer`'s removal for output that arrives in pieces (a streamed cell's).
+
+    A piece that may be the start of a marked answer is held back until the rest comes.
+    """
+
+    def __init__(self) -> None:
+        self._pending = ""
+        self._closed = False  # a marked answer just ended: its line end is dropped too
+
+    def feed(self, text: str) -> str:
+        """*text* without the marked answers in it (or begun in it)."""
+        if self._closed and text:
+            self._closed = False
+            text = text.removeprefix("\r").removeprefix("\n")
+        text, self._pending = self._pending + text, ""
+        out: list[str] = []
+        while text:
+            start = text.find(OPEN)
+            if start < 0:
+                keep = next((k for k in range(len(OPEN) - 1, 0, -1) if text.endswith(OPEN[:k])), 0)
+                out.append(text[: len(text) - keep])
+                self._pending = text[len(text) - keep :]
+                break
+            out.append(text[:start])
+            end = text.find(CLOSE, start)
+            if end < 0:
+                if len(text) - start > ANSWER_CHARS + len(OPEN) + len(CLOSE) + 2:
+                    out.append(text[start:])  # not an answer of final_answer(): pass it on
+                else:
+                    self._pending = text[start:]
+                break
+            text = text[end + len(CLOSE) :]
+            self._closed = not text
+            text = text.removeprefix("\r").removeprefix("\n")
+        return "".join(out)
+
+
 NOT_DONE_NOTE = (
     "The last code failed, so the task is not done and that answer was not given. Fix the "
     "error; if the task cannot be done, say why in plain text."

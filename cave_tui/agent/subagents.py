@@ -5,12 +5,12 @@ ordinary object there: generated code calls `await cleaner.run(task)` (top-level
 await runs on the runtime's own worker loop) or `cleaner.run_sync(task)`.
 
 While a cell of the parent runs, the parent's `SubAgentHub` forwards every event
-of its attached sub-agents into the parent's own event stream, in order and as
-they happen, tagged with the sub-agent's name (`Event.agent`; nested agents read
-`outer/inner`). Sub-agents run on the runtime's worker thread (or wherever the
-cell sends them), so the hand-off is thread-safe: the sub-agent's event sink
-schedules the event on the parent's loop, and the parent drains that queue
-while it awaits the cell.
+of its attached sub-agents (and the cell's own output, see cell_output.py) into the
+parent's own event stream, in order and as they happen, tagged with the sub-agent's
+name (`Event.agent`; nested agents read `outer/inner`). Sub-agents run on the
+runtime's worker thread (or wherever the cell sends them), so the hand-off is
+thread-safe: the sub-agent's event sink schedules the event on the parent's loop,
+and the parent drains that queue while it awaits the cell.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from cave_tui.agent import events as ev
-from cave_tui.runtime.base import ExecutionResult
+from cave_tui.agent.cell_output import CellEvents
 
 
 def describe_agent(agent: Any, name: str) -> str:
@@ -90,39 +90,26 @@ class SubAgentHub:
 
         return sink
 
-    async def execute(self, code: str, timeout: float | None) -> AsyncIterator[Any]:
-        """Run *code* in the parent's runtime; yield forwarded events, then the result."""
+    async def execute(self, code: str, timeout: float | None, step: int = 0) -> AsyncIterator[Any]:
+        """Run *code* in the parent's runtime; yield its output and forwarded events as they
+        come (`CellEvents`), then the result."""
         self.scan()
         runtime = self.agent.runtime
-        if not self._labels:
-            yield await runtime.execute(code, timeout=timeout)
-            return
-        queue: asyncio.Queue[ev.Event] = asyncio.Queue()
+        cell = CellEvents(step)
         with self._lock:
-            self._loop, self._queue = asyncio.get_running_loop(), queue
-        task = asyncio.ensure_future(runtime.execute(code, timeout=timeout))
+            self._loop, self._queue = cell.loop, cell.queue
+
+        async def stop_children() -> None:
+            # A cell awaiting a sub-agent only stops once the sub-agent's own cell
+            # does: interrupt theirs, then ours (the runtime interrupts on cancel).
+            for child in self._children:
+                if child.runtime is not runtime:
+                    await child.runtime.interrupt()
+
         try:
-            while not task.done():
-                getter = asyncio.ensure_future(queue.get())
-                try:
-                    await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    if not getter.done():
-                        getter.cancel()
-                if getter.done() and not getter.cancelled():
-                    yield getter.result()
-            while not queue.empty():
-                yield queue.get_nowait()
+            running = runtime.execute(code, timeout=timeout, on_output=cell.output.write)
+            async for item in cell.run(running, on_stop=stop_children):
+                yield item
         finally:
             with self._lock:
                 self._loop = self._queue = None
-            if not task.done():
-                # A cell awaiting a sub-agent only stops once the sub-agent's own cell
-                # does: interrupt theirs, then ours (the runtime interrupts on cancel).
-                for child in self._children:
-                    if child.runtime is not runtime:
-                        await child.runtime.interrupt()
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-        result: ExecutionResult = task.result()
-        yield result

@@ -97,8 +97,7 @@ async def delete(ctx: CommandContext, args: list[str]) -> None:
         await runtime.delete(args[0])
     except KeyError as exc:
         raise CommandError(str(exc).strip("'\"")) from None
-    ctx.print(f"Deleted `{args[0]}`.", style="success")
-    ctx.request("refresh_inspector")
+    ctx.print(f"Deleted `{args[0]}`.", style="success")  # the runtime tells the inspector
 
 
 def _names(names: list[str], shown: int = 8) -> str:
@@ -123,7 +122,6 @@ async def reset(ctx: CommandContext, args: list[str]) -> None:
     ctx.request("clear")
     done = f" Kept, as injected: {_names(kept)}." if kept else ""
     ctx.print("Namespace and conversation reset." + done, style="success")
-    ctx.request("refresh_inspector")
 
 
 @registry.command("model", "Show the model, or switch to another", "[NAME]", max_args=1)

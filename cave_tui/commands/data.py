@@ -4,9 +4,9 @@
 Headless: they talk to the front end only through the `CommandContext` (print,
 confirm, request). The current session is `ctx.state["session"]` (a
 `SessionRecorder`, or absent when not recording). A long `/inject` reports
-progress through `ctx.progress(Progress)` when the front end offers it (else a
-line at most once a second after the first second) and stops when the command's
-task is cancelled.
+progress through `ctx.progress(Progress, label)` when the front end offers it (else a
+line at most once a second after the first second): both are called on the loader's
+thread. It stops when the command's task is cancelled.
 """
 
 from __future__ import annotations
@@ -34,10 +34,22 @@ def _human(size: float) -> str:
     return f"{size:,.1f} TB"
 
 
+def progress_line(p: Any, label: str) -> str:
+    """One line for a `Progress` report: `reading flights.csv: 42% (3,000 of 7,000 bytes)`."""
+    pct = f"{100 * p.fraction:.0f}%" if p.total else ""
+    amount = f"{p.done:,.0f} of {p.total:,.0f} {p.unit}"
+    return f"{p.stage} {label}: {pct} ({amount})"
+
+
 def _progress_printer(ctx: CommandContext, label: str) -> Any:
+    """The load's progress callback (called on the loader's thread).
+
+    A front end with `ctx.progress(Progress, label)` shows it its own way (the app posts
+    a message); otherwise a line is printed at most once a second after the first second.
+    """
     custom = getattr(ctx, "progress", None)
     if callable(custom):
-        return custom
+        return lambda p: custom(p, label)
     state = {"last": 0.0}
 
     def show(p: Any) -> None:
@@ -45,9 +57,7 @@ def _progress_printer(ctx: CommandContext, label: str) -> Any:
         if p.elapsed < 1.0 or now - state["last"] < 1.0:
             return
         state["last"] = now
-        pct = f"{100 * p.fraction:.0f}%" if p.total else ""
-        amount = f"{p.done:,.0f} of {p.total:,.0f} {p.unit}"
-        ctx.print(f"{p.stage} {label}: {pct} ({amount})", style="dim")
+        ctx.print(progress_line(p, label), style="dim")
 
     return show
 

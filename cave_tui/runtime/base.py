@@ -8,6 +8,7 @@ is declared here, so switching runtimes is one constructor argument.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -52,6 +53,22 @@ class ExecutionResult:
         return bool(self.security_violations)
 
 
+@dataclass(frozen=True)
+class NamespaceChange:
+    """What a runtime call did to the namespace: names bound or mutated, names removed.
+
+    `everything` means anything may have changed (a reset, a restart, an interrupted cell).
+    """
+
+    changed: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    everything: bool = False
+
+
+NamespaceListener = Callable[[NamespaceChange], None]
+OutputListener = Callable[[str], None]  # a running cell's output, chunk by chunk, any thread
+
+
 class RuntimeBusyError(RuntimeError):
     """A previous cell is still running and could not be stopped."""
 
@@ -70,6 +87,7 @@ class Runtime(ABC):
     ) -> None:
         self.security_checker = security_checker
         self._injected: dict[str, Injectable] = {}
+        self._namespace_listeners: list[NamespaceListener] = []
         for item in [*(functions or []), *(types or []), *(variables or [])]:
             self._injected[item.name] = item
 
@@ -86,6 +104,34 @@ class Runtime(ABC):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+    # -- change notification ---------------------------------------------------
+    def add_namespace_listener(self, listener: NamespaceListener) -> Callable[[], None]:
+        """Call *listener* after every namespace change; returns the function that unsubscribes.
+
+        Every path that changes the namespace goes through the runtime (a cell, however it
+        ended, inject, delete, reset, a restart), so a front end that listens here never
+        misses one. Listeners are called from any thread and must be quick and thread-safe.
+        """
+        listeners = self.__dict__.setdefault("_namespace_listeners", [])
+        listeners.append(listener)
+        return lambda: listeners.remove(listener) if listener in listeners else None
+
+    def namespace_changed(self, change: NamespaceChange) -> None:
+        """Tell the listeners about *change* (a failing listener is ignored)."""
+        for listener in list(self.__dict__.get("_namespace_listeners", ())):
+            try:
+                listener(change)
+            except Exception:
+                pass
+
+    def result_changed(self, result: ExecutionResult) -> None:
+        """`namespace_changed` for a finished cell (an interrupted one may have changed all)."""
+        self.namespace_changed(
+            NamespaceChange(
+                tuple(result.changed), tuple(result.deleted), everything=result.interrupted
+            )
+        )
 
     # -- the contract --------------------------------------------------------
     @property
@@ -108,8 +154,14 @@ class Runtime(ABC):
         self.inject(Variable(name, value, description))
 
     @abstractmethod
-    async def execute(self, code: str, timeout: float | None = None) -> ExecutionResult:
-        """Run *code* as one cell. Never raises for errors in the code itself."""
+    async def execute(
+        self, code: str, timeout: float | None = None, *, on_output: OutputListener | None = None
+    ) -> ExecutionResult:
+        """Run *code* as one cell. Never raises for errors in the code itself.
+
+        *on_output* receives the cell's output as it is written (from any thread), before
+        the cell ends; the result's `output` holds all of it (bounded) as before.
+        """
 
     @abstractmethod
     async def retrieve(self, name: str) -> Any:
@@ -118,6 +170,14 @@ class Runtime(ABC):
     @abstractmethod
     async def namespace_summary(self) -> list[VarInfo]:
         """Bounded-cost summary of every user-visible name, injected items included."""
+
+    async def namespace_listing(self) -> list[VarInfo]:
+        """Every user-visible name, described (the inspector's list: no cap on the count).
+
+        `namespace_summary()` stays bounded for the prompt, dumps and snapshots; a runtime
+        lists names past its bound here, the far ones by type only when time runs short.
+        """
+        return await self.namespace_summary()
 
     @abstractmethod
     async def delete(self, name: str) -> None:

@@ -14,7 +14,7 @@ import sys
 import threading
 import warnings
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
@@ -22,10 +22,17 @@ DEFAULT_CAPTURE_CHARS = 200_000
 
 
 class OutputCapture:
-    """A text sink that keeps the first and last *limit* characters."""
+    """A text sink that keeps the first and last *limit* characters.
 
-    def __init__(self, limit: int = DEFAULT_CAPTURE_CHARS) -> None:
+    *on_write* (optional) also receives every write as it happens, on the writer's thread
+    (a front end streams a running cell's output from there); its failures are ignored.
+    """
+
+    def __init__(
+        self, limit: int = DEFAULT_CAPTURE_CHARS, on_write: Callable[[str], Any] | None = None
+    ) -> None:
         self.limit = limit
+        self.on_write = on_write
         self._head: list[str] = []
         self._head_len = 0
         self._tail: deque[str] = deque()
@@ -36,6 +43,7 @@ class OutputCapture:
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             text = str(text)
+        original = text
         n = len(text)
         with self._lock:
             self.total += n
@@ -50,6 +58,11 @@ class OutputCapture:
                 self._tail_len += min(len(text), self.limit)
                 while self._tail and self._tail_len - len(self._tail[0]) >= self.limit:
                     self._tail_len -= len(self._tail.popleft())
+        if self.on_write is not None and n:
+            try:
+                self.on_write(original)
+            except Exception:
+                pass
         return n
 
     @property

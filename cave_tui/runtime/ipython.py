@@ -22,18 +22,26 @@ from concurrent.futures import Future
 from typing import Any
 
 from cave_tui.runtime import links
-from cave_tui.runtime.base import ExecutionResult, Runtime, RuntimeBusyError
+from cave_tui.runtime.base import (
+    ExecutionResult,
+    NamespaceChange,
+    OutputListener,
+    Runtime,
+    RuntimeBusyError,
+)
 from cave_tui.runtime.capture import OutputCapture, routed_streams
 from cave_tui.runtime.display import pin_display
 from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
 from cave_tui.runtime.summary import (
     HIDDEN_NAMES,
     VarInfo,
+    bare_row,
     bounded_repr,
     describable_without_user_code,
     fingerprints,
     is_user_name,
     summarize_namespace,
+    user_names,
 )
 from cave_tui.runtime.tracebacks import format_exception, is_cell_file
 
@@ -249,6 +257,7 @@ class IPythonRuntime(Runtime):
         self._injected[item.name] = item
         self._ns[item.name] = item.value
         self._hidden.discard(item.name)
+        self.namespace_changed(NamespaceChange(changed=(item.name,)))
 
     async def retrieve(self, name: str) -> Any:
         if name not in self._ns or (name in self._hidden and name not in self._injected):
@@ -266,6 +275,7 @@ class IPythonRuntime(Runtime):
             raise KeyError(self._missing_message(name))
         del self._ns[name]
         self._injected.pop(name, None)
+        self.namespace_changed(NamespaceChange(deleted=(name,)))
 
     async def reset(self) -> None:
         await self._wait_idle()
@@ -273,6 +283,7 @@ class IPythonRuntime(Runtime):
             del self._ns[name]
         for item in self._injected.values():
             self._ns[item.name] = item.value
+        self.namespace_changed(NamespaceChange(everything=True))
 
     async def namespace_summary(self) -> list[VarInfo]:
         hidden = self._hidden - set(self._injected)
@@ -286,7 +297,26 @@ class IPythonRuntime(Runtime):
             None, self._watched_summary, hidden, descriptions
         )
 
-    def _watched_summary(self, hidden: set[str], descriptions: dict[str, str]) -> list[VarInfo]:
+    async def namespace_listing(self) -> list[VarInfo]:
+        hidden = self._hidden - set(self._injected)
+        descriptions = self.descriptions()
+        names = user_names(self._ns, hidden, descriptions)
+        if all(describable_without_user_code(self._ns.get(n)) for n in names):
+            rows = summarize_namespace(self._ns, hidden, descriptions, limit=None)
+            _relate(self._ns, rows)
+            return rows
+        rows = await asyncio.get_running_loop().run_in_executor(
+            None, self._watched_summary, hidden, descriptions, None
+        )
+        listed = {r.name for r in rows}
+        for name in user_names(self._ns, hidden, descriptions):  # past the time budget
+            if name not in listed and name in self._ns:
+                rows.append(bare_row(name, self._ns.get(name), descriptions.get(name, "")))
+        return rows
+
+    def _watched_summary(
+        self, hidden: set[str], descriptions: dict[str, str], limit: int | None = 10_000
+    ) -> list[VarInfo]:
         """Summarise on a helper thread; stop any object that takes too long to describe.
 
         Objects are model-made: a `__repr__` or `__len__` that loops forever would
@@ -303,7 +333,7 @@ class IPythonRuntime(Runtime):
 
         def walk() -> None:
             try:
-                summarize_namespace(self._ns, hidden, descriptions, rows=rows, on_item=mark)
+                summarize_namespace(self._ns, hidden, descriptions, limit, rows=rows, on_item=mark)
                 mark("")
                 _relate(self._ns, rows)
             except BaseException:
@@ -361,7 +391,9 @@ class IPythonRuntime(Runtime):
             pass
         self._pending = None
 
-    async def execute(self, code: str, timeout: float | None = None) -> ExecutionResult:
+    async def execute(
+        self, code: str, timeout: float | None = None, *, on_output: OutputListener | None = None
+    ) -> ExecutionResult:
         blocked = self.blocked_result(code)
         if blocked is not None:
             return blocked
@@ -372,13 +404,16 @@ class IPythonRuntime(Runtime):
         if self._worker_id is not None and threading.get_ident() == self._worker_id:
             # Called from inside one of our own cells (a sub-agent sharing this
             # runtime): run it inline; the outer cell's timeout covers it.
-            return await self._run_nested(code)
+            return await self._run_nested(code, on_output)
         try:
             await self._wait_idle(timeout=1.0)
         except RuntimeBusyError as exc:
             return ExecutionResult(success=False, error=str(exc), error_type="RuntimeBusy")
-        capture = OutputCapture(self.capture_chars)
+        capture = OutputCapture(self.capture_chars, on_write=on_output)
         fut = self._submit(lambda: self._run_cell(code, capture))
+        # However the cell ends (done, timed out, interrupted, cancelled, stuck then
+        # returning later), its end is the namespace change the listeners hear of.
+        fut.add_done_callback(self._cell_done)
         self._pending = fut
         loop = asyncio.get_running_loop()
         waiter = asyncio.wrap_future(fut)
@@ -386,12 +421,22 @@ class IPythonRuntime(Runtime):
             result: ExecutionResult = await asyncio.wait_for(asyncio.shield(waiter), timeout)
         except TimeoutError:
             stopped = await loop.run_in_executor(None, self._interrupt_blocking, INTERRUPT_GRACE)
+            if not stopped:  # stuck in native code: what it did so far is there already
+                self.namespace_changed(NamespaceChange(everything=True))
             return await self._after_stop(fut, capture, stopped, timed_out=True, timeout=timeout)
         except asyncio.CancelledError:
-            await loop.run_in_executor(None, self._interrupt_blocking, INTERRUPT_GRACE)
+            stopped = await loop.run_in_executor(None, self._interrupt_blocking, INTERRUPT_GRACE)
+            if not stopped:
+                self.namespace_changed(NamespaceChange(everything=True))
             raise
         self._pending = None
         return result
+
+    def _cell_done(self, fut: Future[Any]) -> None:
+        if fut.cancelled() or fut.exception() is not None:
+            self.namespace_changed(NamespaceChange(everything=True))
+        else:
+            self.result_changed(fut.result())
 
     async def _after_stop(
         self,
@@ -446,12 +491,12 @@ class IPythonRuntime(Runtime):
             self._leave_cell()
         return self._result(code, capture, before, started, error)
 
-    async def _run_nested(self, code: str) -> ExecutionResult:
+    async def _run_nested(self, code: str, on_output: OutputListener | None) -> ExecutionResult:
         """A cell run on the worker thread while an outer cell of this runtime runs."""
         hidden = self._hidden - set(self._injected)
         before = fingerprints(self._ns, hidden)
         started = time.perf_counter()
-        capture = OutputCapture(self.capture_chars)
+        capture = OutputCapture(self.capture_chars, on_write=on_output)
         error: BaseException | None = None
         with routed_streams(capture):
             try:
@@ -462,7 +507,9 @@ class IPythonRuntime(Runtime):
                 error = outcome.error_before_exec or outcome.error_in_exec
             except Exception as exc:
                 error = exc
-        return self._result(code, capture, before, started, error)
+        result = self._result(code, capture, before, started, error)
+        self.result_changed(result)
+        return result
 
     def _result(
         self,

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from cave_tui.runtime import kernel_limits as limits
-from cave_tui.runtime.base import ExecutionResult, Runtime
+from cave_tui.runtime.base import ExecutionResult, NamespaceChange, OutputListener, Runtime
 from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
 from cave_tui.runtime.kernel_cell import CellRun
 from cave_tui.runtime.kernel_install import bootstrap_cell, kernel_argv
@@ -143,6 +143,7 @@ class IPyKernelRuntime(Runtime):
         self._ckpt_task: asyncio.Future[Any] | None = None
         self._recovery: asyncio.Future[Any] | None = None
         self._summary_cache: list[VarInfo] = []
+        self._listing_cache: list[VarInfo] = []
         self._hb_task: asyncio.Future[Any] | None = None
         self._hb_dead: asyncio.Future[KernelExit] | None = None
         self._started = False
@@ -596,6 +597,7 @@ class IPyKernelRuntime(Runtime):
             )
         started = time.monotonic()
         self._close_channel()
+        self.namespace_changed(NamespaceChange(everything=True))  # the namespace is rebuilt
         if self._proc is not None and self._proc.alive:
             await self._proc.kill()
         self._acks.clear()
@@ -658,6 +660,7 @@ class IPyKernelRuntime(Runtime):
             self._note_injected(item.name)  # delivered when the kernel starts
         else:
             io.loop.call_soon_threadsafe(self._send_inject_soon, item, payload)
+        self.namespace_changed(NamespaceChange(changed=(item.name,)))
 
     async def ainject(self, item: Injectable) -> None:
         """`inject` that waits for the kernel's acknowledgement and raises on failure."""
@@ -665,6 +668,7 @@ class IPyKernelRuntime(Runtime):
         error = await self._call(self._inject_locked(item, payload))
         if error is not None:
             raise InjectionError(error)
+        self.namespace_changed(NamespaceChange(changed=(item.name,)))
 
     def _note_injected(self, name: str) -> None:
         if name not in self._store.names:
@@ -733,15 +737,21 @@ class IPyKernelRuntime(Runtime):
             return f"the kernel could not load {item.name!r}: {data.get('error')}"
         return None
 
-    async def execute(self, code: str, timeout: float | None = None) -> ExecutionResult:
+    async def execute(
+        self, code: str, timeout: float | None = None, *, on_output: OutputListener | None = None
+    ) -> ExecutionResult:
         blocked = self.blocked_result(code)
         if blocked is not None:
             return blocked
         if timeout is None:
             timeout = self.cell_timeout
-        return await self._call(self._execute(code, timeout))
+        result = await self._call(self._execute(code, timeout, on_output))
+        self.result_changed(result)
+        return result
 
-    async def _execute(self, code: str, timeout: float | None) -> ExecutionResult:
+    async def _execute(
+        self, code: str, timeout: float | None, on_output: OutputListener | None = None
+    ) -> ExecutionResult:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -755,7 +765,7 @@ class IPyKernelRuntime(Runtime):
                     notice=self._take_notices(),
                 )
             await self._settle()
-            cell = CellRun(self.output_limit, asyncio.get_running_loop())
+            cell = CellRun(self.output_limit, asyncio.get_running_loop(), on_output)
             chan = self._chan
             content = {
                 "code": code,
@@ -856,6 +866,7 @@ class IPyKernelRuntime(Runtime):
                 self._notices.append(
                     await self._restart("was killed because a cancelled cell would not stop")
                 )
+        self.namespace_changed(NamespaceChange(everything=True))  # what ran before the stop
 
     async def _finish(self, cell: CellRun, outcome: str, timeout: float | None) -> ExecutionResult:
         duration = time.monotonic() - cell.started
@@ -1009,17 +1020,23 @@ class IPyKernelRuntime(Runtime):
     async def namespace_summary(self) -> list[VarInfo]:
         return await self._call(self._summary(self.descriptions()))
 
-    async def _summary(self, descriptions: dict[str, str]) -> list[VarInfo]:
+    async def namespace_listing(self) -> list[VarInfo]:
+        return await self._call(self._summary(self.descriptions(), limit=None))
+
+    async def _summary(
+        self, descriptions: dict[str, str], limit: int | None = SUMMARY_LIMIT
+    ) -> list[VarInfo]:
         if self._lock is None:
             self._lock = asyncio.Lock()
+        cache = self._summary_cache if limit is not None else self._listing_cache
         if self._cell is not None:
-            return list(self._summary_cache)  # a cell is running: the last summary, at once
+            return list(cache)  # a cell is running: the last summary, at once
         async with self._lock:
             await self._ensure_kernel()
             await self._settle()
-            reply = await self._summary_request(descriptions)
+            reply = await self._summary_request(descriptions, limit)
         if reply is None:
-            return list(self._summary_cache)
+            return list(cache)
         stuck = reply["data"].get("stuck")
         if isinstance(stuck, str):
             self._undescribable.add(stuck)
@@ -1028,21 +1045,26 @@ class IPyKernelRuntime(Runtime):
                 f"{SUMMARY_TIMEOUT:g}s (its __repr__ or __len__ hangs?); it is listed by type only."
             )
         rows = []
-        for raw in reply["data"].get("rows", [])[:SUMMARY_LIMIT]:
+        for raw in reply["data"].get("rows", [])[:limit]:
             if isinstance(raw, dict):
                 fields = {k: v for k, v in raw.items() if k in _VARINFO_FIELDS}
                 with contextlib.suppress(TypeError):
                     rows.append(VarInfo(**fields))
-        self._summary_cache = rows
+        if limit is None:
+            self._listing_cache = rows
+        else:
+            self._summary_cache = rows
         return rows
 
-    async def _summary_request(self, descriptions: dict[str, str]) -> dict[str, Any] | None:
+    async def _summary_request(
+        self, descriptions: dict[str, str], limit: int | None = SUMMARY_LIMIT
+    ) -> dict[str, Any] | None:
         """The summary runs model-defined `__repr__`s: bounded by a timeout, then an
         interrupt, then (code stuck in C) a kill and restart; None means use the cache."""
         chan = self._chan
         data = {
             "descriptions": descriptions,
-            "limit": SUMMARY_LIMIT,
+            "limit": limit,  # None: every name (the inspector's listing)
             "skip": sorted(self._undescribable),
             "safe": self._safe_summary,
         }
@@ -1085,6 +1107,7 @@ class IPyKernelRuntime(Runtime):
             raise KeyError(str(reply["data"].get("error")))
         self._injected.pop(name, None)
         self._store.forget(name)
+        self.namespace_changed(NamespaceChange(deleted=(name,)))
 
     async def reset(self) -> None:
         await self._call(self._reset())
@@ -1102,6 +1125,7 @@ class IPyKernelRuntime(Runtime):
                 error = await self._inject_now(item)
                 if error is not None:
                     self._notices.append(error)
+        self.namespace_changed(NamespaceChange(everything=True))
 
     async def interrupt(self) -> None:
         await self._call(self._interrupt())

@@ -471,14 +471,14 @@ class CaveKernel:
         descriptions = data.get("descriptions") or {}
         skip = set(data.get("skip") or [])
         safe = bool(data.get("safe"))
-        limit = int(data.get("limit", 500))
+        limit = data.get("limit", 500)  # None: every name
         hidden = self._user_hidden()
         rows: list[dict[str, Any]] = []
         stuck: str | None = None
         for name in list(self.ns):
             if not summary.is_user_name(name) or (name in hidden and name not in descriptions):
                 continue
-            if len(rows) >= limit:
+            if limit is not None and len(rows) >= int(limit):
                 break
             obj = self.ns.get(name)
             description = descriptions.get(name, "")

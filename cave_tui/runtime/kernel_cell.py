@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 from cave_tui.runtime.capture import OutputCapture
@@ -12,9 +13,14 @@ from cave_tui.runtime.capture import OutputCapture
 class CellRun:
     """One execute request: its output, its report, and when it is finished."""
 
-    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        limit: int,
+        loop: asyncio.AbstractEventLoop,
+        on_output: Callable[[str], Any] | None = None,
+    ) -> None:
         self.loop = loop
-        self.capture = OutputCapture(limit)
+        self.capture = OutputCapture(limit, on_write=on_output)  # streamed as it comes
         self.report: dict[str, Any] | None = None
         self.error_msg: dict[str, Any] | None = None
         self.reply: asyncio.Future[dict[str, Any]] | None = None

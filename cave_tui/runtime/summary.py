@@ -348,11 +348,11 @@ def summarize_namespace(
     ns: dict[str, Any],
     hidden: set[str] | frozenset[str] = frozenset(),
     descriptions: dict[str, str] | None = None,
-    limit: int = 10_000,
+    limit: int | None = 10_000,
     rows: list[VarInfo] | None = None,
     on_item: Any = None,
 ) -> list[VarInfo]:
-    """Summarise up to *limit* user names of *ns*, in insertion order.
+    """Summarise up to *limit* user names of *ns* (all of them with None), in insertion order.
 
     *rows* (if given) is filled as the walk goes, so a watchdog can keep what was
     done when it has to stop a walk stuck in some object's `__repr__`; *on_item*
@@ -375,9 +375,24 @@ def summarize_namespace(
             rows.append(
                 VarInfo(name, "variable", type(obj).__name__, preview=f"<{type(exc).__name__}>")
             )
-        if len(rows) >= limit:
+        if limit is not None and len(rows) >= limit:
             break
     return rows
+
+
+def user_names(
+    ns: dict[str, Any],
+    hidden: set[str] | frozenset[str] = frozenset(),
+    descriptions: dict[str, str] | None = None,
+) -> list[str]:
+    """The names `summarize_namespace` lists, in the same order (no object is looked at)."""
+    descriptions = descriptions or {}
+    return [n for n in list(ns) if is_user_name(n) and not (n in hidden and n not in descriptions)]
+
+
+def bare_row(name: str, obj: Any, description: str = "", preview: str = "…") -> VarInfo:
+    """A row naming *obj*'s type only (no code of the object runs): for names not described."""
+    return VarInfo(name, "variable", type(obj).__name__, preview=preview, description=description)
 
 
 def fingerprints(

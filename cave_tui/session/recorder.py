@@ -48,7 +48,8 @@ TERMINAL = {
     ev.EventType.MAX_STEPS_REACHED: "max_steps_reached",
     ev.EventType.CANCELLED: "cancelled",
 }
-SKIPPED_EVENTS = {ev.EventType.TEXT}  # streamed chunks: the whole reply is recorded once
+# Streamed chunks: the whole reply, the cell's whole output, are recorded once.
+SKIPPED_EVENTS = {ev.EventType.TEXT, ev.EventType.OUTPUT}
 
 
 def _unseen(event: ev.Event) -> bool:

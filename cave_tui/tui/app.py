@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import threading
 import time
 from collections.abc import AsyncIterable, Callable
 from pathlib import Path
@@ -105,8 +106,38 @@ class NamespaceRows(Message):
         self.changed = changed
 
 
+class NamespaceChanged(Message):
+    """The runtime's namespace changed (posted from any thread by the services' hook)."""
+
+    def __init__(self, change: Any) -> None:
+        super().__init__()
+        self.change = change  # cave_tui.runtime.base.NamespaceChange
+
+
+class ChatNotice(Message):
+    """A line for the chat, printed by a command from a thread other than the app's."""
+
+    def __init__(self, text: str, style: str) -> None:
+        super().__init__()
+        self.text = text
+        self.style = style
+
+
+class LoadProgress(Message):
+    """A load's progress (`cave_tui.dataio.Progress`), posted from the loader's thread."""
+
+    def __init__(self, progress: Any, label: str) -> None:
+        super().__init__()
+        self.progress = progress
+        self.label = label
+
+
 class TuiContext:
-    """`CommandContext` for the app: prints to the chat, asks with a modal, requests actions."""
+    """`CommandContext` for the app: prints to the chat, asks with a modal, requests actions.
+
+    `print` and `progress` may be called from any thread (a loader reports progress from its
+    worker thread): off the app's thread they only post a message.
+    """
 
     def __init__(self, app: CaveApp) -> None:
         self.app = app
@@ -124,7 +155,14 @@ class TuiContext:
         return self.app.state
 
     def print(self, text: str, *, style: str = "") -> None:
-        self.app.chat.add_notice(text, style or "info")
+        if self.app.in_app_thread:
+            self.app.chat.add_notice(text, style or "info")
+        else:
+            self.app.post_message(ChatNotice(text, style or "info"))
+
+    def progress(self, progress: Any, label: str) -> None:
+        """Show a load's progress (thread-safe: posts a `LoadProgress` message)."""
+        self.app.post_message(LoadProgress(progress, label))
 
     async def confirm(self, question: str) -> bool:
         from cave_tui.tui.screens.confirm import ConfirmScreen
@@ -198,6 +236,11 @@ class CaveApp(App[None]):
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
         services.approver = self._approve
+        # Every namespace change reaches the inspector from the runtime itself.
+        services.namespace_hooks.append(lambda change: self.post_message(NamespaceChanged(change)))
+        self._inspector_loading = False
+        self._inspector_dirty = False
+        self._inspector_changed: set[str] = set()
 
     # -- setup ---------------------------------------------------------------------------------
     def _register_themes(self) -> None:
@@ -303,6 +346,20 @@ class CaveApp(App[None]):
             self.post_message(StartFailed(f"{type(exc).__name__}: {exc}"))
             return
         self.post_message(ServicesReady())
+
+    @property
+    def in_app_thread(self) -> bool:
+        """True on the thread that runs the app's event loop (where widgets may be touched)."""
+        return threading.get_ident() == self._thread_id
+
+    def on_chat_notice(self, message: ChatNotice) -> None:
+        self.chat.add_notice(message.text, message.style)
+
+    def on_load_progress(self, message: LoadProgress) -> None:
+        from cave_tui.commands.data import progress_line
+
+        p = message.progress
+        self.chat.show_progress(p.path or message.label, progress_line(p, message.label))
 
     def on_start_failed(self, message: StartFailed) -> None:
         self.chat.add_notice(f"The runtime could not start: {message.error}", "error")
@@ -556,6 +613,10 @@ class CaveApp(App[None]):
                 chat.reply(event.step, agent).show_edit(code)
             log.add_code(event.step, agent, code)
             status.activity = f"running step {event.step}"
+        elif kind == "output":
+            entry = log.current(event.step, agent)
+            if entry is not None:
+                entry.add_output(event.content, getattr(event, "dropped", 0))
         elif kind == "execution_output":
             changed = list(getattr(event, "changed", []))
             duration = self._duration(getattr(event, "duration", None))
@@ -570,7 +631,6 @@ class CaveApp(App[None]):
                 if changed:
                     text += " · changed " + ", ".join(changed[:6])
                 reply.set_status(text, "success")
-            self.refresh_inspector(changed)
         elif kind in ("execution_error", "security_error"):
             blocked = kind == "security_error"
             error_type = "blocked" if blocked else (getattr(event, "error_type", "") or "error")
@@ -586,7 +646,6 @@ class CaveApp(App[None]):
             reply = chat.existing_reply(event.step, agent)
             if reply is not None:
                 reply.set_status(f"✗ {error_type}", "error")
-            self.refresh_inspector(list(getattr(event, "changed", [])))
         elif kind == "final_response":
             status.activity = "done"
             if getattr(event, "unseen", False):  # FinalResponseEvent from final_answer()
@@ -647,6 +706,9 @@ class CaveApp(App[None]):
         entry = log.current(0, "user")
         if entry is None:
             return
+        if event.type == "output":
+            entry.add_output(event.content, getattr(event, "dropped", 0))
+            return
         changed = list(getattr(event, "changed", []))
         duration = self._duration(getattr(event, "duration", None))
         if event.type == "execution_output":
@@ -661,7 +723,6 @@ class CaveApp(App[None]):
                 duration=duration,
                 changed=changed,
             )
-        self.refresh_inspector(changed)
 
     def _duration(self, seconds: float | None) -> str:
         return format_duration(seconds) if self.animate_ui else ""
@@ -674,17 +735,34 @@ class CaveApp(App[None]):
         self.status.cost = message.cost
 
     # -- inspector -----------------------------------------------------------------------------
-    def refresh_inspector(self, changed: list[str] | None = None) -> None:
-        """Reload the namespace rows; *changed* names are highlighted."""
-        self._load_namespace(set(changed or []))
+    def on_namespace_changed(self, message: NamespaceChanged) -> None:
+        self.refresh_inspector(list(message.change.changed))
 
-    @work(group="inspector", exclusive=True, exit_on_error=False)
-    async def _load_namespace(self, changed: set[str]) -> None:
-        runtime = self.services.runtime
-        if runtime is None or not self.services.ready:
-            return
-        rows = await _summary_off_loop(runtime)
-        self.post_message(NamespaceRows(rows, changed))
+    def refresh_inspector(self, changed: list[str] | None = None) -> None:
+        """Reload the namespace rows; *changed* names are highlighted.
+
+        Coalescing: one listing runs at a time, and changes that arrive meanwhile make one
+        more (a /load deleting 10,000 names lists the namespace twice, not 10,000 times).
+        """
+        self._inspector_changed |= set(changed or [])
+        self._inspector_dirty = True
+        if not self._inspector_loading:
+            self._inspector_loading = True
+            self._load_namespace()
+
+    @work(group="inspector", exit_on_error=False)
+    async def _load_namespace(self) -> None:
+        try:
+            while self._inspector_dirty:
+                runtime = self.services.runtime
+                if runtime is None or not self.services.ready:
+                    return  # on_services_ready refreshes
+                self._inspector_dirty = False
+                changed, self._inspector_changed = self._inspector_changed, set()
+                rows = await _listing_off_loop(runtime)
+                self.post_message(NamespaceRows(rows, changed))
+        finally:
+            self._inspector_loading = False
 
     def on_namespace_rows(self, message: NamespaceRows) -> None:
         self.inspector.set_rows(message.rows, message.changed)
@@ -768,10 +846,9 @@ class CaveApp(App[None]):
                 )
             else:
                 self.replay(kwargs["events"])
-        elif action == "session_loaded":
+        elif action == "session_loaded":  # /load: the runtime reports its own names
             self.action_clear()
             self.draw_transcript(list(kwargs.get("transcript", [])))
-            self.refresh_inspector()
             self.update_status()
         elif action == "notify":
             self.notify(
@@ -874,17 +951,17 @@ class CaveApp(App[None]):
         self.steplog.clear()
 
 
-async def _summary_off_loop(runtime: Any) -> Any:
-    """`namespace_summary()`, on a worker thread for the in-process runtime.
+async def _listing_off_loop(runtime: Any) -> Any:
+    """`namespace_listing()` (every name), on a worker thread for the in-process runtime.
 
-    Summarising 10,000 names takes ~0.5 s of Python; off the event loop the app keeps
-    drawing meanwhile. The kernel runtime's summary is already asynchronous I/O.
+    Describing 10,000 names takes ~0.4 s of Python; off the event loop the app keeps
+    drawing meanwhile. The kernel runtime's listing is already asynchronous I/O.
     """
     from cave_tui.runtime.ipython import IPythonRuntime
 
     if isinstance(runtime, IPythonRuntime):
-        return await asyncio.to_thread(asyncio.run, runtime.namespace_summary())
-    return await runtime.namespace_summary()
+        return await asyncio.to_thread(asyncio.run, runtime.namespace_listing())
+    return await runtime.namespace_listing()
 
 
 async def _emitting(events: AsyncIterable[ev.Event], services: AppServices) -> Any:

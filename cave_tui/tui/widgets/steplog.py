@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 MAX_ENTRIES = 60
 FOLD_LINES = 16
+LIVE_CHARS = 20_000  # a running cell's output kept for its live view (its tail)
 
 
 def fold(text: str, lines: int = FOLD_LINES) -> tuple[str, int]:
@@ -70,6 +71,9 @@ class StepEntry(VerticalGroup):
         self.header = Static("", classes="step-header", markup=False)
         self.code_view = Static(self._highlight(code), classes="step-code")
         self._early: list[Static] = []  # an outcome that came before the entry was composed
+        self.live: Static | None = None  # the output streamed while the cell runs
+        self.live_text = ""
+        self.live_dropped = 0  # characters streamed but no longer kept
         self._render_header()
 
     @staticmethod
@@ -98,6 +102,22 @@ class StepEntry(VerticalGroup):
         self.code_view.update(self._highlight(code))
         self._render_header(" (edited)")
 
+    def add_output(self, text: str, dropped: int = 0) -> None:
+        """Output the running cell printed (streamed): its last lines are shown live."""
+        text = self.live_text + text
+        self.live_dropped += dropped + max(len(text) - LIVE_CHARS, 0)
+        self.live_text = text[-LIVE_CHARS:]
+        rows = self.live_text.splitlines()
+        hidden = max(len(rows) - FOLD_LINES, 0)
+        shown = "\n".join(rows[-FOLD_LINES:])
+        if hidden or self.live_dropped:
+            shown = f"… {hidden:,} lines above …\n{shown}" if hidden else f"…\n{shown}"
+        if self.live is None:
+            self.live = Static(shown, markup=False, classes="-output -live")
+            self.mount(self.live)
+        else:
+            self.live.update(shown)
+
     def finish(
         self,
         outcome: str,
@@ -115,6 +135,11 @@ class StepEntry(VerticalGroup):
         self._render_header(extra)
         self.set_class(outcome != "ok", "-failed")
         widgets = []
+        if output.strip() and self.live is not None:  # the whole output replaces the live tail
+            self.live.remove()
+            self.live = None
+        elif self.live is not None and self.live_text.strip():
+            output = ""  # interrupted: the streamed output stays
         if output.strip():
             widgets.append(FoldedOutput(output.rstrip("\n"), "output"))
         if error.strip():
