@@ -121,10 +121,7 @@ class ReplContext:
         self.console.print(Text(result.report(), style="green" if result.ok else "yellow"))
 
     async def _show(self, name: str) -> None:
-        from cave_tui.detail import object_detail
-
-        obj = await self.runtime.retrieve(name)
-        detail = await asyncio.to_thread(object_detail, name, obj)
+        detail = await self.runtime.detail(name)
         self.console.print(Markdown(detail.to_markdown()))
 
 

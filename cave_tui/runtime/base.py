@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from cave_tui.runtime.detail import Detail, object_detail
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.summary import VarInfo
 
@@ -166,6 +167,13 @@ class Runtime(ABC):
     @abstractmethod
     async def retrieve(self, name: str) -> Any:
         """Return the live object bound to *name*; KeyError if there is none."""
+
+    async def detail(self, name: str) -> Detail:
+        """The detail view of *name* (bounded cost), computed where the object lives."""
+        import asyncio
+
+        obj = await self.retrieve(name)
+        return await asyncio.to_thread(object_detail, name, obj)
 
     @abstractmethod
     async def namespace_summary(self) -> list[VarInfo]:

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 from cave_tui.runtime import kernel_limits as limits
 from cave_tui.runtime.base import ExecutionResult, NamespaceChange, OutputListener, Runtime
+from cave_tui.runtime.detail import Detail
 from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
 from cave_tui.runtime.kernel_cell import CellRun
 from cave_tui.runtime.kernel_install import bootstrap_cell, kernel_argv
@@ -1092,6 +1093,22 @@ class IPyKernelRuntime(Runtime):
                 )
                 return None
         return {"data": msg["content"]["data"], "buffers": msg.get("buffers") or []}
+
+    async def detail(self, name: str) -> Detail:
+        """Computed in the kernel: a 2-million-row frame never crosses to the host."""
+        return await self._call(self._detail(name))
+
+    async def _detail(self, name: str) -> Detail:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            await self._ensure_kernel()
+            await self._settle()
+            reply = await self._request("detail", {"name": name}, what=f"describing {name!r}")
+        data = reply["data"]
+        if not data.get("ok"):
+            raise KeyError(str(data.get("error")))
+        return Detail.from_dict(dict(data.get("detail") or {}))
 
     async def delete(self, name: str) -> None:
         await self._call(self._delete(name))

@@ -457,6 +457,16 @@ class CaveKernel:
             }, []
         return {"codec": codec, "meta": meta, "type_name": type_name}, out
 
+    def op_detail(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """The detail view of one name, computed here: only its strings cross to the host."""
+        import dataclasses
+
+        name = data["name"]
+        if name not in self.ns or (name in self.hidden and name not in self.injected):
+            return {"ok": False, "error_type": "KeyError", "error": self._missing(name)}, []
+        detail = sys.modules["_cave_detail"].object_detail(name, self.ns[name])
+        return {"detail": dataclasses.asdict(detail)}, []
+
     def _missing(self, name: str) -> str:
         names = [n for n in self.ns if summary.is_user_name(n, self._user_hidden())]
         close = difflib.get_close_matches(name, names, n=3)

@@ -64,6 +64,9 @@ def bootstrap_sources() -> dict[str, str]:
             "_cave_transport": (_HERE / "kernel_transport.py").read_text(),
             "_cave_mutation": _mutation_source(),
             "_cave_display": (_HERE / "display.py").read_text(),
+            "_cave_detail": (_HERE / "detail.py")
+            .read_text()
+            .replace("from cave_tui.runtime.summary import", "from _cave_summary import"),
             "_cave_kernel": (_HERE / "kernel_bootstrap.py").read_text(),
         }
     return _SOURCES

@@ -7,7 +7,6 @@ the input, retrieve the object to a file, delete it.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from textual import on, work
@@ -17,7 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, DataTable, LoadingIndicator, Static
 
-from cave_tui.detail import Detail, human_bytes, object_detail
+from cave_tui.detail import Detail, human_bytes
 from cave_tui.tui.screens.base import CaveModal
 
 
@@ -75,8 +74,7 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
     @work(exclusive=True, group="detail")
     async def load(self) -> None:
         try:
-            obj = await self.runtime.retrieve(self.var_name)
-            detail = await asyncio.to_thread(object_detail, self.var_name, obj)
+            detail = await self.runtime.detail(self.var_name)
         except KeyError as exc:
             self.post_message(self.Ready(None, str(exc).strip("'\"")))
             return
