@@ -70,3 +70,32 @@ async def test_ctrl_f_then_typing_goes_to_the_filter():
         _burst(app, "wide")
         await wait_for(pilot, lambda: app.inspector.filter_input.value == "wide")
         assert app.focused is app.inspector.filter_input
+
+
+async def test_keys_typed_right_after_closing_a_dialog_reach_the_input():
+    from cave_tui.tui.screens.confirm import ConfirmScreen
+    from cave_tui.tui.screens.detail import DetailScreen
+
+    app = make_app([])
+    sent: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.prompt.text = "!b2 = [1, 2]"
+        app.prompt.action_submit()
+        await wait_for(pilot, lambda: "b2" in app.services.runtime._ns)
+        app.history.add = sent.append  # type: ignore[method-assign]
+        app.prompt.text = "/show b2"
+        app.prompt.action_submit()
+        await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen))
+        await settle(pilot)
+        _burst(app, "", "escape")  # close it, then type at once (`d` would delete b2)
+        _burst(app, "/vars", "enter")
+        await wait_for(pilot, lambda: "/vars" in sent)
+        assert sent == ["/show b2", "/vars"] and "b2" in app.services.runtime._ns
+        app.prompt.text = "/reset"
+        app.prompt.action_submit()
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        _burst(app, "n")  # the answer, then a line typed straight after it
+        _burst(app, "!x = 1", "enter")
+        await wait_for(pilot, lambda: "x" in app.services.runtime._ns)
+        assert sent[-1] == "!x = 1" and "b2" in app.services.runtime._ns

@@ -19,8 +19,10 @@ class ConfirmScreen(CaveModal[bool]):
     """
 
     BINDINGS = [
-        Binding("y", "answer(True)", "Yes"),
-        Binding("n,escape", "answer(False)", "No"),
+        # Priority: the app runs them as it reads each key, so what is typed just after
+        # the answer goes to the screen below, not to this one as it closes.
+        Binding("y", "answer(True)", "Yes", priority=True),
+        Binding("n,escape", "answer(False)", "No", priority=True),
         Binding("left,right", "app.focus_next", show=False),
     ]
 

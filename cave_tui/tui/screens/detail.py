@@ -35,10 +35,11 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
     """
 
     BINDINGS = [
-        Binding("i", "act('insert')", "Insert name"),
-        Binding("r", "act('retrieve')", "Retrieve to file"),
-        Binding("d", "act('delete')", "Delete"),
-        Binding("escape,q", "close", "Close"),
+        # Priority (as in ConfirmScreen): keys typed after Esc reach the input, not `d`.
+        Binding("i", "act('insert')", "Insert name", priority=True),
+        Binding("r", "act('retrieve')", "Retrieve to file", priority=True),
+        Binding("d", "act('delete')", "Delete", priority=True),
+        Binding("escape,q", "close", "Close", priority=True),
     ]
 
     class Ready(Message):

@@ -50,7 +50,7 @@ class HelpScreen(CaveModal[None]):
     DEFAULT_CSS = """
     HelpScreen #help-box { height: 90%; }
     """
-    BINDINGS = [Binding("escape,f1,q", "dismiss_help", "Close")]
+    BINDINGS = [Binding("escape,f1,q", "dismiss_help", "Close", priority=True)]
 
     def __init__(self) -> None:
         super().__init__()
