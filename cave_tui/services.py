@@ -304,7 +304,7 @@ class AppServices:
         """
         from cave_tui.agent import events as ev
         from cave_tui.agent.cell_output import CellEvents
-        from cave_tui.runtime.base import ExecutionResult
+        from cave_tui.runtime.base import ExecutionResult, execute_streaming
 
         if not self._started:
             await self.start()
@@ -313,7 +313,7 @@ class AppServices:
         yield code_event
         cell = CellEvents(agent="user")
         result: Any = None
-        async for item in cell.run(self._runtime.execute(code, on_output=cell.output.write)):
+        async for item in cell.run(execute_streaming(self._runtime, code, None, cell.output.write)):
             if isinstance(item, ExecutionResult):
                 result = item
             else:

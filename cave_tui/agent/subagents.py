@@ -23,6 +23,7 @@ from typing import Any
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.cell_output import CellEvents
+from cave_tui.runtime.base import execute_streaming
 
 
 def describe_agent(agent: Any, name: str) -> str:
@@ -107,7 +108,7 @@ class SubAgentHub:
                     await child.runtime.interrupt()
 
         try:
-            running = runtime.execute(code, timeout=timeout, on_output=cell.output.write)
+            running = execute_streaming(runtime, code, timeout, cell.output.write)
             async for item in cell.run(running, on_stop=stop_children):
                 yield item
         finally:

@@ -7,8 +7,10 @@ is declared here, so switching runtimes is one constructor argument.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -68,6 +70,30 @@ class NamespaceChange:
 
 NamespaceListener = Callable[[NamespaceChange], None]
 OutputListener = Callable[[str], None]  # a running cell's output, chunk by chunk, any thread
+
+
+def execute_streaming(
+    runtime: Any, code: str, timeout: float | None, on_output: OutputListener
+) -> Awaitable[ExecutionResult]:
+    """`runtime.execute(code, timeout)`, streaming its output to *on_output* when it can.
+
+    A runtime written to upstream's interface (`execute(code, timeout)`) runs unchanged:
+    the keyword is passed only to an `execute` that accepts it.
+    """
+    if _accepts_on_output(type(runtime).execute):
+        return runtime.execute(code, timeout=timeout, on_output=on_output)
+    return runtime.execute(code, timeout=timeout)
+
+
+@functools.cache
+def _accepts_on_output(execute: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(execute).parameters
+    except (TypeError, ValueError):
+        return False
+    return "on_output" in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )
 
 
 class RuntimeBusyError(RuntimeError):
