@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Iterable
+from collections.abc import AsyncIterable, Iterable
+from pathlib import Path
 from typing import Any
 
 from prompt_toolkit import PromptSession
@@ -39,6 +40,46 @@ class SlashCompleter(Completer):
         text = document.text_before_cursor
         for name, help_ in registry.complete(text):
             yield Completion(name, start_position=-len(text), display_meta=help_)
+
+
+class ReplFrontEnd:
+    """`FrontEnd` for line mode: what has no meaning here (an inspector) does nothing."""
+
+    def __init__(self, ctx: ReplContext) -> None:
+        self.ctx = ctx
+
+    def quit(self) -> None:
+        self.ctx.quit = True
+
+    def clear(self) -> None:
+        self.ctx.console.clear()
+
+    def set_theme(self, name: str) -> None:
+        self.ctx.print("Themes are not available in --plain mode.", style="warning")
+
+    def insert(self, text: str, *, replace: bool = False) -> None:
+        pass  # the next prompt starts empty
+
+    def refresh_status(self) -> None:
+        pass  # no status line in line mode
+
+    def show(self, name: str) -> None:
+        self.ctx.start(self.ctx._show(name))
+
+    def render(self, event: Any) -> None:
+        RichDisplay(self.ctx.console).render(event)
+
+    def replay_events(self, events: AsyncIterable[Any]) -> None:
+        self.ctx.print("Replaying events is not available in --plain mode.", style="warning")
+
+    def replay_session(self, folder: Path, *, speed: float = 1.0, trust: bool = False) -> None:
+        self.ctx.start(self.ctx._replay(folder, speed=speed, trust=trust))
+
+    def session_loaded(self, transcript: list[Any]) -> None:
+        draw_transcript(self.ctx.console, transcript)
+
+    def notify(self, message: str, severity: str = "information") -> None:
+        self.ctx.print(message, style="warning" if severity != "information" else "")
 
 
 class ReplContext:
@@ -77,23 +118,13 @@ class ReplContext:
             return False
         return answer.strip().lower() in ("y", "yes")
 
-    def request(self, action: str, **kwargs: Any) -> None:
-        if action == "quit":
-            self.quit = True
-        elif action == "clear":
-            self.console.clear()
-        elif action == "show":
-            self._tasks.add(asyncio.ensure_future(self._show(str(kwargs["name"]))))
-        elif action == "event":
-            RichDisplay(self.console).render(kwargs["event"])
-        elif action == "replay" and "session" in kwargs:
-            self._tasks.add(asyncio.ensure_future(self._replay(kwargs["session"], **kwargs)))
-        elif action == "session_loaded":
-            draw_transcript(self.console, kwargs.get("transcript", []))
-        elif action in ("refresh_inspector", "status", "insert"):
-            pass  # nothing to refresh in line mode
-        else:
-            self.print(f"`{action}` is not available in --plain mode.", style="warning")
+    @property
+    def ui(self) -> ReplFrontEnd:
+        return ReplFrontEnd(self)
+
+    def start(self, work: Any) -> None:
+        """Run *work* (a coroutine) before the next prompt (see `drain`)."""
+        self._tasks.add(asyncio.ensure_future(work))
 
     async def drain(self) -> None:
         """Wait for what a command started (a detail view, a replay) before the next prompt."""
@@ -101,7 +132,7 @@ class ReplContext:
             task = self._tasks.pop()
             await asyncio.gather(task, return_exceptions=True)
 
-    async def _replay(self, folder: Any, **kwargs: Any) -> None:
+    async def _replay(self, folder: Any, speed: float = 1.0, trust: bool = False) -> None:
         """Replay a session into this namespace (printed), then go on live from it."""
         from cave_tui.session import replay_session
 
@@ -111,8 +142,8 @@ class ReplContext:
                 folder,
                 runtime=self.services.runtime,
                 render=RichDisplay(self.console).render,
-                speed=float(kwargs.get("speed", 1.0)),
-                trust=bool(kwargs.get("trust", False)),
+                speed=speed,
+                trust=trust,
             )
         except Exception as exc:
             self.print(f"cannot replay {folder}: {exc}", style="error")

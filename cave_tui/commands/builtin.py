@@ -1,7 +1,7 @@
 """The built-in slash commands: help, namespace, model, policy, approval, theme, skills, cost, …
 
-Handlers talk to the front end only through `CommandContext` (`print`, `confirm`,
-`request`). `ctx.state` carries what front ends share: `services` (the
+Handlers talk to the front end only through `CommandContext` (`print`, `confirm`, and
+`ui`, the typed `FrontEnd`). `ctx.state` carries what front ends share: `services` (the
 `AppServices`), `themes` (names the front end can switch to) and `front_end`
 ("tui" or "repl").
 """
@@ -87,7 +87,7 @@ async def vars_(ctx: CommandContext, args: list[str]) -> None:
 @registry.command("show", "Open the detail view of a variable", "NAME", min_args=1, max_args=1)
 async def show(ctx: CommandContext, args: list[str]) -> None:
     await _existing(ctx, args[0])
-    ctx.request("show", name=args[0])
+    ctx.ui.show(args[0])
 
 
 @registry.command("del", "Delete a variable from the namespace", "NAME", min_args=1, max_args=1)
@@ -119,7 +119,7 @@ async def reset(ctx: CommandContext, args: list[str]) -> None:
     await runtime.reset()
     if ctx.agent is not None:
         ctx.agent.reset_history()
-    ctx.request("clear")
+    ctx.ui.clear()
     done = f" Kept, as injected: {_names(kept)}." if kept else ""
     ctx.print("Namespace and conversation reset." + done, style="success")
 
@@ -138,7 +138,7 @@ async def model(ctx: CommandContext, args: list[str]) -> None:
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     ctx.print(f"Model set to `{services.model_label}` (the conversation is kept).", style="success")
-    ctx.request("status")
+    ctx.ui.refresh_status()
 
 
 @registry.command(
@@ -159,7 +159,7 @@ async def policy(ctx: CommandContext, args: list[str]) -> None:
         raise CommandError("this front end cannot change the policy")
     services.set_policy(name)
     ctx.print(f"Policy set to `{name}`.", style="success")
-    ctx.request("status")
+    ctx.ui.refresh_status()
 
 
 @registry.command(
@@ -184,7 +184,7 @@ async def approve(ctx: CommandContext, args: list[str]) -> None:
         else "code runs as soon as the model writes it"
     )
     ctx.print(f"Approval `{mode}`: {text}.", style="success")
-    ctx.request("status")
+    ctx.ui.refresh_status()
 
 
 @registry.command("theme", "List the themes, or switch to one", "[NAME]", max_args=1)
@@ -201,7 +201,7 @@ async def theme(ctx: CommandContext, args: list[str]) -> None:
         close = difflib.get_close_matches(name, themes, n=1)
         hint = f" Did you mean {close[0]}?" if close else ""
         raise CommandError(f"unknown theme {name!r}.{hint} Type /theme for the list.")
-    ctx.request("theme", name=name)
+    ctx.ui.set_theme(name)
 
 
 @registry.command("skills", "List the skills the agent can activate", max_args=0)
@@ -248,7 +248,7 @@ async def compact(ctx: CommandContext, args: list[str]) -> None:
     step = len(agent.history)
     done = False
     async for event in compactor.compact_now(step):
-        ctx.request("event", event=event)
+        ctx.ui.render(event)
         if getattr(event, "tokens_after", None) is not None and event.type.value == "compacted":
             ctx.print(
                 f"Compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens.",
@@ -278,12 +278,12 @@ async def cost(ctx: CommandContext, args: list[str]) -> None:
 
 @registry.command("clear", "Clear the chat and the log (the conversation is kept)", max_args=0)
 async def clear(ctx: CommandContext, args: list[str]) -> None:
-    ctx.request("clear")
+    ctx.ui.clear()
 
 
 @registry.command("quit", "Quit cave", aliases=("exit", "q"), max_args=0)
 async def quit_(ctx: CommandContext, args: list[str]) -> None:
-    ctx.request("quit")
+    ctx.ui.quit()
 
 
 @registry.command("config", "Show the settings and where each came from", max_args=0)

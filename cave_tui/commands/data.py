@@ -2,7 +2,7 @@
 /export, /replay.
 
 Headless: they talk to the front end only through the `CommandContext` (print,
-confirm, request). The current session is `ctx.state["session"]` (a
+confirm, ui). The current session is `ctx.state["session"]` (a
 `SessionRecorder`, or absent when not recording). A long `/inject` reports
 progress through `ctx.progress(Progress, label)` when the front end offers it (else a
 line at most once a second after the first second): both are called on the loader's
@@ -291,7 +291,7 @@ async def load(ctx: CommandContext, args: list[str]) -> None:
         ctx.state.pop("session", None)
         raise CommandError(f"cannot load {folder.name}: {exc}") from None
     ctx.state["session"] = result.recorder
-    ctx.request("session_loaded", session=result.recorder, transcript=result.transcript)
+    ctx.ui.session_loaded(result.transcript)
     ctx.print(result.summary())
 
 
@@ -333,4 +333,4 @@ async def replay(ctx: CommandContext, args: list[str]) -> None:
         folder = _store(ctx).resolve(" ".join(args))
     except SessionError as exc:
         raise CommandError(str(exc)) from None
-    ctx.request("replay", session=folder)
+    ctx.ui.replay_session(folder)

@@ -10,13 +10,55 @@ from __future__ import annotations
 
 import difflib
 import shlex
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterable, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 
 class CommandError(Exception):
     """A command was misused; the message says how to use it correctly."""
+
+
+class FrontEnd(Protocol):
+    """What only a front end can do, one typed method per action (commands call them).
+
+    A front end that has no use for an action (the plain REPL has no inspector) does
+    nothing, or says it is not available there; it never ignores a misspelt action.
+    """
+
+    def quit(self) -> None:
+        """Leave through the exit hooks."""
+
+    def clear(self) -> None:
+        """Clear what is shown (chat and log); the conversation is kept."""
+
+    def set_theme(self, name: str) -> None:
+        """Switch to theme *name* live (and keep it)."""
+
+    def insert(self, text: str, *, replace: bool = False) -> None:
+        """Put *text* in the input, at the cursor or in place of what is there."""
+
+    def refresh_status(self) -> None:
+        """Redraw the status line (model, policy, approval mode, …)."""
+
+    def show(self, name: str) -> None:
+        """Open the detail view of variable *name*."""
+
+    def render(self, event: Any) -> None:
+        """Draw one core event as if it had streamed."""
+
+    def replay_events(self, events: AsyncIterable[Any]) -> None:
+        """Draw an event stream as a live turn (cancellable); events go to the hooks."""
+
+    def replay_session(self, folder: Path, *, speed: float = 1.0, trust: bool = False) -> None:
+        """Replay a recorded session here, then continue live from it."""
+
+    def session_loaded(self, transcript: list[Any]) -> None:
+        """`/load` replaced the conversation: draw the loaded one (its events)."""
+
+    def notify(self, message: str, severity: str = "information") -> None:
+        """A short message that goes away by itself."""
 
 
 class CommandContext(Protocol):
@@ -25,15 +67,13 @@ class CommandContext(Protocol):
     agent: Any  # cave_tui.agent.CaveAgent | None (None until a model is configured)
     runtime: Any  # cave_tui.runtime.Runtime
     state: dict[str, Any]  # front-end settings commands may read or change (theme, approve, …)
+    ui: FrontEnd  # what only the front end can do
 
     def print(self, text: str, *, style: str = "") -> None:
         """Show a line (Markdown allowed) to the user."""
 
     async def confirm(self, question: str) -> bool:
         """Ask a yes/no question; False when the front end cannot ask (e.g. --json)."""
-
-    def request(self, action: str, **kwargs: Any) -> None:
-        """Ask the front end to do something only it can do (quit, clear, switch theme, …)."""
 
 
 Handler = Callable[[CommandContext, list[str]], Awaitable[None]]

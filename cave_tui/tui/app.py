@@ -10,7 +10,7 @@ core interrupts a running cell on cancellation and keeps the partial reply.
 Extension points for other features (see docs/tui.md):
 - `services.event_hooks`: every event, in order (session recording);
 - `services.exit_hooks`: run once on /quit, Ctrl+Q, SIGTERM, SIGHUP (dump on exit);
-- `handle_request(action, **kw)`: what `CommandContext.request` reaches;
+- `TuiFrontEnd`: what commands ask of the app (`CommandContext.ui`), one method each;
 - `render_event(event)`: draw any event as if it were streamed live.
 """
 
@@ -169,8 +169,56 @@ class TuiContext:
 
         return bool(await self.app.ask_screen(ConfirmScreen(question)))
 
-    def request(self, action: str, **kwargs: Any) -> None:
-        self.app.handle_request(action, **kwargs)
+    @property
+    def ui(self) -> TuiFrontEnd:
+        return self.app.front_end
+
+
+class TuiFrontEnd:
+    """`FrontEnd` for the app: what commands ask of it, one method per action."""
+
+    def __init__(self, app: CaveApp) -> None:
+        self.app = app
+
+    def quit(self) -> None:
+        self.app.call_later(self.app.action_quit)
+
+    def clear(self) -> None:
+        self.app.action_clear()
+
+    def set_theme(self, name: str) -> None:
+        self.app.set_theme(name)
+
+    def insert(self, text: str, *, replace: bool = False) -> None:
+        if replace:
+            self.app.prompt.set_text(text)
+            self.app.prompt.focus()
+        else:
+            self.app.prompt.insert_text(text)
+
+    def refresh_status(self) -> None:
+        self.app.update_status()
+
+    def show(self, name: str) -> None:
+        self.app.open_detail(name)
+
+    def render(self, event: Any) -> None:
+        self.app.render_event(event)
+
+    def replay_events(self, events: AsyncIterable[Any]) -> None:
+        self.app.replay(events)
+
+    def replay_session(self, folder: Path, *, speed: float = 1.0, trust: bool = False) -> None:
+        self.app.replay_session(folder, speed=speed, trust=trust)
+
+    def session_loaded(self, transcript: list[Any]) -> None:
+        # The inspector follows the runtime's own change reports.
+        self.app.action_clear()
+        self.app.draw_transcript(transcript)
+        self.app.update_status()
+
+    def notify(self, message: str, severity: str = "information") -> None:
+        self.app.notify(message, severity=severity)  # type: ignore[arg-type]
 
 
 class CaveApp(App[None]):
@@ -216,6 +264,7 @@ class CaveApp(App[None]):
         path = history_path() if history_file is True else (history_file or None)
         self.history = InputHistory(path)  # type: ignore[arg-type]
         self.ctx = TuiContext(self)
+        self.front_end = TuiFrontEnd(self)
         self.usage = Usage()
         self._last_ctrl_c = -1e9
         self._early_input: list[events.Event] | None = []  # None once the input has the focus
@@ -813,49 +862,6 @@ class CaveApp(App[None]):
             return
         size = human_bytes(path.stat().st_size)
         self.chat.add_notice(f"Retrieved `{name}` to `{path}` ({size}).", "success")
-
-    # -- requests from commands ----------------------------------------------------------------
-    def handle_request(self, action: str, **kwargs: Any) -> None:
-        """What `CommandContext.request` does in the app (actions listed in docs/tui.md)."""
-        if action == "quit":
-            self.call_later(self.action_quit)
-        elif action == "clear":
-            self.action_clear()
-        elif action == "theme":
-            self.set_theme(str(kwargs["name"]))
-        elif action == "insert":
-            if kwargs.get("replace"):
-                self.prompt.set_text(str(kwargs.get("text", "")))
-                self.prompt.focus()
-            else:
-                self.prompt.insert_text(str(kwargs.get("text", "")))
-        elif action == "refresh_inspector":
-            self.refresh_inspector(kwargs.get("changed"))
-        elif action == "show":
-            self.open_detail(str(kwargs["name"]))
-        elif action == "status":
-            self.update_status()
-        elif action == "event":
-            self.render_event(kwargs["event"])
-        elif action == "replay":
-            if "session" in kwargs:
-                self.replay_session(
-                    kwargs["session"],
-                    speed=float(kwargs.get("speed", 1.0)),
-                    trust=bool(kwargs.get("trust", False)),
-                )
-            else:
-                self.replay(kwargs["events"])
-        elif action == "session_loaded":  # /load: the runtime reports its own names
-            self.action_clear()
-            self.draw_transcript(list(kwargs.get("transcript", [])))
-            self.update_status()
-        elif action == "notify":
-            self.notify(
-                str(kwargs.get("message", "")), severity=kwargs.get("severity", "information")
-            )
-        else:
-            self.chat.add_notice(f"The app cannot do {action!r}.", "warning")
 
     def set_theme(self, name: str) -> None:
         if name not in self.available_themes:

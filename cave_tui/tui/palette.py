@@ -18,7 +18,7 @@ class SlashCommands(Provider):
         if command is not None and command.min_args == 0:
             app.run_command_line(f"/{name}")  # type: ignore[attr-defined]
         else:
-            app.handle_request("insert", text=f"/{name} ", replace=True)  # type: ignore[attr-defined]
+            app.front_end.insert(f"/{name} ", replace=True)  # type: ignore[attr-defined]
 
     async def discover(self) -> Hits:
         for command in registry.all():

@@ -17,8 +17,7 @@ class Ctx:
     async def confirm(self, question: str) -> bool:
         return False
 
-    def request(self, action: str, **kwargs: Any) -> None:
-        self.state["requested"] = action
+    ui = None  # no command here asks the front end for anything
 
 
 async def test_dispatch_parse_usage_and_suggestions():

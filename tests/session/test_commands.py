@@ -9,8 +9,21 @@ import pandas as pd
 import pytest
 
 from cave_tui.commands import load_commands
+from cave_tui.commands.registry import FrontEnd
 from cave_tui.session import SessionRecorder, read_session
 from tests.session.helpers import TWO_TURNS, code, scripted_agent
+
+
+class RecordingFrontEnd:
+    """A `FrontEnd` that records each call as (method name, arguments)."""
+
+    def __init__(self, calls: list[tuple[str, dict[str, Any]]]) -> None:
+        self.calls = calls
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or not hasattr(FrontEnd, name):
+            raise AttributeError(name)  # a method the protocol does not have is an error
+        return lambda *args, **kwargs: self.calls.append((name, {"args": args, **kwargs}))
 
 
 class FakeContext:
@@ -32,8 +45,9 @@ class FakeContext:
         self.questions.append(question)
         return self.answers.pop(0) if self.answers else False
 
-    def request(self, action: str, **kwargs: Any) -> None:
-        self.requests.append((action, kwargs))
+    @property
+    def ui(self) -> Any:
+        return RecordingFrontEnd(self.requests)
 
     @property
     def last(self) -> str:
@@ -140,7 +154,7 @@ async def test_save_sessions_export_and_replay_request(registry, ctx, tmp_path):
     assert await registry.dispatch(f"/export {tmp_path / 'nb.ipynb'}", ctx)
     assert "Not exported" in ctx.last
     assert await registry.dispatch(f"/replay {session.id}", ctx)
-    assert ctx.requests[-1] == ("replay", {"session": session.dir})
+    assert ctx.requests[-1] == ("replay_session", {"args": (session.dir,)})
     assert not await registry.dispatch("/replay nothing-like-it", ctx)
 
 
@@ -160,6 +174,8 @@ async def test_load_switches_to_another_session(registry, tmp_path):
     assert "scratch" not in await ctx.runtime.names()
     assert current_agent.history == agent.history
     assert ctx.requests[-1][0] == "session_loaded"
+    transcript = ctx.requests[-1][1]["args"][0]
+    assert [e.type.value for e in transcript][:1] == ["user"]
     await ctx.state["session"].close()
 
 

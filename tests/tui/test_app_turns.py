@@ -367,7 +367,7 @@ async def test_replay_request_renders_a_stream_and_feeds_the_hooks():
     app.services.event_hooks.append(lambda e: seen.append(e.type.value))
     async with app.run_test() as pilot:
         await settle(pilot)
-        app.ctx.request("replay", events=recorded())
+        app.ctx.ui.replay_events(recorded())
         await settle(pilot)
         assert "recorded question" in chat_text(app) and "Recorded answer." in chat_text(app)
         assert seen == ["user", "step", "text", "text", "final_response"]
@@ -380,10 +380,8 @@ async def test_sub_agent_events_are_labelled():
     app = make_app([])
     async with app.run_test() as pilot:
         await settle(pilot)
-        app.ctx.request("event", event=ev.TextEvent(content="Cleaning.", step=2, agent="cleaner"))
-        app.ctx.request(
-            "event", event=ev.CodeEvent(content="x = 1", code="x = 1", step=2, agent="cleaner")
-        )
+        app.ctx.ui.render(ev.TextEvent(content="Cleaning.", step=2, agent="cleaner"))
+        app.ctx.ui.render(ev.CodeEvent(content="x = 1", code="x = 1", step=2, agent="cleaner"))
         await settle(pilot)
         app.chat.flush_all()
         await pilot.pause()
