@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from cave_tui.agent import events as ev
 
 # The agent package is imported lazily: the app renders events by their type value.
-SKIPPED_NOTICE = "code skipped by the user"  # cave_tui.agent.core.SKIPPED_NOTICE
 DOUBLE_PRESS_SECONDS = 2.0
 STARTUP_DELAY = 0.3  # idle time before the runtime is built (typing pushes it back)
 
@@ -269,6 +268,7 @@ class CaveApp(App[None]):
         self._last_ctrl_c = -1e9
         self._early_input: list[events.Event] | None = []  # None once the input has the focus
         self._queued: list[str] = []  # lines sent while a turn ran: they run next, in order
+        self._last_command: Any = None  # the worker of the latest /command (they run in order)
         self._quitting = False
         self._theme_notices: list[str] = []
         # (session folder, speed, trust) replayed once the runtime is up (`cave demo`)
@@ -490,9 +490,20 @@ class CaveApp(App[None]):
         self.history.add(text)
 
     def run_command_line(self, line: str) -> None:
-        """Run a `/command` line through the shared registry (in a worker: it may ask)."""
+        """Run a `/command` line through the shared registry (in a worker: it may ask).
+
+        Commands run one after another, in the order they were sent: `/retrieve x` then
+        `/del x` typed fast must not delete `x` before it was saved.
+        """
         self.chat.add_notice(f"`{line}`", "command")
-        self.run_worker(registry.dispatch(line, self.ctx), group="command")
+        previous = self._last_command
+
+        async def run() -> None:
+            if previous is not None:
+                await asyncio.gather(previous.wait(), return_exceptions=True)
+            await registry.dispatch(line, self.ctx)
+
+        self._last_command = self.run_worker(run(), group="command")
 
     # -- turns ---------------------------------------------------------------------------------
     def start_turn(self, task: str) -> None:
@@ -702,7 +713,9 @@ class CaveApp(App[None]):
         elif kind == "max_steps_reached":
             chat.add_notice(event.content, "warning")
         elif kind == "notice":
-            if event.content == SKIPPED_NOTICE:
+            from cave_tui.agent.events import NoticeKind  # loaded: the event came from it
+
+            if getattr(event, "kind", None) is NoticeKind.CODE_SKIPPED:
                 entry = log.current(event.step, agent)
                 if entry is not None:
                     entry.finish("skipped")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from textual import events
 from textual.keys import _character_to_key
 
-from .conftest import make_app, settle, wait_for
+from .conftest import chat_text, make_app, settle, wait_for
 
 
 def _burst(app, text: str, *then: str) -> None:
@@ -98,4 +98,18 @@ async def test_keys_typed_right_after_closing_a_dialog_reach_the_input():
         _burst(app, "n")  # the answer, then a line typed straight after it
         _burst(app, "!x = 1", "enter")
         await wait_for(pilot, lambda: "x" in app.services.runtime._ns)
+        await settle(pilot)
         assert sent[-1] == "!x = 1" and "b2" in app.services.runtime._ns
+
+
+async def test_commands_sent_fast_run_in_the_order_sent(tmp_path):
+    source = tmp_path / "big.csv"
+    source.write_text("a,b\n" + "".join(f"{i},{i * 2}\n" for i in range(300_000)))
+    app = make_app([])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        _burst(app, f"/inject {source} as big", "enter")  # takes a while: a file to read
+        _burst(app, "/del big", "enter")  # quick: it must wait for the inject
+        await wait_for(pilot, lambda: any(w in chat_text(app) for w in ("Deleted", "no variable")))
+        await settle(pilot)
+        assert "big" not in app.services.runtime._ns and "no variable" not in chat_text(app)
