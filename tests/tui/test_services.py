@@ -75,10 +75,3 @@ async def test_unknown_skills_dir_is_a_notice_not_a_crash(tmp_path):
     await services.start()
     assert any("skills directory not found" in n for n in services.notices)
     await services.shutdown()
-
-
-def test_app_and_core_agree_on_the_skipped_notice():
-    from cave_tui.agent.core import SKIPPED_NOTICE
-    from cave_tui.tui import app
-
-    assert app.SKIPPED_NOTICE == SKIPPED_NOTICE
