@@ -308,10 +308,12 @@ class AppServices:
 
         if not self._started:
             await self.start()
-        code_event = ev.CodeEvent(content=code, code=code, agent="user", source=ev.CodeSource.USER)
+        code_event = ev.CodeEvent(
+            content=code, code=code, agent=ev.USER_AGENT, source=ev.CodeSource.USER
+        )
         self.emit(code_event)
         yield code_event
-        cell = CellEvents(agent="user")
+        cell = CellEvents(agent=ev.USER_AGENT)
         result: Any = None
         async for item in cell.run(execute_streaming(self._runtime, code, None, cell.output.write)):
             if isinstance(item, ExecutionResult):
@@ -319,25 +321,7 @@ class AppServices:
             else:
                 self.emit(item)
                 yield item
-        event: Any
-        if result.success:
-            event = ev.ExecutionOutputEvent(
-                content=result.output,
-                output=result.output,
-                changed=list(result.changed),
-                duration=result.duration,
-                agent="user",
-            )
-        else:
-            event = ev.ExecutionErrorEvent(
-                content=result.error or "",
-                output=result.output,
-                error=result.error or "",
-                error_type=result.error_type or "",
-                changed=list(result.changed),
-                duration=result.duration,
-                agent="user",
-            )
+        event = ev.user_cell_event(result)
         self.emit(event)
         yield event
 

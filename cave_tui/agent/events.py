@@ -241,3 +241,24 @@ def event_from_dict(data: dict[str, Any]) -> Event | None:
                 continue  # a value this version does not know: the default stands
         kwargs[spec.name] = value
     return cls(**kwargs)
+
+
+def user_cell_event(result: Any) -> Event:
+    """The outcome event of a cell the user ran (an `ExecutionResult`), as front ends show it."""
+    if result.success:
+        return ExecutionOutputEvent(
+            content=result.output,
+            output=result.output,
+            changed=list(result.changed),
+            duration=result.duration,
+            agent=USER_AGENT,
+        )
+    return ExecutionErrorEvent(
+        content=result.error or "",
+        output=result.output,
+        error=result.error or "",
+        error_type=result.error_type or "",
+        changed=list(result.changed),
+        duration=result.duration,
+        agent=USER_AGENT,
+    )

@@ -21,21 +21,4 @@ def code_event(cell: UserCell) -> ev.CodeEvent:
 
 async def run_user_cell(cell: UserCell, runtime: Any) -> ev.Event:
     """Run *cell*'s code on *runtime*; the outcome event, as `run_python` reports it."""
-    result = await runtime.execute(cell.code)
-    if result.success:
-        return ev.ExecutionOutputEvent(
-            content=result.output,
-            output=result.output,
-            changed=list(result.changed),
-            duration=result.duration,
-            agent=ev.USER_AGENT,
-        )
-    return ev.ExecutionErrorEvent(
-        content=result.error or "",
-        output=result.output,
-        error=result.error or "",
-        error_type=result.error_type or "",
-        changed=list(result.changed),
-        duration=result.duration,
-        agent=ev.USER_AGENT,
-    )
+    return ev.user_cell_event(await runtime.execute(cell.code))
