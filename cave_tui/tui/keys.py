@@ -1,9 +1,9 @@
 """`OrderedKeys`: a focused widget handles its keys, and the bindings they trigger, in order.
 
 Textual forwards each key to the focused widget's queue, but runs priority bindings at
-once in the app and non-priority bindings only after the key has bubbled up to the app:
-keys typed quickly after Enter, Ctrl+J or Ctrl+F overtook them (a pasted line followed by
-Enter sent an empty input; `/inject ai` was submitted before the rest of its name).
+once in the app and non-priority bindings only after the key has bubbled up to the app,
+so without this a binding's key (Enter, Ctrl+J, Ctrl+F) could act before the characters
+typed just before it had reached the widget.
 
 A widget with this mixin runs a key's binding (its own, then its ancestors', keymap
 applied, exactly as the app would) while it handles the key, so the action happens before
