@@ -3,8 +3,9 @@
 pandas sizes its reprs to the terminal when it believes it runs in one (in-process,
 `display.max_columns` is 0: "as many columns as the terminal fits"), which would make a
 recorded session's output differ between terminals (and `cave replay --check` with it).
-Both runtimes call `pin_display()` when they start: pandas' options are set to its own defaults outside a terminal (a notebook's),
-at once if pandas is imported, else right after the first `import pandas`.
+Both runtimes call `pin_display()` when they start: pandas' options are set to its own
+defaults outside a terminal (a notebook's), at once if pandas is imported, else right
+after the first `import pandas`.
 
 Standard library only: the kernel runs this file as `_cave_display` (kernel_install.py).
 """
