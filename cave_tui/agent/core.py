@@ -231,7 +231,7 @@ class CaveAgent:
         """Install skills and compaction when configured (kept apart from the loop)."""
         from cave_tui.agent.subagents import SubAgentHub
 
-        self._subagents = SubAgentHub(self)
+        self._subagents = SubAgentHub(self, CaveAgent)
         if self.skills:
             from cave_tui.skills.runtime_bridge import install_skills
 

@@ -42,8 +42,10 @@ def describe_agent(agent: Any, name: str) -> str:
 class SubAgentHub:
     """Attaches sub-agents to one parent agent and forwards their events to its stream."""
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Any, agent_type: type) -> None:
+        """*agent_type* is the agent class (`CaveAgent`): injected objects of it are attached."""
         self.agent = agent
+        self.agent_type = agent_type
         self._labels: dict[int, str] = {}  # id(child) -> label
         self._children: list[Any] = []
         self._lock = threading.Lock()
@@ -64,12 +66,10 @@ class SubAgentHub:
         child.add_event_sink(self._make_sink(child, own))
 
     def scan(self) -> None:
-        """Attach every `CaveAgent` injected into the parent's runtime."""
-        from cave_tui.agent.core import CaveAgent
-
+        """Attach every agent (`agent_type`) injected into the parent's runtime."""
         for name, item in self.agent.runtime.injected.items():
             value = getattr(item, "value", None)
-            if isinstance(value, CaveAgent):
+            if isinstance(value, self.agent_type):
                 self.attach(value, name)
 
     def _make_sink(self, child: Any, own: str) -> Any:
