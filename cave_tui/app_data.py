@@ -19,12 +19,27 @@ Never imports Textual.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cave_tui.cli_data import DataOptions
+if TYPE_CHECKING:
+    from cave_tui.dataio.dump import LoadedDump
+    from cave_tui.dataio.inject import Injection
 
 DATA_FLAGS = ("inject", "load", "dump", "trust", "resume", "sessions_dir")
+
+
+@dataclass
+class DataOptions:
+    """The data/session options of one command invocation."""
+
+    inject: list[str] = field(default_factory=list)
+    load: Path | None = None
+    dump: Path | None = None
+    trust: bool = False
+    resume: str | None = None
+    sessions_dir: Path | None = None
 
 
 class StartupError(Exception):
@@ -42,6 +57,41 @@ def data_from_flags(flags: dict[str, Any]) -> DataOptions:
         resume=flags.get("resume") or None,
         sessions_dir=Path(sdir) if sdir else None,
     )
+
+
+async def preseed(runtime: Any, data: DataOptions) -> list[Injection | LoadedDump]:
+    """Apply `--load` then each `--inject`; returns what was loaded, in order, to record.
+
+    Raises `DataIOError` naming the file that could not be loaded.
+    """
+    from cave_tui.dataio import inject_spec, load_dump
+    from cave_tui.dataio.errors import NameConflictError
+
+    done: list[Injection | LoadedDump] = []
+    if data.load is not None:
+        done.append(await load_dump(runtime, data.load, trust=data.trust))
+    for spec in data.inject:
+        try:
+            done.append(await inject_spec(runtime, spec, trust=data.trust))
+        except NameConflictError as exc:
+            raise NameConflictError(
+                f"--inject {spec}: {exc}; give another name with PATH:NAME",
+                name=exc.name,
+                kind=exc.kind,
+            ) from None
+    return done
+
+
+def record_preseed(recorder: Any, done: list[Injection | LoadedDump]) -> None:
+    """Log each pre-seed in the session: a dump's manifest hash, an injection's source."""
+    from cave_tui.dataio.dump import MANIFEST, LoadedDump
+    from cave_tui.dataio.load import file_sha256
+
+    for result in done:
+        if isinstance(result, LoadedDump):
+            recorder.record_load(result, file_sha256(result.directory / MANIFEST))
+        else:
+            recorder.record_injection(result)
 
 
 def needs_runtime_first(data: DataOptions) -> bool:
@@ -63,8 +113,8 @@ class DataFeatures:
 
     # -- start-up ------------------------------------------------------------------------
     async def on_ready(self, services: Any) -> None:
-        from cave_tui.cli_data import _record_preseed, preseed
         from cave_tui.dataio import DataIOError
+        from cave_tui.dataio.dump import LoadedDump
         from cave_tui.session import SessionError, SessionRecorder, SessionStore, resume_session
 
         if self.recorder is not None:
@@ -91,9 +141,9 @@ class DataFeatures:
                 store.root, title=self.title, agent=services.agent, runtime=runtime
             )
         self.recorder.on_warning = lambda text: services.notices.append(text)
-        _record_preseed(self.recorder, done)
-        for kind, result in done:
-            verb = "Loaded" if kind == "load" else "Injected"
+        record_preseed(self.recorder, done)
+        for result in done:
+            verb = "Loaded" if isinstance(result, LoadedDump) else "Injected"
             self.messages.append(f"{verb} {result.summary()}")
         self.messages.append(f"Recording session {self.recorder.id} ({self.recorder.dir}).")
         services.notices.extend(self.messages)

@@ -15,25 +15,16 @@ import json
 import signal
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from cave_tui.app_data import DataOptions, preseed, record_preseed
+
+__all__ = ["DataOptions", "data_options", "normalize_argv", "register_data_commands", "run_task"]
+
 EXIT_STARTUP = 2  # a pre-seed file could not be loaded, a session could not be resumed
-
-
-@dataclass
-class DataOptions:
-    """The data/session options of one command invocation."""
-
-    inject: list[str] = field(default_factory=list)
-    load: Path | None = None
-    dump: Path | None = None
-    trust: bool = False
-    resume: str | None = None
-    sessions_dir: Path | None = None
 
 
 _OPTIONS: list[tuple[str, Any, Any]] = [
@@ -150,40 +141,6 @@ def _reporter(as_json: bool) -> Any:
 
 
 # -- cave run ------------------------------------------------------------------------------
-async def preseed(runtime: Any, data: DataOptions) -> list[tuple[str, Any]]:
-    """Apply `--load` then each `--inject`; returns (kind, result) pairs to record.
-
-    Raises `DataIOError` naming the file that could not be loaded.
-    """
-    from cave_tui.dataio import inject_spec, load_dump
-    from cave_tui.dataio.errors import NameConflictError
-
-    done: list[tuple[str, Any]] = []
-    if data.load is not None:
-        done.append(("load", await load_dump(runtime, data.load, trust=data.trust)))
-    for spec in data.inject:
-        try:
-            done.append(("inject", await inject_spec(runtime, spec, trust=data.trust)))
-        except NameConflictError as exc:
-            raise NameConflictError(
-                f"--inject {spec}: {exc}; give another name with PATH:NAME",
-                name=exc.name,
-                kind=exc.kind,
-            ) from None
-    return done
-
-
-def _record_preseed(recorder: Any, done: list[tuple[str, Any]]) -> None:
-    from cave_tui.dataio.dump import MANIFEST
-    from cave_tui.dataio.load import file_sha256
-
-    for kind, result in done:
-        if kind == "load":
-            recorder.record_load(result, file_sha256(result.directory / MANIFEST))
-        else:
-            recorder.record_injection(result)
-
-
 def _exit_code(status: str) -> int:
     return {"completed": 0, "max_steps_reached": 1}.get(status, 2)
 
@@ -206,7 +163,7 @@ async def run_task(agent: Any, task: str, as_json: bool, data: DataOptions) -> i
         done = await preseed(runtime, data)
         if recorder is None:
             recorder = SessionRecorder.create(store.root, title=task, agent=agent)
-        _record_preseed(recorder, done)
+        record_preseed(recorder, done)
     except (DataIOError, SessionError) as exc:
         report(f"cave: cannot start: {exc}", error=True)
         if recorder is not None:
