@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,14 +19,13 @@ import pytest
 
 from cave_tui.session import SessionStore, read_session
 from cave_tui.session.reader import StepRun, UserCell, recorded_turns
-from tests.tui.test_e2e_tmux import Tmux
+from tests.tui.test_e2e_tmux import CAVE, Tmux
 
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
 
-CAVE = Path(sys.executable).with_name("cave")
 REPLIES = """\
 - "Adding it up.\\n\\n```python\\ntotal = int(wide.to_numpy().sum()) + offset\\nprint('total', total)\\n```"
 - "Zeroing it.\\n\\n```python\\nwide = wide * 0\\nprint('zeroed')\\n```"
