@@ -1,11 +1,13 @@
-"""The headless core never imports Textual; `import cave_tui` never imports litellm."""
+"""Layering: the core and the app layer never import a UI toolkit; no import cycles anywhere."""
 
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ["agent", "runtime", "security", "skills", "models", "session", "commands", "dataio"]
+CORE = ["agent", "runtime", "security", "skills", "models", "session", "dataio"]
+HEADLESS = [*CORE, "app"]  # the app layer is headless too
+UI_TOOLKITS = ("textual", "typer", "prompt_toolkit")
 
 
 def _modules_after(code: str) -> set[str]:
@@ -33,11 +35,69 @@ def test_core_packages_do_not_import_textual_or_litellm():
     assert not any(m.startswith("litellm") for m in mods)
 
 
-def test_core_sources_never_mention_textual():
-    for pkg in CORE:
+def test_core_and_app_sources_never_mention_a_ui_toolkit():
+    for pkg in HEADLESS:
         for path in (ROOT / "cave_tui" / pkg).rglob("*.py"):
             text = path.read_text()
-            assert "import textual" not in text and "from textual" not in text, path
+            for toolkit in UI_TOOLKITS:
+                assert f"import {toolkit}" not in text and f"from {toolkit}" not in text, path
+
+
+def test_the_app_layer_imports_no_ui_toolkit():
+    code = "import cave_tui.app.services, cave_tui.app.startup, cave_tui.app.commands\n"
+    code += "cave_tui.app.commands.load_commands()"
+    mods = _modules_after(code)
+    assert not [m for m in mods if m.split(".")[0] in UI_TOOLKITS]
+
+
+def _import_cycles() -> list[list[str]]:
+    """Strongly connected groups of cave_tui modules (lazy and TYPE_CHECKING imports count)."""
+    import grimp
+
+    graph = grimp.build_graph("cave_tui")
+    edges = {
+        m: [x for x in graph.find_modules_directly_imported_by(m) if x.startswith("cave_tui")]
+        for m in graph.modules
+        if m.startswith("cave_tui")
+    }
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+    for root in sorted(edges):  # Tarjan, iterative: the graph is a few hundred modules deep
+        if root in order:
+            continue
+        work = [(root, iter(edges[root]))]
+        order[root] = low[root] = len(order)
+        stack.append(root)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in order:
+                    order[child] = low[child] = len(order)
+                    stack.append(child)
+                    work.append((child, iter(edges[child])))
+                    break
+                if child in stack:
+                    low[node] = min(low[node], order[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == order[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        cycles.append(sorted(group))
+    return cycles
+
+
+def test_no_import_cycles_in_the_package():
+    assert _import_cycles() == []
 
 
 def test_import_linter_contract_holds():

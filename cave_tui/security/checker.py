@@ -16,6 +16,8 @@ from collections.abc import Iterable
 
 from cave_tui.security.cell import Cell
 from cave_tui.security.ipython_rules import MagicRule
+from cave_tui.security.policies import POLICIES, policy_spec
+from cave_tui.security.resolve import ModuleResolver
 from cave_tui.security.rules import SecurityRule, build_name_problem
 from cave_tui.security.source import PreparedCell, prepare
 from cave_tui.security.violations import SecurityError, SecurityViolation
@@ -31,7 +33,7 @@ def _parse(source: str) -> ast.AST:
 class SecurityChecker:
     """Checks cells against a list of rules; `for_policy(name)` builds the named policies."""
 
-    POLICIES = ("trusted", "standard", "strict")
+    POLICIES = POLICIES
 
     def __init__(
         self,
@@ -45,6 +47,7 @@ class SecurityChecker:
         self.magics = magics
         self.policy = policy
         self.summary = summary
+        self.resolver: ModuleResolver | None = None  # the strict policy's module resolver
         self._magic_rule = MagicRule()
         self._name_problem = build_name_problem([])
         for rule in rules:
@@ -60,9 +63,12 @@ class SecurityChecker:
     @classmethod
     def for_policy(cls, name: str, extra_imports: Iterable[str] = ()) -> SecurityChecker:
         """The named policy: `trusted` (no checks), `standard` (deny-list), `strict`."""
-        from cave_tui.security.policies import build_policy
-
-        return build_policy(cls, name, extra_imports)
+        spec = policy_spec(name, extra_imports)
+        checker = cls(
+            spec.rules, policy=spec.policy.value, magics=spec.magics, summary=spec.summary
+        )
+        checker.resolver = spec.resolver
+        return checker
 
     def prompt_line(self) -> str:
         """One line for the system prompt describing the active policy ('' for none)."""

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
 
 from cave_tui.security import lists as L
 from cave_tui.security.io_rules import DeserializationRule, IORule
@@ -19,8 +21,28 @@ from cave_tui.security.reflection_rules import FormatRule, QueryRule, Reflection
 from cave_tui.security.resolve import ModuleResolver
 from cave_tui.security.rules import AttributeRule, FunctionRule, ImportRule
 
-if TYPE_CHECKING:
-    from cave_tui.security.checker import SecurityChecker
+
+class Policy(StrEnum):
+    """The named policies, weakest first."""
+
+    TRUSTED = "trusted"
+    STANDARD = "standard"
+    STRICT = "strict"
+
+
+POLICIES: tuple[str, ...] = tuple(p.value for p in Policy)
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """What a `SecurityChecker` for one named policy is built from."""
+
+    policy: Policy
+    rules: tuple[Any, ...] = ()
+    magics: bool = False
+    summary: str | None = None
+    resolver: ModuleResolver | None = None
+
 
 _MODULE_NAME = re.compile(r"^[A-Za-z]\w*(\.[A-Za-z]\w*)*$")
 
@@ -37,21 +59,23 @@ def _extras(extra_imports: Iterable[str]) -> list[str]:
     return extras
 
 
-def build_policy(
-    cls: type[SecurityChecker], name: str, extra_imports: Iterable[str] = ()
-) -> SecurityChecker:
-    key = str(name).strip().lower()
+def policy_spec(name: str, extra_imports: Iterable[str] = ()) -> PolicySpec:
+    """The rules of the policy called *name* (any case); ValueError for an unknown name."""
+    try:
+        policy = Policy(str(name).strip().lower())
+    except ValueError:
+        raise ValueError(
+            f"unknown security policy {name!r}; choose one of: {', '.join(POLICIES)}"
+        ) from None
     extras = _extras(extra_imports)
-    if key == "trusted":
-        return cls([], policy="trusted", magics=True)
-    if key == "standard":
-        return _standard(cls, extras)
-    if key == "strict":
-        return _strict(cls, extras)
-    raise ValueError(f"unknown security policy {name!r}; choose one of: trusted, standard, strict")
+    if policy is Policy.TRUSTED:
+        return PolicySpec(policy, magics=True)
+    if policy is Policy.STANDARD:
+        return _standard(extras)
+    return _strict(extras)
 
 
-def _standard(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
+def _standard(extras: list[str]) -> PolicySpec:
     denied = L.STANDARD_DENIED_IMPORTS - {e.split(".")[0] for e in extras}
     module_names = {m for m in denied if not m.startswith("_")}
     rules = [
@@ -77,10 +101,10 @@ def _standard(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
         "pickle imports, no eval/exec/compile/open, no dunder attributes, no IPython "
         "magics or shell commands)."
     )
-    return cls(rules, policy="standard", summary=summary)
+    return PolicySpec(Policy.STANDARD, tuple(rules), summary=summary)
 
 
-def _strict(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
+def _strict(extras: list[str]) -> PolicySpec:
     allowed = L.STRICT_ALLOWED_IMPORTS | {e.split(".")[0] for e in extras}
     resolver = ModuleResolver(frozenset(allowed), L.STRICT_DENIED_SUBMODULES)
     resolver.warm_up()
@@ -121,6 +145,4 @@ def _strict(cls: type[SecurityChecker], extras: list[str]) -> SecurityChecker:
         "access: use io.BytesIO/StringIO; no names starting with _; literal names in "
         "getattr and literal strings in df.query/eval)."
     )
-    checker = cls(rules, policy="strict", summary=summary)
-    checker.resolver = resolver  # type: ignore[attr-defined]
-    return checker
+    return PolicySpec(Policy.STRICT, tuple(rules), summary=summary, resolver=resolver)

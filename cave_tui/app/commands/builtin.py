@@ -11,8 +11,8 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from cave_tui.commands.registry import CommandContext, CommandError, registry
-from cave_tui.config import APPROVE_MODES, POLICIES
+from cave_tui.app.commands.registry import CommandContext, CommandError, registry
+from cave_tui.app.config import APPROVE_MODES, POLICIES
 
 
 def _services(ctx: CommandContext) -> Any:
@@ -67,7 +67,7 @@ async def help_(ctx: CommandContext, args: list[str]) -> None:
 
 @registry.command("vars", "List the variables in the namespace", "[FILTER]", max_args=1)
 async def vars_(ctx: CommandContext, args: list[str]) -> None:
-    from cave_tui.detail import human_bytes
+    from cave_tui.app.detail import human_bytes
 
     rows = await (await _runtime(ctx)).namespace_summary()
     if args:
@@ -288,7 +288,7 @@ async def quit_(ctx: CommandContext, args: list[str]) -> None:
 
 @registry.command("config", "Show the settings and where each came from", max_args=0)
 async def config(ctx: CommandContext, args: list[str]) -> None:
-    from cave_tui.config import config_path, describe
+    from cave_tui.app.config import config_path, describe
 
     services = _services(ctx)
     if services is None:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cave_tui.commands.registry import CommandContext, CommandError, registry
+from cave_tui.app.commands.registry import CommandContext, CommandError, registry
 
 MAX_CONFIRMS = 3
 

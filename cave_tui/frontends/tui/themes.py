@@ -14,7 +14,7 @@ from pathlib import Path
 
 from textual.theme import Theme
 
-BUNDLED = Path(__file__).resolve().parent.parent / "themes"
+BUNDLED = Path(__file__).resolve().parents[2] / "themes"
 _FIELDS = {f.name for f in fields(Theme)}
 
 

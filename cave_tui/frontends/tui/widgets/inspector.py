@@ -21,9 +21,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input, Static
 
-from cave_tui.detail import human_bytes
+from cave_tui.app.detail import human_bytes
 from cave_tui.runtime.summary import VarInfo
-from cave_tui.tui.keys import OrderedKeys, move_focus
+from cave_tui.frontends.tui.keys import OrderedKeys, move_focus
 
 
 def _fit(text: str, width: int) -> str:

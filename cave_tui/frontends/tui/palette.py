@@ -6,7 +6,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from cave_tui.commands import registry
+from cave_tui.app.commands import registry
 
 
 class SlashCommands(Provider):

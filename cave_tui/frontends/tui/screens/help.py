@@ -7,8 +7,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 
-from cave_tui.commands import registry
-from cave_tui.tui.screens.base import CaveModal
+from cave_tui.app.commands import registry
+from cave_tui.frontends.tui.screens.base import CaveModal
 
 KEYS = """\
 | key | what it does |

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cave_tui.app_data import DataOptions, preseed, record_preseed
+from cave_tui.app.startup import DataOptions, preseed, record_preseed
 
 __all__ = ["DataOptions", "data_options", "normalize_argv", "register_data_commands", "run_task"]
 
@@ -312,7 +312,7 @@ def register_data_commands(app: typer.Typer) -> None:
         In the app (the default) the session then goes on live; --headless prints it.
         """
         if not headless and not check:
-            from cave_tui.cli import open_replay
+            from cave_tui.frontends.cli.main import open_replay
             from cave_tui.session import SessionError, SessionStore
 
             try:

@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static, TextArea
 
-from cave_tui.tui.screens.base import CaveModal
+from cave_tui.frontends.tui.screens.base import CaveModal
 
 
 class ApprovalScreen(CaveModal[str | None]):

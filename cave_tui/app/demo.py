@@ -17,7 +17,7 @@ DEMO_SESSION = "demo-flights"
 
 def demo_session_path() -> Path:
     """The bundled demo session: next to the package (a checkout), else under ./sessions."""
-    here = Path(__file__).resolve().parents[1] / "sessions" / DEMO_SESSION
+    here = Path(__file__).resolve().parents[2] / "sessions" / DEMO_SESSION
     return here if here.is_dir() else Path.cwd() / "sessions" / DEMO_SESSION
 
 

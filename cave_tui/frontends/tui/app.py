@@ -31,18 +31,18 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import var
 
-from cave_tui.commands import load_commands, registry
-from cave_tui.config import history_path, save_setting
-from cave_tui.history import InputHistory
+from cave_tui.app.commands import load_commands, registry
+from cave_tui.app.config import history_path, save_setting
+from cave_tui.app.history import InputHistory
 from cave_tui.models.base import Usage
-from cave_tui.services import NO_MODEL_HELP, AppServices
-from cave_tui.tui.themes import BUNDLED, load_themes
-from cave_tui.tui.widgets.chat import ChatPane
-from cave_tui.tui.widgets.inspector import Inspector, VarTable
-from cave_tui.tui.widgets.keybar import KeyBar
-from cave_tui.tui.widgets.prompt import PromptArea, PromptInput
-from cave_tui.tui.widgets.status import StatusLine
-from cave_tui.tui.widgets.steplog import StepLog, format_duration
+from cave_tui.app.services import NO_MODEL_HELP, AppServices
+from cave_tui.frontends.tui.themes import BUNDLED, load_themes
+from cave_tui.frontends.tui.widgets.chat import ChatPane
+from cave_tui.frontends.tui.widgets.inspector import Inspector, VarTable
+from cave_tui.frontends.tui.widgets.keybar import KeyBar
+from cave_tui.frontends.tui.widgets.prompt import PromptArea, PromptInput
+from cave_tui.frontends.tui.widgets.status import StatusLine
+from cave_tui.frontends.tui.widgets.steplog import StepLog, format_duration
 
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
@@ -53,7 +53,7 @@ STARTUP_DELAY = 0.3  # idle time before the runtime is built (typing pushes it b
 
 
 def _slash_commands() -> Any:
-    from cave_tui.tui.palette import SlashCommands  # textual.command loads with the palette
+    from cave_tui.frontends.tui.palette import SlashCommands  # textual.command loads with the palette
 
     return SlashCommands
 
@@ -164,7 +164,7 @@ class TuiContext:
         self.app.post_message(LoadProgress(progress, label))
 
     async def confirm(self, question: str) -> bool:
-        from cave_tui.tui.screens.confirm import ConfirmScreen
+        from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
 
         return bool(await self.app.ask_screen(ConfirmScreen(question)))
 
@@ -293,7 +293,7 @@ class CaveApp(App[None]):
 
     # -- setup ---------------------------------------------------------------------------------
     def _register_themes(self) -> None:
-        from cave_tui.config import config_dir
+        from cave_tui.app.config import config_dir
 
         themes, problems = load_themes(BUNDLED, config_dir() / "themes")
         self._theme_notices = problems
@@ -405,7 +405,7 @@ class CaveApp(App[None]):
         self.chat.add_notice(message.text, message.style)
 
     def on_load_progress(self, message: LoadProgress) -> None:
-        from cave_tui.commands.data import progress_line
+        from cave_tui.app.commands.data import progress_line
 
         p = message.progress
         self.chat.show_progress(p.path or message.label, progress_line(p, message.label))
@@ -614,7 +614,7 @@ class CaveApp(App[None]):
         self.post_message(TurnFinished(outcome))
 
     async def _approve(self, code: str, step: int) -> str | None:
-        from cave_tui.tui.screens.approve import ApprovalScreen
+        from cave_tui.frontends.tui.screens.approve import ApprovalScreen
 
         return await self.ask_screen(ApprovalScreen(code, step))
 
@@ -834,7 +834,7 @@ class CaveApp(App[None]):
         self.open_detail(message.name)
 
     def open_detail(self, name: str) -> None:
-        from cave_tui.tui.screens.detail import DetailScreen
+        from cave_tui.frontends.tui.screens.detail import DetailScreen
 
         runtime = self.services.runtime
         if runtime is None:
@@ -864,7 +864,7 @@ class CaveApp(App[None]):
         if registry.get("retrieve") is not None:  # the data commands, when installed
             await registry.dispatch(f"/retrieve {name}", self.ctx)
             return
-        from cave_tui.detail import default_filename, free_path, human_bytes, write_object
+        from cave_tui.app.detail import default_filename, free_path, human_bytes, write_object
 
         try:
             obj = await self.services.runtime.retrieve(name)
@@ -941,7 +941,7 @@ class CaveApp(App[None]):
         self.exit()
 
     def action_help(self) -> None:
-        from cave_tui.tui.screens.help import HelpScreen
+        from cave_tui.frontends.tui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())

@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from cave_tui.config import POLICIES, Config
+from cave_tui.app.config import POLICIES, Config
 
 EventHook = Callable[[Any], Any]
 ExitHook = Callable[[], Any]

@@ -1,6 +1,6 @@
 """The detail view of one variable: a frame's head, dtypes and describe(), or a bounded repr.
 
-The detail is computed in a worker thread with bounded cost (see `cave_tui.detail`);
+The detail is computed in a worker thread with bounded cost (see `cave_tui.app.detail`);
 the screen posts itself a message when it is ready. Actions: insert the name into
 the input, retrieve the object to a file, delete it.
 """
@@ -16,8 +16,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, DataTable, LoadingIndicator, Static
 
-from cave_tui.detail import Detail, human_bytes
-from cave_tui.tui.screens.base import CaveModal
+from cave_tui.app.detail import Detail, human_bytes
+from cave_tui.frontends.tui.screens.base import CaveModal
 
 
 class DetailScreen(CaveModal[tuple[str, str] | None]):

@@ -18,8 +18,8 @@ from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
-from cave_tui.history import InputHistory
-from cave_tui.tui.keys import OrderedKeys
+from cave_tui.app.history import InputHistory
+from cave_tui.frontends.tui.keys import OrderedKeys
 
 Completer = Callable[[str], list[tuple[str, str]]]
 

@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 def _markdown(text: str, dark: bool):  # type: ignore[no-untyped-def]
     # Rich's Markdown (and markdown-it) load on the first message, not at app start.
-    from cave_tui.tui.widgets.stream_markdown import ChatMarkdown
+    from cave_tui.frontends.tui.widgets.stream_markdown import ChatMarkdown
 
     return ChatMarkdown(text, dark)
 
@@ -72,7 +72,7 @@ class AgentMessage(VerticalGroup):
         super().__init__()
         self.step = step
         self.agent = agent
-        from cave_tui.tui.widgets.stream_markdown import StreamingMarkdown
+        from cave_tui.frontends.tui.widgets.stream_markdown import StreamingMarkdown
 
         self.markdown = StreamingMarkdown(dark=dark)
         self.status = Static("", classes="reply-status", markup=False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from cave_tui.commands.registry import (
+from cave_tui.app.commands.registry import (
     Command,
     CommandContext,
     CommandError,
@@ -32,8 +32,8 @@ def load_commands() -> CommandRegistry:
     """Import every command module (each registers its commands once) and return the registry."""
     for name in COMMAND_MODULES:
         try:
-            importlib.import_module(f"cave_tui.commands.{name}")
+            importlib.import_module(f"cave_tui.app.commands.{name}")
         except ModuleNotFoundError as exc:
-            if exc.name != f"cave_tui.commands.{name}":
+            if exc.name != f"cave_tui.app.commands.{name}":
                 raise
     return registry

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from cave_tui import __version__
-from cave_tui.cli_data import DataOptions, data_options, normalize_argv, register_data_commands
+from cave_tui.frontends.cli.data_commands import DataOptions, data_options, normalize_argv, register_data_commands
 
 app = typer.Typer(
     name="cave",
@@ -41,7 +41,7 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
     "skills": (("--skills",), "Also load Agent Skills from this directory.", str),
     "max_steps": (("--max-steps",), "Model calls allowed per turn [10].", int),
     "plain": (("--plain",), "Line-mode REPL (prompt_toolkit) instead of the app.", bool),
-    # data and sessions (issue 7), wired by cave_tui.app_data
+    # data and sessions (issue 7), wired by cave_tui.app.startup
     "inject": (
         ("--inject",),
         "Load PATH[:NAME] (or pkg:MODULE.ATTR[:NAME]) into the namespace; repeatable.",
@@ -157,7 +157,7 @@ def build_model(spec: str | None, api_base: str | None) -> Any:
 
 
 def build_runtime(kernel: bool, policy: str) -> Any:
-    from cave_tui.services import make_runtime
+    from cave_tui.app.services import make_runtime
 
     try:
         return make_runtime(kernel, policy)
@@ -171,8 +171,8 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
     *flags* holds every command-line option by name; settings are picked from it,
     the rest (e.g. data flags) is left for the features that read `services.flags`.
     """
-    from cave_tui.config import POLICIES, load_config
-    from cave_tui.services import AppServices
+    from cave_tui.app.config import POLICIES, load_config
+    from cave_tui.app.services import AppServices
 
     config = load_config(flags)
     if flags.get("policy") is not None and flags["policy"] not in POLICIES:
@@ -243,14 +243,14 @@ def root(
 
 def open_session(flags: dict[str, Any], services: Any = None) -> int:
     """`cave` itself: the app, or the plain REPL with --plain (both recorded as sessions)."""
-    from cave_tui.app_data import StartupError, data_from_flags, install
+    from cave_tui.app.startup import StartupError, data_from_flags, install
 
     services = services or build_services(flags, need_model=False)
     data = data_from_flags(flags)
     install(services, data)
     try:
         if flags.get("plain"):
-            from cave_tui.repl import run_repl
+            from cave_tui.frontends.repl.plain import run_repl
 
             code = _guarded(services, lambda: run_repl(services))
         else:
@@ -264,14 +264,14 @@ def open_session(flags: dict[str, Any], services: Any = None) -> int:
 
 
 def _needs_runtime_first(data: Any) -> bool:
-    from cave_tui.app_data import needs_runtime_first
+    from cave_tui.app.startup import needs_runtime_first
 
     return needs_runtime_first(data)
 
 
 def _guarded(services: Any, body: Any) -> int:
     """Run a front end; after an unhandled error the exit hooks still run (status crashed)."""
-    from cave_tui.app_data import StartupError
+    from cave_tui.app.startup import StartupError
 
     try:
         return int(body() or 0)
@@ -292,7 +292,7 @@ def open_app(
     same event loop, so a file that cannot be loaded stops the start without a flash of UI.
     *replay* = (session folder, speed, trust) is replayed in the app once the runtime is up.
     """
-    from cave_tui.tui.app import CaveApp
+    from cave_tui.frontends.tui.app import CaveApp
 
     async def main() -> int:
         try:
@@ -339,7 +339,7 @@ def run(
 ) -> None:
     """Run one task, recorded as a session: exit 0 on a final answer, 1 on max steps, 2 on error."""
     from cave_tui.agent import CaveAgent
-    from cave_tui.cli_data import run_task
+    from cave_tui.frontends.cli.data_commands import run_task
 
     flags = {
         "model": model,
@@ -371,7 +371,7 @@ def demo(
     api_base: ApiBaseOpt = None,
 ) -> None:
     """Replay the bundled NYC flights analysis in the app (no API key), then go on live."""
-    from cave_tui.demo import demo_session_path, run_demo
+    from cave_tui.app.demo import demo_session_path, run_demo
 
     if headless:
         raise typer.Exit(asyncio.run(run_demo(speed=speed)))
@@ -384,8 +384,8 @@ def open_replay(
     folder: Any, *, speed: float = 1.0, trust: bool = False, flags: dict[str, Any] | None = None
 ) -> int:
     """The app, replaying session *folder* once the runtime is up, then live (recorded too)."""
-    from cave_tui.app_data import install
-    from cave_tui.cli_data import DataOptions
+    from cave_tui.app.startup import install
+    from cave_tui.frontends.cli.data_commands import DataOptions
     from cave_tui.session import SessionError, read_session
 
     try:
@@ -414,7 +414,7 @@ def main() -> None:
     flags = fast_app_flags(argv)
     if flags is not None:
         if not flags.get("plain"):
-            from cave_tui.tui.tty import hold_typed_input
+            from cave_tui.frontends.tui.tty import hold_typed_input
 
             hold_typed_input()
         try:

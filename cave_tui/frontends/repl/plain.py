@@ -24,9 +24,9 @@ from rich.text import Text
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.display import RichDisplay, fold
-from cave_tui.commands import load_commands, registry
-from cave_tui.config import history_path
-from cave_tui.services import NO_MODEL_HELP, AppServices
+from cave_tui.app.commands import load_commands, registry
+from cave_tui.app.config import history_path
+from cave_tui.app.services import NO_MODEL_HELP, AppServices
 
 STYLES = {"error": "bold red", "warning": "yellow", "success": "green", "info": ""}
 

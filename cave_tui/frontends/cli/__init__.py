@@ -1,0 +1,1 @@
+"""The `cave` command line: argument parsing and the non-interactive commands."""
