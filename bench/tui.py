@@ -33,7 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import report
 
-from cave_tui.config import Config
+from cave_tui.app.config import Config
 from cave_tui.models.base import Completion, Model, TextDelta, Usage
 from cave_tui.models.tokens import count_text
 
@@ -98,9 +98,9 @@ class TrickleModel(Model):
 
 # -- streaming ---------------------------------------------------------------------------------
 async def stream_answer(tokens: int) -> dict[str, float]:
-    from cave_tui.services import AppServices
-    from cave_tui.tui.app import CaveApp
-    from cave_tui.tui.widgets.chat import AgentMessage
+    from cave_tui.app.services import AppServices
+    from cave_tui.frontends.tui.app import CaveApp
+    from cave_tui.frontends.tui.widgets.chat import AgentMessage
 
     reply = markdown_answer(tokens)
     model = TrickleModel(reply)
@@ -138,9 +138,9 @@ async def stream_answer(tokens: int) -> dict[str, float]:
 
 # -- inspector ------------------------------------------------------------------------------------
 async def inspector_refresh(n: int, repeat: int) -> dict[str, float]:
+    from cave_tui.app.services import AppServices
+    from cave_tui.frontends.tui.app import CaveApp
     from cave_tui.runtime.ipython import IPythonRuntime
-    from cave_tui.services import AppServices
-    from cave_tui.tui.app import CaveApp
 
     runtime = IPythonRuntime()
     code = (

@@ -1,3 +1,3 @@
-from cave_tui.frontends.cli.main import main
+from cave_tui.frontends.cli import main
 
 main()

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from cave_tui.security.policies import POLICIES
+
 APP_NAME = "cave"
-POLICIES = ("trusted", "standard", "strict")
 APPROVE_MODES = ("auto", "ask")
 DEFAULT_THEME = "cave-dark"
 _TRUE = {"1", "true", "yes", "on"}

@@ -68,33 +68,49 @@ def make_runtime(kernel: bool, policy: str) -> Any:
     return IPythonRuntime(security_checker=checker)
 
 
-def load_skills(directory: str | None) -> tuple[list[Any], list[str]]:
-    """Skills (the skills package's default folders plus *directory*) and the problems found.
-
-    Uses `discover_skills` when the skills package has it (./skills, the user config dir's
-    skills/, the bundled ones, then *directory*); else `SkillDiscovery.from_directory`;
-    else no skills. A bad skill is a notice, never a failed start.
+def load_skills(directories: list[str] | tuple[str, ...] = ()) -> tuple[list[Any], list[str]]:
+    """Skills from the default folders (./skills, the user config dir's skills/, the bundled
+    ones) plus *directories*, and the problems found: a missing folder or a bad skill is a
+    notice, never a failed start.
     """
-    extra = [str(Path(directory).expanduser())] if directory else []
-    if directory and not Path(extra[0]).is_dir():
-        return [], [f"skills directory not found: {extra[0]}"]
+    from cave_tui.skills import discover_skills
+
+    problems: list[str] = []
+    extra: list[str] = []
+    for directory in directories:
+        path = str(Path(directory).expanduser())
+        if Path(path).is_dir():
+            extra.append(path)
+        else:
+            problems.append(f"skills directory not found: {path}")
     try:
-        import cave_tui.skills as skills_pkg
-    except ImportError:
-        return [], []
-    discover = getattr(skills_pkg, "discover_skills", None)
-    try:
-        if discover is not None:
-            found = discover(extra)
-            return list(found.skills), [f"skill skipped: {e}" for e in found.errors]
-        discovery = getattr(skills_pkg, "SkillDiscovery", None)
-        if discovery is None or not extra:
-            return [], (
-                ["skills are not available in this build; --skills ignored"] if extra else []
-            )
-        return list(discovery.from_directory(Path(extra[0])) or []), []
+        found = discover_skills(extra)
     except Exception as exc:
-        return [], [f"could not load skills: {type(exc).__name__}: {exc}"]
+        return [], [*problems, f"could not load skills: {type(exc).__name__}: {exc}"]
+    return list(found.skills), [*problems, *(f"skill skipped: {e}" for e in found.errors)]
+
+
+def build_agent(
+    config: Config,
+    model: Any,
+    runtime: Any,
+    *,
+    skill_dirs: list[str] | tuple[str, ...] = (),
+    notices: list[str] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """The one place a live `CaveAgent` is built: the config's step limit and skills
+    (`config.skills` plus *skill_dirs*); problems with skills go to *notices*.
+    *kwargs* (approve, display, …) go to `CaveAgent` and win over the config.
+    """
+    from cave_tui.agent import CaveAgent
+
+    dirs = [*([config.skills] if config.skills else []), *skill_dirs]
+    skills, problems = load_skills(dirs)
+    if notices is not None:
+        notices.extend(problems)
+    options: dict[str, Any] = {"max_steps": config.max_steps, "skills": skills, **kwargs}
+    return CaveAgent(model, runtime, **options)
 
 
 class AppServices:
@@ -108,6 +124,7 @@ class AppServices:
         runtime: Any = None,
         runtime_factory: Callable[[], Any] | None = None,
         agent_kwargs: dict[str, Any] | None = None,
+        skill_dirs: list[str] | tuple[str, ...] = (),
     ) -> None:
         self.config = config or Config()
         self.model = model
@@ -116,6 +133,7 @@ class AppServices:
             lambda: make_runtime(self.config.kernel, self.config.policy)
         )
         self.agent_kwargs = dict(agent_kwargs or {})
+        self.skill_dirs = list(skill_dirs)  # searched besides `config.skills`
         self.agent: Any = None
         self.approver: Approver | None = None
         self.code_step = 0  # the step of the main agent's latest code: what approval asks about
@@ -193,13 +211,15 @@ class AppServices:
             return self._runtime
 
     def _build_agent(self) -> Any:
-        from cave_tui.agent import CaveAgent
-
-        skills, problems = load_skills(self.config.skills)
-        self.notices.extend(problems)
-        kwargs: dict[str, Any] = {"max_steps": self.config.max_steps, "skills": skills}
-        kwargs.update(self.agent_kwargs)
-        return CaveAgent(self.model, self._runtime, approve=self._approve, **kwargs)
+        kwargs: dict[str, Any] = {"approve": self._approve, **self.agent_kwargs}
+        return build_agent(
+            self.config,
+            self.model,
+            self._runtime,
+            skill_dirs=self.skill_dirs,
+            notices=self.notices,
+            **kwargs,
+        )
 
     async def _approve(self, code: str) -> str | None:
         if self.config.approve != "ask" or self.approver is None:

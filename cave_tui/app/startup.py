@@ -102,11 +102,16 @@ def needs_runtime_first(data: DataOptions) -> bool:
 class DataFeatures:
     """The session recorder and data options of one front-end session."""
 
-    def __init__(self, services: Any, data: DataOptions, *, title: str = "cave") -> None:
+    def __init__(
+        self, services: Any, data: DataOptions, *, title: str = "cave", announce: bool = True
+    ) -> None:
         self.services = services
         self.data = data
         self.title = title
+        self.announce = announce  # say "Recording session …" among the start-up notices
         self.recorder: Any = None
+        self.dumped: Any = None  # the `DumpResult` of the exit dump
+        self.dump_error: str | None = None
         self.messages: list[str] = []  # shown by the front end once it is up
         self.status = "closed"
         self.failed = False  # the start failed: nothing to dump
@@ -145,7 +150,8 @@ class DataFeatures:
         for result in done:
             verb = "Loaded" if isinstance(result, LoadedDump) else "Injected"
             self.messages.append(f"{verb} {result.summary()}")
-        self.messages.append(f"Recording session {self.recorder.id} ({self.recorder.dir}).")
+        if self.announce:
+            self.messages.append(f"Recording session {self.recorder.id} ({self.recorder.dir}).")
         services.notices.extend(self.messages)
         services.state["session"] = self.recorder
 
@@ -180,18 +186,21 @@ class DataFeatures:
         ready = self.services.ready and not self.failed
         if target is not None and runtime is not None and ready:
             try:
-                result = await dump_namespace(runtime, target)
-                self.services.exit_messages.append(f"cave: dumped {result.summary()}")
+                self.dumped = await dump_namespace(runtime, target)
+                self.services.exit_messages.append(f"cave: dumped {self.dumped.summary()}")
             except DataIOError as exc:
+                self.dump_error = str(exc)
                 self.services.exit_messages.append(f"cave: dump failed: {exc}")
         recorder = self.services.state.get("session") or self.recorder
         if recorder is not None:
             await recorder.close(status)
 
 
-def install(services: Any, data: DataOptions, *, title: str = "cave") -> DataFeatures:
+def install(
+    services: Any, data: DataOptions, *, title: str = "cave", announce: bool = True
+) -> DataFeatures:
     """Wire data and session features into *services* (see the module docstring)."""
-    features = DataFeatures(services, data, title=title)
+    features = DataFeatures(services, data, title=title, announce=announce)
     services.ready_hooks.append(features.on_ready)
     services.exit_hooks.append(features.on_exit)
     services.event_hooks.append(features.on_event)

@@ -1,6 +1,6 @@
 from typing import Any
 
-from cave_tui.commands.registry import CommandError, CommandRegistry
+from cave_tui.app.commands.registry import CommandError, CommandRegistry
 
 
 class Ctx:

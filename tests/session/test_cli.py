@@ -199,15 +199,17 @@ def test_replay_check_passes_then_fails_with_a_diff_when_an_output_is_altered(tm
 
 
 async def test_an_unhandled_error_still_dumps_and_closes_the_session(tmp_path, capsys):
-    from cave_tui.agent import CaveAgent
-    from cave_tui.cli_data import DataOptions, run_task
+    from cave_tui.app.config import Config
+    from cave_tui.app.services import AppServices
+    from cave_tui.app.startup import DataOptions
+    from cave_tui.frontends.cli.data_commands import run_task
     from cave_tui.models import ScriptedModel
     from cave_tui.runtime.ipython import IPythonRuntime
 
     model = ScriptedModel([_code("partial = [1, 2]"), RuntimeError("the model client broke")])
-    agent = CaveAgent(model, IPythonRuntime())
+    services = AppServices(Config(), model=model, runtime=IPythonRuntime())
     options = DataOptions(dump=tmp_path / "out", sessions_dir=tmp_path / "s")
-    code = await run_task(agent, "t", True, options)
+    code = await run_task(services, "t", True, options)
     assert code == 2
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     errors = [e for e in events if e["type"] == "error" and e.get("kind") == "crash"]

@@ -8,8 +8,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from cave_tui.commands import load_commands
-from cave_tui.commands.registry import FrontEnd
+from cave_tui.app.commands import load_commands
+from cave_tui.app.commands.registry import FrontEnd
 from cave_tui.session import SessionRecorder, read_session
 from tests.session.helpers import TWO_TURNS, code, scripted_agent
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cave_tui.demo import demo_session_path, replay_demo
+from cave_tui.app.demo import demo_session_path, replay_demo
 from cave_tui.session import read_session, recorded_turns, replay_session
 
 ROOT = Path(__file__).resolve().parents[2]

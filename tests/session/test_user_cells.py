@@ -8,12 +8,11 @@ import concurrent.futures
 
 import nbformat
 
-from cave_tui.app_data import install
-from cave_tui.cli_data import DataOptions
-from cave_tui.config import Config
+from cave_tui.app.config import Config
+from cave_tui.app.services import AppServices
+from cave_tui.app.startup import DataOptions, install
 from cave_tui.dataio import Injection
 from cave_tui.models import ScriptedModel
-from cave_tui.services import AppServices
 from cave_tui.session import (
     SessionRecorder,
     SessionStore,

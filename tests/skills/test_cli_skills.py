@@ -43,8 +43,9 @@ def test_cave_run_with_skills_dir(tmp_path):
         check=False,
     )
     assert out.returncode == 0, out.stderr
-    assert "warning: skill skipped:" in out.stderr and "Bad_Name/SKILL.md" in out.stderr
     events = [json.loads(line) for line in out.stdout.splitlines()]
+    notices = [e["content"] for e in events if e["type"] == "notice"]  # --json: on stdout
+    assert any("skill skipped:" in n and "Bad_Name/SKILL.md" in n for n in notices), notices
     result = next(e for e in events if e["type"] == "execution_output")
     assert "=== Skill 'greeting' instructions (in full) ===\nSAY HI" in result["content"]
     assert "=== Skill 'charts' instructions (in full) ===" in result["content"]  # bundled

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from cave_tui.config import Config
+from cave_tui.app.config import Config
+from cave_tui.app.services import AppServices
 from cave_tui.models import ScriptedModel
-from cave_tui.services import AppServices
 
 TWO_STEP_FRAME = [
     "Let me build the frame.\n\n```python\nimport pandas as pd\n"
@@ -47,7 +47,7 @@ def make_app(
     persist: bool = False,
 ) -> Any:
     """A CaveApp with a ScriptedModel (or no model), stable rendering, no real clock."""
-    from cave_tui.tui.app import CaveApp
+    from cave_tui.frontends.tui.app import CaveApp
 
     model = ScriptedModel(replies) if replies is not None else None
     services = AppServices(config or Config(), model=model, runtime=runtime)
@@ -91,7 +91,7 @@ async def submit(pilot: Any, text: str) -> None:
 
 def chat_text(app: Any) -> str:
     """Every notice, user message and reply in the chat, as text."""
-    from cave_tui.tui.widgets.chat import AgentMessage, Answer, Notice, UserMessage
+    from cave_tui.frontends.tui.widgets.chat import AgentMessage, Answer, Notice, UserMessage
 
     out = []
     for child in app.chat.children:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import tomllib
 from types import SimpleNamespace
 
-from cave_tui.config import Config, config_path
-from cave_tui.tui.screens.confirm import ConfirmScreen
-from cave_tui.tui.screens.detail import DetailScreen
-from cave_tui.tui.screens.help import HelpScreen
-from cave_tui.tui.widgets.chat import Notice
+from cave_tui.app.config import Config, config_path
+from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
+from cave_tui.frontends.tui.screens.detail import DetailScreen
+from cave_tui.frontends.tui.screens.help import HelpScreen
+from cave_tui.frontends.tui.widgets.chat import Notice
 
 from .conftest import chat_text, make_app, settle, submit, wait_for
 
@@ -19,7 +19,7 @@ def last_notice(app) -> str:
 
 
 async def test_help_lists_every_command_and_explains_one():
-    from cave_tui.commands import registry
+    from cave_tui.app.commands import registry
 
     app = make_app([])
     async with app.run_test() as pilot:
@@ -152,7 +152,7 @@ async def test_theme_switches_live_and_persists():
         assert app.chat.dark is False
     assert tomllib.loads(config_path().read_text())["theme"] == "cave-light"
     # The next start uses it.
-    from cave_tui.config import load_config
+    from cave_tui.app.config import load_config
 
     again = make_app([], config=load_config())
     async with again.run_test() as pilot:
@@ -326,7 +326,7 @@ async def test_slash_completion_shows_help_and_completes():
 
 
 async def test_f1_help_and_palette_lists_every_command():
-    from cave_tui.commands import registry
+    from cave_tui.app.commands import registry
 
     app = make_app([])
     async with app.run_test(size=(120, 40)) as pilot:
@@ -338,7 +338,7 @@ async def test_f1_help_and_palette_lists_every_command():
         await pilot.press("escape")
         await pilot.pause()
         # The palette's discovery lists every slash command.
-        from cave_tui.tui.palette import SlashCommands
+        from cave_tui.frontends.tui.palette import SlashCommands
 
         provider = SlashCommands(app.screen)
         hits = [hit.display async for hit in provider.discover()]
@@ -419,7 +419,7 @@ async def test_config_warnings_are_shown(isolated_dirs):
     path = config_path()
     path.parent.mkdir(parents=True)
     path.write_text('policy = "loose"\nopenai_api_key = "sk-123"\n')
-    from cave_tui.config import load_config
+    from cave_tui.app.config import load_config
 
     app = make_app([], config=load_config())
     async with app.run_test() as pilot:

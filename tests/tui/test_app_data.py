@@ -9,18 +9,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cave_tui.app_data import install
-from cave_tui.cli_data import DataOptions
-from cave_tui.config import Config
+from cave_tui.app.config import Config
+from cave_tui.app.services import AppServices
+from cave_tui.app.startup import DataOptions, install
+from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
 from cave_tui.models import ScriptedModel
-from cave_tui.services import AppServices
-from cave_tui.tui.screens.confirm import ConfirmScreen
 
 from .conftest import TWO_STEP_FRAME, chat_text, settle, submit, wait_for
 
 
 def make_data_app(replies: list | None, data: DataOptions):
-    from cave_tui.tui.app import CaveApp
+    from cave_tui.frontends.tui.app import CaveApp
 
     model = ScriptedModel(replies) if replies is not None else None
     services = AppServices(Config(), model=model)
@@ -128,7 +127,7 @@ def _cave(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     }
     env.pop("CAVE_MODEL", None)
     return subprocess.run(
-        [sys.executable, "-m", "cave_tui.cli", *args],
+        [sys.executable, "-m", "cave_tui", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -150,7 +149,7 @@ def test_a_file_that_cannot_be_loaded_stops_the_start_with_exit_2(tmp_path):
 
 
 async def test_demo_replays_in_the_app_and_leaves_the_data_live(tmp_path):
-    from cave_tui.demo import demo_session_path
+    from cave_tui.app.demo import demo_session_path
 
     app = make_data_app(None, DataOptions(sessions_dir=tmp_path / "sessions"))
     app.startup_replay = (demo_session_path(), 1000.0, False)
@@ -168,7 +167,7 @@ async def test_demo_replays_in_the_app_and_leaves_the_data_live(tmp_path):
 
 
 async def test_replay_command_runs_in_the_app_then_continues_live(tmp_path):
-    from cave_tui.demo import demo_session_path
+    from cave_tui.app.demo import demo_session_path
 
     app = make_data_app(["Still here: **flights** is loaded."], DataOptions(
         sessions_dir=tmp_path / "sessions"))  # fmt: skip

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from cave_tui.dataio import load as load_module
 from cave_tui.dataio import progress as progress_module
-from cave_tui.tui.widgets.chat import Notice
+from cave_tui.frontends.tui.widgets.chat import Notice
 
 from .conftest import chat_text, make_app, settle, wait_for
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cave_tui.config import Config
+from cave_tui.app.config import Config
+from cave_tui.app.services import AppServices
 from cave_tui.models.litellm_model import LiteLLMModel
-from cave_tui.services import AppServices
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 from .conftest import chat_text, settle, submit
@@ -19,7 +19,7 @@ def server():
 
 
 async def test_usage_and_cost_estimate_reach_the_status_line(server):
-    from cave_tui.tui.app import CaveApp
+    from cave_tui.frontends.tui.app import CaveApp
 
     usage = {"prompt_tokens": 1200, "completion_tokens": 300, "total_tokens": 1500}
     server.script.append(("reply", "Hello from the server.", "stop", usage))

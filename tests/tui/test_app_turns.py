@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from cave_tui.frontends.tui.screens.approve import ApprovalScreen
+from cave_tui.frontends.tui.screens.detail import DetailScreen
+from cave_tui.frontends.tui.widgets.chat import AgentMessage, EditNote
+from cave_tui.frontends.tui.widgets.steplog import FoldedOutput, StepEntry
 from cave_tui.models import ScriptedModel
-from cave_tui.tui.screens.approve import ApprovalScreen
-from cave_tui.tui.screens.detail import DetailScreen
-from cave_tui.tui.widgets.chat import AgentMessage, EditNote
-from cave_tui.tui.widgets.steplog import FoldedOutput, StepEntry
 
 from .conftest import TWO_STEP_FRAME, chat_text, make_app, settle, submit, wait_for
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer.main
 
-from cave_tui import cli
+import cave_tui.frontends.cli.main as cli
 
 CAVE = Path(sys.executable).with_name("cave")
 

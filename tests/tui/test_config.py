@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cave_tui.config import Config, config_path, load_config, save_setting
+from cave_tui.app.config import Config, config_path, load_config, save_setting
 
 
 def write(text: str) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cave_tui.history import read_history
+from cave_tui.app.history import read_history
 
 from .test_e2e_tmux import CAVE, Tmux, tmux  # noqa: F401 (the fixture)
 

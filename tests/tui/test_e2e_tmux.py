@@ -139,7 +139,7 @@ def test_sigterm_quits_through_the_exit_path(tmux, tmp_path):
 def _cave_module() -> list[str]:
     """`cave` from this checkout (the module entry point, importable via PYTHONPATH)."""
     root = Path(__file__).resolve().parents[2]
-    return ["env", f"PYTHONPATH={root}", sys.executable, "-m", "cave_tui.cli"]
+    return ["env", f"PYTHONPATH={root}", sys.executable, "-m", "cave_tui"]
 
 
 def test_cave_demo_replays_in_the_app_without_a_key(tmux, tmp_path):

@@ -20,9 +20,9 @@ from rich.console import Console
 from cave_tui import CaveAgent
 from cave_tui.agent import events as ev
 from cave_tui.agent.display import RichDisplay
+from cave_tui.frontends.tui.widgets.chat import Answer
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import IPythonRuntime, Variable
-from cave_tui.tui.widgets.chat import Answer
 
 from .conftest import chat_text, make_app, settle, submit
 from .test_repl import run_lines

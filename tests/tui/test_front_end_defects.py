@@ -10,11 +10,11 @@ from pathlib import Path
 import yaml
 from markdown_it import MarkdownIt
 
-from cave_tui.cli_data import DataOptions
-from cave_tui.tui.screens.confirm import ConfirmScreen
-from cave_tui.tui.screens.help import help_markdown
-from cave_tui.tui.widgets.chat import Notice
-from cave_tui.tui.widgets.steplog import FoldedOutput, StepEntry
+from cave_tui.app.startup import DataOptions
+from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
+from cave_tui.frontends.tui.screens.help import help_markdown
+from cave_tui.frontends.tui.widgets.chat import Notice
+from cave_tui.frontends.tui.widgets.steplog import FoldedOutput, StepEntry
 
 from .conftest import chat_text, make_app, settle, submit, wait_for
 from .test_app_data import make_data_app

@@ -6,9 +6,9 @@ import inspect
 
 import pytest
 
-from cave_tui.commands.registry import FrontEnd
-from cave_tui.repl import ReplFrontEnd
-from cave_tui.tui.app import TuiFrontEnd
+from cave_tui.app.commands.registry import FrontEnd
+from cave_tui.frontends.repl.plain import ReplFrontEnd
+from cave_tui.frontends.tui.app import TuiFrontEnd
 
 ACTIONS = [
     name

@@ -73,8 +73,8 @@ async def test_ctrl_f_then_typing_goes_to_the_filter():
 
 
 async def test_keys_typed_right_after_closing_a_dialog_reach_the_input():
-    from cave_tui.tui.screens.confirm import ConfirmScreen
-    from cave_tui.tui.screens.detail import DetailScreen
+    from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
+    from cave_tui.frontends.tui.screens.detail import DetailScreen
 
     app = make_app([])
     sent: list[str] = []

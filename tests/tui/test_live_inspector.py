@@ -6,9 +6,9 @@ Issue 14.4: it stayed at `Namespace (0)` after /inject, showed the old session's
 
 from __future__ import annotations
 
-from cave_tui.cli_data import DataOptions
-from cave_tui.config import Config
-from cave_tui.tui.screens.confirm import ConfirmScreen
+from cave_tui.app.config import Config
+from cave_tui.app.startup import DataOptions
+from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
 
 from .conftest import chat_text, make_app, settle, submit, wait_for
 from .test_app_data import make_data_app

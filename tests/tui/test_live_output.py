@@ -136,7 +136,7 @@ def test_plain_display_prints_streamed_output_once():
 
 
 async def test_the_session_records_the_whole_output_once_not_its_chunks(tmp_path):
-    from cave_tui.cli_data import DataOptions
+    from cave_tui.app.startup import DataOptions
 
     from .test_app_data import make_data_app, records
 

@@ -10,10 +10,10 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from cave_tui.config import Config
+from cave_tui.app.config import Config
+from cave_tui.app.services import AppServices
+from cave_tui.frontends.repl.plain import SlashCompleter, repl_main
 from cave_tui.models import ScriptedModel
-from cave_tui.repl import SlashCompleter, repl_main
-from cave_tui.services import AppServices
 
 REPLIES = [
     "Making it.\n\n```python\nimport pandas as pd\nframe = pd.DataFrame({'a': [1, 2, 3]})\n```",
@@ -77,8 +77,7 @@ def test_completer_offers_commands_with_help():
 async def test_plain_mode_records_the_session_and_dumps_on_quit(tmp_path):
     import json
 
-    from cave_tui.app_data import install
-    from cave_tui.cli_data import DataOptions
+    from cave_tui.app.startup import DataOptions, install
 
     csv = tmp_path / "t.csv"
     csv.write_text("a\n1\n2\n")
@@ -102,8 +101,7 @@ async def test_plain_mode_records_the_session_and_dumps_on_quit(tmp_path):
 
 
 async def test_replay_command_replays_then_continues_live(tmp_path):
-    from cave_tui.app_data import install
-    from cave_tui.cli_data import DataOptions
+    from cave_tui.app.startup import DataOptions, install
 
     services = AppServices(Config(), model=ScriptedModel(REPLIES))
     install(services, DataOptions(sessions_dir=tmp_path / "s"))

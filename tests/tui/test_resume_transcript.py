@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from cave_tui.cli_data import DataOptions
-from cave_tui.tui.screens.confirm import ConfirmScreen
-from cave_tui.tui.widgets.steplog import FoldedOutput, StepEntry
+from cave_tui.app.startup import DataOptions
+from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
+from cave_tui.frontends.tui.widgets.steplog import FoldedOutput, StepEntry
 
 from .conftest import chat_text, settle, submit, wait_for
 from .test_app_data import make_data_app
@@ -79,7 +79,7 @@ async def test_plain_load_prints_the_loaded_conversation(tmp_path, monkeypatch):
     sessions = tmp_path / "sessions"
     first = await _record(sessions)
     monkeypatch.chdir(tmp_path)
-    from cave_tui.app_data import install
+    from cave_tui.app.startup import install
 
     text, _services = await run_lines(
         [f"/load {first}", "y", "/quit"],

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cave_tui.config import Config
+from cave_tui.app.config import Config
+from cave_tui.app.services import NO_MODEL_HELP, AppServices
 from cave_tui.models import ScriptedModel
-from cave_tui.services import NO_MODEL_HELP, AppServices
 
 
 async def test_runtime_is_built_on_start_and_hooks_see_every_event():

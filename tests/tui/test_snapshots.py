@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from cave_tui.tui.screens.approve import ApprovalScreen
-from cave_tui.tui.screens.detail import DetailScreen
+from cave_tui.frontends.tui.screens.approve import ApprovalScreen
+from cave_tui.frontends.tui.screens.detail import DetailScreen
 
 from .conftest import TWO_STEP_FRAME, make_app, settle, submit, wait_for
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textual.app import App
 
-from cave_tui.tui.widgets import stream_markdown as sm
-from cave_tui.tui.widgets.stream_markdown import StreamingMarkdown, last_boundary, scan
+from cave_tui.frontends.tui.widgets import stream_markdown as sm
+from cave_tui.frontends.tui.widgets.stream_markdown import StreamingMarkdown, last_boundary, scan
 
 
 def test_boundary_is_after_a_blank_line_outside_fences():

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from textual.app import App
 
+from cave_tui.frontends.tui.widgets import chat as chat_mod
+from cave_tui.frontends.tui.widgets import steplog as log_mod
+from cave_tui.frontends.tui.widgets.chat import ChatPane
+from cave_tui.frontends.tui.widgets.inspector import VarTable
+from cave_tui.frontends.tui.widgets.steplog import FoldedOutput, StepLog, fold
 from cave_tui.runtime.summary import summarize
-from cave_tui.tui.widgets import chat as chat_mod
-from cave_tui.tui.widgets import steplog as log_mod
-from cave_tui.tui.widgets.chat import ChatPane
-from cave_tui.tui.widgets.inspector import VarTable
-from cave_tui.tui.widgets.steplog import FoldedOutput, StepLog, fold
 
 
 class Panes(App):

@@ -1,1 +1,21 @@
-"""The `cave` command line: argument parsing and the non-interactive commands."""
+"""The `cave` command line: argument parsing and the non-interactive commands.
+
+`main` is the console entry point: `cave --version` answers before typer or anything
+else is imported; every other command line goes to `cave_tui.frontends.cli.main`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    """The `cave` command."""
+    if sys.argv[1:] == ["--version"]:
+        from cave_tui import __version__
+
+        sys.stdout.write(f"cave {__version__}\n")
+        return
+    from cave_tui.frontends.cli.main import main as run
+
+    run()

@@ -20,7 +20,8 @@ from typing import Annotated, Any
 
 import typer
 
-from cave_tui.app.startup import DataOptions, preseed, record_preseed
+from cave_tui.app.services import AppServices
+from cave_tui.app.startup import DataOptions, StartupError, install
 
 __all__ = ["DataOptions", "data_options", "normalize_argv", "register_data_commands", "run_task"]
 
@@ -145,32 +146,26 @@ def _exit_code(status: str) -> int:
     return {"completed": 0, "max_steps_reached": 1}.get(status, 2)
 
 
-async def run_task(agent: Any, task: str, as_json: bool, data: DataOptions) -> int:
-    """One recorded turn of `cave run`; returns the exit code."""
-    from cave_tui.dataio import DataIOError, dump_namespace
-    from cave_tui.session import SessionError, SessionRecorder, SessionStore, resume_session
+async def run_task(services: AppServices, task: str, as_json: bool, data: DataOptions) -> int:
+    """One recorded turn of `cave run` through the shared session lifecycle; the exit code.
 
-    runtime = agent.runtime
-    store = SessionStore(data.sessions_dir)
-    recorder = None
+    Start-up, recording, the dump and closing the session are `app.startup`'s, as in the
+    app; this adds what a one-shot run needs: SIGTERM/SIGHUP end the turn (exit 128+N),
+    and messages go to stderr (or, with --json, to stdout as events).
+    """
     report = _reporter(as_json)
+    features = install(services, data, title=task, announce=False)
     try:
-        if data.resume:
-            folder = store.resolve(data.resume)
-            resumed = await resume_session(folder, agent, runtime)
-            recorder = resumed.recorder
-            report(resumed.summary())
-        done = await preseed(runtime, data)
-        if recorder is None:
-            recorder = SessionRecorder.create(store.root, title=task, agent=agent)
-        record_preseed(recorder, done)
-    except (DataIOError, SessionError) as exc:
+        await services.start()
+    except StartupError as exc:
         report(f"cave: cannot start: {exc}", error=True)
-        if recorder is not None:
-            await recorder.close("startup_failed")
-        await runtime.stop()
+        await services.shutdown()
         return EXIT_STARTUP
+    recorder = features.recorder
     recorder.on_warning = lambda text: report(f"cave: {text}")
+    for text in services.notices:  # a resumed session's summary, skills skipped, …
+        report(f"cave: {text}")
+    services.notices.clear()
     if not as_json:
         _err(f"session {recorder.id} ({recorder.dir})")
 
@@ -187,7 +182,7 @@ async def run_task(agent: Any, task: str, as_json: bool, data: DataOptions) -> i
         loop.add_signal_handler(sig, on_signal, sig)
     status = "error"
     try:
-        status = await _stream_turn(recorder, task, as_json)
+        status = await _stream_turn(services, task, as_json)
     except asyncio.CancelledError:
         status = "terminated" if received else "cancelled"
     except Exception as exc:  # an unhandled error: dump and record it, then exit non-zero
@@ -197,20 +192,18 @@ async def run_task(agent: Any, task: str, as_json: bool, data: DataOptions) -> i
     finally:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(sig)
-        if data.dump is not None:
-            try:
-                result = await dump_namespace(runtime, data.dump)
-                report(f"cave: dumped {result.summary()}")
-            except DataIOError as exc:
-                report(f"cave: dump failed: {exc}", error=True, kind="dump")
-        await recorder.close(status)
-        await runtime.stop()
+        services.exit_status = status
+        await services.shutdown()
+        if features.dumped is not None:
+            report(f"cave: dumped {features.dumped.summary()}")
+        if features.dump_error is not None:
+            report(f"cave: dump failed: {features.dump_error}", error=True, kind="dump")
     if received:
         return 128 + received[0]
     return _exit_code(status)
 
 
-async def _stream_turn(recorder: Any, task: str, as_json: bool) -> str:
+async def _stream_turn(services: AppServices, task: str, as_json: bool) -> str:
     from cave_tui.agent import AgentResponse, AgentStatus
     from cave_tui.models import Usage
 
@@ -223,7 +216,7 @@ async def _stream_turn(recorder: Any, task: str, as_json: bool) -> str:
     content, steps = "", 0
     loop = asyncio.get_running_loop()
     started = loop.time()
-    async for event in recorder.stream_events(task):
+    async for event in services.stream(task):
         if as_json:
             sys.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
             sys.stdout.flush()
@@ -234,7 +227,7 @@ async def _stream_turn(recorder: Any, task: str, as_json: bool) -> str:
             usage = usage + Usage(event.prompt_tokens, event.completion_tokens, event.total_tokens)
         if event.type.value in ("final_response", "max_steps_reached", "error"):
             content = event.content
-    status = recorder.turn_status or "error"
+    status = services.data_features.recorder.turn_status or "error"
     if renderer is not None:
         renderer.close(
             AgentResponse(
@@ -312,7 +305,7 @@ def register_data_commands(app: typer.Typer) -> None:
         In the app (the default) the session then goes on live; --headless prints it.
         """
         if not headless and not check:
-            from cave_tui.frontends.cli.main import open_replay
+            from cave_tui.frontends.cli.launch import open_replay
             from cave_tui.session import SessionError, SessionStore
 
             try:

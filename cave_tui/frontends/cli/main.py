@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from cave_tui import __version__
-from cave_tui.frontends.cli.data_commands import DataOptions, data_options, normalize_argv, register_data_commands
+from cave_tui.app.startup import DataOptions
+from cave_tui.frontends.cli.data_commands import (
+    data_options,
+    normalize_argv,
+    register_data_commands,
+    run_task,
+)
+from cave_tui.frontends.cli.launch import build_services, open_replay, open_session
 
 app = typer.Typer(
     name="cave",
@@ -143,51 +149,6 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit()
 
 
-def build_model(spec: str | None, api_base: str | None) -> Any:
-    from cave_tui.models import model_from_spec
-
-    if not spec:
-        raise typer.BadParameter(
-            "no model configured: pass --model (or try `cave demo`)", param_hint="--model"
-        )
-    try:
-        return model_from_spec(spec, api_base=api_base)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--model") from None
-
-
-def build_runtime(kernel: bool, policy: str) -> Any:
-    from cave_tui.app.services import make_runtime
-
-    try:
-        return make_runtime(kernel, policy)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--policy") from None
-
-
-def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
-    """Config (file < CAVE_* < flags) -> `AppServices` with the model; the runtime starts later.
-
-    *flags* holds every command-line option by name; settings are picked from it,
-    the rest (e.g. data flags) is left for the features that read `services.flags`.
-    """
-    from cave_tui.app.config import POLICIES, load_config
-    from cave_tui.app.services import AppServices
-
-    config = load_config(flags)
-    if flags.get("policy") is not None and flags["policy"] not in POLICIES:
-        raise typer.BadParameter(
-            f"unknown policy {flags['policy']!r}: use one of {', '.join(POLICIES)}",
-            param_hint="--policy",
-        )
-    model = None
-    if config.model or need_model:
-        model = build_model(config.model, config.api_base)
-    services = AppServices(config, model=model)
-    services.flags = dict(flags)
-    return services
-
-
 @app.callback(invoke_without_command=True)
 def root(
     ctx: typer.Context,
@@ -241,89 +202,6 @@ def root(
     raise typer.Exit(open_session(flags))
 
 
-def open_session(flags: dict[str, Any], services: Any = None) -> int:
-    """`cave` itself: the app, or the plain REPL with --plain (both recorded as sessions)."""
-    from cave_tui.app.startup import StartupError, data_from_flags, install
-
-    services = services or build_services(flags, need_model=False)
-    data = data_from_flags(flags)
-    install(services, data)
-    try:
-        if flags.get("plain"):
-            from cave_tui.frontends.repl.plain import run_repl
-
-            code = _guarded(services, lambda: run_repl(services))
-        else:
-            code = open_app(services, prepare=_needs_runtime_first(data))
-    except StartupError as exc:
-        typer.echo(f"cave: cannot start: {exc}", err=True)
-        return 2
-    for line in services.exit_messages:
-        typer.echo(line, err=True)
-    return code
-
-
-def _needs_runtime_first(data: Any) -> bool:
-    from cave_tui.app.startup import needs_runtime_first
-
-    return needs_runtime_first(data)
-
-
-def _guarded(services: Any, body: Any) -> int:
-    """Run a front end; after an unhandled error the exit hooks still run (status crashed)."""
-    from cave_tui.app.startup import StartupError
-
-    try:
-        return int(body() or 0)
-    except (StartupError, KeyboardInterrupt):
-        raise
-    except Exception:
-        services.exit_status = services.exit_status or "crashed"
-        asyncio.run(services.shutdown())
-        raise
-
-
-def open_app(
-    services: Any, *, prepare: bool = False, replay: tuple[Any, float, bool] | None = None
-) -> int:
-    """Run the Textual app; the exit hooks run even when the app dies of an error.
-
-    With *prepare* the runtime starts (and pre-seeding runs) before the app opens, in the
-    same event loop, so a file that cannot be loaded stops the start without a flash of UI.
-    *replay* = (session folder, speed, trust) is replayed in the app once the runtime is up.
-    """
-    from cave_tui.frontends.tui.app import CaveApp
-
-    async def main() -> int:
-        try:
-            if prepare:
-                await services.start()
-            app = CaveApp(services)
-            if replay is not None:
-                app.startup_replay = replay
-            await app.run_async()
-            if app.return_code:  # Textual caught an unhandled error and closed the app
-                services.exit_status = services.exit_status or "crashed"
-            return app.return_code or 0
-        except BaseException:
-            services.exit_status = services.exit_status or "crashed"
-            raise
-        finally:
-            await services.shutdown()
-
-    return asyncio.run(main())
-
-
-def load_skills(extra: list[str]) -> list[Any]:
-    """Discover skills; report each bad one on stderr and carry on without it."""
-    from cave_tui.skills import discover_skills
-
-    found = discover_skills(extra)
-    for error in found.errors:
-        typer.echo(f"warning: skill skipped: {error}", err=True)
-    return found.skills
-
-
 @app.command()
 @data_options
 def run(
@@ -338,9 +216,6 @@ def run(
     data: DataOptions | None = None,
 ) -> None:
     """Run one task, recorded as a session: exit 0 on a final answer, 1 on max steps, 2 on error."""
-    from cave_tui.agent import CaveAgent
-    from cave_tui.frontends.cli.data_commands import run_task
-
     flags = {
         "model": model,
         "api_base": api_base,
@@ -349,16 +224,9 @@ def run(
         "max_steps": max_steps,
     }
     services = build_services(flags, need_model=True)
-    config = services.config
-    extra_skills = [*(skills or []), *([config.skills] if config.skills else [])]
-    agent = CaveAgent(
-        services.model,
-        build_runtime(bool(config.kernel), config.policy),
-        max_steps=config.max_steps,
-        display=not as_json,
-        skills=load_skills(extra_skills),
-    )
-    raise typer.Exit(asyncio.run(run_task(agent, task, as_json, data or DataOptions())))
+    services.skill_dirs = list(skills or [])
+    services.agent_kwargs["display"] = not as_json
+    raise typer.Exit(asyncio.run(run_task(services, task, as_json, data or DataOptions())))
 
 
 @app.command()
@@ -378,27 +246,6 @@ def demo(
     raise typer.Exit(
         open_replay(demo_session_path(), speed=speed, flags={"model": model, "api_base": api_base})
     )
-
-
-def open_replay(
-    folder: Any, *, speed: float = 1.0, trust: bool = False, flags: dict[str, Any] | None = None
-) -> int:
-    """The app, replaying session *folder* once the runtime is up, then live (recorded too)."""
-    from cave_tui.app.startup import install
-    from cave_tui.frontends.cli.data_commands import DataOptions
-    from cave_tui.session import SessionError, read_session
-
-    try:
-        read_session(folder)
-    except SessionError as exc:
-        typer.echo(f"cave: {exc}", err=True)
-        return 2
-    services = build_services(dict(flags or {}), need_model=False)
-    install(services, DataOptions(), title=f"after {Path(folder).name}")
-    code = open_app(services, replay=(Path(folder), speed, trust))
-    for line in services.exit_messages:
-        typer.echo(line, err=True)
-    return code
 
 
 register_data_commands(app)

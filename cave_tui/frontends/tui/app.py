@@ -34,7 +34,6 @@ from textual.reactive import var
 from cave_tui.app.commands import load_commands, registry
 from cave_tui.app.config import history_path, save_setting
 from cave_tui.app.history import InputHistory
-from cave_tui.models.base import Usage
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
 from cave_tui.frontends.tui.themes import BUNDLED, load_themes
 from cave_tui.frontends.tui.widgets.chat import ChatPane
@@ -43,6 +42,7 @@ from cave_tui.frontends.tui.widgets.keybar import KeyBar
 from cave_tui.frontends.tui.widgets.prompt import PromptArea, PromptInput
 from cave_tui.frontends.tui.widgets.status import StatusLine
 from cave_tui.frontends.tui.widgets.steplog import StepLog, format_duration
+from cave_tui.models.base import Usage
 
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
@@ -53,7 +53,9 @@ STARTUP_DELAY = 0.3  # idle time before the runtime is built (typing pushes it b
 
 
 def _slash_commands() -> Any:
-    from cave_tui.frontends.tui.palette import SlashCommands  # textual.command loads with the palette
+    from cave_tui.frontends.tui.palette import (
+        SlashCommands,  # textual.command loads with the palette
+    )
 
     return SlashCommands
 

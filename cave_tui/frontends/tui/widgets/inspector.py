@@ -22,8 +22,8 @@ from textual.strip import Strip
 from textual.widgets import Input, Static
 
 from cave_tui.app.detail import human_bytes
-from cave_tui.runtime.summary import VarInfo
 from cave_tui.frontends.tui.keys import OrderedKeys, move_focus
+from cave_tui.runtime.summary import VarInfo
 
 
 def _fit(text: str, width: int) -> str:

@@ -1,0 +1,136 @@
+"""Opening the interactive front ends from the command line: the app, `--plain`, a replay.
+
+The command line is the one front end that starts the others: each is reached through
+its single entry function (`CaveApp.run_async`, `run_repl`), imported when needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import typer
+
+
+def build_model(spec: str | None, api_base: str | None) -> Any:
+    from cave_tui.models import model_from_spec
+
+    if not spec:
+        raise typer.BadParameter(
+            "no model configured: pass --model (or try `cave demo`)", param_hint="--model"
+        )
+    try:
+        return model_from_spec(spec, api_base=api_base)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--model") from None
+
+
+def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
+    """Config (file < CAVE_* < flags) -> `AppServices` with the model; the runtime starts later.
+
+    *flags* holds every command-line option by name; settings are picked from it,
+    the rest (e.g. data flags) is left for the features that read `services.flags`.
+    """
+    from cave_tui.app.config import POLICIES, load_config
+    from cave_tui.app.services import AppServices
+
+    config = load_config(flags)
+    if flags.get("policy") is not None and flags["policy"] not in POLICIES:
+        raise typer.BadParameter(
+            f"unknown policy {flags['policy']!r}: use one of {', '.join(POLICIES)}",
+            param_hint="--policy",
+        )
+    model = None
+    if config.model or need_model:
+        model = build_model(config.model, config.api_base)
+    services = AppServices(config, model=model)
+    services.flags = dict(flags)
+    return services
+
+
+def open_session(flags: dict[str, Any], services: Any = None) -> int:
+    """`cave` itself: the app, or the plain REPL with --plain (both recorded as sessions)."""
+    from cave_tui.app.startup import StartupError, data_from_flags, install, needs_runtime_first
+
+    services = services or build_services(flags, need_model=False)
+    data = data_from_flags(flags)
+    install(services, data)
+    try:
+        if flags.get("plain"):
+            from cave_tui.frontends.repl.plain import run_repl
+
+            code = _guarded(services, lambda: run_repl(services))
+        else:
+            code = open_app(services, prepare=needs_runtime_first(data))
+    except StartupError as exc:
+        typer.echo(f"cave: cannot start: {exc}", err=True)
+        return 2
+    for line in services.exit_messages:
+        typer.echo(line, err=True)
+    return code
+
+
+def _guarded(services: Any, body: Any) -> int:
+    """Run a front end; after an unhandled error the exit hooks still run (status crashed)."""
+    from cave_tui.app.startup import StartupError
+
+    try:
+        return int(body() or 0)
+    except (StartupError, KeyboardInterrupt):
+        raise
+    except Exception:
+        services.exit_status = services.exit_status or "crashed"
+        asyncio.run(services.shutdown())
+        raise
+
+
+def open_app(
+    services: Any, *, prepare: bool = False, replay: tuple[Any, float, bool] | None = None
+) -> int:
+    """Run the Textual app; the exit hooks run even when the app dies of an error.
+
+    With *prepare* the runtime starts (and pre-seeding runs) before the app opens, in the
+    same event loop, so a file that cannot be loaded stops the start without a flash of UI.
+    *replay* = (session folder, speed, trust) is replayed in the app once the runtime is up.
+    """
+    from cave_tui.frontends.tui.app import CaveApp
+
+    async def main() -> int:
+        try:
+            if prepare:
+                await services.start()
+            app = CaveApp(services)
+            if replay is not None:
+                app.startup_replay = replay
+            await app.run_async()
+            if app.return_code:  # Textual caught an unhandled error and closed the app
+                services.exit_status = services.exit_status or "crashed"
+            return app.return_code or 0
+        except BaseException:
+            services.exit_status = services.exit_status or "crashed"
+            raise
+        finally:
+            await services.shutdown()
+
+    return asyncio.run(main())
+
+
+def open_replay(
+    folder: Any, *, speed: float = 1.0, trust: bool = False, flags: dict[str, Any] | None = None
+) -> int:
+    """The app, replaying session *folder* once the runtime is up, then live (recorded too)."""
+    from cave_tui.app.startup import DataOptions, install
+    from cave_tui.session import SessionError, read_session
+
+    try:
+        read_session(folder)
+    except SessionError as exc:
+        typer.echo(f"cave: {exc}", err=True)
+        return 2
+    services = build_services(dict(flags or {}), need_model=False)
+    install(services, DataOptions(), title=f"after {Path(folder).name}")
+    code = open_app(services, replay=(Path(folder), speed, trust))
+    for line in services.exit_messages:
+        typer.echo(line, err=True)
+    return code
