@@ -25,9 +25,12 @@ import inspect
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cave_tui.app.config import POLICIES, Config
+
+if TYPE_CHECKING:
+    from cave_tui.session import SessionRecorder
 
 EventHook = Callable[[Any], Any]
 ExitHook = Callable[[], Any]
@@ -144,7 +147,8 @@ class AppServices:
         self.notices: list[str] = list(self.config.warnings)
         self.transcript: list[Any] = []  # a resumed session's events: drawn once by the front end
         self.flags: dict[str, Any] = {}  # every command-line option, for features that read more
-        self.state: dict[str, Any] = {}  # shared with the front end's CommandContext.state
+        self.session: SessionRecorder | None = None  # the recording, when there is one
+        self.sessions_dir: Path | None = None  # where sessions are recorded and listed
         # Where a turn's events come from (default `agent.stream_events`); the session
         # recorder puts its `stream_events` here to snapshot after each step.
         self.turn_source: Callable[[str], AsyncIterator[Any]] | None = None

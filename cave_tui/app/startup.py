@@ -126,7 +126,7 @@ class DataFeatures:
             return
         runtime = services.runtime
         store = SessionStore(self.data.sessions_dir)
-        services.state["sessions_dir"] = store.root
+        services.sessions_dir = store.root
         try:
             if self.data.resume:
                 if services.agent is None:
@@ -153,12 +153,12 @@ class DataFeatures:
         if self.announce:
             self.messages.append(f"Recording session {self.recorder.id} ({self.recorder.dir}).")
         services.notices.extend(self.messages)
-        services.state["session"] = self.recorder
+        services.session = self.recorder
 
     # -- turns ---------------------------------------------------------------------------
     def stream(self, task: str) -> AsyncIterator[Any]:
         """The turn's events through the recorder (attached to the agent when it appears)."""
-        recorder = self.services.state.get("session") or self.recorder
+        recorder = self.services.session or self.recorder
         agent = self.services.agent
         if recorder is None or getattr(recorder, "_closed", False):
             return agent.stream_events(task)
@@ -172,7 +172,7 @@ class DataFeatures:
         """The user's own `!` cells are recorded (and what they changed is snapshotted)."""
         from cave_tui.agent.events import USER_AGENT
 
-        recorder = self.services.state.get("session") or self.recorder
+        recorder = self.services.session or self.recorder
         if recorder is not None and getattr(event, "agent", None) == USER_AGENT:
             recorder.record_user_cell(event)
 
@@ -191,7 +191,7 @@ class DataFeatures:
             except DataIOError as exc:
                 self.dump_error = str(exc)
                 self.services.exit_messages.append(f"cave: dump failed: {exc}")
-        recorder = self.services.state.get("session") or self.recorder
+        recorder = self.services.session or self.recorder
         if recorder is not None:
             await recorder.close(status)
 

@@ -1,23 +1,5 @@
-from typing import Any
-
 from cave_tui.app.commands.registry import CommandError, CommandRegistry
-
-
-class Ctx:
-    agent = None
-    runtime = None
-
-    def __init__(self) -> None:
-        self.state: dict[str, Any] = {}
-        self.lines: list[tuple[str, str]] = []
-
-    def print(self, text: str, *, style: str = "") -> None:
-        self.lines.append((text, style))
-
-    async def confirm(self, question: str) -> bool:
-        return False
-
-    ui = None  # no command here asks the front end for anything
+from tests.helpers.front_end import RecordingContext
 
 
 async def test_dispatch_parse_usage_and_suggestions():
@@ -32,7 +14,7 @@ async def test_dispatch_parse_usage_and_suggestions():
     async def boom(ctx, args):
         raise CommandError("bad thing")
 
-    ctx = Ctx()
+    ctx = RecordingContext()
     assert await reg.dispatch('/show "my var"', ctx)
     assert seen == [["my var"]]
     assert not await reg.dispatch("/show", ctx)

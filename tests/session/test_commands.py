@@ -3,55 +3,14 @@
 from __future__ import annotations
 
 import pickle
-from typing import Any
 
 import pandas as pd
 import pytest
 
 from cave_tui.app.commands import load_commands
-from cave_tui.app.commands.registry import FrontEnd
 from cave_tui.session import SessionRecorder, read_session
+from tests.helpers.front_end import RecordingContext
 from tests.session.helpers import TWO_TURNS, code, scripted_agent
-
-
-class RecordingFrontEnd:
-    """A `FrontEnd` that records each call as (method name, arguments)."""
-
-    def __init__(self, calls: list[tuple[str, dict[str, Any]]]) -> None:
-        self.calls = calls
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or not hasattr(FrontEnd, name):
-            raise AttributeError(name)  # a method the protocol does not have is an error
-        return lambda *args, **kwargs: self.calls.append((name, {"args": args, **kwargs}))
-
-
-class FakeContext:
-    """What a front end gives commands: print, confirm (scripted answers), request."""
-
-    def __init__(self, agent: Any, answers: list[bool] | None = None) -> None:
-        self.agent = agent
-        self.runtime = agent.runtime
-        self.state: dict[str, Any] = {}
-        self.lines: list[tuple[str, str]] = []
-        self.questions: list[str] = []
-        self.answers = list(answers or [])
-        self.requests: list[tuple[str, dict[str, Any]]] = []
-
-    def print(self, text: str, *, style: str = "") -> None:
-        self.lines.append((text, style))
-
-    async def confirm(self, question: str) -> bool:
-        self.questions.append(question)
-        return self.answers.pop(0) if self.answers else False
-
-    @property
-    def ui(self) -> Any:
-        return RecordingFrontEnd(self.requests)
-
-    @property
-    def last(self) -> str:
-        return self.lines[-1][0]
 
 
 @pytest.fixture
@@ -62,8 +21,8 @@ def registry():
 @pytest.fixture
 def ctx(tmp_path):
     agent = scripted_agent(TWO_TURNS)
-    context = FakeContext(agent)
-    context.state["session"] = SessionRecorder.create(tmp_path / "sessions", agent=agent)
+    context = RecordingContext(agent)
+    context.services.session = SessionRecorder.create(tmp_path / "sessions", agent=agent)
     return context
 
 
@@ -78,7 +37,7 @@ async def test_inject_with_a_name_and_a_recorded_source(registry, ctx, frame, tm
     assert "Injected `Sales_2024`" in ctx.last
     assert await registry.dispatch(f'/inject "{tmp_path / "Sales 2024.parquet"}" as s', ctx)
     pd.testing.assert_frame_equal(await ctx.runtime.retrieve("s"), frame)
-    session = ctx.state["session"]
+    session = ctx.services.session
     session.wait_for_hashes(30)  # an injection is recorded once its file's sha256 is known
     records = [r for r in read_session(session.dir).records if r["type"] == "injection"]
     assert [r["name"] for r in records] == ["Sales_2024", "s"]
@@ -113,7 +72,7 @@ async def test_retrieve_reports_path_and_size_and_never_overwrites_silently(regi
     from cave_tui.runtime.items import Variable
 
     ctx.runtime.inject(Variable("summary", frame))
-    session = ctx.state["session"]
+    session = ctx.services.session
     assert await registry.dispatch("/retrieve summary", ctx)
     path = session.retrieved_dir / "summary.parquet"
     assert str(path) in ctx.last and "parquet" in ctx.last and "KB" in ctx.last
@@ -142,7 +101,7 @@ async def test_retrieve_to_an_explicit_path_and_format(registry, ctx, frame, tmp
 
 
 async def test_save_sessions_export_and_replay_request(registry, ctx, tmp_path):
-    session = ctx.state["session"]
+    session = ctx.services.session
     await session.run("make x and y")
     assert await registry.dispatch("/save Monday analysis", ctx)
     assert "Saved session" in ctx.last and session.meta["title"] == "Monday analysis"
@@ -165,18 +124,18 @@ async def test_load_switches_to_another_session(registry, tmp_path):
     await other.close()
 
     current_agent = scripted_agent([code("scratch = 1"), "ok"])
-    ctx = FakeContext(current_agent, answers=[True])
-    ctx.state["session"] = SessionRecorder.create(tmp_path / "sessions", agent=current_agent)
-    await ctx.state["session"].run("scratch")
+    ctx = RecordingContext(current_agent, answers=[True])
+    ctx.services.session = SessionRecorder.create(tmp_path / "sessions", agent=current_agent)
+    await ctx.services.session.run("scratch")
     assert await registry.dispatch(f"/load {other.id}", ctx)
-    assert ctx.state["session"].dir == other.dir
+    assert ctx.services.session.dir == other.dir
     assert await ctx.runtime.retrieve("kept") == "old"
     assert "scratch" not in await ctx.runtime.names()
     assert current_agent.history == agent.history
     assert ctx.requests[-1][0] == "session_loaded"
     transcript = ctx.requests[-1][1]["args"][0]
     assert [e.type.value for e in transcript][:1] == ["user"]
-    await ctx.state["session"].close()
+    await ctx.services.session.close()
 
 
 async def test_dump_command(registry, ctx, tmp_path):

@@ -53,9 +53,9 @@ async def test_turns_are_recorded_as_they_happen_and_quit_dumps(tmp_path):
     app = make_data_app(TWO_STEP_FRAME, data)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await wait_for(pilot, lambda: "session" in app.state)
-        recorder = app.state["session"]
-        assert app.state["sessions_dir"] == sessions
+        await wait_for(pilot, lambda: app.services.session is not None)
+        recorder = app.services.session
+        assert app.services.sessions_dir == sessions
         assert "birds" in app.services.runtime._ns
         assert "Recording session" in chat_text(app)
         await submit(pilot, "Which species is heaviest?")
@@ -97,7 +97,7 @@ async def test_inject_of_a_pickle_asks_and_loads_on_yes(tmp_path):
         await settle(pilot)
         await wait_for(pilot, lambda: "obj" in app.services.runtime._ns)
         assert app.services.runtime._ns["obj"] == {"answer": 42}
-        recorder = app.state["session"]
+        recorder = app.services.session
         await submit(pilot, "/quit")
     injected = [r for r in records(recorder.dir) if r["type"] == "injection"]
     assert [r["name"] for r in injected] == ["obj"]
@@ -109,7 +109,7 @@ async def test_a_failing_turn_still_closes_the_session_on_exit(tmp_path):
         sessions_dir=sessions))  # fmt: skip
     async with app.run_test() as pilot:
         await settle(pilot)
-        await wait_for(pilot, lambda: "session" in app.state)
+        await wait_for(pilot, lambda: app.services.session is not None)
         await submit(pilot, "set x")
         await app.action_quit()
     folder = only_session(sessions)
@@ -173,7 +173,7 @@ async def test_replay_command_runs_in_the_app_then_continues_live(tmp_path):
         sessions_dir=tmp_path / "sessions"))  # fmt: skip
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        app.state["sessions_dir"] = demo_session_path().parent
+        app.services.sessions_dir = demo_session_path().parent
         await submit(pilot, "/replay demo-flights")
         await wait_for(pilot, lambda: "matches the recording" in chat_text(app), timeout=60)
         await settle(pilot)
@@ -181,7 +181,7 @@ async def test_replay_command_runs_in_the_app_then_continues_live(tmp_path):
         await submit(pilot, "is flights still there?")
         assert "Still here" in chat_text(app)
         assert len(app.services.agent.history) == replayed + 2
-        recorder = app.state["session"]
+        recorder = app.services.session
         await app.action_quit()
     kinds = [r["type"] for r in records(recorder.dir)]
     assert "final_response" in kinds
@@ -197,7 +197,7 @@ async def test_resume_last_restores_history_and_namespace_in_the_app(tmp_path):
     app = make_data_app(["Still **Gentoo**."], DataOptions(resume="last", sessions_dir=sessions))
     async with app.run_test() as pilot:
         await settle(pilot)
-        await wait_for(pilot, lambda: "session" in app.state)
+        await wait_for(pilot, lambda: app.services.session is not None)
         assert app.services.runtime._ns["heaviest"] == "Gentoo"
         assert len(app.services.agent.history) >= 4
         assert "resumed session" in chat_text(app)

@@ -31,7 +31,7 @@ async def test_start_up_says_what_was_injected_without_reprs(tmp_path):
     csv.write_text("species,mass\nAdelie,3700\nGentoo,5076\n")
     app = make_data_app([], DataOptions(inject=[f"{csv}:birds"], sessions_dir=tmp_path / "s"))
     async with app.run_test() as pilot:
-        await wait_for(pilot, lambda: "session" in app.state)
+        await wait_for(pilot, lambda: app.services.session is not None)
         await settle(pilot)
         text = chat_text(app)
         assert "Injected `birds`: DataFrame" in text and "birds.csv" in text
@@ -48,8 +48,8 @@ def test_help_table_keeps_one_row_per_command():
 async def test_sessions_lists_whole_ids_in_a_narrow_chat(tmp_path):
     app = make_data_app([], DataOptions(sessions_dir=tmp_path / "s"))
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: "session" in app.state)
-        session_id = app.state["session"].id
+        await wait_for(pilot, lambda: app.services.session is not None)
+        session_id = app.services.session.id
         await submit(pilot, "/sessions")
         notice = list(app.chat.query(Notice))[-1]
         assert f"`{session_id}`" in notice.text
@@ -61,7 +61,7 @@ async def test_reset_says_injected_objects_are_kept(tmp_path):
     csv.write_text("species,mass\nAdelie,3700\n")
     app = make_data_app([], DataOptions(inject=[f"{csv}:birds"], sessions_dir=tmp_path / "s"))
     async with app.run_test() as pilot:
-        await wait_for(pilot, lambda: "session" in app.state)
+        await wait_for(pilot, lambda: app.services.session is not None)
         await submit(pilot, "!made = 1")
         app.prompt.text = "/reset"
         app.prompt.action_submit()

@@ -64,7 +64,7 @@ async def test_load_lists_the_loaded_sessions_names_only(tmp_path):
         await settle(pilot)
         await submit(pilot, "!from_the_first = 1")
         await submit(pilot, "/save first")
-        first = app.state["session"].id
+        first = app.services.session.id
         await app.action_quit()
     app = make_data_app([], DataOptions(sessions_dir=sessions))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -144,8 +144,8 @@ async def test_the_session_records_the_whole_output_once_not_its_chunks(tmp_path
     app = make_data_app([reply, "Done."], DataOptions(sessions_dir=tmp_path / "sessions"))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await wait_for(pilot, lambda: "session" in app.state)
-        recorder = app.state["session"]
+        await wait_for(pilot, lambda: app.services.session is not None)
+        recorder = app.services.session
         seen: list[str] = []
         app.services.event_hooks.append(lambda event: seen.append(event.type.value))
         app.prompt.text = "print rows"

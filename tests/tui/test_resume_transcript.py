@@ -19,8 +19,8 @@ async def _record(sessions, replies=FIRST, task="How many species?") -> str:
     app = make_data_app(replies, DataOptions(sessions_dir=sessions))
     async with app.run_test() as pilot:
         await settle(pilot)
-        await wait_for(pilot, lambda: "session" in app.state)
-        session_id = app.state["session"].id
+        await wait_for(pilot, lambda: app.services.session is not None)
+        session_id = app.services.session.id
         await submit(pilot, task)
         await app.action_quit()
     return session_id
@@ -36,7 +36,7 @@ async def test_resume_redraws_the_chat_and_the_log(tmp_path):
     app = make_data_app([], DataOptions(resume="last", sessions_dir=sessions))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await wait_for(pilot, lambda: "session" in app.state)
+        await wait_for(pilot, lambda: app.services.session is not None)
         await settle(pilot)
         text = chat_text(app)
         assert "How many species?" in text and "Counting." in text
@@ -55,7 +55,7 @@ async def test_load_replaces_the_conversation_and_draws_the_loaded_one(tmp_path)
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await wait_for(pilot, lambda: "session" in app.state)
+        await wait_for(pilot, lambda: app.services.session is not None)
         await submit(pilot, "make other")
         assert "Made `other`." in chat_text(app)
         app.prompt.text = f"/load {first}"

@@ -1,9 +1,7 @@
 """The built-in slash commands: help, namespace, model, policy, approval, theme, skills, cost, …
 
-Handlers talk to the front end only through `CommandContext` (`print`, `confirm`, and
-`ui`, the typed `FrontEnd`). `ctx.state` carries what front ends share: `services` (the
-`AppServices`), `themes` (names the front end can switch to) and `front_end`
-("tui" or "repl").
+Handlers get a `CommandContext`: `ctx.services` (the session's `AppServices`) and
+`ctx.ui`, the typed `FrontEnd` (print, confirm and one method per front-end action).
 """
 
 from __future__ import annotations
@@ -11,21 +9,15 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from cave_tui.agent import events as ev
 from cave_tui.app.commands.registry import CommandContext, CommandError, registry
 from cave_tui.app.config import APPROVE_MODES, POLICIES
-
-
-def _services(ctx: CommandContext) -> Any:
-    return ctx.state.get("services")
 
 
 async def _runtime(ctx: CommandContext) -> Any:
     """The runtime, started first if the front end has not started it yet."""
     if ctx.runtime is None:
-        services = _services(ctx)
-        if services is None:
-            raise CommandError("the runtime is not available")
-        await services.start()
+        await ctx.services.start()
     return ctx.runtime
 
 
@@ -126,13 +118,10 @@ async def reset(ctx: CommandContext, args: list[str]) -> None:
 
 @registry.command("model", "Show the model, or switch to another", "[NAME]", max_args=1)
 async def model(ctx: CommandContext, args: list[str]) -> None:
-    services = _services(ctx)
+    services = ctx.services
     if not args:
-        label = services.model_label if services else getattr(ctx.agent, "model", None)
-        ctx.print(f"Model: `{label}`")
+        ctx.print(f"Model: `{services.model_label}`")
         return
-    if services is None:
-        raise CommandError("this front end cannot switch models")
     try:
         services.set_model(args[0])
     except ValueError as exc:
@@ -145,9 +134,9 @@ async def model(ctx: CommandContext, args: list[str]) -> None:
     "policy", "Show the security policy, or set it", "[trusted|standard|strict]", max_args=1
 )
 async def policy(ctx: CommandContext, args: list[str]) -> None:
-    services = _services(ctx)
+    services = ctx.services
     if not args:
-        current = services.config.policy if services else "unknown"
+        current = services.config.policy
         ctx.print(f"Policy: `{current}` (choices: {', '.join(POLICIES)})")
         return
     name = args[0].lower()
@@ -155,8 +144,6 @@ async def policy(ctx: CommandContext, args: list[str]) -> None:
         close = difflib.get_close_matches(name, POLICIES, n=1)
         hint = f" Did you mean {close[0]}?" if close else ""
         raise CommandError(f"unknown policy {args[0]!r}: use {', '.join(POLICIES)}.{hint}")
-    if services is None:
-        raise CommandError("this front end cannot change the policy")
     services.set_policy(name)
     ctx.print(f"Policy set to `{name}`.", style="success")
     ctx.ui.refresh_status()
@@ -166,18 +153,14 @@ async def policy(ctx: CommandContext, args: list[str]) -> None:
     "approve", "Ask before running each code block, or run at once", "[ask|auto]", max_args=1
 )
 async def approve(ctx: CommandContext, args: list[str]) -> None:
-    services = _services(ctx)
-    config = services.config if services else None
+    config = ctx.services.config
     if not args:
-        ctx.print(f"Approval: `{config.approve if config else 'auto'}` (ask or auto)")
+        ctx.print(f"Approval: `{config.approve}` (ask or auto)")
         return
     mode = args[0].lower()
     if mode not in APPROVE_MODES:
         raise CommandError(f"unknown mode {args[0]!r}: use ask or auto")
-    if config is None:
-        raise CommandError("this front end cannot change approval")
     config.approve = mode
-    ctx.state["approve"] = mode
     text = (
         "each code block is shown with Run / Edit / Skip before it runs"
         if mode == "ask"
@@ -189,11 +172,11 @@ async def approve(ctx: CommandContext, args: list[str]) -> None:
 
 @registry.command("theme", "List the themes, or switch to one", "[NAME]", max_args=1)
 async def theme(ctx: CommandContext, args: list[str]) -> None:
-    themes = list(ctx.state.get("themes") or [])
+    themes = ctx.ui.theme_names()
     if not themes:
         raise CommandError("this front end has no themes")
     if not args:
-        current = ctx.state.get("theme", "")
+        current = ctx.ui.current_theme()
         ctx.print("Themes: " + ", ".join(f"**{t}**" if t == current else t for t in themes))
         return
     name = args[0]
@@ -249,7 +232,7 @@ async def compact(ctx: CommandContext, args: list[str]) -> None:
     done = False
     async for event in compactor.compact_now(step):
         ctx.ui.render(event)
-        if getattr(event, "tokens_after", None) is not None and event.type.value == "compacted":
+        if isinstance(event, ev.CompactedEvent):
             ctx.print(
                 f"Compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens.",
                 style="success",
@@ -267,8 +250,7 @@ async def cost(ctx: CommandContext, args: list[str]) -> None:
         f"{usage.prompt_tokens:,} tokens in, {usage.completion_tokens:,} out, "
         f"{usage.model_calls} model calls"
     )
-    services = _services(ctx)
-    estimate = await services.cost(usage) if services is not None else None
+    estimate = await ctx.services.cost(usage)
     if estimate is not None:
         line += f"; about ${estimate:.4f} (litellm's price map)"
     else:
@@ -290,9 +272,6 @@ async def quit_(ctx: CommandContext, args: list[str]) -> None:
 async def config(ctx: CommandContext, args: list[str]) -> None:
     from cave_tui.app.config import config_path, describe
 
-    services = _services(ctx)
-    if services is None:
-        raise CommandError("no configuration in this front end")
     lines = [f"Config file: `{config_path()}`", "", "| setting | value | from |", "|---|---|---|"]
-    lines += [f"| {n} | {v} | {s} |" for n, v, s in describe(services.config)]
+    lines += [f"| {n} | {v} | {s} |" for n, v, s in describe(ctx.services.config)]
     ctx.print("\n".join(lines))

@@ -1,18 +1,17 @@
 """Slash commands for data and sessions: /inject, /retrieve, /dump, /save, /sessions, /load,
 /export, /replay.
 
-Headless: they talk to the front end only through the `CommandContext` (print,
-confirm, ui). The current session is `ctx.state["session"]` (a
-`SessionRecorder`, or absent when not recording). A long `/inject` reports
-progress through `ctx.progress(Progress, label)` when the front end offers it (else a
-line at most once a second after the first second): both are called on the loader's
-thread. It stops when the command's task is cancelled.
+Headless: they reach the front end only through `ctx.ui` (print, confirm, progress, …).
+The current session is `ctx.services.session` (a `SessionRecorder`, or None when not
+recording). A long `/inject` reports through `ctx.ui.progress(Progress, label)`, called on
+the loader's thread; it stops when the command's task is cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ MAX_CONFIRMS = 3
 
 
 def _session(ctx: CommandContext) -> Any:
-    return ctx.state.get("session")
+    return ctx.services.session
 
 
 def _human(size: float) -> str:
@@ -39,27 +38,6 @@ def progress_line(p: Any, label: str) -> str:
     pct = f"{100 * p.fraction:.0f}%" if p.total else ""
     amount = f"{p.done:,.0f} of {p.total:,.0f} {p.unit}"
     return f"{p.stage} {label}: {pct} ({amount})"
-
-
-def _progress_printer(ctx: CommandContext, label: str) -> Any:
-    """The load's progress callback (called on the loader's thread).
-
-    A front end with `ctx.progress(Progress, label)` shows it its own way (the app posts
-    a message); otherwise a line is printed at most once a second after the first second.
-    """
-    custom = getattr(ctx, "progress", None)
-    if callable(custom):
-        return lambda p: custom(p, label)
-    state = {"last": 0.0}
-
-    def show(p: Any) -> None:
-        now = time.monotonic()
-        if p.elapsed < 1.0 or now - state["last"] < 1.0:
-            return
-        state["last"] = now
-        ctx.print(progress_line(p, label), style="dim")
-
-    return show
 
 
 # -- /inject ---------------------------------------------------------------------------------
@@ -103,7 +81,7 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
                     name,
                     trust=trust,
                     allow_shadow=allow_shadow,
-                    progress=_progress_printer(ctx, Path(source).name),
+                    progress=functools.partial(ctx.ui.progress, label=Path(source).name),
                 )
             break
         except NameConflictError as exc:
@@ -207,7 +185,7 @@ def _store(ctx: CommandContext) -> Any:
     from cave_tui.session import SessionStore
 
     session = _session(ctx)
-    root = ctx.state.get("sessions_dir") or (session.dir.parent if session is not None else None)
+    root = ctx.services.sessions_dir or (session.dir.parent if session is not None else None)
     return SessionStore(root)
 
 
@@ -288,9 +266,9 @@ async def load(ctx: CommandContext, args: list[str]) -> None:
     try:
         result = await resume_session(folder, ctx.agent, ctx.runtime)
     except (SessionError, DataIOError) as exc:
-        ctx.state.pop("session", None)
+        ctx.services.session = None
         raise CommandError(f"cannot load {folder.name}: {exc}") from None
-    ctx.state["session"] = result.recorder
+    ctx.services.session = result.recorder
     ctx.ui.session_loaded(result.transcript)
     ctx.print(result.summary())
 

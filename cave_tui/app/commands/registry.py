@@ -1,9 +1,9 @@
 """One headless registry of slash commands, shared by the TUI, the plain REPL and completion.
 
 A command is a name, an argument synopsis, one line of help and an async handler
-that receives a `CommandContext` (what the front end offers: the agent, the
-runtime, a way to print, to ask for confirmation, …) and the parsed arguments.
-Front ends never parse commands themselves: they call `registry.dispatch(line, ctx)`.
+that receives a `CommandContext` (the session's `AppServices` and the front end's
+`FrontEnd`) and the parsed arguments. Front ends never parse commands themselves: they
+call `registry.dispatch(line, CommandContext(services, front_end))`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,11 @@ import shlex
 from collections.abc import AsyncIterable, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from cave_tui.app.services import AppServices
+    from cave_tui.dataio.progress import Progress
 
 
 class CommandError(Exception):
@@ -26,6 +30,24 @@ class FrontEnd(Protocol):
     A front end that has no use for an action (the plain REPL has no inspector) does
     nothing, or says it is not available there; it never ignores a misspelt action.
     """
+
+    def print(self, text: str, *, style: str = "") -> None:
+        """Show a line (Markdown allowed); *style* is "", info, success, warning, error or dim.
+
+        Callable from any thread (a loader reports from its worker thread).
+        """
+
+    async def confirm(self, question: str) -> bool:
+        """Ask a yes/no question; False when the front end cannot ask."""
+
+    def progress(self, progress: Progress, label: str) -> None:
+        """A long load's progress (called on the loader's thread, often)."""
+
+    def theme_names(self) -> list[str]:
+        """The themes `set_theme` accepts (empty when the front end has none)."""
+
+    def current_theme(self) -> str:
+        """The theme in use ('' when the front end has none)."""
 
     def quit(self) -> None:
         """Leave through the exit hooks."""
@@ -61,19 +83,28 @@ class FrontEnd(Protocol):
         """A short message that goes away by itself."""
 
 
-class CommandContext(Protocol):
-    """What a front end provides to command handlers."""
+@dataclass
+class CommandContext:
+    """What a command handler gets: the session's services and its front end."""
 
-    agent: Any  # cave_tui.agent.CaveAgent | None (None until a model is configured)
-    runtime: Any  # cave_tui.runtime.Runtime
-    state: dict[str, Any]  # front-end settings commands may read or change (theme, approve, …)
-    ui: FrontEnd  # what only the front end can do
+    services: AppServices
+    ui: FrontEnd
+
+    @property
+    def agent(self) -> Any:
+        """The `CaveAgent`, or None until a model is configured."""
+        return self.services.agent
+
+    @property
+    def runtime(self) -> Any:
+        """The `Runtime`, or None until it is started (`await services.start()`)."""
+        return self.services.runtime
 
     def print(self, text: str, *, style: str = "") -> None:
-        """Show a line (Markdown allowed) to the user."""
+        self.ui.print(text, style=style)
 
     async def confirm(self, question: str) -> bool:
-        """Ask a yes/no question; False when the front end cannot ask (e.g. --json)."""
+        return await self.ui.confirm(question)
 
 
 Handler = Callable[[CommandContext, list[str]], Awaitable[None]]

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from collections.abc import AsyncIterable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -24,9 +25,13 @@ from rich.text import Text
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.display import RichDisplay, fold
-from cave_tui.app.commands import load_commands, registry
+from cave_tui.app.commands import CommandContext, load_commands, registry
+from cave_tui.app.commands.data import progress_line
 from cave_tui.app.config import history_path
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
+
+if TYPE_CHECKING:
+    from cave_tui.dataio.progress import Progress
 
 STYLES = {"error": "bold red", "warning": "yellow", "success": "green", "info": ""}
 
@@ -45,60 +50,13 @@ class SlashCompleter(Completer):
 class ReplFrontEnd:
     """`FrontEnd` for line mode: what has no meaning here (an inspector) does nothing."""
 
-    def __init__(self, ctx: ReplContext) -> None:
-        self.ctx = ctx
-
-    def quit(self) -> None:
-        self.ctx.quit = True
-
-    def clear(self) -> None:
-        self.ctx.console.clear()
-
-    def set_theme(self, name: str) -> None:
-        self.ctx.print("Themes are not available in --plain mode.", style="warning")
-
-    def insert(self, text: str, *, replace: bool = False) -> None:
-        pass  # the next prompt starts empty
-
-    def refresh_status(self) -> None:
-        pass  # no status line in line mode
-
-    def show(self, name: str) -> None:
-        self.ctx.start(self.ctx._show(name))
-
-    def render(self, event: Any) -> None:
-        RichDisplay(self.ctx.console).render(event)
-
-    def replay_events(self, events: AsyncIterable[Any]) -> None:
-        self.ctx.print("Replaying events is not available in --plain mode.", style="warning")
-
-    def replay_session(self, folder: Path, *, speed: float = 1.0, trust: bool = False) -> None:
-        self.ctx.start(self.ctx._replay(folder, speed=speed, trust=trust))
-
-    def session_loaded(self, transcript: list[Any]) -> None:
-        draw_transcript(self.ctx.console, transcript)
-
-    def notify(self, message: str, severity: str = "information") -> None:
-        self.ctx.print(message, style="warning" if severity != "information" else "")
-
-
-class ReplContext:
-    """`CommandContext` for the REPL."""
-
     def __init__(self, services: AppServices, console: Console, session: PromptSession[str]):
         self.services = services
         self.console = console
         self.session = session
-        self.state: dict[str, Any] = services.state  # shared: features put "session" there
-        self.state.update(
-            services=services, front_end="repl", themes=[], approve=services.config.approve
-        )
-        self.quit = False
+        self.quit_requested = False
         self._tasks: set[asyncio.Future[Any]] = set()
-
-    @property
-    def agent(self) -> Any:
-        return self.services.agent
+        self._last_progress = 0.0
 
     @property
     def runtime(self) -> Any:
@@ -118,9 +76,52 @@ class ReplContext:
             return False
         return answer.strip().lower() in ("y", "yes")
 
-    @property
-    def ui(self) -> ReplFrontEnd:
-        return ReplFrontEnd(self)
+    def progress(self, progress: Progress, label: str) -> None:
+        """A line at most once a second, after the first second (loads are mostly quick)."""
+        now = time.monotonic()
+        if progress.elapsed < 1.0 or now - self._last_progress < 1.0:
+            return
+        self._last_progress = now
+        self.print(progress_line(progress, label), style="dim")
+
+    def theme_names(self) -> list[str]:
+        return []
+
+    def current_theme(self) -> str:
+        return ""
+
+    def quit(self) -> None:
+        self.quit_requested = True
+
+    def clear(self) -> None:
+        self.console.clear()
+
+    def set_theme(self, name: str) -> None:
+        self.print("Themes are not available in --plain mode.", style="warning")
+
+    def insert(self, text: str, *, replace: bool = False) -> None:
+        pass  # the next prompt starts empty
+
+    def refresh_status(self) -> None:
+        pass  # no status line in line mode
+
+    def show(self, name: str) -> None:
+        self.start(self._show(name))
+
+    def render(self, event: Any) -> None:
+        RichDisplay(self.console).render(event)
+
+    def replay_events(self, events: AsyncIterable[Any]) -> None:
+        self.print("Replaying events is not available in --plain mode.", style="warning")
+
+    def replay_session(self, folder: Path, *, speed: float = 1.0, trust: bool = False) -> None:
+        self.start(self._replay(folder, speed=speed, trust=trust))
+
+    def session_loaded(self, transcript: list[Any]) -> None:
+        draw_transcript(self.console, transcript)
+
+    def notify(self, message: str, severity: str = "information") -> None:
+        self.print(message, style="warning" if severity != "information" else "")
 
     def start(self, work: Any) -> None:
         """Run *work* (a coroutine) before the next prompt (see `drain`)."""
@@ -232,7 +233,8 @@ async def repl_main(
         input=input,
         output=output,
     )
-    ctx = ReplContext(services, console, session)
+    front_end = ReplFrontEnd(services, console, session)
+    ctx = CommandContext(services, front_end)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
@@ -255,7 +257,7 @@ async def repl_main(
         await services.start()
         draw_transcript(console, services.transcript)
         services.transcript.clear()
-        while not ctx.quit and not stop.is_set():
+        while not front_end.quit_requested and not stop.is_set():
             try:
                 line = await session.prompt_async("cave› ")
             except KeyboardInterrupt:
@@ -267,7 +269,7 @@ async def repl_main(
                 continue
             if text.startswith("/"):
                 await registry.dispatch(text, ctx)
-                await ctx.drain()
+                await front_end.drain()
             elif text.startswith("!"):
                 await run_python(services, text[1:].lstrip(), console)
             elif services.agent is None:

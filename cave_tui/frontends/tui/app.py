@@ -31,7 +31,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import var
 
-from cave_tui.app.commands import load_commands, registry
+from cave_tui.app.commands import CommandContext, load_commands, registry
 from cave_tui.app.config import history_path, save_setting
 from cave_tui.app.history import InputHistory
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
@@ -46,6 +46,7 @@ from cave_tui.models.base import Usage
 
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
+    from cave_tui.dataio.progress import Progress
 
 # The agent package is imported lazily: the app renders events by their type value.
 DOUBLE_PRESS_SECONDS = 2.0
@@ -133,8 +134,8 @@ class LoadProgress(Message):
         self.label = label
 
 
-class TuiContext:
-    """`CommandContext` for the app: prints to the chat, asks with a modal, requests actions.
+class TuiFrontEnd:
+    """`FrontEnd` for the app: what commands ask of it, one method per action.
 
     `print` and `progress` may be called from any thread (a loader reports progress from its
     worker thread): off the app's thread they only post a message.
@@ -143,43 +144,25 @@ class TuiContext:
     def __init__(self, app: CaveApp) -> None:
         self.app = app
 
-    @property
-    def agent(self) -> Any:
-        return self.app.services.agent
-
-    @property
-    def runtime(self) -> Any:
-        return self.app.services.runtime
-
-    @property
-    def state(self) -> dict[str, Any]:
-        return self.app.state
-
     def print(self, text: str, *, style: str = "") -> None:
         if self.app.in_app_thread:
             self.app.chat.add_notice(text, style or "info")
         else:
             self.app.post_message(ChatNotice(text, style or "info"))
 
-    def progress(self, progress: Any, label: str) -> None:
-        """Show a load's progress (thread-safe: posts a `LoadProgress` message)."""
-        self.app.post_message(LoadProgress(progress, label))
-
     async def confirm(self, question: str) -> bool:
         from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
 
         return bool(await self.app.ask_screen(ConfirmScreen(question)))
 
-    @property
-    def ui(self) -> TuiFrontEnd:
-        return self.app.front_end
+    def progress(self, progress: Progress, label: str) -> None:
+        self.app.post_message(LoadProgress(progress, label))
 
+    def theme_names(self) -> list[str]:
+        return sorted(self.app.available_themes)
 
-class TuiFrontEnd:
-    """`FrontEnd` for the app: what commands ask of it, one method per action."""
-
-    def __init__(self, app: CaveApp) -> None:
-        self.app = app
+    def current_theme(self) -> str:
+        return self.app.theme
 
     def quit(self) -> None:
         self.app.call_later(self.app.action_quit)
@@ -264,8 +247,8 @@ class CaveApp(App[None]):
         self.start_delay = start_delay
         path = history_path() if history_file is True else (history_file or None)
         self.history = InputHistory(path)  # type: ignore[arg-type]
-        self.ctx = TuiContext(self)
         self.front_end = TuiFrontEnd(self)
+        self.ctx = CommandContext(services, self.front_end)
         self.usage = Usage()
         self._last_ctrl_c = -1e9
         self._early_input: list[events.Event] | None = []  # None once the input has the focus
@@ -276,14 +259,6 @@ class CaveApp(App[None]):
         # (session folder, speed, trust) replayed once the runtime is up (`cave demo`)
         self.startup_replay: tuple[Path, float, bool] | None = None
         self._register_themes()
-        self.state: dict[str, Any] = services.state  # shared: features put "session" there
-        self.state.update(
-            services=services,
-            front_end="tui",
-            themes=sorted(self.available_themes),
-            theme=self.theme,
-            approve=self.config.approve,
-        )
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
         services.approver = self._approve
@@ -886,7 +861,6 @@ class CaveApp(App[None]):
 
     def _theme_changed(self, theme: Any) -> None:
         self.chat.restyle(theme.dark)
-        self.state["theme"] = theme.name
         if theme.name != self.config.theme:
             self.config.theme = theme.name
             self.chat.add_notice(f"Theme set to `{theme.name}`.", "success")
