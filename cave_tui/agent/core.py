@@ -686,7 +686,7 @@ class CaveAgent:
             return
         self._last_failed_code = normalized
         self._last_failed_type = result.error_type
-        self._turn_failures.append(failure_summary(observation))
+        self._turn_failures.append(failure_summary(result, hints))
         self._failed_in_row += 1
         rewound = self._failed_in_row >= 2 and self._rewind()
         if result.blocked:

@@ -13,9 +13,10 @@ Doubting an answer before it is accepted is in answer_checks.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from cave_tui.agent.observation import cut_middle
+from cave_tui.agent.observation import compact_traceback, cut_middle
+from cave_tui.runtime.base import ExecutionResult
 
 MAX_REWINDS = 2  # per turn; after that the failures stay in context as they were
 SUMMARY_CHARS = 1200  # of one failure, in the rewound request
@@ -24,25 +25,21 @@ REWIND_HEADER = "An earlier attempt at this request failed:"
 REWIND_FOOTER = "Write the code for the request again, so that it avoids that error."
 
 
-def failure_summary(observation: str) -> str:
-    """The parts of a failed cell's observation worth keeping across a rewind.
+def failure_summary(result: ExecutionResult, hints: Sequence[str] = ()) -> str:
+    """What a failed cell taught, to keep across a rewind: its error and the hints.
 
-    The error, its traceback lines and hints stay, within SUMMARY_CHARS; what the
-    cell printed before failing, the `[changed: ...]` list and the loop notes go
-    (they describe exchanges the model will no longer see).
+    Built from the result itself: what the cell printed before failing, the names it
+    changed and the loop notes are left out (they describe exchanges the model will no
+    longer see). Within SUMMARY_CHARS.
     """
-    lines = observation.splitlines()
-    if "Error:" in lines:
-        lines = lines[lines.index("Error:") + 1 :]
-    keep = [
-        line
-        for line in lines
-        if line.strip()
-        and not line.startswith("[changed")
-        and not line.startswith("You sent this same failing code")
-        and line not in ("Error:", "Traceback:")
-    ]
-    return cut_middle("\n".join(keep), SUMMARY_CHARS)
+    if result.blocked:
+        lines = ["Blocked by the security policy:"]
+        lines += [f"- {violation}" for violation in result.security_violations]
+    else:
+        error = compact_traceback((result.error or "error").rstrip("\n"))
+        lines = [line for line in error.splitlines() if line.strip() and line != "Traceback:"]
+    lines += [f"Hint: {hint}" for hint in hints]
+    return cut_middle("\n".join(lines), SUMMARY_CHARS)
 
 
 def rewound_request(task: str, failures: Iterable[str]) -> str:

@@ -300,7 +300,9 @@ class AppServices:
     # -- events --------------------------------------------------------------------------
     def emit(self, event: Any) -> None:
         """Give *event* to every hook; a failing hook never breaks the turn."""
-        if event.type == "code" and event.agent is None:
+        from cave_tui.agent.events import CodeEvent  # loaded: the event came from it
+
+        if isinstance(event, CodeEvent) and event.agent is None:
             self.code_step = event.step
         for hook in list(self.event_hooks):
             try:

@@ -19,7 +19,6 @@ from typing import Any
 
 from cave_tui.agent import events as ev
 from cave_tui.session.reader import (
-    OUTCOME_TYPES,
     RecordedStep,
     RecordedTurn,
     SetupItem,
@@ -29,6 +28,9 @@ from cave_tui.session.reader import (
     recorded_turns,
 )
 from cave_tui.session.store import SessionError
+
+# The events that end a step: what replay compares with the recording.
+OUTCOME_EVENTS = (ev.ExecutionOutputEvent, ev.ExecutionErrorEvent, ev.SecurityErrorEvent)
 
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
 _CELL_NAME = re.compile(r"<ipython-input-\d+-[0-9a-f]+>")
@@ -344,7 +346,7 @@ async def replay_session(
         async for event in events:
             if render is not None:
                 render(event)
-            if event.type.value in OUTCOME_TYPES:
+            if isinstance(event, OUTCOME_EVENTS):
                 outcomes[event.step] = event.to_dict()
                 if pause:
                     await asyncio.sleep(pause)

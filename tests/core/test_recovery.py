@@ -132,21 +132,27 @@ def test_empty_results_know_zero_nan_and_empty_containers():
 
 
 def test_failure_summary_and_rewound_request():
-    observation = (
-        "Error:\nTraceback:\n  cell line 2: y = df.loc['HNL']\n  … inside pandas\n"
-        "KeyError: 'HNL'\nHint: pick rows by value\n[changed: y]\n"
-        "You sent this same failing code (KeyError) again; it was not re-run."
+    error = (
+        "Traceback (most recent call last):\n"
+        '  File "<cell>", line 2, in <module>\n'
+        "    y = df.loc['HNL']\n"
+        "KeyError: 'HNL'\n"
     )
-    summary = failure_summary(observation)
-    assert summary.splitlines() == [
-        "  cell line 2: y = df.loc['HNL']",
-        "  … inside pandas",
-        "KeyError: 'HNL'",
-        "Hint: pick rows by value",
+    result = ExecutionResult(
+        success=False, output="row\n" * 500, error=error, error_type="KeyError", changed=["y"]
+    )
+    summary = failure_summary(result, ["pick rows by value"])
+    lines = summary.splitlines()
+    assert lines[-2:] == ["KeyError: 'HNL'", "Hint: pick rows by value"]
+    assert any("y = df.loc['HNL']" in line for line in lines)
+    assert "row" not in lines and not any("changed" in line for line in lines)  # printed: gone
+    long = ExecutionResult(success=False, error="ValueError: " + "x" * 5000)
+    assert len(failure_summary(long)) < 1300  # 1,200 and the cut marker
+    blocked = ExecutionResult(success=False, security_violations=["import os is not allowed"])
+    assert failure_summary(blocked).splitlines() == [
+        "Blocked by the security policy:",
+        "- import os is not allowed",
     ]
-    printed = "Output:\n" + "row\n" * 500 + observation
-    assert failure_summary(printed) == summary  # what the cell printed before failing goes
-    assert len(failure_summary("Error:\n" + "x" * 5000)) < 1300  # 1,200 and the cut marker
     assert rewound_request("task", []) == "task"
     text = rewound_request("task", ["a", "b", "a", "c"])
     assert text == f"task\n\n{REWIND_HEADER}\nb\nc\n{REWIND_FOOTER}"  # distinct, latest two

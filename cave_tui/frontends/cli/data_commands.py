@@ -205,6 +205,7 @@ async def run_task(services: AppServices, task: str, as_json: bool, data: DataOp
 
 async def _stream_turn(services: AppServices, task: str, as_json: bool) -> str:
     from cave_tui.agent import AgentResponse, AgentStatus
+    from cave_tui.agent import events as ev
     from cave_tui.models import Usage
 
     renderer = None
@@ -223,9 +224,9 @@ async def _stream_turn(services: AppServices, task: str, as_json: bool) -> str:
         elif renderer is not None:
             renderer.render(event)
         steps = max(steps, event.step)
-        if event.type.value == "usage":
+        if isinstance(event, ev.UsageEvent):
             usage = usage + Usage(event.prompt_tokens, event.completion_tokens, event.total_tokens)
-        if event.type.value in ("final_response", "max_steps_reached", "error"):
+        if isinstance(event, ev.FinalResponseEvent | ev.MaxStepsReachedEvent | ev.ErrorEvent):
             content = event.content
     status = services.data_features.recorder.turn_status or "error"
     if renderer is not None:

@@ -738,19 +738,21 @@ class CaveApp(App[None]):
         self.status.activity = ""
 
     def _render_user_code(self, event: ev.Event) -> None:
+        from cave_tui.agent import events as ev  # loaded: the event came from it
+
         log = self.steplog
-        if event.type == "code":
+        if isinstance(event, ev.CodeEvent):
             log.add_code(0, "user", getattr(event, "code", event.content))
             return
         entry = log.current(0, "user")
         if entry is None:
             return
-        if event.type == "output":
+        if isinstance(event, ev.OutputEvent):
             entry.add_output(event.content, getattr(event, "dropped", 0))
             return
         changed = list(getattr(event, "changed", []))
         duration = self._duration(getattr(event, "duration", None))
-        if event.type == "execution_output":
+        if isinstance(event, ev.ExecutionOutputEvent):
             entry.finish(
                 "ok", output=getattr(event, "output", ""), duration=duration, changed=changed
             )
