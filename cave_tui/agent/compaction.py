@@ -18,6 +18,7 @@ Token counts: the provider's reported prompt tokens for the last request, plus a
 cl100k count of the messages added since (`models.tokens`); a full cl100k count
 of the request when nothing was reported. Summariser calls are counted in the
 run's usage (`take_usage()`) and announced as `usage` events.
+Over 400 lines (barely): the three tiers share the token accounting above.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ One step: build the request (stable system prompt, history, live namespace at
 the end) → stream the model's reply → extract its code → run it (the runtime
 applies the security checker) → shape the observation → repeat, until a reply
 has no code (the final answer) or `max_steps` is reached.
+
+Over 400 lines: it is the loop and its per-turn state, which the steps share. What each
+step calls lives beside it (prompt, extraction, observation, answer_checks, recovery,
+given, tips, compaction, subagents).
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ so an interrupted dump always leaves the previous one intact.
 `checkpoint_namespace` updates a dump in place, rewriting only what changed: new
 files get new names and the manifest (replaced atomically) is the commit point.
 `load_dump` restores either kind, checking every file's size and sha256.
+Over 400 lines: the writer, the in-place checkpoint and the loader share one manifest
+format and its crash-recovery rules, which are easier to keep right side by side.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ timeout or Ctrl+C stop the cell: an asynchronous `CellInterrupt` is raised in th
 worker thread, which Python delivers at the next bytecode. Code stuck inside a C
 call cannot be stopped this way; the runtime then reports itself busy rather
 than run a second cell beside the first (use `IPyKernelRuntime` for hard stops).
+Over 400 lines: the worker thread, interrupt delivery and namespace change tracking
+interlock; each part is a few methods of the one class that owns the shell.
 """
 
 from __future__ import annotations

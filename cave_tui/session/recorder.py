@@ -8,6 +8,8 @@ and the log is fsynced at every step boundary. Namespace snapshots need the
 runtime (async), so they are taken by `stream_events` (a drop-in wrapper of
 `agent.stream_events`) after each step and at the turn's end, or by calling
 `checkpoint()` / `end_turn()`.
+Over 400 lines: every record kind the session log holds is written here, next to the
+flush and snapshot ordering that makes a killed run resumable.
 """
 
 from __future__ import annotations

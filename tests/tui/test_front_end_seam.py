@@ -8,7 +8,7 @@ import pytest
 
 from cave_tui.app.commands.registry import FrontEnd
 from cave_tui.frontends.repl.plain import ReplFrontEnd
-from cave_tui.frontends.tui.app import TuiFrontEnd
+from cave_tui.frontends.tui.front_end import TuiFrontEnd
 
 ACTIONS = [
     name

@@ -1,5 +1,9 @@
 """`CaveApp`: the Textual front end.
 
+Over 400 lines because it is the wiring of the whole screen: one handler per message and
+per key action. What has a concern of its own lives beside it: widgets/, screens/, keys.py
+(key order), messages.py (what workers post), front_end.py (what commands ask).
+
 Data flows one way. The app sends requests to the core (a task, a command, a line
 of Python) and renders the events the core streams back. Turns run in an async
 worker over `AppServices.stream`; the worker never touches a widget, it posts an
@@ -28,13 +32,25 @@ from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.reactive import var
 
 from cave_tui.app.commands import CommandContext, load_commands, registry
 from cave_tui.app.config import history_path, save_setting
 from cave_tui.app.history import InputHistory
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
+from cave_tui.frontends.tui.front_end import TuiFrontEnd
+from cave_tui.frontends.tui.messages import (
+    AgentEvent,
+    ChatNotice,
+    CostEstimate,
+    LoadProgress,
+    NamespaceChanged,
+    NamespaceRows,
+    ReplayFinished,
+    ServicesReady,
+    StartFailed,
+    TurnFinished,
+)
 from cave_tui.frontends.tui.themes import BUNDLED, load_themes
 from cave_tui.frontends.tui.widgets.chat import ChatPane
 from cave_tui.frontends.tui.widgets.inspector import Inspector, VarTable
@@ -46,7 +62,6 @@ from cave_tui.models.base import Usage
 
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
-    from cave_tui.dataio.progress import Progress
 
 # The agent package is imported lazily: the app renders events by their type value.
 DOUBLE_PRESS_SECONDS = 2.0
@@ -62,147 +77,6 @@ def _slash_commands() -> Any:
 
 
 FALLBACK_THEME = "cave-dark"
-
-
-class AgentEvent(Message):
-    """One core event, posted by the turn worker for the app to render."""
-
-    def __init__(self, event: Any) -> None:
-        super().__init__()
-        self.event = event
-
-
-class TurnFinished(Message):
-    def __init__(self, outcome: str) -> None:
-        super().__init__()
-        self.outcome = outcome  # "done", "cancelled" or "error"
-
-
-class ReplayFinished(Message):
-    def __init__(self, report: str, ok: bool) -> None:
-        super().__init__()
-        self.report = report
-        self.ok = ok
-
-
-class ServicesReady(Message):
-    pass
-
-
-class StartFailed(Message):
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
-
-
-class CostEstimate(Message):
-    def __init__(self, cost: float | None) -> None:
-        super().__init__()
-        self.cost = cost
-
-
-class NamespaceRows(Message):
-    def __init__(self, rows: list[Any], changed: set[str]) -> None:
-        super().__init__()
-        self.rows = rows
-        self.changed = changed
-
-
-class NamespaceChanged(Message):
-    """The runtime's namespace changed (posted from any thread by the services' hook)."""
-
-    def __init__(self, change: Any) -> None:
-        super().__init__()
-        self.change = change  # cave_tui.runtime.base.NamespaceChange
-
-
-class ChatNotice(Message):
-    """A line for the chat, printed by a command from a thread other than the app's."""
-
-    def __init__(self, text: str, style: str) -> None:
-        super().__init__()
-        self.text = text
-        self.style = style
-
-
-class LoadProgress(Message):
-    """A load's progress (`cave_tui.dataio.Progress`), posted from the loader's thread."""
-
-    def __init__(self, progress: Any, label: str) -> None:
-        super().__init__()
-        self.progress = progress
-        self.label = label
-
-
-class TuiFrontEnd:
-    """`FrontEnd` for the app: what commands ask of it, one method per action.
-
-    `print` and `progress` may be called from any thread (a loader reports progress from its
-    worker thread): off the app's thread they only post a message.
-    """
-
-    def __init__(self, app: CaveApp) -> None:
-        self.app = app
-
-    def print(self, text: str, *, style: str = "") -> None:
-        if self.app.in_app_thread:
-            self.app.chat.add_notice(text, style or "info")
-        else:
-            self.app.post_message(ChatNotice(text, style or "info"))
-
-    async def confirm(self, question: str) -> bool:
-        from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
-
-        return bool(await self.app.ask_screen(ConfirmScreen(question)))
-
-    def progress(self, progress: Progress, label: str) -> None:
-        self.app.post_message(LoadProgress(progress, label))
-
-    def theme_names(self) -> list[str]:
-        return sorted(self.app.available_themes)
-
-    def current_theme(self) -> str:
-        return self.app.theme
-
-    def quit(self) -> None:
-        self.app.call_later(self.app.action_quit)
-
-    def clear(self) -> None:
-        self.app.action_clear()
-
-    def set_theme(self, name: str) -> None:
-        self.app.set_theme(name)
-
-    def insert(self, text: str, *, replace: bool = False) -> None:
-        if replace:
-            self.app.prompt.set_text(text)
-            self.app.prompt.focus()
-        else:
-            self.app.prompt.insert_text(text)
-
-    def refresh_status(self) -> None:
-        self.app.update_status()
-
-    def show(self, name: str) -> None:
-        self.app.open_detail(name)
-
-    def render(self, event: Any) -> None:
-        self.app.render_event(event)
-
-    def replay_events(self, events: AsyncIterable[Any]) -> None:
-        self.app.replay(events)
-
-    def replay_session(self, folder: Path, *, speed: float = 1.0, trust: bool = False) -> None:
-        self.app.replay_session(folder, speed=speed, trust=trust)
-
-    def session_loaded(self, transcript: list[Any]) -> None:
-        # The inspector follows the runtime's own change reports.
-        self.app.action_clear()
-        self.app.draw_transcript(transcript)
-        self.app.update_status()
-
-    def notify(self, message: str, severity: str = "information") -> None:
-        self.app.notify(message, severity=severity)  # type: ignore[arg-type]
 
 
 class CaveApp(App[None]):

@@ -1,0 +1,77 @@
+"""The messages the app's workers and other threads post to it (they never touch a widget)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+
+class AgentEvent(Message):
+    """One core event, posted by the turn worker for the app to render."""
+
+    def __init__(self, event: Any) -> None:
+        super().__init__()
+        self.event = event
+
+
+class TurnFinished(Message):
+    def __init__(self, outcome: str) -> None:
+        super().__init__()
+        self.outcome = outcome  # "done", "cancelled" or "error"
+
+
+class ReplayFinished(Message):
+    def __init__(self, report: str, ok: bool) -> None:
+        super().__init__()
+        self.report = report
+        self.ok = ok
+
+
+class ServicesReady(Message):
+    pass
+
+
+class StartFailed(Message):
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+class CostEstimate(Message):
+    def __init__(self, cost: float | None) -> None:
+        super().__init__()
+        self.cost = cost
+
+
+class NamespaceRows(Message):
+    def __init__(self, rows: list[Any], changed: set[str]) -> None:
+        super().__init__()
+        self.rows = rows
+        self.changed = changed
+
+
+class NamespaceChanged(Message):
+    """The runtime's namespace changed (posted from any thread by the services' hook)."""
+
+    def __init__(self, change: Any) -> None:
+        super().__init__()
+        self.change = change  # cave_tui.runtime.base.NamespaceChange
+
+
+class ChatNotice(Message):
+    """A line for the chat, printed by a command from a thread other than the app's."""
+
+    def __init__(self, text: str, style: str) -> None:
+        super().__init__()
+        self.text = text
+        self.style = style
+
+
+class LoadProgress(Message):
+    """A load's progress (`cave_tui.dataio.Progress`), posted from the loader's thread."""
+
+    def __init__(self, progress: Any, label: str) -> None:
+        super().__init__()
+        self.progress = progress
+        self.label = label
