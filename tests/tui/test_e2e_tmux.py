@@ -180,3 +180,60 @@ def test_sigterm_dumps_and_closes_the_recorded_session(tmux, tmp_path):
     (folder,) = [p for p in sessions.iterdir() if p.is_dir()]
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["status"] == "terminated" and meta["turns"] == 1
+
+
+def _recorded_session(tmp_path: Path) -> str:
+    """A finished session in ./sessions made by a real `cave run`; its id."""
+    script = tmp_path / "first.yaml"
+    script.write_text(
+        "- \"```python\\nkept = 'old' + 'ie'\\nprint(kept)\\n```\"\n- \"Made **kept**.\"\n"
+    )
+    result = subprocess.run(
+        [str(CAVE), "run", "make kept", "--model", f"scripted:{script}", "--json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "CAVE_CONFIG_DIR": str(tmp_path / "config")},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (folder,) = (tmp_path / "sessions").iterdir()
+    return folder.name
+
+
+def test_load_in_the_app_resumes_another_session(tmux, tmp_path):
+    other = _recorded_session(tmp_path)
+    script = tmp_path / "replies.yaml"
+    script.write_text(REPLIES)
+    tmux.start([str(CAVE), "--model", f"scripted:{script}"])
+    tmux.wait_for("Recording session")
+    tmux.keys("-l", f"/load {other}")  # pasted, Enter right behind it
+    tmux.keys("Enter")
+    tmux.wait_for("Replace the current conversation")
+    tmux.keys("y")
+    screen = tmux.wait_for(f"resumed session {other}")
+    assert "make kept" in screen  # the loaded conversation is drawn
+    assert "cannot" not in screen and "not available" not in screen
+    tmux.keys("-l", "!print(kept.upper())")
+    tmux.keys("Enter")
+    tmux.wait_for("OLDIE")
+    tmux.keys("C-q")
+    tmux.wait_for("CAVE-EXIT=0")
+
+
+def test_load_in_plain_mode_resumes_another_session(tmux, tmp_path):
+    other = _recorded_session(tmp_path)
+    script = tmp_path / "replies.yaml"
+    script.write_text(REPLIES)
+    tmux.start([str(CAVE), "--plain", "--model", f"scripted:{script}"], width=100, height=40)
+    tmux.wait_for("cave›")
+    tmux.keys("-l", f"/load {other}")
+    tmux.keys("Enter")
+    tmux.wait_for("[y/N]")
+    tmux.keys("-l", "y")
+    tmux.keys("Enter")
+    screen = tmux.wait_for(f"resumed session {other}")
+    assert "make kept" in screen
+    assert "cannot" not in screen and "not available" not in screen
+    tmux.keys("-l", "!print(kept.upper())")
+    tmux.keys("Enter")
+    tmux.wait_for("OLDIE")
+    tmux.keys("C-d")
+    tmux.wait_for("CAVE-EXIT=0")
