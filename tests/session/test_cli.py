@@ -218,3 +218,30 @@ async def test_an_unhandled_error_still_dumps_and_closes_the_session(tmp_path, c
     assert [e["name"] for e in manifest["variables"]] == ["partial"]
     data = read_session(next((tmp_path / "s").iterdir()))
     assert data.meta["status"] == "crashed" and data.records[-1]["type"] == "closed"
+
+
+def test_cave_run_a_slash_command_needs_no_model(tmp_path):
+    """`cave run "/COMMAND"`: a dump's variable retrieved to a file, a resumed session exported."""
+    model = _script(tmp_path / "m.yaml", [_code("total = sum(range(5))\nprint(total)"), "10"])
+    made = _cave(
+        "run", "sum", "--model", model, "--dump", "out", "--sessions-dir", "s", cwd=tmp_path
+    )
+    assert made.returncode == 0, made.stderr
+    result = _cave(
+        "run", "/retrieve total total.json", "--load", "out", "--sessions-dir", "s", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "total.json").read_text()) == 10
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert any(e["type"] == "notice" and "total.json" in e["content"] for e in events)
+
+    first = sorted((tmp_path / "s").iterdir())[0].name
+    listed = _cave("run", "/sessions", "--sessions-dir", "s", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert first in listed.stdout and "(current)" in listed.stdout
+
+    unknown = _cave("run", "/retreive total", "--sessions-dir", "s", "--json", cwd=tmp_path)
+    assert unknown.returncode == 2
+    errors = [json.loads(line) for line in unknown.stdout.splitlines()]
+    assert any(e["type"] == "error" and "Did you mean /retrieve?" in e["content"] for e in errors)

@@ -1,4 +1,4 @@
-"""Every slash command, run for real in each front end (the Textual app and `--plain`).
+"""Every slash command, run for real in each front end (the app, `--plain`, `cave run`).
 
 One scripted session per front end types every command in turn, as a user would, with a
 real runtime, a real recording and a second recorded session on disk to /load and /replay.
@@ -19,10 +19,11 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from cave_tui.app.commands import load_commands
+from cave_tui.app.commands import CommandContext, load_commands
 from cave_tui.app.config import Config
 from cave_tui.app.services import AppServices
 from cave_tui.app.startup import DataOptions, install
+from cave_tui.frontends.cli.front_end import CliFrontEnd
 from cave_tui.frontends.repl.plain import repl_main
 from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
 from cave_tui.frontends.tui.screens.detail import DetailScreen
@@ -41,7 +42,7 @@ class Step:
     """One command line, the text its output must contain, and whether it asks to confirm."""
 
     line: str
-    expect: str | dict[str, str]  # by front end ("tui", "plain") when they differ
+    expect: str | dict[str, str]  # by front end ("tui", "plain", "cli") when they differ
     confirm: bool = False
     outputs: list[str] = field(default_factory=list)
 
@@ -54,13 +55,20 @@ def script(other: str) -> list[Step]:
     return [
         Step("/help", "/inject"),
         Step("/vars", "n"),
-        Step("/show n", {"tui": "", "plain": "int"}),  # the app opens a screen (checked apart)
+        Step("/show n", {"tui": "", "plain": "int", "cli": "int"}),  # the app opens a screen
         Step("/model", "Model: `scripted`"),
         Step("/policy", "Policy: `standard`"),
         Step("/policy strict", "Policy set to `strict`"),
         Step("/approve", "Approval: `auto`"),
         Step("/approve auto", "Approval `auto`"),
-        Step("/theme", {"tui": "Themes:", "plain": "this front end has no themes"}),
+        Step(
+            "/theme",
+            {
+                "tui": "Themes:",
+                "plain": "this front end has no themes",
+                "cli": "this front end has no themes",
+            },
+        ),
         Step("/skills", "charts"),
         Step("/skill charts", "activate_skill('charts')"),
         Step("/compact", "ompact"),
@@ -169,6 +177,37 @@ async def test_every_command_in_plain_mode(tmp_path):
 def plain_text(markdown: str) -> str:
     """Text as a Markdown renderer shows it (no backticks or bold markers)."""
     return markdown.replace("`", "").replace("**", "")
+
+
+async def test_every_command_in_cave_run(tmp_path, monkeypatch):
+    """`cave run "/COMMAND"`'s front end, one command after another on one session."""
+    monkeypatch.chdir(tmp_path)
+    sessions = tmp_path / "sessions"
+    other = await recorded_session(sessions)
+    steps = script(other)
+    services = services_for(sessions)
+    out, err = io.StringIO(), io.StringIO()
+    front_end = CliFrontEnd(
+        services,
+        yes=True,
+        console=Console(file=out, width=120, color_system=None),
+        errors=Console(file=err, width=120, color_system=None),
+    )
+    ctx = CommandContext(services, front_end)
+    await services.start()
+    registry = load_commands()
+    try:
+        async for _ in services.run_python("n = 5"):
+            pass
+        for step in steps:
+            before = out.getvalue() + err.getvalue()
+            await registry.dispatch(step.line, ctx)
+            await front_end.drain()
+            step.outputs.append((out.getvalue() + err.getvalue()).removeprefix(before))
+    finally:
+        await services.shutdown()
+    check(steps, "cli")
+    assert services.session is not None and services.session.dir.name == other
 
 
 def check(steps: list[Step], front_end: str) -> None:

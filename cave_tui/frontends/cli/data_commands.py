@@ -146,12 +146,15 @@ def _exit_code(status: str) -> int:
     return {"completed": 0, "max_steps_reached": 1}.get(status, 2)
 
 
-async def run_task(services: AppServices, task: str, as_json: bool, data: DataOptions) -> int:
+async def run_task(
+    services: AppServices, task: str, as_json: bool, data: DataOptions, *, yes: bool = False
+) -> int:
     """One recorded turn of `cave run` through the shared session lifecycle; the exit code.
 
     Start-up, recording, the dump and closing the session are `app.startup`'s, as in the
     app; this adds what a one-shot run needs: SIGTERM/SIGHUP end the turn (exit 128+N),
-    and messages go to stderr (or, with --json, to stdout as events).
+    and messages go to stderr (or, with --json, to stdout as events). A task that starts
+    with `/` is a slash command, run through `CliFrontEnd` (*yes* answers its questions).
     """
     report = _reporter(as_json)
     features = install(services, data, title=task, announce=False)
@@ -182,7 +185,10 @@ async def run_task(services: AppServices, task: str, as_json: bool, data: DataOp
         loop.add_signal_handler(sig, on_signal, sig)
     status = "error"
     try:
-        status = await _stream_turn(services, task, as_json)
+        if task.lstrip().startswith("/"):
+            status = await _run_command(services, task.strip(), as_json, yes)
+        else:
+            status = await _stream_turn(services, task, as_json)
     except asyncio.CancelledError:
         status = "terminated" if received else "cancelled"
     except Exception as exc:  # an unhandled error: dump and record it, then exit non-zero
@@ -201,6 +207,17 @@ async def run_task(services: AppServices, task: str, as_json: bool, data: DataOp
     if received:
         return 128 + received[0]
     return _exit_code(status)
+
+
+async def _run_command(services: AppServices, line: str, as_json: bool, yes: bool) -> str:
+    """Run one slash command; "completed" when it did what it was asked, else "error"."""
+    from cave_tui.app.commands import CommandContext, load_commands
+    from cave_tui.frontends.cli.front_end import CliFrontEnd
+
+    front_end = CliFrontEnd(services, as_json=as_json, yes=yes)
+    ok = await load_commands().dispatch(line, CommandContext(services, front_end))
+    await front_end.drain()
+    return "completed" if ok and not front_end.failed else "error"
 
 
 async def _stream_turn(services: AppServices, task: str, as_json: bool) -> str:

@@ -205,7 +205,9 @@ def root(
 @app.command()
 @data_options
 def run(
-    task: Annotated[str, typer.Argument(help="The task for the agent.")],
+    task: Annotated[
+        str, typer.Argument(help="The task for the agent, or a slash command (/vars, /export …).")
+    ],
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
     policy: PolicyOpt = None,
@@ -213,9 +215,16 @@ def run(
     skills: RunSkillsOpt = None,
     max_steps: MaxStepsOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Answer yes to a command's questions.")
+    ] = False,
     data: DataOptions | None = None,
 ) -> None:
-    """Run one task, recorded as a session: exit 0 on a final answer, 1 on max steps, 2 on error."""
+    """Run one task (or one slash command), recorded as a session.
+
+    Exit 0 on a final answer (a command that did what it was asked), 1 on max steps, 2 on
+    an error. A command needs no model: `cave run --load DUMP "/retrieve df out.parquet"`.
+    """
     flags = {
         "model": model,
         "api_base": api_base,
@@ -223,10 +232,12 @@ def run(
         "kernel": kernel,
         "max_steps": max_steps,
     }
-    services = build_services(flags, need_model=True)
+    command = task.lstrip().startswith("/")
+    services = build_services(flags, need_model=not command)
     services.skill_dirs = list(skills or [])
     services.agent_kwargs["display"] = not as_json
-    raise typer.Exit(asyncio.run(run_task(services, task, as_json, data or DataOptions())))
+    options = data or DataOptions()
+    raise typer.Exit(asyncio.run(run_task(services, task, as_json, options, yes=yes)))
 
 
 @app.command()
