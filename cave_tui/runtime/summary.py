@@ -65,6 +65,14 @@ class VarInfo:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VarInfo:
+        """A row from its `to_dict()` (sent by the kernel as JSON); unknown keys are ignored."""
+        return cls(**{k: v for k, v in data.items() if k in _FIELDS})
+
+
+_FIELDS = frozenset(VarInfo.__dataclass_fields__)
+
 
 def bounded_repr(obj: Any, limit: int = PREVIEW_CHARS) -> str:
     """A repr that costs O(limit), not O(len(obj)), for the common containers."""
