@@ -29,7 +29,6 @@ ALREADY_RAN_NOTE = (
     "This code already ran without error, and its results are stored. Answer now: call "
     "final_answer(...) with the result, or change the code if the result is wrong."
 )
-EMPTY_VALUES = frozenset({"0", "0.0", "nan", "None", "[]", "{}", "()", "set()", "''", '""'})
 
 
 def _tree(code: str) -> ast.Module | None:
@@ -40,19 +39,10 @@ def _tree(code: str) -> ast.Module | None:
         return None
 
 
-def is_empty(row: VarInfo) -> bool:
-    if row.kind != "variable":
-        return False
-    if row.type_name in ("DataFrame", "Series", "ndarray", "Index"):
-        shape = row.shape.removeprefix("len ")
-        return shape == "0" or shape.startswith("0x") or shape.endswith("x0")
-    return row.preview.strip() in EMPTY_VALUES
-
-
 def empty_results(rows: Iterable[VarInfo], names: Iterable[str]) -> list[str]:
     """Which of *names* (a cell's changed names) now hold an empty or zero value."""
     wanted = set(names)
-    return [row.name for row in rows if row.name in wanted and is_empty(row)]
+    return [row.name for row in rows if row.name in wanted and row.is_empty]
 
 
 def empty_note(names: list[str], misspelt: list[tuple[str, str]] = ()) -> str:

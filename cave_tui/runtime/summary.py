@@ -61,6 +61,7 @@ class VarInfo:
     codes: str = ""  # "airports.faa": this value is made of that key's codes
     codes_in: str = ""  # where the codes are: "values" or "index"
     codes_from: str = ""  # the column they came from, when the Series names it ("dest")
+    is_empty: bool = False  # a variable holding nothing: see `holds_nothing`
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -246,6 +247,30 @@ def method_lines(cls: type, include_doc: bool = True, limit: int = 15) -> list[s
     return methods
 
 
+def holds_nothing(obj: Any) -> bool:
+    """None, a zero or NaN number, an empty str/bytes/list/tuple/dict/set, or an array or
+    frame with a zero-length dimension: what a filter that matched nothing leaves."""
+    try:
+        if obj is None:
+            return True
+        if type(obj) in (int, float):  # exact types: bool is no number here, as in its repr
+            return bool(obj == 0 or obj != obj)
+        if isinstance(obj, str | bytes | bytearray | list | tuple | dict | set | frozenset):
+            return len(obj) == 0
+        shape = getattr(obj, "shape", None)
+        if not isinstance(shape, tuple) or isinstance(obj, type):
+            return False
+        if shape:
+            return any(int(s) == 0 for s in shape)
+        module = type(obj).__module__ or ""
+        if module.startswith("numpy") and hasattr(obj, "item"):  # a NumPy scalar, 0-d array
+            value = obj.item()
+            return type(value) in (int, float) and bool(value == 0 or value != value)
+    except Exception:
+        pass
+    return False
+
+
 def _fingerprint(obj: Any) -> str:
     shape = _shape_of(obj)
     return f"{type(obj).__qualname__}:{id(obj)}:{shape}"
@@ -293,6 +318,7 @@ def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
         size_bytes=_size_of(obj),
         description=description,
         fingerprint=_fingerprint(obj),
+        is_empty=holds_nothing(obj),
     )
     describe = getattr(type(obj), "__cave_describe__", None)
     if callable(describe):  # objects that say how to use them (e.g. a sub-agent)

@@ -103,3 +103,38 @@ def test_numpy_scalars_preview_as_numbers():
     assert bounded_repr(np.float64(7.25)) == "7.25"
     info = summarize("df", pd.DataFrame({"a": [1], "b": ["x"]}))
     assert info.preview == "first row: a=1, b='x'"
+
+
+def test_is_empty_is_decided_from_the_object_not_its_preview():
+    empty = {
+        "zero": 0,
+        "zero_f": 0.0,
+        "nan": float("nan"),
+        "none": None,
+        "np_zero": np.float64(0.0),
+        "np_nan": np.float32("nan"),
+        "frame": pd.DataFrame({"a": []}),
+        "no_columns": pd.DataFrame(index=[1, 2]),
+        "series": pd.Series([], dtype=float),
+        "array": np.zeros((3, 0)),
+        "index": pd.Index([]),
+        "lst": [],
+        "dct": {},
+        "st": set(),
+        "tup": (),
+        "text": "",
+    }
+    full = {
+        "one": 1,
+        "false": False,  # a bool is an answer, not an empty count
+        "zero_text": "0",
+        "zeros": [0],
+        "frame": pd.DataFrame({"a": [0]}),
+        "np_one": np.int64(1),
+        "array": np.zeros(3),
+        "obj": object(),
+        "func": len,
+        "cls": int,
+    }
+    assert [n for n, v in empty.items() if not summarize(n, v).is_empty] == []
+    assert [n for n, v in full.items() if summarize(n, v).is_empty] == []
