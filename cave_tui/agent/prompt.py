@@ -104,9 +104,7 @@ def describe_entry(
         lines.append(f"- {head if named else f'{row.name}: {head}'}" + _note(row.description))
         lines += [f"  {_plain(m)}" for m in (methods if methods is not None else row.methods)]
     else:
-        shape = row.shape
-        if shape.isdigit():  # a Series or a 1-d array
-            shape = f"len {shape}"
+        shape = row.shape_text(one_dim_as_length=True)
         head = f"- {row.name}: {row.type_name}" + (f" {shape}" if shape else "")
         is_frame = (
             bool(row.columns)

@@ -45,7 +45,8 @@ class VarInfo:
     name: str
     kind: str  # "variable" | "function" | "type" | "module"
     type_name: str
-    shape: str = ""  # "336776x19", "len 4", ""
+    shape: tuple[int, ...] | None = None  # of an array, frame, Series; () for a NumPy scalar
+    length: int | None = None  # len() of a sized object without a shape (list, dict, str)
     size_bytes: int | None = None
     preview: str = ""
     columns: list[str] = field(default_factory=list)  # "name:dtype" for frames
@@ -69,7 +70,20 @@ class VarInfo:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> VarInfo:
         """A row from its `to_dict()` (sent by the kernel as JSON); unknown keys are ignored."""
-        return cls(**{k: v for k, v in data.items() if k in _FIELDS})
+        fields = {k: v for k, v in data.items() if k in _FIELDS}
+        if fields.get("shape") is not None:
+            fields["shape"] = tuple(int(n) for n in fields["shape"])
+        return cls(**fields)
+
+    # -- the text every reader (prompt, checks, inspector, /vars) shows of these fields --
+    def shape_text(self, *, one_dim_as_length: bool = False) -> str:
+        """As shown: "336776x19", "10" (1-d), "scalar" (NumPy scalar), "len 4" (sized) or "".
+
+        *one_dim_as_length*: a 1-d shape reads "len 10" too (as the prompt says it).
+        """
+        if one_dim_as_length and self.shape is not None and len(self.shape) == 1:
+            return f"len {self.shape[0]}"
+        return _dims_text(self.shape, self.length)
 
 
 _FIELDS = frozenset(VarInfo.__dataclass_fields__)
@@ -162,18 +176,25 @@ def _size_of(obj: Any) -> int | None:
         return None
 
 
-def _shape_of(obj: Any) -> str:
+def _shape_of(obj: Any) -> tuple[tuple[int, ...] | None, int | None]:
+    """(shape, None) for an object with a tuple `shape`, (None, len) for other sized ones."""
     try:
         shape = getattr(obj, "shape", None)
         if isinstance(shape, tuple) and not isinstance(obj, type):
-            return "x".join(str(int(s)) for s in shape) if shape else "scalar"
+            return tuple(int(s) for s in shape), None
         if isinstance(obj, str | bytes | list | tuple | dict | set | frozenset | bytearray):
-            return f"len {len(obj)}"
+            return None, len(obj)
         if hasattr(obj, "__len__") and not isinstance(obj, type):
-            return f"len {len(obj)}"
+            return None, len(obj)
     except Exception:
         pass
-    return ""
+    return None, None
+
+
+def _dims_text(shape: tuple[int, ...] | None, length: int | None) -> str:
+    if shape is not None:
+        return "x".join(str(s) for s in shape) if shape else "scalar"
+    return "" if length is None else f"len {length}"
 
 
 def signature_of(func: Any) -> str:
@@ -272,8 +293,7 @@ def holds_nothing(obj: Any) -> bool:
 
 
 def _fingerprint(obj: Any) -> str:
-    shape = _shape_of(obj)
-    return f"{type(obj).__qualname__}:{id(obj)}:{shape}"
+    return f"{type(obj).__qualname__}:{id(obj)}:{_dims_text(*_shape_of(obj))}"
 
 
 def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
@@ -310,14 +330,16 @@ def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
             description=description,
             fingerprint=f"function:{id(obj)}",
         )
+    shape, length = _shape_of(obj)
     info = VarInfo(
         name=name,
         kind="variable",
         type_name=type(obj).__name__,
-        shape=_shape_of(obj),
+        shape=shape,
+        length=length,
         size_bytes=_size_of(obj),
         description=description,
-        fingerprint=_fingerprint(obj),
+        fingerprint=f"{type(obj).__qualname__}:{id(obj)}:{_dims_text(shape, length)}",
         is_empty=holds_nothing(obj),
     )
     describe = getattr(type(obj), "__cave_describe__", None)

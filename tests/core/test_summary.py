@@ -32,7 +32,7 @@ def test_broken_repr_does_not_raise():
 def test_frame_summary_has_shape_columns_dtypes():
     df = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
     info = summarize("df", df, "sales")
-    assert info.shape == "3x2"
+    assert info.shape == (3, 2) and info.length is None and info.shape_text() == "3x2"
     assert info.columns[0] == "a:int64"
     assert info.columns[1].startswith("b:")
     assert info.size_bytes and info.size_bytes > 0
@@ -48,9 +48,20 @@ def test_wide_frame_columns_are_capped():
 def test_array_and_series():
     arr = np.arange(1_000_000).reshape(1000, 1000)
     info = summarize("arr", arr)
-    assert info.shape == "1000x1000" and info.columns == ["dtype:int64"]
-    s = pd.Series(range(10), name="n")
-    assert summarize("s", s).shape == "10"
+    assert info.shape == (1000, 1000) and info.columns == ["dtype:int64"]
+    s = summarize("s", pd.Series(range(10), name="n"))
+    assert s.shape == (10,) and s.shape_text() == "10"
+    assert s.shape_text(one_dim_as_length=True) == "len 10"  # as the prompt says it
+
+
+def test_shape_and_length_read_as_before():
+    assert summarize("x", np.float64(1.5)).shape == ()
+    assert summarize("x", np.float64(1.5)).shape_text() == "scalar"
+    items = summarize("items", [1, 2, 3, 4])
+    assert (items.shape, items.length, items.shape_text()) == (None, 4, "len 4")
+    assert summarize("d", {"k": 1}).shape_text(one_dim_as_length=True) == "len 1"
+    nothing = summarize("o", object())
+    assert (nothing.shape, nothing.length, nothing.shape_text()) == (None, None, "")
 
 
 def test_namespace_hides_private_and_ipython_names():

@@ -68,7 +68,7 @@ def cells(row: VarInfo) -> tuple[str, str, str, str, str]:
     else:
         size = ""
         preview = row.signature or row.preview
-    return row.name, row.type_name, row.shape, size, preview
+    return row.name, row.type_name, row.shape_text(), size, preview
 
 
 class FilterInput(OrderedKeys, Input):
