@@ -270,8 +270,7 @@ def text_for_numbers(
         if row.name in wanted
         and row.name in done
         and row.type_name == "Series"
-        and row.columns
-        and row.columns[0].rpartition(":")[2] in _TEXT_DTYPES
+        and row.dtype in _TEXT_DTYPES
     ]
 
 

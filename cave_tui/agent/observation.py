@@ -268,11 +268,7 @@ def error_hints(
 
 def frame_columns(rows: Iterable[VarInfo]) -> dict[str, dict[str, str]]:
     """The frames of a namespace summary: name → column → dtype (what the hints take)."""
-    return {
-        r.name: dict(c.rpartition(":")[::2] for c in r.columns if ":" in c)
-        for r in rows
-        if r.columns and r.type_name != "Series" and not r.columns[0].startswith("dtype:")
-    }
+    return {r.name: {c.name: c.dtype for c in r.columns} for r in rows if r.columns}
 
 
 def frame_keys(rows: Iterable[VarInfo]) -> dict[str, str]:

@@ -108,7 +108,7 @@ def tips_text(request: str, rows: Iterable[VarInfo] = ()) -> str:
 
 def _names_tip(request: str, rows: list[VarInfo]) -> str | None:
     """The names tip for the one lookup frame with a `name` column the request is about."""
-    lookups = [r for r in rows if r.key and any(c.rpartition(":")[0] == "name" for c in r.columns)]
+    lookups = [r for r in rows if r.key and any(c.name == "name" for c in r.columns)]
     lowered = request.lower()
     about = [r for r in lookups if entity_stem(r.name) in lowered]
     chosen = about or lookups

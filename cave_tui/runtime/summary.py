@@ -38,6 +38,26 @@ HIDDEN_NAMES = frozenset(
 )
 
 
+# How the namespace description writes common dtypes: fewer tokens, same sense.
+SHORT_DTYPES = {"int64": "int", "float64": "float", "datetime64[ns]": "datetime"}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a frame: its name and its dtype, as text."""
+
+    name: str
+    dtype: str
+
+    def text(self, *, short: bool = False) -> str:
+        """As written: "name:dtype"; *short* writes common dtypes short ("int", "float")."""
+        return f"{self.name}:{_dtype_text(self.dtype, short)}"
+
+
+def _dtype_text(dtype: str, short: bool) -> str:
+    return SHORT_DTYPES.get(dtype, dtype) if short else dtype
+
+
 @dataclass
 class VarInfo:
     """One row of a namespace summary: plain data, JSON-able."""
@@ -49,7 +69,9 @@ class VarInfo:
     length: int | None = None  # len() of a sized object without a shape (list, dict, str)
     size_bytes: int | None = None
     preview: str = ""
-    columns: list[str] = field(default_factory=list)  # "name:dtype" for frames
+    columns: list[Column] = field(default_factory=list)  # a DataFrame's first MAX_COLUMNS
+    more_columns: int = 0  # a DataFrame's columns past those
+    dtype: str = ""  # the element dtype of a Series or a NumPy array or scalar
     signature: str = ""
     doc: str = ""
     description: str = ""
@@ -73,6 +95,7 @@ class VarInfo:
         fields = {k: v for k, v in data.items() if k in _FIELDS}
         if fields.get("shape") is not None:
             fields["shape"] = tuple(int(n) for n in fields["shape"])
+        fields["columns"] = [Column(**c) for c in fields.get("columns") or []]
         return cls(**fields)
 
     # -- the text every reader (prompt, checks, inspector, /vars) shows of these fields --
@@ -84,6 +107,20 @@ class VarInfo:
         if one_dim_as_length and self.shape is not None and len(self.shape) == 1:
             return f"len {self.shape[0]}"
         return _dims_text(self.shape, self.length)
+
+    def columns_text(self, *, short: bool = False) -> str:
+        """As written: "a:int64, b:object, … +176 more" (*short*: "a:int, b:object, …")."""
+        parts = [c.text(short=short) for c in self.columns]
+        return ", ".join(parts + ([f"… +{self.more_columns} more"] if self.more_columns else []))
+
+    def column_names_text(self) -> str:
+        """The frame's column names as written: "a, b, … +176 more"."""
+        parts = [c.name for c in self.columns]
+        return ", ".join(parts + ([f"… +{self.more_columns} more"] if self.more_columns else []))
+
+    def dtype_text(self, *, short: bool = False) -> str:
+        """The element dtype as written: "int64" (*short*: "int")."""
+        return _dtype_text(self.dtype, short)
 
 
 _FIELDS = frozenset(VarInfo.__dataclass_fields__)
@@ -354,13 +391,14 @@ def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
         if module.startswith("pandas") and type(obj).__name__ == "DataFrame":
             cols = list(obj.columns)
             dtypes = obj.dtypes
-            info.columns = [f"{c}:{dtypes.iloc[i]}" for i, c in enumerate(cols[:MAX_COLUMNS])]
-            if len(cols) > MAX_COLUMNS:
-                info.columns.append(f"… +{len(cols) - MAX_COLUMNS} more")
-        elif module.startswith("pandas") and type(obj).__name__ == "Series":
-            info.columns = [f"{obj.name}:{obj.dtype}"]
-        elif module.startswith("numpy") and hasattr(obj, "dtype"):
-            info.columns = [f"dtype:{obj.dtype}"]
+            info.columns = [
+                Column(str(c), str(dtypes.iloc[i])) for i, c in enumerate(cols[:MAX_COLUMNS])
+            ]
+            info.more_columns = max(len(cols) - MAX_COLUMNS, 0)
+        elif (module.startswith("pandas") and type(obj).__name__ == "Series") or (
+            module.startswith("numpy") and hasattr(obj, "dtype")
+        ):
+            info.dtype = str(obj.dtype)
     except Exception:
         pass
     info.preview = bounded_repr(obj, PREVIEW_CHARS)

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from cave_tui.agent.prompt import describe_namespace
-from cave_tui.runtime.summary import bounded_repr, summarize, summarize_namespace
+from cave_tui.runtime.summary import Column, bounded_repr, summarize, summarize_namespace
 
 
 class Explodes:
@@ -33,8 +33,9 @@ def test_frame_summary_has_shape_columns_dtypes():
     df = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
     info = summarize("df", df, "sales")
     assert info.shape == (3, 2) and info.length is None and info.shape_text() == "3x2"
-    assert info.columns[0] == "a:int64"
-    assert info.columns[1].startswith("b:")
+    assert info.columns[0] == Column("a", "int64")
+    assert info.columns[1].name == "b" and info.columns[1].dtype in ("object", "str")
+    assert info.columns_text().startswith("a:int64, b:")
     assert info.size_bytes and info.size_bytes > 0
     assert "first row" in info.preview
 
@@ -42,15 +43,17 @@ def test_frame_summary_has_shape_columns_dtypes():
 def test_wide_frame_columns_are_capped():
     df = pd.DataFrame({f"c{i}": [i] for i in range(200)})
     info = summarize("wide", df)
-    assert len(info.columns) == 25 and info.columns[-1] == "… +176 more"
+    assert len(info.columns) == 24 and info.more_columns == 176
+    assert info.columns_text().endswith("c22:int64, c23:int64, … +176 more")
+    assert info.column_names_text().endswith("c22, c23, … +176 more")
 
 
 def test_array_and_series():
     arr = np.arange(1_000_000).reshape(1000, 1000)
     info = summarize("arr", arr)
-    assert info.shape == (1000, 1000) and info.columns == ["dtype:int64"]
+    assert info.shape == (1000, 1000) and info.dtype == "int64" and info.columns == []
     s = summarize("s", pd.Series(range(10), name="n"))
-    assert s.shape == (10,) and s.shape_text() == "10"
+    assert s.shape == (10,) and s.shape_text() == "10" and s.dtype == "int64" and not s.columns
     assert s.shape_text(one_dim_as_length=True) == "len 10"  # as the prompt says it
 
 

@@ -34,6 +34,7 @@ from cave_tui.runtime.kernel import (
     TransferError,
     UnsafeObjectError,
 )
+from cave_tui.runtime.summary import Column
 from tests.kernel.conftest import make_runtime
 
 SECRETS = {
@@ -123,7 +124,7 @@ async def test_namespace_summary_is_computed_in_the_kernel(kernel):
     rows = {row.name: row for row in await kernel.namespace_summary()}
     assert set(rows) == {"df", "json", "helper", "n"}
     assert rows["df"].description == "the input"
-    assert rows["df"].shape == (2, 2) and rows["df"].columns[0] == "a:int64"
+    assert rows["df"].shape == (2, 2) and rows["df"].columns[0] == Column("a", "int64")
     assert rows["helper"].kind == "function" and rows["helper"].signature == "helper(x: int) -> int"
     assert rows["json"].kind == "module" and rows["n"].preview == "3"
     # The kernel's own helpers never show up.
