@@ -105,10 +105,10 @@ def describe_entry(
             head += " of " + row.dtype_text(short=True)
         if row.preview and not is_frame:
             head += f" = {row.preview}"
-        if row.key:
-            head += f", one row per {row.key}"
-        if row.codes:
-            head += f" ({'index: ' if row.codes_in == 'index' else ''}{row.codes} codes)"
+        if row.relations.key:
+            head += f", one row per {row.relations.key}"
+        if row.relations.codes:
+            head += f" ({row.codes_text()})"
         lines.append(head + _note(row.description))
         if same_columns is not None:
             frame, extra = same_columns
@@ -116,21 +116,12 @@ def describe_entry(
         elif is_frame:
             lines.append("  columns: " + row.columns_text(short=True))
         if row.levels:
-            lines.append("  values: " + "; ".join(row.levels))
-        if row.links:
-            lines.append("  links: " + _links_line(row.links))
+            lines.append("  values: " + row.levels_text())
+        if row.relations.links:
+            lines.append("  links: " + row.links_text())
         lines += [f"  {row.name}{_plain(m)}" for m in methods or []]
     text = "\n".join(_clip(line, LINE_BUDGET) for line in lines)
     return text if len(text) <= ENTRY_BUDGET else text[: ENTRY_BUDGET - 1] + "…"
-
-
-def _links_line(links: list[str]) -> str:
-    """["origin→airports.faa", "dest→airports.faa"] → "origin, dest → airports.faa"."""
-    by_target: dict[str, list[str]] = {}
-    for link in links:
-        column, _, target = link.partition("→")
-        by_target.setdefault(target, []).append(column)
-    return "; ".join(f"{', '.join(cols)} → {target}" for target, cols in by_target.items())
 
 
 def _same_columns(

@@ -58,6 +58,55 @@ def _dtype_text(dtype: str, short: bool) -> str:
     return SHORT_DTYPES.get(dtype, dtype) if short else dtype
 
 
+@dataclass(frozen=True)
+class Link:
+    """A frame's column whose values are codes of a lookup frame's key: dest → airports.faa."""
+
+    column: str
+    frame: str
+    key: str
+
+    def key_text(self) -> str:
+        """The lookup key as written: "airports.faa"."""
+        return f"{self.frame}.{self.key}"
+
+
+@dataclass(frozen=True)
+class Codes:
+    """A value made of a lookup frame's key codes (a code, a list of them, a Series)."""
+
+    frame: str
+    key: str
+    where: str = "values"  # "values" or "index"
+    source: str = ""  # the column they came from, when the Series names it ("dest")
+
+    def key_text(self) -> str:
+        """The lookup key as written: "airports.faa"."""
+        return f"{self.frame}.{self.key}"
+
+
+@dataclass
+class Relations:
+    """A row's relations to the namespace's lookup frames, found by runtime/links.py."""
+
+    key: str = ""  # a lookup frame's key column: one row per value
+    links: list[Link] = field(default_factory=list)  # a frame's columns holding such keys
+    codes: Codes | None = None  # a value made of such keys
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Relations:
+        """From `to_dict()` or from links.relations(); missing keys are empty."""
+        codes = data.get("codes")
+        return cls(
+            key=str(data.get("key") or ""),
+            links=[Link(**link) for link in data.get("links") or []],
+            codes=Codes(**codes) if codes else None,
+        )
+
+
 @dataclass
 class VarInfo:
     """One row of a namespace summary: plain data, JSON-able."""
@@ -77,13 +126,9 @@ class VarInfo:
     description: str = ""
     fingerprint: str = ""  # cheap change detector: type, id, size
     methods: list[str] = field(default_factory=list)  # a class's ".name(args) -> T  # doc"
-    # Relations to lookup frames (runtime/links.py): set on the whole namespace's rows.
-    key: str = ""  # a lookup frame's key column: one row per value
-    links: list[str] = field(default_factory=list)  # "dest→airports.faa"
-    levels: list[str] = field(default_factory=list)  # "sex: female, male"
-    codes: str = ""  # "airports.faa": this value is made of that key's codes
-    codes_in: str = ""  # where the codes are: "values" or "index"
-    codes_from: str = ""  # the column they came from, when the Series names it ("dest")
+    # Set by runtime/links.py on the whole namespace's rows:
+    levels: dict[str, list[str]] = field(default_factory=dict)  # a frame's few text values
+    relations: Relations = field(default_factory=Relations)
     is_empty: bool = False  # a variable holding nothing: see `holds_nothing`
 
     def to_dict(self) -> dict[str, Any]:
@@ -96,6 +141,8 @@ class VarInfo:
         if fields.get("shape") is not None:
             fields["shape"] = tuple(int(n) for n in fields["shape"])
         fields["columns"] = [Column(**c) for c in fields.get("columns") or []]
+        fields["levels"] = {str(c): list(v) for c, v in (fields.get("levels") or {}).items()}
+        fields["relations"] = Relations.from_dict(fields.get("relations") or {})
         return cls(**fields)
 
     # -- the text every reader (prompt, checks, inspector, /vars) shows of these fields --
@@ -121,6 +168,24 @@ class VarInfo:
     def dtype_text(self, *, short: bool = False) -> str:
         """The element dtype as written: "int64" (*short*: "int")."""
         return _dtype_text(self.dtype, short)
+
+    def levels_text(self) -> str:
+        """As written: "species: A, G; sex: female, male"."""
+        return "; ".join(f"{c}: {', '.join(values)}" for c, values in self.levels.items())
+
+    def links_text(self) -> str:
+        """As written, by lookup key: "carrier → airlines.carrier; origin, dest → airports.faa"."""
+        by_key: dict[str, list[str]] = {}
+        for link in self.relations.links:
+            by_key.setdefault(link.key_text(), []).append(link.column)
+        return "; ".join(f"{', '.join(cols)} → {key}" for key, cols in by_key.items())
+
+    def codes_text(self) -> str:
+        """As written: "airports.faa codes", "index: airports.faa codes", or ""."""
+        codes = self.relations.codes
+        if codes is None:
+            return ""
+        return f"{'index: ' if codes.where == 'index' else ''}{codes.key_text()} codes"
 
 
 _FIELDS = frozenset(VarInfo.__dataclass_fields__)

@@ -34,7 +34,7 @@ from cave_tui.runtime.kernel import (
     TransferError,
     UnsafeObjectError,
 )
-from cave_tui.runtime.summary import Column
+from cave_tui.runtime.summary import Codes, Column, Link
 from tests.kernel.conftest import make_runtime
 
 SECRETS = {
@@ -140,9 +140,9 @@ async def test_lookup_keys_links_and_codes_are_found_in_the_kernel(kernel):
         "top = ['ORD']"
     )
     rows = {row.name: row for row in await kernel.namespace_summary()}
-    assert rows["airports"].key == "faa"
-    assert rows["flights"].links == ["dest→airports.faa"]
-    assert (rows["top"].codes, rows["top"].codes_in) == ("airports.faa", "values")
+    assert rows["airports"].relations.key == "faa"
+    assert rows["flights"].relations.links == [Link("dest", "airports", "faa")]
+    assert rows["top"].relations.codes == Codes("airports", "faa", "values")
 
 
 async def test_the_kernel_is_another_user_in_its_own_directory(kernel):
