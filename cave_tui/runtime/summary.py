@@ -136,8 +136,14 @@ class VarInfo:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> VarInfo:
-        """A row from its `to_dict()` (sent by the kernel as JSON); unknown keys are ignored."""
+        """A row from its `to_dict()` (sent by the kernel as JSON); unknown keys are ignored.
+
+        Also reads the flat string form an older cave's kernel code sends (an attached kernel
+        keeps the code it was first given): "3x2", ["a:int64"], ["sex: female, male"]...
+        """
         fields = {k: v for k, v in data.items() if k in _FIELDS}
+        if _is_legacy(data):
+            fields.update(_from_legacy(data))
         if fields.get("shape") is not None:
             fields["shape"] = tuple(int(n) for n in fields["shape"])
         fields["columns"] = [Column(**c) for c in fields.get("columns") or []]
@@ -189,6 +195,62 @@ class VarInfo:
 
 
 _FIELDS = frozenset(VarInfo.__dataclass_fields__)
+_LEGACY_RELATIONS = ("key", "links", "codes", "codes_in", "codes_from")
+_LEGACY_EMPTY = frozenset({"0", "0.0", "nan", "None", "[]", "{}", "()", "set()", "''", '""'})
+
+
+def _is_legacy(data: dict[str, Any]) -> bool:
+    columns, levels = data.get("columns") or [], data.get("levels")
+    return (
+        isinstance(data.get("shape"), str)
+        or any(isinstance(c, str) for c in columns)
+        or isinstance(levels, list)
+        or "is_empty" not in data
+        or any(k in data for k in _LEGACY_RELATIONS)
+    )
+
+
+def _from_legacy(data: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a row in the old string form (see `VarInfo.from_dict`)."""
+    out: dict[str, Any] = {}
+    shape = data.get("shape")
+    if isinstance(shape, str):
+        out["shape"], out["length"] = None, None
+        if shape == "scalar":
+            out["shape"] = ()
+        elif shape.startswith("len "):
+            out["length"] = int(shape[4:])
+        elif shape:
+            out["shape"] = tuple(int(n) for n in shape.split("x"))
+    columns = data.get("columns") or []
+    if any(isinstance(c, str) for c in columns):
+        named = [str(c).rpartition(":") for c in columns]
+        if data.get("type_name") == "Series" or str(columns[0]).startswith("dtype:"):
+            out["columns"], out["dtype"] = [], named[0][2]
+        else:
+            out["columns"] = [{"name": n, "dtype": t} for n, sep, t in named if sep]
+            more = [c for c in columns if str(c).startswith("… +")]
+            out["more_columns"] = int(more[0].split()[1].lstrip("+")) if more else 0
+    levels = data.get("levels")
+    if isinstance(levels, list):  # "sex: female, male": a value holding ", " was split
+        out["levels"] = {c: v.split(", ") for c, _, v in (str(x).partition(": ") for x in levels)}
+    if any(k in data for k in _LEGACY_RELATIONS):
+        links = []
+        for link in data.get("links") or []:
+            column, _, target = str(link).partition("→")
+            frame, _, key = target.partition(".")
+            links.append({"column": column, "frame": frame, "key": key})
+        frame, _, key = str(data.get("codes") or "").partition(".")
+        where, source = data.get("codes_in") or "values", data.get("codes_from") or ""
+        codes = {"frame": frame, "key": key, "where": where, "source": source}
+        out["relations"] = {"key": data.get("key") or "", "links": links}
+        out["relations"]["codes"] = codes if key else None
+    if data.get("kind") == "variable":  # as the old answer check decided it
+        if data.get("type_name") in ("DataFrame", "Series", "ndarray", "Index"):
+            out["is_empty"] = 0 in (out.get("shape") or ())
+        else:
+            out["is_empty"] = str(data.get("preview", "")).strip() in _LEGACY_EMPTY
+    return out
 
 
 def bounded_repr(obj: Any, limit: int = PREVIEW_CHARS) -> str:

@@ -1,10 +1,20 @@
+import json
 import time
 
 import numpy as np
 import pandas as pd
 
 from cave_tui.agent.prompt import describe_namespace
-from cave_tui.runtime.summary import Column, bounded_repr, summarize, summarize_namespace
+from cave_tui.runtime.summary import (
+    Codes,
+    Column,
+    Link,
+    Relations,
+    VarInfo,
+    bounded_repr,
+    summarize,
+    summarize_namespace,
+)
 
 
 class Explodes:
@@ -152,3 +162,75 @@ def test_is_empty_is_decided_from_the_object_not_its_preview():
     }
     assert [n for n, v in empty.items() if not summarize(n, v).is_empty] == []
     assert [n for n, v in full.items() if summarize(n, v).is_empty] == []
+
+
+def test_rows_round_trip_through_json_exactly():
+    from cave_tui.runtime import links
+
+    ns = {
+        "frame": pd.DataFrame({"faa": ["JFK", "LGA"], "name": ["a", "b"]}),
+        "wide": pd.DataFrame({f"c{i}": [i] for i in range(30)}),
+        "codes": ["JFK", "LGA", "JFK"],
+        "s": pd.Series([1.5, 2.5]),
+        "arr": np.zeros((2, 3)),
+        "x": np.float64(0.0),
+        "d": {"k": 1},
+        "none": None,
+        "f": bounded_repr,
+        "T": Explodes,
+        "np": np,
+    }
+    rows = summarize_namespace(ns)
+    links.annotate(ns, rows)
+    assert rows[2].relations.codes is not None  # codes of frame.faa
+    for row in rows:
+        back = VarInfo.from_dict(json.loads(json.dumps(row.to_dict())))
+        assert back == row and type(back.shape) is type(row.shape)
+
+
+def test_rows_in_the_old_string_form_still_load():
+    """What the summary code of an earlier cave, still running in an attached kernel, sends."""
+    old = [
+        {"name": "flights", "kind": "variable", "type_name": "DataFrame", "shape": "6x3",
+         "columns": ["origin:object", "dest:object", "distance:int64"],
+         "levels": ["origin: EWR, JFK, LGA"],
+         "links": ["origin→airports.faa", "dest→airports.faa"], "preview": "first row: …"},
+        {"name": "wide", "kind": "variable", "type_name": "DataFrame", "shape": "1x30",
+         "columns": ["c0:int64", "… +29 more"], "preview": "first row: c0=0"},
+        {"name": "airports", "kind": "variable", "type_name": "DataFrame", "shape": "0x2",
+         "columns": ["faa:object", "name:object"], "key": "faa", "preview": "(empty)"},
+        {"name": "by_dest", "kind": "variable", "type_name": "Series", "shape": "3",
+         "columns": ["None:int64"], "codes": "airports.faa", "codes_in": "index",
+         "codes_from": "dest", "preview": "[1, 2, 3]"},
+        {"name": "x", "kind": "variable", "type_name": "float64", "shape": "scalar",
+         "columns": ["dtype:float64"], "preview": "0.0"},
+        {"name": "top", "kind": "variable", "type_name": "list", "shape": "len 0",
+         "preview": "[]", "codes": "", "codes_in": "", "codes_from": "", "links": []},
+        {"name": "f", "kind": "function", "type_name": "function", "shape": "",
+         "signature": "f()", "unknown_field": 1},
+    ]  # fmt: skip
+    rows = {row.name: row for row in map(VarInfo.from_dict, old)}
+    flights = rows["flights"]
+    assert (flights.shape, flights.length) == ((6, 3), None)
+    assert flights.columns == [Column("origin", "object"), Column("dest", "object"),
+                               Column("distance", "int64")]  # fmt: skip
+    assert flights.levels == {"origin": ["EWR", "JFK", "LGA"]}
+    assert flights.relations == Relations(
+        links=[Link("origin", "airports", "faa"), Link("dest", "airports", "faa")]
+    )
+    assert (rows["wide"].columns, rows["wide"].more_columns) == ([Column("c0", "int64")], 29)
+    assert rows["airports"].relations.key == "faa" and rows["airports"].is_empty
+    assert rows["by_dest"].relations.codes == Codes("airports", "faa", "index", "dest")
+    assert (rows["by_dest"].shape, rows["by_dest"].dtype, rows["by_dest"].columns) == (
+        (3,),
+        "int64",
+        [],
+    )
+    assert (rows["x"].shape, rows["x"].dtype, rows["x"].is_empty) == ((), "float64", True)
+    assert (rows["top"].length, rows["top"].relations, rows["top"].is_empty) == (
+        0,
+        Relations(),
+        True,
+    )
+    assert (rows["f"].shape, rows["f"].is_empty, rows["f"].signature) == (None, False, "f()")
+    assert flights.shape_text() == "6x3" and rows["top"].shape_text() == "len 0"
