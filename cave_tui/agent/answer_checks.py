@@ -23,13 +23,12 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from cave_tui.agent.observation import frame_columns
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.summary import Codes, Link, VarInfo
 
 ALREADY_RAN_NOTE = (
     "This code already ran without error, and its results are stored. Answer now: call "
     "final_answer(...) with the result, or change the code if the result is wrong."
 )
-EMPTY_VALUES = frozenset({"0", "0.0", "nan", "None", "[]", "{}", "()", "set()", "''", '""'})
 
 
 def _tree(code: str) -> ast.Module | None:
@@ -40,19 +39,10 @@ def _tree(code: str) -> ast.Module | None:
         return None
 
 
-def is_empty(row: VarInfo) -> bool:
-    if row.kind != "variable":
-        return False
-    if row.type_name in ("DataFrame", "Series", "ndarray", "Index"):
-        shape = row.shape.removeprefix("len ")
-        return shape == "0" or shape.startswith("0x") or shape.endswith("x0")
-    return row.preview.strip() in EMPTY_VALUES
-
-
 def empty_results(rows: Iterable[VarInfo], names: Iterable[str]) -> list[str]:
     """Which of *names* (a cell's changed names) now hold an empty or zero value."""
     wanted = set(names)
-    return [row.name for row in rows if row.name in wanted and is_empty(row)]
+    return [row.name for row in rows if row.name in wanted and row.is_empty]
 
 
 def empty_note(names: list[str], misspelt: list[tuple[str, str]] = ()) -> str:
@@ -166,10 +156,9 @@ def missing_note(names: list[str], aliases: dict[str, str] | None = None) -> str
 
 class CodedResult(NamedTuple):
     name: str
-    codes: str  # "airports.faa"
+    codes: Codes  # whose key's codes, in the result's values or index (runtime/links.py)
     column: str  # the lookup frame's column the request asks for: "name", "tzone"
-    where: str  # "values" or "index"
-    source: str = ""  # "flights.dest": the frame column the codes came from, if known
+    facts: str = ""  # a frame whose `codes.source` column links to that key ("flights")
     type_name: str = ""  # of the result: "str", "list", "Series", ...
 
 
@@ -188,46 +177,39 @@ def coded_results(
     done = set(stored)
     found = []
     for row in rows:
-        if row.name not in wanted or row.name not in done or not row.codes:
+        codes = row.relations.codes
+        if row.name not in wanted or row.name not in done or codes is None:
             continue
-        frame, _, key = row.codes.partition(".")
         asked = [
             column
-            for column in frames.get(frame, {})
-            if column != key and (column.lower() in words or f"{column.lower()}s" in words)
+            for column in frames.get(codes.frame, {})
+            if column != codes.key and (column.lower() in words or f"{column.lower()}s" in words)
         ]
         if asked:
             found.append(
-                CodedResult(
-                    row.name,
-                    row.codes,
-                    asked[0],
-                    row.codes_in,
-                    _linked_frame(rows, row.codes_from, row.codes),
-                    row.type_name,
-                )
+                CodedResult(row.name, codes, asked[0], _linked_frame(rows, codes), row.type_name)
             )
     return found
 
 
-def _linked_frame(rows: list[VarInfo], column: str, codes: str) -> str:
-    """The first frame whose `column` links to *codes* (`flights.dest` → `airports.faa`)."""
-    link = f"{column}→{codes}"
-    return next((f"{row.name}.{column}" for row in rows if column and link in row.links), "")
+def _linked_frame(rows: list[VarInfo], codes: Codes) -> str:
+    """The first frame whose `codes.source` column links to their key (flights: dest)."""
+    link = Link(codes.source, codes.frame, codes.key)
+    return next((r.name for r in rows if codes.source and link in r.relations.links), "")
 
 
 def codes_note(item: CodedResult) -> str:
-    frame, _, key = item.codes.partition(".")
+    frame, key, where = item.codes.frame, item.codes.key, item.codes.where
     lookup = f"{frame}.set_index('{key}')['{item.column}']"
-    if item.where == "index" and "name" in item.column.lower():  # one name per code
+    if where == "index" and "name" in item.column.lower():  # one name per code
         fix = f"Relabel it: {item.name} = {item.name}.rename(index={lookup})"
-    elif item.where == "index" and item.source:
-        facts, _, on = item.source.partition(".")
+    elif where == "index" and item.facts:
         fix = (
-            f"Merge first: merged = {facts}.merge({frame}, left_on='{on}', right_on='{key}'), "
+            f"Merge first: merged = {item.facts}.merge({frame}, "
+            f"left_on='{item.codes.source}', right_on='{key}'), "
             f"then group merged by '{item.column}'"
         )
-    elif item.where == "index":
+    elif where == "index":
         fix = f"Merge the frames on the linked columns first, then group by '{item.column}'"
     elif item.type_name == "str":  # the exact line: a model re-stores under its own name
         fix = f"Look it up: {item.name} = {lookup}[{item.name}]"
@@ -240,10 +222,11 @@ def codes_note(item: CodedResult) -> str:
             f"Look it up: lookup = {lookup}, then lookup[code] for one code, "
             "[lookup[c] for c in codes] or .map(lookup) for many"
         )
-    holds = "is indexed by" if item.where == "index" else "holds"
+    holds = "is indexed by" if where == "index" else "holds"
     return (
-        f"`{item.name}` {holds} {item.codes} codes, but the request asks for {item.column}, a "
-        f"column of {frame}. {fix}. Store that in `{item.name}`, then call final_answer."
+        f"`{item.name}` {holds} {item.codes.key_text()} codes, but the request asks for "
+        f"{item.column}, a column of {frame}. {fix}. Store that in `{item.name}`, then call "
+        "final_answer."
     )
 
 
@@ -280,8 +263,7 @@ def text_for_numbers(
         if row.name in wanted
         and row.name in done
         and row.type_name == "Series"
-        and row.columns
-        and row.columns[0].rpartition(":")[2] in _TEXT_DTYPES
+        and row.dtype in _TEXT_DTYPES
     ]
 
 

@@ -18,7 +18,6 @@ import ast
 import re
 from collections.abc import Iterable
 
-from cave_tui.agent.answer_checks import is_empty
 from cave_tui.runtime.summary import VarInfo
 
 _CHANGE_WORDS = re.compile(
@@ -52,11 +51,7 @@ def kept_given(names: list[str], rows: Iterable[VarInfo]) -> list[str]:
     """Of *names*, those that hold something to keep: functions, classes, and variables
     that are not empty (an empty one, or one gone from the summary, is free to fill)."""
     by_name = {row.name: row for row in rows}
-    return [
-        name
-        for name in names
-        if name in by_name and not (by_name[name].kind == "variable" and is_empty(by_name[name]))
-    ]
+    return [name for name in names if name in by_name and not by_name[name].is_empty]
 
 
 def _module_bindings(body: list[ast.stmt]) -> Iterable[str]:

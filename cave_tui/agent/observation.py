@@ -268,25 +268,17 @@ def error_hints(
 
 def frame_columns(rows: Iterable[VarInfo]) -> dict[str, dict[str, str]]:
     """The frames of a namespace summary: name → column → dtype (what the hints take)."""
-    return {
-        r.name: dict(c.rpartition(":")[::2] for c in r.columns if ":" in c)
-        for r in rows
-        if r.columns and r.type_name != "Series" and not r.columns[0].startswith("dtype:")
-    }
+    return {r.name: {c.name: c.dtype for c in r.columns} for r in rows if r.columns}
 
 
 def frame_keys(rows: Iterable[VarInfo]) -> dict[str, str]:
     """The lookup frames' key columns (runtime/links.py): name → column."""
-    return {r.name: r.key for r in rows if r.key}
+    return {r.name: r.relations.key for r in rows if r.relations.key}
 
 
 def frame_levels(rows: Iterable[VarInfo]) -> dict[str, dict[str, list[str]]]:
     """The frames' categorical values: name → column → values (runtime/links.py levels)."""
-    return {
-        r.name: {c: v.split(", ") for c, _, v in (level.partition(": ") for level in r.levels)}
-        for r in rows
-        if r.levels
-    }
+    return {r.name: {c: list(v) for c, v in r.levels.items()} for r in rows if r.levels}
 
 
 def _frames_used(code: str, frames: Iterable[str]) -> list[str]:

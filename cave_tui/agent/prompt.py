@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.summary import Column, VarInfo
 
 DEFAULT_INSTRUCTIONS = (
     "You are a data analyst working in a live, persistent IPython session that already holds "
@@ -57,7 +57,6 @@ LINE_BUDGET = 400  # characters for one line of an entry
 
 _QUALIFIED = re.compile(r"\b(?:pandas|pd|numpy|np|typing|builtins|collections\.abc)\.")
 _QUOTED_ANNOTATION = re.compile(r"(\b\w+: |-> )'([^']*)'")  # `from __future__ import annotations`
-_SHORT_DTYPES = {"int64": "int", "float64": "float", "datetime64[ns]": "datetime"}
 
 
 def _clip(text: str, limit: int) -> str:
@@ -71,11 +70,6 @@ def _plain(signature: str) -> str:
     """`pandas.DataFrame` → `DataFrame`; no `-> None` on constructors: fewer tokens, same sense."""
     signature = _QUOTED_ANNOTATION.sub(r"\1\2", signature)
     return _QUALIFIED.sub("", signature).replace(") -> None", ")")
-
-
-def _short_column(column: str) -> str:
-    name, sep, dtype = column.rpartition(":")
-    return f"{name}:{_SHORT_DTYPES.get(dtype, dtype)}" if sep else column
 
 
 def _note(text: str) -> str:
@@ -104,56 +98,41 @@ def describe_entry(
         lines.append(f"- {head if named else f'{row.name}: {head}'}" + _note(row.description))
         lines += [f"  {_plain(m)}" for m in (methods if methods is not None else row.methods)]
     else:
-        shape = row.shape
-        if shape.isdigit():  # a Series or a 1-d array
-            shape = f"len {shape}"
+        shape = row.shape_text(one_dim_as_length=True)
         head = f"- {row.name}: {row.type_name}" + (f" {shape}" if shape else "")
-        is_frame = (
-            bool(row.columns)
-            and row.type_name != "Series"
-            and not row.columns[0].startswith("dtype:")
-        )
-        if row.columns and not is_frame:
-            head += " of " + _short_column(row.columns[0]).rpartition(":")[2]
+        is_frame = bool(row.columns)
+        if row.dtype:
+            head += " of " + row.dtype_text(short=True)
         if row.preview and not is_frame:
             head += f" = {row.preview}"
-        if row.key:
-            head += f", one row per {row.key}"
-        if row.codes:
-            head += f" ({'index: ' if row.codes_in == 'index' else ''}{row.codes} codes)"
+        if row.relations.key:
+            head += f", one row per {row.relations.key}"
+        if row.relations.codes:
+            head += f" ({row.codes_text()})"
         lines.append(head + _note(row.description))
         if same_columns is not None:
             frame, extra = same_columns
             lines.append(f"  columns: as {frame}" + (", plus " + ", ".join(extra) if extra else ""))
         elif is_frame:
-            lines.append("  columns: " + ", ".join(_short_column(c) for c in row.columns))
+            lines.append("  columns: " + row.columns_text(short=True))
         if row.levels:
-            lines.append("  values: " + "; ".join(row.levels))
-        if row.links:
-            lines.append("  links: " + _links_line(row.links))
+            lines.append("  values: " + row.levels_text())
+        if row.relations.links:
+            lines.append("  links: " + row.links_text())
         lines += [f"  {row.name}{_plain(m)}" for m in methods or []]
     text = "\n".join(_clip(line, LINE_BUDGET) for line in lines)
     return text if len(text) <= ENTRY_BUDGET else text[: ENTRY_BUDGET - 1] + "…"
 
 
-def _links_line(links: list[str]) -> str:
-    """["origin→airports.faa", "dest→airports.faa"] → "origin, dest → airports.faa"."""
-    by_target: dict[str, list[str]] = {}
-    for link in links:
-        column, _, target = link.partition("→")
-        by_target.setdefault(target, []).append(column)
-    return "; ".join(f"{', '.join(cols)} → {target}" for target, cols in by_target.items())
-
-
 def _same_columns(
-    row: VarInfo, frames: list[tuple[str, list[str]]]
+    row: VarInfo, frames: list[tuple[str, list[Column]]]
 ) -> tuple[str, list[str]] | None:
     """(earlier frame, extra columns) when *row*'s columns start with an earlier frame's."""
-    if not row.columns or any(c.startswith("… +") for c in row.columns):
+    if not row.columns or row.more_columns:
         return None
     for name, columns in frames:
         if len(columns) >= 4 and row.columns[: len(columns)] == columns:
-            return name, [_short_column(c) for c in row.columns[len(columns) :]]
+            return name, [c.text(short=True) for c in row.columns[len(columns) :]]
     return None
 
 
@@ -166,7 +145,7 @@ def describe_namespace(rows: Iterable[VarInfo], budget: int = NAMESPACE_BUDGET) 
     rows = list(rows)
     classes = {r.name: r for r in rows if r.kind == "type"}
     instantiated = {r.type_name for r in rows if r.kind == "variable" and r.type_name in classes}
-    frames: list[tuple[str, list[str]]] = []  # (name, columns) of the frames listed so far
+    frames: list[tuple[str, list[Column]]] = []  # (name, columns) of the frames listed so far
     functions: list[str] = []
     types: list[str] = []
     variables: list[str] = []
@@ -184,7 +163,8 @@ def describe_namespace(rows: Iterable[VarInfo], budget: int = NAMESPACE_BUDGET) 
             variables.append(
                 describe_entry(row, methods=cls.methods if cls else None, same_columns=same)
             )
-            if row.type_name == "DataFrame" and row.columns and same is None:
+            listed = row.columns and not row.more_columns  # a cut list is never matched
+            if row.type_name == "DataFrame" and listed and same is None:
                 frames.append((row.name, row.columns))
     sections: list[tuple[str, list[str]]] = [
         ("Functions:", functions),

@@ -108,13 +108,13 @@ def tips_text(request: str, rows: Iterable[VarInfo] = ()) -> str:
 
 def _names_tip(request: str, rows: list[VarInfo]) -> str | None:
     """The names tip for the one lookup frame with a `name` column the request is about."""
-    lookups = [r for r in rows if r.key and any(c.rpartition(":")[0] == "name" for c in r.columns)]
+    lookups = [r for r in rows if r.relations.key and any(c.name == "name" for c in r.columns)]
     lowered = request.lower()
     about = [r for r in lookups if entity_stem(r.name) in lowered]
     chosen = about or lookups
     if len(chosen) != 1:
         return None
-    frame, key = chosen[0].name, chosen[0].key
+    frame, key = chosen[0].name, chosen[0].relations.key
     return (
         f"Names for codes: names = {frame}.set_index('{key}')['name'], then codes.map(names), "
         "or s.rename(index=names) for an index of codes."

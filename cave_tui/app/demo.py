@@ -51,7 +51,7 @@ async def run_demo(speed: float = 1.0) -> int:
     display._flush_prose()
     try:
         rows = await result.runtime.namespace_summary()
-        names = ", ".join(f"{r.name} ({r.type_name} {r.shape})".strip() for r in rows)
+        names = ", ".join(f"{r.name} ({r.type_name} {r.shape_text()})".strip() for r in rows)
         console.print(f"The namespace now holds: {names}", style="bold", markup=False)
         if not result.ok:
             console.print(result.report(), style="red", markup=False)

@@ -114,7 +114,7 @@ def object_detail(name: str, obj: Any) -> Detail:
     detail = Detail(
         name=name,
         type_name=info.type_name if info.kind == "variable" else info.kind,
-        shape=info.shape,
+        shape=info.shape_text(),
         size_bytes=info.size_bytes,
     )
     if is_frame(obj):

@@ -65,7 +65,6 @@ __all__ = [
 
 T = TypeVar("T")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_VARINFO_FIELDS = frozenset(VarInfo.__dataclass_fields__)
 DEFAULT_CELL_TIMEOUT = 300.0
 DEFAULT_CHECKPOINT_BYTES = 256 * 1024 * 1024
 SUMMARY_LIMIT = 500
@@ -1048,9 +1047,8 @@ class IPyKernelRuntime(Runtime):
         rows = []
         for raw in reply["data"].get("rows", [])[:limit]:
             if isinstance(raw, dict):
-                fields = {k: v for k, v in raw.items() if k in _VARINFO_FIELDS}
-                with contextlib.suppress(TypeError):
-                    rows.append(VarInfo(**fields))
+                with contextlib.suppress(TypeError, ValueError):
+                    rows.append(VarInfo.from_dict(raw))
         if limit is None:
             self._listing_cache = rows
         else:

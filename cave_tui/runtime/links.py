@@ -117,11 +117,12 @@ def _name(name: Any) -> str:
 
 
 def relations(ns: dict[str, Any], names: list[str]) -> dict[str, dict[str, Any]]:
-    """Per name: {"key": column} for a lookup frame, {"links": ["dest→airports.faa"]} for a
-    frame whose text columns match a lookup frame's key, {"levels": ["sex: female, male"]}
-    for a frame with categorical text columns, {"codes": "airports.faa",
-    "codes_in": "index", "codes_from": "dest"} for a value made of such codes (the last when
-    the Series names the column they came from). Only names with a relation."""
+    """Per name with a relation, as JSON-able data (summary.Relations.to_dict() entries, and
+    the levels): {"key": column} for a lookup frame; {"links": [{"column": "dest", "frame":
+    "airports", "key": "faa"}]} for a frame whose text columns match a lookup frame's key;
+    {"levels": {"sex": ["female", "male"]}} for a frame with categorical text columns;
+    {"codes": {"frame": "airports", "key": "faa", "where": "index", "source": "dest"}} for a
+    value made of such codes ("source" only when the Series names the column)."""
     keys: dict[str, tuple[str, frozenset[Any]]] = {}
     for name in names:
         obj = ns.get(name)
@@ -142,18 +143,18 @@ def relations(ns: dict[str, Any], names: list[str]) -> dict[str, dict[str, Any]]
             values, where, source = _text_values(obj)
             target = _codes_of(set(values), keys) if values else None
             if target:
-                out.setdefault(name, {}).update(codes=target, codes_in=where)
-                if source:
-                    out[name]["codes_from"] = source
+                frame, key = target
+                codes = {"frame": frame, "key": key, "where": where}
+                out.setdefault(name, {})["codes"] = {**codes, "source": source} if source else codes
     return out
 
 
-def _levels(df: Any) -> list[str]:
-    """The few values of each categorical text column: "sex: female, male".
+def _levels(df: Any) -> dict[str, list[str]]:
+    """The few values of each categorical text column, sorted: {"sex": ["female", "male"]}.
 
     Shown, they keep a model from filtering `species == 'male'` or misspelling a value.
     """
-    out = []
+    out: dict[str, list[str]] = {}
     for column in _text_columns(df):
         values = _distinct(df, column)
         repeated = 2 * len(values) <= len(df)  # not a key or a name per row
@@ -162,11 +163,13 @@ def _levels(df: Any) -> list[str]:
             and repeated
             and all(len(v) <= LEVEL_CHARS for v in values)
         ):
-            out.append(f"{column}: {', '.join(sorted(values))}")
+            out[column] = sorted(values)
     return out
 
 
-def _frame_links(name: str, df: Any, keys: dict[str, tuple[str, frozenset[Any]]]) -> list[str]:
+def _frame_links(
+    name: str, df: Any, keys: dict[str, tuple[str, frozenset[Any]]]
+) -> list[dict[str, str]]:
     links = []  # a key column may link too: `dest` of a frame made per destination
     for column in _text_columns(df):
         values = _distinct(df, column)
@@ -174,26 +177,33 @@ def _frame_links(name: str, df: Any, keys: dict[str, tuple[str, frozenset[Any]]]
             if other == name or len(values) < 2 or len(values) > 2 * len(key_values):
                 continue
             if len(values & key_values) >= MIN_COVERAGE * len(values):
-                links.append(f"{column}→{other}.{key}")
+                links.append({"column": column, "frame": other, "key": key})
                 break
     return links
 
 
-def _codes_of(values: set[str], keys: dict[str, tuple[str, frozenset[Any]]]) -> str | None:
+def _codes_of(
+    values: set[str], keys: dict[str, tuple[str, frozenset[Any]]]
+) -> tuple[str, str] | None:
+    """(lookup frame, key column) whose key holds most of *values*."""
     for other, (key, key_values) in keys.items():  # most, as for links: a few may be unknown
         if values and len(values & key_values) >= MIN_COVERAGE * len(values):
-            return f"{other}.{key}"
+            return other, key
     return None
 
 
 def annotate(ns: dict[str, Any], rows: list[Any]) -> None:
-    """Set the relation fields on summary rows (VarInfo objects or their dicts), in place."""
+    """Set `levels` and `relations` of summary rows (VarInfo objects or their `to_dict()`s)
+    that have any, in place."""
     names = [row["name"] if isinstance(row, dict) else row.name for row in rows]
     found = relations(ns, names)
     for row in rows:
         name = row["name"] if isinstance(row, dict) else row.name
-        for field, value in found.get(name, {}).items():
-            if isinstance(row, dict):
-                row[field] = value
-            else:
-                setattr(row, field, value)
+        if name not in found:
+            continue
+        related = dict(found[name])
+        levels = related.pop("levels", {})
+        if isinstance(row, dict):
+            row["levels"], row["relations"] = levels, related
+        else:  # summary.Relations, without importing it: this file runs in the kernel as is
+            row.levels, row.relations = levels, type(row.relations).from_dict(related)

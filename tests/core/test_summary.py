@@ -1,10 +1,20 @@
+import json
 import time
 
 import numpy as np
 import pandas as pd
 
 from cave_tui.agent.prompt import describe_namespace
-from cave_tui.runtime.summary import bounded_repr, summarize, summarize_namespace
+from cave_tui.runtime.summary import (
+    Codes,
+    Column,
+    Link,
+    Relations,
+    VarInfo,
+    bounded_repr,
+    summarize,
+    summarize_namespace,
+)
 
 
 class Explodes:
@@ -32,9 +42,10 @@ def test_broken_repr_does_not_raise():
 def test_frame_summary_has_shape_columns_dtypes():
     df = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
     info = summarize("df", df, "sales")
-    assert info.shape == "3x2"
-    assert info.columns[0] == "a:int64"
-    assert info.columns[1].startswith("b:")
+    assert info.shape == (3, 2) and info.length is None and info.shape_text() == "3x2"
+    assert info.columns[0] == Column("a", "int64")
+    assert info.columns[1].name == "b" and info.columns[1].dtype in ("object", "str")
+    assert info.columns_text().startswith("a:int64, b:")
     assert info.size_bytes and info.size_bytes > 0
     assert "first row" in info.preview
 
@@ -42,15 +53,28 @@ def test_frame_summary_has_shape_columns_dtypes():
 def test_wide_frame_columns_are_capped():
     df = pd.DataFrame({f"c{i}": [i] for i in range(200)})
     info = summarize("wide", df)
-    assert len(info.columns) == 25 and info.columns[-1] == "… +176 more"
+    assert len(info.columns) == 24 and info.more_columns == 176
+    assert info.columns_text().endswith("c22:int64, c23:int64, … +176 more")
+    assert info.column_names_text().endswith("c22, c23, … +176 more")
 
 
 def test_array_and_series():
     arr = np.arange(1_000_000).reshape(1000, 1000)
     info = summarize("arr", arr)
-    assert info.shape == "1000x1000" and info.columns == ["dtype:int64"]
-    s = pd.Series(range(10), name="n")
-    assert summarize("s", s).shape == "10"
+    assert info.shape == (1000, 1000) and info.dtype == "int64" and info.columns == []
+    s = summarize("s", pd.Series(range(10), name="n"))
+    assert s.shape == (10,) and s.shape_text() == "10" and s.dtype == "int64" and not s.columns
+    assert s.shape_text(one_dim_as_length=True) == "len 10"  # as the prompt says it
+
+
+def test_shape_and_length_read_as_before():
+    assert summarize("x", np.float64(1.5)).shape == ()
+    assert summarize("x", np.float64(1.5)).shape_text() == "scalar"
+    items = summarize("items", [1, 2, 3, 4])
+    assert (items.shape, items.length, items.shape_text()) == (None, 4, "len 4")
+    assert summarize("d", {"k": 1}).shape_text(one_dim_as_length=True) == "len 1"
+    nothing = summarize("o", object())
+    assert (nothing.shape, nothing.length, nothing.shape_text()) == (None, None, "")
 
 
 def test_namespace_hides_private_and_ipython_names():
@@ -103,3 +127,110 @@ def test_numpy_scalars_preview_as_numbers():
     assert bounded_repr(np.float64(7.25)) == "7.25"
     info = summarize("df", pd.DataFrame({"a": [1], "b": ["x"]}))
     assert info.preview == "first row: a=1, b='x'"
+
+
+def test_is_empty_is_decided_from_the_object_not_its_preview():
+    empty = {
+        "zero": 0,
+        "zero_f": 0.0,
+        "nan": float("nan"),
+        "none": None,
+        "np_zero": np.float64(0.0),
+        "np_nan": np.float32("nan"),
+        "frame": pd.DataFrame({"a": []}),
+        "no_columns": pd.DataFrame(index=[1, 2]),
+        "series": pd.Series([], dtype=float),
+        "array": np.zeros((3, 0)),
+        "index": pd.Index([]),
+        "lst": [],
+        "dct": {},
+        "st": set(),
+        "tup": (),
+        "text": "",
+    }
+    full = {
+        "one": 1,
+        "false": False,  # a bool is an answer, not an empty count
+        "zero_text": "0",
+        "zeros": [0],
+        "frame": pd.DataFrame({"a": [0]}),
+        "np_one": np.int64(1),
+        "array": np.zeros(3),
+        "obj": object(),
+        "func": len,
+        "cls": int,
+    }
+    assert [n for n, v in empty.items() if not summarize(n, v).is_empty] == []
+    assert [n for n, v in full.items() if summarize(n, v).is_empty] == []
+
+
+def test_rows_round_trip_through_json_exactly():
+    from cave_tui.runtime import links
+
+    ns = {
+        "frame": pd.DataFrame({"faa": ["JFK", "LGA"], "name": ["a", "b"]}),
+        "wide": pd.DataFrame({f"c{i}": [i] for i in range(30)}),
+        "codes": ["JFK", "LGA", "JFK"],
+        "s": pd.Series([1.5, 2.5]),
+        "arr": np.zeros((2, 3)),
+        "x": np.float64(0.0),
+        "d": {"k": 1},
+        "none": None,
+        "f": bounded_repr,
+        "T": Explodes,
+        "np": np,
+    }
+    rows = summarize_namespace(ns)
+    links.annotate(ns, rows)
+    assert rows[2].relations.codes is not None  # codes of frame.faa
+    for row in rows:
+        back = VarInfo.from_dict(json.loads(json.dumps(row.to_dict())))
+        assert back == row and type(back.shape) is type(row.shape)
+
+
+def test_rows_in_the_old_string_form_still_load():
+    """What the summary code of an earlier cave, still running in an attached kernel, sends."""
+    old = [
+        {"name": "flights", "kind": "variable", "type_name": "DataFrame", "shape": "6x3",
+         "columns": ["origin:object", "dest:object", "distance:int64"],
+         "levels": ["origin: EWR, JFK, LGA"],
+         "links": ["origin→airports.faa", "dest→airports.faa"], "preview": "first row: …"},
+        {"name": "wide", "kind": "variable", "type_name": "DataFrame", "shape": "1x30",
+         "columns": ["c0:int64", "… +29 more"], "preview": "first row: c0=0"},
+        {"name": "airports", "kind": "variable", "type_name": "DataFrame", "shape": "0x2",
+         "columns": ["faa:object", "name:object"], "key": "faa", "preview": "(empty)"},
+        {"name": "by_dest", "kind": "variable", "type_name": "Series", "shape": "3",
+         "columns": ["None:int64"], "codes": "airports.faa", "codes_in": "index",
+         "codes_from": "dest", "preview": "[1, 2, 3]"},
+        {"name": "x", "kind": "variable", "type_name": "float64", "shape": "scalar",
+         "columns": ["dtype:float64"], "preview": "0.0"},
+        {"name": "top", "kind": "variable", "type_name": "list", "shape": "len 0",
+         "preview": "[]", "codes": "", "codes_in": "", "codes_from": "", "links": []},
+        {"name": "f", "kind": "function", "type_name": "function", "shape": "",
+         "signature": "f()", "unknown_field": 1},
+    ]  # fmt: skip
+    rows = {row.name: row for row in map(VarInfo.from_dict, old)}
+    flights = rows["flights"]
+    assert (flights.shape, flights.length) == ((6, 3), None)
+    assert flights.columns == [Column("origin", "object"), Column("dest", "object"),
+                               Column("distance", "int64")]  # fmt: skip
+    assert flights.levels == {"origin": ["EWR", "JFK", "LGA"]}
+    assert flights.relations == Relations(
+        links=[Link("origin", "airports", "faa"), Link("dest", "airports", "faa")]
+    )
+    assert (rows["wide"].columns, rows["wide"].more_columns) == ([Column("c0", "int64")], 29)
+    assert rows["airports"].relations.key == "faa" and rows["airports"].is_empty
+    assert rows["by_dest"].relations.codes == Codes("airports", "faa", "index", "dest")
+    assert (rows["by_dest"].shape, rows["by_dest"].dtype, rows["by_dest"].columns) == (
+        (3,),
+        "int64",
+        [],
+    )
+    assert (rows["x"].shape, rows["x"].dtype, rows["x"].is_empty) == ((), "float64", True)
+    assert (rows["top"].length, rows["top"].relations, rows["top"].is_empty) == (
+        0,
+        Relations(),
+        True,
+    )
+    assert (rows["f"].shape, rows["f"].is_empty, rows["f"].signature) == (None, False, "f()")
+    assert flights.shape_text() == "6x3" and rows["top"].shape_text() == "len 0"

@@ -7,6 +7,7 @@ an empty namespace (the `kernel` fixture resets it).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import decimal
 import fractions
@@ -26,7 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from cave_tui.runtime import Function, Type, Variable
+from cave_tui.runtime import Function, Type, Variable, links
 from cave_tui.runtime.ipython import IPythonRuntime
 from cave_tui.runtime.kernel import (
     InjectionError,
@@ -34,6 +35,7 @@ from cave_tui.runtime.kernel import (
     TransferError,
     UnsafeObjectError,
 )
+from cave_tui.runtime.summary import Codes, Column, Link, summarize_namespace
 from tests.kernel.conftest import make_runtime
 
 SECRETS = {
@@ -123,7 +125,7 @@ async def test_namespace_summary_is_computed_in_the_kernel(kernel):
     rows = {row.name: row for row in await kernel.namespace_summary()}
     assert set(rows) == {"df", "json", "helper", "n"}
     assert rows["df"].description == "the input"
-    assert rows["df"].shape == "2x2" and rows["df"].columns[0] == "a:int64"
+    assert rows["df"].shape == (2, 2) and rows["df"].columns[0] == Column("a", "int64")
     assert rows["helper"].kind == "function" and rows["helper"].signature == "helper(x: int) -> int"
     assert rows["json"].kind == "module" and rows["n"].preview == "3"
     # The kernel's own helpers never show up.
@@ -139,9 +141,47 @@ async def test_lookup_keys_links_and_codes_are_found_in_the_kernel(kernel):
         "top = ['ORD']"
     )
     rows = {row.name: row for row in await kernel.namespace_summary()}
-    assert rows["airports"].key == "faa"
-    assert rows["flights"].links == ["dest→airports.faa"]
-    assert (rows["top"].codes, rows["top"].codes_in) == ("airports.faa", "values")
+    assert rows["airports"].relations.key == "faa"
+    assert rows["flights"].relations.links == [Link("dest", "airports", "faa")]
+    assert rows["top"].relations.codes == Codes("airports", "faa", "values")
+
+
+async def test_summary_rows_come_from_the_kernel_as_the_structure_the_host_builds(kernel):
+    setup = (
+        "import numpy as np\nimport pandas as pd\n"
+        "airports = pd.DataFrame({'faa': ['JFK', 'LGA', 'ORD'], 'name': ['Ken', 'LaG', 'Oh']})\n"
+        "cities = ['Washington, DC', 'Portland, OR'] * 3\n"
+        "trips = pd.DataFrame({'dest': ['ORD', 'LGA'] * 3, 'city': cities})\n"
+        "by_dest = trips.groupby('dest').size()\n"
+        "wide = pd.DataFrame({f'c{i}': [i] for i in range(30)})\n"
+        "arr = np.zeros((3, 0))\nx = np.float64(0.5)\nitems = [1, 2]\nempty = []\nnothing = None\n"
+    )
+    await kernel.execute(setup)
+    rows = {row.name: row for row in await kernel.namespace_summary()}
+    assert rows["trips"].levels["city"] == ["Portland, OR", "Washington, DC"]
+    assert rows["trips"].relations.links == [Link("dest", "airports", "faa")]
+    assert rows["by_dest"].relations.codes == Codes("airports", "faa", "index", "dest")
+    assert (rows["wide"].shape, len(rows["wide"].columns), rows["wide"].more_columns) == (
+        (1, 30),
+        24,
+        6,
+    )
+    assert (rows["arr"].shape, rows["arr"].is_empty, rows["arr"].dtype) == ((3, 0), True, "float64")
+    assert (rows["x"].shape, rows["x"].shape_text(), rows["x"].is_empty) == ((), "scalar", False)
+    assert (rows["items"].length, rows["empty"].is_empty, rows["nothing"].is_empty) == (
+        2,
+        True,
+        True,
+    )
+    # The same objects summarised in process: the same rows, field for field.
+    ns: dict = {}
+    exec(setup, ns)
+    del ns["__builtins__"]
+    local = summarize_namespace(ns)
+    links.annotate(ns, local)
+    for row in local:
+        sent = dataclasses.replace(rows[row.name], fingerprint="", size_bytes=None)
+        assert sent == dataclasses.replace(row, fingerprint="", size_bytes=None)
 
 
 async def test_the_kernel_is_another_user_in_its_own_directory(kernel):

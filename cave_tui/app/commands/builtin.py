@@ -70,7 +70,7 @@ async def vars_(ctx: CommandContext, args: list[str]) -> None:
     lines = ["| name | type | shape | size |", "|---|---|---|---|"]
     for row in rows[:200]:
         size = human_bytes(row.size_bytes) if row.kind == "variable" else ""
-        lines.append(f"| {row.name} | {row.type_name} | {row.shape} | {size} |")
+        lines.append(f"| {row.name} | {row.type_name} | {row.shape_text()} | {size} |")
     if len(rows) > 200:
         lines.append(f"| … {len(rows) - 200:,} more | | | |")
     ctx.print("\n".join(lines))

@@ -64,11 +64,11 @@ def cells(row: VarInfo) -> tuple[str, str, str, str, str]:
         size = human_bytes(row.size_bytes)
         preview = row.preview
         if row.columns and row.type_name == "DataFrame":
-            preview = ", ".join(c.split(":", 1)[0] for c in row.columns)
+            preview = row.column_names_text()
     else:
         size = ""
         preview = row.signature or row.preview
-    return row.name, row.type_name, row.shape, size, preview
+    return row.name, row.type_name, row.shape_text(), size, preview
 
 
 class FilterInput(OrderedKeys, Input):
