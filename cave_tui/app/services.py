@@ -50,7 +50,7 @@ def make_checker(policy: str) -> Any:
     if policy == "trusted":
         return None
     try:
-        from cave_tui.security import SecurityChecker  # type: ignore[attr-defined]
+        from cave_tui.security import SecurityChecker
     except ImportError:
         return None
     return SecurityChecker.for_policy(policy)
@@ -177,17 +177,14 @@ class AppServices:
             return
         if self._starting is None or self._starting.done():
             self._starting = asyncio.ensure_future(self._start())
+        starting = self._starting
         try:
-            await asyncio.shield(self._starting)
+            await asyncio.shield(starting)
         except BaseException:
-            starting = self._starting
             failed = (
-                starting is not None
-                and starting.done()
-                and not starting.cancelled()
-                and starting.exception() is not None
+                starting.done() and not starting.cancelled() and starting.exception() is not None
             )
-            if failed:
+            if failed and self._starting is starting:
                 self._starting = None  # a later call tries again
             raise
 
