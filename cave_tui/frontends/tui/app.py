@@ -316,6 +316,8 @@ class CaveApp(App[None]):
         prompt_area = PromptArea(history=self.history, completer=registry.complete)
         self.prompt: PromptInput = prompt_area.input
         self.status = StatusLine(id="status", clock=self.clock, animate=self.animate_ui)
+        if self.busy:
+            self.status.busy = True
         with Horizontal(id="main"):
             with Vertical(id="work"):
                 yield self.chat
@@ -439,8 +441,10 @@ class CaveApp(App[None]):
         status.tokens_out = self.usage.completion_tokens
 
     def watch_busy(self, busy: bool) -> None:
-        if self.is_mounted:
-            self.status.busy = busy
+        # The status line is made by compose(), which then shows a busy state set before it.
+        status: StatusLine | None = getattr(self, "status", None)
+        if status is not None:
+            status.busy = busy
 
     @on(PromptInput.Changed)
     def _typing(self) -> None:
