@@ -13,7 +13,9 @@ import shlex
 from collections.abc import AsyncIterable, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
+
+Severity = Literal["information", "warning", "error"]  # a notification's (Textual's names)
 
 
 class CommandError(Exception):
@@ -57,17 +59,29 @@ class FrontEnd(Protocol):
     def session_loaded(self, transcript: list[Any]) -> None:
         """`/load` replaced the conversation: draw the loaded one (its events)."""
 
-    def notify(self, message: str, severity: str = "information") -> None:
+    def notify(self, message: str, severity: Severity = "information") -> None:
         """A short message that goes away by itself."""
 
 
 class CommandContext(Protocol):
     """What a front end provides to command handlers."""
 
-    agent: Any  # cave_tui.agent.CaveAgent | None (None until a model is configured)
-    runtime: Any  # cave_tui.runtime.Runtime
-    state: dict[str, Any]  # front-end settings commands may read or change (theme, approve, …)
-    ui: FrontEnd  # what only the front end can do
+    # Read-only for commands: the front end owns them (a property or a plain attribute).
+    @property
+    def agent(self) -> Any:
+        """cave_tui.agent.CaveAgent | None (None until a model is configured)."""
+
+    @property
+    def runtime(self) -> Any:
+        """cave_tui.runtime.Runtime."""
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """Front-end settings commands may read or change (theme, approve, …)."""
+
+    @property
+    def ui(self) -> FrontEnd:
+        """What only the front end can do."""
 
     def print(self, text: str, *, style: str = "") -> None:
         """Show a line (Markdown allowed) to the user."""

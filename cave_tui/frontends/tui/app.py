@@ -32,6 +32,7 @@ from textual.message import Message
 from textual.reactive import var
 
 from cave_tui.app.commands import load_commands, registry
+from cave_tui.app.commands.registry import Severity
 from cave_tui.app.config import history_path, save_setting
 from cave_tui.app.history import InputHistory
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
@@ -218,8 +219,8 @@ class TuiFrontEnd:
         self.app.draw_transcript(transcript)
         self.app.update_status()
 
-    def notify(self, message: str, severity: str = "information") -> None:
-        self.app.notify(message, severity=severity)  # type: ignore[arg-type]
+    def notify(self, message: str, severity: Severity = "information") -> None:
+        self.app.notify(message, severity=severity)
 
 
 class CaveApp(App[None]):
@@ -263,7 +264,7 @@ class CaveApp(App[None]):
         self.persist_settings = persist_settings
         self.start_delay = start_delay
         path = history_path() if history_file is True else (history_file or None)
-        self.history = InputHistory(path)  # type: ignore[arg-type]
+        self.history = InputHistory(path)
         self.ctx = TuiContext(self)
         self.front_end = TuiFrontEnd(self)
         self.usage = Usage()
