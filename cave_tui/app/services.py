@@ -25,9 +25,12 @@ import inspect
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cave_tui.app.config import POLICIES, Config
+
+if TYPE_CHECKING:
+    from cave_tui.agent import events as ev
 
 EventHook = Callable[[Any], Any]
 ExitHook = Callable[[], Any]
@@ -147,7 +150,7 @@ class AppServices:
         self.state: dict[str, Any] = {}  # shared with the front end's CommandContext.state
         # Where a turn's events come from (default `agent.stream_events`); the session
         # recorder puts its `stream_events` here to snapshot after each step.
-        self.turn_source: Callable[[str], AsyncIterator[Any]] | None = None
+        self.turn_source: Callable[[str], AsyncIterator[ev.Event]] | None = None
         self.exit_status: str | None = None  # "terminated", "crashed"… for the exit hooks
         self.exit_messages: list[str] = []  # printed by the CLI once the front end closed
         self.data_features: Any = None
@@ -301,7 +304,7 @@ class AppServices:
             except Exception as exc:  # pragma: no cover - reported, never raised
                 self.notices.append(f"event hook {hook!r} failed: {exc}")
 
-    async def stream(self, task: str) -> AsyncIterator[Any]:
+    async def stream(self, task: str) -> AsyncIterator[ev.Event]:
         """`agent.stream_events(task)` with every event passed to the hooks first."""
         if not self._started:
             await self.start()
@@ -313,7 +316,7 @@ class AppServices:
             self.emit(event)
             yield event
 
-    async def run_python(self, code: str) -> AsyncIterator[Any]:
+    async def run_python(self, code: str) -> AsyncIterator[ev.Event]:
         """Run *code* directly in the namespace (no model), yielding `agent="user"` events.
 
         Yields a `CodeEvent`, `OutputEvent`s while it runs, then an `ExecutionOutputEvent`

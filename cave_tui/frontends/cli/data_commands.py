@@ -99,6 +99,7 @@ def data_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         values["trust"] = bool(values["trust"])
         return fn(*args, data=DataOptions(**values), **kwargs)
 
+    # inspect (and so typer) reads __signature__; typeshed does not declare it on functions.
     wrapper.__signature__ = base.replace(parameters=[*params, *extra])  # type: ignore[attr-defined]
     wrapper.__annotations__ = {
         **{k: v for k, v in fn.__annotations__.items() if k != "data"},
@@ -205,6 +206,7 @@ async def run_task(services: AppServices, task: str, as_json: bool, data: DataOp
 
 async def _stream_turn(services: AppServices, task: str, as_json: bool) -> str:
     from cave_tui.agent import AgentResponse, AgentStatus
+    from cave_tui.agent import events as ev
     from cave_tui.models import Usage
 
     renderer = None
@@ -223,7 +225,7 @@ async def _stream_turn(services: AppServices, task: str, as_json: bool) -> str:
         elif renderer is not None:
             renderer.render(event)
         steps = max(steps, event.step)
-        if event.type.value == "usage":
+        if isinstance(event, ev.UsageEvent):
             usage = usage + Usage(event.prompt_tokens, event.completion_tokens, event.total_tokens)
         if event.type.value in ("final_response", "max_steps_reached", "error"):
             content = event.content
