@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from cave_tui.app.commands import registry
+
+if TYPE_CHECKING:
+    from cave_tui.frontends.tui.app import CaveApp
 
 
 class SlashCommands(Provider):
@@ -14,11 +18,11 @@ class SlashCommands(Provider):
 
     def _choose(self, name: str) -> None:
         command = registry.get(name)
-        app = self.app
+        app = cast("CaveApp", self.app)  # the only app that lists this provider
         if command is not None and command.min_args == 0:
-            app.run_command_line(f"/{name}")  # type: ignore[attr-defined]
+            app.run_command_line(f"/{name}")
         else:
-            app.front_end.insert(f"/{name} ", replace=True)  # type: ignore[attr-defined]
+            app.front_end.insert(f"/{name} ", replace=True)
 
     async def discover(self) -> Hits:
         for command in registry.all():
