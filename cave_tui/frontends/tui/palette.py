@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from cave_tui.app.commands import registry
+from cave_tui.app.commands.registry import FrontEnd
 
-if TYPE_CHECKING:
-    from cave_tui.frontends.tui.app import CaveApp
+
+@runtime_checkable
+class CommandLineApp(Protocol):
+    """What the palette needs of its app (CaveApp, which imports this module)."""
+
+    @property
+    def front_end(self) -> FrontEnd: ...
+
+    def run_command_line(self, line: str) -> None: ...
 
 
 class SlashCommands(Provider):
@@ -18,7 +26,9 @@ class SlashCommands(Provider):
 
     def _choose(self, name: str) -> None:
         command = registry.get(name)
-        app = cast("CaveApp", self.app)  # the only app that lists this provider
+        app = self.app
+        if not isinstance(app, CommandLineApp):
+            return
         if command is not None and command.min_args == 0:
             app.run_command_line(f"/{name}")
         else:
