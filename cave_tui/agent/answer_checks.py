@@ -19,7 +19,7 @@ import ast
 import difflib
 import keyword
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from cave_tui.agent.observation import frame_columns
@@ -45,7 +45,7 @@ def empty_results(rows: Iterable[VarInfo], names: Iterable[str]) -> list[str]:
     return [row.name for row in rows if row.name in wanted and row.is_empty]
 
 
-def empty_note(names: list[str], misspelt: list[tuple[str, str]] = ()) -> str:
+def empty_note(names: list[str], misspelt: Sequence[tuple[str, str]] = ()) -> str:
     listed = ", ".join(f"`{name}`" for name in names)
     verb = "is" if len(names) == 1 else "are"
     note = (
@@ -326,7 +326,7 @@ def _type_fits(asked: str, type_name: str) -> bool:
 
 def _asked_types(request: str, names: Iterable[str]) -> dict[str, str]:
     """name → the one type the request's sentence about it names ("Store the int in `n`")."""
-    out = {}
+    out: dict[str, str] = {}
     for sentence in re.split(r"(?<=[.;?!])\s+", request):
         words = {_TYPE_OF_WORD.get(w, w) for w in _TYPE_WORDS.findall(sentence)}
         if len(words) != 1:

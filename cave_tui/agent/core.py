@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -355,8 +355,8 @@ class CaveAgent:
             renderer.close(response)
         return response
 
-    async def stream_events(self, task: str) -> AsyncIterator[ev.Event]:
-        """Run one user turn, yielding typed events as they happen."""
+    async def stream_events(self, task: str) -> AsyncGenerator[ev.Event, None]:
+        """Run one user turn, yielding typed events as they happen (aclose() ends it early)."""
         async for event in self._run_events(task):
             if not isinstance(event, _Done):
                 yield event
@@ -382,7 +382,7 @@ class CaveAgent:
                 pass
         return event
 
-    async def _run_events(self, task: str) -> AsyncIterator[ev.Event]:
+    async def _run_events(self, task: str) -> AsyncIterator[ev.Event | _Done]:
         started = time.monotonic()
         run_usage = Usage()
         snippets: list[str] = []
@@ -472,8 +472,8 @@ class CaveAgent:
                 self._answer = None
                 async for event in self._execute(step, code):
                     yield self._emit(event)
-                if self._answer is not None:  # the cell called final_answer() and succeeded
-                    answer, self._answer = self._answer, None
+                answer = self._take_answer()
+                if answer is not None:  # the cell called final_answer() and succeeded
                     self.history.append({"role": "assistant", "content": answer})
                     yield self._emit(
                         ev.FinalResponseEvent(
@@ -491,6 +491,11 @@ class CaveAgent:
             )
         )
         yield done(AgentStatus.MAX_STEPS_REACHED, last_text)
+
+    def _take_answer(self) -> str | None:
+        """The answer the last cell gave with final_answer(), if any; cleared."""
+        answer, self._answer = self._answer, None
+        return answer
 
     def _note_cancelled(self) -> None:
         """Leave the history valid after a cancelled turn: it must end with a user turn or reply."""

@@ -213,7 +213,7 @@ class NoticeEvent(Event):
 
 
 EVENT_CLASSES: dict[EventType, type[Event]] = {
-    cls.type: cls  # type: ignore[misc]
+    cls.type: cls
     for cls in (
         UserEvent, StepEvent, TextEvent, CodeEvent, ExecutionOutputEvent, ExecutionErrorEvent,
         SecurityErrorEvent, FinalResponseEvent, MaxStepsReachedEvent, RetryEvent, UsageEvent,
@@ -224,8 +224,11 @@ EVENT_CLASSES: dict[EventType, type[Event]] = {
 
 def event_from_dict(data: dict[str, Any]) -> Event | None:
     """The event `Event.to_dict()` (or a session record) holds; None for other records."""
+    value = data.get("type")
+    if not isinstance(value, str):
+        return None
     try:
-        kind = EventType(data.get("type"))
+        kind = EventType(value)
     except ValueError:
         return None
     cls = EVENT_CLASSES[kind]

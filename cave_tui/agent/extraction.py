@@ -18,6 +18,10 @@ import ast
 import functools
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 PYTHON_INFOS = frozenset({"python", "py", "python3", "py3", "ipython", "ipython3", "pycon"})
 _CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
@@ -25,7 +29,7 @@ _FENCE_ONLY = re.compile(r"^\s*(`{3,}|~{3,})\s*$")
 
 
 @functools.cache
-def _parser():  # type: ignore[no-untyped-def]
+def _parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark")

@@ -231,14 +231,14 @@ def error_hints(
     lines = _CELL_LINE.findall(error)
     failing_line = lines[-1] if lines else code
     if kind == "KeyError":
-        keys = _MISSING_KEYS.search(last)
-        key = _KEY.match(last)
-        if keys:
-            missing += re.findall(r"'([^']+)'", keys["keys"] or keys["listed"])
+        listed = _MISSING_KEYS.search(last)
+        key_match = _KEY.match(last)
+        if listed:
+            missing += re.findall(r"'([^']+)'", listed["keys"] or listed["listed"])
             column_error = True
-        elif key:
-            name = _COLUMN_NOT_FOUND.sub("", key["key"])
-            column_error = bool(_COLUMN_NOT_FOUND.match(key["key"])) or _subscripted(
+        elif key_match:
+            name = _COLUMN_NOT_FOUND.sub("", key_match["key"])
+            column_error = bool(_COLUMN_NOT_FOUND.match(key_match["key"])) or _subscripted(
                 name, failing_line, frames
             )
             missing.append(name)
@@ -318,8 +318,8 @@ def _join_hint(name: str, code: str, frames: Mapping[str, Mapping[str, str]]) ->
         return f"There is no column {name!r} in {frame}; its columns: {_listed(frames[frame])}."
     if len(used) > 1:  # a merge: name the frame the model took the column's name from
         shown = [f for f in used if entity_stem(f) == entity_stem(name)] or used
-        columns = "; ".join(f"{f}: {_listed(frames[f])}" for f in shown)
-        return f"There is no column {name!r} in {' or '.join(used)}. Columns of {columns}."
+        listing = "; ".join(f"{f}: {_listed(frames[f])}" for f in shown)
+        return f"There is no column {name!r} in {' or '.join(used)}. Columns of {listing}."
     return f"There is no column {name!r}: the Namespace lists each frame's columns."
 
 

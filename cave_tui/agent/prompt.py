@@ -211,7 +211,7 @@ def legacy_sections(rows: Iterable[VarInfo]) -> dict[str, str]:
     }
 
 
-class _Defaults(dict):  # type: ignore[type-arg]
+class _Defaults(dict[str, str]):
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"
 

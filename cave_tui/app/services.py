@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from cave_tui.app.config import POLICIES, Config
 
 if TYPE_CHECKING:
+    from cave_tui.agent import events as ev
     from cave_tui.session import SessionRecorder
 
 EventHook = Callable[[Any], Any]
@@ -53,7 +54,7 @@ def make_checker(policy: str) -> Any:
     if policy == "trusted":
         return None
     try:
-        from cave_tui.security import SecurityChecker  # type: ignore[attr-defined]
+        from cave_tui.security import SecurityChecker
     except ImportError:
         return None
     return SecurityChecker.for_policy(policy)
@@ -151,7 +152,7 @@ class AppServices:
         self.sessions_dir: Path | None = None  # where sessions are recorded and listed
         # Where a turn's events come from (default `agent.stream_events`); the session
         # recorder puts its `stream_events` here to snapshot after each step.
-        self.turn_source: Callable[[str], AsyncIterator[Any]] | None = None
+        self.turn_source: Callable[[str], AsyncIterator[ev.Event]] | None = None
         self.exit_status: str | None = None  # "terminated", "crashed"… for the exit hooks
         self.exit_messages: list[str] = []  # printed by the CLI once the front end closed
         self.data_features: Any = None
@@ -181,17 +182,14 @@ class AppServices:
             return
         if self._starting is None or self._starting.done():
             self._starting = asyncio.ensure_future(self._start())
+        starting = self._starting
         try:
-            await asyncio.shield(self._starting)
+            await asyncio.shield(starting)
         except BaseException:
-            starting = self._starting
             failed = (
-                starting is not None
-                and starting.done()
-                and not starting.cancelled()
-                and starting.exception() is not None
+                starting.done() and not starting.cancelled() and starting.exception() is not None
             )
-            if failed:
+            if failed and self._starting is starting:
                 self._starting = None  # a later call tries again
             raise
 
@@ -310,7 +308,7 @@ class AppServices:
             except Exception as exc:  # pragma: no cover - reported, never raised
                 self.notices.append(f"event hook {hook!r} failed: {exc}")
 
-    async def stream(self, task: str) -> AsyncIterator[Any]:
+    async def stream(self, task: str) -> AsyncIterator[ev.Event]:
         """`agent.stream_events(task)` with every event passed to the hooks first."""
         if not self._started:
             await self.start()
@@ -322,7 +320,7 @@ class AppServices:
             self.emit(event)
             yield event
 
-    async def run_python(self, code: str) -> AsyncIterator[Any]:
+    async def run_python(self, code: str) -> AsyncIterator[ev.Event]:
         """Run *code* directly in the namespace (no model), yielding `agent="user"` events.
 
         Yields a `CodeEvent`, `OutputEvent`s while it runs, then an `ExecutionOutputEvent`

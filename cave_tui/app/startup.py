@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from cave_tui.agent import events as ev
     from cave_tui.dataio.dump import LoadedDump
     from cave_tui.dataio.inject import Injection
 
@@ -156,7 +157,7 @@ class DataFeatures:
         services.session = self.recorder
 
     # -- turns ---------------------------------------------------------------------------
-    def stream(self, task: str) -> AsyncIterator[Any]:
+    def stream(self, task: str) -> AsyncIterator[ev.Event]:
         """The turn's events through the recorder (attached to the agent when it appears)."""
         recorder = self.services.session or self.recorder
         agent = self.services.agent

@@ -423,8 +423,8 @@ async def checkpoint_namespace(
                 and row.name not in changed_set
                 and (row.size_bytes or 0) < resave_below
             )
-            stale = prev is None or changed_set is None or row.name in changed_set or sweep
-            if not stale:
+            unchanged = not (changed_set is None or row.name in changed_set or sweep)
+            if prev is not None and unchanged:
                 entries[row.name] = prev
                 continue
             try:
@@ -437,7 +437,7 @@ async def checkpoint_namespace(
                 else:
                     result.skipped.append(_skip(row, f"could not be retrieved: {exc}"))
                 continue
-            if sweep and not small_enough(obj, resave_below):
+            if prev is not None and sweep and not small_enough(obj, resave_below):
                 entries[row.name] = prev
                 continue
             version = int(prev.get("version", 0)) + 1 if prev else 1
@@ -481,10 +481,10 @@ async def checkpoint_namespace(
             path=folder,
         ) from None
     keep = {e["file"] for e in result.saved} | {MANIFEST}
-    for entry in folder.iterdir():
-        if entry.name not in keep and entry.is_file():
+    for path in folder.iterdir():
+        if path.name not in keep and path.is_file():
             with contextlib.suppress(OSError):
-                entry.unlink()
+                path.unlink()
     result.seconds = time.perf_counter() - started
     return result
 

@@ -26,11 +26,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, Literal
 
 from cave_tui.dataio.errors import DataIOError, LoadCancelled, TrustRequiredError
 from cave_tui.dataio.formats import Format, detect_format, sniff
 from cave_tui.dataio.progress import CancelLike, Monitor, ProgressCallback
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 SMALL_FILE = 32 << 20  # read in one call: a few tenths of a second at most
 BLOCK = 8 << 20
@@ -113,7 +116,7 @@ class _BackgroundHash:
 class _TrackedRaw(io.RawIOBase):
     """Counts the bytes read (for progress) and checks for cancellation on every read."""
 
-    def __init__(self, f: BinaryIO, total: int, monitor: Monitor) -> None:
+    def __init__(self, f: io.RawIOBase, total: int, monitor: Monitor) -> None:
         self._f = f
         self.total = total
         self.pos = 0
@@ -122,7 +125,7 @@ class _TrackedRaw(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b: Any) -> int:
+    def readinto(self, b: WriteableBuffer) -> int:
         self._monitor.check()
         n = self._f.readinto(b) or 0
         self.pos += n
@@ -135,7 +138,7 @@ class _TrackedRaw(io.RawIOBase):
 @contextlib.contextmanager
 def _open_tracked_report(
     path: Path, monitor: Monitor, decompress: bool = False
-) -> Iterator[tuple[BinaryIO, _TrackedRaw]]:
+) -> Iterator[tuple[io.BufferedIOBase, _TrackedRaw]]:
     """`_open_tracked` that reports 0% first, so a front end can show the bar at once."""
     with _open_tracked(path, monitor, decompress) as (f, tracked):
         tracked.report()
@@ -145,13 +148,13 @@ def _open_tracked_report(
 @contextlib.contextmanager
 def _open_tracked(
     path: Path, monitor: Monitor, decompress: bool = False
-) -> Iterator[tuple[BinaryIO, _TrackedRaw]]:
+) -> Iterator[tuple[io.BufferedIOBase, _TrackedRaw]]:
     total = path.stat().st_size
     with open(path, "rb", buffering=0) as raw:
-        tracked = _TrackedRaw(raw, total, monitor)  # type: ignore[arg-type]
-        buffered: BinaryIO = io.BufferedReader(tracked, buffer_size=READ_BUFFER)  # type: ignore[assignment]
+        tracked = _TrackedRaw(raw, total, monitor)
+        buffered: io.BufferedIOBase = io.BufferedReader(tracked, buffer_size=READ_BUFFER)
         if decompress:
-            buffered = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
+            buffered = gzip.GzipFile(fileobj=buffered, mode="rb")
         yield buffered, tracked
 
 
@@ -273,7 +276,7 @@ def _load_feather(path: Path, m: Monitor, trust: bool) -> Any:
 def _load_delimited(path: Path, m: Monitor, sep: str) -> Any:
     import pandas as pd
 
-    compression = "gzip" if _is_gz(path) else None
+    compression: Literal["gzip"] | None = "gzip" if _is_gz(path) else None
     if path.stat().st_size <= SMALL_FILE:
         m.check()
         return pd.read_csv(path, sep=sep, compression=compression)
@@ -369,7 +372,7 @@ def _load_npy(path: Path, m: Monitor, trust: bool) -> Any:
         if count == 0 or dtype.itemsize == 0:
             return np.empty(shape, dtype=dtype, order="F" if fortran else "C")
         flat = np.empty(count, dtype=dtype)
-        view = memoryview(flat.view(np.uint8))
+        view = flat.view(np.uint8).data  # a writable memoryview of the array's bytes
         total = view.nbytes
         done = 0
         while done < total:

@@ -36,8 +36,9 @@ def name_from_path(path: str | Path) -> str:
     return identifier_from(stem_of(Path(path)))
 
 
-def check_name(name: str, existing: Iterable[str] = (), *, allow_shadow: bool = False) -> str:
-    """Return *name* if it can be bound; `InvalidNameError` or `NameConflictError` otherwise.
+def check_name(name: object, existing: Iterable[str] = (), *, allow_shadow: bool = False) -> str:
+    """Return *name* if it is a str that can be bound; `InvalidNameError` or `NameConflictError`
+    otherwise.
 
     A conflict (shadowing a builtin or replacing an existing variable) is a separate
     error so the caller can ask the user and retry with `allow_shadow=True`.

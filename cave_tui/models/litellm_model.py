@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from tenacity import RetryCallState, wait_exponential_jitter
+from tenacity import RetryCallState, Retrying, wait_exponential_jitter
 
 from cave_tui.models.base import (
     Completion,
@@ -168,6 +168,7 @@ class LiteLLMModel(Model):
         self._wait = wait_exponential_jitter(
             multiplier=retry_initial, max=retry_max, jitter=retry_initial
         )
+        self._retrying = Retrying(wait=self._wait)  # the owner a RetryCallState names
 
     def _request(
         self, messages: list[Message], stream: bool, extra: dict[str, Any]
@@ -208,7 +209,7 @@ class LiteLLMModel(Model):
         after = retry_after_seconds(exc)
         if after is not None:
             return after
-        state = RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
+        state = RetryCallState(retry_object=self._retrying, fn=None, args=(), kwargs={})
         state.attempt_number = attempt
         return float(self._wait(state))
 

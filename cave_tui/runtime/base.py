@@ -115,7 +115,8 @@ class Runtime(ABC):
         self.security_checker = security_checker
         self._injected: dict[str, Injectable] = {}
         self._namespace_listeners: list[NamespaceListener] = []
-        for item in [*(functions or []), *(types or []), *(variables or [])]:
+        items: list[Injectable] = [*(functions or []), *(types or []), *(variables or [])]
+        for item in items:
             self._injected[item.name] = item
 
     # -- lifecycle (no-ops for the in-process runtime) -------------------------

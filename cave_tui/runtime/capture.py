@@ -40,7 +40,8 @@ class OutputCapture:
         self.total = 0
         self._lock = threading.Lock()
 
-    def write(self, text: str) -> int:
+    def write(self, text: object) -> int:
+        """Keep *text* (a cell may write anything to sys.stdout: it is kept as its str)."""
         if not isinstance(text, str):
             text = str(text)
         original = text
@@ -131,6 +132,7 @@ def _show_warning(
     """`warnings.showwarning` that sends a cell thread's warnings to its capture."""
     sink = _sinks.get(threading.get_ident())
     if sink is None:
+        # _showwarning_orig: CPython's own showwarning, private so not in typeshed.
         previous = _saved[2] if _saved is not None else warnings._showwarning_orig  # type: ignore[attr-defined]
         previous(message, category, filename, lineno, file, line)
         return

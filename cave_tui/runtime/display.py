@@ -67,7 +67,7 @@ class PandasImportHook:
             self.remove()
             vars(loader).pop("exec_module", None)
 
-        loader.exec_module = exec_and_pin  # type: ignore[method-assign]
+        loader.exec_module = exec_and_pin
         return spec
 
     def remove(self) -> None:

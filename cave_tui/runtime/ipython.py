@@ -169,9 +169,21 @@ class IPythonRuntime(Runtime):
         from IPython.core.interactiveshell import InteractiveShell
         from traitlets.config import Config
 
+        class _QuietShell(InteractiveShell):
+            """Errors are formatted by us from the exception object: IPython prints none."""
+
+            def showtraceback(self, *args: Any, **kwargs: Any) -> None:
+                pass
+
+            def showsyntaxerror(self, *args: Any, **kwargs: Any) -> None:
+                pass
+
+            def showindentationerror(self) -> None:
+                pass
+
         config = Config()
         config.HistoryManager.enabled = False
-        shell = InteractiveShell(config=config, user_ns=ns)
+        shell = _QuietShell(config=config, user_ns=ns)
         shell.colors = "nocolor"
 
         class _CaptureHook(DisplayHook):
@@ -190,10 +202,6 @@ class IPythonRuntime(Runtime):
         hook = _CaptureHook(shell=shell, cache_size=0)
         shell.displayhook = hook
         shell.display_trap.hook = hook
-        # Errors are formatted by us from the exception object; keep IPython quiet.
-        shell.showtraceback = lambda *a, **k: None
-        shell.showsyntaxerror = lambda *a, **k: None
-        shell.showindentationerror = lambda *a, **k: None
         shell.loop_runner = self._run_coroutine
         return shell
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 
-def validate_name(name: str) -> str:
-    """Return *name* if it can be bound in a namespace, else raise ValueError."""
+def validate_name(name: object) -> str:
+    """Return *name* if it is a str that can be bound in a namespace, else raise ValueError."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"{name!r} is not a valid Python identifier")
     if keyword.iskeyword(name):

@@ -132,7 +132,12 @@ def relations(ns: dict[str, Any], names: list[str]) -> dict[str, dict[str, Any]]
     out: dict[str, dict[str, Any]] = {name: {"key": column} for name, (column, _) in keys.items()}
     for name in names:
         obj = ns.get(name)
-        if _is_frame(obj) and len(obj) <= LINK_MAX_ROWS and obj.columns.is_unique:
+        if (
+            obj is not None
+            and _is_frame(obj)
+            and len(obj) <= LINK_MAX_ROWS
+            and obj.columns.is_unique
+        ):
             levels = _levels(obj)
             if levels:
                 out.setdefault(name, {})["levels"] = levels

@@ -282,7 +282,8 @@ def _bounded_repr(obj: Any, limit: int, depth: int) -> str:
         text = repr(obj)
         return text if len(text) <= limit * 2 else text[:limit] + "…"
     if isinstance(obj, list | tuple | set | frozenset):
-        open_, close = {list: "[]", tuple: "()", set: "{}", frozenset: "{}"}.get(type(obj), "[]")
+        brackets = {list: "[]", tuple: "()", set: "{}", frozenset: "{}"}.get(type(obj), "[]")
+        open_, close = brackets[0], brackets[1]
         parts: list[str] = []
         used = 0
         for i, item in enumerate(obj):
@@ -494,7 +495,7 @@ def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
         return VarInfo(
             name=name,
             kind="function",
-            type_name=type(obj).__name__,
+            type_name=str(type(obj).__name__),
             signature=signature_of(obj),
             doc=first_doc_lines(obj),
             description=description,

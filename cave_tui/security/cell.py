@@ -11,20 +11,21 @@ import ast
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from cave_tui.security.lists import BUFFER_CONSTRUCTORS
 from cave_tui.security.source import PreparedCell
 from cave_tui.security.violations import SecurityViolation
 
 _SKIP_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
-_fields_cache: dict[type, tuple[str, ...]] = {}
+_fields_cache: dict[type[ast.AST], tuple[str, ...]] = {}
+_Node = TypeVar("_Node", bound=ast.AST)
 
 
-def _fields(cls: type) -> tuple[str, ...]:
+def _fields(cls: type[ast.AST]) -> tuple[str, ...]:
     names = _fields_cache.get(cls)
     if names is None:
-        names = tuple(f for f in cls._fields if f not in _SKIP_FIELDS)  # type: ignore[attr-defined]
+        names = tuple(f for f in cls._fields if f not in _SKIP_FIELDS)
         _fields_cache[cls] = names
     return names
 
@@ -85,7 +86,7 @@ class Cell:
         self.depth = depth
         self._subcheck = subcheck
         self._lines: list[str] | None = None
-        self.by_type: dict[type, list[ast.AST]] = {}
+        self.by_type: dict[type[ast.AST], list[ast.AST]] = {}
         self._index()
 
     # -- indexing ----------------------------------------------------------------------
@@ -113,7 +114,11 @@ class Cell:
                 elif isinstance(value, node_type):
                     push(value)
 
-    def nodes(self, *types: type) -> list[Any]:
+    @overload
+    def nodes(self, node_type: type[_Node], /) -> list[_Node]: ...
+    @overload
+    def nodes(self, *types: type[ast.AST]) -> list[Any]: ...
+    def nodes(self, *types: type[ast.AST]) -> list[Any]:
         """All nodes of the given types (a list: rules iterate it once, cheaply)."""
         if len(types) == 1:
             return self.by_type.get(types[0], [])
@@ -129,7 +134,7 @@ class Cell:
     @cached_property
     def call_of(self) -> dict[int, ast.Call]:
         """id(callee expression) -> the Call that calls it."""
-        return {id(c.func): c for c in self.by_type.get(ast.Call, ())}  # type: ignore[attr-defined]
+        return {id(c.func): c for c in self.nodes(ast.Call)}
 
     def is_callee(self, node: ast.AST) -> bool:
         return id(node) in self.call_of
@@ -192,22 +197,18 @@ class Cell:
                 else:
                     top = alias.name.split(".", 1)[0]
                     aliases[top] = top
-        for node in self.nodes(ast.ImportFrom):
-            if node.level or not node.module:
+        for imp in self.nodes(ast.ImportFrom):
+            if imp.level or not imp.module:
                 continue
-            for alias in node.names:
+            for alias in imp.names:
                 if alias.name != "*":
-                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                    aliases[alias.asname or alias.name] = f"{imp.module}.{alias.name}"
         return aliases
 
     @cached_property
     def assigned_names(self) -> set[str]:
         """Every name this cell binds by assignment, loop, with, def, class or argument."""
-        names = {
-            n.id
-            for n in self.nodes(ast.Name)
-            if isinstance(n.ctx, ast.Store | ast.Del)  # type: ignore[attr-defined]
-        }
+        names = {n.id for n in self.nodes(ast.Name) if isinstance(n.ctx, ast.Store | ast.Del)}
         names.update(n.name for n in self.nodes(ast.FunctionDef, ast.AsyncFunctionDef))
         names.update(n.name for n in self.nodes(ast.ClassDef))
         names.update(a.arg for a in self.nodes(ast.arg))
@@ -224,9 +225,9 @@ class Cell:
                 and isinstance(node.value, ast.Name | ast.Attribute)
             ):
                 found[node.targets[0].id] = node.value
-        for node in self.nodes(ast.NamedExpr):
-            if isinstance(node.value, ast.Name | ast.Attribute):
-                found[node.target.id] = node.value
+        for walrus in self.nodes(ast.NamedExpr):
+            if isinstance(walrus.value, ast.Name | ast.Attribute):
+                found[walrus.target.id] = walrus.value
         return found
 
     @cached_property
@@ -246,9 +247,9 @@ class Cell:
                 add(target, is_buffer(node.value))
         for node in self.nodes(ast.AnnAssign, ast.NamedExpr, ast.AugAssign):
             add(node.target, is_buffer(getattr(node, "value", None)))
-        for node in self.nodes(ast.withitem):
-            if node.optional_vars is not None:
-                add(node.optional_vars, is_buffer(node.context_expr))
+        for item in self.nodes(ast.withitem):
+            if item.optional_vars is not None:
+                add(item.optional_vars, is_buffer(item.context_expr))
         for node in self.nodes(ast.For, ast.AsyncFor):
             add(node.target, False)
         for bindings in found.values():

@@ -78,8 +78,8 @@ class SecurityChecker:
         return f"SecurityChecker(policy={self.policy!r}, rules={len(self.rules)})"
 
     # -- checking ------------------------------------------------------------------------
-    def check(self, code: str) -> list[SecurityViolation]:
-        """Violations that stop *code* from running; empty when it may run."""
+    def check(self, code: object) -> list[SecurityViolation]:
+        """Violations that stop *code* (a str) from running; empty when it may run."""
         if self.policy == "trusted":
             return []
         if not isinstance(code, str):

@@ -46,27 +46,33 @@ class IORule(SecurityRule):
                 and not cell.is_callee(node)
             ):
                 yield cell.violation(self.name, node, f"'{node.id}' may only be called directly")
-        for node in cell.nodes(ast.Subscript):
+        for sub in cell.nodes(ast.Subscript):
             if (
-                not isinstance(node.ctx, ast.Load)
-                and self._is_rc(node.value)
-                and literal_str(node.slice) is None
+                not isinstance(sub.ctx, ast.Load)
+                and self._is_rc(sub.value)
+                and literal_str(sub.slice) is None
             ):
-                yield cell.violation(self.name, node, "rcParams keys must be string literals")
-        for node in cell.nodes(ast.Attribute):
+                yield cell.violation(self.name, sub, "rcParams keys must be string literals")
+        for attribute in cell.nodes(ast.Attribute):
             if (
-                node.attr in L.IO_FUNCTIONS
-                and node.attr not in L.GENERIC_IO_FUNCTIONS
-                and not cell.is_callee(node)
+                attribute.attr in L.IO_FUNCTIONS
+                and attribute.attr not in L.GENERIC_IO_FUNCTIONS
+                and not cell.is_callee(attribute)
             ):
-                yield cell.violation(self.name, node, f"'.{node.attr}' may only be called directly")
-            if node.attr == "backend" and not isinstance(node.ctx, ast.Load):
-                yield cell.violation(self.name, node, "setting a plotting backend is not allowed")
-            if node.attr in L.CALLED_CAPABILITIES and cell.is_callee(node):
-                what = "opens files" if node.attr == "open" else "runs programs or signals"
-                yield cell.violation(self.name, node, f"calling '.{node.attr}()' ({what})")
-        for node in cell.nodes(ast.Call):
-            yield from self._check_call(cell, node)
+                yield cell.violation(
+                    self.name, attribute, f"'.{attribute.attr}' may only be called directly"
+                )
+            if attribute.attr == "backend" and not isinstance(attribute.ctx, ast.Load):
+                yield cell.violation(
+                    self.name, attribute, "setting a plotting backend is not allowed"
+                )
+            if attribute.attr in L.CALLED_CAPABILITIES and cell.is_callee(attribute):
+                what = "opens files" if attribute.attr == "open" else "runs programs or signals"
+                yield cell.violation(
+                    self.name, attribute, f"calling '.{attribute.attr}()' ({what})"
+                )
+        for call in cell.nodes(ast.Call):
+            yield from self._check_call(cell, call)
         yield from self._file_names(cell)
 
     def _file_names(self, cell: Cell) -> Iterator[SecurityViolation]:
@@ -225,6 +231,6 @@ class DeserializationRule(SecurityRule):
                 yield cell.violation(
                     self.name, node, "load() with a positional allow_pickle or **kwargs"
                 )
-        for node in cell.nodes(ast.Constant):
-            if node.value == "allow_pickle":
-                yield cell.violation(self.name, node, "'allow_pickle' is not allowed (runs code)")
+        for const in cell.nodes(ast.Constant):
+            if const.value == "allow_pickle":
+                yield cell.violation(self.name, const, "'allow_pickle' is not allowed (runs code)")

@@ -79,29 +79,25 @@ class ModuleRule(SecurityRule):
         )
 
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
-        attributes = cell.by_type.get(ast.Attribute, [])
-        getattrs = [c for c in cell.by_type.get(ast.Call, []) if self._is_getattr(c)]
+        attributes = cell.nodes(ast.Attribute)
+        getattrs = [c for c in cell.nodes(ast.Call) if self._is_getattr(c)]
         roots = set(cell.import_aliases) | set(cell.simple_aliases)
-        bases = {
-            a.value.id  # type: ignore[attr-defined]
-            for a in attributes
-            if a.value.__class__ is ast.Name  # type: ignore[attr-defined]
-        }
-        bases.update(c.args[0].id for c in getattrs if c.args[0].__class__ is ast.Name)  # type: ignore[attr-defined]
+        bases = {a.value.id for a in attributes if isinstance(a.value, ast.Name)}
+        bases.update(arg.id for c in getattrs if isinstance(arg := c.args[0], ast.Name))
         candidates = bases & self.aliases.keys()
         if candidates:
             roots.update(n for n in candidates if n not in cell.assigned_names)
-        inner = {id(a.value) for a in attributes}  # type: ignore[attr-defined]
-        inner.update(id(c.args[0]) for c in getattrs)  # type: ignore[attr-defined]
+        inner = {id(a.value) for a in attributes}
+        inner.update(id(c.args[0]) for c in getattrs)
         for node in [*attributes, *getattrs]:
             if id(node) in inner:
                 continue  # not the top of its chain
-            base = node
+            base: ast.AST = node
             while True:
                 if isinstance(base, ast.Attribute):
                     base = base.value
-                elif base.__class__ is ast.Call and self._is_getattr(base):
-                    base = base.args[0]  # type: ignore[attr-defined]
+                elif isinstance(base, ast.Call) and self._is_getattr(base):
+                    base = base.args[0]
                 else:
                     break
             if not (isinstance(base, ast.Name) and base.id in roots):
@@ -133,7 +129,7 @@ class ModuleRule(SecurityRule):
                         self.name, node, f"changing attributes of {owner} is not allowed"
                     )
         for node in attributes:
-            if not isinstance(node.ctx, ast.Load) and self._class_of_instance(node.value):  # type: ignore[attr-defined]
+            if not isinstance(node.ctx, ast.Load) and self._class_of_instance(node.value):
                 yield cell.violation(
                     self.name, node, "changing a class through an instance is not allowed"
                 )

@@ -106,8 +106,8 @@ class StringRule(SecurityRule):
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
         docstrings = cell.docstrings
         annotations = self._annotations(cell)
-        for node in cell.by_type.get(ast.Constant, ()):
-            text = node.value  # type: ignore[attr-defined]
+        for node in cell.nodes(ast.Constant):
+            text = node.value
             if text.__class__ is not str or not text:
                 continue
             problem = self._problem(cell, text, id(node) in docstrings, id(node) in annotations)

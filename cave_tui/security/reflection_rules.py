@@ -36,19 +36,19 @@ class ReflectionRule(SecurityRule):
                 yield from self._reflection(cell, node)
             elif node.id == "type":
                 yield from self._type(cell, node)
-        for node in cell.nodes(ast.Call):
-            name = call_name(node.func)
-            if name in L.ENUM_FACTORIES and len(node.args) >= 2:
-                yield from self._enum(cell, node)
+        for call in cell.nodes(ast.Call):
+            name = call_name(call.func)
+            if name in L.ENUM_FACTORIES and len(call.args) >= 2:
+                yield from self._enum(cell, call)
             elif name in L.ACCESSOR_REGISTRARS:
-                value = literal_str(node.args[0]) if node.args else None
+                value = literal_str(call.args[0]) if call.args else None
                 if value is None or cell.name_problem(value) or value.startswith("_"):
                     yield cell.violation(
-                        self.name, node, f"{name}() needs a literal, public accessor name"
+                        self.name, call, f"{name}() needs a literal, public accessor name"
                     )
-            elif name == "wraps" and any(k.arg in ("assigned", "updated") for k in node.keywords):
+            elif name == "wraps" and any(k.arg in ("assigned", "updated") for k in call.keywords):
                 yield cell.violation(
-                    self.name, node, "functools.wraps(assigned=/updated=) copies attributes by name"
+                    self.name, call, "functools.wraps(assigned=/updated=) copies attributes by name"
                 )
 
     def _reflection(self, cell: Cell, node: ast.Name) -> Iterator[SecurityViolation]:

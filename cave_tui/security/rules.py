@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from cave_tui.security.cell import Cell, call_name
 from cave_tui.security.lists import (
@@ -87,9 +87,10 @@ class ImportRule(SecurityRule):
         return any(".".join(parts[:i]) in self.forbidden_modules for i in range(len(parts), 0, -1))
 
     def _module_problem(self, module: str) -> str | None:
-        cached = self._cache.get(module, self)
-        if cached is not self:
-            return cached  # type: ignore[return-value]
+        try:
+            return self._cache[module]
+        except KeyError:
+            pass
         problem = self._uncached_problem(module)
         if len(self._cache) > 2048:
             self._cache.clear()
@@ -126,8 +127,8 @@ class ImportRule(SecurityRule):
                 problem = self._module_problem(alias.name)
                 if problem:
                     yield cell.violation(self.name, node, problem)
-        for node in cell.nodes(ast.ImportFrom):
-            yield from self._check_from(cell, node)
+        for imp in cell.nodes(ast.ImportFrom):
+            yield from self._check_from(cell, imp)
 
     def _check_from(self, cell: Cell, node: ast.ImportFrom) -> Iterator[SecurityViolation]:
         if node.level:
@@ -207,10 +208,10 @@ class FunctionRule(SecurityRule):
                 yield cell.violation(
                     self.name, node, self._message(f"call of '.{func.attr}()' is not allowed")
                 )
-        for node in cell.nodes(ast.Name):
-            if node.id in forbidden and isinstance(node.ctx, ast.Load) and not cell.is_callee(node):
+        for ref in cell.nodes(ast.Name):
+            if ref.id in forbidden and isinstance(ref.ctx, ast.Load) and not cell.is_callee(ref):
                 yield cell.violation(
-                    self.name, node, self._message(f"reference to '{node.id}' is not allowed")
+                    self.name, ref, self._message(f"reference to '{ref.id}' is not allowed")
                 )
 
     def name_problem(self, name: str) -> str | None:
@@ -303,11 +304,11 @@ class AttributeRule(SecurityRule):
                 problem = None
             if problem:
                 yield cell.violation(self.name, node, problem)
-        for node in cell.nodes(ast.MatchClass):
-            for attr in node.kwd_attrs:
+        for match_class in cell.nodes(ast.MatchClass):
+            for attr in match_class.kwd_attrs:
                 problem = self.name_problem(attr)
                 if problem:
-                    yield cell.violation(self.name, node, f"pattern reads {problem}")
+                    yield cell.violation(self.name, match_class, f"pattern reads {problem}")
 
 
 # -- regular expressions ------------------------------------------------------------------
@@ -344,12 +345,12 @@ class RegexRule(SecurityRule):
                 )
 
 
-def build_name_problem(rules: Iterable[SecurityRule]):  # type: ignore[no-untyped-def]
+def build_name_problem(rules: Iterable[SecurityRule]) -> Callable[[str], str | None]:
     """One function answering 'may attribute NAME be read by name?' for all *rules*."""
-    rules = [r for r in rules if type(r).name_problem is not SecurityRule.name_problem]
+    answering = [r for r in rules if type(r).name_problem is not SecurityRule.name_problem]
 
     def name_problem(name: str) -> str | None:
-        for rule in rules:
+        for rule in answering:
             problem = rule.name_problem(name)
             if problem:
                 return problem

@@ -149,10 +149,9 @@ def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[SetupIte
             continue
         if kind in ("injection", "load"):
             # `before_turn` places it (a background hash may log it a little late).
-            before = record.get("before_turn")
-            if before is None:
-                before = max(turns, default=0) + 1
-            setup.setdefault(int(before), []).append(record)
+            logged = record.get("before_turn")
+            placed = max(turns, default=0) + 1 if logged is None else int(logged)
+            setup.setdefault(placed, []).append(record)
             continue
         turn_no = int(record.get("turn") or 0)
         if kind == "user":

@@ -229,7 +229,7 @@ def checker_for(policy: str | None) -> Any:
     if not policy or policy in ("trusted", "custom"):
         return None
     try:
-        from cave_tui.security import SecurityChecker  # type: ignore[attr-defined]
+        from cave_tui.security import SecurityChecker
 
         return SecurityChecker.for_policy(policy)
     except (ImportError, AttributeError, ValueError):

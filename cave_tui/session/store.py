@@ -121,7 +121,7 @@ class SessionStore:
 
     def list(self, *, include_bundled: bool = True) -> list[SessionInfo]:
         """Sessions, most recently updated last."""
-        rows = []
+        rows: list[SessionInfo] = []
         if not self.root.is_dir():
             return rows
         for entry in self.root.iterdir():

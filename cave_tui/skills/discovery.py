@@ -7,7 +7,7 @@ every valid skill, reports each bad one with its file, and never stops the app.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -117,7 +117,7 @@ class DiscoveryResult:
     errors: list[SkillError] = field(default_factory=list)
     shadowed: list[Path] = field(default_factory=list)  # same name found in a later dir
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Skill]:
         return iter(self.skills)
 
 

@@ -151,11 +151,14 @@ class Skill:
     def resources(self) -> dict[str, list[str]]:
         """Files under scripts/, references/ and assets/, relative to the skill folder."""
         out: dict[str, list[str]] = {}
+        directory = self.directory
+        if directory is None:
+            return out
         for label in (SCRIPTS_DIR, REFERENCES_DIR, ASSETS_DIR):
-            folder = self._sub(label)
-            if folder is not None and folder.is_dir():
+            folder = directory / label
+            if folder.is_dir():
                 out[label] = sorted(
-                    str(p.relative_to(self.directory)) for p in folder.rglob("*") if p.is_file()
+                    str(p.relative_to(directory)) for p in folder.rglob("*") if p.is_file()
                 )
         return out
 

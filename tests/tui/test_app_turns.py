@@ -389,3 +389,15 @@ async def test_sub_agent_events_are_labelled():
         assert str(label.render()) == "cleaner · step 2"
         assert "Cleaning." in chat_text(app)
         assert "step 2 · cleaner · running" in str(app.steplog.query_one(StepEntry).header.render())
+
+
+async def test_busy_set_before_the_app_composed_shows_once_it_has():
+    # watch_busy was guarded by App.is_mounted, a method (so always true): busy set before
+    # compose() made the status line raised AttributeError instead of waiting for it.
+    app = make_app([])
+    app.busy = True
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.status.busy
+        app.busy = False
+        assert not app.status.busy

@@ -14,9 +14,12 @@ import contextlib
 import functools
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cave_tui.app.commands.registry import CommandContext, CommandError, registry
+
+if TYPE_CHECKING:
+    from cave_tui.dataio.save import Saved
 
 MAX_CONFIRMS = 3
 
@@ -115,6 +118,22 @@ def _default_retrieve_dir(ctx: CommandContext) -> Path:
     return folder
 
 
+async def _save_asking(ctx: CommandContext, obj: Any, target: Path) -> Saved | None:
+    """Save *obj* to *target*, asking before overwriting a file; None when the user says no."""
+    from cave_tui.dataio import FileExistsConflict, save_object
+
+    overwrite = False
+    while True:
+        try:
+            return await asyncio.to_thread(save_object, obj, target, overwrite=overwrite)
+        except FileExistsConflict as exc:
+            if overwrite or not await ctx.confirm(f"{exc}. Overwrite it?"):
+                ctx.print(f"Not saved: {exc.path} was left as it was.", style="warning")
+                return None
+            target = exc.path or target
+            overwrite = True
+
+
 @registry.command(
     "retrieve",
     "Save a variable to a file (frame→parquet, array→npy, data→json, else pickle)",
@@ -123,7 +142,7 @@ def _default_retrieve_dir(ctx: CommandContext) -> Path:
     max_args=2,
 )
 async def retrieve(ctx: CommandContext, args: list[str]) -> None:
-    from cave_tui.dataio import DataIOError, FileExistsConflict, describe_value, save_object
+    from cave_tui.dataio import DataIOError, describe_value
     from cave_tui.dataio.save import target_for
 
     name = args[0]
@@ -134,17 +153,9 @@ async def retrieve(ctx: CommandContext, args: list[str]) -> None:
     try:
         default_dir = _default_retrieve_dir(ctx) if len(args) == 1 else Path.cwd()
         target = target_for(name, args[1] if len(args) > 1 else None, default_dir)
-        overwrite = False
-        while True:
-            try:
-                saved = await asyncio.to_thread(save_object, obj, target, overwrite=overwrite)
-                break
-            except FileExistsConflict as exc:
-                if overwrite or not await ctx.confirm(f"{exc}. Overwrite it?"):
-                    ctx.print(f"Not saved: {exc.path} was left as it was.", style="warning")
-                    return
-                target = exc.path or target
-                overwrite = True
+        saved = await _save_asking(ctx, obj, target)
+        if saved is None:
+            return
     except DataIOError as exc:
         raise CommandError(str(exc)) from None
     except OSError as exc:

@@ -13,7 +13,9 @@ import shlex
 from collections.abc import AsyncIterable, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+Severity = Literal["information", "warning", "error"]  # a notification's (Textual's names)
 
 if TYPE_CHECKING:
     from cave_tui.app.services import AppServices
@@ -79,7 +81,7 @@ class FrontEnd(Protocol):
     def session_loaded(self, transcript: list[Any]) -> None:
         """`/load` replaced the conversation: draw the loaded one (its events)."""
 
-    def notify(self, message: str, severity: str = "information") -> None:
+    def notify(self, message: str, severity: Severity = "information") -> None:
         """A short message that goes away by itself."""
 
 

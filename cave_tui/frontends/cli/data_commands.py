@@ -99,6 +99,7 @@ def data_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         values["trust"] = bool(values["trust"])
         return fn(*args, data=DataOptions(**values), **kwargs)
 
+    # inspect (and so typer) reads __signature__; typeshed does not declare it on functions.
     wrapper.__signature__ = base.replace(parameters=[*params, *extra])  # type: ignore[attr-defined]
     wrapper.__annotations__ = {
         **{k: v for k, v in fn.__annotations__.items() if k != "data"},

@@ -22,6 +22,7 @@ from rich.markdown import Markdown
 from cave_tui.agent import events as ev
 from cave_tui.agent.display import RichDisplay
 from cave_tui.app.commands.data import progress_line
+from cave_tui.app.commands.registry import Severity
 
 if TYPE_CHECKING:
     from cave_tui.app.services import AppServices
@@ -120,7 +121,7 @@ class CliFrontEnd:
         for event in transcript:
             self.render(event)
 
-    def notify(self, message: str, severity: str = "information") -> None:
+    def notify(self, message: str, severity: Severity = "information") -> None:
         self.print(message, style="" if severity == "information" else "warning")
 
     # -- work a command started ----------------------------------------------------------

@@ -137,10 +137,10 @@ def fast_app_flags(argv: list[str]) -> dict[str, Any] | None:
         return None
     if rest:
         return None
-    flags = vars(namespace)
-    flags["plain"] = bool(flags.get("plain"))
-    flags["trust"] = bool(flags.get("trust"))
-    return flags
+    parsed = vars(namespace)
+    parsed["plain"] = bool(parsed.get("plain"))
+    parsed["trust"] = bool(parsed.get("trust"))
+    return parsed
 
 
 def _version_callback(value: bool) -> None:

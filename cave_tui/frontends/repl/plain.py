@@ -27,6 +27,7 @@ from cave_tui.agent import events as ev
 from cave_tui.agent.display import RichDisplay, fold
 from cave_tui.app.commands import CommandContext, load_commands, registry
 from cave_tui.app.commands.data import progress_line
+from cave_tui.app.commands.registry import Severity
 from cave_tui.app.config import history_path
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
 
@@ -120,7 +121,7 @@ class ReplFrontEnd:
     def session_loaded(self, transcript: list[Any]) -> None:
         draw_transcript(self.console, transcript)
 
-    def notify(self, message: str, severity: str = "information") -> None:
+    def notify(self, message: str, severity: Severity = "information") -> None:
         self.print(message, style="warning" if severity != "information" else "")
 
     def start(self, work: Any) -> None:
@@ -167,9 +168,9 @@ async def run_turn(services: AppServices, task: str, console: Console) -> None:
             if event.type is ev.EventType.USER:
                 continue  # the user just typed it
             display.render(event)
-            if event.type is ev.EventType.USAGE:
-                usage[0] += event.prompt_tokens  # type: ignore[attr-defined]
-                usage[1] += event.completion_tokens  # type: ignore[attr-defined]
+            if isinstance(event, ev.UsageEvent):
+                usage[0] += event.prompt_tokens
+                usage[1] += event.completion_tokens
 
     await _interruptible(consume(), console)
     display._flush_prose()
@@ -183,8 +184,8 @@ async def run_python(services: AppServices, code: str, console: Console) -> None
             if event.type is ev.EventType.OUTPUT:  # printed while it runs
                 streamed = True
                 console.print(Text(event.content), end="")
-            elif event.type is ev.EventType.EXECUTION_OUTPUT:
-                output = event.output.rstrip()  # type: ignore[attr-defined]
+            elif isinstance(event, ev.ExecutionOutputEvent):
+                output = event.output.rstrip()
                 if output and not streamed:
                     console.print(Text(fold(output)))
             elif event.type is ev.EventType.EXECUTION_ERROR:

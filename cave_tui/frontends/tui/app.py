@@ -120,7 +120,7 @@ class CaveApp(App[None]):
         self.persist_settings = persist_settings
         self.start_delay = start_delay
         path = history_path() if history_file is True else (history_file or None)
-        self.history = InputHistory(path)  # type: ignore[arg-type]
+        self.history = InputHistory(path)
         self.front_end = TuiFrontEnd(self)
         self.ctx = CommandContext(services, self.front_end)
         self.usage = Usage()
@@ -165,6 +165,8 @@ class CaveApp(App[None]):
         prompt_area = PromptArea(history=self.history, completer=registry.complete)
         self.prompt: PromptInput = prompt_area.input
         self.status = StatusLine(id="status", clock=self.clock, animate=self.animate_ui)
+        if self.busy:
+            self.status.busy = True
         with Horizontal(id="main"):
             with Vertical(id="work"):
                 yield self.chat
@@ -288,8 +290,10 @@ class CaveApp(App[None]):
         status.tokens_out = self.usage.completion_tokens
 
     def watch_busy(self, busy: bool) -> None:
-        if self.is_mounted:
-            self.status.busy = busy
+        # The status line is made by compose(), which then shows a busy state set before it.
+        status: StatusLine | None = getattr(self, "status", None)
+        if status is not None:
+            status.busy = busy
 
     @on(PromptInput.Changed)
     def _typing(self) -> None:

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cave_tui.app.commands.registry import Severity
 from cave_tui.frontends.tui.messages import ChatNotice, LoadProgress
 
 if TYPE_CHECKING:
@@ -80,5 +81,5 @@ class TuiFrontEnd:
         self.app.draw_transcript(transcript)
         self.app.update_status()
 
-    def notify(self, message: str, severity: str = "information") -> None:
-        self.app.notify(message, severity=severity)  # type: ignore[arg-type]
+    def notify(self, message: str, severity: Severity = "information") -> None:
+        self.app.notify(message, severity=severity)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import sys
+from typing import Any
 
 
 def hold_typed_input() -> None:
@@ -30,7 +31,8 @@ def hold_typed_input() -> None:
     atexit.register(_restore, fd, before)
 
 
-def _restore(fd: int, attrs: list[object]) -> None:
+def _restore(fd: int, attrs: list[Any]) -> None:
+    """Put back the attributes `termios.tcgetattr` read (a list of ints and a list of bytes)."""
     import termios
 
     try:

@@ -8,12 +8,19 @@ long session does not slow the layout down.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.containers import VerticalGroup, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Static
 
+if TYPE_CHECKING:
+    from textual.app import ComposeResult
 
-def _markdown(text: str, dark: bool):  # type: ignore[no-untyped-def]
+    from cave_tui.frontends.tui.widgets.stream_markdown import ChatMarkdown
+
+
+def _markdown(text: str, dark: bool) -> ChatMarkdown:
     # Rich's Markdown (and markdown-it) load on the first message, not at app start.
     from cave_tui.frontends.tui.widgets.stream_markdown import ChatMarkdown
 
@@ -80,7 +87,7 @@ class AgentMessage(VerticalGroup):
         self._pending: list[str] = []
         self._timer: Timer | None = None
 
-    def compose(self):  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         if self.agent:  # a sub-agent is speaking: say which
             yield Static(f"{self.agent} · step {self.step}", classes="reply-label", markup=False)
         yield self.markdown

@@ -8,6 +8,7 @@ cell are highlighted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.segment import Segment
 from rich.style import Style
@@ -24,6 +25,10 @@ from textual.widgets import Input, Static
 from cave_tui.app.detail import human_bytes
 from cave_tui.frontends.tui.keys import OrderedKeys, move_focus
 from cave_tui.runtime.summary import VarInfo
+
+if TYPE_CHECKING:
+    from textual import events
+    from textual.app import ComposeResult
 
 
 def _fit(text: str, width: int) -> str:
@@ -212,7 +217,7 @@ class VarTable(OrderedKeys, ScrollView, can_focus=True):
         if name is not None:
             self.post_message(self.Selected(name))
 
-    def on_click(self, event) -> None:  # type: ignore[no-untyped-def]
+    def on_click(self, event: events.Click) -> None:
         index = self.scroll_offset.y + event.y
         if 0 <= index < len(self.shown):
             if index == self.cursor and self.has_focus:
@@ -234,7 +239,7 @@ class Inspector(Vertical):
         self.table = VarTable(id="inspector-table")
         self.border_title = "Namespace"
 
-    def compose(self):  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         yield self.filter_input
         yield self.header
         yield self.table

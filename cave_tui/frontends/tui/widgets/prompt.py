@@ -9,6 +9,7 @@ Tab, or Enter after ↑/↓ picked an entry; Enter alone sends what was typed.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.binding import Binding
@@ -20,6 +21,9 @@ from textual.widgets.option_list import Option
 
 from cave_tui.app.history import InputHistory
 from cave_tui.frontends.tui.keys import OrderedKeys
+
+if TYPE_CHECKING:
+    from textual.app import ComposeResult
 
 Completer = Callable[[str], list[tuple[str, str]]]
 
@@ -55,7 +59,10 @@ class PromptInput(OrderedKeys, TextArea):
 
     @property
     def completions(self) -> Completions:
-        return self.parent.query_one(Completions)  # type: ignore[union-attr]
+        """The list above the input, in the PromptArea this input is mounted in."""
+        if self.parent is None:
+            raise RuntimeError("the prompt input has no completions until it is mounted")
+        return self.parent.query_one(Completions)
 
     @property
     def completing(self) -> bool:
@@ -177,7 +184,7 @@ class PromptArea(VerticalGroup):
         self.completions = Completions(id="completions")
         self.completions.display = False
 
-    def compose(self):  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         yield self.completions
         yield self.input
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from textual.timer import Timer
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -29,14 +33,16 @@ class StatusLine(Static):
     busy = reactive(False)
     activity = reactive("")
 
-    def __init__(self, *, clock: Callable[[], float], animate: bool = True, id: str | None = None):
+    def __init__(
+        self, *, clock: Callable[[], float], animate: bool = True, id: str | None = None
+    ) -> None:
         super().__init__(id=id, markup=False)
         self.clock = clock
         self.animate_ = animate
         self.started: float | None = None
         self.finished: float | None = None
         self._frame = 0
-        self._ticker = None
+        self._ticker: Timer | None = None
 
     def on_mount(self) -> None:
         if self.animate_:
@@ -62,7 +68,7 @@ class StatusLine(Static):
         end = self.finished if self.finished is not None else self.clock()
         return max(0.0, end - self.started)
 
-    def render(self) -> Content:  # type: ignore[override]
+    def render(self) -> Content:
         parts: list[tuple[str, str] | str] = []
         if self.busy:
             mark = SPINNER[self._frame % len(SPINNER)] if self.animate_ else "●"

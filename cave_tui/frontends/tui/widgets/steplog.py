@@ -7,9 +7,14 @@ keeps at most `MAX_ENTRIES` steps so widget count stays bounded in long sessions
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.containers import VerticalGroup, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from textual.app import ComposeResult
 
 MAX_ENTRIES = 60
 FOLD_LINES = 16
@@ -41,7 +46,7 @@ def format_duration(seconds: float | None) -> str:
 class FoldedOutput(Static, can_focus=True):
     """Cell output; folded when long, unfolded on Enter or click."""
 
-    BINDINGS = [("enter", "toggle", "Unfold")]
+    BINDINGS = [("enter", "toggle_fold", "Unfold")]
 
     def __init__(self, text: str, kind: str = "output") -> None:
         self.full = text
@@ -49,14 +54,14 @@ class FoldedOutput(Static, can_focus=True):
         self.expanded = False
         super().__init__(self.folded_text, markup=False, classes=f"-{kind}")
 
-    def action_toggle(self) -> None:
+    def action_toggle_fold(self) -> None:
         if not self.hidden:
             return
         self.expanded = not self.expanded
         self.update(self.full if self.expanded else self.folded_text)
 
     def on_click(self) -> None:
-        self.action_toggle()
+        self.action_toggle_fold()
 
 
 class StepEntry(VerticalGroup):
@@ -82,7 +87,7 @@ class StepEntry(VerticalGroup):
 
         return highlight(code.rstrip("\n") or " ", language="python")
 
-    def compose(self):  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         yield self.header
         yield self.code_view
 
@@ -191,7 +196,7 @@ class StepLog(VerticalScroll):
         """Unfold the newest folded output (or fold it again); None when nothing is folded."""
         for output in reversed(list(self.query(FoldedOutput))):
             if output.hidden:
-                output.action_toggle()
+                output.action_toggle_fold()
                 output.scroll_visible()
                 return output
         return None

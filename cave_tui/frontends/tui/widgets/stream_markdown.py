@@ -14,7 +14,7 @@ lines. Work per flush is bounded, so total time grows linearly with the answer.
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.markdown import Heading, Markdown
 from textual.containers import VerticalGroup
@@ -22,6 +22,9 @@ from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from textual.app import ComposeResult
 
 FREEZE_CHARS = 1000
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -183,7 +186,7 @@ class StreamingMarkdown(VerticalGroup):
         self._raw: list[str] = []
         self._pending_initial = markdown
 
-    def compose(self):  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         yield self.frozen
         yield self._tail
 
