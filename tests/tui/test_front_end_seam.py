@@ -9,7 +9,7 @@ import pytest
 from cave_tui.app.commands.registry import FrontEnd
 from cave_tui.frontends.cli.front_end import CliFrontEnd
 from cave_tui.frontends.repl.plain import ReplFrontEnd
-from cave_tui.frontends.tui.front_end import TuiFrontEnd
+from cave_tui.frontends.tui.app import TuiFrontEnd
 
 ACTIONS = [
     name

@@ -1,8 +1,9 @@
 """`CaveApp`: the Textual front end.
 
 Over 400 lines because it is the wiring of the whole screen: one handler per message and
-per key action. What has a concern of its own lives beside it: widgets/, screens/, keys.py
-(key order), messages.py (what workers post), front_end.py (what commands ask).
+per key action, and `TuiFrontEnd` (what commands ask of the app), which calls into it.
+What has a concern of its own lives beside it: widgets/, screens/, keys.py (key order),
+messages.py (what workers post).
 
 Data flows one way. The app sends requests to the core (a task, a command, a line
 of Python) and renders the events the core streams back. Turns run in an async
@@ -35,10 +36,10 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import var
 
 from cave_tui.app.commands import CommandContext, load_commands, registry
+from cave_tui.app.commands.registry import Severity
 from cave_tui.app.config import history_path, save_setting
 from cave_tui.app.history import InputHistory
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
-from cave_tui.frontends.tui.front_end import TuiFrontEnd
 from cave_tui.frontends.tui.messages import (
     AgentEvent,
     ChatNotice,
@@ -62,6 +63,7 @@ from cave_tui.models.base import Usage
 
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
+    from cave_tui.dataio.progress import Progress
 
 # The agent package is imported lazily: the app renders events by their type value.
 DOUBLE_PRESS_SECONDS = 2.0
@@ -77,6 +79,77 @@ def _slash_commands() -> Any:
 
 
 FALLBACK_THEME = "cave-dark"
+
+
+class TuiFrontEnd:
+    """`FrontEnd` for the app: what commands ask of it, one method per action.
+
+    `print` and `progress` may be called from any thread (a loader reports progress from its
+    worker thread): off the app's thread they only post a message.
+    """
+
+    def __init__(self, app: CaveApp) -> None:
+        self.app = app
+
+    def print(self, text: str, *, style: str = "") -> None:
+        if self.app.in_app_thread:
+            self.app.chat.add_notice(text, style or "info")
+        else:
+            self.app.post_message(ChatNotice(text, style or "info"))
+
+    async def confirm(self, question: str) -> bool:
+        from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
+
+        return bool(await self.app.ask_screen(ConfirmScreen(question)))
+
+    def progress(self, progress: Progress, label: str) -> None:
+        self.app.post_message(LoadProgress(progress, label))
+
+    def theme_names(self) -> list[str]:
+        return sorted(self.app.available_themes)
+
+    def current_theme(self) -> str:
+        return self.app.theme
+
+    def quit(self) -> None:
+        self.app.call_later(self.app.action_quit)
+
+    def clear(self) -> None:
+        self.app.action_clear()
+
+    def set_theme(self, name: str) -> None:
+        self.app.set_theme(name)
+
+    def insert(self, text: str, *, replace: bool = False) -> None:
+        if replace:
+            self.app.prompt.set_text(text)
+            self.app.prompt.focus()
+        else:
+            self.app.prompt.insert_text(text)
+
+    def refresh_status(self) -> None:
+        self.app.update_status()
+
+    def show(self, name: str) -> None:
+        self.app.open_detail(name)
+
+    def render(self, event: Any) -> None:
+        self.app.render_event(event)
+
+    def replay_events(self, events: AsyncIterable[Any]) -> None:
+        self.app.replay(events)
+
+    def replay_session(self, folder: Path, *, speed: float = 1.0, trust: bool = False) -> None:
+        self.app.replay_session(folder, speed=speed, trust=trust)
+
+    def session_loaded(self, transcript: list[Any]) -> None:
+        # The inspector follows the runtime's own change reports.
+        self.app.action_clear()
+        self.app.draw_transcript(transcript)
+        self.app.update_status()
+
+    def notify(self, message: str, severity: Severity = "information") -> None:
+        self.app.notify(message, severity=severity)
 
 
 class CaveApp(App[None]):
