@@ -7,7 +7,7 @@ Both runtimes call `pin_display()` when they start: pandas' options are set to i
 defaults outside a terminal (a notebook's), at once if pandas is imported, else right
 after the first `import pandas`.
 
-Standard library only: the kernel runs this file as `_cave_display` (kernel_install.py).
+Standard library only: the kernel runs this file as `_cave_display` (kernel/install.py).
 """
 
 from __future__ import annotations

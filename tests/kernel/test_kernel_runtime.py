@@ -587,7 +587,7 @@ def test_constructor_refuses_secrets_in_env():
 
 def test_safe_unpickler_is_what_the_host_uses():
     """Sanity: the allow-list refuses os.system even when pickled by the host itself."""
-    from cave_tui.runtime.kernel_transport import safe_loads
+    from cave_tui.runtime.kernel.transport import safe_loads
 
     class Bad:
         def __reduce__(self):

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from cave_tui.runtime.kernel_transport import (
+from cave_tui.runtime.kernel.transport import (
     TransferError,
     UnsafeObjectError,
     decode_in_host,

@@ -1,6 +1,6 @@
 """The kernel's launcher process (standard library only; run as a script by the host).
 
-    python kernel_launcher.py '<LaunchPlan as JSON>'
+    python launcher.py '<LaunchPlan as JSON>'
 
 It sits between the host and ipykernel so that killing a kernel is clean and
 complete:

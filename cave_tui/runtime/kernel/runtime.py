@@ -4,12 +4,12 @@ Same contract as `IPythonRuntime`; the code runs in an ipykernel started (or, wi
 `connection_file=`, attached to) by this runtime, so a segfault, a memory blowup
 or an endless loop costs a restart, never the host. The parts:
 
-* `kernel_process` / `kernel_launcher`: the process, its limits and its death;
-* `kernel_channel`: the Jupyter wire (jupyter_client's Session, pyzmq);
-* `kernel_bootstrap`: the runtime's side inside the kernel (cell reports,
+* `process` / `launcher`: the process, its limits and its death;
+* `channel`: the Jupyter wire (jupyter_client's Session, pyzmq);
+* `bootstrap`: the runtime's side inside the kernel (cell reports,
   output cap, the `cave` comm that carries values in message buffers);
-* `kernel_transport`: how values cross (Arrow, JSON, an allow-list unpickler);
-* `kernel_state`: the checkpoint that makes state survive a restart.
+* `transport`: how values cross (Arrow, JSON, an allow-list unpickler);
+* `checkpoint`: the checkpoint that makes state survive a restart.
 
 All kernel I/O runs on one background thread with its own event loop, so the
 runtime works from any event loop (or several in turn), notices a dead kernel
@@ -34,16 +34,16 @@ from collections.abc import Awaitable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from cave_tui.runtime import kernel_limits as limits
 from cave_tui.runtime.base import ExecutionResult, NamespaceChange, OutputListener, Runtime
 from cave_tui.runtime.detail import Detail
 from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
-from cave_tui.runtime.kernel_cell import CellRun
-from cave_tui.runtime.kernel_install import bootstrap_cell, kernel_argv
-from cave_tui.runtime.kernel_io import IOLoop, finalize
-from cave_tui.runtime.kernel_process import KernelExit, KernelLaunchError, KernelProcess
-from cave_tui.runtime.kernel_state import CheckpointStore, loss_report
-from cave_tui.runtime.kernel_transport import (
+from cave_tui.runtime.kernel import limits
+from cave_tui.runtime.kernel.cell import CellRun
+from cave_tui.runtime.kernel.checkpoint import CheckpointStore, loss_report
+from cave_tui.runtime.kernel.install import bootstrap_cell, kernel_argv
+from cave_tui.runtime.kernel.ioloop import IOLoop, finalize
+from cave_tui.runtime.kernel.process import KernelExit, KernelLaunchError, KernelProcess
+from cave_tui.runtime.kernel.transport import (
     JSON_LIMIT,
     SAFE_TYPE_NAMES,
     TransferError,
@@ -355,7 +355,7 @@ class IPyKernelRuntime(Runtime):
         """Start (or attach to) a kernel and install the runtime's side in it."""
         import zmq.asyncio
 
-        from cave_tui.runtime.kernel_channel import KernelChannel
+        from cave_tui.runtime.kernel.channel import KernelChannel
 
         loop = asyncio.get_running_loop()
         if self._ctx is None:
@@ -387,7 +387,7 @@ class IPyKernelRuntime(Runtime):
             self._proc_ref[0] = proc
         self._conn = info
         if self.connection_file:
-            from cave_tui.runtime.kernel_channel import heartbeat_ok
+            from cave_tui.runtime.kernel.channel import heartbeat_ok
 
             if not await heartbeat_ok(self._ctx, info, 2.0):
                 raise KernelLaunchError(f"no kernel answers at {self.connection_file}")
@@ -488,7 +488,7 @@ class IPyKernelRuntime(Runtime):
     # -- deaths -----------------------------------------------------------------------------
     def _on_exit(self, info: KernelExit) -> None:
         """Runs on the I/O loop when the launcher is gone."""
-        from cave_tui.runtime.kernel_channel import ChannelClosed
+        from cave_tui.runtime.kernel.channel import ChannelClosed
 
         if self._chan is not None:
             self._chan.fail_all(ChannelClosed(f"the kernel {info.describe()}"))
@@ -510,7 +510,7 @@ class IPyKernelRuntime(Runtime):
 
     async def _heartbeat(self) -> None:
         """Attached kernels: no process to watch, so ping the heartbeat (echoed in C)."""
-        from cave_tui.runtime.kernel_channel import ChannelClosed, heartbeat_ok
+        from cave_tui.runtime.kernel.channel import ChannelClosed, heartbeat_ok
 
         while not self._stopping:
             await asyncio.sleep(0.25)
@@ -568,7 +568,7 @@ class IPyKernelRuntime(Runtime):
         return msg["header"].get("session") == self._kernel_session
 
     async def _reattach(self) -> None:
-        from cave_tui.runtime.kernel_channel import heartbeat_ok
+        from cave_tui.runtime.kernel.channel import heartbeat_ok
 
         assert self._conn is not None and self._ctx is not None
         if not await heartbeat_ok(self._ctx, self._conn, 1.0):

@@ -1,6 +1,6 @@
 """Limits and isolation for the kernel process, computed in the host.
 
-Everything here is plain data that the launcher (`kernel_launcher`) applies in the
+Everything here is plain data that the launcher (`launcher.py`) applies in the
 kernel process before it becomes ipykernel: the environment it sees (an allow-list,
 so secrets never reach it), the user it runs as (an unprivileged one when the host
 is root), the paths that user must still reach (the interpreter may live under a
@@ -188,7 +188,7 @@ def can_isolate_mounts() -> bool:
 
 @dataclass
 class LaunchPlan:
-    """What the launcher does before it runs ipykernel (see kernel_launcher.py)."""
+    """What the launcher does before it runs ipykernel (see launcher.py)."""
 
     argv: list[str]
     cwd: str

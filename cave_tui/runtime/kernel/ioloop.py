@@ -13,7 +13,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from cave_tui.runtime.kernel_process import KernelProcess
+from cave_tui.runtime.kernel.process import KernelProcess
 
 T = TypeVar("T")
 

@@ -7,7 +7,8 @@ import ast
 from pathlib import Path
 from typing import Any
 
-_HERE = Path(__file__).resolve().parent
+_HERE = Path(__file__).resolve().parent  # runtime/kernel/: the kernel-side modules
+_RUNTIME = _HERE.parent  # runtime/: modules the host and the kernel both run
 
 _BOOT = """
 def _cave_boot(sources, config):
@@ -30,7 +31,7 @@ def _cave_boot(sources, config):
 
 def _mutation_source() -> str:
     """`mutation_targets` from ipython.py, without importing IPython in the host."""
-    text = (_HERE / "ipython.py").read_text()
+    text = (_RUNTIME / "ipython.py").read_text()
     parts = ["import ast"]
     for node in ast.parse(text).body:
         if (
@@ -58,16 +59,16 @@ def bootstrap_sources() -> dict[str, str]:
     global _SOURCES
     if _SOURCES is None:
         _SOURCES = {
-            "_cave_summary": (_HERE / "summary.py").read_text(),
-            "_cave_links": (_HERE / "links.py").read_text(),
-            "_cave_tracebacks": (_HERE / "tracebacks.py").read_text(),
-            "_cave_transport": (_HERE / "kernel_transport.py").read_text(),
+            "_cave_summary": (_RUNTIME / "summary.py").read_text(),
+            "_cave_links": (_RUNTIME / "links.py").read_text(),
+            "_cave_tracebacks": (_RUNTIME / "tracebacks.py").read_text(),
+            "_cave_transport": (_HERE / "transport.py").read_text(),
             "_cave_mutation": _mutation_source(),
-            "_cave_display": (_HERE / "display.py").read_text(),
-            "_cave_detail": (_HERE / "detail.py")
+            "_cave_display": (_RUNTIME / "display.py").read_text(),
+            "_cave_detail": (_RUNTIME / "detail.py")
             .read_text()
             .replace("from cave_tui.runtime.summary import", "from _cave_summary import"),
-            "_cave_kernel": (_HERE / "kernel_bootstrap.py").read_text(),
+            "_cave_kernel": (_HERE / "bootstrap.py").read_text(),
         }
     return _SOURCES
 

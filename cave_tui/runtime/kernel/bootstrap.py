@@ -16,7 +16,7 @@ installed: an attached kernel on another machine works too. `install()`:
   message buffers.
 
 Nothing here is trusted by the host: model code can replace any of it, which is
-why the host validates every byte it receives (`kernel_transport`).
+why the host validates every byte it receives (`transport.py`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The kernel process as the host sees it: launch, watch, signal, kill.
 
-The host starts `kernel_launcher.py` (see there) and watches *the launcher*: it
+The host starts `launcher.py` (see there) and watches *the launcher*: it
 exits only once the kernel is gone and everything the kernel started has been
 killed and reaped, so its exit is the one event that says "the kernel is dead".
 On Linux a pidfd makes that event immediate (no polling, no heartbeat wait);
@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cave_tui.runtime.kernel_limits import (
+from cave_tui.runtime.kernel.limits import (
     LaunchPlan,
     cgroup_oom_kills,
     remove_cgroup,
 )
 
-LAUNCHER = str(Path(__file__).with_name("kernel_launcher.py"))
+LAUNCHER = str(Path(__file__).with_name("launcher.py"))
 _SIGNAL_WORDS = {
     "SIGSEGV": "crashed with a segmentation fault (SIGSEGV)",
     "SIGBUS": "crashed with a bus error (SIGBUS)",
