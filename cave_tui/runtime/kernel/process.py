@@ -228,6 +228,12 @@ class KernelProcess:
             os.kill(self.kernel_pid, signum)
         return True
 
+    def request_kill(self) -> bool:
+        """SIGKILL the kernel's group now, without waiting; its exit is reported as requested
+        (the host's own act, never mistaken for a crash or the out-of-memory killer)."""
+        self._requested = True
+        return self.signal(signal.SIGKILL)
+
     async def kill(self, timeout: float = 5.0) -> KernelExit | None:
         """Kill the kernel's group; the launcher then kills the rest and exits."""
         if self.exited is None:

@@ -838,8 +838,7 @@ class IPyKernelRuntime(Runtime):
             return  # not ours to kill; the result says so
         cell.killed = True
         if self._proc is not None:
-            self._proc._requested = True
-            self._proc.signal(signal.SIGKILL)
+            self._proc.request_kill()
 
     async def _interrupt_kernel(self) -> None:
         if self.connection_file:
@@ -1080,8 +1079,7 @@ class IPyKernelRuntime(Runtime):
                     raise
                 self._safe_summary = True  # from now on: type names only for user types
                 if self._proc is not None:
-                    self._proc._requested = True
-                    self._proc.signal(signal.SIGKILL)
+                    self._proc.request_kill()
                 self._notices.append(
                     await self._restart(
                         "was restarted: describing the namespace hung in native code (an "
