@@ -6,6 +6,7 @@ docstring). Importing this package loads no kernel machinery beyond the runtime 
 
 from __future__ import annotations
 
+from cave_tui.runtime.kernel.cell import CellOutcome
 from cave_tui.runtime.kernel.runtime import (
     InjectionError,
     IPyKernelRuntime,
@@ -16,6 +17,7 @@ from cave_tui.runtime.kernel.runtime import (
 )
 
 __all__ = [
+    "CellOutcome",
     "IPyKernelRuntime",
     "InjectionError",
     "KernelDiedError",

@@ -1,13 +1,25 @@
-"""One execute request as the host follows it: output, report, and when it is over."""
+"""One execute request as the host follows it: output, report, and how it ended."""
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import time
 from collections.abc import Callable
 from typing import Any
 
 from cave_tui.runtime.capture import OutputCapture
+
+
+class CellOutcome(enum.Enum):
+    """How a cell ended, as the host saw it; each becomes its own kind of `ExecutionResult`."""
+
+    DONE = "done"  # the kernel replied and went idle (the cell itself may have raised)
+    DIED = "died"  # the kernel cave launched died while the cell ran; it is restarted
+    KILLED = "killed"  # the cell ignored the interrupt, so cave killed its kernel; restarted
+    STUCK = "stuck"  # the cell ignored the interrupt and the kernel is not cave's to kill
+    LOST = "lost"  # the attached kernel stopped answering while the cell ran
+    STOPPED = "stopped"  # the runtime was stopped while the cell ran
 
 
 class CellRun:

@@ -38,7 +38,7 @@ from cave_tui.runtime.base import ExecutionResult, NamespaceChange, OutputListen
 from cave_tui.runtime.detail import Detail
 from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
 from cave_tui.runtime.kernel import limits
-from cave_tui.runtime.kernel.cell import CellRun
+from cave_tui.runtime.kernel.cell import CellOutcome, CellRun
 from cave_tui.runtime.kernel.checkpoint import CheckpointStore, loss_report
 from cave_tui.runtime.kernel.install import bootstrap_cell, kernel_argv
 from cave_tui.runtime.kernel.ioloop import IOLoop, finalize
@@ -155,6 +155,7 @@ class IPyKernelRuntime(Runtime):
         self._safe_summary = False
         self.workdir: str | None = None
         self._finalizer: weakref.finalize | None = None
+        self._last_outcome: CellOutcome | None = None
 
     # -- plumbing ------------------------------------------------------------------------
     @property
@@ -169,6 +170,12 @@ class IPyKernelRuntime(Runtime):
     @property
     def label(self) -> str:
         return "kernel"
+
+    @property
+    def last_outcome(self) -> CellOutcome | None:
+        """How the last cell sent to the kernel ended (None before the first, or when the
+        last `execute` found no kernel to send it to)."""
+        return self._last_outcome
 
     @property
     def _proc(self) -> KernelProcess | None:
@@ -755,6 +762,7 @@ class IPyKernelRuntime(Runtime):
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
+            self._last_outcome = None
             try:
                 await self._ensure_kernel()
             except Exception as exc:
@@ -780,7 +788,7 @@ class IPyKernelRuntime(Runtime):
                     chan.shell, "execute_request", content, on_iopub=cell.on_iopub
                 )
             except ConnectionError:  # it died between the check and the send
-                return await self._finish(cell, "died", timeout)
+                return await self._finish(cell, self._gone(cell), timeout)
             assert reply is not None
             cell.set_reply(reply)
             self._cell = cell
@@ -794,15 +802,16 @@ class IPyKernelRuntime(Runtime):
                 chan.forget(msg_id)
             return await self._finish(cell, outcome, timeout)
 
-    async def _wait_cell(self, cell: CellRun, timeout: float | None) -> str:
-        """'done', or 'died' (the kernel is gone); escalates timeouts and interrupts."""
+    async def _wait_cell(self, cell: CellRun, timeout: float | None) -> CellOutcome:
+        """How the cell ended (DONE, STUCK, or the kernel gone: see `_gone`); escalates
+        timeouts and interrupts on the way."""
         died = self._died_future()
         deadline = cell.started + timeout if timeout else None
         while True:
             if cell.done:
-                return "done"
+                return CellOutcome.DONE
             if died.done():
-                return "died"
+                return self._gone(cell)
             if cell.poked.done():
                 cell.poked = cell.loop.create_future()
             wake = [t for t in (deadline, cell.escalate_at) if t is not None]
@@ -813,24 +822,32 @@ class IPyKernelRuntime(Runtime):
                 return_when=asyncio.FIRST_COMPLETED,
             )
             if cell.done:
-                return "done"
+                return CellOutcome.DONE
             if died.done():
-                return "died"
+                return self._gone(cell)
             if cell.reply_failed:
                 # The channel failed the reply: the kernel is going; wait for the proof.
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(died), 5)
-                return "died"
+                return self._gone(cell)
             now = time.monotonic()
             if cell.escalate_at is not None and now >= cell.escalate_at:
                 if self.connection_file:
-                    return "stuck"  # not ours to kill
+                    return CellOutcome.STUCK  # not ours to kill
                 await self._escalate(cell)
                 cell.escalate_at = None
             elif deadline is not None and now >= deadline and not cell.timed_out:
                 cell.timed_out = True
                 await self._interrupt_kernel()
                 cell.escalate_at = now + self.interrupt_grace
+
+    def _gone(self, cell: CellRun) -> CellOutcome:
+        """The outcome of a cell whose kernel went away."""
+        if self._stopping:
+            return CellOutcome.STOPPED
+        if cell.killed:
+            return CellOutcome.KILLED
+        return CellOutcome.LOST if self.connection_file else CellOutcome.DIED
 
     async def _escalate(self, cell: CellRun) -> None:
         """The interrupt did not stop the cell within the grace period: kill."""
@@ -867,52 +884,23 @@ class IPyKernelRuntime(Runtime):
                 )
         self.namespace_changed(NamespaceChange(everything=True))  # what ran before the stop
 
-    async def _finish(self, cell: CellRun, outcome: str, timeout: float | None) -> ExecutionResult:
+    async def _finish(
+        self, cell: CellRun, outcome: CellOutcome, timeout: float | None
+    ) -> ExecutionResult:
+        self._last_outcome = outcome
         duration = time.monotonic() - cell.started
         result = ExecutionResult(success=False, output=cell.capture.getvalue(), duration=duration)
         result.output_truncated_chars = cell.capture.dropped
-        if outcome == "died":
-            info = self._died_future().result() if self._died_future().done() else None
-            if self._stopping:
-                result.error = "the runtime was stopped while this cell ran"
-                result.error_type = "Stopped"
-                return result
-            if self.connection_file:
-                result.error = "the attached kernel stopped answering while running this cell"
-                result.error_type = "KernelDied"
-                result.notice = self._take_notices()
-                return result
-            reason = info.describe() if info is not None else "died"
-            if cell.killed and cell.timed_out:
-                result.error = (
-                    f"cell timed out after {timeout:g}s; the interrupt did not stop it "
-                    "(stuck in native code?), so the kernel was killed and restarted."
-                )
-                result.error_type = "Timeout"
-                result.timed_out = result.interrupted = True
-                reason = "was killed after the cell timed out and ignored the interrupt"
-            elif cell.killed:
-                result.error = (
-                    "the cell did not stop on interrupt; the kernel was killed and restarted."
-                )
-                result.error_type = "Interrupted"
-                result.interrupted = True
-                reason = "was killed because the cell ignored the interrupt"
-            else:
-                fatal = info.fatal_lines() if info is not None else ""
-                result.error = f"The kernel {reason} while running this cell." + (
-                    f"\n{fatal}" if fatal else ""
-                )
-                result.error_type = "KernelDied"
-                if info is not None and info.oom_killed:
-                    result.error_type = "MemoryError"
-            try:
-                self._notices.append(await self._restart(reason, already_dead=True))
-            except Exception as exc:
-                self._notices.append(f"The kernel could not be restarted: {exc}")
-            result.notice = self._take_notices()
+        if outcome is CellOutcome.STOPPED:
+            result.error = "the runtime was stopped while this cell ran"
+            result.error_type = "Stopped"
             return result
-        if outcome == "stuck":
+        if outcome is CellOutcome.DONE:
+            self._done_result(cell, result, timeout)
+        elif outcome is CellOutcome.LOST:
+            result.error = "the attached kernel stopped answering while running this cell"
+            result.error_type = "KernelDied"
+        elif outcome is CellOutcome.STUCK:
             result.error = (
                 "the cell did not stop on interrupt and cave cannot kill an attached kernel; "
                 "it stays busy until the cell returns."
@@ -920,8 +908,48 @@ class IPyKernelRuntime(Runtime):
             result.error_type = "Timeout" if cell.timed_out else "Interrupted"
             result.timed_out = cell.timed_out
             result.interrupted = True
-            result.notice = self._take_notices()
-            return result
+        else:
+            await self._died_result(cell, outcome, result, timeout)
+        result.notice = self._take_notices()
+        return result
+
+    async def _died_result(
+        self, cell: CellRun, outcome: CellOutcome, result: ExecutionResult, timeout: float | None
+    ) -> None:
+        """DIED or KILLED: say how the kernel went, then restart it."""
+        died = self._died_future()
+        info = died.result() if died.done() else None
+        reason = info.describe() if info is not None else "died"
+        if outcome is CellOutcome.KILLED and cell.timed_out:
+            result.error = (
+                f"cell timed out after {timeout:g}s; the interrupt did not stop it "
+                "(stuck in native code?), so the kernel was killed and restarted."
+            )
+            result.error_type = "Timeout"
+            result.timed_out = result.interrupted = True
+            reason = "was killed after the cell timed out and ignored the interrupt"
+        elif outcome is CellOutcome.KILLED:
+            result.error = (
+                "the cell did not stop on interrupt; the kernel was killed and restarted."
+            )
+            result.error_type = "Interrupted"
+            result.interrupted = True
+            reason = "was killed because the cell ignored the interrupt"
+        else:
+            fatal = info.fatal_lines() if info is not None else ""
+            result.error = f"The kernel {reason} while running this cell." + (
+                f"\n{fatal}" if fatal else ""
+            )
+            result.error_type = "KernelDied"
+            if info is not None and info.oom_killed:
+                result.error_type = "MemoryError"
+        try:
+            self._notices.append(await self._restart(reason, already_dead=True))
+        except Exception as exc:
+            self._notices.append(f"The kernel could not be restarted: {exc}")
+
+    def _done_result(self, cell: CellRun, result: ExecutionResult, timeout: float | None) -> None:
+        """DONE: the kernel's reply and cell report make the result."""
         reply = cell.reply.result().get("content", {}) if cell.reply is not None else {}
         report = cell.final_report()
         if isinstance(report.get("result"), str):  # the last value, sent in the report
@@ -959,8 +987,6 @@ class IPyKernelRuntime(Runtime):
         changed = [n for n in result.changed if n not in result.deleted]
         if changed and self.checkpoint_bytes > 0 and report:
             self._ckpt_task = asyncio.ensure_future(self._checkpoint(changed))
-        result.notice = self._take_notices()
-        return result
 
     def _take_notices(self) -> str | None:
         notices, self._notices = self._notices, []
