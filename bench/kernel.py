@@ -117,7 +117,7 @@ async def retrieve_base64_dill(runtime: IPyKernelRuntime, frame: pd.DataFrame) -
     """The upstream way back: dill + base64 in the kernel, the text as a user expression."""
 
     async def fetch() -> str:
-        chan = runtime._chan
+        chan = runtime._sup.chan
         content = {
             "code": "import base64, dill\n_b = base64.b64encode(dill.dumps(df_old)).decode()",
             "silent": True,
@@ -145,7 +145,7 @@ async def death_detection(runtime: IPyKernelRuntime) -> tuple[float, float]:
     await runtime.names()
     task = asyncio.create_task(runtime.execute("import time\ntime.sleep(60)"))
     await asyncio.sleep(0.5)
-    old = runtime._proc
+    old = runtime._kind.process
     assert old is not None and old.kernel_pid is not None
     killed = time.monotonic()
     os.kill(old.kernel_pid, signal.SIGKILL)

@@ -135,7 +135,7 @@ async def test_fork_bomb_is_bounded_and_cleaned_up(rt):
         "nproc = resource.getrlimit(resource.RLIMIT_NPROC)[0]"
     )
     assert info.success
-    cgroups = rt._proc.plan.cgroups
+    cgroups = rt._kind.process.plan.cgroups
     bounded = "pids" in cgroups or (
         await rt.retrieve("uid") != 0 and await rt.retrieve("nproc") != resource.RLIM_INFINITY
     )

@@ -64,6 +64,12 @@ class CheckpointStore:
             )
             self.unsaved.pop(name, None)
 
+    def note_injected(self, name: str) -> None:
+        """The host bound *name*: a user name now, and a checkpoint of its old value is stale."""
+        if name not in self.names:
+            self.names.append(name)
+        self.forget_entry(name)
+
     def forget_entry(self, name: str) -> None:
         """The name was rebound from the host (inject): its checkpoint is stale."""
         self.entries.pop(name, None)

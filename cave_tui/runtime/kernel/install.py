@@ -4,6 +4,8 @@ kernel-side code, shipped as source so the kernel needs nothing of cave installe
 from __future__ import annotations
 
 import ast
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +94,15 @@ def kernel_argv(python: str, connection_file: str) -> list[str]:
         "--InteractiveShell.cache_size=0",
         "--IPKernelApp.quiet=True",
     ]
+
+
+def host_paths() -> list[str]:
+    """The host's own import directories (scripts, projects), appended in the kernel
+    so functions injected by reference from them resolve; never ahead of the stdlib."""
+    prefixes = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
+    out = []
+    for entry in sys.path:
+        path = os.path.abspath(entry or os.getcwd())
+        if os.path.isdir(path) and not path.startswith(prefixes) and path not in out:
+            out.append(path)
+    return out

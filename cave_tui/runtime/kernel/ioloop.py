@@ -8,12 +8,9 @@ busy, and send a synchronous `inject()` at once.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
-
-from cave_tui.runtime.kernel.process import KernelProcess
 
 T = TypeVar("T")
 
@@ -54,13 +51,3 @@ class IOLoop:
             self.thread.join(5)
             if not self.thread.is_alive():
                 self.loop.close()
-
-
-def finalize(proc_ref: list[KernelProcess | None], io: IOLoop, directory: str | None) -> None:
-    """Last resort at garbage collection or exit: kill the kernel, stop the loop."""
-    proc = proc_ref[0]
-    if proc is not None:
-        proc.kill_now()
-    io.stop()
-    if directory:
-        shutil.rmtree(directory, ignore_errors=True)

@@ -286,6 +286,14 @@ def remove_cgroup(directory: str) -> None:
         pass
 
 
+def half_of_ram() -> int | None:
+    """An owned kernel's default memory limit: half of this machine's RAM (None if unknown)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
 def parse_size(value: int | str | None) -> int | None:
     """`"500M"`, `"2G"`, `"512MB"` or bytes as an int."""
     if value is None or isinstance(value, int):

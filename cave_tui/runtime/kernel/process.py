@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cave_tui.runtime.kernel.errors import KernelLaunchError
 from cave_tui.runtime.kernel.limits import (
     LaunchPlan,
     cgroup_oom_kills,
@@ -39,10 +40,6 @@ _SIGNAL_WORDS = {
     "SIGFPE": "crashed with a floating-point exception (SIGFPE)",
     "SIGTERM": "was terminated (SIGTERM)",
 }
-
-
-class KernelLaunchError(RuntimeError):
-    """The kernel process could not be started (the message carries its last output)."""
 
 
 @dataclass

@@ -1,0 +1,16 @@
+"""The kernel runtime's own errors (the transfer errors live in `transport`, shipped to the
+kernel, which needs them too)."""
+
+from __future__ import annotations
+
+
+class KernelLaunchError(RuntimeError):
+    """The kernel could not be started or reached (the message carries its last output)."""
+
+
+class KernelDiedError(RuntimeError):
+    """The kernel died (or stopped answering) while serving a request."""
+
+
+class InjectionError(TypeError):
+    """A value cannot be copied into the kernel; the message says why and what to do."""

@@ -1,0 +1,135 @@
+"""Values crossing between host and kernel: injected copies in, safely decoded values out.
+
+The host encodes (`encode_item`) and decodes (`ValueExchange.decode`, never running kernel
+code unless `trust_kernel`); the bytes ride in comm message buffers. Each failure names the
+value, why, and what to do instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
+from cave_tui.runtime.kernel.errors import InjectionError
+from cave_tui.runtime.kernel.transport import (
+    SAFE_TYPE_NAMES,
+    TransferError,
+    decode_in_host,
+    describe_type,
+    encode_for_kernel,
+)
+
+if TYPE_CHECKING:
+    from cave_tui.runtime.kernel.supervisor import KernelSupervisor
+
+Payload = tuple[str, dict[str, Any], list[Any]]  # (codec, meta, buffers)
+
+
+def encode_item(item: Injectable) -> Payload:
+    """The bytes that copy *item* into the kernel; InjectionError when it cannot travel."""
+    if not isinstance(item, Variable | Function | Type):
+        raise TypeError(f"inject() takes a Variable, Function or Type, not {type(item).__name__}")
+    validate_name(item.name)
+    try:
+        return encode_for_kernel(item.value)
+    except TransferError as exc:
+        raise InjectionError(
+            f"cannot copy {item.name!r} ({describe_type(item.value)}) into the kernel: {exc}. "
+            "The kernel runtime injects copies, and this object cannot be serialised "
+            "(live handles such as connections, open files, locks and threads cannot). "
+            "Options: inject what it needs to be recreated (a path, a URL, parameters) and "
+            "a Function that opens it inside the kernel, or use IPythonRuntime, which "
+            "shares live objects."
+        ) from None
+
+
+def inject_request(item: Injectable, payload: Payload) -> dict[str, Any]:
+    """The comm message that binds *item* in the kernel (its buffers travel beside it)."""
+    codec, meta, _ = payload
+    return {"name": item.name, "codec": codec, "meta": meta}
+
+
+def retrieve_error(
+    name: str, type_name: str, detail: str, kind: type[TransferError] = TransferError
+) -> TransferError:
+    """Why *name* cannot come back from the kernel, and the ways to get it anyway."""
+    return kind(
+        f"cannot retrieve {name!r} ({type_name}) from the kernel safely: {detail}. "
+        f"Only frames and arrays (Arrow), plain data (JSON) and these types come back: "
+        f"{SAFE_TYPE_NAMES}. Options: convert it inside the kernel into one of those "
+        "(e.g. a dict of its fields, a DataFrame, a list) and retrieve that; or create the "
+        "runtime with trust_kernel=True, which unpickles with dill and so lets code in the "
+        "kernel run in this process (unsafe with untrusted code)."
+    )
+
+
+class ValueExchange:
+    """Injection and retrieval, run on the I/O loop under the supervisor's lock."""
+
+    def __init__(self, sup: KernelSupervisor) -> None:
+        self._sup = sup
+
+    def send_soon(self, item: Injectable, payload: Payload) -> None:
+        """`inject()`'s delivery on the I/O loop: sent now, acknowledged by the next request."""
+        sup = self._sup
+        sup.store.note_injected(item.name)
+
+        async def send() -> None:
+            chan = sup.chan
+            if chan is None or not sup.chan_ready:
+                return  # a (re)start in progress: it injects everything in `injected`
+            fut = await chan.comm_request("inject", inject_request(item, payload), payload[2])
+            sup.acks.append((item, fut))
+
+        task = asyncio.ensure_future(send())
+        task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+
+    async def inject(self, item: Injectable, payload: Payload) -> str | None:
+        """Bind *item* in the kernel and wait for it; None, or why it failed."""
+        sup = self._sup
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            error = await sup.deliver(item, payload)
+            if error is None:
+                sup.injected[item.name] = item
+                sup.store.note_injected(item.name)
+            return error
+
+    async def fetch(self, name: str) -> dict[str, Any]:
+        """The kernel's encoding of *name* (KeyError if unbound, TransferError if it cannot
+        come back safely)."""
+        sup = self._sup
+        settings = sup.settings
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            reply = await sup.request(
+                "retrieve",
+                {"name": name, "trusted": settings.trust_kernel, "limit": settings.json_limit},
+                what=f"retrieving {name!r}",
+            )
+        data = reply["data"]
+        if not data.get("ok"):
+            if data.get("error_type") == "KeyError":
+                raise KeyError(str(data.get("error")))
+            raise retrieve_error(name, str(data.get("type_name", "?")), str(data.get("error")))
+        return reply
+
+    def decode(self, name: str, reply: dict[str, Any]) -> Any:
+        """The value `fetch` brought back (runs in a worker thread: a frame takes a while)."""
+        data = reply["data"]
+        settings = self._sup.settings
+        try:
+            return decode_in_host(
+                str(data.get("codec")),
+                dict(data.get("meta") or {}),
+                reply["buffers"],
+                trusted=settings.trust_kernel,
+                limit=settings.json_limit,
+            )
+        except TransferError as exc:
+            raise retrieve_error(
+                name, str(data.get("type_name", "?")), str(exc), type(exc)
+            ) from None

@@ -1,0 +1,371 @@
+"""The two kinds of kernel a runtime can have: one cave launched, one it was given.
+
+Each kind knows how to start (or connect to) its kernel, notice its death, interrupt it,
+kill it, restart it (or refuse to), and let it go; the supervisor and the cell code ask the
+kind, never which kind it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from cave_tui.runtime.base import NamespaceChange
+from cave_tui.runtime.kernel import limits
+from cave_tui.runtime.kernel.cell import CellOutcome
+from cave_tui.runtime.kernel.errors import KernelDiedError, KernelLaunchError
+from cave_tui.runtime.kernel.install import kernel_argv
+from cave_tui.runtime.kernel.process import KernelExit, KernelProcess
+from cave_tui.runtime.kernel.settings import KernelSettings
+
+if TYPE_CHECKING:
+    from cave_tui.runtime.kernel.channel import KernelChannel
+    from cave_tui.runtime.kernel.supervisor import KernelSupervisor
+
+
+class KernelKind(ABC):
+    """How the runtime reaches, controls and lets go of its kernel."""
+
+    owned: ClassVar[bool]  # cave started this kernel: it may limit, kill and restart it
+    lost_outcome: ClassVar[CellOutcome]  # a cell's outcome when the kernel goes away under it
+    runtime_dir: str | None = None  # the kernel's private directory (owned kernels)
+    workdir: str | None = None  # the kernel's working directory (owned kernels)
+
+    @property
+    def kernel_pid(self) -> int | None:
+        """The kernel's process id, when cave launched it and it runs."""
+        return None
+
+    @property
+    def has_live_process(self) -> bool:
+        """A kernel process cave launched is running."""
+        return False
+
+    @abstractmethod
+    def auto_memory_limit(self) -> int | None:
+        """The memory limit `memory_limit="auto"` stands for."""
+
+    @abstractmethod
+    def resolve_user(self, run_as: str | int | None) -> limits.KernelUser | None:
+        """The user the kernel runs as, for `run_as` (None: the host's own)."""
+
+    @abstractmethod
+    async def start(self, sup: KernelSupervisor) -> dict[str, Any]:
+        """Launch or connect to the kernel; returns its connection info."""
+
+    async def abort(self) -> None:
+        """A boot failed after `start`: undo what `start` began."""
+
+    def watch(self, sup: KernelSupervisor) -> None:
+        """After a boot: keep watching the kernel for its death, where `start` does not."""
+
+    @abstractmethod
+    def died(self) -> asyncio.Future[KernelExit]:
+        """Resolves when the kernel is gone (a future that never resolves when none runs)."""
+
+    @abstractmethod
+    async def interrupt(self, chan: KernelChannel | None) -> None:
+        """Interrupt the running cell (KeyboardInterrupt in the kernel)."""
+
+    @abstractmethod
+    def kill(self) -> bool:
+        """Kill the kernel at once, as the host's own act; False when it is not cave's to kill."""
+
+    @abstractmethod
+    async def restart(self, sup: KernelSupervisor, reason: str) -> str:
+        """Replace the kernel with a fresh one holding the state back; returns the report.
+
+        Raises KernelDiedError when this kind cannot restart its kernel."""
+
+    @abstractmethod
+    async def revive(self, sup: KernelSupervisor) -> None:
+        """Before a request: make sure the kernel answering is the one set up (restart or
+        re-attach it if not; KernelDiedError when that cannot be done)."""
+
+    @abstractmethod
+    async def stop(self) -> None:
+        """Let the kernel go: kill it if cave owns it, else leave it running."""
+
+    def cleanup(self) -> None:
+        """After the I/O loop stopped: remove what `start` left on disk."""
+
+    def abandon(self) -> None:
+        """Last resort at interpreter exit or garbage collection (synchronous)."""
+
+
+class OwnedKernel(KernelKind):
+    """A kernel cave launched: limited, watched through its launcher, killed and restarted."""
+
+    owned = True
+    lost_outcome = CellOutcome.DIED
+
+    def __init__(self, settings: KernelSettings) -> None:
+        self.settings = settings
+        self.process: KernelProcess | None = None
+
+    def auto_memory_limit(self) -> int | None:
+        return limits.half_of_ram()
+
+    def resolve_user(self, run_as: str | int | None) -> limits.KernelUser | None:
+        return limits.resolve_user(run_as)
+
+    @property
+    def kernel_pid(self) -> int | None:
+        return self.process.kernel_pid if self.process is not None else None
+
+    @property
+    def has_live_process(self) -> bool:
+        return self.process is not None and self.process.alive
+
+    async def start(self, sup: KernelSupervisor) -> dict[str, Any]:
+        self._prepare_dirs()
+        assert self.runtime_dir is not None
+        info = self._connection(sup.boots)
+        plan = self._plan(info, sup.boots)
+        user = self.settings.user
+        env = limits.kernel_environment(
+            extra=self.settings.extra_env,
+            home=os.path.join(self.runtime_dir, "home"),
+            tmp=os.path.join(self.runtime_dir, "tmp"),
+            user=user.name if user else None,
+            memory_limited=self.settings.memory_limit is not None,
+        )
+        proc = KernelProcess(plan, env, os.path.join(self.runtime_dir, "launcher.log"))
+        proc.on_exit = sup.on_exit
+        try:
+            proc.launch(asyncio.get_running_loop())
+        except BaseException:
+            for directory in plan.cgroups.values():
+                limits.remove_cgroup(directory)
+            raise
+        self.process = proc
+        return info
+
+    def _prepare_dirs(self) -> None:
+        if self.runtime_dir is not None:
+            return
+        self.runtime_dir = tempfile.mkdtemp(prefix="cave-kernel-")
+        base = Path(self.runtime_dir)
+        for sub in ("home", "tmp", "run", "work"):
+            (base / sub).mkdir(mode=0o700)
+        cwd = self.settings.cwd
+        if cwd is None:
+            self.workdir = str(base / "work")
+        else:
+            self.workdir = os.path.abspath(os.path.expanduser(cwd))
+            Path(self.workdir).mkdir(parents=True, exist_ok=True)
+        user = self.settings.user
+        if user is not None:
+            for path in [base, *(base / s for s in ("home", "tmp", "run", "work"))]:
+                os.chown(path, user.uid, user.gid)
+
+    def _connection(self, boot: int) -> dict[str, Any]:
+        from jupyter_client.connect import write_connection_file
+
+        assert self.runtime_dir is not None
+        path = os.path.join(self.runtime_dir, "run", f"kernel-{boot}.json")
+        _, written = write_connection_file(
+            path,
+            transport="ipc",
+            ip=os.path.join(self.runtime_dir, "run", f"k{boot}"),
+            key=secrets.token_hex(32).encode(),  # every message is signed (HMAC-SHA256)
+        )
+        user = self.settings.user
+        if user is not None:
+            os.chown(path, user.uid, user.gid)
+        info: dict[str, Any] = dict(written)
+        info["connection_file"] = path
+        return info
+
+    def _plan(self, info: dict[str, Any], boot: int) -> limits.LaunchPlan:
+        assert self.runtime_dir is not None and self.workdir is not None
+        settings = self.settings
+        plan = limits.LaunchPlan(
+            argv=kernel_argv(sys.executable, info["connection_file"]),
+            cwd=self.workdir,
+            connection_file=info["connection_file"],
+            memory_limit=settings.memory_limit,
+            max_processes=settings.max_processes,
+            runtime_dir=self.runtime_dir,
+        )
+        user = settings.user
+        if user is not None:
+            plan.uid, plan.gid, plan.user = user.uid, user.gid, user.name
+            needed = [*limits.needed_paths(), self.workdir, self.runtime_dir]
+            plan.expose = limits.blocked_ancestors(needed, user)
+            plan.hide_proc = limits.can_isolate_mounts()
+            if plan.expose and not plan.hide_proc:
+                raise KernelLaunchError(
+                    f"cannot run the kernel as {user.name!r}: it could not reach "
+                    f"{', '.join(plan.expose)} and this host cannot give it a private mount "
+                    "namespace; pass run_as=None to keep the host's user"
+                )
+        name = f"cave-kernel-{os.getpid()}-{id(self):x}-{boot}"
+        plan.cgroups = limits.create_cgroups(name, settings.memory_limit, settings.max_processes)
+        return plan
+
+    async def abort(self) -> None:
+        if self.process is not None:
+            await self.process.kill()
+
+    def died(self) -> asyncio.Future[KernelExit]:
+        if self.process is not None and self.process.exited is not None:
+            return self.process.exited
+        return asyncio.get_running_loop().create_future()
+
+    async def interrupt(self, chan: KernelChannel | None) -> None:
+        if self.process is not None:
+            self.process.signal(signal.SIGINT)
+
+    def kill(self) -> bool:
+        if self.process is not None:
+            self.process.request_kill()
+        return True
+
+    async def restart(self, sup: KernelSupervisor, reason: str) -> str:
+        started = time.monotonic()
+        sup.close_channel()
+        sup.on_change(NamespaceChange(everything=True))  # the namespace is rebuilt
+        if self.process is not None and self.process.alive:
+            await self.process.kill()
+        sup.forget_pending()
+        return await sup.reboot(reason, started)
+
+    async def revive(self, sup: KernelSupervisor) -> None:
+        proc = self.process
+        if proc is None or not proc.alive or sup.chan is None:
+            exited = proc.exited if proc is not None else None
+            info = exited.result() if exited is not None and exited.done() else None
+            reason = info.describe() if info else "was not running"
+            sup.notices.append(await self.restart(sup, reason))
+
+    async def stop(self) -> None:
+        if self.process is not None:
+            await self.process.kill()
+            self.process = None
+
+    def cleanup(self) -> None:
+        if self.runtime_dir:
+            shutil.rmtree(self.runtime_dir, ignore_errors=True)
+            self.runtime_dir = None
+
+    def abandon(self) -> None:
+        if self.process is not None:
+            self.process.kill_now()
+
+
+class AttachedKernel(KernelKind):
+    """A kernel someone else started, given by its connection file: cave connects, watches
+    its heartbeat and interrupts it, but never limits, kills or restarts it."""
+
+    owned = False
+    lost_outcome = CellOutcome.LOST
+
+    def __init__(self, connection_file: str) -> None:
+        self.connection_file = connection_file
+        self.info: dict[str, Any] | None = None
+        self._silent: asyncio.Future[KernelExit] | None = None  # the heartbeat stopped
+        self._watcher: asyncio.Future[Any] | None = None
+
+    def auto_memory_limit(self) -> int | None:
+        return None  # not cave's to limit
+
+    def resolve_user(self, run_as: str | int | None) -> limits.KernelUser | None:
+        return None  # it runs as whoever started it
+
+    async def start(self, sup: KernelSupervisor) -> dict[str, Any]:
+        from cave_tui.runtime.kernel.channel import heartbeat_ok
+
+        info: dict[str, Any] = json.loads(Path(self.connection_file).read_text())
+        self._silent = asyncio.get_running_loop().create_future()
+        self.info = info
+        assert sup.ctx is not None
+        if not await heartbeat_ok(sup.ctx, info, 2.0):
+            raise KernelLaunchError(f"no kernel answers at {self.connection_file}")
+        return info
+
+    def watch(self, sup: KernelSupervisor) -> None:
+        if self._watcher is None:
+            self._watcher = asyncio.ensure_future(self._heartbeat(sup))
+
+    async def _heartbeat(self, sup: KernelSupervisor) -> None:
+        """No process to watch, so ping the heartbeat (echoed by a C thread, even mid-cell)."""
+        from cave_tui.runtime.kernel.channel import ChannelClosed, heartbeat_ok
+
+        while not sup.stopping:
+            await asyncio.sleep(0.25)
+            if self.info is None or sup.ctx is None:
+                continue
+            generation = sup.boots
+            if await heartbeat_ok(sup.ctx, self.info, 0.75):
+                continue
+            if generation != sup.boots:
+                continue  # a re-attach happened meanwhile, and checked the kernel itself
+            if self._silent is not None and not self._silent.done():
+                self._silent.set_result(KernelExit(exitcode=None, log=""))
+            if sup.chan is not None:
+                sup.chan.fail_all(ChannelClosed("the attached kernel stopped answering"))
+            while not sup.stopping and not await heartbeat_ok(sup.ctx, self.info, 0.75):
+                await asyncio.sleep(0.25)
+
+    def died(self) -> asyncio.Future[KernelExit]:
+        if self._silent is not None:
+            return self._silent
+        return asyncio.get_running_loop().create_future()
+
+    async def interrupt(self, chan: KernelChannel | None) -> None:
+        if chan is not None:
+            await chan.send(chan.control, "interrupt_request", {}, want_reply=False)
+
+    def kill(self) -> bool:
+        return False  # not cave's to kill
+
+    async def restart(self, sup: KernelSupervisor, reason: str) -> str:
+        raise KernelDiedError("cave cannot restart an attached kernel; restart it where it runs")
+
+    async def revive(self, sup: KernelSupervisor) -> None:
+        from cave_tui.runtime.kernel.channel import heartbeat_ok
+
+        silent = self._silent is not None and self._silent.done()
+        if not silent and await self._same_kernel(sup):
+            return
+        assert self.info is not None and sup.ctx is not None
+        if not await heartbeat_ok(sup.ctx, self.info, 1.0):
+            raise KernelDiedError(
+                f"the attached kernel ({self.connection_file}) is not answering; "
+                "cave cannot restart a kernel it did not start"
+            )
+        started = time.monotonic()
+        sup.close_channel()
+        sup.notices.append(await sup.reboot("stopped answering (restarted by its owner?)", started))
+
+    async def _same_kernel(self, sup: KernelSupervisor) -> bool:
+        """A kernel can be restarted by its owner faster than a heartbeat misses a beat;
+        each kernel process signs with its own session id, so ask."""
+        chan = sup.chan
+        if chan is None:
+            return False
+        msg_id, reply = await chan.send(chan.control, "kernel_info_request", {})
+        assert reply is not None
+        try:
+            msg = await sup.race(reply, "checking the attached kernel", timeout=3.0)
+        except (KernelDiedError, TimeoutError):
+            return False
+        finally:
+            chan.forget(msg_id)
+        return bool(msg["header"].get("session") == sup.kernel_session)
+
+    async def stop(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher = None

@@ -1,0 +1,141 @@
+"""Requests about the kernel's namespace: summary, listing, detail, delete, reset.
+
+A summary runs model-defined `__repr__`s, so it is bounded: a timeout, then an interrupt,
+then (code stuck in C, in a kernel cave may kill) a restart; a name whose description hung
+is listed by type only until a cell rebinds it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterable
+from typing import Any
+
+from cave_tui.runtime.base import NamespaceChange
+from cave_tui.runtime.detail import Detail
+from cave_tui.runtime.kernel.supervisor import KernelSupervisor
+from cave_tui.runtime.summary import VarInfo
+
+SUMMARY_LIMIT = 500
+SUMMARY_TIMEOUT = 3.0
+
+
+class NamespaceQueries:
+    """Reads and edits the kernel's namespace under the supervisor's lock."""
+
+    def __init__(self, sup: KernelSupervisor) -> None:
+        self._sup = sup
+        self._summary_cache: list[VarInfo] = []
+        self._listing_cache: list[VarInfo] = []
+        self._undescribable: set[str] = set()  # names whose description hung
+        self._safe_summary = False  # after a hang in C: user-defined objects by type only
+
+    def rebound(self, names: Iterable[str]) -> None:
+        """A cell bound or deleted *names*: describing them may work again."""
+        self._undescribable -= set(names)
+
+    async def summary(
+        self, descriptions: dict[str, str], limit: int | None = SUMMARY_LIMIT
+    ) -> list[VarInfo]:
+        """Rows for at most *limit* names (None: every name); the last rows while a cell runs."""
+        sup = self._sup
+        cache = self._summary_cache if limit is not None else self._listing_cache
+        if sup.cell is not None:
+            return list(cache)  # a cell is running: the last summary, at once
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            reply = await self._summary_request(descriptions, limit)
+        if reply is None:
+            return list(cache)
+        stuck = reply["data"].get("stuck")
+        if isinstance(stuck, str):
+            self._undescribable.add(stuck)
+            sup.notices.append(
+                f"Describing {stuck!r} for the namespace summary took over "
+                f"{SUMMARY_TIMEOUT:g}s (its __repr__ or __len__ hangs?); it is listed by type only."
+            )
+        rows = []
+        for raw in reply["data"].get("rows", [])[:limit]:
+            if isinstance(raw, dict):
+                with contextlib.suppress(TypeError, ValueError):
+                    rows.append(VarInfo.from_dict(raw))
+        if limit is None:
+            self._listing_cache = rows
+        else:
+            self._summary_cache = rows
+        return rows
+
+    async def _summary_request(
+        self, descriptions: dict[str, str], limit: int | None
+    ) -> dict[str, Any] | None:
+        """The kernel's summary reply, or None (use the cache) when describing hung."""
+        sup = self._sup
+        chan = sup.chan
+        assert chan is not None
+        data = {
+            "descriptions": descriptions,
+            "limit": limit,  # None: every name (the inspector's listing)
+            "skip": sorted(self._undescribable),
+            "safe": self._safe_summary,
+        }
+        fut = await chan.comm_request("summary", data)
+        what = "summarising the namespace"
+        try:
+            msg = await sup.race(asyncio.shield(fut), what, timeout=SUMMARY_TIMEOUT)
+        except TimeoutError:
+            await sup.kind.interrupt(sup.chan)
+            try:
+                msg = await sup.race(fut, what, timeout=sup.settings.interrupt_grace)
+            except TimeoutError:
+                if not sup.kind.kill():
+                    raise  # not cave's to kill: the caller hears of the hang
+                self._safe_summary = True  # from now on: type names only for user types
+                sup.notices.append(
+                    await sup.restart(
+                        "was restarted: describing the namespace hung in native code (an "
+                        "object's __repr__?); summaries now list user-defined objects by type"
+                    )
+                )
+                return None
+        return {"data": msg["content"]["data"], "buffers": msg.get("buffers") or []}
+
+    async def detail(self, name: str) -> Detail:
+        """Computed in the kernel: a 2-million-row frame never crosses to the host."""
+        sup = self._sup
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            reply = await sup.request("detail", {"name": name}, what=f"describing {name!r}")
+        data = reply["data"]
+        if not data.get("ok"):
+            raise KeyError(str(data.get("error")))
+        return Detail.from_dict(dict(data.get("detail") or {}))
+
+    async def delete(self, name: str) -> None:
+        sup = self._sup
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            reply = await sup.request("delete", {"name": name}, what=f"deleting {name!r}")
+        if not reply["data"].get("ok"):
+            raise KeyError(str(reply["data"].get("error")))
+        sup.injected.pop(name, None)
+        sup.store.forget(name)
+        sup.on_change(NamespaceChange(deleted=(name,)))
+
+    async def reset(self) -> None:
+        """Clear the user's names, then inject the injected items again."""
+        sup = self._sup
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            await sup.request("reset", {}, what="resetting")
+            sup.store.clear()
+            for item in list(sup.injected.values()):
+                sup.store.names.append(item.name)
+                error = await sup.deliver(item)
+                if error is not None:
+                    sup.notices.append(error)
+        sup.on_change(NamespaceChange(everything=True))

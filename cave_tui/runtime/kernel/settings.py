@@ -1,0 +1,32 @@
+"""The runtime's configuration: one object that all of its parts read live.
+
+`IPyKernelRuntime` shows each field as an attribute of its own, so `runtime.cell_timeout = 5`
+holds from the next cell on; the parts never keep copies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cave_tui.runtime.kernel.limits import KernelUser
+from cave_tui.runtime.kernel.transport import JSON_LIMIT
+
+DEFAULT_CELL_TIMEOUT = 300.0
+
+
+@dataclass
+class KernelSettings:
+    """Limits and timeouts of one runtime (the owned kernel's limits do nothing when attached)."""
+
+    memory_limit: int | None = None  # bytes of address space (owned kernels)
+    cell_timeout: float | None = DEFAULT_CELL_TIMEOUT  # default per-cell timeout, seconds
+    cwd: str | None = None  # the kernel's working directory (owned; None: a private one)
+    trust_kernel: bool = False  # unpickle kernel values with dill (unsafe with untrusted code)
+    output_limit: int = 200_000  # characters of one cell's output kept
+    interrupt_grace: float = 2.0  # seconds an interrupted cell gets before it is killed
+    max_processes: int | None = 512  # tasks the kernel may start (owned)
+    user: KernelUser | None = None  # the user an owned kernel runs as (None: the host's)
+    extra_env: dict[str, str] = field(default_factory=dict)  # added to the kernel's environment
+    json_limit: int = JSON_LIMIT  # bytes of JSON or pickle accepted from the kernel
+    startup_timeout: float = 60.0  # seconds a kernel gets to answer after it starts
+    switch_interval: float | None = 0.0005  # the kernel's sys.setswitchinterval
