@@ -287,7 +287,8 @@ class CaveKernel:
                 if isinstance(fd, int)
                 else sys.__stderr__
             )
-            faulthandler.enable(file=self._fatal_file, all_threads=False)
+            # sys.__stderr__ may be None: faulthandler then falls back to sys.stderr.
+            faulthandler.enable(file=self._fatal_file, all_threads=False)  # type: ignore[arg-type]
         except Exception:
             pass
 
@@ -301,7 +302,7 @@ class CaveKernel:
                     return _original(text)  # the stream's own TypeError
                 return cap.write(_original, text)
 
-            stream.write = write
+            stream.write = write  # type: ignore[method-assign]
         self._stdout_write = sys.stdout.write
         publisher = self.shell.display_pub
         publish = publisher.publish

@@ -100,8 +100,9 @@ class CellExecutor:
                 cell.poked = cell.loop.create_future()
             wake = [t for t in (deadline, cell.escalate_at) if t is not None]
             delay = max(min(wake) - time.monotonic(), 0) if wake else None
+            waiting: list[asyncio.Future[Any]] = [cell.finished, died, cell.poked]
             await asyncio.wait(
-                [cell.finished, died, cell.poked],
+                waiting,
                 timeout=delay,
                 return_when=asyncio.FIRST_COMPLETED,
             )

@@ -199,8 +199,8 @@ def _clean_up(kernel_pid: int, cgroups: dict[str, str]) -> None:
         for directory in cgroups.values():
             try:
                 with open(os.path.join(directory, "cgroup.procs")) as fh:
-                    for pid in fh.read().split():
-                        _kill(int(pid))
+                    for entry in fh.read().split():
+                        _kill(int(entry))
             except OSError:
                 pass
         for pid in _children():

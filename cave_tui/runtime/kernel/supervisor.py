@@ -84,9 +84,10 @@ class KernelSupervisor:
         """Await *fut* unless the kernel dies first (then KernelDiedError, at once)."""
         died = self.died()
         task = asyncio.ensure_future(fut)
+        waiting: list[asyncio.Future[Any]] = [task, died]
         try:
             done, _ = await asyncio.wait(
-                {task, died}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
         except asyncio.CancelledError:
             task.cancel()
@@ -244,7 +245,8 @@ class KernelSupervisor:
                 msg_id, reply = await chan.send(chan.shell, "kernel_info_request", {})
                 pending.append(msg_id)
                 assert reply is not None
-                done, _ = await asyncio.wait([reply, died], timeout=0.25)
+                waiting: list[asyncio.Future[Any]] = [reply, died]
+                done, _ = await asyncio.wait(waiting, timeout=0.25)
                 if died in done:
                     info = died.result()
                     raise KernelLaunchError(

@@ -59,7 +59,7 @@ def _safe_getattr(obj: Any, name: str) -> Any:
     import zoneinfo
 
     if obj is zoneinfo.ZoneInfo and name == "_unpickle":
-        return zoneinfo.ZoneInfo._unpickle
+        return zoneinfo.ZoneInfo._unpickle  # type: ignore[attr-defined]  # private, stable
     raise UnsafeObjectError(f"getattr({getattr(obj, '__name__', type(obj).__name__)}, {name!r})")
 
 
