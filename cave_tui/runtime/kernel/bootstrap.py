@@ -1,3 +1,4 @@
+# Over 400 lines: the kernel receives this file whole as one module (_cave_kernel).
 """The runtime's agent inside the kernel (shipped to the kernel as source).
 
 The host executes this file in the kernel as module `_cave_kernel`, next to
@@ -126,7 +127,7 @@ class CappedBuffer(io.BytesIO):
     """A BytesIO that refuses to grow past *limit* (bounded checkpoint cost)."""
 
     class Full(Exception):
-        pass
+        """The buffer would grow past its limit."""
 
     def __init__(self, limit: int) -> None:
         super().__init__()

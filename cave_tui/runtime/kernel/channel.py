@@ -32,6 +32,8 @@ class ChannelClosed(ConnectionError):
 
 
 class KernelChannel:
+    """The shell, control and IOPub sockets of one kernel, with replies routed to waiters."""
+
     def __init__(self, info: dict[str, Any], context: zmq.asyncio.Context) -> None:
         self.info = info
         self.session = Session(

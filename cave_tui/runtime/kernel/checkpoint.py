@@ -15,6 +15,8 @@ from typing import Any
 
 @dataclass
 class Entry:
+    """One variable's checkpoint: how it was encoded and its bytes, opaque to the host."""
+
     codec: str
     meta: dict[str, Any]
     buffers: list[Any]
@@ -23,6 +25,8 @@ class Entry:
 
 @dataclass
 class CheckpointStore:
+    """The checkpoint within a byte budget, what could not be saved, and the user's names."""
+
     budget: int
     entries: dict[str, Entry] = field(default_factory=dict)
     unsaved: dict[str, str] = field(default_factory=dict)  # name -> why not

@@ -95,6 +95,8 @@ def kernel_environment(
 
 @dataclass
 class KernelUser:
+    """The unprivileged account an owned kernel runs as."""
+
     name: str
     uid: int
     gid: int

@@ -1,3 +1,4 @@
+# Over 400 lines: host and kernel run this one file (_cave_transport), so both encode alike.
 """Moving values between the host and a kernel without trusting the kernel's bytes.
 
 Every value travels as `(codec, meta, buffers)`: a codec name, a small JSON dict,
