@@ -1,53 +1,19 @@
 """Values crossing between host and kernel: injected copies in, safely decoded values out.
 
-The host encodes (`encode_item`) and decodes (`ValueExchange.decode`, never running kernel
-code unless `trust_kernel`); the bytes ride in comm message buffers. Each failure names the
-value, why, and what to do instead.
+The host encodes (`injection.encode_item`) and decodes (`ValueExchange.decode`, which never
+runs kernel code unless `trust_kernel`); the bytes ride in comm message buffers. Each failure
+names the value, why, and what to do instead.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
-from cave_tui.runtime.kernel.errors import InjectionError
-from cave_tui.runtime.kernel.transport import (
-    SAFE_TYPE_NAMES,
-    TransferError,
-    decode_in_host,
-    describe_type,
-    encode_for_kernel,
-)
-
-if TYPE_CHECKING:
-    from cave_tui.runtime.kernel.supervisor import KernelSupervisor
-
-Payload = tuple[str, dict[str, Any], list[Any]]  # (codec, meta, buffers)
-
-
-def encode_item(item: Injectable) -> Payload:
-    """The bytes that copy *item* into the kernel; InjectionError when it cannot travel."""
-    if not isinstance(item, Variable | Function | Type):
-        raise TypeError(f"inject() takes a Variable, Function or Type, not {type(item).__name__}")
-    validate_name(item.name)
-    try:
-        return encode_for_kernel(item.value)
-    except TransferError as exc:
-        raise InjectionError(
-            f"cannot copy {item.name!r} ({describe_type(item.value)}) into the kernel: {exc}. "
-            "The kernel runtime injects copies, and this object cannot be serialised "
-            "(live handles such as connections, open files, locks and threads cannot). "
-            "Options: inject what it needs to be recreated (a path, a URL, parameters) and "
-            "a Function that opens it inside the kernel, or use IPythonRuntime, which "
-            "shares live objects."
-        ) from None
-
-
-def inject_request(item: Injectable, payload: Payload) -> dict[str, Any]:
-    """The comm message that binds *item* in the kernel (its buffers travel beside it)."""
-    codec, meta, _ = payload
-    return {"name": item.name, "codec": codec, "meta": meta}
+from cave_tui.runtime.items import Injectable
+from cave_tui.runtime.kernel.injection import Payload, inject_request
+from cave_tui.runtime.kernel.supervisor import KernelSupervisor
+from cave_tui.runtime.kernel.transport import SAFE_TYPE_NAMES, TransferError, decode_in_host
 
 
 def retrieve_error(

@@ -17,8 +17,9 @@ import sys
 import tempfile
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from cave_tui.runtime.base import NamespaceChange
 from cave_tui.runtime.kernel import limits
@@ -29,8 +30,29 @@ from cave_tui.runtime.kernel.process import KernelExit, KernelProcess
 from cave_tui.runtime.kernel.settings import KernelSettings
 
 if TYPE_CHECKING:
+    import zmq.asyncio
+
     from cave_tui.runtime.kernel.channel import KernelChannel
-    from cave_tui.runtime.kernel.supervisor import KernelSupervisor
+
+T = TypeVar("T")
+
+
+class KernelHost(Protocol):
+    """What a kind uses of the supervisor that keeps its kernel (`KernelSupervisor`)."""
+
+    ctx: zmq.asyncio.Context | None
+    chan: KernelChannel | None
+    boots: int  # one more at each boot: a watch tells a new kernel from the one it saw
+    stopping: bool
+    kernel_session: str | None  # the session id the installed kernel signs with
+    notices: list[str]
+    on_change: Callable[[NamespaceChange], None]
+
+    def on_exit(self, info: KernelExit) -> None: ...
+    def close_channel(self) -> None: ...
+    def forget_pending(self) -> None: ...
+    async def reboot(self, reason: str, started: float) -> str: ...
+    async def race(self, fut: Awaitable[T], what: str, timeout: float | None = None) -> T: ...
 
 
 class KernelKind(ABC):
@@ -60,13 +82,13 @@ class KernelKind(ABC):
         """The user the kernel runs as, for `run_as` (None: the host's own)."""
 
     @abstractmethod
-    async def start(self, sup: KernelSupervisor) -> dict[str, Any]:
+    async def start(self, sup: KernelHost) -> dict[str, Any]:
         """Launch or connect to the kernel; returns its connection info."""
 
     async def abort(self) -> None:
         """A boot failed after `start`: undo what `start` began."""
 
-    def watch(self, sup: KernelSupervisor) -> None:
+    def watch(self, sup: KernelHost) -> None:
         """After a boot: keep watching the kernel for its death, where `start` does not."""
 
     @abstractmethod
@@ -82,13 +104,13 @@ class KernelKind(ABC):
         """Kill the kernel at once, as the host's own act; False when it is not cave's to kill."""
 
     @abstractmethod
-    async def restart(self, sup: KernelSupervisor, reason: str) -> str:
+    async def restart(self, sup: KernelHost, reason: str) -> str:
         """Replace the kernel with a fresh one holding the state back; returns the report.
 
         Raises KernelDiedError when this kind cannot restart its kernel."""
 
     @abstractmethod
-    async def revive(self, sup: KernelSupervisor) -> None:
+    async def revive(self, sup: KernelHost) -> None:
         """Before a request: make sure the kernel answering is the one set up (restart or
         re-attach it if not; KernelDiedError when that cannot be done)."""
 
@@ -127,7 +149,7 @@ class OwnedKernel(KernelKind):
     def has_live_process(self) -> bool:
         return self.process is not None and self.process.alive
 
-    async def start(self, sup: KernelSupervisor) -> dict[str, Any]:
+    async def start(self, sup: KernelHost) -> dict[str, Any]:
         self._prepare_dirs()
         assert self.runtime_dir is not None
         info = self._connection(sup.boots)
@@ -232,7 +254,7 @@ class OwnedKernel(KernelKind):
             self.process.request_kill()
         return True
 
-    async def restart(self, sup: KernelSupervisor, reason: str) -> str:
+    async def restart(self, sup: KernelHost, reason: str) -> str:
         started = time.monotonic()
         sup.close_channel()
         sup.on_change(NamespaceChange(everything=True))  # the namespace is rebuilt
@@ -241,7 +263,7 @@ class OwnedKernel(KernelKind):
         sup.forget_pending()
         return await sup.reboot(reason, started)
 
-    async def revive(self, sup: KernelSupervisor) -> None:
+    async def revive(self, sup: KernelHost) -> None:
         proc = self.process
         if proc is None or not proc.alive or sup.chan is None:
             exited = proc.exited if proc is not None else None
@@ -283,7 +305,7 @@ class AttachedKernel(KernelKind):
     def resolve_user(self, run_as: str | int | None) -> limits.KernelUser | None:
         return None  # it runs as whoever started it
 
-    async def start(self, sup: KernelSupervisor) -> dict[str, Any]:
+    async def start(self, sup: KernelHost) -> dict[str, Any]:
         from cave_tui.runtime.kernel.channel import heartbeat_ok
 
         info: dict[str, Any] = json.loads(Path(self.connection_file).read_text())
@@ -294,11 +316,11 @@ class AttachedKernel(KernelKind):
             raise KernelLaunchError(f"no kernel answers at {self.connection_file}")
         return info
 
-    def watch(self, sup: KernelSupervisor) -> None:
+    def watch(self, sup: KernelHost) -> None:
         if self._watcher is None:
             self._watcher = asyncio.ensure_future(self._heartbeat(sup))
 
-    async def _heartbeat(self, sup: KernelSupervisor) -> None:
+    async def _heartbeat(self, sup: KernelHost) -> None:
         """No process to watch, so ping the heartbeat (echoed by a C thread, even mid-cell)."""
         from cave_tui.runtime.kernel.channel import ChannelClosed, heartbeat_ok
 
@@ -330,10 +352,10 @@ class AttachedKernel(KernelKind):
     def kill(self) -> bool:
         return False  # not cave's to kill
 
-    async def restart(self, sup: KernelSupervisor, reason: str) -> str:
+    async def restart(self, sup: KernelHost, reason: str) -> str:
         raise KernelDiedError("cave cannot restart an attached kernel; restart it where it runs")
 
-    async def revive(self, sup: KernelSupervisor) -> None:
+    async def revive(self, sup: KernelHost) -> None:
         from cave_tui.runtime.kernel.channel import heartbeat_ok
 
         silent = self._silent is not None and self._silent.done()
@@ -349,7 +371,7 @@ class AttachedKernel(KernelKind):
         sup.close_channel()
         sup.notices.append(await sup.reboot("stopped answering (restarted by its owner?)", started))
 
-    async def _same_kernel(self, sup: KernelSupervisor) -> bool:
+    async def _same_kernel(self, sup: KernelHost) -> bool:
         """A kernel can be restarted by its owner faster than a heartbeat misses a beat;
         each kernel process signs with its own session id, so ask."""
         chan = sup.chan

@@ -22,8 +22,9 @@ from cave_tui.runtime.kernel import limits
 from cave_tui.runtime.kernel.cell import CellOutcome
 from cave_tui.runtime.kernel.checkpoint import CheckpointStore
 from cave_tui.runtime.kernel.errors import InjectionError
-from cave_tui.runtime.kernel.exchange import ValueExchange, encode_item
+from cave_tui.runtime.kernel.exchange import ValueExchange
 from cave_tui.runtime.kernel.execution import CellExecutor
+from cave_tui.runtime.kernel.injection import encode_item
 from cave_tui.runtime.kernel.ioloop import IOLoop
 from cave_tui.runtime.kernel.kinds import AttachedKernel, KernelKind, OwnedKernel
 from cave_tui.runtime.kernel.namespace import NamespaceQueries

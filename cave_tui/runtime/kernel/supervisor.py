@@ -18,7 +18,7 @@ from cave_tui.runtime.base import NamespaceChange
 from cave_tui.runtime.items import Injectable
 from cave_tui.runtime.kernel.checkpoint import CheckpointStore, loss_report
 from cave_tui.runtime.kernel.errors import InjectionError, KernelDiedError, KernelLaunchError
-from cave_tui.runtime.kernel.exchange import Payload, encode_item, inject_request
+from cave_tui.runtime.kernel.injection import Payload, encode_item, inject_request
 from cave_tui.runtime.kernel.install import bootstrap_cell, host_paths
 from cave_tui.runtime.kernel.kinds import KernelKind
 from cave_tui.runtime.kernel.process import KernelExit

@@ -1,0 +1,38 @@
+"""What injecting an item sends: its checked encoding, and the comm request that binds it.
+
+Shared by the supervisor (which re-injects into each new kernel) and the `exchange`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
+from cave_tui.runtime.kernel.errors import InjectionError
+from cave_tui.runtime.kernel.transport import TransferError, describe_type, encode_for_kernel
+
+Payload = tuple[str, dict[str, Any], list[Any]]  # (codec, meta, buffers)
+
+
+def encode_item(item: Injectable) -> Payload:
+    """The bytes that copy *item* into the kernel; InjectionError when it cannot travel."""
+    if not isinstance(item, Variable | Function | Type):
+        raise TypeError(f"inject() takes a Variable, Function or Type, not {type(item).__name__}")
+    validate_name(item.name)
+    try:
+        return encode_for_kernel(item.value)
+    except TransferError as exc:
+        raise InjectionError(
+            f"cannot copy {item.name!r} ({describe_type(item.value)}) into the kernel: {exc}. "
+            "The kernel runtime injects copies, and this object cannot be serialised "
+            "(live handles such as connections, open files, locks and threads cannot). "
+            "Options: inject what it needs to be recreated (a path, a URL, parameters) and "
+            "a Function that opens it inside the kernel, or use IPythonRuntime, which "
+            "shares live objects."
+        ) from None
+
+
+def inject_request(item: Injectable, payload: Payload) -> dict[str, Any]:
+    """The comm message that binds *item* in the kernel (its buffers travel beside it)."""
+    codec, meta, _ = payload
+    return {"name": item.name, "codec": codec, "meta": meta}
