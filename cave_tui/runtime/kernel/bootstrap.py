@@ -1,4 +1,3 @@
-# Over 400 lines: the kernel receives this file whole as one module (_cave_kernel).
 """The runtime's agent inside the kernel (shipped to the kernel as source).
 
 The host executes this file in the kernel as module `_cave_kernel`, next to
@@ -18,6 +17,8 @@ installed: an attached kernel on another machine works too. `install()`:
 
 Nothing here is trusted by the host: model code can replace any of it, which is
 why the host validates every byte it receives (`transport.py`).
+
+Over 400 lines: the kernel receives this file whole, as the one module `_cave_kernel`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,3 @@
-# Over 400 lines: host and kernel run this one file (_cave_transport), so both encode alike.
 """Moving values between the host and a kernel without trusting the kernel's bytes.
 
 Every value travels as `(codec, meta, buffers)`: a codec name, a small JSON dict,
@@ -16,6 +15,8 @@ and binary buffers that ride in Jupyter message buffers (never base64 in source)
 
 This module imports only the standard library at module level: the kernel runs
 the same file (shipped as source), so both ends encode the same way.
+
+Over 400 lines: host and kernel must run this one file (`_cave_transport`) to encode alike.
 """
 
 from __future__ import annotations
