@@ -77,7 +77,9 @@ class KernelChannel:
         return sock
 
     # -- receiving -------------------------------------------------------------------------
-    async def _read(self, sock: zmq.asyncio.Socket, handle: Callable[[dict[str, Any]], None]):
+    async def _read(
+        self, sock: zmq.asyncio.Socket, handle: Callable[[dict[str, Any]], None]
+    ) -> None:
         while True:
             try:
                 frames = await sock.recv_multipart(copy=False)

@@ -96,20 +96,6 @@ class CellExecutor:
                 return CellOutcome.DONE
             if died.done():
                 return self._gone(cell)
-            if cell.poked.done():
-                cell.poked = cell.loop.create_future()
-            wake = [t for t in (deadline, cell.escalate_at) if t is not None]
-            delay = max(min(wake) - time.monotonic(), 0) if wake else None
-            waiting: list[asyncio.Future[Any]] = [cell.finished, died, cell.poked]
-            await asyncio.wait(
-                waiting,
-                timeout=delay,
-                return_when=asyncio.FIRST_COMPLETED,
-            )
-            if cell.done:
-                return CellOutcome.DONE
-            if died.done():
-                return self._gone(cell)
             if cell.reply_failed:
                 # The channel failed the reply: the kernel is going; wait for the proof.
                 with contextlib.suppress(TimeoutError):
@@ -125,6 +111,12 @@ class CellExecutor:
                 cell.timed_out = True
                 await sup.kind.interrupt(sup.chan)
                 cell.escalate_at = now + sup.settings.interrupt_grace
+            if cell.poked.done():
+                cell.poked = cell.loop.create_future()
+            wake = [t for t in (deadline, cell.escalate_at) if t is not None]
+            delay = max(min(wake) - time.monotonic(), 0) if wake else None
+            waiting: list[asyncio.Future[Any]] = [cell.finished, died, cell.poked]
+            await asyncio.wait(waiting, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
 
     def _gone(self, cell: CellRun) -> CellOutcome:
         """The outcome of a cell whose kernel went away."""

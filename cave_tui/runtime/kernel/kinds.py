@@ -337,8 +337,15 @@ class AttachedKernel(KernelKind):
                 self._silent.set_result(KernelExit(exitcode=None, log=""))
             if sup.chan is not None:
                 sup.chan.fail_all(ChannelClosed("the attached kernel stopped answering"))
-            while not sup.stopping and not await heartbeat_ok(sup.ctx, self.info, 0.75):
-                await asyncio.sleep(0.25)
+            await self._until_it_answers(sup)
+
+    async def _until_it_answers(self, sup: KernelHost) -> None:
+        """After a missed beat: wait until the kernel (or its owner's new one) answers again."""
+        from cave_tui.runtime.kernel.channel import heartbeat_ok
+
+        assert self.info is not None and sup.ctx is not None
+        while not sup.stopping and not await heartbeat_ok(sup.ctx, self.info, 0.75):
+            await asyncio.sleep(0.25)
 
     def died(self) -> asyncio.Future[KernelExit]:
         if self._silent is not None:

@@ -66,7 +66,9 @@ def _check(result: int, what: str) -> None:
         raise OSError(err, f"{what}: {os.strerror(err)}")
 
 
-def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None):
+def _mount(
+    source: str | None, target: str, fstype: str | None, flags: int, data: str | None
+) -> None:
     enc = lambda s: s.encode() if s is not None else None  # noqa: E731
     _check(
         LIBC.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
