@@ -4,4 +4,19 @@ from __future__ import annotations
 
 import os
 
+import pandas as pd
+import pytest
+
+from cave_tui.runtime import IPythonRuntime, Variable
+from tests.helpers.isolation import isolated_dirs  # noqa: F401 (a fixture, used by name)
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@pytest.fixture
+async def runtime():
+    """A real in-process runtime holding a three-row `flights` frame."""
+    frame = pd.DataFrame({"carrier": ["AA", "UA", "AA"], "dep_delay": [5.0, 10.0, 7.0]})
+    rt = IPythonRuntime(variables=[Variable("flights", frame, "Flights of 2013")])
+    yield rt
+    await rt.stop()

@@ -4,7 +4,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
 CORE = ["agent", "runtime", "security", "skills", "models", "session", "dataio"]
 HEADLESS = [*CORE, "app"]  # the app layer is headless too
 UI_TOOLKITS = ("textual", "typer", "prompt_toolkit")

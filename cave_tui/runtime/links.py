@@ -15,6 +15,7 @@ imports: the kernel runtime loads this file into the kernel as it is.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 KEY_MAX_ROWS = 50_000  # a lookup table (airports, airlines, planes), not a fact table
@@ -29,8 +30,11 @@ _CACHE_SIZE = 64
 
 # By frame identity, shape and column: a frame changed in place keeps its entry until its
 # shape changes, so a relation can be stale; it is a hint, and the data are never changed.
-_distinct_cache: dict[tuple[int, str, str], frozenset[Any]] = {}
-_key_cache: dict[tuple[int, str, str], str | None] = {}
+# Each entry holds a weak reference to its frame: a new frame that gets a freed frame's id
+# (and shape) is not given that frame's values.
+_distinct_cache: dict[tuple[int, str, str], tuple[Any, frozenset[Any]]] = {}
+_key_cache: dict[tuple[int, str, str], tuple[Any, str | None]] = {}
+_MISSING = object()
 
 
 def _is_frame(obj: Any) -> bool:
@@ -63,12 +67,12 @@ def _text_columns(df: Any) -> list[str]:
 
 def _distinct(df: Any, column: str) -> frozenset[Any]:
     key = (id(df), str(df.shape), column)
-    found = _distinct_cache.get(key)
-    if found is None:
+    found = _cached(_distinct_cache, key, df)
+    if found is _MISSING:
         found = frozenset(v for v in df[column].dropna().unique() if isinstance(v, str))
         if len(found) > MAX_DISTINCT:  # an id column of a big table: links to no lookup key
             found = frozenset()
-        _remember(_distinct_cache, key, found)
+        _remember(_distinct_cache, key, df, found)
     return found
 
 
@@ -77,22 +81,35 @@ def frame_key(df: Any) -> str | None:
     if not _is_frame(df) or not 2 <= len(df) <= KEY_MAX_ROWS or not df.columns.is_unique:
         return None
     cache_key = (id(df), str(df.shape), "")
-    if cache_key in _key_cache:
-        return _key_cache[cache_key]
+    cached = _cached(_key_cache, cache_key, df)
+    if cached is not _MISSING:
+        return cached
     found = None
     for column in _text_columns(df):
         values = df[column]
         if values.notna().all() and values.is_unique:
             found = column
             break
-    _remember(_key_cache, cache_key, found)
+    _remember(_key_cache, cache_key, df, found)
     return found
 
 
-def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
+def _cached(cache: dict[Any, tuple[Any, Any]], key: Any, df: Any) -> Any:
+    """The value stored for *df* under *key*, or _MISSING (also when the id was reused)."""
+    entry = cache.get(key)
+    if entry is None or entry[0]() is not df:
+        return _MISSING
+    return entry[1]
+
+
+def _remember(cache: dict[Any, tuple[Any, Any]], key: Any, df: Any, value: Any) -> None:
+    try:
+        ref = weakref.ref(df)
+    except TypeError:  # cannot be referred to weakly: not cached
+        return
     if len(cache) >= _CACHE_SIZE:
         cache.pop(next(iter(cache)))
-    cache[key] = value
+    cache[key] = (ref, value)
 
 
 def _text_values(obj: Any) -> tuple[list[str], str, str]:

@@ -19,8 +19,9 @@ from cave_tui.dataio import checkpoint_namespace, dump_namespace, load_dump, rea
 from cave_tui.dataio import dump as dump_module
 from cave_tui.runtime.ipython import IPythonRuntime
 from cave_tui.runtime.items import Function, Variable
+from tests.helpers.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 
 
 async def test_manifest_lists_what_was_saved_and_what_was_not(tmp_path, frame):

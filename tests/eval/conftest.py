@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from tests.helpers.paths import REPO_ROOT
+
+BENCH = REPO_ROOT / "bench"
 if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from cave_tui.app.demo import demo_session_path, replay_demo
 from cave_tui.session import read_session, recorded_turns, replay_session
+from tests.helpers.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 DEMO = ROOT / "sessions" / "demo-flights"
 CAVE = str(Path(sys.executable).with_name("cave"))
 

@@ -19,7 +19,7 @@ import pytest
 
 from cave_tui.session import SessionStore, read_session
 from cave_tui.session.reader import StepRun, UserCell, recorded_turns
-from tests.tui.test_e2e_tmux import CAVE, Tmux
+from tests.frontends.tui.test_e2e_tmux import CAVE, Tmux
 
 pytestmark = [
     pytest.mark.e2e,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import palmerpenguins
 import pandas as pd
 import pytest
@@ -12,8 +10,9 @@ from cave_tui import CaveAgent
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import IPythonRuntime, Variable
 from cave_tui.skills import SkillDiscovery
+from tests.helpers.paths import REPO_ROOT
 
-SKILLS = Path(__file__).resolve().parents[2] / "skills"
+SKILLS = REPO_ROOT / "skills"
 
 
 @pytest.fixture(scope="module")

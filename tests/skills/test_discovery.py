@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -17,9 +16,10 @@ from cave_tui.skills import (
     bundled_skills_dir,
     discover_skills,
 )
+from tests.helpers.paths import REPO_ROOT
 from tests.skills.conftest import write_skill
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 
 
 def test_root_package_exports_skill():

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from cave_tui.runtime import Variable
-from tests.kernel.conftest import make_runtime
+from tests.runtime.kernel.conftest import make_runtime
 
 MAX_PROCESSES = 64
 

@@ -29,9 +29,8 @@ from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
 from cave_tui.frontends.tui.screens.detail import DetailScreen
 from cave_tui.models import ScriptedModel
 from cave_tui.session import SessionRecorder
+from tests.frontends.tui.conftest import chat_text, make_app, settle, submit, wait_for
 from tests.session.helpers import code, scripted_agent
-
-from .conftest import chat_text, make_app, settle, submit, wait_for
 
 # What a front end must never answer a command with.
 REFUSALS = ("cannot do", "is not available", " failed: ")

@@ -74,7 +74,7 @@ async def test_load_replaces_the_conversation_and_draws_the_loaded_one(tmp_path)
 
 
 async def test_plain_load_prints_the_loaded_conversation(tmp_path, monkeypatch):
-    from .test_repl import run_lines
+    from tests.frontends.repl.test_plain import run_lines
 
     sessions = tmp_path / "sessions"
     first = await _record(sessions)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
+from tests.helpers.paths import REPO_ROOT
 from tests.skills.conftest import write_skill
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 
 
 def test_cave_run_with_skills_dir(tmp_path):

@@ -234,3 +234,20 @@ def test_rows_in_the_old_string_form_still_load():
     )
     assert (rows["f"].shape, rows["f"].is_empty, rows["f"].signature) == (None, False, "f()")
     assert flights.shape_text() == "6x3" and rows["top"].shape_text() == "len 0"
+
+
+def test_a_new_frame_at_a_freed_frames_address_gets_its_own_relations():
+    """The relation caches are by id and shape; a reused id must not hand over old answers."""
+    from cave_tui.runtime.links import frame_key
+
+    for _ in range(200):
+        old = pd.DataFrame({"dest": ["ORD", "LGA", "ORD"], "n": [1, 2, 3]})
+        assert frame_key(old) is None  # `dest` repeats: no key (and the answer is cached)
+        address = id(old)
+        del old
+        new = pd.DataFrame({"faa": ["JFK", "LGA", "ORD"], "n": [1, 2, 3]})
+        if id(new) == address:
+            break
+    else:
+        raise AssertionError("CPython never reused the address: the test proves nothing")
+    assert frame_key(new) == "faa"

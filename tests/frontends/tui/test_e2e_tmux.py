@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.paths import REPO_ROOT
+
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
@@ -138,7 +140,7 @@ def test_sigterm_quits_through_the_exit_path(tmux, tmp_path):
 
 def _cave_module() -> list[str]:
     """`cave` from this checkout (the module entry point, importable via PYTHONPATH)."""
-    root = Path(__file__).resolve().parents[2]
+    root = REPO_ROOT
     return ["env", f"PYTHONPATH={root}", sys.executable, "-m", "cave_tui"]
 
 

@@ -14,6 +14,7 @@ from cave_tui.app.services import AppServices
 from cave_tui.app.startup import DataOptions, install
 from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
 from cave_tui.models import ScriptedModel
+from tests.helpers.paths import REPO_ROOT
 
 from .conftest import TWO_STEP_FRAME, chat_text, settle, submit, wait_for
 
@@ -123,7 +124,7 @@ def _cave(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         **os.environ,
         "CAVE_CONFIG_DIR": str(cwd / "config"),
         "CAVE_DATA_DIR": str(cwd / "data"),
-        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "PYTHONPATH": str(REPO_ROOT),
     }
     env.pop("CAVE_MODEL", None)
     return subprocess.run(

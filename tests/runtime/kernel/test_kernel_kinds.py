@@ -17,7 +17,7 @@ from cave_tui.runtime.kernel.install import bootstrap_sources
 from cave_tui.runtime.kernel.kinds import AttachedKernel, OwnedKernel
 from cave_tui.runtime.kernel.process import LAUNCHER, KernelExit
 from cave_tui.runtime.kernel.settings import KernelSettings
-from tests.kernel.conftest import make_runtime
+from tests.runtime.kernel.conftest import make_runtime
 
 # Holds the GIL in C for minutes: SIGINT cannot land, so only a kill stops it.
 IGNORES_INTERRUPT = "import hashlib\nhashlib.pbkdf2_hmac('sha256', b'x', b'y', 10**9)"

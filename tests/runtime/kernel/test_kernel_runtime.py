@@ -36,7 +36,7 @@ from cave_tui.runtime.kernel import (
     UnsafeObjectError,
 )
 from cave_tui.runtime.summary import Codes, Column, Link, summarize_namespace
-from tests.kernel.conftest import make_runtime
+from tests.runtime.kernel.conftest import make_runtime
 
 SECRETS = {
     "OPENAI_API_KEY": "sk-test-secret",

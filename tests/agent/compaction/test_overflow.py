@@ -10,8 +10,8 @@ from cave_tui.agent.summarizer import SUMMARY_SYSTEM
 from cave_tui.models import ContextOverflowError
 from cave_tui.models.litellm_model import LiteLLMModel
 from cave_tui.models.tokens import count_messages
-from tests.compaction.conftest import RoutingModel, summary_reply
-from tests.compaction.test_tiers import chat_history
+from tests.agent.compaction.conftest import RoutingModel, summary_reply
+from tests.agent.compaction.test_tiers import chat_history
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 LLAMA_CPP = "the request exceeds the available context size, try increasing it"

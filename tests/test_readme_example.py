@@ -3,9 +3,10 @@
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
 
 
 def test_readme_python_example_runs():

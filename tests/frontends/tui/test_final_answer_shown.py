@@ -23,9 +23,9 @@ from cave_tui.agent.display import RichDisplay
 from cave_tui.frontends.tui.widgets.chat import Answer
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import IPythonRuntime, Variable
+from tests.frontends.repl.test_plain import run_lines
 
 from .conftest import chat_text, make_app, settle, submit
-from .test_repl import run_lines
 
 CAVE = str(Path(sys.executable).with_name("cave"))
 COUNT = "```python\nn = len(flights)\nfinal_answer(f'There are {n:,} flights in the table.')\n```"

@@ -9,7 +9,7 @@ from cave_tui.agent.summarizer import SUMMARY_ACK, SUMMARY_SYSTEM
 from cave_tui.models import ModelError
 from cave_tui.models.tokens import count_messages
 from cave_tui.skills import Skill
-from tests.compaction.conftest import RoutingModel, numbers, summary_reply
+from tests.agent.compaction.conftest import RoutingModel, numbers, summary_reply
 
 
 def code_step(i: int) -> str:

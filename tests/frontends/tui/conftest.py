@@ -11,8 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from cave_tui.app.config import Config
 from cave_tui.app.services import AppServices
 from cave_tui.models import ScriptedModel
@@ -24,18 +22,6 @@ TWO_STEP_FRAME = [
     "```python\nheaviest = df.loc[df['mass'].idxmax(), 'species']\nheaviest\n```",
     "**Gentoo** penguins are the heaviest (5,076 g). The table is in `df`.",
 ]
-
-
-@pytest.fixture(autouse=True)
-def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own config and data directory (and no CAVE_* from the host)."""
-    for name in ("MODEL", "API_BASE", "KERNEL", "POLICY", "THEME", "SKILLS", "APPROVE"):
-        monkeypatch.delenv(f"CAVE_{name}", raising=False)
-    monkeypatch.delenv("CAVE_CONFIG", raising=False)
-    monkeypatch.setenv("CAVE_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("CAVE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def make_app(

@@ -6,8 +6,8 @@ from cave_tui import CaveAgent
 from cave_tui.agent import EventType
 from cave_tui.agent.breaker import BreakerState, CircuitBreaker
 from cave_tui.models import ModelError
-from tests.compaction.conftest import RoutingModel, summary_reply
-from tests.compaction.test_tiers import chat_history
+from tests.agent.compaction.conftest import RoutingModel, summary_reply
+from tests.agent.compaction.test_tiers import chat_history
 
 
 class FakeClock:

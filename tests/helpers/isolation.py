@@ -1,0 +1,19 @@
+"""Each test of the app layer and the front ends gets its own config and data folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own config and data directory (and no CAVE_* from the host)."""
+    for name in ("MODEL", "API_BASE", "KERNEL", "POLICY", "THEME", "SKILLS", "APPROVE"):
+        monkeypatch.delenv(f"CAVE_{name}", raising=False)
+    monkeypatch.delenv("CAVE_CONFIG", raising=False)
+    monkeypatch.setenv("CAVE_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("CAVE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
