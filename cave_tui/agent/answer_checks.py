@@ -11,6 +11,8 @@ request asks to add and nobody added. Each is found from the namespace summary, 
 request's words and the turn's code, and asked about once per turn; a second answer is
 taken as it is (docs/prompt-tuning.md, changes 12, 16, 18-20, 25, 26, 28, 29, 31, 32
 and 34).
+Over 400 lines: one short check per kind of quiet wrong answer; they share the request
+parsing at the top. The policy layer (issue 16) is where they will be split, one per policy.
 """
 
 from __future__ import annotations

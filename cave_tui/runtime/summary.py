@@ -10,6 +10,8 @@ A summary row (`VarInfo`) is structured data: a shape tuple, (name, dtype) colum
 levels by column, relations as objects. The text every reader shows of those fields
 (prompt, answer checks, tips, inspector, detail view, /vars) is written by their
 `*_text()` methods here, and nowhere else.
+Over 400 lines: the rows, their text and the bounded describers must ship to the kernel
+as one module (the kernel runs this file as it is).
 """
 
 from __future__ import annotations
