@@ -1,7 +1,7 @@
-"""Data and session features for the interactive front ends (`cave` and `cave --plain`).
+"""The session lifecycle every front end shares (the app, `cave --plain`, `cave run`).
 
-`install(services, data)` plugs issue 7's headless pieces into `AppServices`, so the app
-and the plain REPL get them without knowing about them:
+`install(services, data)` plugs the data and session pieces into `AppServices` as hooks,
+so a front end gets them without knowing about them:
 
 - start-up (a ready hook): resume a session or start a new recording, then pre-seed the
   namespace (`--load`, then each `--inject`); a file that cannot be loaded raises
@@ -13,7 +13,7 @@ and the plain REPL get them without knowing about them:
 - exit (an exit hook, run on /quit, Ctrl+Q, SIGTERM, SIGHUP and after an unhandled error):
   dump to `--dump DIR`, then close the recording with its status.
 
-Never imports Textual.
+Headless: no UI toolkit, no typer.
 """
 
 from __future__ import annotations
