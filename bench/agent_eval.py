@@ -78,6 +78,7 @@ class UpstreamStyleAgent(CaveAgent):
 
 
 def make_agent(prompt: str, model: Model, runtime: Any, **kwargs: Any) -> CaveAgent:
+    kwargs.setdefault("display", False)  # the eval reports results, not the conversation
     if prompt == "cave":
         return CaveAgent(model, runtime, **kwargs)
     if prompt == "upstream":

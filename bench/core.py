@@ -69,7 +69,9 @@ async def tokens_per_step() -> int:
 
 
 async def overhead_per_step(steps: int = 200) -> float:
-    agent = CaveAgent(InstantModel("```python\n1+{n}\n```"), IPythonRuntime(), max_steps=steps)
+    agent = CaveAgent(
+        InstantModel("```python\n1+{n}\n```"), IPythonRuntime(), max_steps=steps, display=False
+    )
     samples: list[float] = []
     last = time.perf_counter()
     async for event in agent.stream_events("spin"):

@@ -209,7 +209,7 @@ async def record_session(root: Path, steps: int, data_rows: int) -> Path:
         for s in range(per_turn - 1):
             replies.append(f"```python\nv_{t}_{s} = {t * 100 + s}\nprint(v_{t}_{s})\n```")
         replies.append(f"Turn {t} done.")
-    agent = CaveAgent(ScriptedModel(replies), IPythonRuntime(), max_steps=per_turn)
+    agent = CaveAgent(ScriptedModel(replies), IPythonRuntime(), max_steps=per_turn, display=False)
     agent.runtime.inject(Variable("data", mixed_frame(data_rows)))
     recorder = SessionRecorder.create(root, title="two hundred steps", agent=agent)
     recorder.mark_changed("data")

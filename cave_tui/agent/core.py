@@ -53,6 +53,7 @@ from cave_tui.agent.prompt import (
     DEFAULT_SYSTEM_PROMPT_TEMPLATE,
     FINAL_ANSWER_INSTRUCTIONS,
     SKILLS_HEADER,
+    TIMEOUT_NOTE,
     describe_namespace,
     legacy_sections,
     render_template,
@@ -101,10 +102,18 @@ def edited_note(code: str) -> str:
 
 
 class AgentStatus(StrEnum):
+    """How a run ended. `SUCCESS` is upstream's name for `COMPLETED` (the same member)."""
+
     COMPLETED = "completed"
     MAX_STEPS_REACHED = "max_steps_reached"
     ERROR = "error"
     CANCELLED = "cancelled"
+    SUCCESS = "completed"  # upstream CaveAgent's ExecutionStatus.SUCCESS
+
+
+ExecutionStatus = AgentStatus  # upstream CaveAgent's name for the status enum
+
+DEFAULT_CONTEXT_WINDOW = 128_000  # upstream's default: compaction on, at ~77% of it
 
 
 @dataclass
@@ -118,10 +127,21 @@ class AgentResponse:
     usage: Usage = field(default_factory=Usage)
     elapsed: float = 0.0
     error: str | None = None
+    max_steps: int = 0  # the limit the run had
 
     @property
     def completed(self) -> bool:
         return self.status is AgentStatus.COMPLETED
+
+    @property
+    def steps_taken(self) -> int:
+        """Upstream's name for `steps`."""
+        return self.steps
+
+    @property
+    def token_usage(self) -> Usage:
+        """Upstream's name for `usage` (prompt_tokens, completion_tokens, total_tokens)."""
+        return self.usage
 
 
 def _normalize_message(message: Any) -> Message:
@@ -159,9 +179,9 @@ class CaveAgent:
         system_prompt_template: str | None = None,
         python_block_identifier: str = "python",
         messages: list[Any] | None = None,
-        display: bool = False,
+        display: bool = True,
         skills: list[Any] | None = None,
-        context_window: int | None = None,
+        context_window: int | None = DEFAULT_CONTEXT_WINDOW,
         name: str | None = None,
         namespace_budget: int | None = None,
         approve: Callable[[str], Awaitable[str | None]] | None = None,
@@ -186,6 +206,9 @@ class CaveAgent:
         self.system_prompt_template = system_prompt_template or DEFAULT_SYSTEM_PROMPT_TEMPLATE
         self.python_block_identifier = python_block_identifier
         self.display = display
+        # Set when another agent attaches this one as a sub-agent: that agent shows our
+        # events in its own stream, so `display` does not print them a second time.
+        self.shown_by_parent = False
         self.name = name
         self.context_window = context_window
         self.namespace_budget = namespace_budget
@@ -277,6 +300,16 @@ class CaveAgent:
         """System prompt plus history, as the provider would see it (without the namespace)."""
         return [{"role": "system", "content": self.system_prompt()}, *self.history]
 
+    @messages.setter
+    def messages(self, messages: list[Any]) -> None:
+        """Replace the conversation (a leading system message is rebuilt, not kept)."""
+        kept = [_normalize_message(m) for m in messages]
+        self.history[:] = [m for m in kept if m["role"] != "system"]
+
+    def build_system_prompt(self) -> str:
+        """The system prompt of the next model call (upstream's name for `system_prompt()`)."""
+        return self.system_prompt()
+
     def system_prompt(self, legacy: dict[str, str] | None = None) -> str:
         system_instructions = render_template(
             self.system_instructions,
@@ -293,7 +326,10 @@ class CaveAgent:
             "security": self._security_text(),
         }
         values.update(legacy or {"functions": "", "variables": "", "types": ""})
-        return render_template(self.system_prompt_template, values).strip()
+        prompt = render_template(self.system_prompt_template, values).strip()
+        if self.max_exec_timeout is not None:
+            prompt += "\n\n" + TIMEOUT_NOTE.format(seconds=f"{self.max_exec_timeout:g}")
+        return prompt
 
     def _skills_text(self) -> str:
         if not self.skills:
@@ -340,7 +376,7 @@ class CaveAgent:
     async def run(self, task: str) -> AgentResponse:
         """Run one user turn to its end and return the outcome."""
         renderer = None
-        if self.display:
+        if self.display and not self.shown_by_parent:
             from cave_tui.agent.display import RichDisplay
 
             renderer = RichDisplay()
@@ -410,6 +446,7 @@ class CaveAgent:
                     usage=run_usage,
                     elapsed=time.monotonic() - started,
                     error=error,
+                    max_steps=self.max_steps,
                 )
             )
 

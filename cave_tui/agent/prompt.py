@@ -43,6 +43,12 @@ FINAL_ANSWER_INSTRUCTIONS = (
     "a short answer built from the results: that ends your turn."
 )
 
+# Added only when the agent has a `max_exec_timeout`.
+TIMEOUT_NOTE = (
+    "A cell may run for at most {seconds} seconds: give network requests and database "
+    "queries their own timeout (e.g. requests.get(url, timeout=10))."
+)
+
 DEFAULT_SYSTEM_PROMPT_TEMPLATE = "{instructions}\n\n{system_instructions}{skills}{security}"
 
 SKILLS_HEADER = (

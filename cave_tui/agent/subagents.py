@@ -63,6 +63,7 @@ class SubAgentHub:
         own = child.name or label or f"agent-{len(self._labels) + 1}"
         self._labels[id(child)] = own
         self._children.append(child)
+        child.shown_by_parent = True
         child.add_event_sink(self._make_sink(child, own))
 
     def scan(self) -> None:

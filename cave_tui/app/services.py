@@ -113,7 +113,13 @@ def build_agent(
     skills, problems = load_skills(dirs)
     if notices is not None:
         notices.extend(problems)
-    options: dict[str, Any] = {"max_steps": config.max_steps, "skills": skills, **kwargs}
+    # Front ends draw the events themselves: the agent's own terminal rendering stays off.
+    options: dict[str, Any] = {
+        "max_steps": config.max_steps,
+        "skills": skills,
+        "display": False,
+        **kwargs,
+    }
     return CaveAgent(model, runtime, **options)
 
 

@@ -321,6 +321,7 @@ async def replay_session(
         max_steps=steps_allowed,
         name=None,
         approve=approvals,
+        display=False,
     )
     agent.add_event_sink(approvals.on_event)
     result = ReplayResult(data.dir, agent=agent, runtime=runtime)

@@ -97,7 +97,7 @@ async def test_repeated_failing_code_is_not_rerun():
             "giving up",
         ]
     )
-    agent = CaveAgent(model, rewind=False)  # with rewinds: tests/core/test_recovery.py
+    agent = CaveAgent(model, rewind=False)  # with rewinds: tests/agent/test_recovery.py
     events = [e async for e in agent.stream_events("try")]
     assert await agent.runtime.retrieve("counter") == 1
     errors = [e for e in events if e.type is EventType.EXECUTION_ERROR]
@@ -107,7 +107,7 @@ async def test_repeated_failing_code_is_not_rerun():
 
 async def test_provider_error_ends_run_and_conversation_stays_usable():
     model = ScriptedModel([ContextOverflowError("prompt too long"), "recovered"])
-    agent = CaveAgent(model)
+    agent = CaveAgent(model, context_window=None)  # no compaction to recover with
     response = await agent.run("first")
     assert response.status is AgentStatus.ERROR and "too long" in response.content
     response = await agent.run("second")

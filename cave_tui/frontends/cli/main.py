@@ -235,7 +235,6 @@ def run(
     command = task.lstrip().startswith("/")
     services = build_services(flags, need_model=not command)
     services.skill_dirs = list(skills or [])
-    services.agent_kwargs["display"] = not as_json
     options = data or DataOptions()
     raise typer.Exit(asyncio.run(run_task(services, task, as_json, options, yes=yes)))
 
