@@ -195,10 +195,13 @@ async def test_skills_without_model_say_how_to_set_one():
         assert "no model is configured" in last_notice(app)
 
 
-async def test_compact_not_configured_and_configured():
+async def test_compact_on_by_default_off_and_configured():
     app = make_app([])
     async with app.run_test() as pilot:
         await settle(pilot)
+        await submit(pilot, "/compact")  # on by default (context_window=128000), nothing yet
+        assert "Nothing to compact yet." in last_notice(app)
+        app.services.agent._compactor = None  # an agent built with context_window=None
         await submit(pilot, "/compact")
         assert "Compaction is not configured" in last_notice(app)
 
