@@ -232,7 +232,7 @@ async def compact(ctx: CommandContext, args: list[str]) -> None:
     done = False
     async for event in compactor.compact_now(step):
         ctx.ui.render(event)
-        if isinstance(event, ev.CompactedEvent):
+        if isinstance(event, ev.CompactedEvent) and event.tokens_after < event.tokens_before:
             ctx.print(
                 f"Compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens.",
                 style="success",
