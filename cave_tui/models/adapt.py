@@ -94,7 +94,9 @@ async def stream_items(
     """*model*'s reply as cave's items: text deltas and retries, then one `Completion`.
 
     Options go only to a `stream` whose signature takes them; a `stop` it does not
-    take is applied here (the text ends where the server would have stopped it).
+    take is applied here: the text ends where a server would have stopped it, and
+    the stream is closed there, or read to its end (unshown) for the usage it
+    reports when it cannot be closed (an upstream `StreamResponse`).
     Plain strings become `TextDelta`s; a stream that ends without a `Completion`
     gets one from its `usage` and `finish_reason` (upstream's `StreamResponse`),
     counted locally when it reported none. A model written to upstream's interface
@@ -121,13 +123,15 @@ async def stream_items(
                     parts.clear()
                 yield item
                 continue
+            if cutter is not None and cutter.stopped:
+                continue  # drained for its usage: this stream cannot be closed
             text = item.text if isinstance(item, TextDelta) else str(item)
             if cutter is not None:
                 text = cutter.feed(text)
             if text:
                 parts.append(text)
                 yield TextDelta(text)
-            if cutter is not None and cutter.stopped:
+            if cutter is not None and cutter.stopped and hasattr(source, "aclose"):
                 break
     except ModelError:
         raise
