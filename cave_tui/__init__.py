@@ -10,10 +10,23 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["AgentResponse", "CaveAgent", "Skill", "__version__"]
+__all__ = [
+    "AgentResponse",
+    "CaveAgent",
+    "LiteLLMModel",
+    "Model",
+    "ModelResponse",
+    "OpenAIServerModel",
+    "Skill",
+    "TokenUsage",
+    "__version__",
+]
+
+_MODELS = ("LiteLLMModel", "Model", "ModelResponse", "OpenAIServerModel", "TokenUsage")
 
 if TYPE_CHECKING:  # pragma: no cover
     from cave_tui.agent import AgentResponse, CaveAgent
+    from cave_tui.models import LiteLLMModel, Model, ModelResponse, OpenAIServerModel, TokenUsage
     from cave_tui.skills import Skill
 
 
@@ -22,6 +35,10 @@ def __getattr__(name: str) -> Any:
         from cave_tui import agent
 
         return getattr(agent, name)
+    if name in _MODELS:  # upstream exports its models at the top level too
+        from cave_tui import models
+
+        return getattr(models, name)
     if name == "Skill":
         from cave_tui.skills import Skill
 

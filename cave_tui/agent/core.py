@@ -61,6 +61,7 @@ from cave_tui.agent.prompt import (
 )
 from cave_tui.agent.recovery import MAX_REWINDS, failure_summary, rewound_request
 from cave_tui.agent.tips import tips_text
+from cave_tui.models.adapt import stream_items
 from cave_tui.models.base import (
     Completion,
     ContextOverflowError,
@@ -552,7 +553,7 @@ class CaveAgent:
             finish: str | None = None
             attempt_text = ""
             try:
-                async for item in self.model.stream(request, **options):
+                async for item in stream_items(self.model, request, **options):
                     if isinstance(item, TextDelta):
                         attempt_text += item.text
                         pending += item.text

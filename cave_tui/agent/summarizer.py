@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cave_tui.agent.observation import cut_middle
+from cave_tui.models.adapt import stream_items
 from cave_tui.models.base import Completion, Message, Model, ModelError, TextDelta, Usage
 from cave_tui.models.tokens import count_text
 
@@ -143,7 +144,7 @@ class Summarizer:
         ]
         parts: list[str] = []
         completion: Completion | None = None
-        async for item in self.model.stream(request):
+        async for item in stream_items(self.model, request):
             if isinstance(item, TextDelta):
                 parts.append(item.text)
             elif isinstance(item, Completion):

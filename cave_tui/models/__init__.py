@@ -1,8 +1,12 @@
-"""Models: what turns a conversation into the next reply (litellm, or a script)."""
+"""Models: what turns a conversation into the next reply (litellm, or a script).
+
+Upstream CaveAgent's names are here too: `OpenAIServerModel`, `LiteLLMModel`,
+`Model`, `ModelResponse`, `StreamResponse`, `TokenUsage`.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cave_tui.models.base import (
     Completion,
@@ -10,9 +14,12 @@ from cave_tui.models.base import (
     Message,
     Model,
     ModelError,
+    ModelResponse,
     RetryNotice,
     StreamItem,
+    StreamResponse,
     TextDelta,
+    TokenUsage,
     Usage,
 )
 from cave_tui.models.scripted import ScriptedModel, ScriptExhaustedError
@@ -24,14 +31,23 @@ __all__ = [
     "Message",
     "Model",
     "ModelError",
+    "ModelResponse",
+    "OpenAIServerModel",
     "RetryNotice",
     "ScriptExhaustedError",
     "ScriptedModel",
     "StreamItem",
+    "StreamResponse",
     "TextDelta",
+    "TokenUsage",
     "Usage",
     "model_from_spec",
 ]
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cave_tui.models.litellm_model import LiteLLMModel
+    from cave_tui.models.openai_model import OpenAIServerModel
 
 
 def __getattr__(name: str) -> Any:
@@ -39,6 +55,10 @@ def __getattr__(name: str) -> Any:
         from cave_tui.models.litellm_model import LiteLLMModel
 
         return LiteLLMModel
+    if name == "OpenAIServerModel":
+        from cave_tui.models.openai_model import OpenAIServerModel
+
+        return OpenAIServerModel
     raise AttributeError(f"module 'cave_tui.models' has no attribute {name!r}")
 
 

@@ -3,6 +3,10 @@
 Every model, scripted or remote, streams. A non-streaming provider call is just
 a stream of one delta. The agent reads the same items on every path, so the
 streaming and non-streaming paths cannot drift apart.
+
+Upstream CaveAgent's interface is here too (`call` -> `ModelResponse`, `stream` ->
+`StreamResponse` of plain strings, `TokenUsage`); `models/adapt.py` reads a model
+written to either interface as cave's items, so both plug into `CaveAgent`.
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ class Usage:
         }
 
 
+TokenUsage = Usage  # upstream's name; its three counts come first, in the same order
+
+
 @dataclass
 class TextDelta:
     """A piece of the reply's text."""
@@ -77,6 +84,45 @@ class Completion:
 StreamItem = TextDelta | RetryNotice | Completion
 
 
+@dataclass
+class ModelResponse:
+    """A whole reply, as upstream's `Model.call` returns it."""
+
+    content: str
+    token_usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+
+
+class StreamResponse(ABC):
+    """Upstream's stream: an async iterator of text; `usage` and `finish_reason` once exhausted.
+
+    Models written to upstream's interface return one from `stream(messages)`;
+    `models.adapt.stream_items` turns it into cave's items.
+    """
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+        self.finish_reason: str | None = None
+
+    def _process_stream_chunk(self, chunk: Any) -> str | None:
+        """The text of an OpenAI-style chunk, if any; records its finish reason."""
+        choices = getattr(chunk, "choices", None) or []
+        if choices:
+            choice = choices[0]
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+                return None
+            if choice.delta.content:
+                return str(choice.delta.content)
+        return None
+
+    def __aiter__(self) -> StreamResponse:
+        return self
+
+    @abstractmethod
+    async def __anext__(self) -> str: ...
+
+
 class ModelError(RuntimeError):
     """A model call failed for good (after retries), with a kind the agent can act on."""
 
@@ -100,7 +146,12 @@ class Model(ABC):
 
     @abstractmethod
     def stream(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[StreamItem]:
-        """Yield `TextDelta`s and `RetryNotice`s, then exactly one `Completion`."""
+        """Yield `TextDelta`s and `RetryNotice`s, then exactly one `Completion`.
+
+        A subclass written to upstream's interface may instead return a
+        `StreamResponse` (or any async iterator of strings) and take no options:
+        the agent reads it through `models.adapt.stream_items`.
+        """
 
     async def complete(self, messages: list[Message], **kwargs: Any) -> tuple[str, Completion]:
         """Non-streaming convenience: the whole text and the closing `Completion`."""
@@ -116,6 +167,31 @@ class Model(ABC):
         if completion is None:
             raise ModelError("the model stream ended without a completion")
         return "".join(parts), completion
+
+    async def call(self, messages: list[Message], **kwargs: Any) -> ModelResponse:
+        """Upstream's non-streaming call: the whole reply with its usage."""
+        text, completion = await self.complete(messages, **kwargs)
+        return ModelResponse(text, completion.usage, completion.finish_reason)
+
+    @staticmethod
+    def _extract_token_usage(response: Any) -> Usage:
+        """Upstream's helper: the usage of an OpenAI-style response (zeros if none)."""
+        usage = getattr(response, "usage", None)
+        if not usage:
+            return Usage()
+        return Usage(
+            getattr(usage, "prompt_tokens", 0) or 0,
+            getattr(usage, "completion_tokens", 0) or 0,
+            getattr(usage, "total_tokens", 0) or 0,
+        )
+
+    @staticmethod
+    def _extract_response(response: Any) -> tuple[str, str | None]:
+        """Upstream's helper: the text and finish reason of an OpenAI-style response."""
+        choices = getattr(response, "choices", None) or []
+        if not choices:
+            return "", None
+        return choices[0].message.content or "", choices[0].finish_reason
 
     @property
     def label(self) -> str:

@@ -143,14 +143,20 @@ def _usage_from(raw: Any) -> Usage | None:
 
 
 class LiteLLMModel(Model):
-    """A model behind litellm. Extra keyword arguments go to `litellm.acompletion`."""
+    """A model behind litellm. Extra keyword arguments go to `litellm.acompletion`.
+
+    The positional order is upstream CaveAgent's, `(model_id, base_url, api_key)`,
+    and its `custom_llm_provider=...` goes to litellm like any extra argument.
+    `api_base=` is the same as `base_url=` (litellm's name; cave's callers use it).
+    """
 
     def __init__(
         self,
         model_id: str,
+        base_url: str | None = None,
         api_key: str | None = None,
-        api_base: str | None = None,
         *,
+        api_base: str | None = None,
         stream: bool = True,
         max_retries: int = 5,
         retry_initial: float = 0.5,
@@ -158,13 +164,16 @@ class LiteLLMModel(Model):
         request_timeout: float = 600.0,
         **litellm_kwargs: Any,
     ) -> None:
+        if base_url is not None and api_base is not None and base_url != api_base:
+            raise ValueError(f"base_url={base_url!r} and api_base={api_base!r} disagree")
         self.model_id = model_id
+        self.litellm_model = model_id  # the id litellm is given (a subclass may route it)
         self.api_key = api_key
-        self.api_base = api_base
+        self.api_base = self.base_url = base_url if base_url is not None else api_base
         self.use_stream = stream
         self.max_retries = max_retries
         self.request_timeout = request_timeout
-        self.litellm_kwargs = litellm_kwargs
+        self.litellm_kwargs = self.kwargs = litellm_kwargs  # `kwargs`: upstream's name
         self._wait = wait_exponential_jitter(
             multiplier=retry_initial, max=retry_max, jitter=retry_initial
         )
@@ -174,7 +183,7 @@ class LiteLLMModel(Model):
         self, messages: list[Message], stream: bool, extra: dict[str, Any]
     ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
-            "model": self.model_id,
+            "model": self.litellm_model,
             "messages": messages,
             "stream": stream,
             "timeout": self.request_timeout,
@@ -199,7 +208,10 @@ class LiteLLMModel(Model):
         cache = self.__dict__.setdefault("_supported", {})
         if param not in cache:
             try:
-                params = import_litellm().get_supported_openai_params(model=self.model_id)
+                params = import_litellm().get_supported_openai_params(
+                    model=self.litellm_model,
+                    custom_llm_provider=self.litellm_kwargs.get("custom_llm_provider"),
+                )
             except Exception:
                 params = None
             cache[param] = params is None or param in params
@@ -313,7 +325,8 @@ class LiteLLMModel(Model):
         litellm = import_litellm()
         try:
             prompt_cost, completion_cost = litellm.cost_per_token(
-                model=self.model_id,
+                model=self.litellm_model,
+                custom_llm_provider=self.litellm_kwargs.get("custom_llm_provider"),
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,
             )

@@ -4,7 +4,7 @@ Each request takes the next behaviour from a queue:
   ("reply", text, finish_reason, usage)   a normal answer, streamed or not as asked
   ("status", code, headers, body)          an HTTP error (429 with Retry-After, 500, …)
   ("drop",)                                 headers sent, then the connection is cut
-Every request body is recorded in `.requests`.
+Every request body is recorded in `.requests`, its headers (lower-cased names) in `.headers`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
         self.server.requests.append(body)
+        self.server.headers.append({k.lower(): v for k, v in self.headers.items()})
         try:
             behaviour = self.server.script.popleft()
         except IndexError:
@@ -127,6 +128,7 @@ class ScriptedOpenAIServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.script: deque[tuple[Any, ...]] = deque()
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
     @property

@@ -1,0 +1,159 @@
+"""Read any model's reply as cave's stream items, whichever interface it was written to.
+
+cave's models stream `TextDelta`/`RetryNotice`/`Completion` and take options
+(`stop`, `temperature`) as keyword arguments. A model written to upstream
+CaveAgent's interface has `stream(self, messages)` returning a `StreamResponse`
+of plain strings, with `usage` and `finish_reason` set once it is exhausted.
+The agent reads every model through `stream_items`, so both kinds plug in
+unchanged, and cave's own models keep their richer stream.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from cave_tui.models.base import (
+    Completion,
+    Message,
+    ModelError,
+    RetryNotice,
+    StreamItem,
+    TextDelta,
+    Usage,
+)
+from cave_tui.models.litellm_model import classify
+from cave_tui.models.tokens import count_messages, count_text
+
+
+def takes_any_option(method: Callable[..., Any]) -> bool:
+    """Whether *method* takes `**kwargs` (cave's interface does; upstream's does not)."""
+    try:
+        params = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+def accepted_options(method: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
+    """The *options* that *method*'s signature takes (all of them if it takes `**kwargs`)."""
+    if takes_any_option(method):
+        return dict(options)
+    params = inspect.signature(method).parameters
+    return {k: v for k, v in options.items() if k in params}
+
+
+class StopCutter:
+    """Applies stop sequences client-side, for a model that cannot take them.
+
+    Text is held back by one character less than the longest stop sequence, so a
+    sequence split across pieces is still found; nothing from it on is emitted.
+    """
+
+    def __init__(self, stops: list[str]) -> None:
+        self.stops = [s for s in stops if s]
+        self.hold = max((len(s) for s in self.stops), default=1) - 1
+        self.text = ""
+        self.sent = 0
+        self.stopped = False
+
+    def feed(self, piece: str) -> str:
+        """Add *piece*; return the text now safe to emit (none past a stop sequence)."""
+        start = max(0, self.sent - self.hold)
+        self.text += piece
+        hits = [i for i in (self.text.find(s, start) for s in self.stops) if i >= 0]
+        if hits:
+            self.stopped = True
+            end = min(hits)
+        else:
+            end = len(self.text) - self.hold
+        out = self.text[self.sent : end] if end > self.sent else ""
+        self.sent = max(self.sent, end)
+        return out
+
+    def rest(self) -> str:
+        """The text held back at the end of the stream (none once stopped)."""
+        out = "" if self.stopped else self.text[self.sent :]
+        self.sent = len(self.text)
+        return out
+
+
+def _usage_of(raw: Any) -> Usage | None:
+    prompt = int(getattr(raw, "prompt_tokens", 0) or 0)
+    done = int(getattr(raw, "completion_tokens", 0) or 0)
+    if not (prompt or done):
+        return None
+    total = int(getattr(raw, "total_tokens", 0) or prompt + done)
+    return Usage(prompt, done, total, model_calls=1)
+
+
+async def stream_items(
+    model: Any, messages: list[Message], **options: Any
+) -> AsyncIterator[StreamItem]:
+    """*model*'s reply as cave's items: text deltas and retries, then one `Completion`.
+
+    Options go only to a `stream` whose signature takes them; a `stop` it does not
+    take is applied here: the text ends where a server would have stopped it, and
+    the stream is closed there, or read to its end (unshown) for the usage it
+    reports when it cannot be closed (an upstream `StreamResponse`).
+    Plain strings become `TextDelta`s; a stream that ends without a `Completion`
+    gets one from its `usage` and `finish_reason` (upstream's `StreamResponse`),
+    counted locally when it reported none. A model written to upstream's interface
+    raises its provider's own exceptions: they become `ModelError`s, as cave's do.
+    """
+    method = model.stream
+    upstream = not takes_any_option(method)
+    kwargs = accepted_options(method, options)
+    stops = [] if "stop" in kwargs else list(options.get("stop") or [])
+    cutter = StopCutter(stops) if stops else None
+    completion: Completion | None = None
+    parts: list[str] = []
+    source: Any = None
+    try:
+        source = method(messages, **kwargs)
+        if inspect.isawaitable(source):
+            source = await source
+        async for item in source:
+            if isinstance(item, Completion):
+                completion = item
+                continue
+            if isinstance(item, RetryNotice):
+                if item.discard_partial:
+                    parts.clear()
+                yield item
+                continue
+            if cutter is not None and cutter.stopped:
+                continue  # drained for its usage: this stream cannot be closed
+            text = item.text if isinstance(item, TextDelta) else str(item)
+            if cutter is not None:
+                text = cutter.feed(text)
+            if text:
+                parts.append(text)
+                yield TextDelta(text)
+            if cutter is not None and cutter.stopped and hasattr(source, "aclose"):
+                break
+    except ModelError:
+        raise
+    except Exception as exc:
+        if not upstream:
+            raise
+        raise classify(exc) from exc
+    stopped = cutter is not None and cutter.stopped
+    if stopped and (close := getattr(source, "aclose", None)) is not None:
+        await close()
+    if cutter is not None and (tail := cutter.rest()):
+        parts.append(tail)
+        yield TextDelta(tail)
+    if completion is not None:
+        if stopped:
+            completion.finish_reason = "stop"
+        yield completion
+        return
+    finish = "stop" if stopped else (getattr(source, "finish_reason", None) or "stop")
+    usage = _usage_of(getattr(source, "usage", None))
+    if usage is None:
+        prompt, done = count_messages(messages), count_text("".join(parts))
+        yield Completion(finish, Usage(prompt, done, prompt + done, 1), usage_reported=False)
+    else:
+        yield Completion(finish, usage)
