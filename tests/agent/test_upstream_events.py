@@ -174,3 +174,22 @@ def test_compact_if_needed_clears_old_results_first():
     assert all(isinstance(m, Message) for m in out)
     assert sum(len(m.content) for m in out) < sum(len(m.content) for m in messages)
     assert state.consecutive_failures == 0
+
+
+async def test_with_display_passes_events_through_and_prints_them(capsys):
+    from cave_tui.display import render_events, render_user_prompt, with_display
+
+    async def events():
+        yield Event(EventType.TEXT, "Thinking about it.\n")
+        yield ev.CodeEvent(content="print(1)", code="print(1)", step=1)
+        yield ev.ExecutionOutputEvent(content="1", output="1\n", step=1)
+        yield Event(EventType.FINAL_RESPONSE, "done")
+
+    seen = [e async for e in with_display(events())]
+    assert [e.type for e in seen] == [
+        EventType.TEXT, EventType.CODE, EventType.EXECUTION_OUTPUT, EventType.FINAL_RESPONSE
+    ]  # fmt: skip
+    await render_events(events())
+    render_user_prompt("what is 1?")
+    out = capsys.readouterr().out
+    assert "Thinking about it." in out and "print(1)" in out and "what is 1?" in out
