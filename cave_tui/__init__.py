@@ -1,7 +1,8 @@
 """cave: a terminal workbench for an LLM agent that works on live Python objects.
 
 The package root stays cheap to import: heavy modules (IPython, litellm, Textual)
-load only when the names that need them are first used.
+load only when the names that need them are first used. Every name upstream's
+`cave_agent` exports at its top level is here too, under the same name.
 """
 
 from __future__ import annotations
@@ -10,37 +11,112 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+# Name -> the cave_tui module that defines it (imported on first use).
+_LAZY = {
+    "CaveAgent": "cave_tui.agent",
+    "AgentResponse": "cave_tui.agent",
+    "Message": "cave_tui.types",
+    "MessageRole": "cave_tui.types",
+    "EventType": "cave_tui.types",
+    "with_display": "cave_tui.display",
+    "render_events": "cave_tui.display",
+    "render_user_prompt": "cave_tui.display",
+    "Model": "cave_tui.models",
+    "ModelResponse": "cave_tui.models",
+    "TokenUsage": "cave_tui.models",
+    "OpenAIServerModel": "cave_tui.models",
+    "LiteLLMModel": "cave_tui.models",
+    "Runtime": "cave_tui.runtime",
+    "IPythonRuntime": "cave_tui.runtime",
+    "IPyKernelRuntime": "cave_tui.runtime",
+    "Function": "cave_tui.runtime",
+    "Variable": "cave_tui.runtime",
+    "Type": "cave_tui.runtime",
+    "SecurityChecker": "cave_tui.security",
+    "SecurityError": "cave_tui.security",
+    "SecurityViolation": "cave_tui.security",
+    "SecurityRule": "cave_tui.security",
+    "ImportRule": "cave_tui.security",
+    "FunctionRule": "cave_tui.security",
+    "AttributeRule": "cave_tui.security",
+    "RegexRule": "cave_tui.security",
+    "Skill": "cave_tui.skills",
+    "SkillDiscovery": "cave_tui.skills",
+    "SkillRegistry": "cave_tui.skills",
+}
+
 __all__ = [
     "AgentResponse",
+    "AttributeRule",
     "CaveAgent",
+    "EventType",
+    "Function",
+    "FunctionRule",
+    "IPyKernelRuntime",
+    "IPythonRuntime",
+    "ImportRule",
     "LiteLLMModel",
+    "Message",
+    "MessageRole",
     "Model",
     "ModelResponse",
     "OpenAIServerModel",
+    "RegexRule",
+    "Runtime",
+    "SecurityChecker",
+    "SecurityError",
+    "SecurityRule",
+    "SecurityViolation",
     "Skill",
+    "SkillDiscovery",
+    "SkillRegistry",
     "TokenUsage",
+    "Type",
+    "Variable",
     "__version__",
+    "render_events",
+    "render_user_prompt",
+    "with_display",
 ]
-
-_MODELS = ("LiteLLMModel", "Model", "ModelResponse", "OpenAIServerModel", "TokenUsage")
 
 if TYPE_CHECKING:  # pragma: no cover
     from cave_tui.agent import AgentResponse, CaveAgent
-    from cave_tui.models import LiteLLMModel, Model, ModelResponse, OpenAIServerModel, TokenUsage
-    from cave_tui.skills import Skill
+    from cave_tui.display import render_events, render_user_prompt, with_display
+
+    # Leaf modules, not the packages: the kernel package imports this root for its version.
+    from cave_tui.models.base import Model, ModelResponse, TokenUsage
+    from cave_tui.models.litellm_model import LiteLLMModel
+    from cave_tui.models.openai_model import OpenAIServerModel
+    from cave_tui.runtime.base import Runtime
+    from cave_tui.runtime.ipython import IPythonRuntime
+    from cave_tui.runtime.items import Function, Type, Variable
+    from cave_tui.security import (
+        AttributeRule,
+        FunctionRule,
+        ImportRule,
+        RegexRule,
+        SecurityChecker,
+        SecurityError,
+        SecurityRule,
+        SecurityViolation,
+    )
+    from cave_tui.skills import Skill, SkillDiscovery, SkillRegistry
+    from cave_tui.types import EventType, Message, MessageRole
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("CaveAgent", "AgentResponse"):
-        from cave_tui import agent
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cave_tui' has no attribute {name!r}")
+    from importlib import import_module
 
-        return getattr(agent, name)
-    if name in _MODELS:  # upstream exports its models at the top level too
-        from cave_tui import models
+    try:
+        return getattr(import_module(module), name)
+    except AttributeError:
+        raise AttributeError(
+            f"module 'cave_tui' has no attribute {name!r} (not yet in {module})"
+        ) from None
 
-        return getattr(models, name)
-    if name == "Skill":
-        from cave_tui.skills import Skill
 
-        return Skill
-    raise AttributeError(f"module 'cave_tui' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

@@ -148,6 +148,9 @@ class AgentResponse:
 def _normalize_message(message: Any) -> Message:
     if isinstance(message, dict):
         return {"role": message["role"], "content": message.get("content") or ""}
+    to_dict = getattr(message, "to_dict", None)  # upstream's message classes (cave_tui.types)
+    if callable(to_dict):
+        return _normalize_message(to_dict())
     role = getattr(message, "role", None)
     role = getattr(role, "value", role)
     return {"role": str(role), "content": str(getattr(message, "content", ""))}

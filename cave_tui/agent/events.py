@@ -23,6 +23,9 @@ class EventType(StrEnum):
     OUTPUT = "output"
     EXECUTION_OUTPUT = "execution_output"
     EXECUTION_ERROR = "execution_error"
+    # Upstream's: a cell printed more than `max_exec_output`. Cave never emits it: it
+    # keeps the head and tail of such output in an ordinary execution_output event.
+    EXECUTION_OUTPUT_EXCEEDED = "execution_output_exceeded"
     SECURITY_ERROR = "security_error"
     FINAL_RESPONSE = "final_response"
     MAX_STEPS_REACHED = "max_steps_reached"
@@ -122,6 +125,13 @@ class ExecutionErrorEvent(Event):
 
 
 @dataclass
+class ExecutionOutputExceededEvent(Event):
+    """Upstream's event for too much output; defined for upstream code, never emitted."""
+
+    type: EventType = EventType.EXECUTION_OUTPUT_EXCEEDED
+
+
+@dataclass
 class SecurityErrorEvent(Event):
     type: EventType = EventType.SECURITY_ERROR
     violations: list[dict[str, Any]] = field(default_factory=list)
@@ -216,8 +226,9 @@ EVENT_CLASSES: dict[EventType, type[Event]] = {
     cls.type: cls
     for cls in (
         UserEvent, StepEvent, TextEvent, CodeEvent, ExecutionOutputEvent, ExecutionErrorEvent,
-        SecurityErrorEvent, FinalResponseEvent, MaxStepsReachedEvent, RetryEvent, UsageEvent,
-        ErrorEvent, CancelledEvent, CompactingEvent, CompactedEvent, NoticeEvent,
+        ExecutionOutputExceededEvent, SecurityErrorEvent, FinalResponseEvent,
+        MaxStepsReachedEvent, RetryEvent, UsageEvent, ErrorEvent, CancelledEvent,
+        CompactingEvent, CompactedEvent, NoticeEvent,
     )
 }  # fmt: skip
 

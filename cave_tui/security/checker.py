@@ -143,7 +143,15 @@ class SecurityChecker:
             violations.extend(found)
         return self._finish(violations)
 
-    check_code = check  # upstream name
+    def check_code(self, code: object) -> list[SecurityViolation]:
+        """Upstream's entry point: `check`, except that empty code is a violation.
+
+        Cave's `check` lets an empty cell through (it runs and does nothing); upstream's
+        `check_code` refuses it, and code written against upstream may rely on that.
+        """
+        if isinstance(code, str) and not code.strip():
+            return [SecurityViolation("Parse error: Code cannot be empty", rule="SyntaxRule")]
+        return self.check(code)
 
     def enforce(self, code: str) -> None:
         """Raise SecurityError when *code* may not run."""

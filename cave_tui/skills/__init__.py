@@ -18,6 +18,7 @@ from cave_tui.skills.errors import (
     SkillNotFoundError,
     SkillValidationError,
 )
+from cave_tui.skills.registry import SkillRegistry
 from cave_tui.skills.skill import Skill
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "SkillError",
     "SkillInjectionError",
     "SkillNotFoundError",
+    "SkillRegistry",
     "SkillValidationError",
     "bundled_skills_dir",
     "default_skill_dirs",

@@ -69,10 +69,10 @@ class Skill:
         name: str,
         description: str,
         body_content: str | None = None,
-        *,
         functions: Iterable[Function] | None = None,
         variables: Iterable[Variable] | None = None,
         types: Iterable[Type] | None = None,
+        *,
         path: Path | str | None = None,
         license: str | None = None,
         compatibility: str | None = None,
@@ -189,6 +189,20 @@ class Skill:
         text = self.path.read_text(encoding="utf-8")
         parts = split_frontmatter(text)
         return parts[1] if parts is not None else text.strip()
+
+    # -- upstream's view of the exports (reading one imports `injection.py`) -------------
+    @property
+    def functions(self) -> list[Function]:
+        """Functions to inject on activation (given in code, then `injection.py`'s)."""
+        return [item for item in self.load_exports() if isinstance(item, Function)]
+
+    @property
+    def variables(self) -> list[Variable]:
+        return [item for item in self.load_exports() if isinstance(item, Variable)]
+
+    @property
+    def types(self) -> list[Type]:
+        return [item for item in self.load_exports() if isinstance(item, Type)]
 
     @property
     def exports_loaded(self) -> bool:
