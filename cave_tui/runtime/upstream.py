@@ -85,9 +85,12 @@ def referenced_types(item: Any) -> list[type]:
             return []
         return [type(value)]
     try:
-        sig = inspect.signature(item.func)
-    except (TypeError, ValueError):
-        return []
+        sig = inspect.signature(item.func, eval_str=True)  # `from __future__ import annotations`
+    except Exception:  # a name only its defining scope knows: the hints as written
+        try:
+            sig = inspect.signature(item.func)
+        except (TypeError, ValueError):
+            return []
     hints = [p.annotation for p in sig.parameters.values() if p.annotation is not p.empty]
     if sig.return_annotation is not sig.empty:
         hints.append(sig.return_annotation)
