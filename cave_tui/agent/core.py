@@ -750,7 +750,7 @@ class CaveAgent:
                 content=observation,
                 step=step,
                 output=result.output,
-                error=result.error or "",
+                error=result.error_text or "",
                 error_type=result.error_type or "",
                 changed=list(result.changed),
                 duration=result.duration,

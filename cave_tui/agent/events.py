@@ -268,9 +268,9 @@ def user_cell_event(result: Any) -> Event:
             agent=USER_AGENT,
         )
     return ExecutionErrorEvent(
-        content=result.error or "",
+        content=result.error_text or "",
         output=result.output,
-        error=result.error or "",
+        error=result.error_text or "",
         error_type=result.error_type or "",
         changed=list(result.changed),
         duration=result.duration,

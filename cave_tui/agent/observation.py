@@ -63,7 +63,7 @@ def shape_result(result: ExecutionResult, limit: int, hints: Iterable[str] = ())
     if result.success:
         body = "Output:\n" + cut_middle(output, limit) if output else "Ran OK, no output."
         return notice + body + (f"\n{changed}" if changed else "")
-    error = compact_traceback((result.error or "error").rstrip("\n"))
+    error = compact_traceback((result.error_text or "error").rstrip("\n"))
     error_budget = max(limit // 2, 400)
     error_text = error if len(error) <= error_budget else _cut_traceback(error, error_budget)
     out_budget = max(limit - len(error_text), 0)
@@ -203,7 +203,7 @@ def error_hints(
     """
     frames = frames or {}
     lookup_keys = keys or {}
-    error = (result.error or "").rstrip()
+    error = (result.error_text or "").rstrip()
     last = error.splitlines()[-1] if error else ""
     kind = result.error_type or last.partition(":")[0]
     hints: list[str] = []

@@ -36,7 +36,7 @@ def failure_summary(result: ExecutionResult, hints: Sequence[str] = ()) -> str:
         lines = ["Blocked by the security policy:"]
         lines += [f"- {violation}" for violation in result.security_violations]
     else:
-        error = compact_traceback((result.error or "error").rstrip("\n"))
+        error = compact_traceback((result.error_text or "error").rstrip("\n"))
         lines = [line for line in error.splitlines() if line.strip() and line != "Traceback:"]
     lines += [f"Hint: {hint}" for hint in hints]
     return cut_middle("\n".join(lines), SUMMARY_CHARS)

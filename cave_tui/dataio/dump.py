@@ -630,7 +630,7 @@ async def load_dump(
         code = f"import {target}" if name == target else f"import {target} as {name}"
         result = await runtime.execute(code)
         if not result.success:
-            reason = (result.error or "import failed").strip().splitlines()[-1]
+            reason = (result.error_text or "import failed").strip().splitlines()[-1]
             dump.not_restored.append({"name": name, "reason": reason})
         else:
             dump.names.append(name)

@@ -7,8 +7,11 @@ from typing import Any
 from cave_tui.runtime.base import ExecutionResult, Runtime, RuntimeBusyError
 from cave_tui.runtime.items import Function, Type, Variable
 from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.upstream import CellError, ErrorFeedbackMode, TypeSchemaExtractor
 
 __all__ = [
+    "CellError",
+    "ErrorFeedbackMode",
     "ExecutionResult",
     "Function",
     "IPyKernelRuntime",
@@ -16,6 +19,7 @@ __all__ = [
     "Runtime",
     "RuntimeBusyError",
     "Type",
+    "TypeSchemaExtractor",
     "VarInfo",
     "Variable",
 ]

@@ -14,9 +14,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from cave_tui.runtime import upstream
 from cave_tui.runtime.detail import Detail, object_detail
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.tracebacks import format_exception
+from cave_tui.runtime.upstream import CellError, ErrorFeedbackMode, minimal_error, referenced_types
 
 
 class SecurityViolationLike(Protocol):
@@ -34,22 +37,91 @@ class SecurityCheckerLike(Protocol):
 SYNTAX_RULE = "SyntaxRule"  # the checker's rule for cells that do not parse
 
 
-@dataclass
+@dataclass(init=False)
 class ExecutionResult:
-    """What one cell did. `output` holds stdout, stderr, warnings and displays in order."""
+    """What one cell did. `output` holds stdout, stderr, warnings and displays in order.
+
+    Two readings of an error, one for each API (docs/design.md, "ExecutionResult.error"):
+    `error` is upstream's, the exception object (the cell's own one when it ran in this
+    process, a `SecurityError` when refused, else a `CellError`); `error_text` is cave's,
+    the shaped traceback or reason the model is shown. Setting `error` to a str sets both.
+    `stdout` is upstream's: the output followed by that text, None when both are empty.
+    """
 
     success: bool
-    output: str = ""
-    error: str | None = None  # shaped traceback or reason, None on success
-    error_type: str | None = None  # e.g. "NameError", "Timeout", "SecurityError"
-    changed: list[str] = field(default_factory=list)  # names bound, rebound or mutated
-    deleted: list[str] = field(default_factory=list)
-    duration: float = 0.0
-    timed_out: bool = False
-    interrupted: bool = False
-    security_violations: list[Any] = field(default_factory=list)
-    output_truncated_chars: int = 0  # chars dropped by the runtime's own output cap
-    notice: str | None = None  # runtime event the model must know (restart, state loss)
+    output: str
+    error_text: str | None  # shaped traceback or reason, None on success
+    error_type: str | None  # e.g. "NameError", "Timeout", "SecurityError"
+    changed: list[str]  # names bound, rebound or mutated
+    deleted: list[str]
+    duration: float
+    timed_out: bool
+    interrupted: bool
+    security_violations: list[Any]
+    output_truncated_chars: int  # chars dropped by the runtime's own output cap
+    notice: str | None  # runtime event the model must know (restart, state loss)
+    _exception: BaseException | None = field(repr=False, compare=False)
+
+    def __init__(
+        self,
+        success: bool | None = None,
+        output: str = "",
+        error: str | BaseException | None = None,
+        error_type: str | None = None,
+        changed: list[str] | None = None,
+        deleted: list[str] | None = None,
+        duration: float = 0.0,
+        timed_out: bool = False,
+        interrupted: bool = False,
+        security_violations: list[Any] | None = None,
+        output_truncated_chars: int = 0,
+        notice: str | None = None,
+        *,
+        stdout: str | None = None,
+        error_text: str | None = None,
+    ) -> None:
+        self.output = output if stdout is None else stdout
+        self.error_type = error_type
+        self.error = error
+        if error_text is not None:
+            self.error_text = error_text
+        self.success = (error is None) if success is None else success
+        self.changed = list(changed or [])
+        self.deleted = list(deleted or [])
+        self.duration = duration
+        self.timed_out = timed_out
+        self.interrupted = interrupted
+        self.security_violations = list(security_violations or [])
+        self.output_truncated_chars = output_truncated_chars
+        self.notice = notice
+
+    @property
+    def error(self) -> BaseException | None:
+        """Upstream's `error`: the exception, None on success."""
+        return self._exception
+
+    @error.setter
+    def error(self, value: str | BaseException | None) -> None:
+        if value is None:
+            self._exception, self.error_text = None, None
+        elif isinstance(value, BaseException):
+            self._exception = value
+            self.error_text = format_exception(value)
+            self.error_type = self.error_type or type(value).__name__
+        else:
+            self._exception, self.error_text = CellError(value), value
+
+    @property
+    def stdout(self) -> str | None:
+        """Upstream's `stdout`: what the cell printed, then its error as the model sees it."""
+        text = self.output
+        if self.error_text:
+            text += ("\n" if text and not text.endswith("\n") else "") + self.error_text
+        return text or None
+
+    @stdout.setter
+    def stdout(self, value: str | None) -> None:
+        self.output = value or ""
 
     @property
     def blocked(self) -> bool:
@@ -107,17 +179,25 @@ class Runtime(ABC):
 
     def __init__(
         self,
-        variables: list[Variable] | None = None,
         functions: list[Function] | None = None,
+        variables: list[Variable] | None = None,
         types: list[Type] | None = None,
         security_checker: SecurityCheckerLike | None = None,
+        error_feedback_mode: ErrorFeedbackMode = ErrorFeedbackMode.PLAIN,
     ) -> None:
+        """Upstream's parameters, in upstream's order (functions first)."""
         self.security_checker = security_checker
+        self.error_feedback_mode = ErrorFeedbackMode(error_feedback_mode)
         self._injected: dict[str, Injectable] = {}
         self._namespace_listeners: list[NamespaceListener] = []
         items: list[Injectable] = [*(functions or []), *(types or []), *(variables or [])]
         for item in items:
             self._injected[item.name] = item
+        referring: list[Injectable] = [*(functions or []), *(variables or [])]
+        for item in referring:  # the classes they name, unless a Type of that name came
+            for cls in referenced_types(item):
+                if cls.__name__ not in self._injected:
+                    self._injected[cls.__name__] = _auto_type(cls)
 
     # -- lifecycle (no-ops for the in-process runtime) -------------------------
     async def start(self) -> None:
@@ -168,16 +248,94 @@ class Runtime(ABC):
         return dict(self._injected)
 
     def descriptions(self) -> dict[str, str]:
-        return {n: (i.description or "") for n, i in self._injected.items()}
+        automatic = self.automatic_types()  # bound, never listed
+        return {n: (i.description or "") for n, i in self._injected.items() if n not in automatic}
 
     @abstractmethod
     def inject(self, item: Injectable) -> None:
         """Bind a Variable/Function/Type in the namespace (replacing a same-named one)."""
 
+    # -- upstream's spellings (cave_tui/runtime/upstream.py) ------------------------------------
+    def inject_function(self, function: Function) -> None:
+        """`inject` for a Function, and the classes its signature names (upstream)."""
+        self._inject_new(function, Function)
+
+    def inject_variable(self, variable: Variable) -> None:
+        """`inject` for a Variable, and its value's class (upstream)."""
+        self._inject_new(variable, Variable)
+
+    def inject_type(self, type_obj: Type) -> None:
+        """`inject` for a Type; its schema is shown unless it says otherwise (upstream)."""
+        self._inject_new(type_obj, Type)
+
+    def _inject_new(self, item: Injectable, kind: type) -> None:
+        if not isinstance(item, kind):
+            raise TypeError(f"expected a {kind.__name__}, got {type(item).__name__}")
+        if isinstance(self._injected.get(item.name), kind):
+            raise ValueError(f"{kind.__name__} '{item.name}' already exists")
+        self.inject(item)
+        for cls in referenced_types(item):
+            if cls.__name__ not in self._injected:
+                self._inject_quietly(_auto_type(cls))
+
+    def _inject_quietly(self, item: Type) -> None:
+        """An automatic Type is a convenience: one that cannot be injected is left out."""
+        try:
+            self.inject(item)
+        except Exception:
+            self._injected.pop(item.name, None)
+
+    def automatic_types(self) -> set[str]:
+        """Names of the classes injected only because an item refers to them.
+
+        They are bound (so `isinstance(x, Light)` works) but not listed in the namespace
+        summary: upstream hides their schema too, and a listed `DataFrame` is noise.
+        """
+        return {n for n, i in self._injected.items() if getattr(i, "automatic", False)}
+
+    def without_automatic_types(self, rows: list[VarInfo]) -> list[VarInfo]:
+        automatic = self.automatic_types()
+        return [r for r in rows if r.name not in automatic] if automatic else rows
+
+    def _items(self, kind: type) -> list[Any]:
+        return [i for i in self._injected.values() if isinstance(i, kind)]
+
+    def describe_functions(self) -> str:
+        """Upstream's prompt text for the injected functions."""
+        return upstream.describe_all(self._items(Function), str, "functions")
+
+    def describe_variables(self) -> str:
+        """Upstream's prompt text for the injected variables."""
+        return upstream.describe_all(self._items(Variable), str, "variables")
+
+    def describe_types(self) -> str:
+        """Upstream's schemas of the injected types (automatic ones are hidden)."""
+        return upstream.describe_all(self._items(Type), str, "types")
+
+    async def get_from_namespace(self, name: str) -> Any:
+        """Any name's value (upstream): None when the namespace has no such name."""
+        try:
+            return await self.retrieve(name)
+        except KeyError:
+            return None
+
     def update_variable(self, name: str, value: Any, description: str | None = None) -> None:
-        """Rebind *name* to *value* (upstream's spelling), keeping its injected description."""
+        """Rebind the injected variable *name* to *value*, keeping its description.
+
+        As upstream: KeyError when *name* is not an injected Variable, TypeError when
+        neither value is None and their types differ.
+        """
         previous = self._injected.get(name)
-        if description is None and previous is not None:
+        if not isinstance(previous, Variable):
+            available = [n for n, i in self._injected.items() if isinstance(i, Variable)]
+            raise KeyError(f"Variable '{name}' does not exist. Available variables: {available}")
+        old = previous.value
+        if old is not None and value is not None and type(old) is not type(value):
+            raise TypeError(
+                f"Cannot update variable '{name}': type mismatch. "
+                f"Expected {type(old).__name__}, got {type(value).__name__}"
+            )
+        if description is None:
             description = previous.description
         self.inject(Variable(name, value, description))
 
@@ -241,19 +399,34 @@ class Runtime(ABC):
             return None
         if all(getattr(v, "rule", "") == SYNTAX_RULE for v in violations):
             # Code that does not parse is a syntax error, not a refusal: it could not run.
+            text = "SyntaxError: " + "\n".join(str(v) for v in violations)
             return ExecutionResult(
-                success=False,
-                error="SyntaxError: " + "\n".join(str(v) for v in violations),
-                error_type="SyntaxError",
+                success=False, error=SyntaxError(text), error_text=text, error_type="SyntaxError"
             )
+        text = "\n".join(str(v) for v in violations)
+        error_for = getattr(self.security_checker, "error_for", None)  # SecurityError
         return ExecutionResult(
             success=False,
-            error="\n".join(str(v) for v in violations),
+            error=error_for(violations) if callable(error_for) else CellError(text),
+            error_text=text,
             error_type="SecurityError",
             security_violations=violations,
         )
+
+    def shape_error(self, result: ExecutionResult) -> ExecutionResult:
+        """Apply `error_feedback_mode` to *result*'s error text (MINIMAL: no frames)."""
+        if self.error_feedback_mode is ErrorFeedbackMode.MINIMAL and result.error_text:
+            result.error_text = minimal_error(result.error_text)
+        return result
 
     @property
     def label(self) -> str:
         """Short name for status lines."""
         return type(self).__name__
+
+
+def _auto_type(cls: type) -> Type:
+    """The Type upstream adds for a class an item refers to: in the namespace, no schema."""
+    item = Type(cls, include_schema=False, include_doc=False)
+    item.automatic = True
+    return item

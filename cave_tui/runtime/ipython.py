@@ -45,7 +45,8 @@ from cave_tui.runtime.summary import (
     summarize_namespace,
     user_names,
 )
-from cave_tui.runtime.tracebacks import format_exception, is_cell_file
+from cave_tui.runtime.tracebacks import is_cell_file
+from cave_tui.runtime.upstream import ErrorFeedbackMode
 
 INTERRUPT_GRACE = 2.0
 # Methods that change their object. pandas' `dropna`, `fillna`, `rename`, `set_index`… return
@@ -140,14 +141,15 @@ class IPythonRuntime(Runtime):
 
     def __init__(
         self,
-        variables: list[Variable] | None = None,
         functions: list[Function] | None = None,
+        variables: list[Variable] | None = None,
         types: list[Type] | None = None,
         security_checker: Any = None,
+        error_feedback_mode: ErrorFeedbackMode = ErrorFeedbackMode.PLAIN,
         *,
         capture_chars: int = 200_000,
     ) -> None:
-        super().__init__(variables, functions, types, security_checker)
+        super().__init__(functions, variables, types, security_checker, error_feedback_mode)
         self.capture_chars = capture_chars
         pin_display()  # a cell's output must not depend on the terminal (display.py)
         self._ns: dict[str, Any] = {}
@@ -296,7 +298,7 @@ class IPythonRuntime(Runtime):
         self.namespace_changed(NamespaceChange(everything=True))
 
     async def namespace_summary(self) -> list[VarInfo]:
-        hidden = self._hidden - set(self._injected)
+        hidden = (self._hidden - set(self._injected)) | self.automatic_types()
         descriptions = self.descriptions()
         names = [n for n in list(self._ns) if is_user_name(n) and n not in hidden]
         if all(describable_without_user_code(self._ns.get(n)) for n in names):
@@ -308,7 +310,7 @@ class IPythonRuntime(Runtime):
         )
 
     async def namespace_listing(self) -> list[VarInfo]:
-        hidden = self._hidden - set(self._injected)
+        hidden = (self._hidden - set(self._injected)) | self.automatic_types()
         descriptions = self.descriptions()
         names = user_names(self._ns, hidden, descriptions)
         if all(describable_without_user_code(self._ns.get(n)) for n in names):
@@ -547,8 +549,8 @@ class IPythonRuntime(Runtime):
         if error is not None:
             result.error_type = type(error).__name__
             result.interrupted = isinstance(error, KeyboardInterrupt)
-            result.error = format_exception(error)
-        return result
+            result.error = error  # upstream's exception; `error_text` is its shaped traceback
+        return self.shape_error(result)
 
     def _leave_cell(self) -> None:
         while True:

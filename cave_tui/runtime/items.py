@@ -12,6 +12,9 @@ import keyword
 from collections.abc import Callable
 from typing import Any
 
+from cave_tui.runtime import upstream
+from cave_tui.runtime.summary import signature_of
+
 
 def validate_name(name: object) -> str:
     """Return *name* if it is a str that can be bound in a namespace, else raise ValueError."""
@@ -37,6 +40,10 @@ class Variable:
     def __repr__(self) -> str:
         return f"Variable({self.name!r}, <{self.type_name}>)"
 
+    def __str__(self) -> str:
+        """Upstream's prompt entry (`describe_variables`)."""
+        return upstream.describe_variable(self)
+
 
 class Function:
     """A callable the model may call; its signature and docstring go in the prompt."""
@@ -57,11 +64,26 @@ class Function:
         self.is_async = inspect.iscoroutinefunction(func)
 
     @property
+    def signature(self) -> str:
+        """`[async ]name(params) -> T`, as upstream shows it."""
+        return signature_of(self.func)
+
+    @property
+    def doc(self) -> str | None:
+        """The stripped docstring when `include_doc`, else None (upstream's attribute)."""
+        doc = (getattr(self.func, "__doc__", None) or "").strip() if self.include_doc else ""
+        return doc or None
+
+    @property
     def value(self) -> Callable[..., Any]:
         return self.func
 
     def __repr__(self) -> str:
         return f"Function({self.name!r})"
+
+    def __str__(self) -> str:
+        """Upstream's prompt entry (`describe_functions`)."""
+        return upstream.describe_function(self)
 
 
 class Type:
@@ -81,9 +103,14 @@ class Type:
         self.description = description
         self.include_schema = include_schema
         self.include_doc = include_doc
+        self.automatic = False  # True when injected because a Variable or Function names it
 
     def __repr__(self) -> str:
         return f"Type({self.name!r})"
+
+    def __str__(self) -> str:
+        """Upstream's schema text (`describe_types`); "" when schema and doc are hidden."""
+        return upstream.describe_type(self)
 
 
 Injectable = Variable | Function | Type

@@ -157,7 +157,12 @@ class SecurityChecker:
         """Raise SecurityError when *code* may not run."""
         violations = self.check(code)
         if violations:
-            raise SecurityError(violations)
+            raise self.error_for(violations)
+
+    @staticmethod
+    def error_for(violations: Iterable[SecurityViolation]) -> SecurityError:
+        """The exception for a refused cell (a runtime's `ExecutionResult.error`, as upstream)."""
+        return SecurityError(violations)
 
     def _run_rules(self, cell: Cell, skip_magic: bool = False) -> list[SecurityViolation]:
         found: list[SecurityViolation] = []

@@ -165,7 +165,7 @@ async def test_dump_and_load_round_trip_on_each_runtime(kind, frame, tmp_path):
             "def double(v):\n    return 2 * v\n"
             "gen = (i for i in range(3))\n"
         )
-        assert result.success, result.error
+        assert result.success, result.error_text
         dump = await dump_namespace(source, tmp_path / "dump")
         manifest = json.loads((tmp_path / "dump" / "manifest.json").read_text())
         entries = {e["name"]: e for e in manifest["variables"]}
@@ -191,7 +191,7 @@ async def test_dump_and_load_round_trip_on_each_runtime(kind, frame, tmp_path):
         series = await target.retrieve("series")
         assert series.name == "xs" and series.equals(frame["x"].rename("xs"))
         check = await target.execute("print(double(21), arr.sum(), meta['tags'], pair, np.pi > 3)")
-        assert check.success, check.error
+        assert check.success, check.error_text
         assert check.output.strip() == "42 45 ['a', 'b'] (1, 2) True"
     finally:
         await source.stop()

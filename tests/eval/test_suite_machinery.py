@@ -304,7 +304,9 @@ async def test_upstream_style_agent_renders_functions_with_their_doc():
         "    Convert a distance in miles to kilometres.\n</functions>"
     ) in system
     assert isinstance(runtime.injected["miles_to_km"], Function)
-    assert not any(isinstance(i, Type) for i in runtime.injected.values())
+    # The frames' class is injected automatically (as upstream does), never as a schema.
+    types = [i for i in runtime.injected.values() if isinstance(i, Type)]
+    assert all(t.automatic and not t.include_schema for t in types)
     await runtime.stop()
 
 

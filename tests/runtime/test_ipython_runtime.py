@@ -20,7 +20,7 @@ async def test_state_persists_and_retrieve_returns_live_object(rt):
     frame = pd.DataFrame({"a": [1, 2]})
     rt.inject(Variable("df", frame, "input"))
     result = await rt.execute("df['b'] = df['a'] * 10\ntotal = int(df['b'].sum())")
-    assert result.success, result.error
+    assert result.success, result.error_text
     assert await rt.retrieve("total") == 30
     assert (await rt.retrieve("df")) is frame  # in-process: the same object
     assert "df" in result.changed and "total" in result.changed
@@ -64,8 +64,8 @@ async def test_error_traceback_is_short_and_named(rt):
     result = await rt.execute("def f():\n    return {}['missing']\nf()")
     assert not result.success
     assert result.error_type == "KeyError"
-    assert result.error.splitlines()[-1] == "KeyError: 'missing'"
-    assert "<cell>" in result.error and "IPython" not in result.error
+    assert result.error_text.splitlines()[-1] == "KeyError: 'missing'"
+    assert "<cell>" in result.error_text and "IPython" not in result.error_text
 
 
 async def test_syntax_error(rt):
@@ -115,7 +115,7 @@ async def test_interrupt_method(rt):
 
 async def test_top_level_await(rt):
     result = await rt.execute("import asyncio\nawait asyncio.sleep(0)\nv = 5")
-    assert result.success, result.error
+    assert result.success, result.error_text
     assert await rt.retrieve("v") == 5
 
 

@@ -19,10 +19,10 @@ async def test_benign_cells_run_under_strict():
     try:
         for cell in RUNNABLE:
             setup = await runtime.execute(SETUP, timeout=30)
-            assert setup.success, setup.error
+            assert setup.success, setup.error_text
             result = await runtime.execute(cell.code, timeout=30)
             if not result.success:
-                failures.append(f"{cell.name}: {result.error_type}: {result.error}")
+                failures.append(f"{cell.name}: {result.error_type}: {result.error_text}")
     finally:
         await runtime.stop()
     assert not failures, "\n".join(failures)

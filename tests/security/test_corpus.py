@@ -124,7 +124,7 @@ async def test_proofs_work_unchecked_and_strict_blocks_them(checkers):
         for escape in PROVEN:
             result = await runtime.execute(escape.proof, timeout=30)
             if not result.success:
-                failures.append(f"{escape.proof!r} failed unchecked: {result.error}")
+                failures.append(f"{escape.proof!r} failed unchecked: {result.error_text}")
             if not checkers["strict"].check(escape.proof):
                 failures.append(f"strict let the proof through: {escape.proof!r}")
     finally:

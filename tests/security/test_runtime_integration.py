@@ -34,7 +34,7 @@ async def test_runtime_refuses_magics_and_shell_escapes(policy, tmp_path):
             assert result.blocked, cell
             assert not result.success and result.error_type == "SecurityError"
             assert result.security_violations[0].rule == "MagicRule"
-            assert "[MagicRule]" in (result.error or "")
+            assert "[MagicRule]" in (result.error_text or "")
         # Nothing ran: a shell escape that would create a file did not.
         target = tmp_path / "made-by-shell"
         result = await runtime.execute(f"!touch {target}", timeout=10)

@@ -25,7 +25,7 @@ WIDE = (
 
 async def _output(runtime, src: str) -> str:
     result = await runtime.execute(src)
-    assert result.success, result.error
+    assert result.success, result.error_text
     return result.output
 
 

@@ -32,6 +32,7 @@ from cave_tui.runtime.kernel.settings import DEFAULT_CELL_TIMEOUT, KernelSetting
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
 from cave_tui.runtime.kernel.transport import JSON_LIMIT
 from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.upstream import ErrorFeedbackMode
 
 T = TypeVar("T")
 DEFAULT_CHECKPOINT_BYTES = 256 * 1024 * 1024
@@ -79,10 +80,11 @@ class IPyKernelRuntime(Runtime):
 
     def __init__(
         self,
-        variables: list[Variable] | None = None,
         functions: list[Function] | None = None,
+        variables: list[Variable] | None = None,
         types: list[Type] | None = None,
         security_checker: Any = None,
+        error_feedback_mode: ErrorFeedbackMode = ErrorFeedbackMode.PLAIN,
         memory_limit: int | str | None = "auto",
         cell_timeout: float | None = DEFAULT_CELL_TIMEOUT,
         cwd: str | os.PathLike[str] | None = None,
@@ -99,7 +101,7 @@ class IPyKernelRuntime(Runtime):
         startup_timeout: float = 60.0,
         switch_interval: float | None = 0.0005,
     ) -> None:
-        super().__init__(variables, functions, types, security_checker)
+        super().__init__(functions, variables, types, security_checker, error_feedback_mode)
         self.connection_file = str(connection_file) if connection_file is not None else None
         self._settings = KernelSettings(
             cell_timeout=cell_timeout,
@@ -238,7 +240,7 @@ class IPyKernelRuntime(Runtime):
             timeout = self.cell_timeout
         result = await self._call(self._cells.execute(code, timeout, on_output))
         self.result_changed(result)
-        return result
+        return self.shape_error(result)
 
     async def interrupt(self) -> None:
         await self._call(self._cells.interrupt())
@@ -248,11 +250,17 @@ class IPyKernelRuntime(Runtime):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, self._exchange.decode, name, reply)
 
+    async def get_from_namespace(self, name: str) -> Any:
+        """`retrieve` (upstream's kernel runtime also raises KeyError for a missing name)."""
+        return await self.retrieve(name)
+
     async def namespace_summary(self) -> list[VarInfo]:
-        return await self._call(self._namespace.summary(self.descriptions()))
+        rows = await self._call(self._namespace.summary(self.descriptions()))
+        return self.without_automatic_types(rows)
 
     async def namespace_listing(self) -> list[VarInfo]:
-        return await self._call(self._namespace.summary(self.descriptions(), limit=None))
+        rows = await self._call(self._namespace.summary(self.descriptions(), limit=None))
+        return self.without_automatic_types(rows)
 
     async def detail(self, name: str) -> Detail:
         """Computed in the kernel: a 2-million-row frame never crosses to the host."""

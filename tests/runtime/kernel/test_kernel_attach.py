@@ -47,7 +47,7 @@ async def test_attach_runs_cells_and_moves_values(attached, manager):
     attached.inject(Variable("frame", pd.DataFrame({"v": [1, 2]})))
     await attached.ainject(Function(triple))
     result = await attached.execute("frame['w'] = frame.v.map(triple)\ntotal = int(frame.w.sum())")
-    assert result.success, result.error
+    assert result.success, result.error_text
     assert await attached.retrieve("total") == 9
     pd.testing.assert_frame_equal(
         await attached.retrieve("frame"), pd.DataFrame({"v": [1, 2], "w": [3, 6]})
@@ -81,7 +81,7 @@ async def test_a_cell_that_ignores_the_interrupt_is_reported_not_waited_for(atta
         "import hashlib\nhashlib.pbkdf2_hmac('sha256', b'x', b'y', 10**9)", timeout=0.5
     )
     assert result.timed_out and result.error_type == "Timeout"
-    assert "cannot kill an attached kernel" in result.error
+    assert "cannot kill an attached kernel" in result.error_text
 
 
 async def test_kernel_gone_mid_cell_is_reported_quickly(attached, manager):
@@ -94,4 +94,4 @@ async def test_kernel_gone_mid_cell_is_reported_quickly(attached, manager):
     assert result.error_type == "KernelDied"
     after = await attached.execute("1")
     assert not after.success and after.error_type == "KernelUnavailable"
-    assert "cannot restart a kernel it did not start" in after.error
+    assert "cannot restart a kernel it did not start" in after.error_text

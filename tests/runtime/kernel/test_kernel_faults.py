@@ -61,7 +61,7 @@ gen = (i for i in range(3))
 
 async def _assert_state_back(rt) -> None:
     check = await rt.execute("print(a, helper(2), box.v, js.dumps([1]), int(frame.k.sum()))")
-    assert check.success, check.error
+    assert check.success, check.error_text
     assert check.output == "1 6 7 [1] 6\n"
     pd.testing.assert_frame_equal(await rt.retrieve("frame"), pd.DataFrame({"k": [1, 2, 3]}))
 
@@ -73,7 +73,7 @@ async def test_os_exit_is_detected_at_once_and_state_is_restored(rt):
     result = await rt.execute("import os\nos._exit(1)")
     assert time.monotonic() - started < 10  # detection is immediate; the rest is the restart
     assert not result.success and result.error_type == "KernelDied"
-    assert "exited with status 1" in result.error
+    assert "exited with status 1" in result.error_text
     assert rt.kernel_pid != old
     notice = result.notice or ""
     assert "restarted" in notice and "Lost: gen (" in notice
@@ -85,8 +85,8 @@ async def test_os_exit_is_detected_at_once_and_state_is_restored(rt):
 async def test_segfault_through_ctypes(rt):
     assert (await rt.execute(STATE)).success
     result = await rt.execute("import ctypes\nctypes.string_at(0)")
-    assert result.error_type == "KernelDied" and "segmentation fault" in result.error
-    assert "Segmentation fault" in result.error  # the kernel's own fatal-error line
+    assert result.error_type == "KernelDied" and "segmentation fault" in result.error_text
+    assert "Segmentation fault" in result.error_text  # the kernel's own fatal-error line
     assert "Lost: gen" in (result.notice or "")
     await _assert_state_back(rt)
 
@@ -100,7 +100,7 @@ async def test_deep_recursion_past_the_c_stack(rt):
         "        return repr(self)\nrepr(R())",
         timeout=30,
     )
-    assert result.error_type == "KernelDied" and "segmentation fault" in result.error
+    assert result.error_type == "KernelDied" and "segmentation fault" in result.error_text
     assert (await rt.execute("a + 1")).output == "2\n"
 
 
@@ -112,8 +112,8 @@ async def test_very_deep_python_recursion_fails_fast(rt):
         "import sys\nsys.setrecursionlimit(300_000)\ndef f(n):\n    return f(n + 1)\nf(0)",
         timeout=30,
     )
-    assert result.error_type in ("RecursionError", "MemoryError"), result.error
-    assert "frames omitted" in result.error and len(result.error) < 5000
+    assert result.error_type in ("RecursionError", "MemoryError"), result.error_text
+    assert "frames omitted" in result.error_text and len(result.error_text) < 5000
     assert time.monotonic() - started < 20
     assert (await rt.execute("1 + 1")).output == "2\n"
 
@@ -121,11 +121,11 @@ async def test_very_deep_python_recursion_fails_fast(rt):
 async def test_memory_blowup_under_the_limit(rt):
     pid = rt.kernel_pid
     result = await rt.execute("x = []\nwhile True:\n    x.append(bytearray(10**7))")
-    assert not result.success and result.error_type == "MemoryError", result.error
+    assert not result.success and result.error_type == "MemoryError", result.error_text
     if rt.kernel_pid == pid:  # RLIMIT_AS: a MemoryError, the kernel lives on
         assert "memory limit" in (result.notice or "")
         freed = await rt.execute("n = len(x)\ndel x\nprint(n > 5)")
-        assert freed.output == "True\n", freed.error
+        assert freed.output == "True\n", freed.error_text
     assert (await rt.execute("y = [0] * 1000\nlen(y)")).output == "1000\n"
 
 
@@ -147,7 +147,7 @@ async def test_fork_bomb_is_bounded_and_cleaned_up(rt):
         timeout=2,
     )
     assert result.timed_out and result.error_type == "Timeout"
-    assert "killed and restarted" in result.error
+    assert "killed and restarted" in result.error_text
     assert rt.kernel_pid != old
     if "pids" in cgroups:
         events = Path(cgroups["pids"], "pids.events")
@@ -177,7 +177,7 @@ async def test_gil_holding_c_call_is_killed_after_the_grace(rt):
         "import hashlib\nhashlib.pbkdf2_hmac('sha256', b'x', b'y', 10**9)", timeout=1
     )
     assert result.timed_out and result.interrupted and result.error_type == "Timeout"
-    assert "interrupt did not stop it" in result.error
+    assert "interrupt did not stop it" in result.error_text
     assert rt.kernel_pid != old and "restarted" in (result.notice or "")
     assert await rt.retrieve("kept") == "yes"
 

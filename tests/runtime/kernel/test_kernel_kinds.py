@@ -82,7 +82,7 @@ async def test_a_cell_that_ignores_the_interrupt_is_killed_with_its_owned_kernel
     old = owned.kernel_pid
     result = await owned.execute(IGNORES_INTERRUPT, timeout=0.5)
     assert owned.last_outcome is CellOutcome.KILLED
-    assert result.error_type == "Timeout" and "killed and restarted" in (result.error or "")
+    assert result.error_type == "Timeout" and "killed and restarted" in (result.error_text or "")
     assert owned.kernel_pid not in (None, old)
 
 
@@ -158,7 +158,7 @@ async def test_an_attached_cell_that_ignores_the_interrupt_is_stuck_not_killed(a
     pid = manager.provisioner.pid
     result = await attached.execute(IGNORES_INTERRUPT, timeout=0.5)
     assert attached.last_outcome is CellOutcome.STUCK
-    assert result.timed_out and "cannot kill an attached kernel" in (result.error or "")
+    assert result.timed_out and "cannot kill an attached kernel" in (result.error_text or "")
     assert manager.is_alive() and manager.provisioner.pid == pid
     # The kernel stays busy with that cell; the manager's teardown shuts it down.
 

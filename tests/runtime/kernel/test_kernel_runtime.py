@@ -86,10 +86,10 @@ async def test_same_results_as_the_in_process_runtime(kernel, code):
     assert got.success == expected.success
     assert got.output == expected.output
     assert got.error_type == expected.error_type
-    if expected.error:
-        assert got.error.splitlines()[-1] == expected.error.splitlines()[-1]
-        assert "<cell>" in got.error or got.error_type == "SyntaxError"
-        assert "ipykernel" not in got.error and "IPython" not in got.error
+    if expected.error_text:
+        assert got.error_text.splitlines()[-1] == expected.error_text.splitlines()[-1]
+        assert "<cell>" in got.error_text or got.error_type == "SyntaxError"
+        assert "ipykernel" not in got.error_text and "IPython" not in got.error_text
     assert sorted(got.changed) == sorted(expected.changed)
     assert sorted(got.deleted) == sorted(expected.deleted)
     assert got.notice is None
@@ -101,7 +101,7 @@ async def test_output_streams_warnings_and_last_value(kernel):
         "warnings.warn('careful')\n6*7"
     )
     result = await kernel.execute(code)
-    assert result.success, result.error
+    assert result.success, result.error_text
     assert "out" in result.output and "err" in result.output and "careful" in result.output
     assert result.output.rstrip().endswith("42")
 
@@ -115,7 +115,7 @@ async def test_changed_and_deleted(kernel):
 
 async def test_top_level_await(kernel):
     result = await kernel.execute("import asyncio\nawait asyncio.sleep(0)\nv = 5")
-    assert result.success, result.error
+    assert result.success, result.error_text
     assert await kernel.retrieve("v") == 5
 
 
@@ -225,7 +225,7 @@ except OSError:
     root_home = []
 """
     result = await kernel.execute(code)
-    assert result.success, result.error
+    assert result.success, result.error_text
     assert await kernel.retrieve("signal_result") == "denied"
     assert await kernel.retrieve("environ_result") != "read"
     assert await kernel.retrieve("visible") is False  # /proc mounted with hidepid
@@ -387,7 +387,7 @@ async def test_forged_kernel_bytes_are_refused_by_the_host(kernel, tmp_path):
                 f"_cave_transport.encode_for_host = lambda value, **kw: ({codec!r}, {{}}, "
                 "[pickle.dumps(evil)])\nx = 1"
             )
-            assert forged.success, forged.error
+            assert forged.success, forged.error_text
             with pytest.raises(UnsafeObjectError):
                 await kernel.retrieve("x")
             assert not marker.exists()
@@ -427,7 +427,7 @@ async def test_injected_frame_and_array_are_copies(kernel):
     result = await kernel.execute(
         "df['a'] = df['a'] * 2\narr += 1\nsums = (int(df.a.sum()), float(arr.sum()))"
     )
-    assert result.success, result.error
+    assert result.success, result.error_text
     assert await kernel.retrieve("sums") == (12, 10.0)  # the kernel saw the injected copy
     assert frame["a"].tolist() == [100, 2, 3] and array.tolist() == [-1.0, 1.0, 2.0, 3.0]
     pd.testing.assert_frame_equal(await kernel.retrieve("df"), pd.DataFrame({"a": [2, 4, 6]}))
@@ -457,7 +457,7 @@ async def test_inject_closure_lambda_instance_and_type(kernel):
     result = await kernel.execute(
         "out = (add(1), square(7), counter.bump(), counter.bump(), Counter(0).bump())"
     )
-    assert result.success, result.error
+    assert result.success, result.error_text
     assert await kernel.retrieve("out") == (11, 49, 6, 7, 1)
     assert counter.n == 5  # the host's instance is untouched
     rows = {r.name: r for r in await kernel.namespace_summary()}
@@ -549,7 +549,7 @@ async def test_interrupt_method_and_external_sigint(kernel):
     await asyncio.sleep(0.5)
     os.kill(pid, signal.SIGINT)  # a SIGINT from outside the runtime
     result = await asyncio.wait_for(task, 10)
-    assert result.interrupted and "KeyboardInterrupt" in result.error
+    assert result.interrupted and "KeyboardInterrupt" in result.error_text
     assert kernel.kernel_pid == pid and (await kernel.execute("k > 0")).output == "True\n"
 
 
@@ -566,7 +566,7 @@ async def test_cancelling_execute_stops_the_cell(kernel):
 
 async def test_recursion_error_is_an_ordinary_error(kernel):
     result = await kernel.execute("def f(n):\n    return f(n + 1)\nf(0)")
-    assert result.error_type == "RecursionError" and "[… " in result.error
+    assert result.error_type == "RecursionError" and "[… " in result.error_text
     assert (await kernel.execute("1 + 1")).output == "2\n"
 
 
