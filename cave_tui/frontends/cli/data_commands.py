@@ -1,9 +1,9 @@
-"""Command-line glue for data and sessions, kept apart from `cli.py` so edits do not collide.
+"""The command line's data and session options, `cave run`'s one turn, and `cave replay`.
 
 `@data_options` adds `--inject/--load/--dump/--trust/--resume/--sessions-dir` to any
 typer command and hands them over as one `DataOptions`; `run_task` runs one recorded
-turn with pre-seeding, dumping (also on SIGTERM/SIGHUP and after an unhandled error)
-and resume; `register_data_commands` adds `cave replay`.
+turn (or one slash command) through the shared session lifecycle, also ending it on
+SIGTERM/SIGHUP and after an unhandled error; `register_data_commands` adds `cave replay`.
 """
 
 from __future__ import annotations

@@ -8,21 +8,17 @@ Output goes to stdout (Markdown through Rich), errors and warnings to stderr; wi
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-import time
-from collections.abc import AsyncIterable, Coroutine
-from pathlib import Path
+from collections.abc import AsyncIterable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markdown import Markdown
 
 from cave_tui.agent import events as ev
-from cave_tui.agent.display import RichDisplay
-from cave_tui.app.commands.data import progress_line
 from cave_tui.app.commands.registry import Severity
+from cave_tui.app.console_front_end import ConsoleFrontEnd
 
 if TYPE_CHECKING:
     from cave_tui.app.services import AppServices
@@ -31,8 +27,10 @@ if TYPE_CHECKING:
 QUIET_STYLES = ("", "info", "success", "dim")  # shown on stdout; the rest go to stderr
 
 
-class CliFrontEnd:
+class CliFrontEnd(ConsoleFrontEnd):
     """`FrontEnd` for one command line run non-interactively."""
+
+    replay_pause = 0.0  # nobody watches the steps go by
 
     def __init__(
         self,
@@ -43,14 +41,11 @@ class CliFrontEnd:
         console: Console | None = None,
         errors: Console | None = None,
     ) -> None:
-        self.services = services
+        super().__init__(services, console or Console(highlight=False))
         self.as_json = as_json
         self.yes = yes
-        self.console = console or Console(highlight=False)
         self.errors = errors or Console(stderr=True, highlight=False)
         self.failed = False  # an error was printed
-        self._work: list[asyncio.Task[Any]] = []
-        self._last_progress = 0.0
 
     def _event(self, event: ev.Event) -> None:
         sys.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
@@ -75,17 +70,9 @@ class CliFrontEnd:
         return self.yes
 
     def progress(self, progress: Progress, label: str) -> None:
-        now = time.monotonic()
-        if self.as_json or progress.elapsed < 1.0 or now - self._last_progress < 1.0:
-            return
-        self._last_progress = now
-        self.errors.print(progress_line(progress, label), markup=False)
-
-    def theme_names(self) -> list[str]:
-        return []
-
-    def current_theme(self) -> str:
-        return ""
+        text = None if self.as_json else self.progress_text(progress, label)
+        if text is not None:
+            self.errors.print(text, markup=False)
 
     def quit(self) -> None:
         pass  # the run ends after its one command anyway
@@ -96,26 +83,14 @@ class CliFrontEnd:
     def set_theme(self, name: str) -> None:
         self.print("Themes are not available in `cave run`.", style="warning")
 
-    def insert(self, text: str, *, replace: bool = False) -> None:
-        pass  # there is no input line
-
-    def refresh_status(self) -> None:
-        pass  # there is no status line
-
-    def show(self, name: str) -> None:
-        self._start(self._show(name))
-
     def render(self, event: Any) -> None:
         if self.as_json:
             self._event(event)
         else:
-            RichDisplay(self.console).render(event)
+            super().render(event)
 
     def replay_events(self, events: AsyncIterable[Any]) -> None:
         self.print("Replaying events is not available in `cave run`.", style="warning")
-
-    def replay_session(self, folder: Path, *, speed: float = 1.0, trust: bool = False) -> None:
-        self._start(self._replay(folder, speed, trust))
 
     def session_loaded(self, transcript: list[Any]) -> None:
         for event in transcript:
@@ -123,38 +98,3 @@ class CliFrontEnd:
 
     def notify(self, message: str, severity: Severity = "information") -> None:
         self.print(message, style="" if severity == "information" else "warning")
-
-    # -- work a command started ----------------------------------------------------------
-    def _start(self, work: Coroutine[Any, Any, None]) -> None:
-        self._work.append(asyncio.ensure_future(work))
-
-    async def drain(self) -> None:
-        """Wait for what the command started (its errors are printed, not raised)."""
-        while self._work:
-            await asyncio.gather(self._work.pop(0), return_exceptions=True)
-
-    async def _show(self, name: str) -> None:
-        try:
-            detail = await self.services.runtime.detail(name)
-        except KeyError as exc:
-            self.print(str(exc).strip("'\""), style="error")
-            return
-        self.print(detail.to_markdown())
-
-    async def _replay(self, folder: Path, speed: float, trust: bool) -> None:
-        from cave_tui.session import replay_session
-
-        try:
-            result = await replay_session(
-                folder,
-                runtime=self.services.runtime,
-                render=self.render,
-                speed=speed,
-                pause=0.0,
-                trust=trust,
-            )
-        except Exception as exc:
-            self.print(f"cannot replay {folder}: {exc}", style="error")
-            return
-        self.services.continue_from(result.agent)
-        self.print(result.report(), style="success" if result.ok else "warning")

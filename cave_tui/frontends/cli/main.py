@@ -47,7 +47,7 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
     "skills": (("--skills",), "Also load Agent Skills from this directory.", str),
     "max_steps": (("--max-steps",), "Model calls allowed per turn [10].", int),
     "plain": (("--plain",), "Line-mode REPL (prompt_toolkit) instead of the app.", bool),
-    # data and sessions (issue 7), wired by cave_tui.app.startup
+    # data and sessions, wired by cave_tui.app.startup
     "inject": (
         ("--inject",),
         "Load PATH[:NAME] (or pkg:MODULE.ATTR[:NAME]) into the namespace; repeatable.",

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import time
 from collections.abc import AsyncIterable, Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
@@ -26,13 +24,13 @@ from rich.text import Text
 from cave_tui.agent import events as ev
 from cave_tui.agent.display import RichDisplay, fold
 from cave_tui.app.commands import CommandContext, load_commands, registry
-from cave_tui.app.commands.data import progress_line
 from cave_tui.app.commands.registry import Severity
 from cave_tui.app.config import history_path
+from cave_tui.app.console_front_end import ConsoleFrontEnd
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
 
 if TYPE_CHECKING:
-    from cave_tui.dataio.progress import Progress
+    pass
 
 STYLES = {"error": "bold red", "warning": "yellow", "success": "green", "info": ""}
 
@@ -48,20 +46,13 @@ class SlashCompleter(Completer):
             yield Completion(name, start_position=-len(text), display_meta=help_)
 
 
-class ReplFrontEnd:
+class ReplFrontEnd(ConsoleFrontEnd):
     """`FrontEnd` for line mode: what has no meaning here (an inspector) does nothing."""
 
     def __init__(self, services: AppServices, console: Console, session: PromptSession[str]):
-        self.services = services
-        self.console = console
+        super().__init__(services, console)
         self.session = session
         self.quit_requested = False
-        self._tasks: set[asyncio.Future[Any]] = set()
-        self._last_progress = 0.0
-
-    @property
-    def runtime(self) -> Any:
-        return self.services.runtime
 
     def print(self, text: str, *, style: str = "") -> None:
         rich_style = STYLES.get(style, "")
@@ -77,20 +68,6 @@ class ReplFrontEnd:
             return False
         return answer.strip().lower() in ("y", "yes")
 
-    def progress(self, progress: Progress, label: str) -> None:
-        """A line at most once a second, after the first second (loads are mostly quick)."""
-        now = time.monotonic()
-        if progress.elapsed < 1.0 or now - self._last_progress < 1.0:
-            return
-        self._last_progress = now
-        self.print(progress_line(progress, label), style="dim")
-
-    def theme_names(self) -> list[str]:
-        return []
-
-    def current_theme(self) -> str:
-        return ""
-
     def quit(self) -> None:
         self.quit_requested = True
 
@@ -100,62 +77,14 @@ class ReplFrontEnd:
     def set_theme(self, name: str) -> None:
         self.print("Themes are not available in --plain mode.", style="warning")
 
-    def insert(self, text: str, *, replace: bool = False) -> None:
-        pass  # the next prompt starts empty
-
-    def refresh_status(self) -> None:
-        pass  # no status line in line mode
-
-    def show(self, name: str) -> None:
-        self.start(self._show(name))
-
-    def render(self, event: Any) -> None:
-        RichDisplay(self.console).render(event)
-
     def replay_events(self, events: AsyncIterable[Any]) -> None:
         self.print("Replaying events is not available in --plain mode.", style="warning")
-
-    def replay_session(self, folder: Path, *, speed: float = 1.0, trust: bool = False) -> None:
-        self.start(self._replay(folder, speed=speed, trust=trust))
 
     def session_loaded(self, transcript: list[Any]) -> None:
         draw_transcript(self.console, transcript)
 
     def notify(self, message: str, severity: Severity = "information") -> None:
         self.print(message, style="warning" if severity != "information" else "")
-
-    def start(self, work: Any) -> None:
-        """Run *work* (a coroutine) before the next prompt (see `drain`)."""
-        self._tasks.add(asyncio.ensure_future(work))
-
-    async def drain(self) -> None:
-        """Wait for what a command started (a detail view, a replay) before the next prompt."""
-        while self._tasks:
-            task = self._tasks.pop()
-            await asyncio.gather(task, return_exceptions=True)
-
-    async def _replay(self, folder: Any, speed: float = 1.0, trust: bool = False) -> None:
-        """Replay a session into this namespace (printed), then go on live from it."""
-        from cave_tui.session import replay_session
-
-        try:
-            await self.services.start()
-            result = await replay_session(
-                folder,
-                runtime=self.services.runtime,
-                render=RichDisplay(self.console).render,
-                speed=speed,
-                trust=trust,
-            )
-        except Exception as exc:
-            self.print(f"cannot replay {folder}: {exc}", style="error")
-            return
-        self.services.continue_from(result.agent)
-        self.console.print(Text(result.report(), style="green" if result.ok else "yellow"))
-
-    async def _show(self, name: str) -> None:
-        detail = await self.runtime.detail(name)
-        self.console.print(Markdown(detail.to_markdown()))
 
 
 async def run_turn(services: AppServices, task: str, console: Console) -> None:

@@ -1,0 +1,112 @@
+"""`ConsoleFrontEnd`: what the two line-based front ends (`--plain`, `cave run`) share.
+
+They print to a Rich console, have no themes, input line or status line, and run the
+work a command starts (a detail view, a replay) as tasks awaited by `drain()` before the
+next prompt or the end of the run. Each subclass says how it prints and asks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from cave_tui.agent.display import RichDisplay
+from cave_tui.app.commands.data import progress_line
+
+if TYPE_CHECKING:
+    from cave_tui.app.services import AppServices
+    from cave_tui.dataio.progress import Progress
+
+
+class ConsoleFrontEnd:
+    """The shared half of a `FrontEnd` over a Rich console; subclasses add `print`,
+    `confirm`, `quit`, `clear`, `set_theme`, `replay_events` and `notify`."""
+
+    replay_pause: float | None = None  # seconds between replayed steps (None: the default)
+
+    def __init__(self, services: AppServices, console: Console) -> None:
+        self.services = services
+        self.console = console
+        self._tasks: list[asyncio.Future[Any]] = []
+        self._last_progress = 0.0
+
+    def print(self, text: str, *, style: str = "") -> None:
+        raise NotImplementedError
+
+    def progress_text(self, progress: Progress, label: str) -> str | None:
+        """A progress line at most once a second, after the first second (loads are mostly
+        quick); None when no line is due."""
+        now = time.monotonic()
+        if progress.elapsed < 1.0 or now - self._last_progress < 1.0:
+            return None
+        self._last_progress = now
+        return progress_line(progress, label)
+
+    def progress(self, progress: Progress, label: str) -> None:
+        text = self.progress_text(progress, label)
+        if text is not None:
+            self.print(text, style="dim")
+
+    def theme_names(self) -> list[str]:
+        return []
+
+    def current_theme(self) -> str:
+        return ""
+
+    def insert(self, text: str, *, replace: bool = False) -> None:
+        pass  # there is no input line to put text in
+
+    def refresh_status(self) -> None:
+        pass  # there is no status line
+
+    def render(self, event: Any) -> None:
+        RichDisplay(self.console).render(event)
+
+    def show(self, name: str) -> None:
+        self.start(self._show(name))
+
+    def replay_session(self, folder: Path, *, speed: float = 1.0, trust: bool = False) -> None:
+        self.start(self._replay(folder, speed, trust))
+
+    # -- work a command started ----------------------------------------------------------
+    def start(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run *work* before the next prompt, or before the run ends (see `drain`)."""
+        self._tasks.append(asyncio.ensure_future(work))
+
+    async def drain(self) -> None:
+        """Wait for what a command started (its errors are printed, not raised)."""
+        while self._tasks:
+            await asyncio.gather(self._tasks.pop(0), return_exceptions=True)
+
+    async def _show(self, name: str) -> None:
+        try:
+            detail = await self.services.runtime.detail(name)
+        except KeyError as exc:
+            self.print(str(exc).strip("'\""), style="error")
+            return
+        self.print(detail.to_markdown())
+
+    async def _replay(self, folder: Path, speed: float, trust: bool) -> None:
+        """Replay a session into this namespace, then go on live from it."""
+        from cave_tui.session import replay_session
+
+        try:
+            await self.services.start()
+            result = await replay_session(
+                folder,
+                runtime=self.services.runtime,
+                render=self.render,
+                speed=speed,
+                pause=self.replay_pause,
+                trust=trust,
+            )
+        except Exception as exc:
+            self.print(f"cannot replay {folder}: {exc}", style="error")
+            return
+        self.services.continue_from(result.agent)
+        self.print(result.report(), style="success" if result.ok else "warning")
