@@ -48,7 +48,7 @@ from upstream_prompt import (
 
 from cave_tui import CaveAgent
 from cave_tui.agent import events as ev
-from cave_tui.agent.core import _merge_consecutive
+from cave_tui.agent.messages import merge_consecutive
 from cave_tui.models.base import Message, Model
 from cave_tui.runtime import Function, IPythonRuntime, Type, Variable
 
@@ -74,7 +74,7 @@ class UpstreamStyleAgent(CaveAgent):
     async def build_request(self) -> list[Message]:
         sections = upstream_sections(self.runtime.injected.values())
         system = self.system_prompt(sections)
-        return _merge_consecutive([{"role": "system", "content": system}, *self.history])
+        return merge_consecutive([{"role": "system", "content": system}, *self.history])
 
 
 def make_agent(prompt: str, model: Model, runtime: Any, **kwargs: Any) -> CaveAgent:

@@ -3,49 +3,36 @@
 One step: build the request (stable system prompt, history, live namespace at
 the end) → stream the model's reply → extract its code → run it (the runtime
 applies the security checker) → shape the observation → repeat, until a reply
-has no code (the final answer) or `max_steps` is reached.
-
-Over 400 lines: it is the loop and its per-turn state, which the steps share. What each
-step calls lives beside it (prompt, extraction, observation, answer_checks, recovery,
-given, tips, compaction, subagents).
+has no code (the final answer) or `max_steps` is reached. Policies (agent/policies/)
+may intervene at each point; the loop itself owns no heuristic.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from enum import StrEnum
+from collections import Counter
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from cave_tui.agent import events as ev
-from cave_tui.agent.answer_checks import (
-    ALREADY_RAN_NOTE,
-    doubt_note,
-    empty_note,
-    empty_results,
-    misspelt_note,
-    misspelt_values,
-    result_names,
-)
+from cave_tui.agent.events import InterventionKind
 from cave_tui.agent.extraction import extract_code
 from cave_tui.agent.final_answer import (
     DEFINE_CODE,
     FINAL_NAME,
-    NOT_DONE_NOTE,
     MarkedAnswerFilter,
-    is_bare_answer,
     take_final_answer,
 )
-from cave_tui.agent.given import given_note, kept_given, rebound_given
-from cave_tui.agent.observation import (
-    error_hints,
-    frame_columns,
-    frame_keys,
-    frame_levels,
-    repeated_failure_note,
-    shape_result,
+from cave_tui.agent.messages import close_open_fence, merge_consecutive, normalize_message
+from cave_tui.agent.observation import shape_result
+from cave_tui.agent.policies import (
+    DEFAULT_PRESET,
+    AgentPolicy,
+    Intervention,
+    PolicyPipeline,
+    resolve_policies,
 )
 from cave_tui.agent.prompt import (
     DEFAULT_INSTRUCTIONS,
@@ -59,112 +46,26 @@ from cave_tui.agent.prompt import (
     render_template,
     uses_inline_namespace,
 )
-from cave_tui.agent.recovery import MAX_REWINDS, failure_summary, rewound_request
-from cave_tui.agent.tips import tips_text
-from cave_tui.models.adapt import stream_items
-from cave_tui.models.base import (
-    Completion,
-    ContextOverflowError,
-    Message,
-    Model,
-    ModelError,
-    RetryNotice,
-    TextDelta,
-    Usage,
-)
+from cave_tui.agent.response import AgentResponse, AgentStatus, ExecutionStatus
+from cave_tui.agent.streaming import Reply, stream_reply
+from cave_tui.agent.turn import Answer, CellRecord, Turn
+from cave_tui.models.base import Message, Model, ModelError, Usage
 from cave_tui.runtime.base import ExecutionResult, Runtime
 from cave_tui.runtime.summary import VarInfo
 
-MAX_CONTINUATIONS = 3
-MAX_OVERFLOW_RETRIES = 3  # reactive compactions per model call before giving up
-CONTINUE_PROMPT = "Your reply was cut off by the output limit. Continue exactly where it stopped."
-TEXT_FLUSH_CHARS = 24
+__all__ = ["AgentResponse", "AgentStatus", "CaveAgent", "ExecutionStatus", "close_open_fence"]
+
 SKIPPED_NOTE = "The user chose not to run that code block; it did not run. Continue without it."
 SKIPPED_NOTICE = "code skipped by the user"
 # Generation stops where the first code block closes: the block runs next, so anything
 # after it (an explanation, a predicted output) would be thrown away, at ~10 tokens/s locally.
 CODE_END_STOP = "\n```\n"
-REWIND_NOTICE = "failed attempts left the model's context; it retries with their errors noted"
-
-
-def close_open_fence(text: str) -> str:
-    """*text* with its last code fence closed, when a stop sequence cut the closing one."""
-    lines = text.rstrip().splitlines()
-    fences = [i for i, line in enumerate(lines) if line.lstrip().startswith("```")]
-    # Odd, and the last fence opens a block (code follows it): the stop cut its close.
-    if len(fences) % 2 and fences[-1] < len(lines) - 1:
-        return text.rstrip("\n") + "\n```"
-    return text
+DEFAULT_CONTEXT_WINDOW = 128_000  # upstream's default: compaction on, at ~77% of it
 
 
 def edited_note(code: str) -> str:
     """Tells the model its code was replaced by the user's edit before it ran."""
     return f"The user edited your code before running it; this ran instead:\n```python\n{code}\n```"
-
-
-class AgentStatus(StrEnum):
-    """How a run ended. `SUCCESS` is upstream's name for `COMPLETED` (the same member)."""
-
-    COMPLETED = "completed"
-    MAX_STEPS_REACHED = "max_steps_reached"
-    ERROR = "error"
-    CANCELLED = "cancelled"
-    SUCCESS = "completed"  # upstream CaveAgent's ExecutionStatus.SUCCESS
-
-
-ExecutionStatus = AgentStatus  # upstream CaveAgent's name for the status enum
-
-DEFAULT_CONTEXT_WINDOW = 128_000  # upstream's default: compaction on, at ~77% of it
-
-
-@dataclass
-class AgentResponse:
-    """The outcome of one `CaveAgent.run()`."""
-
-    content: str
-    status: AgentStatus
-    steps: int
-    code_snippets: list[str] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    elapsed: float = 0.0
-    error: str | None = None
-    max_steps: int = 0  # the limit the run had
-
-    @property
-    def completed(self) -> bool:
-        return self.status is AgentStatus.COMPLETED
-
-    @property
-    def steps_taken(self) -> int:
-        """Upstream's name for `steps`."""
-        return self.steps
-
-    @property
-    def token_usage(self) -> Usage:
-        """Upstream's name for `usage` (prompt_tokens, completion_tokens, total_tokens)."""
-        return self.usage
-
-
-def _normalize_message(message: Any) -> Message:
-    if isinstance(message, dict):
-        return {"role": message["role"], "content": message.get("content") or ""}
-    to_dict = getattr(message, "to_dict", None)  # upstream's message classes (cave_tui.types)
-    if callable(to_dict):
-        return _normalize_message(to_dict())
-    role = getattr(message, "role", None)
-    role = getattr(role, "value", role)
-    return {"role": str(role), "content": str(getattr(message, "content", ""))}
-
-
-def _merge_consecutive(messages: list[Message]) -> list[Message]:
-    """Join same-role neighbours (left by an aborted turn) so every provider accepts them."""
-    out: list[Message] = []
-    for message in messages:
-        if out and out[-1]["role"] == message["role"] and message["role"] != "system":
-            out[-1] = {**out[-1], "content": out[-1]["content"] + "\n\n" + message["content"]}
-        else:
-            out.append(dict(message))
-    return out
 
 
 class CaveAgent:
@@ -193,6 +94,7 @@ class CaveAgent:
         final_answer: bool = True,
         loop_temperature: float | None = 0.7,
         rewind: bool = True,
+        policies: str | Sequence[Any] | None = None,
     ) -> None:
         if runtime is None:
             from cave_tui.runtime.ipython import IPythonRuntime
@@ -225,30 +127,17 @@ class CaveAgent:
         # A model that resends code that just failed is stuck (at temperature 0 it always
         # will be): the next call samples at this temperature, once, to get out of it.
         self.loop_temperature = loop_temperature
-        # After two failures in a row (or a resent failure), the failed exchanges leave
-        # the context and their errors go under the request: see recovery.py.
-        self.rewind = rewind
-        self._repeats = 0  # consecutive resends of failed code
-        # The turn in progress, for rewinds and the empty-answer check (see recovery.py).
-        self._turn: Message | None = None
-        self._turn_task = ""
-        self._turn_failures: list[str] = []
-        self._failed_in_row = 0
-        self._rewinds = 0
-        self._checked = False  # an empty answer or a missing result questioned
-        self._wanted: list[str] = []
-        self._before: set[str] = set()
-        self._stored: set[str] = set()
-        self._ran: list[str] = []  # this turn's cells that ran without error
+        self._pipeline = PolicyPipeline(())
+        self.policies = policies if policies is not None else DEFAULT_PRESET
+        if not rewind:  # upstream-era switch, kept: the same as leaving the policy out
+            self.policies = [p for p in self.policies if p.name != "rewind"]
+        self._turn: Turn | None = None
         self.usage = Usage()  # across all runs of this agent
         self.history: list[Message] = [
-            _normalize_message(m)
+            normalize_message(m)
             for m in (messages or [])
-            if _normalize_message(m)["role"] != "system"
+            if normalize_message(m)["role"] != "system"
         ]
-        self._last_failed_code: str | None = None
-        self._last_failed_type: str | None = None
-        self._answer: str | None = None  # set by a cell that called final_answer()
         self._compactor: Any = None
         self._skill_bridge: Any = None
         # Called with each cell's result; each returns text appended to the observation
@@ -307,7 +196,7 @@ class CaveAgent:
     @messages.setter
     def messages(self, messages: list[Any]) -> None:
         """Replace the conversation (a leading system message is rebuilt, not kept)."""
-        kept = [_normalize_message(m) for m in messages]
+        kept = [normalize_message(m) for m in messages]
         self.history[:] = [m for m in kept if m["role"] != "system"]
 
     def build_system_prompt(self) -> str:
@@ -357,24 +246,40 @@ class CaveAgent:
 
     async def build_request(self) -> list[Message]:
         """The messages for the next model call: stable prefix first, namespace last."""
+        turn = self._turn
         if uses_inline_namespace(self.system_prompt_template):
-            rows = await self.runtime.namespace_summary()
+            rows = await self._rows()
             system = self.system_prompt(legacy_sections(rows))
-            return _merge_consecutive([{"role": "system", "content": system}, *self.history])
-        request = _merge_consecutive(
+            return merge_consecutive([{"role": "system", "content": system}, *self.history])
+        request = merge_consecutive(
             [{"role": "system", "content": self.system_prompt()}, *self.history]
         )
-        rows = await self.runtime.namespace_summary()
-        namespace = self._describe(rows)
-        tips = tips_text(self._turn_task or _last_user_text(self.history), rows)
-        if tips:
-            namespace = f"{namespace}\n{tips}"
+        namespace = self._describe(await self._rows())
+        if turn is not None:
+            tips = await self._pipeline.before_request(turn)
+            namespace = "\n".join([namespace, *(tip.text for tip in tips)])
+            turn.memo["tips"] = tips
         last = request[-1]
         if last["role"] == "user":
             request[-1] = {**last, "content": f"{namespace}\n\n{last['content']}"}
         else:
             request.append({"role": "user", "content": namespace})
         return request
+
+    async def _rows(self) -> list[VarInfo]:
+        if self._turn is not None:
+            return await self._turn.rows()
+        return await self.runtime.namespace_summary()
+
+    @property
+    def policies(self) -> list[AgentPolicy]:
+        """The policies that may intervene in a turn (see agent/policies/)."""
+        return self._pipeline.policies
+
+    @policies.setter
+    def policies(self, spec: str | Sequence[Any]) -> None:
+        """A preset or spec ("guided,-tips") or a list of names and policy objects."""
+        self._pipeline = PolicyPipeline(resolve_policies(spec))
 
     # -- running -----------------------------------------------------------------
     async def run(self, task: str) -> AgentResponse:
@@ -426,33 +331,32 @@ class CaveAgent:
         started = time.monotonic()
         run_usage = Usage()
         snippets: list[str] = []
+        counts: Counter[str] = Counter()
         self.history.append({"role": "user", "content": task})
-        self._repeats = 0
-        self._turn, self._turn_task = self.history[-1], task
-        self._turn_failures, self._failed_in_row = [], 0
-        # Result names the request asks for, and the names defined before it: see recovery.py.
-        self._wanted = result_names(task)
-        self._before = {r.name for r in await self._summary()} if self._wanted else set()
-        self._stored, self._ran = set(), []
-        self._rewinds, self._checked = 0, False
+        turn = self._turn = Turn(task, self.history[-1], self.history, self.runtime)
         yield self._emit(ev.UserEvent(content=task))
         last_text = ""
         step = 0
 
         def done(status: AgentStatus, content: str, error: str | None = None) -> _Done:
             self.usage = self.usage + run_usage
-            return _Done(
-                response=AgentResponse(
-                    content=content,
-                    status=status,
-                    steps=step,
-                    code_snippets=snippets,
-                    usage=run_usage,
-                    elapsed=time.monotonic() - started,
-                    error=error,
-                    max_steps=self.max_steps,
-                )
+            response = AgentResponse(
+                content=content,
+                status=status,
+                steps=step,
+                code_snippets=snippets,
+                usage=run_usage,
+                elapsed=time.monotonic() - started,
+                error=error,
+                max_steps=self.max_steps,
+                interventions=dict(counts),
             )
+            return _Done(response)
+
+        def told(iv: Intervention) -> ev.Event:
+            counts[iv.policy] += 1
+            event = ev.InterventionEvent(content=iv.text, step=step, policy=iv.policy, kind=iv.kind)
+            return self._emit(event)
 
         try:
             while step < self.max_steps:
@@ -462,31 +366,45 @@ class CaveAgent:
                     async for event in self._compactor.maybe_compact(step):
                         yield self._emit(event)
                     run_usage = run_usage + self._compactor.take_usage()  # summariser calls
-                reply = _Reply()
+                reply = Reply()
+                options: dict[str, Any] = {"stop": [CODE_END_STOP]} if self.stop_after_code else {}
+                if turn.resample and self.loop_temperature is not None:
+                    options["temperature"] = min(self.loop_temperature * turn.resample, 1.0)
                 try:
-                    async for event in self._call_model(step, reply):
+                    async for event in stream_reply(
+                        self.model,
+                        self.build_request,
+                        reply,
+                        step,
+                        options,
+                        self.history,
+                        self._compactor,
+                    ):
                         yield self._emit(event)
                 except ModelError as exc:
                     if reply.text:
                         self.history.append({"role": "assistant", "content": reply.text})
                     run_usage = run_usage + reply.usage
-                    kind = exc.kind
-                    yield self._emit(ev.ErrorEvent(content=str(exc), step=step, kind=kind))
+                    yield self._emit(ev.ErrorEvent(content=str(exc), step=step, kind=exc.kind))
                     yield done(AgentStatus.ERROR, str(exc), error=str(exc))
                     return
+                for tip in turn.memo.pop("tips", []):
+                    if tip.text not in turn.memo.setdefault("tips shown", set()):
+                        turn.memo["tips shown"].add(tip.text)
+                        yield told(tip)
                 run_usage = run_usage + reply.usage
                 text = close_open_fence(reply.text) if self.stop_after_code else reply.text
                 last_text = text
-                self.history.append({"role": "assistant", "content": text})
+                reply_message: Message = {"role": "assistant", "content": text}
+                self.history.append(reply_message)
                 code = extract_code(text, self.python_block_identifier)
-                if code is None and not self._checked:
-                    note = self._doubt(await self._summary())
-                    if note:  # asked once per turn, as for an empty answer
-                        self._checked = True
-                        self.history.append({"role": "user", "content": note})
-                        yield self._emit(ev.NoticeEvent(content=note, step=step))
-                        continue
                 if code is None:
+                    doubts = await self._pipeline.before_answer(turn, Answer(text))
+                    if doubts:
+                        self.history.append({"role": "user", "content": _joined(doubts)})
+                        for doubt in doubts:
+                            yield told(doubt)
+                        continue
                     yield self._emit(ev.FinalResponseEvent(content=text, step=step))
                     yield done(AgentStatus.COMPLETED, text)
                     return
@@ -496,36 +414,34 @@ class CaveAgent:
                     approved = await self.approve(code)
                     if approved is None:
                         self.history.append({"role": "user", "content": SKIPPED_NOTE})
+                        kind = ev.NoticeKind.CODE_SKIPPED
                         yield self._emit(
-                            ev.NoticeEvent(
-                                content=SKIPPED_NOTICE, step=step, kind=ev.NoticeKind.CODE_SKIPPED
-                            )
+                            ev.NoticeEvent(content=SKIPPED_NOTICE, step=step, kind=kind)
                         )
                         continue
                     if approved.strip() != code.strip():
                         code = snippets[-1] = approved
                         self.history.append({"role": "user", "content": edited_note(code)})
+                        source = ev.CodeSource.EDITED
                         yield self._emit(
-                            ev.CodeEvent(
-                                content=code, code=code, step=step, source=ev.CodeSource.EDITED
-                            )
+                            ev.CodeEvent(content=code, code=code, step=step, source=source)
                         )
-                self._answer = None
-                async for event in self._execute(step, code):
-                    yield self._emit(event)
-                answer = self._take_answer()
-                if answer is not None:  # the cell called final_answer() and succeeded
-                    self.history.append({"role": "assistant", "content": answer})
+                answer: list[str] = []
+                async for item in self._execute(turn, step, code, reply_message, answer):
+                    yield told(item) if isinstance(item, Intervention) else self._emit(item)
+                if answer:  # the cell called final_answer(), succeeded and was not doubted
+                    self.history.append({"role": "assistant", "content": answer[0]})
+                    source = ev.AnswerSource.FINAL_ANSWER
                     yield self._emit(
-                        ev.FinalResponseEvent(
-                            content=answer, step=step, source=ev.AnswerSource.FINAL_ANSWER
-                        )
+                        ev.FinalResponseEvent(content=answer[0], step=step, source=source)
                     )
-                    yield done(AgentStatus.COMPLETED, answer)
+                    yield done(AgentStatus.COMPLETED, answer[0])
                     return
         except asyncio.CancelledError:
             self._note_cancelled()
             raise
+        finally:
+            self._turn = None
         yield self._emit(
             ev.MaxStepsReachedEvent(
                 content=f"Stopped after {self.max_steps} steps without a final answer.", step=step
@@ -533,287 +449,123 @@ class CaveAgent:
         )
         yield done(AgentStatus.MAX_STEPS_REACHED, last_text)
 
-    def _take_answer(self) -> str | None:
-        """The answer the last cell gave with final_answer(), if any; cleared."""
-        answer, self._answer = self._answer, None
-        return answer
-
     def _note_cancelled(self) -> None:
         """Leave the history valid after a cancelled turn: it must end with a user turn or reply."""
         if self.history and self.history[-1]["role"] == "assistant":
             self.history.append({"role": "user", "content": "[The user interrupted this step.]"})
 
-    async def _call_model(self, step: int, reply: _Reply) -> AsyncIterator[ev.Event]:
-        """Stream one reply into *reply*, continuing it when cut by the output limit."""
-        request = await self.build_request()
-        options: dict[str, Any] = {"stop": [CODE_END_STOP]} if self.stop_after_code else {}
-        if self._repeats and self.loop_temperature is not None:
-            options["temperature"] = min(self.loop_temperature * self._repeats, 1.0)
-        overflow_retries = 0
-        continuations = 0
-        while True:
-            pending = ""
-            finish: str | None = None
-            attempt_text = ""
-            try:
-                async for item in stream_items(self.model, request, **options):
-                    if isinstance(item, TextDelta):
-                        attempt_text += item.text
-                        pending += item.text
-                        if len(pending) >= TEXT_FLUSH_CHARS or "\n" in item.text:
-                            yield ev.TextEvent(content=pending, step=step)
-                            pending = ""
-                    elif isinstance(item, RetryNotice):
-                        if pending:
-                            yield ev.TextEvent(content=pending, step=step)
-                            pending = ""
-                        if item.discard_partial:
-                            attempt_text = ""
-                        yield ev.RetryEvent(
-                            content=f"retry {item.attempt} in {item.delay:.1f}s: {item.reason}",
-                            step=step,
-                            attempt=item.attempt,
-                            delay=item.delay,
-                        )
-                    elif isinstance(item, Completion):
-                        finish = item.finish_reason
-                        reply.usage = reply.usage + item.usage
-                        if self._compactor is not None and continuations == 0:
-                            self._compactor.observe_usage(
-                                item.usage, item.usage_reported, len(self.history)
-                            )
-                        yield ev.UsageEvent(
-                            step=step,
-                            prompt_tokens=item.usage.prompt_tokens,
-                            completion_tokens=item.usage.completion_tokens,
-                            total_tokens=item.usage.total_tokens,
-                            run_prompt_tokens=reply.usage.prompt_tokens,
-                            run_completion_tokens=reply.usage.completion_tokens,
-                            reported=item.usage_reported,
-                        )
-            except ContextOverflowError:
-                if self._compactor is None or overflow_retries >= MAX_OVERFLOW_RETRIES:
-                    raise
-                overflow_retries += 1
-                async for event in self._compactor.compact_now(step, reactive=True):
-                    yield event
-                reply.usage = reply.usage + self._compactor.take_usage()
-                request = await self.build_request()
-                continue
-            except asyncio.CancelledError:
-                reply.text += attempt_text
-                if reply.text:
-                    self.history.append(
-                        {"role": "assistant", "content": reply.text + "\n[interrupted by the user]"}
-                    )
-                raise
-            if pending:
-                yield ev.TextEvent(content=pending, step=step)
-            reply.text += attempt_text
-            if finish == "length" and continuations < MAX_CONTINUATIONS:
-                continuations += 1
-                yield ev.NoticeEvent(
-                    content=(
-                        "reply cut by the output limit; "
-                        f"continuing ({continuations}/{MAX_CONTINUATIONS})"
-                    ),
-                    step=step,
-                )
-                request = [
-                    *request,
-                    {"role": "assistant", "content": attempt_text},
-                    {"role": "user", "content": CONTINUE_PROMPT},
-                ]
-                continue
+    async def _execute(
+        self, turn: Turn, step: int, code: str, reply: Message, answer: list[str]
+    ) -> AsyncIterator[ev.Event | Intervention]:
+        """Run one cell unless a policy refuses it; an accepted final answer goes in *answer*."""
+        refusal = await self._pipeline.before_cell(turn, code)
+        if refusal is not None:
+            self._refused(turn, step, code, refusal)
+            yield refusal
             return
-
-    async def _execute(self, step: int, code: str) -> AsyncIterator[ev.Event]:
-        normalized = _normalize(code)
-        if self._last_failed_code is not None and normalized == self._last_failed_code:
-            self._repeats += 1
-            if self._rewind():
-                yield ev.NoticeEvent(content=REWIND_NOTICE, step=step)
-                return
-            note = repeated_failure_note(self._last_failed_type)
-            # The copy is dropped: fed back, it makes the next reply copy it once more.
-            # The note goes on the failed cell's observation, and the next call samples.
-            if len(self.history) >= 2 and self.history[-1]["role"] == "assistant":
-                self.history.pop()
-                last = self.history[-1]
-                if note not in last["content"]:
-                    self.history[-1] = {**last, "content": f"{last['content']}\n{note}"}
-            else:
-                self.history.append({"role": "user", "content": note})
-            yield ev.ExecutionErrorEvent(
-                content=note, step=step, error=note, error_type="RepeatedFailure"
-            )
-            return
-        self._repeats = 0
-        if self._ran and _normalize(self._ran[-1]) == normalized and FINAL_NAME not in code:
-            # The same cell again after it ran without error: a loop, not progress.
-            note = "" if self._checked else self._doubt(await self._summary())
-            self._checked = True
-            note = note or ALREADY_RAN_NOTE
-            self.history.append({"role": "user", "content": note})
-            yield ev.NoticeEvent(content=note, step=step)
-            return
-        if self.final_answer and self._last_failed_code is not None and is_bare_answer(code):
-            if self._rewind():
-                yield ev.NoticeEvent(content=REWIND_NOTICE, step=step)
-                return
-            self.history.append({"role": "user", "content": NOT_DONE_NOTE})
-            yield ev.ExecutionErrorEvent(
-                content=NOT_DONE_NOTE, step=step, error=NOT_DONE_NOTE, error_type="NotDone"
-            )
-            return
-        result: ExecutionResult | None = None
-        rebound = rebound_given(code, self.runtime.injected, self._turn_task)
-        if rebound:  # an empty injected variable is an output slot to fill (given.py)
-            rebound = kept_given(rebound, await self._summary())
-        if rebound:  # not run: it would replace the user's objects
-            note = given_note(rebound)
-            result = ExecutionResult(success=False, error=note, error_type="GivenReplaced")
-        elif self.final_answer and FINAL_NAME in code:
+        turn.resample = 0
+        if self.final_answer and FINAL_NAME in code:
             await self.runtime.execute(DEFINE_CODE)  # (re)defined here: see final_answer.py
+        result: ExecutionResult | None = None
         try:
+            marks = MarkedAnswerFilter() if self.final_answer else None
             # Events of sub-agents driven by this cell arrive while it runs.
-            if result is None:
-                marks = MarkedAnswerFilter() if self.final_answer else None
-                async for item in self._subagents.execute(code, self.max_exec_timeout, step):
-                    if isinstance(item, ExecutionResult):
-                        result = item
-                    elif marks is not None and _own_output(item):
-                        item.content = marks.feed(item.content)  # the answer is shown apart
-                        if item.content or item.dropped:
-                            yield item
-                    else:
+            async for item in self._subagents.execute(code, self.max_exec_timeout, step):
+                if isinstance(item, ExecutionResult):
+                    result = item
+                elif marks is not None and _own_output(item):
+                    item.content = marks.feed(item.content)  # the answer is shown apart
+                    if item.content or item.dropped:
                         yield item
+                else:
+                    yield item
         except asyncio.CancelledError:
             self.history.append({"role": "user", "content": "Execution interrupted by the user."})
             raise
         except Exception as exc:  # the runtime itself failed (e.g. kernel could not start)
-            result = ExecutionResult(
-                success=False, error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__
-            )
+            error = f"{type(exc).__name__}: {exc}"
+            result = ExecutionResult(success=False, error=error, error_type=type(exc).__name__)
         assert result is not None
-        if self.final_answer:
-            self._answer = take_final_answer(result)
-        appendix = "".join(hook(result) for hook in self._result_hooks)
-        hints: list[str] = []
-        if not result.success:
-            rows = await self._summary()
-            frames = frame_columns(rows)
-            hints = error_hints(code, result, frames, frame_levels(rows), frame_keys(rows))
-            hints += [misspelt_note(pair) for pair in self._misspelt(code, frames)]
-        observation = shape_result(result, self.max_exec_output, hints) + appendix
-        if result.success:
-            self._stored.update(result.changed)
-            self._ran.append(code)
-        if result.success and self._answer is not None and not self._checked:
-            # Asked once per turn: a second final_answer is accepted as it is.
-            rows = await self._summary()
-            empty = empty_results(rows, result.changed)
-            doubt = "" if empty else self._doubt(rows)
-            if empty:
-                misspelt = self._misspelt(code, frame_columns(rows))
-                observation += "\n" + empty_note(empty, misspelt)
-            elif doubt:
-                observation += "\n" + doubt
-            if empty or doubt:
-                self._checked = True
-                self._answer = None
-        self.history.append({"role": "user", "content": observation})
-        if result.success:
-            self._last_failed_code = None
-            self._failed_in_row = 0
-            yield ev.ExecutionOutputEvent(
-                content=observation,
-                step=step,
-                output=result.output,
-                changed=list(result.changed),
-                duration=result.duration,
-            )
+        given = take_final_answer(result) if self.final_answer else None
+        cell = CellRecord(code, result, step, messages=[reply])
+        turn.record(cell)
+        notes = await self._pipeline.after_cell(turn, cell)
+        hints = [n.text for n in notes if n.kind is InterventionKind.HINT]
+        observation = shape_result(result, self.max_exec_output, hints)
+        observation += "".join(hook(result) for hook in self._result_hooks)
+        observation += "".join(f"\n{n.text}" for n in notes if n.kind is InterventionKind.KEEP)
+        doubts: list[Intervention] = []
+        if given is not None:
+            doubts = await self._pipeline.before_answer(turn, Answer(given, cell))
+            observation += "".join(f"\n{d.text}" for d in doubts)
+        message: Message = {"role": "user", "content": observation}
+        self.history.append(message)
+        cell.messages.append(message)
+        yield _outcome_event(result, observation, step)
+        for note in notes:
+            rewind = note.kind is InterventionKind.REWIND
+            if not rewind or turn.rewind(note.request):
+                turn.resample += rewind and note.resample
+                yield note
+        for doubt in doubts:
+            yield doubt
+        if given is not None and not doubts:
+            answer.append(given)
+
+    def _refused(self, turn: Turn, step: int, code: str, refusal: Intervention) -> None:
+        """Record a cell a policy did not run; feed its note back (a REWIND already was)."""
+        turn.record(CellRecord(code, ExecutionResult(success=False), step, ran=False))
+        turn.resample += refusal.resample
+        if refusal.kind is InterventionKind.REWIND:
             return
-        self._last_failed_code = normalized
-        self._last_failed_type = result.error_type
-        self._turn_failures.append(failure_summary(result, hints))
-        self._failed_in_row += 1
-        rewound = self._failed_in_row >= 2 and self._rewind()
-        if result.blocked:
-            yield ev.SecurityErrorEvent(
-                content=observation,
-                step=step,
-                violations=[_violation_dict(v) for v in result.security_violations],
-            )
+        history = self.history
+        if refusal.retract and len(history) >= 2 and history[-1]["role"] == "assistant":
+            history.pop()  # fed back, the copy makes the next reply copy it once more
+            last = history[-1]
+            if refusal.text not in last["content"]:
+                history[-1] = {**last, "content": f"{last['content']}\n{refusal.text}"}
+                for cell in turn.cells:  # the observation keeps its place in a rewind
+                    cell.messages = [history[-1] if m is last else m for m in cell.messages]
         else:
-            yield ev.ExecutionErrorEvent(
-                content=observation,
-                step=step,
-                output=result.output,
-                error=result.error_text or "",
-                error_type=result.error_type or "",
-                changed=list(result.changed),
-                duration=result.duration,
-                timed_out=result.timed_out,
-            )
-        if rewound:
-            yield ev.NoticeEvent(content=REWIND_NOTICE, step=step)
-
-    def _misspelt(self, code: str, frames: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
-        columns = [column for frame in frames.values() for column in frame]
-        return misspelt_values(code, self._turn_task, columns)
-
-    def _doubt(self, rows: list[VarInfo]) -> str:
-        """Why the turn's answer is not given yet, or "" (answer_checks.doubt_note)."""
-        return doubt_note(
-            self._wanted, rows, self._turn_task, self._stored, self._before, self._ran
-        )
-
-    def _rewind(self) -> bool:
-        """Drop this turn's failed exchanges; note their errors under the request.
-
-        False (nothing done) when rewinds are off or used up, or when compaction has
-        replaced the turn's request since it was sent.
-        """
-        if not self.rewind or self._rewinds >= MAX_REWINDS or not self._turn_failures:
-            return False
-        start = next((i for i, m in enumerate(self.history) if m is self._turn), None)
-        if start is None:
-            return False
-        self._rewinds += 1
-        self._failed_in_row = 0
-        del self.history[start + 1 :]
-        content = rewound_request(self._turn_task, self._turn_failures)
-        self._turn = self.history[start] = {"role": "user", "content": content}
-        return True
-
-    async def _summary(self) -> list[VarInfo]:
-        try:
-            return await self.runtime.namespace_summary()
-        except Exception:
-            return []
+            history.append({"role": "user", "content": refusal.text})
 
     # -- conveniences ----------------------------------------------------------------
     def reset_history(self) -> None:
         self.history.clear()
-        self._last_failed_code = None
+
+
+def _joined(interventions: list[Intervention]) -> str:
+    return "\n".join(iv.text for iv in interventions)
+
+
+def _outcome_event(result: ExecutionResult, observation: str, step: int) -> ev.Event:
+    """The event of a cell that ran: its output, its error or its blocked code."""
+    if result.success:
+        return ev.ExecutionOutputEvent(
+            content=observation,
+            step=step,
+            output=result.output,
+            changed=list(result.changed),
+            duration=result.duration,
+        )
+    if result.blocked:
+        violations = [_violation_dict(v) for v in result.security_violations]
+        return ev.SecurityErrorEvent(content=observation, step=step, violations=violations)
+    return ev.ExecutionErrorEvent(
+        content=observation,
+        step=step,
+        output=result.output,
+        error=result.error_text or "",
+        error_type=result.error_type or "",
+        changed=list(result.changed),
+        duration=result.duration,
+        timed_out=result.timed_out,
+    )
 
 
 def _own_output(item: Any) -> bool:
     """A streamed chunk of this agent's own cell (a sub-agent's is tagged with its name)."""
     return isinstance(item, ev.OutputEvent) and item.agent is None
-
-
-def _normalize(code: str) -> str:
-    return "\n".join(line.rstrip() for line in code.strip().splitlines())
-
-
-def _last_user_text(history: list[Message]) -> str:
-    """The newest user message's text: the request, for callers that fill history by hand."""
-    for message in reversed(history):
-        if message.get("role") == "user" and isinstance(message.get("content"), str):
-            return message["content"]
-    return ""
 
 
 def _violation_dict(v: Any) -> dict[str, Any]:
@@ -823,12 +575,6 @@ def _violation_dict(v: Any) -> dict[str, Any]:
         "lineno": getattr(v, "lineno", None),
         "col": getattr(v, "col", getattr(v, "col_offset", None)),
     }
-
-
-@dataclass
-class _Reply:
-    text: str = ""
-    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass

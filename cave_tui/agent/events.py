@@ -36,6 +36,7 @@ class EventType(StrEnum):
     COMPACTING = "compacting"
     COMPACTED = "compacted"
     NOTICE = "notice"
+    INTERVENTION = "intervention"
 
 
 @dataclass
@@ -222,13 +223,33 @@ class NoticeEvent(Event):
     kind: NoticeKind = NoticeKind.INFO
 
 
+class InterventionKind(StrEnum):
+    """What a policy's intervention does to the turn (agent/policies/)."""
+
+    TIP = "tip"  # text added to the next request
+    REFUSE = "refuse"  # a cell not run
+    HINT = "hint"  # text added to a failed cell's observation
+    KEEP = "keep"  # an object the user gave was rebound; its original is kept
+    DOUBT = "doubt"  # an answer questioned before it is accepted
+    REWIND = "rewind"  # failed exchanges left the model's context
+
+
+@dataclass
+class InterventionEvent(Event):
+    """A policy acted on the turn: `content` is what the model was told."""
+
+    type: EventType = EventType.INTERVENTION
+    policy: str = ""
+    kind: InterventionKind = InterventionKind.HINT
+
+
 EVENT_CLASSES: dict[EventType, type[Event]] = {
     cls.type: cls
     for cls in (
         UserEvent, StepEvent, TextEvent, CodeEvent, ExecutionOutputEvent, ExecutionErrorEvent,
         ExecutionOutputExceededEvent, SecurityErrorEvent, FinalResponseEvent,
         MaxStepsReachedEvent, RetryEvent, UsageEvent, ErrorEvent, CancelledEvent,
-        CompactingEvent, CompactedEvent, NoticeEvent,
+        CompactingEvent, CompactedEvent, NoticeEvent, InterventionEvent,
     )
 }  # fmt: skip
 

@@ -16,7 +16,6 @@ that fails after calling it goes on as any failure does.
 
 from __future__ import annotations
 
-import ast
 import re
 
 from cave_tui.runtime.base import ExecutionResult
@@ -82,32 +81,3 @@ class MarkedAnswerFilter:
             self._closed = not text
             text = text.removeprefix("\r").removeprefix("\n")
         return "".join(out)
-
-
-NOT_DONE_NOTE = (
-    "The last code failed, so the task is not done and that answer was not given. Fix the "
-    "error; if the task cannot be done, say why in plain text."
-)
-
-
-def is_bare_answer(code: str) -> bool:
-    """The cell only calls final_answer() with fixed text: it computes nothing.
-
-    Right after a failed cell this is a model giving up by echoing (often the error hint
-    itself) while claiming the task is done; the agent does not accept it as an answer.
-    """
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return False
-    calls = [
-        node for node in tree.body if not isinstance(node, ast.Import | ast.ImportFrom | ast.Pass)
-    ]
-    return bool(calls) and all(
-        isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Call)
-        and isinstance(node.value.func, ast.Name)
-        and node.value.func.id == FINAL_NAME
-        and all(isinstance(arg, ast.Constant) for arg in node.value.args)
-        for node in calls
-    )

@@ -387,11 +387,3 @@ def _cut_traceback(error: str, limit: int) -> str:
         return cut_middle(last, limit)
     rest = "\n".join(lines[:-1])
     return cut_middle(rest, limit - len(last) - 1) + "\n" + last
-
-
-def repeated_failure_note(error_type: str | None) -> str:
-    kind = error_type or "an error"
-    return (
-        f"You sent this same failing code ({kind}) again; it was not re-run, as it would fail "
-        "the same way. Write different code that removes the cause."
-    )

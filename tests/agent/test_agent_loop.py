@@ -89,22 +89,6 @@ async def test_max_steps_reached():
     assert response.steps == 3
 
 
-async def test_repeated_failing_code_is_not_rerun():
-    model = ScriptedModel(
-        [
-            "```python\ncounter = globals().get('counter', 0) + 1\nraise ValueError('bad')\n```",
-            "```python\ncounter = globals().get('counter', 0) + 1\nraise ValueError('bad')\n```",
-            "giving up",
-        ]
-    )
-    agent = CaveAgent(model, rewind=False)  # with rewinds: tests/agent/test_recovery.py
-    events = [e async for e in agent.stream_events("try")]
-    assert await agent.runtime.retrieve("counter") == 1
-    errors = [e for e in events if e.type is EventType.EXECUTION_ERROR]
-    assert errors[1].error_type == "RepeatedFailure"
-    assert "not re-run" in model.requests[2][-1]["content"]
-
-
 async def test_provider_error_ends_run_and_conversation_stays_usable():
     model = ScriptedModel([ContextOverflowError("prompt too long"), "recovered"])
     agent = CaveAgent(model, context_window=None)  # no compaction to recover with

@@ -11,30 +11,19 @@ import pandas as pd
 
 from cave_tui.agent import CaveAgent
 from cave_tui.agent import events as ev
-from cave_tui.agent.answer_checks import (
-    ALREADY_RAN_NOTE,
-    MISSING_VALUES_NOTE,
-    CodedResult,
-    coded_results,
-    codes_note,
-    column_note,
-    columns_not_added,
-    keeps_missing,
-    missing_note,
-    ones_for_counts,
-    ones_note,
-    pair_note,
-    reduced_before_combined,
-    separate_modes,
-    stored_as,
-    text_for_numbers,
-    text_note,
-    type_note,
-    wrong_types,
-)
 from cave_tui.agent.observation import error_hints, frame_columns, frame_levels
+from cave_tui.agent.policies.already_ran import ALREADY_RAN_NOTE
+from cave_tui.agent.policies.codes_for_names import CodedResult, coded_results, codes_note
+from cave_tui.agent.policies.column_not_added import column_note, columns_not_added
+from cave_tui.agent.policies.counts_of_one import ones_for_counts, ones_note
+from cave_tui.agent.policies.early_reduce import reduced_before_combined
+from cave_tui.agent.policies.missing_result import missing_note, stored_as
+from cave_tui.agent.policies.missing_values import MISSING_VALUES_NOTE, keeps_missing
+from cave_tui.agent.policies.pair_modes import pair_note, separate_modes
+from cave_tui.agent.policies.text_for_numbers import text_for_numbers, text_note
+from cave_tui.agent.policies.tips import tips_text
+from cave_tui.agent.policies.wrong_type import type_note, wrong_types
 from cave_tui.agent.prompt import describe_namespace
-from cave_tui.agent.tips import tips_text
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import IPythonRuntime, Variable, links
 from cave_tui.runtime.base import ExecutionResult
@@ -236,7 +225,9 @@ async def test_a_mode_stored_where_counts_were_asked_is_questioned(runtime):
     )
     size = "```python\nn = flights.groupby('carrier').size()\nfinal_answer(n.to_string())\n```"
     model = ScriptedModel([mode, size])
-    await CaveAgent(model, runtime).run("Count the flights of each carrier; store them in `n`.")
+    await CaveAgent(model, runtime, policies="strict").run(
+        "Count the flights of each carrier; store them in `n`."
+    )
     assert "`n` holds text values" in model.requests[1][-1]["content"]
     assert (await runtime.retrieve("n")).to_dict() == {"AA": 2, "UA": 1}
 
@@ -412,7 +403,7 @@ async def test_a_comparison_over_missing_values_the_request_leaves_out_is_questi
         "final_answer(f'{share:.2f}')\n```"
     )
     model = ScriptedModel([keeps, drops])
-    response = await CaveAgent(model, runtime).run(
+    response = await CaveAgent(model, runtime, policies="strict").run(
         "Store in `share` the share of rows with x over 15; leave out the missing x."
     )
     assert MISSING_VALUES_NOTE in model.requests[1][-1]["content"]

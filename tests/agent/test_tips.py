@@ -1,8 +1,8 @@
 """Pandas idioms shown only to the requests that need them (agent/tips.py)."""
 
 from cave_tui.agent import CaveAgent
+from cave_tui.agent.policies.tips import MAX_TIPS, TIPS_HEADER, tips_for, tips_text
 from cave_tui.agent.prompt import DEFAULT_SYSTEM_INSTRUCTIONS
-from cave_tui.agent.tips import MAX_TIPS, TIPS_HEADER, tips_for, tips_text
 from cave_tui.models import ScriptedModel
 
 

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from cave_tui import CaveAgent
-from cave_tui.agent.core import CODE_END_STOP, close_open_fence
+from cave_tui.agent.core import CODE_END_STOP
+from cave_tui.agent.messages import close_open_fence
 from cave_tui.agent.observation import (
     FILE_HINT,
     PRECEDENCE_HINT,
@@ -267,22 +268,6 @@ async def test_namespace_comes_first_in_the_latest_message_and_never_in_history(
     assert all("Namespace (live)" not in m["content"] for m in agent.history)
 
 
-async def test_resent_failed_code_makes_the_next_call_sample(runtime):
-    bad = "```python\nflights['nope']\n```"
-    model = ScriptedModel([bad, bad, bad, "```python\nok = 1\n```", "Done."])
-    agent = CaveAgent(model, runtime, final_answer=False, rewind=False)
-    response = await agent.run("go")
-    assert response.content == "Done."
-    # The resent copies never reach the model again; the note rides on the failed observation.
-    assert [m["content"] for m in agent.history].count(bad) == 1
-    assert "not re-run" in model.requests[2][-1]["content"]
-    temperatures = [o.get("temperature") for o in model.options]
-    assert temperatures == [None, None, 0.7, 1.0, None]  # escalates, then back to the default
-    off = ScriptedModel([bad, bad, "Gave up."])
-    await CaveAgent(off, runtime, loop_temperature=None, rewind=False).run("go")
-    assert all("temperature" not in o for o in off.options)
-
-
 async def test_a_failed_cell_reports_only_changes_made_before_the_failing_line(runtime):
     failed = await runtime.execute(
         "import pandas as pd\nflights = pd.read_csv('nope.csv')\nflights['b'] = 1"
@@ -291,19 +276,3 @@ async def test_a_failed_cell_reports_only_changes_made_before_the_failing_line(r
     partly = await runtime.execute("flights['c'] = 2\n1/0\nflights['d'] = 1")
     assert partly.changed == ["flights"]
     assert list((await runtime.retrieve("flights")).columns) == ["carrier", "dep_delay", "c"]
-
-
-async def test_an_echoed_answer_right_after_a_failure_is_not_taken(runtime):
-    model = ScriptedModel(
-        [
-            "```python\nflights['nope']\n```",
-            "```python\nfinal_answer('No file is needed: use `flights`.')\n```",
-            "```python\nn = len(flights)\nfinal_answer(f'{n} flights')\n```",
-        ]
-    )
-    response = await CaveAgent(model, runtime, rewind=False).run("count")
-    assert response.content == "3 flights" and response.steps == 3
-    assert "task is not done" in model.requests[2][-1]["content"]
-    # After a success a fixed-text answer is fine.
-    ok = ScriptedModel(["```python\nx = 1\n```", "```python\nfinal_answer('x is set')\n```"])
-    assert (await CaveAgent(ok, runtime).run("set x")).content == "x is set"

@@ -1,4 +1,4 @@
-"""Pandas idioms shown only to requests that need them.
+"""RequestTips: pandas idioms shown only to requests that need them.
 
 A small model copies a pattern from its system prompt into tasks where it does not
 belong: with "most frequent b per a" always in view, "count the flights by tzone"
@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from cave_tui.agent.observation import entity_stem
+from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
+from cave_tui.agent.turn import Turn
 from cave_tui.runtime.summary import VarInfo
 
 MAX_TIPS = 2
@@ -119,3 +121,13 @@ def _names_tip(request: str, rows: list[VarInfo]) -> str | None:
         f"Names for codes: names = {frame}.set_index('{key}')['name'], then codes.map(names), "
         "or s.rename(index=names) for an index of codes."
     )
+
+
+class RequestTips(BasePolicy):
+    """Adds at most two pandas idioms under the namespace of a request that needs them."""
+
+    name = "tips"
+
+    async def before_request(self, turn: Turn) -> Intervention | None:
+        text = tips_text(turn.task, await turn.rows())
+        return self.act(InterventionKind.TIP, text) if text else None

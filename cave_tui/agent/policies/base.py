@@ -1,0 +1,79 @@
+"""The policy protocol: anything that intervenes in a turn, and what it can do.
+
+A policy sees the turn at four points and may return one `Intervention`:
+
+- `before_request`: a TIP, text added under the namespace of the next model call;
+- `before_cell`: a REFUSE (the cell does not run; the text is fed back) or a REWIND;
+- `after_cell`: a HINT or a KEEP (text added to the cell's observation) or a REWIND;
+- `before_answer`: a DOUBT (the answer is not accepted yet; the text is fed back).
+
+Subclass `BasePolicy` and override the points you need; pass instances to
+`CaveAgent(policies=[...])`. Every intervention reaches the user as an event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Protocol, runtime_checkable
+
+from cave_tui.agent.events import InterventionKind
+from cave_tui.agent.turn import Answer, CellRecord, Turn
+
+__all__ = ["AgentPolicy", "BasePolicy", "Intervention", "InterventionKind"]
+
+
+@dataclass(frozen=True)
+class Intervention:
+    """One policy's act on a turn. `text` is what the model is told.
+
+    REFUSE: `retract` drops the model's reply from its context (the note goes on the
+    previous observation instead), `resample` makes the next call sample.
+    REWIND: `request` is the request's new text.
+    """
+
+    policy: str
+    kind: InterventionKind
+    text: str
+    retract: bool = False
+    resample: bool = False
+    request: str = ""
+
+
+@runtime_checkable
+class AgentPolicy(Protocol):
+    """Anything that may intervene in a turn (see the module docstring)."""
+
+    name: str
+
+    async def before_request(self, turn: Turn) -> Intervention | None: ...
+
+    async def before_cell(self, turn: Turn, code: str) -> Intervention | None: ...
+
+    async def after_cell(self, turn: Turn, cell: CellRecord) -> Intervention | None: ...
+
+    async def before_answer(self, turn: Turn, answer: Answer) -> Intervention | None: ...
+
+
+class BasePolicy:
+    """A policy that does nothing: override the points you need, set `name`."""
+
+    name: ClassVar[str] = "policy"
+
+    async def before_request(self, turn: Turn) -> Intervention | None:
+        return None
+
+    async def before_cell(self, turn: Turn, code: str) -> Intervention | None:
+        return None
+
+    async def after_cell(self, turn: Turn, cell: CellRecord) -> Intervention | None:
+        return None
+
+    async def before_answer(self, turn: Turn, answer: Answer) -> Intervention | None:
+        return None
+
+    def act(self, kind: InterventionKind, text: str, **kwargs: object) -> Intervention:
+        """An intervention of this policy."""
+        return Intervention(self.name, kind, text, **kwargs)  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        return f"<policy {self.name}>"

@@ -1,0 +1,52 @@
+"""CountsOfOne: a count per group whose every value is 1: rows were reduced to one per
+group before they were counted."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
+from cave_tui.agent.policies.request import wanted
+from cave_tui.agent.policies.text_for_numbers import _NUMBER_NOUNS
+from cave_tui.agent.turn import Answer, Turn
+from cave_tui.runtime.summary import VarInfo
+
+_COUNT_WORDS = re.compile(rf"\b(?:{'|'.join(_NUMBER_NOUNS['count'])})\b", re.IGNORECASE)
+
+
+def ones_for_counts(
+    wanted: Iterable[str], rows: Iterable[VarInfo], request: str, stored: Iterable[str]
+) -> list[str]:
+    """Results of a count per group whose every value shown is 1: the rows were reduced to
+    one per group (`.first()`, `.unique()`) before they were counted."""
+    if not _COUNT_WORDS.search(request):
+        return []
+    done = set(stored)
+    found = []
+    for row in rows:
+        if row.name not in wanted or row.name not in done or row.type_name != "Series":
+            continue
+        values = row.preview.strip("[]…, ").split(", ")
+        if len(values) >= 3 and all(v == "1" for v in values):
+            found.append(row.name)
+    return found
+
+
+def ones_note(name: str) -> str:
+    return (
+        f"Every count shown in `{name}` is 1: the rows were reduced to one per group before "
+        "they were counted. Count each group's rows in the full frame (df.groupby('a').size()), "
+        f"store that in `{name}`, then call final_answer."
+    )
+
+
+class CountsOfOne(BasePolicy):
+    """Counts per group that are all 1 are questioned."""
+
+    name = "counts_of_one"
+
+    async def before_answer(self, turn: Turn, answer: Answer) -> Intervention | None:
+        found = ones_for_counts(wanted(turn), await turn.rows(), turn.task, turn.stored)
+        notes = [ones_note(n) for n in found]
+        return self.act(InterventionKind.DOUBT, "\n".join(notes)) if notes else None

@@ -1,0 +1,27 @@
+"""ErrorHints: after a cell fails, one-line hints for the error classes small models repeat."""
+
+from __future__ import annotations
+
+from cave_tui.agent.observation import error_hints, frame_columns, frame_keys, frame_levels
+from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
+from cave_tui.agent.policies.spelling import misspelt_note, misspelt_values
+from cave_tui.agent.turn import CellRecord, Turn
+
+
+class ErrorHints(BasePolicy):
+    """Explains a failed cell: a missing column's close names, a file read where data is
+    loaded, a mask without parentheses, a string spelt unlike the request."""
+
+    name = "error_hints"
+
+    async def after_cell(self, turn: Turn, cell: CellRecord) -> Intervention | None:
+        if not cell.failed or cell.result.blocked:
+            return None
+        rows = await turn.rows()
+        frames = frame_columns(rows)
+        hints = error_hints(cell.code, cell.result, frames, frame_levels(rows), frame_keys(rows))
+        columns = [column for frame in frames.values() for column in frame]
+        hints += [misspelt_note(p) for p in misspelt_values(cell.code, turn.task, columns)]
+        if not hints:
+            return None
+        return self.act(InterventionKind.HINT, "\n".join(hints))

@@ -1,0 +1,115 @@
+"""Presets and names: what `CaveAgent(policies=...)`, `--policies` and `/policies` accept.
+
+A spec is a preset name, a policy name, `-name` to leave one out, or several of those
+joined by commas ("guided,-tips"); or a list of such strings and policy objects.
+Named policies run in the order of `POLICY_CLASSES`; policy objects after them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from cave_tui.agent.policies.already_ran import AlreadyRan
+from cave_tui.agent.policies.base import AgentPolicy
+from cave_tui.agent.policies.codes_for_names import CodesForNames
+from cave_tui.agent.policies.column_not_added import ColumnNotAdded
+from cave_tui.agent.policies.counts_of_one import CountsOfOne
+from cave_tui.agent.policies.early_reduce import EarlyReduce
+from cave_tui.agent.policies.empty_answer import EmptyAnswer
+from cave_tui.agent.policies.error_hints import ErrorHints
+from cave_tui.agent.policies.keep_given import KeepGiven
+from cave_tui.agent.policies.missing_result import MissingResult
+from cave_tui.agent.policies.missing_values import MissingValues
+from cave_tui.agent.policies.not_done import NotDone
+from cave_tui.agent.policies.pair_modes import PairModes
+from cave_tui.agent.policies.repeat_guard import RepeatGuard
+from cave_tui.agent.policies.rewind import Rewind
+from cave_tui.agent.policies.text_for_numbers import TextForNumbers
+from cave_tui.agent.policies.tips import RequestTips
+from cave_tui.agent.policies.wrong_type import WrongType
+
+POLICY_CLASSES: tuple[type[Any], ...] = (
+    RequestTips,
+    ErrorHints,  # before Rewind: a rewind keeps the failure's hints
+    KeepGiven,
+    Rewind,  # before RepeatGuard and NotDone: a rewind is their stronger form
+    RepeatGuard,
+    NotDone,
+    AlreadyRan,
+    MissingResult,
+    EmptyAnswer,
+    ColumnNotAdded,
+    WrongType,
+    CodesForNames,
+    CountsOfOne,
+    EarlyReduce,
+    PairModes,
+    TextForNumbers,
+    MissingValues,
+)
+POLICY_NAMES: tuple[str, ...] = tuple(cls.name for cls in POLICY_CLASSES)
+
+_WORD_TRIGGERED = ("text_for_numbers", "missing_values")  # may question a right answer
+PRESETS: dict[str, tuple[str, ...]] = {
+    "off": (),
+    "minimal": ("error_hints", "keep_given"),
+    "guided": tuple(n for n in POLICY_NAMES if n not in _WORD_TRIGGERED),
+    "strict": POLICY_NAMES,
+}
+DEFAULT_PRESET = "guided"
+
+
+class UnknownPolicyError(ValueError):
+    """A preset or policy name that does not exist; the message lists the valid ones."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"unknown policy or preset {name!r}; presets: {', '.join(PRESETS)}; "
+            f"policies: {', '.join(POLICY_NAMES)}"
+        )
+        self.name = name
+
+
+def _tokens(spec: str) -> list[str]:
+    return [token.strip() for token in spec.split(",") if token.strip()]
+
+
+def policy_names(spec: str | Iterable[str]) -> list[str]:
+    """The policy names *spec* selects, in the canonical order; UnknownPolicyError if any
+    part names nothing."""
+    tokens = _tokens(spec) if isinstance(spec, str) else [t for s in spec for t in _tokens(s)]
+    chosen: set[str] = set()
+    for token in tokens:
+        drop = token.startswith("-")
+        name = token.removeprefix("-").removeprefix("+").strip().lower()
+        if name in PRESETS:
+            names = set(PRESETS[name])
+        elif name in POLICY_NAMES:
+            names = {name}
+        else:
+            raise UnknownPolicyError(token)
+        chosen = chosen - names if drop else chosen | names
+    return [name for name in POLICY_NAMES if name in chosen]
+
+
+def resolve_policies(spec: str | Sequence[Any] | None = None) -> list[AgentPolicy]:
+    """Fresh policy objects for *spec* (None: the default preset)."""
+    if spec is None:
+        spec = DEFAULT_PRESET
+    items: Sequence[Any] = [spec] if isinstance(spec, str) else spec
+    names = [item for item in items if isinstance(item, str)]
+    others = [item for item in items if not isinstance(item, str)]
+    by_name = {cls.name: cls for cls in POLICY_CLASSES}
+    chosen: list[AgentPolicy] = [by_name[n]() for n in policy_names(names)] if names else []
+    for item in others:
+        policy = item() if isinstance(item, type) else item
+        if not isinstance(policy, AgentPolicy):
+            raise TypeError(f"{item!r} is not a policy (see cave_tui.agent.policies.BasePolicy)")
+        chosen.append(policy)
+    return chosen
+
+
+def describe_policies() -> list[tuple[str, str]]:
+    """(name, one line) for every built-in policy, for docs and `/policies`."""
+    return [(cls.name, " ".join((cls.__doc__ or "").split())) for cls in POLICY_CLASSES]

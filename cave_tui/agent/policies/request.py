@@ -1,0 +1,61 @@
+"""What the answer checks read from a request and a cell: its syntax tree, its result names."""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+from collections.abc import Iterable
+
+from cave_tui.agent.turn import Turn
+
+
+def code_tree(code: str) -> ast.Module | None:
+    """The cell's syntax tree, or None when it does not parse (the runtime says so)."""
+    try:
+        return ast.parse(code)
+    except SyntaxError:
+        return None
+
+
+_BACKTICKED = re.compile(r"`([A-Za-z_]\w*)`")
+_STORE_WORDS = re.compile(
+    r"\b(?:store|save|assign|keep|put|make|create|build|add|name|call)\w*\b", re.IGNORECASE
+)
+
+
+def result_names(request: str) -> list[str]:
+    """Names the request asks to store results in: `name` in backticks, when it asks to store."""
+    if not _STORE_WORDS.search(request):
+        return []
+    names = dict.fromkeys(_BACKTICKED.findall(request))
+    return [name for name in names if not keyword.iskeyword(name)]
+
+
+def used_as_tool(name: str, cells: Iterable[str]) -> bool:
+    """*name* is an attribute, a called function or an import in *cells*: a method the
+    request names (`groupby`), not a result to store."""
+    for code in cells:
+        tree = code_tree(code)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == name:
+                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                called = node.func.id == name
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                called = any((a.asname or a.name).split(".")[0] == name for a in node.names)
+            else:
+                called = False
+            if called:
+                return True
+    return False
+
+
+def wanted(turn: Turn) -> list[str]:
+    """The result names of the turn's request that its cells do not use as tools."""
+    names = turn.memo.get("wanted")
+    if names is None:
+        names = turn.memo["wanted"] = result_names(turn.task)
+    return [name for name in names if not used_as_tool(name, (c.code for c in turn.cells))]

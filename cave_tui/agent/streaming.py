@@ -1,0 +1,124 @@
+"""Streaming one model reply: text in flushed pieces, retries, usage, continuations.
+
+A reply cut by the output limit is continued (up to MAX_CONTINUATIONS); a request
+over the context window is compacted and sent again (up to MAX_OVERFLOW_RETRIES).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from cave_tui.agent import events as ev
+from cave_tui.models.adapt import stream_items
+from cave_tui.models.base import (
+    Completion,
+    ContextOverflowError,
+    Message,
+    Model,
+    RetryNotice,
+    TextDelta,
+    Usage,
+)
+
+MAX_CONTINUATIONS = 3
+MAX_OVERFLOW_RETRIES = 3  # reactive compactions per model call before giving up
+CONTINUE_PROMPT = "Your reply was cut off by the output limit. Continue exactly where it stopped."
+TEXT_FLUSH_CHARS = 24
+
+
+@dataclass
+class Reply:
+    """One model reply as it streams in: its text and the usage of its calls."""
+
+    text: str = ""
+    usage: Usage = field(default_factory=Usage)
+
+
+async def stream_reply(
+    model: Model,
+    build_request: Callable[[], Awaitable[list[Message]]],
+    reply: Reply,
+    step: int,
+    options: dict[str, Any],
+    history: list[Message],
+    compactor: Any = None,
+) -> AsyncIterator[ev.Event]:
+    """Stream one reply into *reply*, yielding its events; on cancel the partial reply
+    joins *history*."""
+    request = await build_request()
+    overflow_retries = 0
+    continuations = 0
+    while True:
+        pending = ""
+        finish: str | None = None
+        attempt_text = ""
+        try:
+            async for item in stream_items(model, request, **options):
+                if isinstance(item, TextDelta):
+                    attempt_text += item.text
+                    pending += item.text
+                    if len(pending) >= TEXT_FLUSH_CHARS or "\n" in item.text:
+                        yield ev.TextEvent(content=pending, step=step)
+                        pending = ""
+                elif isinstance(item, RetryNotice):
+                    if pending:
+                        yield ev.TextEvent(content=pending, step=step)
+                        pending = ""
+                    if item.discard_partial:
+                        attempt_text = ""
+                    yield ev.RetryEvent(
+                        content=f"retry {item.attempt} in {item.delay:.1f}s: {item.reason}",
+                        step=step,
+                        attempt=item.attempt,
+                        delay=item.delay,
+                    )
+                elif isinstance(item, Completion):
+                    finish = item.finish_reason
+                    reply.usage = reply.usage + item.usage
+                    if compactor is not None and continuations == 0:
+                        compactor.observe_usage(item.usage, item.usage_reported, len(history))
+                    yield ev.UsageEvent(
+                        step=step,
+                        prompt_tokens=item.usage.prompt_tokens,
+                        completion_tokens=item.usage.completion_tokens,
+                        total_tokens=item.usage.total_tokens,
+                        run_prompt_tokens=reply.usage.prompt_tokens,
+                        run_completion_tokens=reply.usage.completion_tokens,
+                        reported=item.usage_reported,
+                    )
+        except ContextOverflowError:
+            if compactor is None or overflow_retries >= MAX_OVERFLOW_RETRIES:
+                raise
+            overflow_retries += 1
+            async for event in compactor.compact_now(step, reactive=True):
+                yield event
+            reply.usage = reply.usage + compactor.take_usage()
+            request = await build_request()
+            continue
+        except asyncio.CancelledError:
+            reply.text += attempt_text
+            if reply.text:
+                history.append(
+                    {"role": "assistant", "content": reply.text + "\n[interrupted by the user]"}
+                )
+            raise
+        if pending:
+            yield ev.TextEvent(content=pending, step=step)
+        reply.text += attempt_text
+        if finish == "length" and continuations < MAX_CONTINUATIONS:
+            continuations += 1
+            yield ev.NoticeEvent(
+                content=f"reply cut by the output limit; continuing ({continuations}/"
+                f"{MAX_CONTINUATIONS})",
+                step=step,
+            )
+            request = [
+                *request,
+                {"role": "assistant", "content": attempt_text},
+                {"role": "user", "content": CONTINUE_PROMPT},
+            ]
+            continue
+        return

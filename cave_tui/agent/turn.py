@@ -1,0 +1,131 @@
+"""`Turn`: everything one user turn has done so far, fresh for each turn.
+
+The loop records each cell here; policies (agent/policies/) read it to decide whether
+to intervene. Nothing in it outlives the turn, so no state leaks into the next one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cave_tui.models.base import Message
+from cave_tui.runtime.base import ExecutionResult, Runtime
+from cave_tui.runtime.summary import VarInfo
+
+
+def normalize_code(code: str) -> str:
+    """*code* with trailing spaces and blank edges removed: resends compare equal."""
+    return "\n".join(line.rstrip() for line in code.strip().splitlines())
+
+
+@dataclass
+class CellRecord:
+    """One cell the model sent this turn, whether it ran or was refused."""
+
+    code: str
+    result: ExecutionResult
+    step: int
+    ran: bool = True  # False: a policy refused it, or the user skipped it
+    hints: list[str] = field(default_factory=list)  # added to its observation on failure
+    # The history messages of the exchange (the reply and its observation), by identity:
+    # a rewind keeps the ones of cells that ran without error.
+    messages: list[Message] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.ran and self.result.success
+
+    @property
+    def failed(self) -> bool:
+        return self.ran and not self.result.success
+
+    @property
+    def normalized(self) -> str:
+        return normalize_code(self.code)
+
+
+@dataclass
+class Answer:
+    """An answer about to be accepted: a reply without code, or a cell's final_answer()."""
+
+    text: str
+    cell: CellRecord | None = None  # the cell that called final_answer(), if any
+
+
+class Turn:
+    """The state of the user turn in progress; the loop makes a new one per turn."""
+
+    def __init__(self, task: str, request: Message, history: list[Message], runtime: Runtime):
+        self.task = task  # the user's words, never rewritten
+        self.request = request  # its history entry (a rewind replaces it)
+        self.history = history  # the agent's history, shared
+        self.runtime = runtime
+        self.cells: list[CellRecord] = []
+        self.doubted = False  # an answer was questioned: asked once per turn
+        self.rewinds = 0
+        self.rewound_at = 0  # len(cells) at the last rewind
+        self.resample = 0  # >0: the next model call samples (a stuck model resent its code)
+        self.memo: dict[str, Any] = {}  # policies' own per-turn notes, by policy name
+        self._rows: list[VarInfo] | None = None
+        self.before: frozenset[str] | None = None  # names defined when the turn began
+
+    async def rows(self) -> list[VarInfo]:
+        """The namespace summary, fetched once until the next cell runs."""
+        if self._rows is None:
+            try:
+                self._rows = await self.runtime.namespace_summary()
+            except Exception:
+                self._rows = []
+            if self.before is None:
+                self.before = frozenset(row.name for row in self._rows)
+        return self._rows
+
+    def record(self, cell: CellRecord) -> None:
+        """Add a cell; a cell that ran makes the cached summary stale."""
+        self.cells.append(cell)
+        if cell.ran:
+            self._rows = None
+
+    @property
+    def ran(self) -> list[str]:
+        """The code of this turn's cells that ran without error, in order."""
+        return [cell.code for cell in self.cells if cell.ok]
+
+    @property
+    def stored(self) -> set[str]:
+        """Names that cells which ran without error bound or changed this turn."""
+        return {name for cell in self.cells if cell.ok for name in cell.result.changed}
+
+    @property
+    def last(self) -> CellRecord | None:
+        return self.cells[-1] if self.cells else None
+
+    @property
+    def last_failure(self) -> CellRecord | None:
+        """The newest cell that ran, when it failed."""
+        ran = [cell for cell in self.cells if cell.ran]
+        return ran[-1] if ran and ran[-1].failed else None
+
+    @property
+    def failed_in_row(self) -> int:
+        """Failed cells since the last one that ran without error (or the last rewind)."""
+        count = 0
+        for cell in reversed(self.cells[self.rewound_at :]):
+            if cell.ok:
+                break
+            count += cell.failed
+        return count
+
+    def rewind(self, request: str) -> bool:
+        """Drop the turn's exchanges but those of cells that ran without error, and replace
+        the request's text with *request*. False when compaction replaced the request."""
+        start = next((i for i, m in enumerate(self.history) if m is self.request), None)
+        if start is None:
+            return False
+        kept = {id(m) for cell in self.cells if cell.ok for m in cell.messages}
+        self.history[start + 1 :] = [m for m in self.history[start + 1 :] if id(m) in kept]
+        self.request = self.history[start] = {"role": "user", "content": request}
+        self.rewinds += 1
+        self.rewound_at = len(self.cells)
+        return True
