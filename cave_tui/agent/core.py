@@ -487,12 +487,13 @@ class CaveAgent:
             result = ExecutionResult(success=False, error=error, error_type=type(exc).__name__)
         assert result is not None
         given = take_final_answer(result) if self.final_answer else None
+        appendix = "".join(hook(result) for hook in self._result_hooks)  # may consume output
         cell = CellRecord(code, result, step, messages=[reply])
         turn.record(cell)
         notes = await self._pipeline.after_cell(turn, cell)
         hints = [n.text for n in notes if n.kind is InterventionKind.HINT]
         observation = shape_result(result, self.max_exec_output, hints)
-        observation += "".join(hook(result) for hook in self._result_hooks)
+        observation += appendix
         observation += "".join(f"\n{n.text}" for n in notes if n.kind is InterventionKind.KEEP)
         doubts: list[Intervention] = []
         if given is not None:
