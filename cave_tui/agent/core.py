@@ -431,9 +431,9 @@ class CaveAgent:
                     yield told(item) if isinstance(item, Intervention) else self._emit(item)
                 if answer:  # the cell called final_answer(), succeeded and was not doubted
                     self.history.append({"role": "assistant", "content": answer[0]})
-                    source = ev.AnswerSource.FINAL_ANSWER
+                    answered = ev.AnswerSource.FINAL_ANSWER
                     yield self._emit(
-                        ev.FinalResponseEvent(content=answer[0], step=step, source=source)
+                        ev.FinalResponseEvent(content=answer[0], step=step, source=answered)
                     )
                     yield done(AgentStatus.COMPLETED, answer[0])
                     return

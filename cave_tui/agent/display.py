@@ -92,6 +92,9 @@ class RichDisplay:
                 self.console.print(Text(f"{who}{event.content}", style="bold red"))
             case ev.EventType.COMPACTED:
                 self.console.print(Text(f"{who}context compacted", style="yellow"))
+            case ev.EventType.INTERVENTION if isinstance(event, ev.InterventionEvent):
+                self._flush_prose()
+                self.console.print(Text(f"{who}{intervention_line(event)}", style="magenta"))
             case _:
                 pass
 
@@ -117,3 +120,11 @@ class RichDisplay:
                 style="dim",
             )
         )
+
+
+def intervention_line(event: ev.InterventionEvent, width: int = 160) -> str:
+    """One line for a policy's intervention: `[policy kind] first line of what it told`."""
+    first = event.content.strip().splitlines()[0] if event.content.strip() else ""
+    if len(first) > width:
+        first = first[: width - 1] + "…"
+    return f"[{event.policy} {event.kind.value}] {first}"

@@ -67,6 +67,7 @@ class Config:
     skills: str | None = None  # an extra skills directory
     approve: str = "auto"  # "auto" runs code at once, "ask" shows Run / Edit / Skip first
     max_steps: int = 10
+    policies: str = "guided"  # the agent's aids: a preset or a spec (docs/policies.md)
     keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys
     # Where each value came from ("default", "file", "env", "flag"), and what was wrong.
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -76,7 +77,18 @@ class Config:
         return self.sources.get(name, "default")
 
 
-SETTINGS = ("model", "api_base", "kernel", "policy", "theme", "skills", "approve", "max_steps")
+SETTINGS = (
+    "model",
+    "api_base",
+    "kernel",
+    "policy",
+    "theme",
+    "skills",
+    "approve",
+    "max_steps",
+    "policies",
+)
+AGENT_SETTINGS = ("policies", "max_steps")  # also read from the file's [agent] table
 _SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
 
 
@@ -101,6 +113,12 @@ def _coerce(name: str, value: Any) -> Any:
         text = str(value).strip().lower()
         if text not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {value!r}")
+        return text
+    if name == "policies":
+        from cave_tui.agent.policies.presets import policy_names  # only when one is set
+
+        text = str(value).strip()
+        policy_names(text)  # UnknownPolicyError (a ValueError) lists the valid names
         return text
     if name == "approve":
         text = str(value).strip().lower()
@@ -157,6 +175,15 @@ def load_config(
         except ValueError as exc:
             config.warnings.append(f"{source} setting ignored: {exc}")
 
+    agent = data.pop("agent", None)
+    if isinstance(agent, dict):
+        for key, value in agent.items():
+            if key in AGENT_SETTINGS:
+                apply(key, value, "file")
+            else:
+                config.warnings.append(f"{path}: unknown [agent] setting {key!r} ignored")
+    elif agent is not None:
+        config.warnings.append(f"{path}: [agent] must be a table; ignored")
     for key, value in data.items():
         if key == "keymap":
             if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):

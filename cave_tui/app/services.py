@@ -116,6 +116,7 @@ def build_agent(
     # Front ends draw the events themselves: the agent's own terminal rendering stays off.
     options: dict[str, Any] = {
         "max_steps": config.max_steps,
+        "policies": config.policies,
         "skills": skills,
         "display": False,
         **kwargs,
@@ -233,6 +234,24 @@ class AppServices:
         if self.config.approve != "ask" or self.approver is None:
             return code
         return await self.approver(code, self.code_step)
+
+    def set_policies(self, spec: str) -> None:
+        """Choose the agent's policies (UnknownPolicyError lists the valid names); kept in
+        the config so a rebuilt agent keeps them."""
+        from cave_tui.agent.policies.presets import policy_names
+
+        policy_names(spec)
+        self.config.policies = spec
+        if self.agent is not None:
+            self.agent.policies = spec
+
+    def policy_names(self) -> list[str]:
+        """The names of the policies the agent runs (or would run, before it exists)."""
+        from cave_tui.agent.policies.presets import policy_names
+
+        if self.agent is not None:
+            return [p.name for p in self.agent.policies]
+        return policy_names(self.config.policies)
 
     def set_model(self, spec: str) -> Any:
         """Switch to the model *spec* (litellm id or scripted:FILE); the conversation is kept."""

@@ -26,6 +26,7 @@ DRAWN = {
     ev.EventType.CANCELLED,
     ev.EventType.NOTICE,
     ev.EventType.COMPACTED,
+    ev.EventType.INTERVENTION,
 }
 
 

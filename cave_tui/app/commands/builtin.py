@@ -150,6 +150,49 @@ async def policy(ctx: CommandContext, args: list[str]) -> None:
 
 
 @registry.command(
+    "policies",
+    "Show the agent's aids (policies), or choose them",
+    "[guided|minimal|strict|off|SPEC]",
+    max_args=1,
+)
+async def policies(ctx: CommandContext, args: list[str]) -> None:
+    from cave_tui.agent.policies import PRESETS, UnknownPolicyError, describe_policies
+
+    services = ctx.services
+    if args:
+        try:
+            services.set_policies(args[0])
+        except UnknownPolicyError as exc:
+            raise CommandError(str(exc)) from None
+        ctx.print(f"Policies set to `{services.config.policies}`.", style="success")
+        ctx.ui.refresh_status()
+        return
+    active = set(services.policy_names())
+    lines = [f"Policies: `{services.config.policies}` (presets: {', '.join(PRESETS)})", ""]
+    for name, line in describe_policies():
+        mark = "on " if name in active else "off"
+        lines.append(f"- {mark} `{name}`: {line}")
+    lines += ["", "Set with `/policies guided`, or a spec like `/policies guided,-tips`."]
+    ctx.print("\n".join(lines))
+
+
+@registry.command(
+    "restore", "Put back an object you gave, as you gave it", "NAME", min_args=1, max_args=1
+)
+async def restore(ctx: CommandContext, args: list[str]) -> None:
+    runtime = await _runtime(ctx)
+    name = args[0]
+    item = runtime.injected.get(name)
+    if item is None or name in runtime.automatic_types():
+        given = sorted(set(runtime.injected) - runtime.automatic_types())
+        listed = ", ".join(given) if given else "none yet"
+        raise CommandError(f"`{name}` is not an object you gave (given: {listed})")
+    runtime.inject(item)
+    ctx.print(f"Restored `{name}` as you gave it.", style="success")
+    ctx.ui.refresh_status()
+
+
+@registry.command(
     "approve", "Ask before running each code block, or run at once", "[ask|auto]", max_args=1
 )
 async def approve(ctx: CommandContext, args: list[str]) -> None:

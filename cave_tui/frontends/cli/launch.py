@@ -41,6 +41,13 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
             f"unknown policy {flags['policy']!r}: use one of {', '.join(POLICIES)}",
             param_hint="--policy",
         )
+    if flags.get("policies") is not None:
+        from cave_tui.agent.policies.presets import UnknownPolicyError, policy_names
+
+        try:
+            policy_names(flags["policies"])
+        except UnknownPolicyError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--policies") from None
     model = None
     if config.model or need_model:
         model = build_model(config.model, config.api_base)

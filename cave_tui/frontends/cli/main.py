@@ -46,6 +46,11 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
     "theme": (("--theme",), "Theme of the app (see /theme).", str),
     "skills": (("--skills",), "Also load Agent Skills from this directory.", str),
     "max_steps": (("--max-steps",), "Model calls allowed per turn [10].", int),
+    "policies": (
+        ("--policies",),
+        "The agent's aids: guided, minimal, strict, off, or a spec like guided,-tips [guided].",
+        str,
+    ),
     "plain": (("--plain",), "Line-mode REPL (prompt_toolkit) instead of the app.", bool),
     # data and sessions, wired by cave_tui.app.startup
     "inject": (
@@ -67,6 +72,7 @@ APP_OPTIONS = (
     "theme",
     "skills",
     "max_steps",
+    "policies",
     "plain",
     "inject",
     "load",
@@ -90,6 +96,7 @@ PolicyOpt = Annotated[str | None, _opt("policy")]
 KernelOpt = Annotated[bool | None, _opt("kernel")]
 SkillsOpt = Annotated[str | None, _opt("skills")]
 MaxStepsOpt = Annotated[int | None, _opt("max_steps")]
+PoliciesOpt = Annotated[str | None, _opt("policies")]
 ThemeOpt = Annotated[str | None, _opt("theme")]
 RunSkillsOpt = Annotated[
     list[str] | None,
@@ -159,6 +166,7 @@ def root(
     theme: ThemeOpt = None,
     skills: SkillsOpt = None,
     max_steps: MaxStepsOpt = None,
+    policies: PoliciesOpt = None,
     plain: PlainOpt = False,
     inject: InjectOpt = None,
     load: LoadOpt = None,
@@ -191,6 +199,7 @@ def root(
         "theme": theme,
         "skills": skills,
         "max_steps": max_steps,
+        "policies": policies,
         "plain": plain,
         "inject": inject,
         "load": load,
@@ -214,6 +223,7 @@ def run(
     kernel: KernelOpt = None,
     skills: RunSkillsOpt = None,
     max_steps: MaxStepsOpt = None,
+    policies: PoliciesOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Answer yes to a command's questions.")
@@ -231,6 +241,7 @@ def run(
         "policy": policy,
         "kernel": kernel,
         "max_steps": max_steps,
+        "policies": policies,
     }
     command = task.lstrip().startswith("/")
     services = build_services(flags, need_model=not command)

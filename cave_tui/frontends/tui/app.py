@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import AsyncIterable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -652,6 +652,8 @@ class CaveApp(App[None]):
                     reply.set_status("skipped by you", "warning")
             else:
                 chat.add_notice(event.content, "info")
+        elif kind == "intervention":
+            self._render_intervention(cast("ev.InterventionEvent", event))
         elif kind == "retry":
             chat.add_notice(f"Model call failed, {event.content}", "warning")
         elif kind == "usage":
@@ -680,6 +682,23 @@ class CaveApp(App[None]):
             before = getattr(event, "tokens_before", 0)
             after = getattr(event, "tokens_after", 0)
             chat.add_notice(f"Context compacted: {before:,} → {after:,} tokens.", "info")
+
+    def _render_intervention(self, event: ev.InterventionEvent) -> None:
+        """A policy's act: a note in the code log; a refusal ends its cell; a kept object
+        is told in the chat too (the user may want it back)."""
+        from cave_tui.agent.display import intervention_line
+        from cave_tui.agent.events import InterventionKind  # loaded: the event came from it
+
+        line = intervention_line(event)
+        entry = self.steplog.current(event.step, event.agent)
+        if event.kind is InterventionKind.REFUSE and entry is not None:
+            entry.finish(f"not run · {event.policy}", error=event.content)
+        elif entry is not None:
+            entry.add_note(line)
+        if event.kind is InterventionKind.KEEP:
+            self.chat.add_notice(f"{event.content} (/restore NAME)", "info")
+        elif event.kind is not InterventionKind.TIP and entry is None:
+            self.chat.add_notice(line, "info")
 
     def draw_transcript(self, events: list[ev.Event]) -> None:
         """Draw a recorded session's events (resume, /load) as they were; then it settles."""

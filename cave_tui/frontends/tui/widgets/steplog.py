@@ -123,6 +123,14 @@ class StepEntry(VerticalGroup):
         else:
             self.live.update(shown)
 
+    def add_note(self, text: str) -> None:
+        """A policy's word on this cell (a hint, a refusal, a rewind), under its output."""
+        note = Static(text, markup=False, classes="-output -note")
+        if self.is_mounted:
+            self.mount(note)
+        else:
+            self._early.append(note)
+
     def finish(
         self,
         outcome: str,
