@@ -115,6 +115,8 @@ class TaskRun:
     wall_s: float = 0.0
     timed_out: bool = False
     error: str | None = None
+    policies: str = ""  # the --policies spec ("" for the agent's default)
+    interventions: dict[str, int] = field(default_factory=dict)  # policy -> count
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -130,12 +132,17 @@ async def run_task(
     exec_timeout: float = 60.0,
     repeat: int = 0,
     transcript: dict[str, Any] | None = None,
+    policies: str | None = None,
 ) -> TaskRun:
     """Run *task*'s turns on a fresh runtime, then check the variables it asks for."""
     run = TaskRun(task.name, task.kind, prompt, repeat)
     started = time.monotonic()
     runtime = make_runtime(task)
-    agent = make_agent(prompt, model, runtime, max_steps=max_steps, max_exec_timeout=exec_timeout)
+    options: dict[str, Any] = {"max_steps": max_steps, "max_exec_timeout": exec_timeout}
+    if policies is not None:
+        options["policies"] = policies
+        run.policies = policies
+    agent = make_agent(prompt, model, runtime, **options)
     pending: list[ev.UsageEvent] = []  # usage of the turn in progress, if it gets cancelled
 
     def sink(event: ev.Event) -> None:
@@ -153,6 +160,8 @@ async def run_task(
             response = await agent.run(text)
             pending.clear()
             run.statuses.append(response.status.value)
+            for name, count in response.interventions.items():
+                run.interventions[name] = run.interventions.get(name, 0) + count
             run.model_calls += response.usage.model_calls
             run.prompt_tokens += response.usage.prompt_tokens
             run.completion_tokens += response.usage.completion_tokens
@@ -209,6 +218,7 @@ async def run_suite(
     time_cap: float = 240.0,
     exec_timeout: float = 60.0,
     progress: Callable[[TaskRun, dict[str, Any]], None] | None = None,
+    policies: str | None = None,
 ) -> tuple[list[TaskRun], list[dict[str, Any]]]:
     """Every task under every prompt, *repeat* times; one prompt's tasks run together."""
     runs: list[TaskRun] = []
@@ -226,6 +236,7 @@ async def run_suite(
                     exec_timeout=exec_timeout,
                     repeat=r,
                     transcript=transcript,
+                    policies=policies,
                 )
                 runs.append(run)
                 transcripts.append(transcript)
@@ -398,6 +409,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-cap", type=float, default=240.0, help="seconds per task")
     ap.add_argument("--exec-timeout", type=float, default=60.0, help="seconds per cell")
     ap.add_argument("--label", default="", help="suffix of the results file name")
+    ap.add_argument(
+        "--policies",
+        default=None,
+        help="the agent's policies: a preset (guided, minimal, strict, off) or a spec such as "
+        "guided,-tips (docs/policies.md); default: the agent's default preset",
+    )
     ap.add_argument("--list", action="store_true", help="list the tasks and exit")
     ap.add_argument(
         "--merge",
@@ -406,6 +423,13 @@ def main(argv: list[str] | None = None) -> int:
         help="report saved runs together (arms run one after the other) instead of running",
     )
     args = ap.parse_args(argv)
+    if args.policies is not None:
+        from cave_tui.agent.policies import UnknownPolicyError, policy_names
+
+        try:
+            policy_names(args.policies)
+        except UnknownPolicyError as exc:
+            ap.error(str(exc))
     name = "agent_eval" + (f"_{args.label}" if args.label else "")
     if args.merge:
         runs = [
@@ -465,6 +489,7 @@ def main(argv: list[str] | None = None) -> int:
             time_cap=args.time_cap,
             exec_timeout=args.exec_timeout,
             progress=progress,
+            policies=args.policies,
         )
     )
     rows, figures = report_rows(runs)
@@ -478,6 +503,7 @@ def main(argv: list[str] | None = None) -> int:
         "max_steps": args.max_steps,
         "time_cap": args.time_cap,
         "exec_timeout": args.exec_timeout,
+        "policies": args.policies,
     }
     print()
     report(name, rows, {"config": config, **figures, "runs": [r.to_dict() for r in runs]})
