@@ -4,7 +4,7 @@ import pandas as pd
 
 from cave_tui.agent import CaveAgent
 from cave_tui.agent import events as ev
-from cave_tui.agent.policies.missing_result import missing_names
+from cave_tui.agent.policies.missing_result import missing_names, missing_note, stored_as
 from cave_tui.agent.policies.request import result_names
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime.summary import summarize
@@ -55,3 +55,11 @@ async def test_a_result_stored_by_the_answering_cell_is_taken_at_once(runtime):
     model = ScriptedModel(["```python\nk = len(flights)\nfinal_answer(f'{k}')\n```"])
     response = await CaveAgent(model, runtime).run("Store the count in `k`.")
     assert response.content == "3" and response.steps == 1
+
+
+def test_the_missing_result_note_names_the_variable_the_turn_stored_instead():
+    assert stored_as("farthest", {"farthest_name", "code"}, before=set()) == "farthest_name"
+    assert stored_as("farthest", {"farthest_name", "farthest_code"}) is None  # ambiguous
+    assert stored_as("farthest", {"farthest_name"}, before={"farthest_name"}) is None
+    note = missing_note(["farthest"], {"farthest": "farthest_name"})
+    assert "that exact name (`farthest = farthest_name`), then call final_answer." in note

@@ -4,6 +4,9 @@ from cave_tui.agent import CaveAgent
 from cave_tui.agent.policies.tips import MAX_TIPS, TIPS_HEADER, tips_for, tips_text
 from cave_tui.agent.prompt import DEFAULT_SYSTEM_INSTRUCTIONS
 from cave_tui.models import ScriptedModel
+from cave_tui.runtime import links
+from cave_tui.runtime.summary import summarize
+from tests.agent.policies.frames import AIRLINES, AIRPORTS, FLIGHTS
 
 
 def _names(request: str) -> list[str]:
@@ -53,3 +56,13 @@ async def test_tips_go_under_the_namespace_and_never_into_the_system_prompt(runt
     model = ScriptedModel(["Done."])
     await CaveAgent(model, runtime).run("Sum the delays.")
     assert TIPS_HEADER not in model.requests[0][-1]["content"]
+
+
+def test_the_names_tip_names_the_lookup_frame_the_request_is_about():
+    ns = {"flights": FLIGHTS, "airports": AIRPORTS, "airlines": AIRLINES}
+    rows = [summarize(name, obj) for name, obj in ns.items()]
+    links.annotate(ns, rows)
+    text = tips_text("Label them by the airline's full name.", rows)
+    assert "names = airlines.set_index('carrier')['name']" in text
+    # Two lookup frames and no word for either: the general tip.
+    assert "set_index('code')" in tips_text("Show the full names.", rows)

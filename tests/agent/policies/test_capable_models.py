@@ -1,0 +1,138 @@
+"""The default preset never slows or refuses a capable model's correct work.
+
+Each scripted model writes correct code the way strong models do; each must cost exactly
+the calls it needs (code, then the answer) with no refusal, doubt or rewind fed back.
+"""
+
+import pandas as pd
+import pytest
+
+from cave_tui import CaveAgent, Function, Variable
+from cave_tui.agent.events import InterventionKind
+from cave_tui.models import ScriptedModel
+from cave_tui.runtime import IPythonRuntime
+from tests.agent.policies.helpers import fenced, interventions, run_turn
+
+STOPPING = {InterventionKind.REFUSE, InterventionKind.DOUBT, InterventionKind.REWIND}
+
+
+def _stopped(events) -> list:
+    return [(policy, kind) for policy, kind in interventions(events) if kind in STOPPING]
+
+
+@pytest.mark.parametrize(
+    ("task", "code"),
+    [
+        ("Drop the flights with no delay.", "flights = flights.dropna(subset=['dep_delay'])"),
+        ("Trie les vols par retard.", "flights = flights.sort_values('dep_delay')"),
+        ("Ordena los vuelos por aerolínea.", "flights = flights.sort_values('carrier')"),
+        ("只保留 AA 的航班", "flights = flights[flights['carrier'] == 'AA']"),
+    ],
+)
+async def test_rebinding_a_given_name_when_asked_runs_in_any_language(runtime, task, code):
+    events, model, _ = await run_turn(
+        runtime, [fenced(f"{code}\nfinal_answer(len(flights))")], task
+    )
+    assert len(model.requests) == 1 and not _stopped(events)
+    assert events[-1].content == str(len(await runtime.retrieve("flights")))
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "n = int((flights['dep_delay'] > 100).sum())\nfinal_answer(n)",
+        "late = flights[flights['dep_delay'] > 100]\nfinal_answer(f'{len(late)} flights')",
+        "share = float((flights['carrier'] == 'DL').mean())\nfinal_answer(share)",
+        "none = [c for c in flights['carrier'] if c.startswith('Z')]\nfinal_answer(none)",
+    ],
+)
+async def test_a_legitimate_zero_or_empty_answer_is_taken_at_once(runtime, code):
+    events, model, _ = await run_turn(
+        runtime, [fenced(code)], "How many flights left 100+ min late?"
+    )
+    assert len(model.requests) == 1 and not _stopped(events)
+
+
+async def test_upstream_readme_hello_world_runs_as_written():
+    def reverse(s: str) -> str:
+        """Reverse a string."""
+        return s[::-1]
+
+    runtime = IPythonRuntime(
+        functions=[Function(reverse)],
+        variables=[Variable("secret", "!dlrow ,olleH", "A secret message")],
+    )
+    model = ScriptedModel(["```python\nsecret = reverse(secret)\n```", "Done: Hello, world!"])
+    agent = CaveAgent(model, runtime, display=False)
+    response = await agent.run("Reverse the secret")
+    assert response.content == "Done: Hello, world!" and response.steps == 2
+    assert await runtime.retrieve("secret") == "Hello, world!"
+    assert set(response.interventions) <= {"keep_given"}  # told, never refused
+    await runtime.stop()
+
+
+async def test_a_resend_after_a_transient_error_costs_only_the_rerun(runtime):
+    attempts: list[int] = []
+
+    def load_prices() -> list[float]:
+        """Prices from the pricing service (it drops the first connection)."""
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ConnectionResetError("connection reset by peer")
+        return [1.0, 2.0]
+
+    runtime.inject(Function(load_prices))
+    cell = fenced("prices = load_prices()\nfinal_answer(sum(prices))")
+    events, model, _ = await run_turn(runtime, [cell, cell], "Total of the prices?")
+    assert len(model.requests) == 2 and events[-1].content == "3.0"
+    assert not _stopped(events)
+
+
+async def test_multi_turn_work_builds_on_the_previous_turn(runtime):
+    model = ScriptedModel(
+        [
+            fenced(
+                "by_carrier = flights.groupby('carrier')['dep_delay'].mean()\nprint(by_carrier)"
+            ),
+            "AA averages 6.0 and UA 10.0.",
+            fenced("worst = by_carrier.idxmax()\nfinal_answer(worst)"),
+        ]
+    )
+    agent = CaveAgent(model, runtime, display=False)
+    first = await agent.run("Mean delay per carrier, as `by_carrier`.")
+    second = await agent.run("Which carrier is worst? Store it in `worst`.")
+    assert (first.steps, second.steps) == (2, 1)
+    assert second.content == "UA" and not first.interventions and not second.interventions
+
+
+async def test_an_honest_report_of_a_failure_is_taken(runtime):
+    model = ScriptedModel(
+        [
+            fenced("import pandas as pd\nsales = pd.read_csv('sales_2024.csv')"),
+            fenced("final_answer('There is no sales_2024.csv here, so I cannot compute it.')"),
+        ]
+    )
+    agent = CaveAgent(model, runtime, display=False)
+    response = await agent.run("Load sales_2024.csv and sum the revenue.")
+    assert response.steps == 2 and "sales_2024.csv" in response.content
+    assert not {k for k in response.interventions if k != "error_hints"}
+
+
+async def test_a_method_named_in_backticks_is_no_result_to_store(runtime):
+    code = "counts = flights.groupby('carrier').size()\nfinal_answer(counts.to_dict())"
+    events, model, _ = await run_turn(
+        runtime, [fenced(code)], "Use `groupby` to count the flights per carrier; store `counts`."
+    )
+    assert len(model.requests) == 1 and not _stopped(events)
+
+
+async def test_helpers_the_model_defines_and_frames_it_builds_are_not_questioned(runtime):
+    code = (
+        "def label(delay):\n    return 'late' if delay > 6 else 'ok'\n"
+        "flights['label'] = flights['dep_delay'].map(label)\n"
+        "table = flights.pivot_table(index='carrier', columns='label', aggfunc='size')\n"
+        "final_answer(table.to_string())"
+    )
+    events, model, _ = await run_turn(runtime, [fenced(code)], "Label each flight late or ok.")
+    assert len(model.requests) == 1 and not _stopped(events)
+    assert isinstance(await runtime.retrieve("table"), pd.DataFrame)
