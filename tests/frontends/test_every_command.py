@@ -60,6 +60,8 @@ def script(other: str) -> list[Step]:
         Step("/policy strict", "Policy set to `strict`"),
         Step("/approve", "Approval: `auto`"),
         Step("/approve auto", "Approval `auto`"),
+        Step("/policies", "presets: off"),
+        Step("/policies minimal,rewind", "Policies set to `minimal,rewind`"),
         Step(
             "/theme",
             {
@@ -75,6 +77,7 @@ def script(other: str) -> list[Step]:
         Step("/config", "Config file:"),
         Step("/inject birds.csv as birds", "Injected `birds`"),
         Step("/retrieve birds", "birds.parquet"),
+        Step("/restore birds", "Restored `birds`"),
         Step("/dump out", "variables"),
         Step("/save Monday", "Saved session"),
         Step("/sessions", "(current)"),
