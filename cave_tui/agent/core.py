@@ -25,7 +25,7 @@ from cave_tui.agent.final_answer import (
     MarkedAnswerFilter,
     take_final_answer,
 )
-from cave_tui.agent.messages import close_open_fence, merge_consecutive, normalize_message
+from cave_tui.agent.messages import close_open_fence, normalize_message
 from cave_tui.agent.observation import shape_result
 from cave_tui.agent.policies import (
     DEFAULT_PRESET,
@@ -38,20 +38,13 @@ from cave_tui.agent.prompt import (
     DEFAULT_INSTRUCTIONS,
     DEFAULT_SYSTEM_INSTRUCTIONS,
     DEFAULT_SYSTEM_PROMPT_TEMPLATE,
-    FINAL_ANSWER_INSTRUCTIONS,
-    SKILLS_HEADER,
-    TIMEOUT_NOTE,
-    describe_namespace,
-    legacy_sections,
-    render_template,
-    uses_inline_namespace,
 )
+from cave_tui.agent.request import AgentPrompt
 from cave_tui.agent.response import AgentResponse, AgentStatus, ExecutionStatus
 from cave_tui.agent.streaming import Reply, stream_reply
 from cave_tui.agent.turn import Answer, CellRecord, Turn
 from cave_tui.models.base import Message, Model, ModelError, Usage
 from cave_tui.runtime.base import ExecutionResult, Runtime
-from cave_tui.runtime.summary import VarInfo
 
 __all__ = ["AgentResponse", "AgentStatus", "CaveAgent", "ExecutionStatus", "close_open_fence"]
 
@@ -68,7 +61,7 @@ def edited_note(code: str) -> str:
     return f"The user edited your code before running it; this ran instead:\n```python\n{code}\n```"
 
 
-class CaveAgent:
+class CaveAgent(AgentPrompt):
     """An agent that acts by writing Python into a persistent runtime."""
 
     def __init__(
@@ -186,90 +179,6 @@ class CaveAgent:
         from cave_tui.agent.subagents import describe_agent
 
         return describe_agent(self, name)
-
-    # -- prompt ----------------------------------------------------------------
-    @property
-    def messages(self) -> list[Message]:
-        """System prompt plus history, as the provider would see it (without the namespace)."""
-        return [{"role": "system", "content": self.system_prompt()}, *self.history]
-
-    @messages.setter
-    def messages(self, messages: list[Any]) -> None:
-        """Replace the conversation (a leading system message is rebuilt, not kept)."""
-        kept = [normalize_message(m) for m in messages]
-        self.history[:] = [m for m in kept if m["role"] != "system"]
-
-    def build_system_prompt(self) -> str:
-        """The system prompt of the next model call (upstream's name for `system_prompt()`)."""
-        return self.system_prompt()
-
-    def system_prompt(self, legacy: dict[str, str] | None = None) -> str:
-        system_instructions = render_template(
-            self.system_instructions,
-            {
-                "python_block_identifier": self.python_block_identifier,
-                "final_answer": FINAL_ANSWER_INSTRUCTIONS if self.final_answer else "",
-            },
-        )
-        values: dict[str, Any] = {
-            "instructions": self.instructions,
-            "system_instructions": system_instructions,
-            "python_block_identifier": self.python_block_identifier,
-            "skills": self._skills_text(),
-            "security": self._security_text(),
-        }
-        values.update(legacy or {"functions": "", "variables": "", "types": ""})
-        prompt = render_template(self.system_prompt_template, values).strip()
-        if self.max_exec_timeout is not None:
-            prompt += "\n\n" + TIMEOUT_NOTE.format(seconds=f"{self.max_exec_timeout:g}")
-        return prompt
-
-    def _skills_text(self) -> str:
-        if not self.skills:
-            return ""
-        lines = [f"- {s.name}: {s.description}" for s in self.skills]
-        return SKILLS_HEADER + "\n" + "\n".join(lines)
-
-    def _security_text(self) -> str:
-        checker = getattr(self.runtime, "security_checker", None)
-        line = getattr(checker, "prompt_line", None)
-        if callable(line):
-            line = line()
-        return f"\n\n{line}" if line else ""
-
-    async def namespace_text(self) -> str:
-        return self._describe(await self.runtime.namespace_summary())
-
-    def _describe(self, rows: list[VarInfo]) -> str:
-        kwargs = {"budget": self.namespace_budget} if self.namespace_budget else {}
-        return describe_namespace(rows, **kwargs)
-
-    async def build_request(self) -> list[Message]:
-        """The messages for the next model call: stable prefix first, namespace last."""
-        turn = self._turn
-        if uses_inline_namespace(self.system_prompt_template):
-            rows = await self._rows()
-            system = self.system_prompt(legacy_sections(rows))
-            return merge_consecutive([{"role": "system", "content": system}, *self.history])
-        request = merge_consecutive(
-            [{"role": "system", "content": self.system_prompt()}, *self.history]
-        )
-        namespace = self._describe(await self._rows())
-        if turn is not None:
-            tips = await self._pipeline.before_request(turn)
-            namespace = "\n".join([namespace, *(tip.text for tip in tips)])
-            turn.memo["tips"] = tips
-        last = request[-1]
-        if last["role"] == "user":
-            request[-1] = {**last, "content": f"{namespace}\n\n{last['content']}"}
-        else:
-            request.append({"role": "user", "content": namespace})
-        return request
-
-    async def _rows(self) -> list[VarInfo]:
-        if self._turn is not None:
-            return await self._turn.rows()
-        return await self.runtime.namespace_summary()
 
     @property
     def policies(self) -> list[AgentPolicy]:
@@ -460,7 +369,14 @@ class CaveAgent:
         """Run one cell unless a policy refuses it; an accepted final answer goes in *answer*."""
         refusal = await self._pipeline.before_cell(turn, code)
         if refusal is not None:
-            self._refused(turn, step, code, refusal)
+            turn.refuse(
+                code,
+                step,
+                refusal.text,
+                refusal.retract,
+                rewound=refusal.kind is InterventionKind.REWIND,
+            )
+            turn.resample += refusal.resample
             yield refusal
             return
         turn.resample = 0
@@ -502,7 +418,7 @@ class CaveAgent:
         message: Message = {"role": "user", "content": observation}
         self.history.append(message)
         cell.messages.append(message)
-        yield _outcome_event(result, observation, step)
+        yield ev.cell_event(result, observation, step)
         for note in notes:
             rewind = note.kind is InterventionKind.REWIND
             if not rewind or turn.rewind(note.request):
@@ -513,23 +429,6 @@ class CaveAgent:
         if given is not None and not doubts:
             answer.append(given)
 
-    def _refused(self, turn: Turn, step: int, code: str, refusal: Intervention) -> None:
-        """Record a cell a policy did not run; feed its note back (a REWIND already was)."""
-        turn.record(CellRecord(code, ExecutionResult(success=False), step, ran=False))
-        turn.resample += refusal.resample
-        if refusal.kind is InterventionKind.REWIND:
-            return
-        history = self.history
-        if refusal.retract and len(history) >= 2 and history[-1]["role"] == "assistant":
-            history.pop()  # fed back, the copy makes the next reply copy it once more
-            last = history[-1]
-            if refusal.text not in last["content"]:
-                history[-1] = {**last, "content": f"{last['content']}\n{refusal.text}"}
-                for cell in turn.cells:  # the observation keeps its place in a rewind
-                    cell.messages = [history[-1] if m is last else m for m in cell.messages]
-        else:
-            history.append({"role": "user", "content": refusal.text})
-
     # -- conveniences ----------------------------------------------------------------
     def reset_history(self) -> None:
         self.history.clear()
@@ -539,43 +438,9 @@ def _joined(interventions: list[Intervention]) -> str:
     return "\n".join(iv.text for iv in interventions)
 
 
-def _outcome_event(result: ExecutionResult, observation: str, step: int) -> ev.Event:
-    """The event of a cell that ran: its output, its error or its blocked code."""
-    if result.success:
-        return ev.ExecutionOutputEvent(
-            content=observation,
-            step=step,
-            output=result.output,
-            changed=list(result.changed),
-            duration=result.duration,
-        )
-    if result.blocked:
-        violations = [_violation_dict(v) for v in result.security_violations]
-        return ev.SecurityErrorEvent(content=observation, step=step, violations=violations)
-    return ev.ExecutionErrorEvent(
-        content=observation,
-        step=step,
-        output=result.output,
-        error=result.error_text or "",
-        error_type=result.error_type or "",
-        changed=list(result.changed),
-        duration=result.duration,
-        timed_out=result.timed_out,
-    )
-
-
 def _own_output(item: Any) -> bool:
     """A streamed chunk of this agent's own cell (a sub-agent's is tagged with its name)."""
     return isinstance(item, ev.OutputEvent) and item.agent is None
-
-
-def _violation_dict(v: Any) -> dict[str, Any]:
-    return {
-        "rule": str(getattr(v, "rule", "")),
-        "message": str(getattr(v, "message", v)),
-        "lineno": getattr(v, "lineno", None),
-        "col": getattr(v, "col", getattr(v, "col_offset", None)),
-    }
 
 
 @dataclass

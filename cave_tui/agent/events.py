@@ -297,3 +297,37 @@ def user_cell_event(result: Any) -> Event:
         duration=result.duration,
         agent=USER_AGENT,
     )
+
+
+def cell_event(result: Any, observation: str, step: int) -> Event:
+    """The event of a cell that ran: its output, its error or its blocked code."""
+    if result.success:
+        return ExecutionOutputEvent(
+            content=observation,
+            step=step,
+            output=result.output,
+            changed=list(result.changed),
+            duration=result.duration,
+        )
+    if result.blocked:
+        violations = [violation_dict(v) for v in result.security_violations]
+        return SecurityErrorEvent(content=observation, step=step, violations=violations)
+    return ExecutionErrorEvent(
+        content=observation,
+        step=step,
+        output=result.output,
+        error=result.error_text or "",
+        error_type=result.error_type or "",
+        changed=list(result.changed),
+        duration=result.duration,
+        timed_out=result.timed_out,
+    )
+
+
+def violation_dict(v: Any) -> dict[str, Any]:
+    return {
+        "rule": str(getattr(v, "rule", "")),
+        "message": str(getattr(v, "message", v)),
+        "lineno": getattr(v, "lineno", None),
+        "col": getattr(v, "col", getattr(v, "col_offset", None)),
+    }

@@ -117,6 +117,26 @@ class Turn:
             count += cell.failed
         return count
 
+    def refuse(
+        self, code: str, step: int, note: str, retract: bool = False, rewound: bool = False
+    ) -> None:
+        """Record a cell a policy did not run and feed *note* back (unless the turn was just
+        rewound). *retract* drops the model's reply and puts the note on the observation
+        before it: fed back, a resent copy makes the next reply copy it once more."""
+        self.record(CellRecord(code, ExecutionResult(success=False), step, ran=False))
+        if rewound:
+            return
+        history = self.history
+        if not (retract and len(history) >= 2 and history[-1]["role"] == "assistant"):
+            history.append({"role": "user", "content": note})
+            return
+        history.pop()
+        last = history[-1]
+        if note not in last["content"]:
+            history[-1] = {**last, "content": f"{last['content']}\n{note}"}
+            for cell in self.cells:  # the observation keeps its place in a later rewind
+                cell.messages = [history[-1] if m is last else m for m in cell.messages]
+
     def rewind(self, request: str) -> bool:
         """Drop the turn's exchanges but those of cells that ran without error, and replace
         the request's text with *request*. False when compaction replaced the request."""
