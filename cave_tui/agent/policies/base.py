@@ -75,5 +75,9 @@ class BasePolicy:
         """An intervention of this policy."""
         return Intervention(self.name, kind, text, **kwargs)  # type: ignore[arg-type]
 
+    def joined(self, kind: InterventionKind, notes: list[str]) -> Intervention | None:
+        """One intervention of *notes*, one per line; None when there are none."""
+        return self.act(kind, "\n".join(notes)) if notes else None
+
     def __repr__(self) -> str:
         return f"<policy {self.name}>"

@@ -98,4 +98,4 @@ class CodesForNames(BasePolicy):
     async def before_answer(self, turn: Turn, answer: Answer) -> Intervention | None:
         found = coded_results(wanted(turn), await turn.rows(), turn.task, turn.stored)
         notes = [codes_note(c) for c in found]
-        return self.act(InterventionKind.DOUBT, "\n".join(notes)) if notes else None
+        return self.joined(InterventionKind.DOUBT, notes)

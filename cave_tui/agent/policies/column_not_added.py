@@ -41,4 +41,4 @@ class ColumnNotAdded(BasePolicy):
 
     async def before_answer(self, turn: Turn, answer: Answer) -> Intervention | None:
         notes = [column_note(c) for c in columns_not_added(await turn.rows(), turn.task)]
-        return self.act(InterventionKind.DOUBT, "\n".join(notes)) if notes else None
+        return self.joined(InterventionKind.DOUBT, notes)

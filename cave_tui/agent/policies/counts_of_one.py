@@ -49,4 +49,4 @@ class CountsOfOne(BasePolicy):
     async def before_answer(self, turn: Turn, answer: Answer) -> Intervention | None:
         found = ones_for_counts(wanted(turn), await turn.rows(), turn.task, turn.stored)
         notes = [ones_note(n) for n in found]
-        return self.act(InterventionKind.DOUBT, "\n".join(notes)) if notes else None
+        return self.joined(InterventionKind.DOUBT, notes)

@@ -66,4 +66,4 @@ class TextForNumbers(BasePolicy):
     async def before_answer(self, turn: Turn, answer: Answer) -> Intervention | None:
         found = text_for_numbers(wanted(turn), await turn.rows(), turn.task, turn.stored)
         notes = [text_note(t) for t in found]
-        return self.act(InterventionKind.DOUBT, "\n".join(notes)) if notes else None
+        return self.joined(InterventionKind.DOUBT, notes)

@@ -96,4 +96,4 @@ class WrongType(BasePolicy):
             wanted(turn), await turn.rows(), turn.task, turn.stored, turn.before or ()
         )
         notes = [type_note(t) for t in found]
-        return self.act(InterventionKind.DOUBT, "\n".join(notes)) if notes else None
+        return self.joined(InterventionKind.DOUBT, notes)

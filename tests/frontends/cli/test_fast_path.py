@@ -42,6 +42,8 @@ def test_fast_path_parses_every_app_option():
             "sk",
             "--max-steps",
             "3",
+            "--policies",
+            "minimal,rewind",
             "--plain",
             "--inject",
             "a.csv",
@@ -60,7 +62,7 @@ def test_fast_path_parses_every_app_option():
     )
     assert flags == {
         "model": "scripted:x.yaml", "api_base": "http://h", "kernel": True, "policy": "strict",
-        "theme": "cave-light", "skills": "sk", "max_steps": 3, "plain": True,
+        "theme": "cave-light", "skills": "sk", "max_steps": 3, "policies": "minimal,rewind", "plain": True,
         "inject": ["a.csv", "b.parquet:b"], "load": "d", "dump": "out", "trust": True,
         "resume": "last", "sessions_dir": "s",
     }  # fmt: skip
