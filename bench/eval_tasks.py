@@ -660,13 +660,16 @@ def select(names: str | None) -> list[Task]:
     """
     if not names:
         return list(TASKS)
-    from eval_holdout import HOLDOUT_TASKS  # here: eval_holdout imports this module
+    from eval_fresh import FRESH_TASKS  # here: both import this module
+    from eval_holdout import HOLDOUT_TASKS
 
-    holdout = {t.name: t for t in HOLDOUT_TASKS}
+    holdout = {t.name: t for t in [*HOLDOUT_TASKS, *FRESH_TASKS]}
     chosen: list[Task] = []
     for name in (n.strip() for n in names.split(",") if n.strip()):
         if name == "holdout":
             matched = list(HOLDOUT_TASKS)
+        elif name == "fresh":
+            matched = list(FRESH_TASKS)
         elif name in holdout:
             matched = [holdout[name]]
         else:
@@ -675,7 +678,7 @@ def select(names: str | None) -> list[Task]:
             kinds = ", ".join(dict.fromkeys(t.kind for t in TASKS))
             raise ValueError(
                 f"unknown task {name!r}; known: {', '.join(TASKS_BY_NAME)}; kinds: {kinds}; "
-                f"held out: holdout (all), {', '.join(holdout)}"
+                f"held out: holdout, fresh (all of each), {', '.join(holdout)}"
             )
         chosen.extend(t for t in matched if t not in chosen)
     return chosen

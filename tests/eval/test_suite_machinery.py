@@ -23,13 +23,15 @@ from agent_eval import (
     token_ratio,
 )
 from agent_eval import main as agent_eval_main
+from eval_fresh import FRESH_TASKS
 from eval_holdout import HOLDOUT_TASKS
 from eval_tasks import TASKS, HasColumn, Rows, _pristine, check, select
 
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import Function, Type, Variable
 
-ALL_TASKS = [*TASKS, *HOLDOUT_TASKS]  # replayed and checked alike
+FLAKY = "fr_flaky_rate"  # its function times out once: replayed apart, with the resend
+ALL_TASKS = [*TASKS, *HOLDOUT_TASKS, *(t for t in FRESH_TASKS if t.name != FLAKY)]
 
 
 def fence(code: str) -> str:
@@ -230,6 +232,23 @@ async def test_reference_solution_solves_the_task_through_the_agent(task):
     # The model had to use the injected objects by name: nothing was loaded from files.
     first = model.requests[0]
     assert "Namespace" in first[-1]["content"]
+
+
+async def test_the_flaky_task_is_solved_by_sending_the_cell_again():
+    task = select(FLAKY)[0]
+    cell = fence(task.solution[0])
+    run = await run_task(task, ScriptedModel([cell, cell, "Done."]), "cave", time_cap=60)
+    assert run.success, run.checks
+    assert run.model_calls == 3 and not {"repeat_guard", "rewind"} & set(run.interventions)
+
+
+def test_fresh_tasks_are_apart_from_the_suite_and_the_held_out_set():
+    names = [t.name for t in FRESH_TASKS]
+    assert len(names) == len(set(names)) >= 10 and all(n.startswith("fr_") for n in names)
+    assert not set(names) & {t.name for t in [*TASKS, *HOLDOUT_TASKS]}
+    assert [t.name for t in select("fresh")] == names
+    for task in FRESH_TASKS:
+        assert len(task.solution) == len(task.turns), task.name
 
 
 async def test_a_wrong_answer_fails_with_the_checker_reason():
