@@ -176,6 +176,7 @@ class SessionRecorder:
         if model and not self.meta.get("model"):
             self.meta["model"] = model
         self.meta["max_steps"] = getattr(agent, "max_steps", None)
+        self.meta["policies"] = [p.name for p in getattr(agent, "policies", [])]
         checker = getattr(self.runtime, "security_checker", None)
         policy = getattr(checker, "policy", None)
         self.meta["policy"] = (

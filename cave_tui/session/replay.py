@@ -322,6 +322,7 @@ async def replay_session(
         name=None,
         approve=approvals,
         display=False,
+        policies=recorded_policies(data.meta),
     )
     agent.add_event_sink(approvals.on_event)
     result = ReplayResult(data.dir, agent=agent, runtime=runtime)
@@ -390,3 +391,14 @@ async def replay_session(
     await _redo(trailing, runtime, result, render, trust)
     agent.approve = None  # the agent may go on live (`continue_from`): no recorded steps
     return result
+
+
+def recorded_policies(meta: dict[str, Any]) -> list[str] | None:
+    """The built-in policies a session ran with (None: not recorded, the default preset);
+    a policy of the user's own, unknown here, is left out of the replay."""
+    from cave_tui.agent.policies import POLICY_NAMES
+
+    names = meta.get("policies")
+    if not isinstance(names, list):
+        return None
+    return [name for name in names if name in POLICY_NAMES]
