@@ -275,6 +275,11 @@ class CaveAgent(AgentPrompt):
                     async for event in self._compactor.maybe_compact(step):
                         yield self._emit(event)
                     run_usage = run_usage + self._compactor.take_usage()  # summariser calls
+                for tip in await self._pipeline.before_request(turn):
+                    if tip.text not in turn.memo.setdefault("tips shown", set()):
+                        turn.memo["tips shown"].add(tip.text)
+                        yield told(tip)
+                    turn.memo.setdefault("tips", []).append(tip)
                 reply = Reply()
                 options: dict[str, Any] = {"stop": [CODE_END_STOP]} if self.stop_after_code else {}
                 if turn.resample and self.loop_temperature is not None:
@@ -297,10 +302,7 @@ class CaveAgent(AgentPrompt):
                     yield self._emit(ev.ErrorEvent(content=str(exc), step=step, kind=exc.kind))
                     yield done(AgentStatus.ERROR, str(exc), error=str(exc))
                     return
-                for tip in turn.memo.pop("tips", []):
-                    if tip.text not in turn.memo.setdefault("tips shown", set()):
-                        turn.memo["tips shown"].add(tip.text)
-                        yield told(tip)
+                turn.memo.pop("tips", None)
                 run_usage = run_usage + reply.usage
                 text = close_open_fence(reply.text) if self.stop_after_code else reply.text
                 last_text = text

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from cave_tui.agent.messages import merge_consecutive, normalize_message
-from cave_tui.agent.policies import PolicyPipeline
 from cave_tui.agent.prompt import (
     FINAL_ANSWER_INSTRUCTIONS,
     SKILLS_HEADER,
@@ -39,7 +38,6 @@ class AgentPrompt:
     namespace_budget: int | None
     skills: list[Any]
     _turn: Turn | None
-    _pipeline: PolicyPipeline
 
     @property
     def messages(self) -> list[Message]:
@@ -108,10 +106,8 @@ class AgentPrompt:
             [{"role": "system", "content": self.system_prompt()}, *self.history]
         )
         namespace = self._describe(await self._rows())
-        if turn is not None:
-            tips = await self._pipeline.before_request(turn)
-            namespace = "\n".join([namespace, *(tip.text for tip in tips)])
-            turn.memo["tips"] = tips
+        if turn is not None:  # the policies' tips for this call (the loop asked them)
+            namespace = "\n".join([namespace, *(tip.text for tip in turn.memo.get("tips", []))])
         last = request[-1]
         if last["role"] == "user":
             request[-1] = {**last, "content": f"{namespace}\n\n{last['content']}"}

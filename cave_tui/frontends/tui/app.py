@@ -691,7 +691,8 @@ class CaveApp(App[None]):
 
         line = intervention_line(event)
         entry = self.steplog.current(event.step, event.agent)
-        if event.kind is InterventionKind.REFUSE and entry is not None:
+        refused = event.kind is InterventionKind.REFUSE
+        if entry is not None and (refused or entry.outcome == "running"):  # never ran
             entry.finish(f"not run · {event.policy}", error=event.content)
         elif entry is not None:
             entry.add_note(line)

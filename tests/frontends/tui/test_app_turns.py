@@ -401,3 +401,18 @@ async def test_busy_set_before_the_app_composed_shows_once_it_has():
         assert app.status.busy
         app.busy = False
         assert not app.status.busy
+
+
+async def test_policy_interventions_show_in_the_code_log_and_a_refused_cell_never_runs():
+    bad = "```python\nnope_frame['x']\n```"
+    app = make_app([bad, bad, "I could not find it."])
+    app.services.config.policies = "minimal,repeat_guard"  # read when the agent is built
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await submit(pilot, "Show x.")
+        await wait_for(pilot, lambda: not app.busy)
+        entries = list(app.steplog.query(StepEntry))
+        assert [e.outcome for e in entries] == ["NameError", "not run · repeat_guard"]
+        refused = [str(o.full) for o in entries[1].query(FoldedOutput)]
+        assert any("not re-run" in text for text in refused)
+        assert "I could not find it." in chat_text(app)
