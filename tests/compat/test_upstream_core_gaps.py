@@ -1,5 +1,5 @@
-"""What upstream's agent does that cave's does not yet: each needs a change in
-`cave_tui/agent/core.py`, which this work may not edit (it is being rewritten).
+"""What upstream's agent does that cave's does not yet: each needs a change in the agent
+core (`cave_tui/agent/core.py` and the modules split from it), being rewritten elsewhere.
 
 Each test states upstream's behaviour and is marked `xfail(strict=True)`: it fails today,
 and the day the core does it, the test passes, strict xfail turns that into a failure,
@@ -38,8 +38,8 @@ def test_the_scripted_turn_itself_runs():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="core.py: `text` events carry the reply with its code fences; upstream's carry "
-    "only the prose outside code blocks (the code comes as the `code` event)",
+    reason="agent/streaming.py: `text` events carry the reply with its code fences; "
+    "upstream's carry only the prose outside code blocks (the code comes as the `code` event)",
 )
 def test_text_events_hold_only_the_prose():
     text = "".join(e.content for e in events() if e.type == EventType.TEXT)
@@ -49,8 +49,8 @@ def test_text_events_hold_only_the_prose():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="core.py: `execution_output` content is cave's observation ('Output:\\n3\\n"
-    "[changed: total]'); upstream's is what the cell printed",
+    reason="agent/events.py cell_event: `execution_output` content is cave's observation "
+    "('Output:\\n3\\n[changed: total]'); upstream's is what the cell printed",
 )
 def test_execution_output_content_is_what_the_cell_printed():
     (output,) = [e for e in events() if e.type == EventType.EXECUTION_OUTPUT]
