@@ -39,6 +39,17 @@ class Segment:
 class StreamingTextParser:
     """Text is passed on as it arrives; a code block comes out whole when its fence closes."""
 
+    TRIPLE_BACKTICK_COUNT = 3
+
+    class Mode(Enum):
+        """Upstream's parser states; this parser is only ever in TEXT or CODE."""
+
+        TEXT = "text"
+        BACKTICK_COUNT = "backtick_count"
+        LANGUAGE_MATCH = "language_match"
+        CODE = "code"
+        CODE_END_CHECK = "code_end_check"
+
     def __init__(self, language_identifier: str = "python") -> None:
         self.language_identifier = language_identifier
         self.first_code_block_completed = False
@@ -48,6 +59,28 @@ class StreamingTextParser:
 
     def is_first_code_block_completed(self) -> bool:
         return self.first_code_block_completed
+
+    # -- upstream's view of the state (read-only) --------------------------------------
+    @property
+    def mode(self) -> StreamingTextParser.Mode:
+        """CODE inside a block, else TEXT."""
+        return self.Mode.CODE if self.in_code_block else self.Mode.TEXT
+
+    @property
+    def text_buffer(self) -> str:
+        """Text held back because it may still open a fence ("" inside a block)."""
+        return "" if self.in_code_block else self._pending
+
+    @property
+    def code_buffer(self) -> str:
+        """The open block's code so far ("" outside a block)."""
+        return self._pending if self.in_code_block else ""
+
+    @property
+    def backtick_count(self) -> int:
+        """Backticks at the end of the held-back text (a fence in the making)."""
+        held = self.text_buffer
+        return len(held) - len(held.rstrip("`"))
 
     def process_chunk(self, chunk: str) -> list[Segment]:
         self._pending += chunk

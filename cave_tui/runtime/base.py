@@ -300,6 +300,23 @@ class Runtime(ABC):
     def _items(self, kind: type) -> list[Any]:
         return [i for i in self._injected.values() if isinstance(i, kind)]
 
+    # Upstream kept three registries; code written for it reads them by these names.
+    # Each is a fresh read-only view, by name, of one kind of item in `injected`.
+    @property
+    def _functions(self) -> dict[str, Function]:
+        """Upstream's registry of injected Functions, by name (a copy)."""
+        return {i.name: i for i in self._items(Function)}
+
+    @property
+    def _variables(self) -> dict[str, Variable]:
+        """Upstream's registry of injected Variables, by name (a copy)."""
+        return {i.name: i for i in self._items(Variable)}
+
+    @property
+    def _types(self) -> dict[str, Type]:
+        """Upstream's registry of injected Types, automatic ones included (a copy)."""
+        return {i.name: i for i in self._items(Type)}
+
     def describe_functions(self) -> str:
         """Upstream's prompt text for the injected functions."""
         return upstream.describe_all(self._items(Function), str, "functions")

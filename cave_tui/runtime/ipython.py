@@ -280,7 +280,7 @@ class IPythonRuntime(Runtime):
         names = [n for n in self._ns if not n.startswith("_") and n not in self._hidden]
         close = difflib.get_close_matches(name, names, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        return f"no variable named {name!r} in the runtime{hint}"
+        return f"no variable named {name!r} in the runtime (not managed by it){hint}"
 
     async def delete(self, name: str) -> None:
         if name not in self._ns or name in self._hidden:

@@ -208,6 +208,11 @@ class TypeSchemaExtractor:
             return f"{name}[{', '.join(cls.annotation(a) for a in args)}]" if args else name
         return str(getattr(hint, "__name__", hint))
 
+    @classmethod
+    def _format_type_annotation(cls, hint: Any) -> str:
+        """Upstream's name for `annotation` (its tests and subclasses call it)."""
+        return cls.annotation(hint)
+
 
 def _methods(cls: type) -> list[tuple[str, Callable[..., Any]]]:
     return [(n, f) for n, f in inspect.getmembers(cls, predicate=inspect.isfunction) if n[0] != "_"]

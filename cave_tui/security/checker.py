@@ -118,7 +118,10 @@ class SecurityChecker:
                 msg = exc.msg or "invalid syntax"
                 violations.append(
                     SecurityViolation(
-                        f"the code does not parse: {msg}", rule="SyntaxRule", lineno=lineno, col=col
+                        f"the code does not parse (syntax error): {msg}",
+                        rule="SyntaxRule",
+                        lineno=lineno,
+                        col=col,
                     )
                 )
         except (ValueError, RecursionError, MemoryError, OverflowError) as exc:

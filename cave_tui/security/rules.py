@@ -200,7 +200,7 @@ class FunctionRule(SecurityRule):
             func = node.func
             if isinstance(func, ast.Name) and func.id in forbidden:
                 yield cell.violation(
-                    self.name, node, self._message(f"call of '{func.id}' is not allowed")
+                    self.name, node, self._message(f"call of function '{func.id}' is not allowed")
                 )
             elif (
                 self.match_attributes and isinstance(func, ast.Attribute) and func.attr in forbidden
@@ -210,9 +210,8 @@ class FunctionRule(SecurityRule):
                 )
         for ref in cell.nodes(ast.Name):
             if ref.id in forbidden and isinstance(ref.ctx, ast.Load) and not cell.is_callee(ref):
-                yield cell.violation(
-                    self.name, ref, self._message(f"reference to '{ref.id}' is not allowed")
-                )
+                message = f"reference to function '{ref.id}' is not allowed"
+                yield cell.violation(self.name, ref, self._message(message))
 
     def name_problem(self, name: str) -> str | None:
         if name in self.forbidden_functions:

@@ -67,7 +67,7 @@ class SkillDiscovery:
         if path.is_dir():
             path = path / SKILL_FILENAME
         if not path.is_file():
-            raise SkillValidationError(path, ["file not found"])
+            raise SkillValidationError(path, ["Skill file not found"])
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -75,7 +75,11 @@ class SkillDiscovery:
         parts = split_frontmatter(text)
         if parts is None:
             raise SkillValidationError(
-                path, ["must start with YAML frontmatter between two '---' lines"]
+                path,
+                [
+                    "No YAML frontmatter found: it must start with YAML frontmatter "
+                    "between two '---' lines"
+                ],
             )
         fields = _parse_yaml(path, parts[0])
         errors = validate_fields(fields, path.parent)
@@ -124,7 +128,7 @@ class DiscoveryResult:
 def scan_directory(directory: Path) -> DiscoveryResult:
     result = DiscoveryResult()
     if not directory.is_dir():
-        result.errors.append(SkillError(f"{directory}: skills folder not found"))
+        result.errors.append(SkillError(f"{directory}: Skills directory not found"))
         return result
     candidates = []
     if (directory / SKILL_FILENAME).is_file():
@@ -174,7 +178,7 @@ def discover_skills(
     ):
         if not folder.is_dir():
             if folder in extra:
-                result.errors.append(SkillError(f"{folder}: skills folder not found"))
+                result.errors.append(SkillError(f"{folder}: Skills directory not found"))
             continue
         found = scan_directory(folder)
         result.errors.extend(found.errors)
@@ -198,7 +202,7 @@ def _parse_yaml(path: Path, text: str) -> dict:
         data = strictyaml.load(text).data
     except strictyaml.YAMLError as exc:
         problem = " ".join(str(exc).split())
-        raise SkillValidationError(path, [f"invalid YAML in frontmatter: {problem}"]) from None
+        raise SkillValidationError(path, [f"Invalid YAML in frontmatter: {problem}"]) from None
     if not isinstance(data, dict):
         raise SkillValidationError(path, ["frontmatter must be a YAML mapping"])
     return data

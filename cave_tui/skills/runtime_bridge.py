@@ -32,6 +32,7 @@ from cave_tui.runtime.base import ExecutionResult
 from cave_tui.runtime.items import Function, Injectable
 from cave_tui.skills.discovery import SkillDiscovery
 from cave_tui.skills.errors import SkillError, SkillNotFoundError
+from cave_tui.skills.registry import SkillRegistry
 from cave_tui.skills.skill import Skill
 
 ACTIVATE_NAME = "activate_skill"
@@ -260,4 +261,9 @@ def install_skills(agent: Any) -> SkillBridge:
     )
     agent._result_hooks.append(bridge.after_cell)
     agent._skill_bridge = bridge
+    # Upstream's agents keep their skills in `_skill_registry`, and upstream's skill
+    # examples list them from there (`agent._skill_registry.list_skills()`).
+    registry = SkillRegistry()
+    registry.add_skills(skills)
+    agent._skill_registry = registry
     return bridge

@@ -48,7 +48,7 @@ def test_upstream_rules_and_checker():
     assert set(by_rule) == {"ImportRule", "FunctionRule", "AttributeRule", "RegexRule"}
     assert by_rule["ImportRule"].lineno == 4
     assert by_rule["AttributeRule"].lineno == 5 and by_rule["AttributeRule"].col == 3
-    assert by_rule["FunctionRule"].message == "call of 'open' is not allowed"
+    assert by_rule["FunctionRule"].message == "call of function 'open' is not allowed"
     assert by_rule["RegexRule"].lineno == 7
     assert checker.check("import json\nprint(json.dumps([1]))") == []
     assert checker.check_code("import os") == checker.check("import os")
@@ -86,7 +86,7 @@ def test_regex_rule_accepts_a_list_and_rejects_bad_patterns():
 
 def test_function_rule_flags_aliases_and_upstream_attribute_calls():
     checker = SecurityChecker([FunctionRule({"eval"})])
-    assert "reference to 'eval'" in checker.check("f = eval")[0].message
+    assert "reference to function 'eval'" in checker.check("f = eval")[0].message
     assert checker.check("sorted(xs, key=eval)")
     assert checker.check("df.eval('a + b')")  # upstream: attribute calls match by name
     named = SecurityChecker([FunctionRule({"compile"}, match_attributes=False)])

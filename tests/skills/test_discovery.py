@@ -64,7 +64,7 @@ def test_triple_dash_inside_a_value_is_not_a_fence(make_skill):
 BAD_CASES = [
     ("no-front", {"raw": "# Just markdown\n"}, "must start with YAML frontmatter"),
     ("unclosed", {"raw": "---\nname: unclosed\ndescription: x\n"}, "must start with YAML"),
-    ("bad-yaml", {"raw": "---\nname: bad-yaml\ndescription: a: b\n---\nx"}, "invalid YAML"),
+    ("bad-yaml", {"raw": "---\nname: bad-yaml\ndescription: a: b\n---\nx"}, "Invalid YAML"),
     ("no-name", {"raw": "---\ndescription: x\n---\nbody"}, "Missing required field"),
     ("no-desc", {"raw": "---\nname: no-desc\n---\nbody"}, "description"),
     ("a" * 65, {}, "exceeds 64 character limit"),
@@ -92,7 +92,7 @@ def test_invalid_skill_gives_a_clear_error_naming_the_file(make_skill, folder, k
 
 
 def test_missing_file_is_an_error_naming_it(tmp_path):
-    with pytest.raises(SkillValidationError, match="nope: file not found"):
+    with pytest.raises(SkillValidationError, match="nope: Skill file not found"):
         SkillDiscovery.from_file(tmp_path / "nope")
 
 
@@ -115,7 +115,7 @@ def test_from_directory_reports_every_bad_skill(make_skill, tmp_path):
 
 
 def test_from_directory_missing_folder(tmp_path):
-    with pytest.raises(SkillError, match="skills folder not found"):
+    with pytest.raises(SkillError, match="Skills directory not found"):
         SkillDiscovery.from_directory(tmp_path / "absent")
     assert SkillDiscovery.Error is SkillError
 

@@ -474,7 +474,7 @@ class CaveKernel:
         names = [n for n in self.ns if summary.is_user_name(n, self._user_hidden())]
         close = difflib.get_close_matches(name, names, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        return f"no variable named {name!r} in the runtime{hint}"
+        return f"no variable named {name!r} in the runtime (not managed by it){hint}"
 
     def op_summary(self, data: dict[str, Any], buffers: list[Any]) -> Any:
         """`summarize` per name, as `summarize_namespace` does, but able to stop: the

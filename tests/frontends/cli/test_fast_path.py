@@ -62,9 +62,9 @@ def test_fast_path_parses_every_app_option():
     )
     assert flags == {
         "model": "scripted:x.yaml", "api_base": "http://h", "kernel": True, "policy": "strict",
-        "theme": "cave-light", "skills": "sk", "max_steps": 3, "policies": "minimal,rewind", "plain": True,
-        "inject": ["a.csv", "b.parquet:b"], "load": "d", "dump": "out", "trust": True,
-        "resume": "last", "sessions_dir": "s",
+        "theme": "cave-light", "skills": "sk", "max_steps": 3, "policies": "minimal,rewind",
+        "plain": True, "inject": ["a.csv", "b.parquet:b"], "load": "d", "dump": "out",
+        "trust": True, "resume": "last", "sessions_dir": "s",
     }  # fmt: skip
     assert cli.fast_app_flags([])["plain"] is False
     assert cli.fast_app_flags(["--no-kernel"])["kernel"] is False
