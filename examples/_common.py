@@ -71,7 +71,9 @@ def show(event: ev.Event) -> None:
         code = "\n    ".join(getattr(event, "code", event.content).rstrip().splitlines())
         print(f"{who}step {event.step} code:\n    {code}")
     elif kind in (ev.EventType.EXECUTION_OUTPUT, ev.EventType.EXECUTION_ERROR):
-        body = "\n    ".join(event.content.split("\n\nNamespace")[0].splitlines()[:40])
+        body = "\n    ".join(
+            getattr(event, "observation", event.content).split("\n\nNamespace")[0].splitlines()[:40]
+        )
         print(f"{who}result:\n    {body}")
     elif kind is ev.EventType.USAGE:
         if event.content == "compaction":

@@ -145,6 +145,9 @@ class CaveAgent(AgentPrompt):
         from cave_tui.agent.subagents import SubAgentHub
 
         self._subagents = SubAgentHub(self, CaveAgent)
+        from cave_tui.skills.registry import SkillRegistry
+
+        self._skill_registry = SkillRegistry()  # upstream's: filled by install_skills
         if self.skills:
             from cave_tui.skills.runtime_bridge import install_skills
 
@@ -192,28 +195,39 @@ class CaveAgent(AgentPrompt):
 
     # -- running -----------------------------------------------------------------
     async def run(self, task: str) -> AgentResponse:
-        """Run one user turn to its end and return the outcome."""
-        renderer = None
-        if self.display and not self.shown_by_parent:
-            from cave_tui.agent.display import RichDisplay
-
-            renderer = RichDisplay()
+        """Run one user turn to its end and return the outcome (rendered when `display`)."""
         response: AgentResponse | None = None
-        async for event in self._run_events(task):
+        async for event in self._shown(self._run_events(task)):
             if isinstance(event, _Done):
                 response = event.response
-            elif renderer is not None:
-                renderer.render(event)
         assert response is not None
-        if renderer is not None:
-            renderer.close(response)
         return response
 
     async def stream_events(self, task: str) -> AsyncGenerator[ev.Event, None]:
-        """Run one user turn, yielding typed events as they happen (aclose() ends it early)."""
-        async for event in self._run_events(task):
+        """Run one user turn, yielding typed events as they happen (aclose() ends it early);
+        rendered to the terminal too when `display` is on, as upstream's are."""
+        async for event in self._shown(self._run_events(task)):
             if not isinstance(event, _Done):
                 yield event
+
+    async def _shown(
+        self, events: AsyncIterator[ev.Event | _Done]
+    ) -> AsyncIterator[ev.Event | _Done]:
+        """*events*, rendered with Rich on the way when `display` is on (and no parent
+        agent shows them)."""
+        if not self.display or self.shown_by_parent:
+            async for event in events:
+                yield event
+            return
+        from cave_tui.agent.display import RichDisplay
+
+        renderer = RichDisplay()
+        async for event in events:
+            if isinstance(event, _Done):
+                renderer.close(event.response)
+            else:
+                renderer.render(event)
+            yield event
 
     def run_sync(self, task: str) -> AgentResponse:
         """`run()` for synchronous callers (including code inside another agent's cell)."""
@@ -420,7 +434,7 @@ class CaveAgent(AgentPrompt):
         message: Message = {"role": "user", "content": observation}
         self.history.append(message)
         cell.messages.append(message)
-        yield ev.cell_event(result, observation, step)
+        yield ev.cell_event(result, observation, step, appendix)
         for note in notes:
             rewind = note.kind is InterventionKind.REWIND
             if not rewind or turn.rewind(note.request):

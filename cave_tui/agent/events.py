@@ -106,9 +106,11 @@ class OutputEvent(Event):
 
 @dataclass
 class ExecutionOutputEvent(Event):
-    """A cell finished without error. `content` is the observation text the model sees."""
+    """A cell finished without error. `content` is what it printed (upstream's); the text
+    the model reads about it is `observation`."""
 
     type: EventType = EventType.EXECUTION_OUTPUT
+    observation: str = ""
     output: str = ""
     changed: list[str] = field(default_factory=list)
     duration: float = 0.0
@@ -116,7 +118,11 @@ class ExecutionOutputEvent(Event):
 
 @dataclass
 class ExecutionErrorEvent(Event):
+    """A cell failed. `content` is what it printed, then its error (upstream's stdout);
+    the text the model reads about it (hints included) is `observation`."""
+
     type: EventType = EventType.EXECUTION_ERROR
+    observation: str = ""
     output: str = ""
     error: str = ""
     error_type: str = ""
@@ -299,11 +305,14 @@ def user_cell_event(result: Any) -> Event:
     )
 
 
-def cell_event(result: Any, observation: str, step: int) -> Event:
-    """The event of a cell that ran: its output, its error or its blocked code."""
+def cell_event(result: Any, observation: str, step: int, delivered: str = "") -> Event:
+    """The event of a cell that ran: its output, its error or its blocked code. *delivered*
+    is text handed over with the output (a skill's instructions, in full)."""
+    printed = (result.stdout or "") + delivered  # upstream's content: the output, the error
     if result.success:
         return ExecutionOutputEvent(
-            content=observation,
+            content=printed,
+            observation=observation,
             step=step,
             output=result.output,
             changed=list(result.changed),
@@ -313,7 +322,8 @@ def cell_event(result: Any, observation: str, step: int) -> Event:
         violations = [violation_dict(v) for v in result.security_violations]
         return SecurityErrorEvent(content=observation, step=step, violations=violations)
     return ExecutionErrorEvent(
-        content=observation,
+        content=printed,
+        observation=observation,
         step=step,
         output=result.output,
         error=result.error_text or "",

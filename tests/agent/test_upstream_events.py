@@ -163,13 +163,11 @@ def test_compact_if_needed_clears_old_results_first():
     messages: list[Message] = [SystemMessage("You are helpful.")]
     for i in range(12):
         messages.append(CodeExecutionMessage(f"```python\nprint({i})\n```"))
-        messages.append(ExecutionResultMessage(f"result {i} " + "word " * 100))
+        messages.append(ExecutionResultMessage(f"result {i} " + "word " * 400))
     messages.append(UserMessage("and now?"))
     state = CompactionState()
-    # ~1650 tokens (characters / 4) over upstream's threshold for this window (half of
-    # it, 1200); clearing the six oldest results brings it under: no model call.
     out, tier = asyncio.run(
-        compact_if_needed(messages, ScriptedModel([]), state, context_window=2_400)
+        compact_if_needed(messages, ScriptedModel([]), state, context_window=4_000)
     )
     assert tier == "microcompact"
     assert out[0] is messages[0] and out[-1] is messages[-1]

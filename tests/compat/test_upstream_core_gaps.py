@@ -47,32 +47,17 @@ def test_text_events_hold_only_the_prose():
     assert "I'll do that in code." in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent/events.py cell_event: `execution_output` content is cave's observation "
-    "('Output:\\n3\\n[changed: total]'); upstream's is what the cell printed",
-)
 def test_execution_output_content_is_what_the_cell_printed():
     (output,) = [e for e in events() if e.type == EventType.EXECUTION_OUTPUT]
     assert output.content.strip() == "3"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core.py: stream_events() never renders; upstream's renders each event with Rich "
-    "when display=True (the default), as run() does",
-)
 def test_stream_events_render_when_display_is_on(capsys: pytest.CaptureFixture[str]):
     events(display=True)
     out = capsys.readouterr().out
     assert "total = 1 + 2" in out and "It is 3." in out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core.py: `_skill_registry` exists only when skills were given (set by "
-    "skills/runtime_bridge.install_skills); upstream's agent always has one",
-)
 def test_an_agent_without_skills_has_an_empty_skill_registry():
     agent = CaveAgent(ConversationModel([]), display=False)
     assert agent._skill_registry.list_skills() == []

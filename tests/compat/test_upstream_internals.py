@@ -2,41 +2,22 @@
 
 Each test pins one piece that upstream's suite, run renamed against cave_tui
 (docs/upstream-compat.md), needed: module paths, registries by kind, the executor,
-parser state, the compaction tiers, skill registry and messages.
+parser state, skill registry and messages.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
 import pytest
 
 from cave_tui import CaveAgent
-from cave_tui.compaction import CompactionState, compact_if_needed
-from cave_tui.compaction.prompts import MICROCOMPACT_PLACEHOLDER, extract_summary
-from cave_tui.compaction.strategies import (
-    KEEP_RECENT_EXECUTION_RESULTS,
-    MAX_CONSECUTIVE_FAILURES,
-    full_compact,
-    microcompact,
-    trim_fallback,
-)
-from cave_tui.compaction.tokens import compact_threshold, estimate_tokens
 from cave_tui.models import ScriptedModel
 from cave_tui.parsing import SegmentType, StreamingTextParser
 from cave_tui.runtime import Function, IPythonRuntime, Type, TypeSchemaExtractor, Variable
 from cave_tui.security import FunctionRule, ImportRule, SecurityChecker, SecurityError
 from cave_tui.skills import Skill, SkillDiscovery
-from cave_tui.types import (
-    AssistantMessage,
-    CodeExecutionMessage,
-    ExecutionResultMessage,
-    MessageRole,
-    SystemMessage,
-    UserMessage,
-)
 
 
 @dataclass
@@ -136,78 +117,6 @@ def test_the_parser_shows_upstreams_state_while_streaming():
         "",
         0,
     )
-
-
-# -- compaction ----------------------------------------------------------------------------
-def _turns(n: int, size: int = 200) -> list[Any]:
-    out: list[Any] = []
-    for i in range(n):
-        out.append(CodeExecutionMessage(f"```python\nprint({i})\n```"))
-        out.append(ExecutionResultMessage(f"out {i} " + "x" * size))
-    return out
-
-
-def test_upstream_tiers_clear_summarise_and_trim():
-    messages = _turns(10)
-    cleared = microcompact(messages)
-    placeholders = [m for m in cleared if m.content == MICROCOMPACT_PLACEHOLDER]
-    assert len(placeholders) == 10 - KEEP_RECENT_EXECUTION_RESULTS
-    assert len(cleared) == len(messages) and cleared[-1] is messages[-1]
-    assert microcompact(messages[:4]) == messages[:4]
-
-    model = ScriptedModel(["<analysis>scratch</analysis><summary>Printed 0 to 9.</summary>"])
-    state = CompactionState(consecutive_failures=2)
-    summarised = asyncio.run(full_compact(messages, model, state))
-    assert summarised[0].role is MessageRole.USER and "Printed 0 to 9." in summarised[0].content
-    assert "scratch" not in summarised[0].content
-    assert summarised[-10:] == messages[-10:] and state.consecutive_failures == 0
-    assert "Printed" in model.requests[0][1]["content"] or "print(0)" in str(model.requests[0])
-
-    trimmed = trim_fallback([ExecutionResultMessage("orphan"), *messages[-5:]])
-    assert trimmed[0].role is not MessageRole.EXECUTION_RESULT
-    assert extract_summary("no tags") == "no tags"
-
-
-def test_a_failing_summary_counts_and_then_stops_calling_the_model():
-    messages = _turns(10)
-    state = CompactionState()
-    failing = ScriptedModel([RuntimeError("down")])
-    out = asyncio.run(full_compact(messages, failing, state))
-    assert state.consecutive_failures == 1 and len(out) < len(messages)
-    state.consecutive_failures = MAX_CONSECUTIVE_FAILURES
-    idle = ScriptedModel([])
-    asyncio.run(full_compact(messages, idle, state))
-    assert idle.requests == []
-
-
-def test_thresholds_and_estimates_are_upstreams():
-    assert compact_threshold(128_000) == 99_000 and compact_threshold(20_000) == 10_000
-    assert estimate_tokens([UserMessage("x" * 40)]) == 10
-    assert estimate_tokens([{"role": "user", "content": "x" * 40}], api_token_count=7) == 7
-
-
-def test_compact_if_needed_summarises_cave_dicts_and_returns_dicts():
-    system = {"role": "system", "content": "You are helpful."}
-    history = [m.to_dict() for m in _turns(30, size=400)]
-    model = ScriptedModel(["<summary>Thirty prints.</summary>"])
-    out, tier = asyncio.run(
-        compact_if_needed([system, *history], model, CompactionState(), context_window=1_000)
-    )
-    assert tier == "full_compact"
-    assert out[0] is system and all(isinstance(m, dict) for m in out)
-    assert "Thirty prints." in out[1]["content"] and out[-1] is history[-1]
-    # Code replies and their results were read as such: the old results were cleared
-    # (tier 1) before the summary, so only the code reached the summariser.
-    transcript = model.requests[0][1]["content"]
-    assert "[code_execution]: ```python\nprint(0)" in transcript and "out 0" not in transcript
-
-
-def test_compact_if_needed_keeps_the_first_message_of_upstream_objects():
-    messages = [SystemMessage("sys"), *_turns(12), AssistantMessage("done")]
-    out, tier = asyncio.run(
-        compact_if_needed(messages, ScriptedModel([]), CompactionState(), context_window=1_000)
-    )
-    assert tier == "microcompact" and out[0] is messages[0] and out[-1] is messages[-1]
 
 
 # -- skills ------------------------------------------------------------------------------------
