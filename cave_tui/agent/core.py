@@ -307,6 +307,7 @@ class CaveAgent(AgentPrompt):
                         options,
                         self.history,
                         self._compactor,
+                        self.python_block_identifier,
                     ):
                         yield self._emit(event)
                 except ModelError as exc:

@@ -57,7 +57,7 @@ class RichDisplay:
                 if self._text and event.agent != self._text_agent:
                     self._flush_prose()
                 self._text_agent = event.agent
-                self._text.append(event.content)
+                self._text.append(getattr(event, "written", event.content))
             case ev.EventType.CODE:
                 self._flush_prose()
                 code = getattr(event, "code", event.content)

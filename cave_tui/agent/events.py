@@ -67,9 +67,16 @@ class StepEvent(Event):
 
 @dataclass
 class TextEvent(Event):
-    """A chunk of the model's prose (code included as written); several per reply."""
+    """A chunk of the model's reply; several per reply. `content` is its prose (upstream's:
+    the code comes as the `code` event); `raw` is the chunk as written, fences included."""
 
     type: EventType = EventType.TEXT
+    raw: str = ""
+
+    @property
+    def written(self) -> str:
+        """The chunk as the model wrote it (what a front end renders as the reply)."""
+        return self.raw or self.content
 
 
 class CodeSource(StrEnum):

@@ -22,6 +22,7 @@ from cave_tui.models.base import (
     TextDelta,
     Usage,
 )
+from cave_tui.parsing.streaming import SegmentType, StreamingTextParser
 
 MAX_CONTINUATIONS = 3
 MAX_OVERFLOW_RETRIES = 3  # reactive compactions per model call before giving up
@@ -45,6 +46,7 @@ async def stream_reply(
     options: dict[str, Any],
     history: list[Message],
     compactor: Any = None,
+    language: str = "python",
 ) -> AsyncIterator[ev.Event]:
     """Stream one reply into *reply*, yielding its events; on cancel the partial reply
     joins *history*."""
@@ -53,6 +55,7 @@ async def stream_reply(
     continuations = 0
     while True:
         pending = ""
+        prose = _Prose(language)
         finish: str | None = None
         attempt_text = ""
         try:
@@ -60,13 +63,15 @@ async def stream_reply(
                 if isinstance(item, TextDelta):
                     attempt_text += item.text
                     pending += item.text
+                    prose.feed(item.text)
                     if len(pending) >= TEXT_FLUSH_CHARS or "\n" in item.text:
-                        yield ev.TextEvent(content=pending, step=step)
+                        yield ev.TextEvent(content=prose.take(), raw=pending, step=step)
                         pending = ""
                 elif isinstance(item, RetryNotice):
                     if pending:
-                        yield ev.TextEvent(content=pending, step=step)
+                        yield ev.TextEvent(content=prose.take(), raw=pending, step=step)
                         pending = ""
+                    prose = _Prose(language)
                     if item.discard_partial:
                         attempt_text = ""
                     yield ev.RetryEvent(
@@ -105,8 +110,9 @@ async def stream_reply(
                     {"role": "assistant", "content": reply.text + "\n[interrupted by the user]"}
                 )
             raise
-        if pending:
-            yield ev.TextEvent(content=pending, step=step)
+        prose.end()
+        if pending or prose.text:
+            yield ev.TextEvent(content=prose.take(), raw=pending, step=step)
         reply.text += attempt_text
         if finish == "length" and continuations < MAX_CONTINUATIONS:
             continuations += 1
@@ -122,3 +128,23 @@ async def stream_reply(
             ]
             continue
         return
+
+
+class _Prose:
+    """The prose of a streaming reply, its code blocks left out (they come as `code`)."""
+
+    def __init__(self, language: str) -> None:
+        self._parser = StreamingTextParser(language)
+        self.text = ""
+
+    def feed(self, chunk: str) -> None:
+        self.text += "".join(
+            s.content for s in self._parser.process_chunk(chunk) if s.type is SegmentType.TEXT
+        )
+
+    def end(self) -> None:
+        self.text += "".join(s.content for s in self._parser.flush() if s.type is SegmentType.TEXT)
+
+    def take(self) -> str:
+        text, self.text = self.text, ""
+        return text

@@ -36,11 +36,6 @@ def test_the_scripted_turn_itself_runs():
     assert any(e.type == EventType.CODE and "total = 1 + 2" in e.content for e in seen)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agent/streaming.py: `text` events carry the reply with its code fences; "
-    "upstream's carry only the prose outside code blocks (the code comes as the `code` event)",
-)
 def test_text_events_hold_only_the_prose():
     text = "".join(e.content for e in events() if e.type == EventType.TEXT)
     assert "```" not in text and "total = 1 + 2" not in text

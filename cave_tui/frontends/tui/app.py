@@ -592,7 +592,7 @@ class CaveApp(App[None]):
             status.step = event.step
             status.activity = "thinking"
         elif kind == "text":
-            chat.reply(event.step, agent).feed(event.content)
+            chat.reply(event.step, agent).feed(getattr(event, "written", event.content))
             status.activity = "writing"
         elif kind == "code":
             code = getattr(event, "code", event.content)
