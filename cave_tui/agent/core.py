@@ -13,7 +13,6 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from cave_tui.agent import events as ev
@@ -40,7 +39,7 @@ from cave_tui.agent.prompt import (
     DEFAULT_SYSTEM_PROMPT_TEMPLATE,
 )
 from cave_tui.agent.request import AgentPrompt
-from cave_tui.agent.response import AgentResponse, AgentStatus, ExecutionStatus
+from cave_tui.agent.response import AgentResponse, AgentStatus, ExecutionStatus, RunDone
 from cave_tui.agent.streaming import Reply, stream_reply
 from cave_tui.agent.turn import Answer, CellRecord, Turn
 from cave_tui.models.base import Message, Model, ModelError, Usage
@@ -197,8 +196,8 @@ class CaveAgent(AgentPrompt):
     async def run(self, task: str) -> AgentResponse:
         """Run one user turn to its end and return the outcome (rendered when `display`)."""
         response: AgentResponse | None = None
-        async for event in self._shown(self._run_events(task)):
-            if isinstance(event, _Done):
+        async for event in self._displayed(self._run_events(task)):
+            if isinstance(event, RunDone):
                 response = event.response
         assert response is not None
         return response
@@ -206,28 +205,17 @@ class CaveAgent(AgentPrompt):
     async def stream_events(self, task: str) -> AsyncGenerator[ev.Event, None]:
         """Run one user turn, yielding typed events as they happen (aclose() ends it early);
         rendered to the terminal too when `display` is on, as upstream's are."""
-        async for event in self._shown(self._run_events(task)):
-            if not isinstance(event, _Done):
+        async for event in self._displayed(self._run_events(task)):
+            if not isinstance(event, RunDone):
                 yield event
 
-    async def _shown(
-        self, events: AsyncIterator[ev.Event | _Done]
-    ) -> AsyncIterator[ev.Event | _Done]:
-        """*events*, rendered with Rich on the way when `display` is on (and no parent
-        agent shows them)."""
+    def _displayed(self, events: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """*events*, rendered with Rich when `display` is on and no parent agent shows them."""
         if not self.display or self.shown_by_parent:
-            async for event in events:
-                yield event
-            return
-        from cave_tui.agent.display import RichDisplay
+            return events
+        from cave_tui.agent.display import rendered
 
-        renderer = RichDisplay()
-        async for event in events:
-            if isinstance(event, _Done):
-                renderer.close(event.response)
-            else:
-                renderer.render(event)
-            yield event
+        return rendered(events)
 
     def run_sync(self, task: str) -> AgentResponse:
         """`run()` for synchronous callers (including code inside another agent's cell)."""
@@ -250,7 +238,7 @@ class CaveAgent(AgentPrompt):
                 pass
         return event
 
-    async def _run_events(self, task: str) -> AsyncIterator[ev.Event | _Done]:
+    async def _run_events(self, task: str) -> AsyncIterator[ev.Event | RunDone]:
         started = time.monotonic()
         run_usage = Usage()
         snippets: list[str] = []
@@ -261,7 +249,7 @@ class CaveAgent(AgentPrompt):
         last_text = ""
         step = 0
 
-        def done(status: AgentStatus, content: str, error: str | None = None) -> _Done:
+        def done(status: AgentStatus, content: str, error: str | None = None) -> RunDone:
             self.usage = self.usage + run_usage
             response = AgentResponse(
                 content=content,
@@ -274,7 +262,7 @@ class CaveAgent(AgentPrompt):
                 max_steps=self.max_steps,
                 interventions=dict(counts),
             )
-            return _Done(response)
+            return RunDone(response)
 
         def told(iv: Intervention) -> ev.Event:
             counts[iv.policy] += 1
@@ -458,10 +446,3 @@ def _joined(interventions: list[Intervention]) -> str:
 def _own_output(item: Any) -> bool:
     """A streamed chunk of this agent's own cell (a sub-agent's is tagged with its name)."""
     return isinstance(item, ev.OutputEvent) and item.agent is None
-
-
-@dataclass
-class _Done:
-    """Internal end-of-run marker carrying the response; never shown to consumers."""
-
-    response: AgentResponse

@@ -7,6 +7,7 @@ time and tokens.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 from rich.console import Console
@@ -128,3 +129,16 @@ def intervention_line(event: ev.InterventionEvent, width: int = 160) -> str:
     if len(first) > width:
         first = first[: width - 1] + "…"
     return f"[{event.policy} {event.kind.value}] {first}"
+
+
+async def rendered(events: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """*events* passed on, each rendered with a `RichDisplay` on the way; the run's end
+    (an item with a `response`) closes it with the run's summary line."""
+    display = RichDisplay()
+    async for item in events:
+        response = getattr(item, "response", None)
+        if response is not None:
+            display.close(response)
+        elif isinstance(item, ev.Event):
+            display.render(item)
+        yield item

@@ -48,3 +48,10 @@ class AgentResponse:
     def token_usage(self) -> Usage:
         """Upstream's name for `usage` (prompt_tokens, completion_tokens, total_tokens)."""
         return self.usage
+
+
+@dataclass
+class RunDone:
+    """The end-of-run marker of the agent's internal stream, carrying the response."""
+
+    response: AgentResponse
