@@ -18,6 +18,7 @@ from cave_tui.agent.policies.counts_of_one import CountsOfOne
 from cave_tui.agent.policies.early_reduce import EarlyReduce
 from cave_tui.agent.policies.empty_answer import EmptyAnswer
 from cave_tui.agent.policies.error_hints import ErrorHints
+from cave_tui.agent.policies.given_tools import GivenTools
 from cave_tui.agent.policies.keep_given import KeepGiven
 from cave_tui.agent.policies.missing_result import MissingResult
 from cave_tui.agent.policies.missing_values import MissingValues
@@ -31,6 +32,7 @@ from cave_tui.agent.policies.wrong_type import WrongType
 
 POLICY_CLASSES: tuple[type[Any], ...] = (
     RequestTips,
+    GivenTools,
     ErrorHints,  # before Rewind: a rewind keeps the failure's hints
     KeepGiven,
     Rewind,  # before RepeatGuard and NotDone: a rewind is their stronger form
