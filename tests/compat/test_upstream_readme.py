@@ -1,14 +1,13 @@
 """Every Python example of upstream CaveAgent's README runs under cave_tui, import renamed.
 
-The README is read from the shared reference copy (../shared/reference/cave-agent-readme.md
-beside the checkout, or $CAVE_UPSTREAM_README); upstream's text is never copied into this
-repository. Each Python block is claimed by exactly one scenario below, found by a line
-only that block has. A scenario supplies what the README leaves to the reader (its
-`prelude`: `model`, `my_func`, a database, ...), a scripted model's turns, and checks of
-what the block is meant to do. Each block runs as written, with `cave_agent` renamed to
-`cave_tui`; top-level `await` runs as in a notebook. Two README slips are patched
-(`FIXUPS`), each asserted present so the patch goes when upstream fixes it.
-"""
+The README is upstream's, kept verbatim with its MIT notice in data/upstream-readme.md
+($CAVE_UPSTREAM_README reads another copy), so the test runs on any machine. Each Python
+block is claimed by exactly one scenario below, found by a line only that block has. A
+scenario supplies what the README leaves to the reader (its `prelude`: `model`,
+`my_func`, a database, ...), a scripted model's turns, and checks of what the block is
+meant to do. Each block runs as written, with `cave_agent` renamed to `cave_tui`;
+top-level `await` runs as in a notebook. Two README slips are patched (`FIXUPS`), each
+asserted present so the patch goes when upstream fixes it."""
 
 from __future__ import annotations
 
@@ -32,16 +31,9 @@ from tests.compat.scripted import (
     record_agents,
     substitute_models,
 )
-from tests.helpers.paths import REPO_ROOT
 
 README = Path(
-    os.environ.get(
-        "CAVE_UPSTREAM_README",
-        REPO_ROOT.parent / "shared" / "reference" / "cave-agent-readme.md",
-    )
-)
-pytestmark = pytest.mark.skipif(
-    not README.is_file(), reason=f"upstream's README is not at {README} (set CAVE_UPSTREAM_README)"
+    os.environ.get("CAVE_UPSTREAM_README", Path(__file__).parent / "data" / "upstream-readme.md")
 )
 
 
