@@ -52,11 +52,13 @@ POLICY_CLASSES: tuple[type[Any], ...] = (
 )
 POLICY_NAMES: tuple[str, ...] = tuple(cls.name for cls in POLICY_CLASSES)
 
-_WORD_TRIGGERED = ("text_for_numbers", "missing_values")  # may question a right answer
+# Out of the default: the word-triggered doubts may question a right answer; the given-tools
+# tip did not change the local model's reply on the task it was written for.
+_STRICT_ONLY = ("text_for_numbers", "missing_values", "given_tools")
 PRESETS: dict[str, tuple[str, ...]] = {
     "off": (),
     "minimal": ("error_hints", "keep_given"),
-    "guided": tuple(n for n in POLICY_NAMES if n not in _WORD_TRIGGERED),
+    "guided": tuple(n for n in POLICY_NAMES if n not in _STRICT_ONLY),
     "strict": POLICY_NAMES,
 }
 DEFAULT_PRESET = "guided"

@@ -25,7 +25,8 @@ def test_only_functions_and_classes_the_request_names_are_reminded():
 async def test_the_tip_reaches_the_request_and_the_user_and_never_stops_a_cell(runtime):
     runtime.inject(Function(season))
     code = fenced("flights['season'] = [season(1)] * len(flights)\nfinal_answer('done')")
-    events, model, _ = await run_turn(runtime, [code], "Add a `season` column with season.")
+    ask = "Add a `season` column with season."
+    events, model, _ = await run_turn(runtime, [code], ask, policies="guided,given_tools")
     assert tools_tip(["season"]) in model.requests[0][-1]["content"]
     assert ("given_tools", InterventionKind.TIP) in interventions(events)
     assert len(model.requests) == 1
@@ -33,5 +34,7 @@ async def test_the_tip_reaches_the_request_and_the_user_and_never_stops_a_cell(r
 
 async def test_no_tip_when_the_request_names_no_given_tool(runtime):
     runtime.inject(Variable("limit", 5, "A limit"))
-    events, _, _ = await run_turn(runtime, [fenced("final_answer(limit)")], "Use limit.")
+    events, _, _ = await run_turn(
+        runtime, [fenced("final_answer(limit)")], "Use limit.", policies="strict"
+    )
     assert not [p for p, _ in interventions(events) if p == "given_tools"]
