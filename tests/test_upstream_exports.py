@@ -42,10 +42,8 @@ SUBMODULES = {
     "models": ["Model", "LiteLLMModel"],
 }  # fmt: skip
 
-# LEFT TO THE MODELS AND RUNTIME ENGINEERS (issue 17): upstream exports these from
-# cave_agent.models / cave_agent.runtime. `cave_tui` resolves them lazily by name from
-# cave_tui.models / cave_tui.runtime, so they appear here once those packages define them.
-# Until then the two tests marked OWNED_ELSEWHERE below fail, on purpose (no xfail).
+# Upstream exports these from cave_agent.models / cave_agent.runtime; `cave_tui` resolves
+# them lazily by name from cave_tui.models / cave_tui.runtime.
 OWNED_ELSEWHERE = {
     "models": ["ModelResponse", "StreamResponse", "TokenUsage", "OpenAIServerModel"],
     "runtime": ["ExecutionResult", "ErrorFeedbackMode", "TypeSchemaExtractor"],

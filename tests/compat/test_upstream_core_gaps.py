@@ -1,10 +1,6 @@
-"""What upstream's agent does that cave's does not yet: each needs a change in the agent
-core (`cave_tui/agent/core.py` and the modules split from it), being rewritten elsewhere.
-
-Each test states upstream's behaviour and is marked `xfail(strict=True)`: it fails today,
-and the day the core does it, the test passes, strict xfail turns that into a failure,
-and the marker should go. docs/upstream-compat.md lists them with the change each needs.
-"""
+"""What upstream's agent does in its core that a porting user sees: prose-only `text`
+events, `execution_output` content as what the cell printed, `stream_events()` rendering
+when `display` is on, and an agent that always has a `_skill_registry`."""
 
 from __future__ import annotations
 
