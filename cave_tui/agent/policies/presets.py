@@ -52,9 +52,9 @@ POLICY_CLASSES: tuple[type[Any], ...] = (
 )
 POLICY_NAMES: tuple[str, ...] = tuple(cls.name for cls in POLICY_CLASSES)
 
-# Out of the default: the word-triggered doubts may question a right answer; the given-tools
-# tip did not change the local model's reply on the task it was written for.
-_STRICT_ONLY = ("text_for_numbers", "missing_values", "given_tools")
+# Out of the default (docs/prompt-tuning.md, the policy layer): the word-triggered doubts
+# may question a right answer; the tips and the given-tools tip did not earn their place.
+_STRICT_ONLY = ("tips", "text_for_numbers", "missing_values", "given_tools")
 PRESETS: dict[str, tuple[str, ...]] = {
     "off": (),
     "minimal": ("error_hints", "keep_given"),

@@ -46,7 +46,9 @@ def test_at_most_two_tips_under_a_header():
 async def test_tips_go_under_the_namespace_and_never_into_the_system_prompt(runtime):
     assert "value_counts().idxmax()" not in DEFAULT_SYSTEM_INSTRUCTIONS
     model = ScriptedModel(["```python\nn = flights.groupby('carrier').size()\n```", "Done."])
-    await CaveAgent(model, runtime).run("Count the flights per carrier; store them in `n`.")
+    await CaveAgent(model, runtime, policies="guided,tips").run(
+        "Count the flights per carrier; store them in `n`."
+    )
     for request in model.requests:  # every call of the turn: the tip stays in view
         system, *_, last = request
         assert "Rows per a: df.groupby('a').size()" not in system["content"]
@@ -54,7 +56,7 @@ async def test_tips_go_under_the_namespace_and_never_into_the_system_prompt(runt
         assert namespace.startswith("Namespace (live)") and "groupby('a').size()" in rest
     # A turn about something else has none.
     model = ScriptedModel(["Done."])
-    await CaveAgent(model, runtime).run("Sum the delays.")
+    await CaveAgent(model, runtime, policies="guided,tips").run("Sum the delays.")
     assert TIPS_HEADER not in model.requests[0][-1]["content"]
 
 
