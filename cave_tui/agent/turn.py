@@ -87,6 +87,12 @@ class Turn:
         if cell.ran:
             self._rows = None
 
+    def given(self) -> set[str]:
+        """Names of what the user gave the runtime (any injected name, for a runtime of the
+        user's own without `given_names`)."""
+        names = getattr(self.runtime, "given_names", None)
+        return names() if callable(names) else set(getattr(self.runtime, "injected", {}))
+
     @property
     def ran(self) -> list[str]:
         """The code of this turn's cells that ran without error, in order."""

@@ -293,6 +293,10 @@ class Runtime(ABC):
         """
         return {n for n, i in self._injected.items() if getattr(i, "automatic", False)}
 
+    def given_names(self) -> set[str]:
+        """Names of the items the user injected (the automatic types left out)."""
+        return set(self._injected) - self.automatic_types()
+
     def without_automatic_types(self, rows: list[VarInfo]) -> list[VarInfo]:
         automatic = self.automatic_types()
         return [r for r in rows if r.name not in automatic] if automatic else rows

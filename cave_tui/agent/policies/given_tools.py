@@ -48,9 +48,7 @@ class GivenTools(BasePolicy):
     name = "given_tools"
 
     async def before_request(self, turn: Turn) -> Intervention | None:
-        runtime = turn.runtime
-        automatic = getattr(runtime, "automatic_types", None)
-        given = set(getattr(runtime, "injected", {})) - (automatic() if automatic else set())
+        given = turn.given()
         if not given:
             return None
         kinds = {row.name: row.kind for row in await turn.rows()}

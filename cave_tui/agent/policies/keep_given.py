@@ -80,9 +80,7 @@ class KeepGiven(BasePolicy):
     name = "keep_given"
 
     async def before_cell(self, turn: Turn, code: str) -> Intervention | None:
-        runtime = turn.runtime
-        automatic = getattr(runtime, "automatic_types", None)
-        given = set(getattr(runtime, "injected", {})) - (automatic() if automatic else set())
+        given = turn.given()
         bound = [name for name in module_bindings(code) if name in given]
         if bound:  # what they hold before the cell: an empty variable is a slot to fill
             rows = {row.name: row for row in await turn.rows()}

@@ -182,12 +182,11 @@ async def policies(ctx: CommandContext, args: list[str]) -> None:
 async def restore(ctx: CommandContext, args: list[str]) -> None:
     runtime = await _runtime(ctx)
     name = args[0]
-    item = runtime.injected.get(name)
-    if item is None or name in runtime.automatic_types():
-        given = sorted(set(runtime.injected) - runtime.automatic_types())
-        listed = ", ".join(given) if given else "none yet"
+    given = runtime.given_names()
+    if name not in given:
+        listed = ", ".join(sorted(given)) if given else "none yet"
         raise CommandError(f"`{name}` is not an object you gave (given: {listed})")
-    runtime.inject(item)
+    runtime.inject(runtime.injected[name])
     ctx.print(f"Restored `{name}` as you gave it.", style="success")
     ctx.ui.refresh_status()
 
