@@ -10,12 +10,11 @@ may intervene at each point; the loop itself owns no heuristic.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from cave_tui.agent import events as ev
+from cave_tui.agent.approval import SKIPPED_NOTE, gate
 from cave_tui.agent.events import InterventionKind
 from cave_tui.agent.extraction import extract_code
 from cave_tui.agent.final_answer import (
@@ -39,25 +38,31 @@ from cave_tui.agent.prompt import (
     DEFAULT_SYSTEM_PROMPT_TEMPLATE,
 )
 from cave_tui.agent.request import AgentPrompt
-from cave_tui.agent.response import AgentResponse, AgentStatus, ExecutionStatus, RunDone
+from cave_tui.agent.response import (
+    AgentResponse,
+    AgentStatus,
+    ExecutionStatus,
+    RunDone,
+    RunTally,
+)
 from cave_tui.agent.streaming import Reply, stream_reply
 from cave_tui.agent.turn import Answer, CellRecord, Turn
 from cave_tui.models.base import Message, Model, ModelError, Usage
 from cave_tui.runtime.base import ExecutionResult, Runtime
 
-__all__ = ["AgentResponse", "AgentStatus", "CaveAgent", "ExecutionStatus", "close_open_fence"]
+__all__ = [
+    "SKIPPED_NOTE",
+    "AgentResponse",
+    "AgentStatus",
+    "CaveAgent",
+    "ExecutionStatus",
+    "close_open_fence",
+]
 
-SKIPPED_NOTE = "The user chose not to run that code block; it did not run. Continue without it."
-SKIPPED_NOTICE = "code skipped by the user"
 # Generation stops where the first code block closes: the block runs next, so anything
 # after it (an explanation, a predicted output) would be thrown away, at ~10 tokens/s locally.
 CODE_END_STOP = "\n```\n"
 DEFAULT_CONTEXT_WINDOW = 128_000  # upstream's default: compaction on, at ~77% of it
-
-
-def edited_note(code: str) -> str:
-    """Tells the model its code was replaced by the user's edit before it ran."""
-    return f"The user edited your code before running it; this ran instead:\n```python\n{code}\n```"
 
 
 class CaveAgent(AgentPrompt):
@@ -239,10 +244,7 @@ class CaveAgent(AgentPrompt):
         return event
 
     async def _run_events(self, task: str) -> AsyncIterator[ev.Event | RunDone]:
-        started = time.monotonic()
-        run_usage = Usage()
-        snippets: list[str] = []
-        counts: Counter[str] = Counter()
+        tally = RunTally(self.max_steps)
         self.history.append({"role": "user", "content": task})
         turn = self._turn = Turn(task, self.history[-1], self.history, self.runtime)
         yield self._emit(ev.UserEvent(content=task))
@@ -250,22 +252,11 @@ class CaveAgent(AgentPrompt):
         step = 0
 
         def done(status: AgentStatus, content: str, error: str | None = None) -> RunDone:
-            self.usage = self.usage + run_usage
-            response = AgentResponse(
-                content=content,
-                status=status,
-                steps=step,
-                code_snippets=snippets,
-                usage=run_usage,
-                elapsed=time.monotonic() - started,
-                error=error,
-                max_steps=self.max_steps,
-                interventions=dict(counts),
-            )
-            return RunDone(response)
+            self.usage = self.usage + tally.usage
+            return tally.done(status, content, step, error)
 
         def told(iv: Intervention) -> ev.Event:
-            counts[iv.policy] += 1
+            tally.interventions[iv.policy] += 1
             event = ev.InterventionEvent(content=iv.text, step=step, policy=iv.policy, kind=iv.kind)
             return self._emit(event)
 
@@ -276,12 +267,9 @@ class CaveAgent(AgentPrompt):
                 if self._compactor is not None:
                     async for event in self._compactor.maybe_compact(step):
                         yield self._emit(event)
-                    run_usage = run_usage + self._compactor.take_usage()  # summariser calls
+                    tally.usage = tally.usage + self._compactor.take_usage()  # summariser calls
                 for tip in await self._pipeline.before_request(turn):
-                    if tip.text not in turn.memo.setdefault("tips shown", set()):
-                        turn.memo["tips shown"].add(tip.text)
-                        yield told(tip)
-                    turn.memo.setdefault("tips", []).append(tip)
+                    yield told(tip)
                 reply = Reply()
                 options: dict[str, Any] = {"stop": [CODE_END_STOP]} if self.stop_after_code else {}
                 if turn.resample and self.loop_temperature is not None:
@@ -301,12 +289,12 @@ class CaveAgent(AgentPrompt):
                 except ModelError as exc:
                     if reply.text:
                         self.history.append({"role": "assistant", "content": reply.text})
-                    run_usage = run_usage + reply.usage
+                    tally.usage = tally.usage + reply.usage
                     yield self._emit(ev.ErrorEvent(content=str(exc), step=step, kind=exc.kind))
                     yield done(AgentStatus.ERROR, str(exc), error=str(exc))
                     return
-                turn.memo.pop("tips", None)
-                run_usage = run_usage + reply.usage
+                turn.tips = []
+                tally.usage = tally.usage + reply.usage
                 text = close_open_fence(reply.text) if self.stop_after_code else reply.text
                 last_text = text
                 reply_message: Message = {"role": "assistant", "content": text}
@@ -322,24 +310,15 @@ class CaveAgent(AgentPrompt):
                     yield self._emit(ev.FinalResponseEvent(content=text, step=step))
                     yield done(AgentStatus.COMPLETED, text)
                     return
-                snippets.append(code)
+                tally.snippets.append(code)
                 yield self._emit(ev.CodeEvent(content=code, code=code, step=step))
                 if self.approve is not None:
-                    approved = await self.approve(code)
-                    if approved is None:
-                        self.history.append({"role": "user", "content": SKIPPED_NOTE})
-                        kind = ev.NoticeKind.CODE_SKIPPED
-                        yield self._emit(
-                            ev.NoticeEvent(content=SKIPPED_NOTICE, step=step, kind=kind)
-                        )
+                    chosen: list[str] = []
+                    async for event in gate(self.approve, code, step, self.history, chosen):
+                        yield self._emit(event)
+                    if not chosen:
                         continue
-                    if approved.strip() != code.strip():
-                        code = snippets[-1] = approved
-                        self.history.append({"role": "user", "content": edited_note(code)})
-                        source = ev.CodeSource.EDITED
-                        yield self._emit(
-                            ev.CodeEvent(content=code, code=code, step=step, source=source)
-                        )
+                    code = tally.snippets[-1] = chosen[0]
                 answer: list[str] = []
                 async for item in self._execute(turn, step, code, reply_message, answer):
                     yield told(item) if isinstance(item, Intervention) else self._emit(item)

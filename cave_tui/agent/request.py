@@ -107,7 +107,7 @@ class AgentPrompt:
         )
         namespace = self._describe(await self._rows())
         if turn is not None:  # the policies' tips for this call (the loop asked them)
-            namespace = "\n".join([namespace, *(tip.text for tip in turn.memo.get("tips", []))])
+            namespace = "\n".join([namespace, *turn.tips])
         last = request[-1]
         if last["role"] == "user":
             request[-1] = {**last, "content": f"{namespace}\n\n{last['content']}"}

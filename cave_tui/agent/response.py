@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -55,3 +57,30 @@ class RunDone:
     """The end-of-run marker of the agent's internal stream, carrying the response."""
 
     response: AgentResponse
+
+
+@dataclass
+class RunTally:
+    """What one run adds up to as it goes (cells, usage, interventions), for its `AgentResponse`."""
+
+    max_steps: int
+    started: float = field(default_factory=time.monotonic)
+    usage: Usage = field(default_factory=Usage)
+    snippets: list[str] = field(default_factory=list)
+    interventions: Counter[str] = field(default_factory=Counter)
+
+    def done(self, status: AgentStatus, content: str, steps: int, error: str | None) -> RunDone:
+        """The end-of-run marker with the response this tally adds up to."""
+        return RunDone(
+            AgentResponse(
+                content=content,
+                status=status,
+                steps=steps,
+                code_snippets=self.snippets,
+                usage=self.usage,
+                elapsed=time.monotonic() - self.started,
+                error=error,
+                max_steps=self.max_steps,
+                interventions=dict(self.interventions),
+            )
+        )

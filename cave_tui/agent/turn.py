@@ -67,6 +67,8 @@ class Turn:
         self.rewound_at = 0  # len(cells) at the last rewind
         self.resample = 0  # >0: the next model call samples (a stuck model resent its code)
         self.memo: dict[str, Any] = {}  # policies' own per-turn notes, by policy name
+        self.tips: list[str] = []  # the policies' tips for the next model call
+        self.tips_shown: set[str] = set()  # each is shown to the user once per turn
         self._rows: list[VarInfo] | None = None
         self.before: frozenset[str] | None = None  # names defined when the turn began
 

@@ -32,9 +32,13 @@ class PolicyPipeline:
         return [p.name for p in self.policies]
 
     async def before_request(self, turn: Turn) -> list[Intervention]:
-        """The TIPs for the next model call."""
+        """Set `turn.tips` for the next model call; return the TIPs not yet shown this turn."""
         found = [await p.before_request(turn) for p in self._at["before_request"]]
-        return [iv for iv in found if iv is not None]
+        tips = [iv for iv in found if iv is not None]
+        turn.tips = [tip.text for tip in tips]
+        new = [tip for tip in tips if tip.text not in turn.tips_shown]
+        turn.tips_shown.update(tip.text for tip in new)
+        return new
 
     async def before_cell(self, turn: Turn, code: str) -> Intervention | None:
         """The first refusal of *code*; a REWIND is applied here, and skipped if it cannot be."""
