@@ -116,11 +116,16 @@ async def reset(ctx: CommandContext, args: list[str]) -> None:
     ctx.print("Namespace and conversation reset." + done, style="success")
 
 
-@registry.command("model", "Show the model, or switch to another", "[NAME]", max_args=1)
+@registry.command(
+    "model", "Show the model and the local servers found, or switch", "[NAME]", max_args=1
+)
 async def model(ctx: CommandContext, args: list[str]) -> None:
     services = ctx.services
     if not args:
-        ctx.print(f"Model: `{services.model_label}`")
+        from cave_tui.models.discovery import describe_found, discover
+
+        found = "\n".join(f"    {line}" for line in describe_found(await discover()))
+        ctx.print(f"Model: `{services.model_label}`\n\nFound on this machine:\n\n{found}")
         return
     try:
         services.set_model(args[0])

@@ -269,6 +269,23 @@ def demo(
     )
 
 
+@app.command()
+def models(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of lines.")] = False,
+) -> None:
+    """List the local model servers that answer now (Ollama, llama.cpp, vLLM, LM Studio)."""
+    import dataclasses
+    import json
+
+    from cave_tui.models.discovery import describe_found, discover
+
+    servers = asyncio.run(discover())
+    if as_json:
+        typer.echo(json.dumps([dataclasses.asdict(s) for s in servers], indent=2))
+    else:
+        typer.echo("\n".join(describe_found(servers)))
+
+
 register_data_commands(app)
 
 

@@ -10,6 +10,7 @@ from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
 from cave_tui.frontends.tui.screens.detail import DetailScreen
 from cave_tui.frontends.tui.screens.help import HelpScreen
 from cave_tui.frontends.tui.widgets.chat import Notice
+from tests.helpers.json_server import JsonRoutesServer
 
 from .conftest import chat_text, make_app, settle, submit, wait_for
 
@@ -92,6 +93,19 @@ async def test_reset_asks_first():
         assert app.services.agent.history == []
         assert app.inspector.table.rows == []
         assert "Namespace and conversation reset." in chat_text(app)
+
+
+async def test_model_lists_the_local_servers_found(monkeypatch):
+    tags = {"models": [{"name": "llama3.2:3b"}]}
+    with JsonRoutesServer({"/api/tags": tags}) as ollama:
+        monkeypatch.setenv("OLLAMA_HOST", ollama.url)
+        app = make_app(None)
+        async with app.run_test() as pilot:
+            await settle(pilot)
+            await submit(pilot, "/model")
+            notice = last_notice(app)
+    assert "Model: `no model`" in notice
+    assert f"--model ollama_chat/llama3.2:3b --api-base {ollama.url}" in notice
 
 
 async def test_model_and_bad_model(tmp_path):
