@@ -84,6 +84,8 @@ class Compactor:
         self.agent = agent
         self.context_window = context_window
         self.effective_window = context_window  # lowered when the provider says "too long"
+        self.window_source: str | None = None  # the server whose context size lowered it
+        self._asked_server = False
         self.trigger_ratio = trigger_ratio
         self.target_ratio = target_ratio
         self.keep_results = keep_results
@@ -145,11 +147,27 @@ class Compactor:
     # -- entry points (called by CaveAgent) ----------------------------------------
     async def maybe_compact(self, step: int) -> AsyncIterator[ev.Event]:
         """Compact when the next request would pass the trigger threshold."""
+        if not self._asked_server:
+            await self._learn_served_window()
         tokens = await self.current_tokens()
         if tokens <= self.threshold or self._futile_at == len(self.agent.history):
             return  # under budget, or nothing changed since a compaction found nothing to do
         async for event in self._compact(step, tokens, reactive=False):
             yield event
+
+    async def _learn_served_window(self) -> None:
+        """Lower the window to the one a local server runs the model with (asked once)."""
+        self._asked_server = True
+        model = self.agent.model
+        api_base, model_id = getattr(model, "api_base", None), getattr(model, "model_id", None)
+        if not isinstance(api_base, str) or not isinstance(model_id, str):
+            return
+        from cave_tui.models.discovery import served_context_window
+
+        served = await served_context_window(model_id, api_base)
+        if served is not None and MIN_WINDOW <= served < self.effective_window:
+            self.effective_window = served
+            self.window_source = api_base
 
     async def compact_now(self, step: int, reactive: bool = True) -> AsyncIterator[ev.Event]:
         """Compact now; *reactive* means the provider already rejected the prompt."""

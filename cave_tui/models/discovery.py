@@ -194,3 +194,21 @@ def describe_found(servers: list[FoundServer]) -> list[str]:
             window = f"  [context {found.context_window:,}]" if found.context_window else ""
             lines.append(f"  {found.flags}{window}")
     return lines
+
+
+async def served_context_window(
+    model_id: str, api_base: str, *, timeout: float = PROBE_TIMEOUT
+) -> int | None:
+    """The context size the OpenAI-compatible server at *api_base* runs *model_id* with
+    (vLLM's `max_model_len`, llama.cpp's `n_ctx`), or None when it does not say."""
+    base = api_base.rstrip("/")
+    name = model_id.split("/", 1)[1] if model_id.startswith("openai/") else model_id
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False) as client:
+        try:
+            listing = _entries(await _json(client, f"{base}/models"), "data") or []
+        except (httpx.HTTPError, ValueError):
+            return None  # not a server that lists its models: ask no further
+        for entry in listing:
+            if entry.get("id") == name and _positive(entry.get("max_model_len")):
+                return _positive(entry.get("max_model_len"))
+        return await _llama_cpp_context(client, base)
