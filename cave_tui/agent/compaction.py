@@ -84,7 +84,7 @@ class Compactor:
         self.agent = agent
         self.context_window = context_window
         self.effective_window = context_window  # lowered when the provider says "too long"
-        self.window_source: str | None = None  # the server whose context size lowered it
+        self.window_source: str | None = None  # the server (or model) whose context size set it
         self._asked_server = False
         self.trigger_ratio = trigger_ratio
         self.target_ratio = target_ratio
@@ -159,15 +159,18 @@ class Compactor:
         """Lower the window to the one a local server runs the model with (asked once)."""
         self._asked_server = True
         model = self.agent.model
-        api_base, model_id = getattr(model, "api_base", None), getattr(model, "model_id", None)
-        if not isinstance(api_base, str) or not isinstance(model_id, str):
-            return
-        from cave_tui.models.discovery import served_context_window
+        served = getattr(model, "context_size", None)  # a model that runs its own server
+        source = getattr(model, "label", None)
+        if not isinstance(served, int):
+            served, source = None, getattr(model, "api_base", None)
+            model_id = getattr(model, "model_id", None)
+            if isinstance(source, str) and isinstance(model_id, str):
+                from cave_tui.models.discovery import served_context_window
 
-        served = await served_context_window(model_id, api_base)
+                served = await served_context_window(model_id, source)
         if served is not None and MIN_WINDOW <= served < self.effective_window:
             self.effective_window = served
-            self.window_source = api_base
+            self.window_source = source
 
     async def compact_now(self, step: int, reactive: bool = True) -> AsyncIterator[ev.Event]:
         """Compact now; *reactive* means the provider already rejected the prompt."""

@@ -63,9 +63,14 @@ def __getattr__(name: str) -> Any:
 
 
 def model_from_spec(spec: str, api_base: str | None = None, **kwargs: Any) -> Model:
-    """Build a model from a command-line spec: `scripted:FILE` or any litellm model id."""
+    """A model from a command-line spec: `scripted:FILE`, `local[:GGUF]` (the embedded
+    model) or any litellm model id. Raises ValueError, saying what to do, on a bad spec."""
     if spec.startswith("scripted:"):
         return ScriptedModel.from_file(spec.removeprefix("scripted:"))
+    if spec == "local" or spec.startswith("local:"):  # the embedded model (models/local/)
+        from cave_tui.models.local import LocalModel
+
+        return LocalModel.create(spec.partition(":")[2] or None, **kwargs)
     from cave_tui.models.litellm_model import LiteLLMModel
 
     return LiteLLMModel(spec, api_base=api_base, **kwargs)

@@ -1,0 +1,80 @@
+"""`LocalModel`: the embedded model, served by a llama.cpp process cave owns, reached through
+the same litellm path as any OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import atexit
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from cave_tui.models.base import Message, Model, ModelError, StreamItem
+from cave_tui.models.local.server import LocalServer, LocalServerError
+from cave_tui.models.local.weights import Progress, WeightsError, find_weights
+
+
+class LocalModel(Model):
+    """A GGUF model served on loopback for this cave; started at the first call, again after
+    a crash, stopped when cave ends. `LocalModel.create(gguf=None)` picks the weights."""
+
+    def __init__(self, server: LocalServer, **litellm_kwargs: Any) -> None:
+        self.server = server
+        self.alias = server.weights.alias
+        self.model_id = f"openai/{self.alias}"
+        self.context_size = server.context_size  # the compactor's window
+        self._litellm_kwargs = litellm_kwargs
+        atexit.register(server.stop)
+
+    @classmethod
+    def create(
+        cls,
+        gguf: str | None = None,
+        *,
+        log_path: Path | None = None,
+        progress: Progress | None = None,
+        **kwargs: Any,
+    ) -> LocalModel:
+        """The model for *gguf* (a path or hf:OWNER/REPO/FILE), else the bundled one.
+
+        Raises `WeightsError` with what to do when there are no usable weights.
+        """
+        weights = find_weights(gguf, progress)
+        return cls(LocalServer(weights, log_path=log_path), **kwargs)
+
+    @property
+    def label(self) -> str:
+        return f"local:{self.alias}"
+
+    @property
+    def api_base(self) -> str | None:
+        return self.server.base_url if self.server.alive else None
+
+    async def stream(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[StreamItem]:
+        from cave_tui.models.litellm_model import LiteLLMModel
+
+        try:
+            base = await self.server.ensure_running()
+        except LocalServerError as exc:
+            raise ModelError(str(exc), kind="local_server") from None
+        inner = LiteLLMModel(
+            self.model_id, api_base=base, api_key="local", max_retries=1, **self._litellm_kwargs
+        )
+        try:
+            async for item in inner.stream(messages, **kwargs):
+                yield item
+        except ModelError as exc:
+            why = self.server.died()
+            if why is None:
+                raise
+            raise ModelError(
+                f"the local model server stopped ({why}); your next message starts it again. "
+                + self.server.log_tail(),
+                kind="local_server",
+            ) from exc
+
+    def stop(self) -> None:
+        """Stop the server now (it also stops by itself when cave ends)."""
+        self.server.stop()
+
+
+__all__ = ["LocalModel", "LocalServerError", "WeightsError"]

