@@ -11,6 +11,8 @@ from cave_tui.runtime import IPythonRuntime, Variable
 from tests.helpers.isolation import isolated_dirs  # noqa: F401 (a fixture, used by name)
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# The embedded model (1.1 GB, seconds to load) only where a test asks for it by name.
+os.environ["CAVE_LOCAL_MODEL"] = "off"
 
 
 @pytest.fixture

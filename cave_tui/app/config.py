@@ -61,6 +61,7 @@ class Config:
 
     model: str | None = None  # litellm id or scripted:FILE
     api_base: str | None = None
+    local_model: str | None = None  # a GGUF path or hf:OWNER/REPO/FILE for the embedded model
     kernel: bool = False
     policy: str = "standard"
     theme: str = DEFAULT_THEME
@@ -80,6 +81,7 @@ class Config:
 SETTINGS = (
     "model",
     "api_base",
+    "local_model",
     "kernel",
     "policy",
     "theme",
@@ -94,7 +96,7 @@ _SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
 
 def _coerce(name: str, value: Any) -> Any:
     """Check and convert one setting; raises ValueError with a readable reason."""
-    if name in ("model", "api_base", "skills"):
+    if name in ("model", "api_base", "local_model", "skills"):
         if value is None:
             return None
         if not isinstance(value, str):

