@@ -177,8 +177,9 @@ def test_cave_run_answers_with_the_embedded_model_by_default(
     frame.to_parquet(tmp_path / "penguins.parquet")
     env = {**os.environ, "CAVE_LOCAL_MODEL": "", "CAVE_CONFIG_DIR": str(tmp_path / "config")}
     cave = str(Path(sys.executable).with_name("cave"))
+    task = "How many rows does penguins have?"
     result = subprocess.run(
-        [cave, "run", "How many rows does penguins have?", "--inject", "penguins.parquet", "--json"],
+        [cave, "run", task, "--inject", "penguins.parquet", "--json"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
