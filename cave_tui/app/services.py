@@ -287,7 +287,8 @@ class AppServices:
     # -- labels for status lines ------------------------------------------------------
     @property
     def model_label(self) -> str:
-        return getattr(self.model, "model_id", None) or "no model"
+        label = getattr(self.model, "label", None)  # upstream-style models may lack it
+        return label if isinstance(label, str) else getattr(self.model, "model_id", "no model")
 
     @property
     def runtime_label(self) -> str:

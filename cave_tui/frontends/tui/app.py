@@ -665,6 +665,7 @@ class CaveApp(App[None]):
             )
             status.tokens_in = self.usage.prompt_tokens
             status.tokens_out = self.usage.completion_tokens
+            status.model = self.services.model_label  # a local model's speed
             if self.services.is_litellm:
                 self._update_cost()
         elif kind == "error":

@@ -4,11 +4,12 @@ the same litellm path as any OpenAI-compatible server."""
 from __future__ import annotations
 
 import atexit
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from cave_tui.models.base import Message, Model, ModelError, StreamItem
+from cave_tui.models.base import Completion, Message, Model, ModelError, StreamItem, TextDelta
 from cave_tui.models.local.server import LocalServer, LocalServerError
 from cave_tui.models.local.weights import Progress, WeightsError, find_weights
 
@@ -22,6 +23,7 @@ class LocalModel(Model):
         self.alias = server.weights.alias
         self.model_id = f"openai/{self.alias}"
         self.context_size = server.context_size  # the compactor's window
+        self.tokens_per_second: float | None = None  # generation speed of the last call
         self._litellm_kwargs = litellm_kwargs
         atexit.register(server.stop)
 
@@ -43,7 +45,9 @@ class LocalModel(Model):
 
     @property
     def label(self) -> str:
-        return f"local:{self.alias}"
+        """`local:ALIAS (embedded[, N tok/s])`, for status lines."""
+        speed = f", {self.tokens_per_second:.0f} tok/s" if self.tokens_per_second else ""
+        return f"local:{self.alias} (embedded{speed})"
 
     @property
     def api_base(self) -> str | None:
@@ -59,8 +63,15 @@ class LocalModel(Model):
         inner = LiteLLMModel(
             self.model_id, api_base=base, api_key="local", max_retries=1, **self._litellm_kwargs
         )
+        first_text: float | None = None
         try:
             async for item in inner.stream(messages, **kwargs):
+                if isinstance(item, TextDelta) and first_text is None:
+                    first_text = time.monotonic()
+                elif isinstance(item, Completion) and first_text is not None:
+                    took = time.monotonic() - first_text
+                    if item.usage.completion_tokens > 1 and took > 0:
+                        self.tokens_per_second = (item.usage.completion_tokens - 1) / took
                 yield item
         except ModelError as exc:
             why = self.server.died()

@@ -20,6 +20,7 @@ def cave(*args: str, env_dir: Path) -> subprocess.CompletedProcess[str]:
         "CAVE_CONFIG_DIR": str(env_dir / "config"),
         "CAVE_DATA_DIR": str(env_dir / "data"),
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "CAVE_LOCAL_MODEL": "off",  # no embedded model: these runs have no model at all
     }
     return subprocess.run(
         [str(CAVE), *args], capture_output=True, text=True, env=env, timeout=60, check=False
@@ -33,6 +34,8 @@ def test_fast_path_parses_every_app_option():
             "scripted:x.yaml",
             "--api-base",
             "http://h",
+            "--gguf",
+            "m.gguf",
             "--kernel",
             "--policy",
             "strict",
@@ -61,7 +64,8 @@ def test_fast_path_parses_every_app_option():
         ]
     )
     assert flags == {
-        "model": "scripted:x.yaml", "api_base": "http://h", "kernel": True, "policy": "strict",
+        "model": "scripted:x.yaml", "api_base": "http://h", "local_model": "m.gguf",
+        "kernel": True, "policy": "strict",
         "theme": "cave-light", "skills": "sk", "max_steps": 3, "policies": "minimal,rewind",
         "plain": True, "inject": ["a.csv", "b.parquet:b"], "load": "d", "dump": "out",
         "trust": True, "resume": "last", "sessions_dir": "s",
