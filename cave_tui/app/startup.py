@@ -95,12 +95,14 @@ def record_preseed(recorder: Any, done: list[Injection | LoadedDump]) -> None:
             recorder.record_injection(result)
 
 
-def log_local_model_to(model: Any, folder: Path) -> None:
-    """The embedded model's server logs into the session folder (not a temporary file)."""
+def prepare_local_model(model: Any, folder: Path) -> None:
+    """The embedded model's server logs into the session folder and starts loading now."""
     from cave_tui.models.local import LocalModel
 
-    if isinstance(model, LocalModel) and not model.server.alive:
-        model.server.log_path = folder / "local-model.log"
+    if isinstance(model, LocalModel):
+        if not model.server.alive:
+            model.server.log_path = folder / "local-model.log"
+        model.warm_up()
 
 
 def needs_runtime_first(data: DataOptions) -> bool:
@@ -163,7 +165,7 @@ class DataFeatures:
             self.messages.append(f"Recording session {self.recorder.id} ({self.recorder.dir}).")
         services.notices.extend(self.messages)
         services.session = self.recorder
-        log_local_model_to(services.model, self.recorder.dir)
+        prepare_local_model(services.model, self.recorder.dir)
 
     # -- turns ---------------------------------------------------------------------------
     def stream(self, task: str) -> AsyncIterator[ev.Event]:

@@ -3,6 +3,7 @@ the same litellm path as any OpenAI-compatible server."""
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import time
 from collections.abc import AsyncIterator
@@ -25,6 +26,7 @@ class LocalModel(Model):
         self.context_size = server.context_size  # the compactor's window
         self.tokens_per_second: float | None = None  # generation speed of the last call
         self._litellm_kwargs = litellm_kwargs
+        self._warming: asyncio.Task[str] | None = None
         atexit.register(server.stop)
 
     @classmethod
@@ -83,9 +85,21 @@ class LocalModel(Model):
                 kind="local_server",
             ) from exc
 
+    def warm_up(self) -> None:
+        """Start the server in the background now, so the first message waits less."""
+        if self._warming is None or self._warming.done():
+            self._warming = asyncio.ensure_future(self.server.ensure_running())
+            self._warming.add_done_callback(_quiet)
+
     def stop(self) -> None:
         """Stop the server now (it also stops by itself when cave ends)."""
         self.server.stop()
+
+
+def _quiet(task: asyncio.Task[str]) -> None:
+    """A failed warm-up is told by the first message's own start; nothing to report here."""
+    if not task.cancelled():
+        task.exception()
 
 
 __all__ = ["LocalModel", "LocalServerError", "WeightsError"]

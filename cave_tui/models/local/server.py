@@ -62,6 +62,7 @@ class LocalServer:
         self.port: int | None = None
         self.starts = 0  # how many times it was started (a restart after a crash counts)
         self.ready_seconds: float | None = None  # time the last start took to be healthy
+        self._starting = asyncio.Lock()  # one start at a time (a warm-up and a first message)
 
     @property
     def base_url(self) -> str | None:
@@ -84,8 +85,9 @@ class LocalServer:
 
     async def ensure_running(self) -> str:
         """The server's base URL, starting it first when it is not running."""
-        if not self.alive:
-            await self.start()
+        async with self._starting:
+            if not self.alive:
+                await self.start()
         assert self.base_url is not None
         return self.base_url
 
