@@ -58,6 +58,7 @@ class LocalModel(Model):
     async def stream(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[StreamItem]:
         from cave_tui.models.litellm_model import LiteLLMModel
 
+        kwargs.setdefault("temperature", 0)  # how cave's prompts were tuned on small models
         try:
             base = await self.server.ensure_running()
         except LocalServerError as exc:
