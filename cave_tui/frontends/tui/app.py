@@ -205,6 +205,7 @@ class CaveApp(App[None]):
         self._theme_notices: list[str] = []
         # (session folder, speed, trust) replayed once the runtime is up (`cave demo`)
         self.startup_replay: tuple[Path, float, bool] | None = None
+        self.startup_tasks: list[str] = []  # asked in order once the runtime is up (cave demo)
         self._register_themes()
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
@@ -351,6 +352,11 @@ class CaveApp(App[None]):
             folder, speed, trust = self.startup_replay
             self.startup_replay = None
             self.replay_session(folder, speed=speed, trust=trust)
+        elif self.startup_tasks and self.services.model is not None:
+            first, *rest = self.startup_tasks
+            self.startup_tasks = []
+            self._queued.extend(rest)
+            self._run_line(first, queued=True)
 
     # -- status --------------------------------------------------------------------------------
     def update_status(self) -> None:

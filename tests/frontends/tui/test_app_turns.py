@@ -416,3 +416,18 @@ async def test_policy_interventions_show_in_the_code_log_and_a_refused_cell_neve
         refused = [str(o.full) for o in entries[1].query(FoldedOutput)]
         assert any("not re-run" in text for text in refused)
         assert "I could not find it." in chat_text(app)
+
+
+async def test_startup_tasks_are_asked_in_order_once_the_runtime_is_up():
+    """`cave demo` live: the questions run one after another, as if typed, with the model."""
+    app = make_app(
+        ["```python\nx = 6 * 7\n```", "x is 42.", "```python\ny = x + 1\n```", "y is 43."]
+    )
+    app.startup_tasks = ["Compute x as 6 times 7.", "Now y = x + 1."]
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: "y is 43." in chat_text(app), timeout=30)
+        await settle(pilot)
+        text = chat_text(app)
+        assert text.index("Compute x") < text.index("x is 42.") < text.index("Now y")
+        assert app.services.runtime._ns["y"] == 43
+        assert app.startup_tasks == [] and not app.busy
