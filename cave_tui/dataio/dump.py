@@ -25,7 +25,7 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -392,6 +392,7 @@ async def checkpoint_namespace(
     changed: Iterable[str] | None = None,
     resave_below: int = RESAVE_BELOW,
     sync: bool = True,
+    carry: Iterable[dict[str, Any]] = (),
 ) -> DumpResult:
     """Bring the dump in *directory* up to date with the namespace, writing only what changed.
 
@@ -399,6 +400,8 @@ async def checkpoint_namespace(
     *resave_below* bytes (in case they were mutated unseen) are written to new
     files; identical content keeps the old file. The manifest is replaced
     atomically last, so a crash leaves the previous checkpoint complete.
+    *carry* entries (pickles a resume was not trusted to load) stay listed, with
+    their files, while their names are not bound again.
     """
     started = time.perf_counter()
     folder = Path(directory).expanduser().absolute()
@@ -476,6 +479,9 @@ async def checkpoint_namespace(
         else:
             result.written.append(entry["name"])
     result.saved = [entries[r.name] for r in rows if r.name in entries]
+    bound = {r.name for r in rows} | {m["name"] for m in result.modules}
+    bound |= {s["name"] for s in result.skipped}
+    result.saved += [e for e in carry if e["name"] not in bound and (folder / e["file"]).is_file()]
     try:
         atomic_write_text(folder / MANIFEST, _manifest(result), sync=sync)
     except OSError as exc:
@@ -537,11 +543,10 @@ def resolve_dump_dir(directory: str | Path) -> Path:
     raise DataIOError(f"{folder} is not a cave dump (no {MANIFEST})", path=folder)
 
 
-def _valid_manifest(folder: Path) -> Manifest:
+def _valid_manifest(folder: Path) -> tuple[Manifest, bytes]:
     from cave_tui.dataio.manifest import parse_manifest
 
-    manifest, _ = parse_manifest(folder / MANIFEST, fmt=DUMP_FORMAT, version=DUMP_VERSION)
-    return manifest
+    return parse_manifest(folder / MANIFEST, fmt=DUMP_FORMAT, version=DUMP_VERSION)
 
 
 def read_manifest(directory: str | Path) -> dict[str, Any]:
@@ -549,10 +554,12 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
 
     Raises `ManifestError` listing every problem when it does not fit the schema.
     """
-    manifest = _valid_manifest(resolve_dump_dir(directory))
+    manifest, _ = _valid_manifest(resolve_dump_dir(directory))
     return manifest.model_dump(by_alias=True, exclude_none=True)
 
 
+# (the manifest's bytes, the names it lists) -> the names trusted without --trust
+Vouch = Callable[[bytes, list[str]], Collection[str]]
 NOT_TRUSTED = "pickled, and not trusted: loading it runs code stored in it (--trust loads it)"
 
 
@@ -579,6 +586,18 @@ class LoadedDump:
                 f"{n['name']} ({n['reason']})" for n in self.not_restored
             )
         return text
+
+
+def check_dump(directory: str | Path, *, vouch: Vouch | None = None) -> list[str]:
+    """Check the dump at *directory* without loading it (the manifest, and each file's
+    presence and size); returns the names that would need trust. Raises like `read_dump`."""
+    from cave_tui.dataio.manifest import check_files
+
+    folder = resolve_dump_dir(directory)
+    manifest, raw = _valid_manifest(folder)
+    check_files(manifest, folder)
+    trusted = vouch(raw, manifest.names()) if vouch is not None else ()
+    return manifest.untrusted(folder, trusted)
 
 
 def _trust_message(folder: Path, manifest: Manifest, untrusted: set[str]) -> str:
@@ -624,16 +643,17 @@ def read_dump(
     *,
     trust: bool = False,
     verify: bool = True,
-    trusted: Collection[str] = (),
+    vouch: Vouch | None = None,
     hold_back: bool = False,
     unpickle: bool = True,
 ) -> LoadedDump:
     """Load every object of a dump (blocking). Nothing is returned unless all load.
 
     The manifest and every file are checked first (a `ManifestError` lists every
-    problem). Pickles, and modules that are not installed packages, need *trust* (or
-    their name in *trusted*): without it a `TrustRequiredError` names them, or, with
-    *hold_back*, they are left out (`held`, `not_restored`). Every pickle is hashed and
+    problem). Pickles, and modules that are not installed packages, need *trust*, or
+    their name among those *vouch* returns for the manifest's bytes (a session's seal):
+    without it a `TrustRequiredError` names them, or, with *hold_back*, they are left
+    out (`held`, `not_restored`). Every pickle is hashed and
     compared with the manifest before a byte of it is unpickled (pickles are always
     verified; *verify* covers the other formats); with *unpickle* False its verified
     bytes come back as `Pickled`, for a runtime that unpickles them in its own process.
@@ -645,8 +665,9 @@ def read_dump(
     from cave_tui.runtime.items import Pickled
 
     folder = resolve_dump_dir(directory)
-    manifest = _valid_manifest(folder)
+    manifest, raw = _valid_manifest(folder)
     checked = check_files(manifest, folder)
+    trusted = vouch(raw, manifest.names()) if vouch is not None and not trust else ()
     untrusted = set() if trust else set(manifest.untrusted(folder, trusted))
     if untrusted and not hold_back:
         raise TrustRequiredError(_trust_message(folder, manifest, untrusted), path=folder)
@@ -712,7 +733,7 @@ async def load_dump(
     *,
     trust: bool = False,
     verify: bool = True,
-    trusted: Collection[str] = (),
+    vouch: Vouch | None = None,
     hold_back: bool = False,
 ) -> LoadedDump:
     """Restore a dump into *runtime* (replacing same-named variables). All or nothing.
@@ -730,7 +751,7 @@ async def load_dump(
         directory,
         trust=trust,
         verify=verify,
-        trusted=trusted,
+        vouch=vouch,
         hold_back=hold_back,
         unpickle=not apart,
     )
