@@ -91,8 +91,8 @@ class VariableEntry(_Entry):
         if value not in FORMATS:
             raise PydanticCustomError(
                 "format",
-                "unknown format {value!r} (known: {known})",
-                {"value": value, "known": ", ".join(FORMATS)},
+                "unknown format {value} (known: {known})",
+                {"value": repr(value), "known": ", ".join(FORMATS)},
             )
         return value
 
@@ -110,9 +110,9 @@ class VariableEntry(_Entry):
         ):
             raise PydanticCustomError(
                 "file",
-                "{value!r} is not a file name inside the dump folder "
+                "{value} is not a file name inside the dump folder "
                 "(no folders, no absolute paths, no '..')",
-                {"value": value},
+                {"value": repr(value)},
             )
         return value
 
@@ -145,7 +145,7 @@ class ModuleEntry(_Entry):
     def _dotted_name(cls, value: str) -> str:
         parts = value.split(".")
         if not all(p.isidentifier() and p.isascii() for p in parts):
-            raise PydanticCustomError("module", "{value!r} is not a module name", {"value": value})
+            raise PydanticCustomError("module", "{value} is not a module name", {"value": repr(value)})
         return value
 
 
