@@ -145,7 +145,8 @@ class ModuleEntry(_Entry):
     def _dotted_name(cls, value: str) -> str:
         parts = value.split(".")
         if not all(p.isidentifier() and p.isascii() for p in parts):
-            raise PydanticCustomError("module", "{value} is not a module name", {"value": repr(value)})
+            template = "{value} is not a module name"
+            raise PydanticCustomError("module", template, {"value": repr(value)})
         return value
 
 

@@ -111,9 +111,9 @@ async def test_a_pickle_is_hashed_before_it_is_unpickled(tmp_path):
     forged = entry_for(d, "cfg", "cfg.pkl", "pickle")
     # The size is right but the sha256 is the original's: trusted or not, it never runs.
     write_manifest(d, [{**forged, "sha256": "0" * 64}])
-    with pytest.raises(DataIOError, match="cfg.pkl does not match its sha256"):
+    with pytest.raises(DataIOError, match=r"cfg\.pkl does not match its sha256"):
         await load_dump(IPythonRuntime(), d, trust=True)
-    with pytest.raises(DataIOError, match="cfg.pkl does not match its sha256"):
+    with pytest.raises(DataIOError, match=r"cfg\.pkl does not match its sha256"):
         await load_dump(IPythonRuntime(), d, hold_back=True)  # held back, yet checked
     assert not marker.exists()
     # With the manifest forged too, only trust lets it run.
