@@ -113,6 +113,7 @@ async def test_a_pickle_is_hashed_before_it_is_unpickled(tmp_path):
     write_manifest(d, [{**forged, "sha256": "0" * 64}])
     with pytest.raises(DataIOError, match=r"cfg\.pkl does not match its sha256"):
         await load_dump(IPythonRuntime(), d, trust=True)
+    assert not marker.exists()
     with pytest.raises(DataIOError, match=r"cfg\.pkl does not match its sha256"):
         await load_dump(IPythonRuntime(), d, hold_back=True)  # held back, yet checked
     assert not marker.exists()

@@ -58,9 +58,12 @@ def rehash(folder: Path, name: str) -> None:
 
 
 def replace_with_payload(folder: Path, name: str, marker: Path) -> Path:
-    """Overwrite *name*'s file in the dump at *folder* with a payload pickle; returns it."""
+    """Overwrite *name*'s file in the dump at *folder* with a payload pickle of the same
+    size (padded after its STOP opcode, which unpicklers never read); returns the file."""
     manifest = json.loads((folder / "manifest.json").read_text())
     entry = next(e for e in manifest["variables"] if e["name"] == name)
     target = folder / entry["file"]
-    target.write_bytes(payload(marker))
+    data = payload(marker)
+    assert len(data) <= entry["bytes"], "make the original bigger than the payload"
+    target.write_bytes(data.ljust(entry["bytes"], b" "))
     return target

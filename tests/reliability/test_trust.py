@@ -51,25 +51,26 @@ def _manifest_names(folder: Path) -> list[str]:
 def test_a_tampered_snapshot_pickle_never_runs_on_resume(isolated_dirs):
     tmp = isolated_dirs
     marker = tmp / "payload-ran"
-    first = _model(tmp / "m1.yaml", [_code("pair = (1, 2)\nn = 5"), "done"])
+    first = _model(tmp / "m1.yaml", [_code("pair = (1, 'x' * 400)\nn = 5"), "done"])
     assert _cave("run", "make", "--model", first, "--sessions-dir", "s", cwd=tmp).returncode == 0
     snapshot = _snapshot(tmp / "s")
-    replace_with_payload(snapshot, "pair", marker)
+    replace_with_payload(snapshot, "pair", marker)  # the same size: only the sha256 differs
     check = _model(tmp / "m2.yaml", [_code("print(n)"), "ok"])
 
     # The manifest still describes the original: refused before a byte is unpickled.
     result = _cave("run", "go", "--model", check, "--sessions-dir", "s", "--resume", cwd=tmp)
-    assert result.returncode == 2
-    assert "cannot start" in result.stderr and "pair.1.pkl (variable pair)" in result.stderr
-    assert "Traceback" not in result.stderr
     assert not marker.exists()
+    assert result.returncode == 2
+    assert "cannot start" in result.stderr
+    assert "pair.1.pkl does not match its sha256 (variable pair)" in result.stderr
+    assert "Traceback" not in result.stderr
 
     # A forger who also rewrites the manifest's size and sha256: the seal no longer
     # matches, so the pickle is held back; everything else resumes.
     rehash(snapshot, "pair")
     result = _cave("run", "go", "--model", check, "--sessions-dir", "s", "--resume", cwd=tmp)
-    assert result.returncode == 0, result.stderr
     assert not marker.exists()
+    assert result.returncode == 0, result.stderr
     assert "not restored: pair (pickled, and not trusted" in result.stderr
     assert "--trust" in result.stderr and "5\n" in result.stdout
     assert _manifest_names(snapshot) == ["n", "pair"]  # kept for a resume with --trust
@@ -146,7 +147,7 @@ def test_a_malformed_manifest_stops_the_start_with_every_problem(isolated_dirs):
 def test_plain_load_refuses_a_broken_session_and_asks_before_unsealed_pickles(isolated_dirs):
     tmp = isolated_dirs
     marker = tmp / "payload-ran"
-    first = _model(tmp / "m1.yaml", [_code("pair = (1, 2)\nn = 5"), "done"])
+    first = _model(tmp / "m1.yaml", [_code("pair = (1, 'x' * 400)\nn = 5"), "done"])
     for title in ("broken", "forged"):
         made = _cave("run", title, "--model", first, "--sessions-dir", title, cwd=tmp)
         assert made.returncode == 0
@@ -169,6 +170,7 @@ def test_plain_load_refuses_a_broken_session_and_asks_before_unsealed_pickles(is
     )
     model = _model(tmp / "m2.yaml", ["unused"])
     result = _cave("--plain", "--model", model, "--sessions-dir", "s", cwd=tmp, stdin=lines)
+    assert not marker.exists()
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert f"cannot load {broken.parent.name}" in out
