@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from cave_tui.dataio.atomic import atomic_write_text, fsync_path
 from cave_tui.dataio.errors import DataIOError, TrustRequiredError, describe_os_error
+from cave_tui.dataio.names import unloadable_name
 from cave_tui.dataio.progress import ProgressCallback
 from cave_tui.dataio.save import EXTENSIONS, Unsuitable, candidate_formats, write_in_format
 
@@ -84,7 +85,9 @@ async def _candidates(
     skipped: list[dict[str, Any]] = []
     for row in await runtime.namespace_summary():
         item = injected.get(row.name)
-        if row.kind == "module":
+        if (why := unloadable_name(row.name)) is not None:  # a dump must load back
+            skipped.append(_skip(row, why))
+        elif row.kind == "module":
             if row.preview and not row.preview.startswith("__"):
                 modules.append({"name": row.name, "module": row.preview})
             else:

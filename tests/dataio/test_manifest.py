@@ -10,7 +10,14 @@ import os
 import numpy as np
 import pytest
 
-from cave_tui.dataio import DataIOError, TrustRequiredError, load_dump, read_dump, read_manifest
+from cave_tui.dataio import (
+    DataIOError,
+    TrustRequiredError,
+    dump_namespace,
+    load_dump,
+    read_dump,
+    read_manifest,
+)
 from cave_tui.dataio.manifest import ManifestError, check_files, parse_manifest
 from cave_tui.dataio.verified import read_verified
 from cave_tui.runtime.ipython import IPythonRuntime
@@ -181,3 +188,13 @@ async def test_modules_that_came_with_the_dump_need_trust(tmp_path, monkeypatch)
     assert "not trusted" in reasons["helpers"] and "not trusted" in reasons["gravity"]
     assert reasons["gone"] == "module no_such_module_here is not installed here"
     assert not marker.exists()
+
+
+async def test_a_name_no_dump_can_restore_is_skipped_with_why_not_written(tmp_path):
+    runtime = IPythonRuntime()
+    await runtime.execute("max = 5\nn = 1")
+    result = await dump_namespace(runtime, tmp_path / "d")
+    assert result.names == ["n"]
+    assert "max (named like the Python builtin max()" in result.summary()
+    restored = IPythonRuntime()
+    assert (await load_dump(restored, tmp_path / "d")).names == ["n"]
