@@ -50,17 +50,22 @@ def signing_key(*, create: bool = True) -> bytes | None:
     key = _read_key(path)
     if key is not None or not create:
         return key
+    tmp = path.with_name(f".{KEY_FILE}.{secrets.token_hex(6)}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another cave made it meanwhile
-        return _read_key(path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(KEY_BYTES))
+            f.flush()
+            os.fsync(f.fileno())
+        os.link(tmp, path)  # whole or not at all; a cave that got there first wins
+    except FileExistsError:
+        pass
     except OSError:
         return None
-    with os.fdopen(fd, "wb") as f:
-        f.write(secrets.token_bytes(KEY_BYTES))
-        f.flush()
-        os.fsync(f.fileno())
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
     return _read_key(path)
 
 

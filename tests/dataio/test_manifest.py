@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -198,3 +199,20 @@ async def test_a_name_no_dump_can_restore_is_skipped_with_why_not_written(tmp_pa
     assert "max (named like the Python builtin max()" in result.summary()
     restored = IPythonRuntime()
     assert (await load_dump(restored, tmp_path / "d")).names == ["n"]
+
+
+async def test_trusted_pickles_restore_on_both_runtimes_and_survive_a_kernel_restart(
+    any_runtime, tmp_path
+):
+    source = IPythonRuntime()
+    await source.execute(
+        "pair = (1, 'two')\nfrom fractions import Fraction\nthird = Fraction(1, 3)"
+    )
+    await dump_namespace(source, tmp_path / "d")
+    loaded = await load_dump(any_runtime, tmp_path / "d", trust=True)
+    assert sorted(loaded.names) == ["Fraction", "pair", "third"]
+    assert await any_runtime.retrieve("pair") == (1, "two")
+    if any_runtime.unpickles_out_of_process:  # the kernel: it got the bytes, not the object
+        assert "Pickled" in repr(any_runtime.injected["pair"].value)
+        await any_runtime.restart()
+        assert await any_runtime.retrieve("third") == Fraction(1, 3)
