@@ -35,6 +35,8 @@ async def test_own_pickles_resume_and_anyone_elses_are_held_back_and_kept(tmp_pa
     monkeypatch.setenv("CAVE_DATA_DIR", str(tmp_path / "mine"))
     folder = await _session_with_a_pickle(tmp_path)
     assert read_session(folder).meta[META_KEY]["untrusted"] == []
+    key = tmp_path / "mine" / "snapshot.key"
+    assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_bytes()) == 32
 
     mine = scripted_agent([])
     result = await resume_session(folder, mine)  # no trust needed: this cave sealed it
