@@ -563,7 +563,7 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
 
 # (the manifest's bytes, the names it lists) -> the names trusted without --trust
 Vouch = Callable[[bytes, list[str]], Collection[str]]
-NOT_TRUSTED = "pickled, and not trusted: loading it runs code stored in it (--trust loads it)"
+NOT_TRUSTED = "pickled, and not trusted: loading it runs code stored in it; kept for --trust"
 
 
 @dataclass
@@ -656,10 +656,10 @@ def read_dump(
     problem). Pickles, and modules that are not installed packages, need *trust*, or
     their name among those *vouch* returns for the manifest's bytes (a session's seal):
     without it a `TrustRequiredError` names them, or, with *hold_back*, they are left
-    out (`held`, `not_restored`). Every pickle is hashed and
-    compared with the manifest before a byte of it is unpickled (pickles are always
-    verified; *verify* covers the other formats); with *unpickle* False its verified
-    bytes come back as `Pickled`, for a runtime that unpickles them in its own process.
+    out (`held`, `not_restored`). Every pickle is hashed and compared with the manifest
+    before a byte of any is unpickled (always; *verify* covers the other formats); with
+    *unpickle* False the verified bytes come back as `Pickled`, for a runtime that
+    unpickles them in its own process.
     """
     from cave_tui.dataio.manifest import ManifestError, check_files
     from cave_tui.dataio.module_trust import ModuleSource, module_source
@@ -700,8 +700,10 @@ def read_dump(
         entry = item.entry
         if entry.name not in untrusted:
             data = read_verified(item)
-            value = unpickle_bytes(data, entry.format, item.path) if unpickle else None
-            values[entry.name] = value if unpickle else Pickled(data, entry.format)
+            if unpickle:
+                values[entry.name] = unpickle_bytes(data, entry.format, item.path)
+            else:
+                values[entry.name] = Pickled(data, entry.format)
     dump.values = {e.name: values[e.name] for e in manifest.variables if e.name in values}
     dump.names = list(dump.values)
     for module in manifest.modules:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import json
 import os
 import time
 from collections.abc import AsyncIterator, Callable
@@ -379,21 +380,25 @@ class SessionRecorder:
         bound again; the seal names them as untrusted."""
         self.held = [dict(e) for e in entries]
 
-    def _seal_snapshot(self) -> None:
-        """Seal the manifest just written (see `seal.py`) and keep the seal in meta.json."""
+    def _seal_snapshot(self, saved: list[dict[str, Any]]) -> None:
+        """Seal the manifest just written (see `seal.py`), if it lists exactly the *saved*
+        entries, and keep the seal in meta.json (no seal otherwise)."""
         from cave_tui.dataio.dump import MANIFEST
         from cave_tui.session.seal import META_KEY, seal
 
-        try:
+        def files(entries: Any) -> list[tuple[Any, ...]]:
+            keys = ("name", "format", "file", "sha256")
+            return sorted(tuple(e.get(k) for k in keys) for e in entries)
+
+        made = None
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError, AttributeError):
             manifest = (self.namespace_dir / MANIFEST).read_bytes()
-        except OSError:
+            if files(json.loads(manifest)["variables"]) == files(saved):
+                made = seal(manifest, (e["name"] for e in self.held))
+        if made is None:
             self.meta.pop(META_KEY, None)
         else:
-            made = seal(manifest, (e["name"] for e in self.held))
-            if made is None:
-                self.meta.pop(META_KEY, None)
-            else:
-                self.meta[META_KEY] = made.to_meta()
+            self.meta[META_KEY] = made.to_meta()
         self.write_meta()
 
     def mark_changed(self, *names: str) -> None:
@@ -435,7 +440,7 @@ class SessionRecorder:
                 return None
             kept = {(e["name"], e["file"]) for e in result.saved}
             self.held = [e for e in self.held if (e["name"], e["file"]) in kept]
-            self._seal_snapshot()
+            self._seal_snapshot(result.saved)
             self.record(
                 {
                     "type": "snapshot",
