@@ -15,6 +15,15 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ["CAVE_LOCAL_MODEL"] = "off"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_data_dir(tmp_path_factory: pytest.TempPathFactory):
+    """cave's data folder (input history, the snapshot seal's key) in the run's temp dir,
+    never the user's; `isolated_dirs` gives a test its own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CAVE_DATA_DIR", str(tmp_path_factory.mktemp("cave-data")))
+        yield
+
+
 @pytest.fixture
 async def runtime():
     """A real in-process runtime holding a three-row `flights` frame."""

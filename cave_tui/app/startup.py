@@ -142,7 +142,9 @@ class DataFeatures:
             if self.data.resume:
                 if services.agent is None:
                     raise SessionError("--resume needs a model: pass --model (or set CAVE_MODEL)")
-                resumed = await resume_session(store.resolve(self.data.resume), services.agent)
+                resumed = await resume_session(
+                    store.resolve(self.data.resume), services.agent, trust=self.data.trust
+                )
                 self.recorder = resumed.recorder
                 services.transcript.extend(resumed.transcript)
                 self.messages.append(resumed.summary())

@@ -25,15 +25,19 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cave_tui.dataio.atomic import atomic_write_text, fsync_path
 from cave_tui.dataio.errors import DataIOError, TrustRequiredError, describe_os_error
+from cave_tui.dataio.names import unloadable_name
 from cave_tui.dataio.progress import ProgressCallback
 from cave_tui.dataio.save import EXTENSIONS, Unsuitable, candidate_formats, write_in_format
+
+if TYPE_CHECKING:  # the manifest schema needs pydantic: imported only when a dump is read
+    from cave_tui.dataio.manifest import CheckedFile, Manifest, Restore
 
 MANIFEST = "manifest.json"
 DUMP_FORMAT = "cave-dump"
@@ -81,7 +85,9 @@ async def _candidates(
     skipped: list[dict[str, Any]] = []
     for row in await runtime.namespace_summary():
         item = injected.get(row.name)
-        if row.kind == "module":
+        if (why := unloadable_name(row.name)) is not None:  # a dump must load back
+            skipped.append(_skip(row, why))
+        elif row.kind == "module":
             if row.preview and not row.preview.startswith("__"):
                 modules.append({"name": row.name, "module": row.preview})
             else:
@@ -389,6 +395,7 @@ async def checkpoint_namespace(
     changed: Iterable[str] | None = None,
     resave_below: int = RESAVE_BELOW,
     sync: bool = True,
+    carry: Iterable[dict[str, Any]] = (),
 ) -> DumpResult:
     """Bring the dump in *directory* up to date with the namespace, writing only what changed.
 
@@ -396,6 +403,8 @@ async def checkpoint_namespace(
     *resave_below* bytes (in case they were mutated unseen) are written to new
     files; identical content keeps the old file. The manifest is replaced
     atomically last, so a crash leaves the previous checkpoint complete.
+    *carry* entries (pickles a resume was not trusted to load) stay listed, with
+    their files, while their names are not bound again.
     """
     started = time.perf_counter()
     folder = Path(directory).expanduser().absolute()
@@ -473,6 +482,9 @@ async def checkpoint_namespace(
         else:
             result.written.append(entry["name"])
     result.saved = [entries[r.name] for r in rows if r.name in entries]
+    bound = {r.name for r in rows} | {m["name"] for m in result.modules}
+    bound |= {s["name"] for s in result.skipped}
+    result.saved += [e for e in carry if e["name"] not in bound and (folder / e["file"]).is_file()]
     try:
         atomic_write_text(folder / MANIFEST, _manifest(result), sync=sync)
     except OSError as exc:
@@ -534,9 +546,24 @@ def resolve_dump_dir(directory: str | Path) -> Path:
     raise DataIOError(f"{folder} is not a cave dump (no {MANIFEST})", path=folder)
 
 
+def _valid_manifest(folder: Path) -> tuple[Manifest, bytes]:
+    from cave_tui.dataio.manifest import parse_manifest
+
+    return parse_manifest(folder / MANIFEST, fmt=DUMP_FORMAT, version=DUMP_VERSION)
+
+
 def read_manifest(directory: str | Path) -> dict[str, Any]:
-    """The manifest of the dump at *directory* (recovering an interrupted swap)."""
-    return _read_manifest_file(resolve_dump_dir(directory))
+    """The manifest of the dump at *directory* (recovering an interrupted swap), validated.
+
+    Raises `ManifestError` listing every problem when it does not fit the schema.
+    """
+    manifest, _ = _valid_manifest(resolve_dump_dir(directory))
+    return manifest.model_dump(by_alias=True, exclude_none=True)
+
+
+# (the manifest's bytes, the names it lists) -> the names trusted without --trust
+Vouch = Callable[[bytes, list[str]], Collection[str]]
+NOT_TRUSTED = "pickled, and not trusted: loading it runs code stored in it; kept for --trust"
 
 
 @dataclass
@@ -547,6 +574,8 @@ class LoadedDump:
     values: dict[str, Any] = field(default_factory=dict, repr=False)
     modules: list[dict[str, str]] = field(default_factory=list)  # imports to redo
     not_restored: list[dict[str, str]] = field(default_factory=list)  # {"name", "reason"}
+    held: list[dict[str, Any]] = field(default_factory=list)  # entries left out: not trusted
+    descriptions: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
         """One line for the user: what was restored from where, and what was not."""
@@ -562,48 +591,139 @@ class LoadedDump:
         return text
 
 
-def read_dump(directory: str | Path, *, trust: bool = False, verify: bool = True) -> LoadedDump:
-    """Load every object of a dump (blocking). Nothing is returned unless all load."""
-    from cave_tui.dataio.formats import FORMATS
-    from cave_tui.dataio.load import load_file
+def check_dump(directory: str | Path, *, vouch: Vouch | None = None) -> list[str]:
+    """Check the dump at *directory* without loading it (the manifest, and each file's
+    presence and size); returns the names that would need trust. Raises like `read_dump`."""
+    from cave_tui.dataio.manifest import check_files
 
     folder = resolve_dump_dir(directory)
-    manifest = _read_manifest_file(folder)
-    entries = manifest["variables"]
-    risky = [e["name"] for e in entries if FORMATS[e["format"]].runs_code]
-    if risky and not trust:
-        raise TrustRequiredError(
-            f"the dump {folder} holds pickled objects ({', '.join(risky)}), which run code when "
-            "loaded; load it only if you trust it (confirm, or pass --trust)",
-            path=folder,
-        )
+    manifest, raw = _valid_manifest(folder)
+    check_files(manifest, folder)
+    trusted = vouch(raw, manifest.names()) if vouch is not None else ()
+    return manifest.untrusted(folder, trusted)
+
+
+def _trust_message(folder: Path, manifest: Manifest, untrusted: set[str]) -> str:
+    from cave_tui.dataio.module_trust import module_source
+
+    pickled = [e.name for e in manifest.variables if e.name in untrusted]
+    modules = [
+        f"{m.name} = {m.module}, {module_source(m.module, [folder]).value}"
+        for m in manifest.modules
+        if m.name in untrusted
+    ]
+    parts = []
+    if pickled:
+        parts.append(f"holds pickled objects ({', '.join(pickled)}), which run code when loaded")
+    if modules:
+        parts.append(f"imports modules that are not installed packages ({'; '.join(modules)})")
+    return (
+        f"the dump {folder} " + " and ".join(parts) + "; load it only if you trust it "
+        "(confirm, or pass --trust)"
+    )
+
+
+def _load_safe(checked: CheckedFile, verify: bool) -> tuple[Any, str | None]:
+    """A file in a format that runs no code, and why its sha256 does not match (or None)."""
+    from cave_tui.dataio.load import load_file
+    from cave_tui.dataio.verified import sha256_problem
+
+    entry, path = checked.entry, checked.path
+    try:
+        loaded = load_file(path, fmt=entry.format, trust=False, compute_sha256=verify)
+    except TrustRequiredError:  # an object array: cave never writes one outside a pickle
+        raise DataIOError(
+            f"dump {path.parent}: {entry.file} (variable {entry.name}) holds pickled objects, "
+            f"which a cave dump never stores as {entry.format}: the file was changed",
+            path=path,
+        ) from None
+    problem = sha256_problem(checked, loaded.sha256) if verify and loaded.sha256 else None
+    return _restore(loaded.value, entry.restore, path), problem
+
+
+def read_dump(
+    directory: str | Path,
+    *,
+    trust: bool = False,
+    verify: bool = True,
+    vouch: Vouch | None = None,
+    hold_back: bool = False,
+    unpickle: bool = True,
+) -> LoadedDump:
+    """Load every object of a dump (blocking). Nothing is returned unless all load.
+
+    The manifest and every file are checked first (a `ManifestError` lists every
+    problem). Pickles, and modules that are not installed packages, need *trust*, or
+    their name among those *vouch* returns for the manifest's bytes (a session's seal):
+    without it a `TrustRequiredError` names them, or, with *hold_back*, they are left
+    out (`held`, `not_restored`). Every pickle is hashed and compared with the manifest
+    before a byte of any is unpickled (always; *verify* covers the other formats); with
+    *unpickle* False the verified bytes come back as `Pickled`, for a runtime that
+    unpickles them in its own process.
+    """
+    from cave_tui.dataio.manifest import ManifestError, check_files
+    from cave_tui.dataio.module_trust import ModuleSource, module_source
+    from cave_tui.dataio.verified import read_verified, sha256_problem
+    from cave_tui.dataio.verified import unpickle as unpickle_bytes
+    from cave_tui.runtime.items import Pickled
+
+    folder = resolve_dump_dir(directory)
+    manifest, raw = _valid_manifest(folder)
+    checked = check_files(manifest, folder)
+    trusted = vouch(raw, manifest.names()) if vouch is not None and not trust else ()
+    untrusted = set() if trust else set(manifest.untrusted(folder, trusted))
+    if untrusted and not hold_back:
+        raise TrustRequiredError(_trust_message(folder, manifest, untrusted), path=folder)
+    risky = [c for c in checked if c.entry.runs_code]
+    problems = [p for c in risky if (p := sha256_problem(c)) is not None]
+    if problems:  # before a byte of any pickle is unpickled
+        raise ManifestError(folder, problems)
+    dump = LoadedDump(
+        folder,
+        [],
+        [s.model_dump(exclude_none=True) for s in manifest.skipped],
+        descriptions={e.name: e.description for e in manifest.variables if e.description},
+    )
     values: dict[str, Any] = {}
-    for entry in entries:
-        path = folder / entry["file"]
-        if not path.is_file():
-            raise DataIOError(f"dump {folder}: {entry['file']} is missing", path=path)
-        if path.stat().st_size != int(entry["bytes"]):
-            raise DataIOError(
-                f"dump {folder}: {entry['file']} has {path.stat().st_size:,} bytes, "
-                f"the manifest says {int(entry['bytes']):,} (truncated or changed)",
-                path=path,
-            )
-        loaded = load_file(path, fmt=entry["format"], trust=trust, compute_sha256=verify)
-        if verify and entry.get("sha256") and loaded.sha256 != entry["sha256"]:
-            raise DataIOError(
-                f"dump {folder}: {entry['file']} does not match its sha256 (corrupt or changed)",
-                path=path,
-            )
-        values[entry["name"]] = _restore(loaded.value, entry, path)
-    return LoadedDump(folder, list(values), manifest["skipped"], values, manifest["modules"])
+    for item in checked:
+        entry = item.entry
+        if entry.name in untrusted:
+            dump.held.append(entry.model_dump(by_alias=True, exclude_none=True))
+            dump.not_restored.append({"name": entry.name, "reason": NOT_TRUSTED})
+        elif not entry.runs_code:
+            values[entry.name], problem = _load_safe(item, verify)
+            if problem is not None:
+                problems.append(problem)
+    if problems:
+        raise ManifestError(folder, problems)
+    for item in risky:
+        entry = item.entry
+        if entry.name not in untrusted:
+            data = read_verified(item)
+            if unpickle:
+                values[entry.name] = unpickle_bytes(data, entry.format, item.path)
+            else:
+                values[entry.name] = Pickled(data, entry.format)
+    dump.values = {e.name: values[e.name] for e in manifest.variables if e.name in values}
+    dump.names = list(dump.values)
+    for module in manifest.modules:
+        source = module_source(module.module, [folder])
+        if module.name in untrusted:
+            reason = f"imports {module.module}, {source.value}: not trusted (--trust imports it)"
+            dump.not_restored.append({"name": module.name, "reason": reason})
+        elif source is ModuleSource.MISSING:
+            reason = f"module {module.module} is not installed here"
+            dump.not_restored.append({"name": module.name, "reason": reason})
+        else:
+            dump.modules.append({"name": module.name, "module": module.module})
+    return dump
 
 
-def _restore(value: Any, entry: dict[str, Any], path: Path) -> Any:
-    restore = entry.get("restore") or {}
-    kind = restore.get("as")
+def _restore(value: Any, restore: Restore | None, path: Path) -> Any:
+    kind = restore.as_ if restore is not None else None
     if kind == "series":
         series = value.iloc[:, 0]
-        series.name = restore.get("name")
+        series.name = restore.name if restore is not None else None
         return series
     if kind == "arrow":
         import pyarrow.parquet as pq
@@ -613,20 +733,51 @@ def _restore(value: Any, entry: dict[str, Any], path: Path) -> Any:
 
 
 async def load_dump(
-    runtime: Any, directory: str | Path, *, trust: bool = False, verify: bool = True
+    runtime: Any,
+    directory: str | Path,
+    *,
+    trust: bool = False,
+    verify: bool = True,
+    vouch: Vouch | None = None,
+    hold_back: bool = False,
 ) -> LoadedDump:
-    """Restore a dump into *runtime* (replacing same-named variables). All or nothing."""
-    from cave_tui.dataio.inject import inject_variable
-    from cave_tui.runtime.items import Variable
+    """Restore a dump into *runtime* (replacing same-named variables). All or nothing.
 
-    dump = await asyncio.to_thread(read_dump, directory, trust=trust, verify=verify)
-    manifest = _read_manifest_file(dump.directory)
-    descriptions = {e["name"]: e.get("description") for e in manifest["variables"]}
+    Everything is checked and read (`read_dump`, same options) before the first value
+    is injected. A runtime that unpickles in its own process (the kernel runtime) gets
+    the verified pickle bytes, so code in a trusted pickle runs there, not in the host.
+    """
+    from cave_tui.dataio.inject import inject_variable
+    from cave_tui.runtime.items import Pickled, Variable
+
+    apart = bool(getattr(runtime, "unpickles_out_of_process", False))
+    dump = await asyncio.to_thread(
+        read_dump,
+        directory,
+        trust=trust,
+        verify=verify,
+        vouch=vouch,
+        hold_back=hold_back,
+        unpickle=not apart,
+    )
+    # Pickles first: the kernel may still fail to unpickle one, and nothing else is bound yet.
+    order = sorted(dump.values, key=lambda n: not isinstance(dump.values[n], Pickled))
+    bound: list[str] = []
+    for name in order:
+        variable = Variable(name, dump.values[name], dump.descriptions.get(name))
+        try:
+            await inject_variable(runtime, variable)
+        except Exception as exc:  # the kernel could not unpickle it: undo, report
+            for done in bound:
+                with contextlib.suppress(Exception):
+                    await runtime.delete(done)
+            raise DataIOError(
+                f"dump {dump.directory}: {name} could not be restored ({exc}); nothing was loaded",
+                path=dump.directory,
+            ) from None
+        bound.append(name)
     for module in dump.modules:
         name, target = module["name"], module["module"]
-        if not (name.isidentifier() and all(p.isidentifier() for p in target.split("."))):
-            dump.not_restored.append({"name": name, "reason": f"bad module name {target!r}"})
-            continue
         code = f"import {target}" if name == target else f"import {target} as {name}"
         result = await runtime.execute(code)
         if not result.success:
@@ -634,6 +785,4 @@ async def load_dump(
             dump.not_restored.append({"name": name, "reason": reason})
         else:
             dump.names.append(name)
-    for name, value in dump.values.items():
-        await inject_variable(runtime, Variable(name, value, descriptions.get(name) or None))
     return dump

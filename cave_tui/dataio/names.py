@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
-from cave_tui.dataio.errors import InvalidNameError, NameConflictError
+from cave_tui.dataio.errors import DataIOError, InvalidNameError, NameConflictError
 from cave_tui.dataio.formats import stem_of
 
 BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
@@ -69,3 +69,14 @@ def check_name(name: object, existing: Iterable[str] = (), *, allow_shadow: bool
             f"{name!r} would shadow the Python builtin {name}()", name=name, kind="builtin"
         )
     return name
+
+
+def unloadable_name(name: str) -> str | None:
+    """Why a dump could not bind *name* again (the rules of `check_name`), or None."""
+    try:
+        check_name(name)
+    except DataIOError as exc:
+        if name in BUILTIN_NAMES:
+            return f"named like the Python builtin {name}(), which a dump never restores"
+        return str(exc)
+    return None

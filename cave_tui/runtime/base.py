@@ -12,7 +12,7 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from cave_tui.runtime import upstream
 from cave_tui.runtime.detail import Detail, object_detail
@@ -176,6 +176,9 @@ class Runtime(ABC):
     """Persistent Python namespace that runs model-written cells."""
 
     security_checker: SecurityCheckerLike | None
+    # True when `inject(Variable(name, Pickled(...)))` unpickles the bytes in another
+    # process (the kernel), so code in a pickle never runs in the host.
+    unpickles_out_of_process: ClassVar[bool] = False
 
     def __init__(
         self,

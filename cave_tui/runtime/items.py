@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import keyword
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from cave_tui.runtime import upstream
@@ -111,6 +112,22 @@ class Type:
     def __str__(self) -> str:
         """Upstream's schema text (`describe_types`); "" when schema and doc are hidden."""
         return upstream.describe_type(self)
+
+
+@dataclass(frozen=True, repr=False)
+class Pickled:
+    """Pickle (or dill) bytes, already verified, for a runtime to unpickle where cells run.
+
+    Only a runtime whose `unpickles_out_of_process` is True takes a `Variable` holding one
+    (the kernel runtime unpickles it inside the kernel, so code in the pickle never runs in
+    the host); others get the unpickled object instead.
+    """
+
+    data: bytes
+    format: str = "pickle"  # or "dill"
+
+    def __repr__(self) -> str:
+        return f"Pickled(<{len(self.data):,} bytes of {self.format}>)"
 
 
 Injectable = Variable | Function | Type

@@ -18,7 +18,7 @@ from cave_tui.session.reader import (
 )
 from cave_tui.session.recorder import SessionRecorder
 from cave_tui.session.replay import Divergence, ReplayError, ReplayResult, replay_session
-from cave_tui.session.resume import ResumeResult, resume_session
+from cave_tui.session.resume import ResumeResult, check_snapshot, resume_session
 from cave_tui.session.store import SessionError, SessionInfo, SessionStore
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "SessionInfo",
     "SessionRecorder",
     "SessionStore",
+    "check_snapshot",
     "export_session",
     "read_records",
     "read_session",

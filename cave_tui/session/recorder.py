@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import json
 import os
 import time
 from collections.abc import AsyncIterator, Callable
@@ -87,6 +88,7 @@ class SessionRecorder:
         self._main: str | None = None
         self._messages: list[dict[str, Any]] = []
         self._dirty: set[str] = set()
+        self.held: list[dict[str, Any]] = []  # snapshot entries a resume was not trusted to load
         self._pending_hashes: set[Any] = set()
         self._turn_open = False
         self._turn_status: str | None = None
@@ -373,6 +375,32 @@ class SessionRecorder:
     def record_note(self, text: str) -> None:
         self.record({"type": "notice", "turn": self.turn, "content": text}, sync=True)
 
+    def hold(self, entries: list[dict[str, Any]]) -> None:
+        """Keep these snapshot entries (pickles not trusted at resume) until their names are
+        bound again; the seal names them as untrusted."""
+        self.held = [dict(e) for e in entries]
+
+    def _seal_snapshot(self, saved: list[dict[str, Any]]) -> None:
+        """Seal the manifest just written (see `seal.py`), if it lists exactly the *saved*
+        entries, and keep the seal in meta.json (no seal otherwise)."""
+        from cave_tui.dataio.dump import MANIFEST
+        from cave_tui.session.seal import META_KEY, seal
+
+        def files(entries: Any) -> list[tuple[Any, ...]]:
+            keys = ("name", "format", "file", "sha256")
+            return sorted(tuple(e.get(k) for k in keys) for e in entries)
+
+        made = None
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError, AttributeError):
+            manifest = (self.namespace_dir / MANIFEST).read_bytes()
+            if files(json.loads(manifest)["variables"]) == files(saved):
+                made = seal(manifest, (e["name"] for e in self.held))
+        if made is None:
+            self.meta.pop(META_KEY, None)
+        else:
+            self.meta[META_KEY] = made.to_meta()
+        self.write_meta()
+
     def mark_changed(self, *names: str) -> None:
         """Names changed outside the agent's cells (e.g. by a front end), for the next snapshot."""
         self._dirty.update(names)
@@ -402,6 +430,7 @@ class SessionRecorder:
                     changed=dirty,
                     resave_below=RESAVE_BELOW if full else 0,
                     sync=self.sync,
+                    carry=self.held,
                 )
             except Exception as exc:  # a failed snapshot must never stop the agent's turn
                 self._dirty |= dirty
@@ -409,6 +438,9 @@ class SessionRecorder:
                 self._warn(f"namespace snapshot failed: {detail}")
                 self.record({"type": "notice", "turn": self.turn, "content": str(exc)})
                 return None
+            kept = {(e["name"], e["file"]) for e in result.saved}
+            self.held = [e for e in self.held if (e["name"], e["file"]) in kept]
+            self._seal_snapshot(result.saved)
             self.record(
                 {
                     "type": "snapshot",

@@ -4,19 +4,26 @@ The history comes from the log's message records (a torn last line is ignored), 
 a session killed mid-turn resumes with every completed step; the namespace comes
 from the latest snapshot, whose manifest is only replaced once a snapshot is
 complete. Injected data missing from the snapshot is loaded again from its source
-when its sha256 still matches.
+when its sha256 still matches. The snapshot's pickles load without `--trust` only when
+the session's seal (`seal.py`) shows this user's cave wrote them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cave_tui.agent.events import Event
 from cave_tui.session.reader import read_session, rebuild_history
 from cave_tui.session.recorder import SessionRecorder
+from cave_tui.session.seal import META_KEY as SEAL_KEY
+from cave_tui.session.seal import Seal, vouched_names
+from cave_tui.session.store import NAMESPACE, read_meta
 from cave_tui.session.transcript import transcript
+
+if TYPE_CHECKING:
+    from cave_tui.dataio.dump import Vouch
 
 RESUME_NOTE = (
     "[cave stopped during the previous turn and this session was resumed. "
@@ -50,43 +57,85 @@ class ResumeResult:
         return text
 
 
+def snapshot_vouch(folder: str | Path) -> Vouch:
+    """What the session's seal (in `meta.json`) vouches for in a snapshot manifest."""
+    stored = Seal.from_meta(read_meta(Path(folder)).get(SEAL_KEY))
+
+    def vouch(manifest: bytes, names: list[str]) -> set[str]:
+        return vouched_names(stored, manifest, names)
+
+    return vouch
+
+
+def check_snapshot(folder: str | Path) -> list[str]:
+    """Check session *folder*'s snapshot without loading it; the names that need --trust.
+
+    Raises `DataIOError` (a `ManifestError` lists every problem) when it cannot be restored.
+    """
+    from cave_tui.dataio.dump import MANIFEST, check_dump
+
+    snapshot = Path(folder) / NAMESPACE
+    if not (snapshot / MANIFEST).exists():
+        return []
+    return check_dump(snapshot, vouch=snapshot_vouch(folder))
+
+
 async def resume_session(
     folder: str | Path,
     agent: Any,
     runtime: Any = None,
     *,
-    trust: bool = True,
+    trust: bool = False,
     **recorder_kwargs: Any,
 ) -> ResumeResult:
     """Load session *folder* into *agent* and *runtime*, and keep recording into it.
 
-    *trust* applies to pickles in the session's own snapshot (written by cave itself).
+    The snapshot is checked before anything changes. Its pickles load when the session's
+    seal shows this user's cave wrote them, or with *trust*; others are left out (named in
+    `not_restored`) and stay in the snapshot for a resume with trust. On an error nothing
+    is kept: the agent's history is put back and the session is not recorded into.
     """
     from cave_tui.dataio.dump import MANIFEST, load_dump
 
     runtime = runtime if runtime is not None else agent.runtime
+    check_snapshot(folder)
     torn = read_session(folder).report.torn_tail
     recorder = SessionRecorder.open(folder, **recorder_kwargs)  # locks the log, cuts a torn tail
-    data = read_session(folder)
-    history = rebuild_history(data.records)
-    agent.history[:] = history
-    turns = max((int(r.get("turn") or 0) for r in data.of_type("user")), default=0)
-    ended = {int(r.get("turn") or 0) for r in data.of_type("turn_end")}
-    recorder.turn = turns
-    recorder.attach(agent, runtime)
-    result = ResumeResult(
-        recorder, len(history), turns, torn_tail=torn, transcript=transcript(data.records)
-    )
-    if turns and turns not in ended:
-        result.interrupted_turn = turns
-        recorder.record({"type": "turn_end", "turn": turns, "status": "interrupted"}, sync=True)
-        agent.history.append({"role": "user", "content": RESUME_NOTE})
-        recorder._sync_history()
-    if (recorder.namespace_dir / MANIFEST).exists():
-        dump = await load_dump(runtime, recorder.namespace_dir, trust=trust)
-        result.restored = list(dump.names)
-        result.not_restored = list(dump.not_restored)
-    await _reinject_missing(data.of_type("injection"), runtime, result, trust)
+    before = list(agent.history)
+    try:
+        data = read_session(folder)
+        history = rebuild_history(data.records)
+        agent.history[:] = history
+        turns = max((int(r.get("turn") or 0) for r in data.of_type("user")), default=0)
+        ended = {int(r.get("turn") or 0) for r in data.of_type("turn_end")}
+        recorder.turn = turns
+        recorder.attach(agent, runtime)
+        result = ResumeResult(
+            recorder, len(history), turns, torn_tail=torn, transcript=transcript(data.records)
+        )
+        if (recorder.namespace_dir / MANIFEST).exists():
+            dump = await load_dump(
+                runtime,
+                recorder.namespace_dir,
+                trust=trust,
+                vouch=snapshot_vouch(folder),
+                hold_back=True,
+            )
+            result.restored = list(dump.names)
+            result.not_restored = list(dump.not_restored)
+            recorder.hold(dump.held)
+        if turns and turns not in ended:
+            result.interrupted_turn = turns
+            recorder.record({"type": "turn_end", "turn": turns, "status": "interrupted"}, sync=True)
+            agent.history.append({"role": "user", "content": RESUME_NOTE})
+            recorder._sync_history()
+        held = {e["name"] for e in recorder.held}
+        await _reinject_missing(data.of_type("injection"), runtime, result, trust, held)
+    except BaseException:
+        recorder.detach()
+        recorder.log.close()
+        agent.history[:] = before
+        raise
     recorder.record(
         {
             "type": "resume",
@@ -94,6 +143,7 @@ async def resume_session(
             "messages": len(agent.history),
             "restored": result.restored,
             "not_restored": result.not_restored,
+            "trust": trust,
         },
         sync=True,
     )
@@ -102,7 +152,11 @@ async def resume_session(
 
 
 async def _reinject_missing(
-    injections: list[dict[str, Any]], runtime: Any, result: ResumeResult, trust: bool
+    injections: list[dict[str, Any]],
+    runtime: Any,
+    result: ResumeResult,
+    trust: bool,
+    held: set[str],
 ) -> None:
     from cave_tui.dataio.errors import DataIOError
     from cave_tui.session.replay import ReplayError, redo_setup
@@ -112,7 +166,7 @@ async def _reinject_missing(
     for record in injections:
         latest[record["name"]] = record
     for name, record in latest.items():
-        if name in present:
+        if name in present or name in held:  # held: already named in not_restored
             continue
         try:
             await redo_setup(record, runtime, trust=trust)

@@ -247,7 +247,7 @@ async def sessions(ctx: CommandContext, args: list[str]) -> None:
 async def load(ctx: CommandContext, args: list[str]) -> None:
     from cave_tui.dataio import DataIOError
     from cave_tui.runtime.items import Function, Type
-    from cave_tui.session import SessionError, resume_session
+    from cave_tui.session import SessionError, check_snapshot, resume_session
 
     if ctx.agent is None:
         raise CommandError("no model is configured, so there is no conversation to load into")
@@ -260,12 +260,21 @@ async def load(ctx: CommandContext, args: list[str]) -> None:
     if current is not None and current.dir.resolve() == folder.resolve():
         ctx.print(f"{folder.name} is already the current session.")
         return
+    try:  # a snapshot that cannot be restored is refused before anything changes
+        untrusted = await asyncio.to_thread(check_snapshot, folder)
+    except DataIOError as exc:
+        raise CommandError(f"cannot load {folder.name}: {exc}") from None
     if not await ctx.confirm(
         f"Replace the current conversation and namespace with session {folder.name}? "
         "(the current session stays saved)"
     ):
         ctx.print("Not loaded.", style="warning")
         return
+    trust = bool(untrusted) and await ctx.confirm(
+        f"Session {folder.name} holds pickles that this cave did not seal "
+        f"({', '.join(untrusted)}): loading them runs code stored in them. Load them? "
+        "(if not, everything else is loaded and they are kept for later)"
+    )
     if current is not None:
         await current.close()
         current.detach()
@@ -275,7 +284,7 @@ async def load(ctx: CommandContext, args: list[str]) -> None:
             with contextlib.suppress(KeyError):
                 await ctx.runtime.delete(name)
     try:
-        result = await resume_session(folder, ctx.agent, ctx.runtime)
+        result = await resume_session(folder, ctx.agent, ctx.runtime, trust=trust)
     except (SessionError, DataIOError) as exc:
         ctx.services.session = None
         raise CommandError(f"cannot load {folder.name}: {exc}") from None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
+from cave_tui.runtime.items import Function, Injectable, Pickled, Type, Variable, validate_name
 from cave_tui.runtime.kernel.errors import InjectionError
 from cave_tui.runtime.kernel.transport import TransferError, describe_type, encode_for_kernel
 
@@ -19,6 +19,8 @@ def encode_item(item: Injectable) -> Payload:
     if not isinstance(item, Variable | Function | Type):
         raise TypeError(f"inject() takes a Variable, Function or Type, not {type(item).__name__}")
     validate_name(item.name)
+    if isinstance(item, Variable) and isinstance(item.value, Pickled):
+        return "dill", {}, [item.value.data]  # the kernel unpickles it; the host never does
     try:
         return encode_for_kernel(item.value)
     except TransferError as exc:

@@ -65,6 +65,7 @@ class IPyKernelRuntime(Runtime):
     allow-list pickle back out). See docs/kernel.md for the guarantees.
     """
 
+    unpickles_out_of_process = True  # a `Pickled` value is unpickled inside the kernel
     memory_limit = _Setting[int | None]()
     cell_timeout = _Setting[float | None]()
     cwd = _Setting[str | None]()

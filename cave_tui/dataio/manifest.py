@@ -1,0 +1,321 @@
+"""The dump manifest (`manifest.json`): one schema, validated whole before anything is loaded.
+
+`parse_manifest(path, fmt=, version=)` reads a manifest and checks it against the schema
+(format and version; every variable and module named by the rules `--inject` uses; known
+formats, sizes, sha256s; file names that stay inside the folder); `check_files` then checks
+each listed file (present, a regular file, not a link out of the folder, the size the
+manifest says). Each reports every problem at once, in one `ManifestError`, before the
+first value is read. Imported only when a dump is read (pydantic takes a while to import).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
+
+from cave_tui.dataio.errors import DataIOError, NameConflictError
+from cave_tui.dataio.formats import FORMATS
+from cave_tui.dataio.module_trust import ModuleSource, module_source
+from cave_tui.dataio.names import check_name
+
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class ManifestError(DataIOError):
+    """The manifest or the files it lists are not valid; `problems` lists every one."""
+
+    def __init__(self, where: Path, problems: list[str]) -> None:
+        count = f"{len(problems)} problem" + ("" if len(problems) == 1 else "s")
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(
+            f"{where} is not a valid cave dump ({count}; nothing was loaded):\n{lines}"
+        )
+        self.path = where
+        self.problems = problems
+
+
+def _bindable(name: str) -> str:
+    """*name* if `--inject` would bind it (no builtins shadowed), else a readable error."""
+    try:
+        return check_name(name)
+    except NameConflictError as exc:
+        raise PydanticCustomError("name", "{reason}", {"reason": str(exc)}) from None
+    except DataIOError as exc:  # InvalidNameError
+        raise PydanticCustomError("name", "{reason}", {"reason": str(exc)}) from None
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+
+class Restore(_Entry):
+    """How a parquet file becomes the original object again."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, populate_by_name=True)
+
+    as_: Literal["series", "arrow"] = Field(alias="as")
+    name: str | int | None = None  # a Series' name
+
+
+class VariableEntry(_Entry):
+    """One saved variable: its file in the dump folder, how big it is, its sha256."""
+
+    name: str
+    format: str
+    file: str
+    bytes: int = Field(ge=0)
+    sha256: str
+    type: str = ""
+    module: str = ""
+    restore: Restore | None = None
+    description: str | None = None
+    version: int | None = Field(default=None, ge=1)
+
+    @field_validator("name")
+    @classmethod
+    def _bindable_name(cls, value: str) -> str:
+        return _bindable(value)
+
+    @field_validator("format")
+    @classmethod
+    def _known_format(cls, value: str) -> str:
+        if value not in FORMATS:
+            raise PydanticCustomError(
+                "format",
+                "unknown format {value} (known: {known})",
+                {"value": repr(value), "known": ", ".join(FORMATS)},
+            )
+        return value
+
+    @field_validator("file")
+    @classmethod
+    def _plain_file_name(cls, value: str) -> str:
+        """A bare file name: no folder part, so it cannot name a file outside the dump."""
+        if (
+            not value
+            or value in (".", "..")
+            or "\x00" in value
+            or os.sep in value
+            or "/" in value
+            or (os.altsep is not None and os.altsep in value)
+        ):
+            raise PydanticCustomError(
+                "file",
+                "{value} is not a file name inside the dump folder "
+                "(no folders, no absolute paths, no '..')",
+                {"value": repr(value)},
+            )
+        return value
+
+    @field_validator("sha256")
+    @classmethod
+    def _hex_digest(cls, value: str) -> str:
+        if not SHA256.match(value):
+            raise PydanticCustomError("sha256", "not a sha256 (64 lower-case hex digits)", {})
+        return value
+
+    @property
+    def runs_code(self) -> bool:
+        """Loading it runs code stored in it (pickle, dill)."""
+        return FORMATS[self.format].runs_code
+
+
+class ModuleEntry(_Entry):
+    """An imported module, saved by name and imported again on load."""
+
+    name: str
+    module: str
+
+    @field_validator("name")
+    @classmethod
+    def _bindable_name(cls, value: str) -> str:
+        return _bindable(value)
+
+    @field_validator("module")
+    @classmethod
+    def _dotted_name(cls, value: str) -> str:
+        parts = value.split(".")
+        if not all(p.isidentifier() and p.isascii() for p in parts):
+            template = "{value} is not a module name"
+            raise PydanticCustomError("module", template, {"value": repr(value)})
+        return value
+
+
+class SkippedEntry(_Entry):
+    """What the dump could not save, and why (shown, never loaded)."""
+
+    name: str
+    reason: str = ""
+    type: str = ""
+
+
+class Manifest(BaseModel):
+    """A whole `manifest.json` of format `cave-dump`."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+    format: str
+    version: int = Field(ge=1)
+    variables: list[VariableEntry] = []
+    modules: list[ModuleEntry] = []
+    skipped: list[SkippedEntry] = []
+
+    def names(self) -> list[str]:
+        return [e.name for e in self.variables] + [m.name for m in self.modules]
+
+    def untrusted(self, folder: Path, trusted: Collection[str] = ()) -> list[str]:
+        """Names whose loading would run code that came with the dump in *folder*, bar the
+        *trusted* ones: pickled variables, and modules that are not installed packages."""
+        risky = [e.name for e in self.variables if e.runs_code]
+        risky += [m.name for m in self.modules if module_source(m.module, [folder]).needs_trust]
+        return [n for n in risky if n not in trusted]
+
+
+@dataclass(frozen=True)
+class CheckedFile:
+    """A manifest entry's file after the checks: where it is and what `stat` said."""
+
+    entry: VariableEntry
+    path: Path
+    stat: os.stat_result
+
+
+def _where(raw: Any, loc: tuple[int | str, ...]) -> str:
+    """`variables[2] (len).name` from a pydantic error location."""
+    text = ""
+    node = raw
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+            node = node[part] if isinstance(node, list) and part < len(node) else None
+            if isinstance(node, dict) and isinstance(node.get("name"), str):
+                text += f" ({node['name']})"
+        else:
+            text += f".{part}" if text else str(part)
+            node = node.get(part) if isinstance(node, dict) else None
+    return text or "the manifest"
+
+
+def _schema_problems(raw: Any, error: ValidationError) -> list[str]:
+    problems = []
+    for item in error.errors(include_url=False):
+        message = "is missing" if item["type"] == "missing" else item["msg"]
+        problems.append(f"{_where(raw, item['loc'])}: {message}")
+    return problems
+
+
+def _duplicates(raw: dict[str, Any]) -> list[str]:
+    seen: dict[str, str] = {}
+    problems = []
+    for key in ("variables", "modules"):
+        entries = raw.get(key)
+        if not isinstance(entries, list):
+            continue
+        for i, entry in enumerate(entries):
+            name = entry.get("name") if isinstance(entry, dict) else None
+            if not isinstance(name, str):
+                continue
+            here = f"{key}[{i}]"
+            if name in seen:
+                problems.append(f"{here} ({name}): the name is already used by {seen[name]}")
+            else:
+                seen[name] = here
+    return problems
+
+
+def validate_manifest(raw: Any, path: Path, *, fmt: str, version: int) -> Manifest:
+    """The manifest *raw* (parsed JSON read from *path*) checked against the schema of
+    format *fmt* up to *version*."""
+    if not isinstance(raw, dict) or raw.get("format") != fmt:
+        raise DataIOError(f"{path} is not a cave dump manifest", path=path)
+    found = raw.get("version")
+    if type(found) is int and found > version:
+        raise DataIOError(
+            f"{path} was written by a newer cave (dump v{found}; this cave reads v{version})",
+            path=path,
+        )
+    problems: list[str] = []
+    manifest = None
+    try:
+        manifest = Manifest.model_validate(raw)
+    except ValidationError as exc:
+        problems += _schema_problems(raw, exc)
+    problems += _duplicates(raw)
+    if problems or manifest is None:
+        raise ManifestError(path, problems)
+    return manifest
+
+
+def check_files(manifest: Manifest, folder: Path) -> list[CheckedFile]:
+    """Every listed file: present, regular, inside *folder* (links too), of the listed size."""
+    base = folder.resolve()
+    problems: list[str] = []
+    checked: list[CheckedFile] = []
+    for entry in manifest.variables:
+        path = folder / entry.file
+        label = f"{entry.file} (variable {entry.name})"
+        try:
+            real = path.resolve(strict=True)
+            info = os.stat(real)
+        except FileNotFoundError:
+            problems.append(f"{label} is missing")
+            continue
+        except (OSError, RuntimeError) as exc:  # a link loop, permission denied
+            problems.append(f"{label} cannot be read ({exc})")
+            continue
+        if real.parent != base:
+            problems.append(f"{label} is a link to {real}, outside the dump folder")
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            problems.append(f"{label} is not a regular file")
+            continue
+        if info.st_size != entry.bytes:
+            problems.append(
+                f"{label} has {info.st_size:,} bytes, the manifest says {entry.bytes:,} "
+                "(truncated or changed)"
+            )
+            continue
+        checked.append(CheckedFile(entry, real, info))
+    if problems:
+        raise ManifestError(folder, problems)
+    return checked
+
+
+def parse_manifest(path: Path, *, fmt: str, version: int) -> tuple[Manifest, bytes]:
+    """The validated manifest in the file *path*, and the bytes it was read from."""
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        raise DataIOError(
+            f"{path.parent} is not a cave dump (no {path.name})", path=path.parent
+        ) from None
+    except OSError as exc:
+        raise DataIOError(f"cannot read {path}: {exc.strerror or exc}", path=path) from None
+    try:
+        raw = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise DataIOError(f"{path} is corrupt (not JSON: {exc})", path=path) from None
+    return validate_manifest(raw, path, fmt=fmt, version=version), text
+
+
+__all__ = [
+    "CheckedFile",
+    "Manifest",
+    "ManifestError",
+    "ModuleEntry",
+    "ModuleSource",
+    "SkippedEntry",
+    "VariableEntry",
+    "check_files",
+    "parse_manifest",
+    "validate_manifest",
+]
