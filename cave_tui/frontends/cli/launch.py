@@ -48,6 +48,12 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
             policy_names(flags["policies"])
         except UnknownPolicyError as exc:
             raise typer.BadParameter(str(exc), param_hint="--policies") from None
+    timeout = flags.get("cell_timeout")
+    if timeout is not None and not timeout >= 0:
+        raise typer.BadParameter(
+            f"{timeout:g} is not 0 (no limit) or a positive number of seconds",
+            param_hint="--cell-timeout",
+        )
     model = None
     if config.model or need_model:
         model = build_model(config.model, config.api_base)

@@ -51,6 +51,11 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
         "The agent's aids: guided, minimal, strict, off, or a spec like guided,-tips [guided].",
         str,
     ),
+    "cell_timeout": (
+        ("--cell-timeout",),
+        "Stop a cell that runs longer than SECONDS (0: no limit) [300].",
+        float,
+    ),
     "plain": (("--plain",), "Line-mode REPL (prompt_toolkit) instead of the app.", bool),
     # data and sessions, wired by cave_tui.app.startup
     "inject": (
@@ -73,6 +78,7 @@ APP_OPTIONS = (
     "skills",
     "max_steps",
     "policies",
+    "cell_timeout",
     "plain",
     "inject",
     "load",
@@ -97,6 +103,7 @@ KernelOpt = Annotated[bool | None, _opt("kernel")]
 SkillsOpt = Annotated[str | None, _opt("skills")]
 MaxStepsOpt = Annotated[int | None, _opt("max_steps")]
 PoliciesOpt = Annotated[str | None, _opt("policies")]
+CellTimeoutOpt = Annotated[float | None, _opt("cell_timeout")]
 ThemeOpt = Annotated[str | None, _opt("theme")]
 RunSkillsOpt = Annotated[
     list[str] | None,
@@ -167,6 +174,7 @@ def root(
     skills: SkillsOpt = None,
     max_steps: MaxStepsOpt = None,
     policies: PoliciesOpt = None,
+    cell_timeout: CellTimeoutOpt = None,
     plain: PlainOpt = False,
     inject: InjectOpt = None,
     load: LoadOpt = None,
@@ -200,6 +208,7 @@ def root(
         "skills": skills,
         "max_steps": max_steps,
         "policies": policies,
+        "cell_timeout": cell_timeout,
         "plain": plain,
         "inject": inject,
         "load": load,
@@ -224,6 +233,7 @@ def run(
     skills: RunSkillsOpt = None,
     max_steps: MaxStepsOpt = None,
     policies: PoliciesOpt = None,
+    cell_timeout: CellTimeoutOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Answer yes to a command's questions.")
@@ -242,6 +252,7 @@ def run(
         "kernel": kernel,
         "max_steps": max_steps,
         "policies": policies,
+        "cell_timeout": cell_timeout,
     }
     command = task.lstrip().startswith("/")
     services = build_services(flags, need_model=not command)
