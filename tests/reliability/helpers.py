@@ -71,3 +71,15 @@ def with_tmpfs(*mounts: tuple[Path, str]) -> tuple[str, ...]:
     private mount namespace: the mounts vanish with the process."""
     lines = [f"mount -t tmpfs -o {opts} tmpfs '{path}'" for path, opts in mounts]
     return ("unshare", "-rm", "sh", "-c", " && ".join([*lines, 'exec "$@"']), "sh")
+
+
+def shell(body: str, *, cwd: Path, prefix: tuple[str, ...] = (), timeout: float = 120):
+    """Run the shell line *body* (after *prefix*) with a child `cave`'s environment."""
+    return subprocess.run(
+        [*prefix, "sh", "-c", body],
+        cwd=cwd,
+        env=env(cwd),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -81,7 +81,7 @@ def open_session(flags: dict[str, Any], services: Any = None) -> int:
         return 2
     for line in services.exit_messages:
         typer.echo(line, err=True)
-    return code
+    return services.data_features.exit_code(code)
 
 
 def _guarded(services: Any, body: Any) -> int:

@@ -243,7 +243,8 @@ def run(
     """Run one task (or one slash command), recorded as a session.
 
     Exit 0 on a final answer (a command that did what it was asked), 1 on max steps, 2 on
-    an error. A command needs no model: `cave run --load DUMP "/retrieve df out.parquet"`.
+    an error, 3 when --dump could not be written (the session keeps the namespace). A
+    command needs no model: `cave run --load DUMP "/retrieve df out.parquet"`.
     """
     flags = {
         "model": model,
