@@ -96,3 +96,41 @@ def test_a_dump_to_the_root_of_a_mount_point_replaces_the_previous_one(tmp_path)
     manifest = json.loads((copy / "manifest.json").read_text())
     files = {entry["file"] for entry in manifest["variables"]}
     assert {p.name for p in copy.iterdir()} == files | {"manifest.json"}  # the old ones went
+
+
+def test_cave_plain_says_the_dump_failed_and_exits_3(tmp_path):
+    import pexpect
+
+    from tests.reliability.helpers import env
+
+    model = script(tmp_path / "m.yaml", ["hi"])
+    child = pexpect.spawn(
+        CAVE,
+        [
+            "--plain",
+            "--model",
+            model,
+            "--policy",
+            "trusted",
+            "--dump",
+            "out",
+            "--sessions-dir",
+            "s",
+        ],
+        cwd=str(tmp_path),
+        env=env(tmp_path, PROMPT_TOOLKIT_NO_CPR="1"),
+        encoding="utf-8",
+        timeout=60,
+    )
+    try:
+        child.expect("cave›")
+        child.sendline("!kept = 41; open('out', 'w').write('x')")
+        child.expect("cave›")
+        child.sendline("/quit")
+        child.expect("dump failed: cannot dump into .*out: it is a file")
+        child.expect("Nothing is lost: session")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == EXIT_DUMP_FAILED
+    assert "kept" in _snapshot_names(tmp_path / "s")
