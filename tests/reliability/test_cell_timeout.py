@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.reliability.helpers import cave, code, script
+from tests.reliability.real_cave import cave, code, script
 
 
 @pytest.mark.parametrize("runtime", ["--no-kernel", "--kernel"])

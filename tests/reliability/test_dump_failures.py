@@ -15,7 +15,7 @@ import pytest
 
 from cave_tui.dataio import read_dump
 from cave_tui.session import SessionStore
-from tests.reliability.helpers import CAVE, cave, code, needs_tmpfs, script, shell, with_tmpfs
+from tests.reliability.real_cave import CAVE, cave, code, needs_tmpfs, script, shell, with_tmpfs
 
 EXIT_DUMP_FAILED = 3
 
@@ -101,7 +101,7 @@ def test_a_dump_to_the_root_of_a_mount_point_replaces_the_previous_one(tmp_path)
 def test_cave_plain_says_the_dump_failed_and_exits_3(tmp_path):
     import pexpect
 
-    from tests.reliability.helpers import env
+    from tests.reliability.real_cave import env
 
     model = script(tmp_path / "m.yaml", ["hi"])
     child = pexpect.spawn(

@@ -6,7 +6,7 @@ import json
 
 import pexpect
 
-from tests.reliability.helpers import CAVE, env, script
+from tests.reliability.real_cave import CAVE, env, script
 
 PROMPT = "cave›"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cave_tui.session import SessionStore, read_session
-from tests.reliability.helpers import cave, code, script
+from tests.reliability.real_cave import cave, code, script
 
 
 def test_a_session_folder_deleted_mid_run_is_recreated_with_everything(tmp_path):
