@@ -11,11 +11,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from cave_tui.dataio import read_dump
 from cave_tui.session import SessionStore
-from tests.reliability.real_cave import CAVE, cave, code, needs_tmpfs, script, shell, with_tmpfs
+from tests.reliability.real_cave import (
+    CAVE,
+    cave,
+    code,
+    env,
+    needs_tmpfs,
+    script,
+    shell,
+    with_tmpfs,
+)
 
 EXIT_DUMP_FAILED = 3
 
@@ -99,10 +109,6 @@ def test_a_dump_to_the_root_of_a_mount_point_replaces_the_previous_one(tmp_path)
 
 
 def test_cave_plain_says_the_dump_failed_and_exits_3(tmp_path):
-    import pexpect
-
-    from tests.reliability.real_cave import env
-
     model = script(tmp_path / "m.yaml", ["hi"])
     child = pexpect.spawn(
         CAVE,
