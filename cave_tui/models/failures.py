@@ -173,8 +173,11 @@ def unknown_model(model: str, exc: BaseException) -> ModelError:
     )
 
 
-def provider_target(litellm: Any, model: str, api_base: str | None, **kwargs: Any) -> CallTarget:
-    """The `CallTarget` of a litellm model id: its provider, endpoint and key variables.
+def provider_target(
+    litellm: Any, model: str, api_base: str | None, *, key_given: bool = False, **kwargs: Any
+) -> CallTarget:
+    """The `CallTarget` of a litellm model id: its provider, endpoint and, unless a key was
+    given, the environment variables litellm misses a key in.
 
     Raises the `ModelError` of `unknown_model` when litellm does not know the model.
     """
@@ -183,9 +186,10 @@ def provider_target(litellm: Any, model: str, api_base: str | None, **kwargs: An
     except Exception as exc:
         raise unknown_model(model, exc) from exc
     keys: tuple[str, ...] = ()
-    try:
-        found = litellm.validate_environment(model=model, api_base=api_base)
-        keys = tuple(str(k) for k in found.get("missing_keys") or ())
-    except Exception:
-        pass
+    if not key_given:
+        try:
+            found = litellm.validate_environment(model=model, api_base=api_base)
+            keys = tuple(str(k) for k in found.get("missing_keys") or ())
+        except Exception:
+            pass
     return CallTarget(model, api_base or default_base, provider, keys)

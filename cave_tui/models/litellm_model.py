@@ -185,7 +185,11 @@ class LiteLLMModel(Model):
         if target is None:
             provider = self.litellm_kwargs.get("custom_llm_provider")
             target = provider_target(
-                litellm, self.litellm_model, self.api_base, custom_llm_provider=provider
+                litellm,
+                self.litellm_model,
+                self.api_base,
+                key_given=bool(self.api_key),
+                custom_llm_provider=provider,
             )
             self.__dict__["_call_target"] = target
         return target

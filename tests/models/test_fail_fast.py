@@ -52,6 +52,7 @@ async def test_refused_key_fails_at_once_naming_url_and_model(server, stream):
     assert error.kind is ErrorKind.AUTH and not retries and len(server.requests) == 1
     text = str(error)
     assert server.base_url in text and "openai/test-model" in text and "invalid api key" in text
+    assert "check the API key" in text  # a key was given: no variable to set
 
 
 async def test_404_fails_at_once_naming_url_and_model(server):
