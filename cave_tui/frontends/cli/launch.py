@@ -36,6 +36,12 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
     from cave_tui.app.services import AppServices
 
     config = load_config(flags)
+    timeout = flags.get("cell_timeout")
+    if timeout is not None and not timeout >= 0:
+        raise typer.BadParameter(
+            f"{timeout:g} is not 0 (no limit) or a positive number of seconds",
+            param_hint="--cell-timeout",
+        )
     if flags.get("policy") is not None and flags["policy"] not in POLICIES:
         raise typer.BadParameter(
             f"unknown policy {flags['policy']!r}: use one of {', '.join(POLICIES)}",
@@ -48,12 +54,6 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
             policy_names(flags["policies"])
         except UnknownPolicyError as exc:
             raise typer.BadParameter(str(exc), param_hint="--policies") from None
-    timeout = flags.get("cell_timeout")
-    if timeout is not None and not timeout >= 0:
-        raise typer.BadParameter(
-            f"{timeout:g} is not 0 (no limit) or a positive number of seconds",
-            param_hint="--cell-timeout",
-        )
     model = None
     if config.model or need_model:
         model = build_model(config.model, config.api_base)
