@@ -28,6 +28,7 @@ def env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """The environment of a child `cave`: its own config and data dirs, no CAVE_* of the host."""
     out = {k: v for k, v in os.environ.items() if not k.startswith("CAVE_")}
     out.update(CAVE_CONFIG_DIR=str(tmp_path / "config"), CAVE_DATA_DIR=str(tmp_path / "data"))
+    out.update(CAVE_LOCAL_MODEL="off")  # never the embedded model: every test names its own
     out.update(extra)
     return out
 
