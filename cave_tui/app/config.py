@@ -9,6 +9,7 @@ Imports only the standard library and platformdirs so `cave --help` stays fast.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -20,6 +21,7 @@ from cave_tui.security.policies import POLICIES
 APP_NAME = "cave"
 APPROVE_MODES = ("auto", "ask")
 DEFAULT_THEME = "cave-dark"
+DEFAULT_CELL_TIMEOUT = 300.0  # the front ends' limit on one cell, in seconds (0: none)
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -69,6 +71,7 @@ class Config:
     approve: str = "auto"  # "auto" runs code at once, "ask" shows Run / Edit / Skip first
     max_steps: int = 10
     policies: str = "guided"  # the agent's aids: a preset or a spec (docs/policies.md)
+    cell_timeout: float = DEFAULT_CELL_TIMEOUT  # seconds a cell may run; 0: no limit
     keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys
     # Where each value came from ("default", "file", "env", "flag"), and what was wrong.
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -76,6 +79,11 @@ class Config:
 
     def source(self, name: str) -> str:
         return self.sources.get(name, "default")
+
+    @property
+    def cell_time_limit(self) -> float | None:
+        """`cell_timeout` as a runtime takes it: None when there is no limit."""
+        return self.cell_timeout or None
 
 
 SETTINGS = (
@@ -89,6 +97,7 @@ SETTINGS = (
     "approve",
     "max_steps",
     "policies",
+    "cell_timeout",
 )
 AGENT_SETTINGS = ("policies", "max_steps")  # also read from the file's [agent] table
 _SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
@@ -140,7 +149,20 @@ def _coerce(name: str, value: Any) -> Any:
         if number < 1:
             raise ValueError("max_steps must be at least 1")
         return number
+    if name == "cell_timeout":
+        return _seconds(name, value)
     raise ValueError(f"unknown setting {name!r}")
+
+
+def _seconds(name: str, value: Any) -> float:
+    """A number of seconds, 0 or more (0 means no limit)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number of seconds, not {value!r}") from None
+    if isinstance(value, bool) or not math.isfinite(number) or number < 0:
+        raise ValueError(f"{name} must be 0 (no limit) or a positive number of seconds")
+    return number
 
 
 def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:

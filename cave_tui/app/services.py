@@ -62,16 +62,17 @@ def make_checker(policy: str) -> Any:
     return SecurityChecker.for_policy(policy)
 
 
-def make_runtime(kernel: bool, policy: str) -> Any:
-    """An in-process IPython runtime, or the isolated kernel runtime with `kernel=True`."""
+def make_runtime(kernel: bool, policy: str, cell_timeout: float | None = None) -> Any:
+    """An in-process IPython runtime, or the isolated kernel runtime with `kernel=True`;
+    a cell runs at most *cell_timeout* seconds (None: no limit)."""
     checker = make_checker(policy)
     if kernel:
         from cave_tui.runtime import IPyKernelRuntime
 
-        return IPyKernelRuntime(security_checker=checker)
+        return IPyKernelRuntime(security_checker=checker, cell_timeout=cell_timeout)
     from cave_tui.runtime.ipython import IPythonRuntime
 
-    return IPythonRuntime(security_checker=checker)
+    return IPythonRuntime(security_checker=checker, cell_timeout=cell_timeout)
 
 
 def load_skills(directories: list[str] | tuple[str, ...] = ()) -> tuple[list[Any], list[str]]:
@@ -143,7 +144,9 @@ class AppServices:
         self.model = model
         self._runtime = runtime
         self._runtime_factory = runtime_factory or (
-            lambda: make_runtime(self.config.kernel, self.config.policy)
+            lambda: make_runtime(
+                self.config.kernel, self.config.policy, self.config.cell_time_limit
+            )
         )
         self.agent_kwargs = dict(agent_kwargs or {})
         self.skill_dirs = list(skill_dirs)  # searched besides `config.skills`

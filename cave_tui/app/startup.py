@@ -11,7 +11,8 @@ so a front end gets them without knowing about them:
 - the user's own `!` cells (an event hook): `SessionRecorder.record_user_cell` logs them
   in their place among the turns, and what they changed goes into the next snapshot;
 - exit (an exit hook, run on /quit, Ctrl+Q, SIGTERM, SIGHUP and after an unhandled error):
-  dump to `--dump DIR`, then close the recording with its status.
+  dump to `--dump DIR`, then close the recording with its status. A failed dump is
+  reported, noted in the session and turns the exit code into `EXIT_DUMP_FAILED` (3).
 
 Headless: no UI toolkit, no typer.
 """
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from cave_tui.dataio.inject import Injection
 
 DATA_FLAGS = ("inject", "load", "dump", "trust", "resume", "sessions_dir")
+EXIT_DUMP_FAILED = 3  # the exit code when `--dump DIR` could not be written
 
 
 @dataclass
@@ -130,7 +132,7 @@ class DataFeatures:
     # -- start-up ------------------------------------------------------------------------
     async def on_ready(self, services: Any) -> None:
         from cave_tui.dataio import DataIOError
-        from cave_tui.dataio.dump import LoadedDump
+        from cave_tui.dataio.dump import LoadedDump, check_dump_target
         from cave_tui.session import SessionError, SessionRecorder, SessionStore, resume_session
 
         if self.recorder is not None:
@@ -139,6 +141,8 @@ class DataFeatures:
         store = SessionStore(self.data.sessions_dir)
         services.sessions_dir = store.root
         try:
+            if self.data.dump is not None:  # fail now, not after the work, on a bad target
+                check_dump_target(self.data.dump.expanduser().absolute())
             if self.data.resume:
                 if services.agent is None:
                     raise SessionError("--resume needs a model: pass --model (or set CAVE_MODEL)")
@@ -191,20 +195,55 @@ class DataFeatures:
             recorder.record_user_cell(event)
 
     # -- exit ------------------------------------------------------------------------------
-    async def on_exit(self) -> None:
+    @property
+    def dump_pending(self) -> bool:
+        """`--dump DIR` is set and has not been written yet."""
+        return self.data.dump is not None and self.dumped is None
+
+    async def dump_now(self) -> bool:
+        """Write the `--dump` folder now; False (with `dump_error` and a session note) when
+        it failed. Nothing to dump (no target, the start failed) counts as done."""
         from cave_tui.dataio import DataIOError, dump_namespace
 
-        status = getattr(self.services, "exit_status", None) or self.status
         runtime = self.services.runtime
         target = self.data.dump
-        ready = self.services.ready and not self.failed
-        if target is not None and runtime is not None and ready:
-            try:
-                self.dumped = await dump_namespace(runtime, target)
-                self.services.exit_messages.append(f"cave: dumped {self.dumped.summary()}")
-            except DataIOError as exc:
-                self.dump_error = str(exc)
-                self.services.exit_messages.append(f"cave: dump failed: {exc}")
+        if target is None or runtime is None or not self.services.ready or self.failed:
+            return True
+        try:
+            self.dumped = await dump_namespace(runtime, target)
+        except DataIOError as exc:
+            self.dump_error = str(exc)
+            recorder = self.services.session or self.recorder
+            if recorder is not None:
+                recorder.record_note(f"dump failed: {exc}")
+            return False
+        self.dump_error = None
+        return True
+
+    def dump_failure(self) -> str:
+        """What to tell the user when the dump failed: why, and where the data still is."""
+        text = f"dump failed: {self.dump_error}"
+        recorder = self.services.session or self.recorder
+        if recorder is not None:
+            text += (
+                f". Nothing is lost: session {recorder.id} keeps the namespace "
+                f"(cave --resume {recorder.id})"
+            )
+        return text
+
+    def exit_code(self, code: int) -> int:
+        """*code*, or `EXIT_DUMP_FAILED` in place of a success (0) or of max steps (1)
+        when the dump failed."""
+        return EXIT_DUMP_FAILED if self.dump_error is not None and code in (0, 1) else code
+
+    async def on_exit(self) -> None:
+        status = getattr(self.services, "exit_status", None) or self.status
+        if self.dump_pending:
+            await self.dump_now()
+        if self.dumped is not None:
+            self.services.exit_messages.append(f"cave: dumped {self.dumped.summary()}")
+        elif self.dump_error is not None:
+            self.services.exit_messages.append(f"cave: {self.dump_failure()}")
         recorder = self.services.session or self.recorder
         if recorder is not None:
             await recorder.close(status)

@@ -1,9 +1,9 @@
 """Namespace dumps: every user variable in a folder, with a `manifest.json`.
 
-`dump_namespace` writes a complete new dump into a hidden sibling folder and then
-swaps it with the old one (atomically with `renameat2(RENAME_EXCHANGE)` where the
-kernel offers it, else with two renames that `resolve_dump_dir` can recover from),
-so an interrupted dump always leaves the previous one intact.
+`dump_namespace` writes a complete new dump into a hidden staging folder and then
+puts it in place (swapped with the old one beside it, or committed by its manifest
+inside a mount point: dataio/staging.py), so an interrupted dump always leaves the
+previous one intact, and the next dump removes what a killed one left.
 `checkpoint_namespace` updates a dump in place, rewriting only what changed: new
 files get new names and the manifest (replaced atomically) is the commit point.
 `load_dump` restores either kind, checking every file's size and sha256.
@@ -16,15 +16,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import ctypes
 import errno
 import hashlib
 import json
 import os
-import shutil
 import threading
 import time
-import uuid
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +32,13 @@ from cave_tui.dataio.errors import DataIOError, TrustRequiredError, describe_os_
 from cave_tui.dataio.names import unloadable_name
 from cave_tui.dataio.progress import ProgressCallback
 from cave_tui.dataio.save import EXTENSIONS, Unsuitable, candidate_formats, write_in_format
+from cave_tui.dataio.staging import (
+    MOUNT_FURNITURE,
+    Staging,
+    disk_full,
+    is_staging_folder,
+    remove_stale,
+)
 
 if TYPE_CHECKING:  # the manifest schema needs pydantic: imported only when a dump is read
     from cave_tui.dataio.manifest import CheckedFile, Manifest, Restore
@@ -236,45 +240,21 @@ def _manifest(result: DumpResult) -> str:
     return json.dumps(data, indent=1, ensure_ascii=False, default=str)
 
 
-# -- full dumps, swapped into place ---------------------------------------------------
-def _exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
-    try:
-        fn = ctypes.CDLL(None, use_errno=True).renameat2
-    except (AttributeError, OSError):
-        return False
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    at_fdcwd, rename_exchange = -100, 2
-    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
-        return False
-    raise OSError(code, os.strerror(code), str(b))
-
-
-def _swap_into_place(staging: Path, target: Path) -> None:
-    if not target.exists():
-        os.rename(staging, target)
-    elif _exchange(staging, target):
-        shutil.rmtree(staging, ignore_errors=True)  # now holds the previous dump
-    else:
-        old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}.tmp")
-        os.rename(target, old)
-        os.rename(staging, target)
-        shutil.rmtree(old, ignore_errors=True)
-    fsync_path(target.parent)
-
-
-def _check_target(target: Path) -> None:
+# -- full dumps, staged then put in place (dataio/staging.py) ----------------------------
+def check_dump_target(target: Path) -> None:
+    """Raise `DataIOError` if *target* cannot take a dump: a file, or a folder of other files."""
     if target.exists() and not target.is_dir():
         raise DataIOError(f"cannot dump into {target}: it is a file, not a folder", path=target)
-    if target.is_dir() and not (target / MANIFEST).exists() and any(target.iterdir()):
+    if target.is_dir() and not (target / MANIFEST).exists() and _holds_other_files(target):
         raise DataIOError(
             f"cannot dump into {target}: the folder holds other files and is not a cave dump "
             "(choose an empty or new folder)",
             path=target,
         )
+
+
+def _holds_other_files(target: Path) -> bool:
+    return any(p.name not in MOUNT_FURNITURE and not is_staging_folder(p) for p in target.iterdir())
 
 
 async def dump_namespace(
@@ -294,15 +274,14 @@ async def dump_namespace(
 
     started = time.perf_counter()
     target = Path(directory).expanduser().absolute()
-    _check_target(target)
+    remove_stale(target)  # what killed dumps left (never a dump still being written)
+    check_dump_target(target)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = target.with_name(f".{target.name}.dump-{uuid.uuid4().hex[:8]}.tmp")
-        staging.mkdir()
+        staging = Staging.create(target)
     except OSError as exc:
         raise DataIOError(describe_os_error(exc, "write", target), path=target) from None
     result = DumpResult(target)
-    writer = _Writer(staging, sync)
+    writer = _Writer(staging.path, sync)
     try:
         rows, result.modules, result.skipped = await _candidates(runtime)
         used: set[str] = set()
@@ -327,18 +306,18 @@ async def dump_namespace(
             result.saved.append(entry)
             result.written.append(row.name)
         await writer.finish()
-        atomic_write_text(staging / MANIFEST, _manifest(result), sync=sync)
-        if sync:
-            fsync_path(staging)
-        _swap_into_place(staging, target)
+        staging.commit(result.saved, lambda: _manifest(result), sync=sync)
     except OSError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
+        if exc.errno is None and disk_full(staging.path):  # numpy's short writes carry no errno
+            exc = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        staging.discard()
         raise DataIOError(
             describe_os_error(exc, "write", target) + "; the previous dump is intact", path=target
         ) from None
     except BaseException:
-        await asyncio.shield(asyncio.to_thread(shutil.rmtree, staging, True))
+        await asyncio.shield(asyncio.to_thread(staging.discard))
         raise
+    remove_stale(target)  # copies a finished swap left beside the target
     result.seconds = time.perf_counter() - started
     return result
 
@@ -746,10 +725,12 @@ async def load_dump(
     Everything is checked and read (`read_dump`, same options) before the first value
     is injected. A runtime that unpickles in its own process (the kernel runtime) gets
     the verified pickle bytes, so code in a trusted pickle runs there, not in the host.
+    Staging folders that killed dumps left beside (or in) *directory* are removed first.
     """
     from cave_tui.dataio.inject import inject_variable
     from cave_tui.runtime.items import Pickled, Variable
 
+    await asyncio.to_thread(remove_stale, Path(directory).expanduser().absolute())
     apart = bool(getattr(runtime, "unpickles_out_of_process", False))
     dump = await asyncio.to_thread(
         read_dump,

@@ -108,6 +108,21 @@ async def inject_variable(runtime: Any, variable: Any) -> None:
         runtime.inject(variable)
 
 
+async def _to_the_end(work: Any) -> None:
+    """Await *work* to its end even if the caller is cancelled meanwhile: once the file is
+    loaded, its injection is done whole (the cancel came too late), never half done."""
+    task = asyncio.ensure_future(work)
+    while True:
+        try:
+            await asyncio.shield(task)
+            return
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.done() or current is None:
+                raise
+            current.uncancel()
+
+
 async def _check(runtime: Any, name: str, allow_shadow: bool) -> None:
     existing = await runtime.names()
     check_name(name, existing, allow_shadow=allow_shadow)
@@ -147,7 +162,7 @@ async def inject_file(
         compute_sha256=True if wait_for_sha256 else "background",
     )
     description = f"loaded from {p.name} ({loaded.format})"
-    await inject_variable(runtime, Variable(name, loaded.value, description))
+    await _to_the_end(inject_variable(runtime, Variable(name, loaded.value, description)))
     return Injection(
         name=name,
         source={

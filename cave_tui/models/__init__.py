@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from cave_tui.models.base import (
     Completion,
     ContextOverflowError,
+    ErrorKind,
     Message,
     Model,
     ModelError,
@@ -27,6 +28,7 @@ from cave_tui.models.scripted import ScriptedModel, ScriptExhaustedError
 __all__ = [
     "Completion",
     "ContextOverflowError",
+    "ErrorKind",
     "LiteLLMModel",
     "Message",
     "Model",

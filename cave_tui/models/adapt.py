@@ -23,7 +23,7 @@ from cave_tui.models.base import (
     TextDelta,
     Usage,
 )
-from cave_tui.models.litellm_model import classify
+from cave_tui.models.failures import classify
 from cave_tui.models.tokens import count_messages, count_text
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 Message = dict[str, Any]  # OpenAI chat format: {"role": ..., "content": ...}
@@ -123,20 +124,45 @@ class StreamResponse(ABC):
     async def __anext__(self) -> str: ...
 
 
-class ModelError(RuntimeError):
-    """A model call failed for good (after retries), with a kind the agent can act on."""
+class ErrorKind(StrEnum):
+    """Why a model call failed. Only `TRANSIENT` is worth retrying; the others fail fast."""
 
-    def __init__(self, message: str, *, kind: str = "error", status: int | None = None) -> None:
+    TRANSIENT = "transient"  # a timeout, 408/429/5xx, a dropped connection
+    AUTH = "auth"  # no API key, or the server refused it (401/403)
+    CONNECTION = "connection"  # connection refused or an unknown host: nothing answers there
+    NOT_FOUND = "not_found"  # 404, or a model litellm does not know
+    BAD_REQUEST = "bad_request"  # the server refused the request as malformed
+    CONTEXT_OVERFLOW = "context_overflow"  # the prompt is longer than the context window
+    ERROR = "error"  # anything else
+
+    @property
+    def retryable(self) -> bool:
+        return self is ErrorKind.TRANSIENT
+
+
+class ModelError(RuntimeError):
+    """A model call failed for good (after retries), with a kind the agent can act on.
+
+    `kind` is an `ErrorKind` (a `str`, so it compares equal to its value) when it is
+    one of those, else the string given.
+    """
+
+    def __init__(
+        self, message: str, *, kind: str = ErrorKind.ERROR, status: int | None = None
+    ) -> None:
         super().__init__(message)
-        self.kind = kind  # "context_overflow" | "bad_request" | "auth" | "transient" | "error"
+        self.kind: str = ErrorKind(kind) if kind in _KINDS else kind
         self.status = status
+
+
+_KINDS = frozenset(k.value for k in ErrorKind)
 
 
 class ContextOverflowError(ModelError):
     """The provider rejected the prompt as longer than its context window."""
 
     def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message, kind="context_overflow", status=status)
+        super().__init__(message, kind=ErrorKind.CONTEXT_OVERFLOW, status=status)
 
 
 class Model(ABC):

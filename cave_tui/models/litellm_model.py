@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 from collections.abc import AsyncIterator
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -19,7 +18,7 @@ from tenacity import RetryCallState, Retrying, wait_exponential_jitter
 
 from cave_tui.models.base import (
     Completion,
-    ContextOverflowError,
+    ErrorKind,
     Message,
     Model,
     ModelError,
@@ -28,15 +27,10 @@ from cave_tui.models.base import (
     TextDelta,
     Usage,
 )
+from cave_tui.models.failures import CallTarget, classify, provider_target
 from cave_tui.models.tokens import count_messages, count_text
 
-RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 524, 529})
 MAX_RETRY_AFTER = 60.0
-_OVERFLOW = re.compile(
-    r"context[_ ]length|context window|maximum context|exceeds the available context size|"
-    r"too many tokens|prompt is too long|input is too long",
-    re.IGNORECASE,
-)
 
 
 def import_litellm() -> Any:
@@ -46,16 +40,6 @@ def import_litellm() -> Any:
 
     litellm.suppress_debug_info = True
     return litellm
-
-
-def _status_of(exc: BaseException) -> int | None:
-    for attr in ("status_code", "status"):
-        value = getattr(exc, attr, None)
-        if isinstance(value, int):
-            return value
-    response = getattr(exc, "response", None)
-    value = getattr(response, "status_code", None)
-    return value if isinstance(value, int) else None
 
 
 def retry_after_seconds(exc: BaseException) -> float | None:
@@ -86,37 +70,6 @@ def retry_after_seconds(exc: BaseException) -> float | None:
         return max(0.0, min(delta, MAX_RETRY_AFTER))
     except Exception:
         return None
-
-
-def classify(exc: BaseException) -> ModelError:
-    """Map a provider exception to a `ModelError` with a kind the agent understands."""
-    if isinstance(exc, ModelError):
-        return exc
-    name = type(exc).__name__
-    status = _status_of(exc)
-    message = f"{name}: {exc}"
-    if name == "ContextWindowExceededError" or _OVERFLOW.search(str(exc)):
-        return ContextOverflowError(message, status=status)
-    if status in RETRYABLE_STATUS or name in {
-        "RateLimitError",
-        "APIConnectionError",
-        "Timeout",
-        "APITimeoutError",
-        "InternalServerError",
-        "ServiceUnavailableError",
-        "BadGatewayError",
-        "ConnectError",
-        "ReadError",
-        "RemoteProtocolError",
-        "ReadTimeout",
-        "MidStreamFallbackError",
-    }:
-        return ModelError(message, kind="transient", status=status)
-    if status in (401, 403) or name in {"AuthenticationError", "PermissionDeniedError"}:
-        return ModelError(message, kind="auth", status=status)
-    if status in (400, 404, 413, 422) or name in {"BadRequestError", "NotFoundError"}:
-        return ModelError(message, kind="bad_request", status=status)
-    return ModelError(message, kind="error", status=status)
 
 
 def _usage_from(raw: Any) -> Usage | None:
@@ -225,8 +178,27 @@ class LiteLLMModel(Model):
         state.attempt_number = attempt
         return float(self._wait(state))
 
+    def _target(self, litellm: Any) -> CallTarget:
+        """The model, provider and endpoint calls go to (raises `ModelError` for an unknown
+        model before any request is made)."""
+        target = self.__dict__.get("_call_target")
+        if target is None:
+            provider = self.litellm_kwargs.get("custom_llm_provider")
+            target = provider_target(
+                litellm,
+                self.litellm_model,
+                self.api_base,
+                key_given=bool(self.api_key),
+                custom_llm_provider=provider,
+            )
+            self.__dict__["_call_target"] = target
+        return target
+
     async def stream(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[StreamItem]:
+        """Stream one reply; retry transient failures, fail at once on the others
+        (a missing or refused key, a refused connection, an unknown host or model, 404)."""
         litellm = import_litellm()
+        target = self._target(litellm)
         attempt = 0
         while True:
             attempt += 1
@@ -244,12 +216,12 @@ class LiteLLMModel(Model):
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                error = classify(exc)
-                if error.kind != "transient" or attempt > self.max_retries:
-                    if error.kind == "transient":
+                error = classify(exc, target)
+                if error.kind != ErrorKind.TRANSIENT or attempt > self.max_retries:
+                    if error.kind == ErrorKind.TRANSIENT:
                         error = ModelError(
-                            f"gave up after {attempt} attempts: {error}",
-                            kind="transient",
+                            f"gave up after {attempt} attempts at {target.where}: {error}",
+                            kind=ErrorKind.TRANSIENT,
                             status=error.status,
                         )
                     raise error from exc
@@ -293,7 +265,8 @@ class LiteLLMModel(Model):
         if finish is None:
             # A stream that ends without a finish reason was cut, not finished.
             raise ModelError(
-                "the stream ended without a finish reason (connection dropped?)", kind="transient"
+                "the stream ended without a finish reason (connection dropped?)",
+                kind=ErrorKind.TRANSIENT,
             )
         reported = usage is not None
         if usage is None:

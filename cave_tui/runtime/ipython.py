@@ -3,10 +3,11 @@
 Each runtime owns its own `InteractiveShell` (never the global singleton, so two
 runtimes in one process never share state) and one worker thread that runs its
 cells. Running cells on that thread lets the host stay responsive and lets a
-timeout or Ctrl+C stop the cell: an asynchronous `CellInterrupt` is raised in the
-worker thread, which Python delivers at the next bytecode. Code stuck inside a C
-call cannot be stopped this way; the runtime then reports itself busy rather
-than run a second cell beside the first (use `IPyKernelRuntime` for hard stops).
+timeout (`execute`'s, else `cell_timeout`: none by default) or Ctrl+C stop the cell:
+an asynchronous `CellInterrupt` is raised in the worker thread, which Python delivers
+at the next bytecode. Code stuck inside a C call cannot be stopped this way; the
+runtime then reports itself busy rather than run a second cell beside the first (use
+`IPyKernelRuntime` for hard stops).
 Over 400 lines: the worker thread, interrupt delivery and namespace change tracking
 interlock; each part is a few methods of the one class that owns the shell.
 """
@@ -148,9 +149,11 @@ class IPythonRuntime(Runtime):
         error_feedback_mode: ErrorFeedbackMode = ErrorFeedbackMode.PLAIN,
         *,
         capture_chars: int = 200_000,
+        cell_timeout: float | None = None,
     ) -> None:
         super().__init__(functions, variables, types, security_checker, error_feedback_mode)
         self.capture_chars = capture_chars
+        self.cell_timeout = cell_timeout  # seconds a cell may run when `execute` names none
         pin_display()  # a cell's output must not depend on the terminal (display.py)
         self._ns: dict[str, Any] = {}
         self._shell = self._make_shell(self._ns)
@@ -421,6 +424,8 @@ class IPythonRuntime(Runtime):
             await self._wait_idle(timeout=1.0)
         except RuntimeBusyError as exc:
             return ExecutionResult(success=False, error=str(exc), error_type="RuntimeBusy")
+        if timeout is None:
+            timeout = self.cell_timeout
         capture = OutputCapture(self.capture_chars, on_write=on_output)
         fut = self._submit(lambda: self._run_cell(code, capture))
         # However the cell ends (done, timed out, interrupted, cancelled, stuck then

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from cave_tui.dataio.atomic import atomic_path
 
 
 def _default(obj: Any) -> Any:
@@ -123,6 +126,41 @@ class EventLog:
             if sync:
                 os.fsync(self._f.fileno())
             return record
+
+    def lost(self) -> bool:
+        """True when the file open here is no longer at `path` (deleted, or its folder
+        deleted or moved away): appends would go to a file nobody can find."""
+        if self._f.closed:
+            return False
+        opened = os.fstat(self._f.fileno())
+        if opened.st_nlink == 0:
+            return True
+        try:
+            named = os.stat(self.path)
+        except FileNotFoundError:
+            return True
+        return (named.st_dev, named.st_ino) != (opened.st_dev, opened.st_ino)
+
+    def relink(self) -> int:
+        """Write every record of the open (possibly deleted) file to a new file at `path`,
+        re-creating its folder, and append there from now on; returns the bytes copied.
+
+        The deleted file stays readable through its descriptor until it is closed, so
+        nothing recorded is lost. Raises `OSError` when the new file cannot be written.
+        """
+        with self._write_lock:
+            self._f.flush()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._f.seek(0)
+            with atomic_path(self.path) as tmp, open(tmp, "wb") as out:
+                shutil.copyfileobj(self._f, out)
+            fresh = open(self.path, "a+b")  # noqa: SIM115 - kept open for the session's life
+            old, self._f = self._f, fresh
+            try:
+                self._lock()
+            finally:
+                old.close()
+            return os.fstat(fresh.fileno()).st_size
 
     def sync(self) -> None:
         if not self._f.closed:

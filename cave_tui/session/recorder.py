@@ -210,14 +210,42 @@ class SessionRecorder:
 
     # -- records -------------------------------------------------------------------------------
     def record(self, record: dict[str, Any], *, sync: bool = False) -> dict[str, Any] | None:
-        """Append one record (flushed; fsynced if *sync*). Never raises: a full disk warns."""
+        """Append one record (flushed; fsynced if *sync*). Never raises: a full disk warns.
+
+        A synced record marks a step boundary, where a deleted session folder is noticed
+        and re-created (`recover_folder`) before the record is written.
+        """
         if self.log.closed:
             return None
+        if sync:
+            self.recover_folder()
         try:
             return self.log.append(record, sync=sync and self.sync)
         except OSError as exc:
             self._warn(f"could not write to the session log {self.log.path}: {exc}")
             return None
+
+    def recover_folder(self) -> bool:
+        """If the session folder (or its log) was deleted or moved away while recording,
+        re-create it with every record so far, the metadata and, at the next snapshot,
+        the whole namespace (its manifest went with the folder); tell the user once.
+        True when it did."""
+        try:
+            if not self.log.lost():
+                return False
+            size = self.log.relink()
+        except OSError as exc:
+            self._warn(f"the session folder {self.dir} is gone and cannot be re-created: {exc}")
+            return False
+        self.write_meta()
+        text = (
+            f"the session folder {self.dir} was deleted while recording; it was re-created "
+            f"with everything recorded so far ({size:,} bytes of events), and the namespace "
+            "is saved again at the next snapshot"
+        )
+        self._warn(text)
+        self.log.append({"type": "notice", "turn": self.turn, "content": text})
+        return True
 
     def _warn(self, text: str) -> None:
         self.warnings.append(text)
@@ -417,6 +445,7 @@ class SessionRecorder:
         """
         if self.runtime is None or self._closed:
             return None
+        self.recover_folder()
         from cave_tui.dataio.dump import RESAVE_BELOW, checkpoint_namespace
         from cave_tui.dataio.errors import DataIOError
 

@@ -122,3 +122,28 @@ def test_an_unknown_policy_in_the_file_is_reported_with_the_valid_names():
     assert config.policies == "guided"
     assert any("nope" in w and "repeat_guard" in w for w in config.warnings)
     assert any("[agent] setting 'colour'" in w for w in config.warnings)
+
+
+def test_cell_timeout_comes_from_the_file_the_env_and_flags(monkeypatch):
+    assert Config().cell_timeout == 300 and Config().cell_time_limit == 300
+    write("cell_timeout = 60\n")
+    assert load_config().cell_timeout == 60
+    monkeypatch.setenv("CAVE_CELL_TIMEOUT", "0")
+    config = load_config()
+    assert config.cell_timeout == 0 and config.cell_time_limit is None  # 0: no limit
+    assert load_config({"cell_timeout": 2.5}).cell_time_limit == 2.5
+    monkeypatch.setenv("CAVE_CELL_TIMEOUT", "-1")
+    config = load_config()
+    assert config.cell_timeout == 60 and "cell_timeout must be 0 (no limit)" in config.warnings[0]
+
+
+async def test_the_front_ends_runtimes_get_the_cell_timeout():
+    from cave_tui.app.services import AppServices, make_runtime
+
+    services = AppServices(Config(cell_timeout=7))
+    await services.start()
+    try:
+        assert services.runtime.cell_timeout == 7
+    finally:
+        await services.shutdown()
+    assert make_runtime(True, "standard", None).cell_timeout is None  # built, never started

@@ -10,7 +10,8 @@ import pytest
 @pytest.fixture
 def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own config and data directory (and no CAVE_* from the host)."""
-    for name in ("MODEL", "API_BASE", "KERNEL", "POLICY", "THEME", "SKILLS", "APPROVE"):
+    names = ("MODEL", "API_BASE", "KERNEL", "POLICY", "THEME", "SKILLS", "APPROVE", "CELL_TIMEOUT")
+    for name in names:
         monkeypatch.delenv(f"CAVE_{name}", raising=False)
     monkeypatch.delenv("CAVE_CONFIG", raising=False)
     monkeypatch.setenv("CAVE_CONFIG_DIR", str(tmp_path / "config"))

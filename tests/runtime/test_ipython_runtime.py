@@ -174,3 +174,18 @@ async def test_summary_survives_a_hostile_repr(rt):
     assert rows["fine"].preview == "[1, 2]"
     assert "slow" in rows and "SummaryTimeout" in rows["slow"].preview
     assert "broken" in rows
+
+
+async def test_cell_timeout_stops_an_endless_loop_and_keeps_the_namespace():
+    runtime = IPythonRuntime(cell_timeout=0.5)
+    await runtime.start()
+    try:
+        await runtime.execute("kept = 41")
+        result = await runtime.execute("while True: pass")
+        assert result.timed_out and not result.success
+        assert "timed out after 0.5s" in result.error_text
+        after = await runtime.execute("print(kept + 1)")
+        assert after.success and after.output == "42\n"
+        assert IPythonRuntime().cell_timeout is None  # the library keeps upstream's: no limit
+    finally:
+        await runtime.stop()

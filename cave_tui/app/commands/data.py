@@ -100,6 +100,9 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
         except LoadCancelled:
             ctx.print(f"Cancelled: {source} was not injected.", style="warning")
             return
+        except asyncio.CancelledError:  # Ctrl+C in --plain, a cancelled worker in the app
+            ctx.print(f"Cancelled: {source} was not injected.", style="warning")
+            raise
         except DataIOError as exc:
             raise CommandError(str(exc)) from None
     else:  # pragma: no cover - every branch above breaks or returns

@@ -204,10 +204,10 @@ async def run_task(
         if features.dumped is not None:
             report(f"cave: dumped {features.dumped.summary()}")
         if features.dump_error is not None:
-            report(f"cave: dump failed: {features.dump_error}", error=True, kind="dump")
+            report(f"cave: {features.dump_failure()}", error=True, kind="dump")
     if received:
         return 128 + received[0]
-    return _exit_code(status)
+    return features.exit_code(_exit_code(status))
 
 
 async def _run_command(services: AppServices, line: str, as_json: bool, yes: bool) -> str:

@@ -58,6 +58,12 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
     from cave_tui.app.services import AppServices
 
     config = load_config(flags)
+    timeout = flags.get("cell_timeout")
+    if timeout is not None and not timeout >= 0:
+        raise typer.BadParameter(
+            f"{timeout:g} is not 0 (no limit) or a positive number of seconds",
+            param_hint="--cell-timeout",
+        )
     if flags.get("policy") is not None and flags["policy"] not in POLICIES:
         raise typer.BadParameter(
             f"unknown policy {flags['policy']!r}: use one of {', '.join(POLICIES)}",
@@ -105,7 +111,7 @@ def open_session(
         return 2
     for line in services.exit_messages:
         typer.echo(line, err=True)
-    return code
+    return services.data_features.exit_code(code)
 
 
 def _guarded(services: Any, body: Any) -> int:

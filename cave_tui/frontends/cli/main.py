@@ -56,6 +56,11 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
         "The agent's aids: guided, minimal, strict, off, or a spec like guided,-tips [guided].",
         str,
     ),
+    "cell_timeout": (
+        ("--cell-timeout",),
+        "Stop a cell that runs longer than SECONDS (0: no limit) [300].",
+        float,
+    ),
     "plain": (("--plain",), "Line-mode REPL (prompt_toolkit) instead of the app.", bool),
     # data and sessions, wired by cave_tui.app.startup
     "inject": (
@@ -79,6 +84,7 @@ APP_OPTIONS = (
     "skills",
     "max_steps",
     "policies",
+    "cell_timeout",
     "plain",
     "inject",
     "load",
@@ -104,6 +110,7 @@ KernelOpt = Annotated[bool | None, _opt("kernel")]
 SkillsOpt = Annotated[str | None, _opt("skills")]
 MaxStepsOpt = Annotated[int | None, _opt("max_steps")]
 PoliciesOpt = Annotated[str | None, _opt("policies")]
+CellTimeoutOpt = Annotated[float | None, _opt("cell_timeout")]
 ThemeOpt = Annotated[str | None, _opt("theme")]
 RunSkillsOpt = Annotated[
     list[str] | None,
@@ -175,6 +182,7 @@ def root(
     skills: SkillsOpt = None,
     max_steps: MaxStepsOpt = None,
     policies: PoliciesOpt = None,
+    cell_timeout: CellTimeoutOpt = None,
     plain: PlainOpt = False,
     inject: InjectOpt = None,
     load: LoadOpt = None,
@@ -209,6 +217,7 @@ def root(
         "skills": skills,
         "max_steps": max_steps,
         "policies": policies,
+        "cell_timeout": cell_timeout,
         "plain": plain,
         "inject": inject,
         "load": load,
@@ -234,6 +243,7 @@ def run(
     skills: RunSkillsOpt = None,
     max_steps: MaxStepsOpt = None,
     policies: PoliciesOpt = None,
+    cell_timeout: CellTimeoutOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Answer yes to a command's questions.")
@@ -243,7 +253,8 @@ def run(
     """Run one task (or one slash command), recorded as a session.
 
     Exit 0 on a final answer (a command that did what it was asked), 1 on max steps, 2 on
-    an error. A command needs no model: `cave run --load DUMP "/retrieve df out.parquet"`.
+    an error, 3 when --dump could not be written (the session keeps the namespace). A
+    command needs no model: `cave run --load DUMP "/retrieve df out.parquet"`.
     """
     flags = {
         "model": model,
@@ -253,6 +264,7 @@ def run(
         "kernel": kernel,
         "max_steps": max_steps,
         "policies": policies,
+        "cell_timeout": cell_timeout,
     }
     command = task.lstrip().startswith("/")
     services = build_services(flags, need_model=not command)

@@ -3,7 +3,8 @@
 History is shared with the app (prompt_toolkit's `FileHistory` on the same file);
 `/` completes commands with their help; `!` runs Python directly; a task streams
 the agent's events through the same Rich display `cave run` uses. Ctrl+C during a
-turn interrupts it (the partial output is kept), Ctrl+D or /quit leaves.
+turn interrupts it (the partial output is kept), during a command cancels it (a
+cancelled `/inject` injects nothing); Ctrl+D or /quit leaves.
 """
 
 from __future__ import annotations
@@ -123,9 +124,27 @@ async def run_python(services: AppServices, code: str, console: Console) -> None
     await _interruptible(consume(), console)
 
 
-async def _interruptible(coro: Any, console: Console) -> None:
+async def run_command(line: str, ctx: CommandContext, front_end: ReplFrontEnd) -> None:
+    """Run a slash command; Ctrl+C cancels it (a cancelled `/inject` injects nothing and
+    says so) and the prompt comes back."""
+
+    async def dispatch() -> None:
+        await registry.dispatch(line, ctx)
+        await front_end.drain()
+
+    await _interruptible(dispatch(), front_end.console, interrupted=None)
+
+
+INTERRUPTED = "Interrupted: the partial output is kept."
+
+
+async def _interruptible(
+    coro: Any, console: Console, interrupted: str | None = INTERRUPTED
+) -> None:
+    """Await *coro* as a task that Ctrl+C (SIGINT) cancels, then print *interrupted*."""
     task = asyncio.ensure_future(coro)
     loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
     installed = False
     try:
         loop.add_signal_handler(signal.SIGINT, task.cancel)
@@ -137,12 +156,15 @@ async def _interruptible(coro: Any, console: Console) -> None:
     except asyncio.CancelledError:
         if not task.cancelled():
             raise
-        console.print(Text("Interrupted: the partial output is kept.", style="yellow"))
+        if interrupted:
+            console.print(Text(interrupted, style="yellow"))
     except Exception as exc:
         console.print(Text(f"Error: {type(exc).__name__}: {exc}", style="bold red"))
     finally:
         if installed:
             loop.remove_signal_handler(signal.SIGINT)
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)  # asyncio.run's own, for the prompt
 
 
 async def repl_main(
@@ -198,8 +220,7 @@ async def repl_main(
             if not text:
                 continue
             if text.startswith("/"):
-                await registry.dispatch(text, ctx)
-                await front_end.drain()
+                await run_command(text, ctx, front_end)
             elif text.startswith("!"):
                 await run_python(services, text[1:].lstrip(), console)
             elif services.agent is None:

@@ -202,6 +202,8 @@ class CaveApp(App[None]):
         self._queued: list[str] = []  # lines sent while a turn ran: they run next, in order
         self._last_command: Any = None  # the worker of the latest /command (they run in order)
         self._quitting = False
+        self._forced_quit = False  # a signal: leave whatever happens
+        self._dump_warned = False  # a failed --dump was shown; the next quit leaves
         self._theme_notices: list[str] = []
         # (session folder, speed, trust) replayed once the runtime is up (`cave demo`)
         self.startup_replay: tuple[Path, float, bool] | None = None
@@ -304,6 +306,7 @@ class CaveApp(App[None]):
 
     def _on_signal(self) -> None:
         self.services.exit_status = self.services.exit_status or "terminated"
+        self._forced_quit = True
         self._signal_task = asyncio.ensure_future(self.action_quit())
 
     def on_unmount(self) -> None:
@@ -889,12 +892,28 @@ class CaveApp(App[None]):
 
     async def action_quit(self) -> None:
         """Quit after the exit hooks ran (the same path for /quit, Ctrl+Q, SIGTERM, SIGHUP)."""
-        if self._quitting:
+        if self._quitting or await self._dump_failed_before_quit():
             return
         self._quitting = True
         self.cancel_turn()
         await self.services.shutdown()
         self.exit()
+
+    async def _dump_failed_before_quit(self) -> bool:
+        """Write `--dump DIR` before leaving; if that fails, say so in red and stay open
+        (once), so nothing is lost: `/dump` elsewhere, or quit again to leave (exit 3)."""
+        features = self.services.data_features
+        if self._forced_quit or self._dump_warned or self.busy or features is None:
+            return False
+        if not features.dump_pending or await features.dump_now():
+            return False
+        self._dump_warned = True
+        self.chat.add_notice(
+            f"The {features.dump_failure()}. Quit again to leave without the dump "
+            "(exit code 3), or `/dump DIR` somewhere else first.",
+            "error",
+        )
+        return True
 
     def action_help(self) -> None:
         from cave_tui.frontends.tui.screens.help import HelpScreen

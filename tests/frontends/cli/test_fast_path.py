@@ -47,6 +47,8 @@ def test_fast_path_parses_every_app_option():
             "3",
             "--policies",
             "minimal,rewind",
+            "--cell-timeout",
+            "2.5",
             "--plain",
             "--inject",
             "a.csv",
@@ -67,8 +69,8 @@ def test_fast_path_parses_every_app_option():
         "model": "scripted:x.yaml", "api_base": "http://h", "local_model": "m.gguf",
         "kernel": True, "policy": "strict",
         "theme": "cave-light", "skills": "sk", "max_steps": 3, "policies": "minimal,rewind",
-        "plain": True, "inject": ["a.csv", "b.parquet:b"], "load": "d", "dump": "out",
-        "trust": True, "resume": "last", "sessions_dir": "s",
+        "cell_timeout": 2.5, "plain": True, "inject": ["a.csv", "b.parquet:b"], "load": "d",
+        "dump": "out", "trust": True, "resume": "last", "sessions_dir": "s",
     }  # fmt: skip
     assert cli.fast_app_flags([])["plain"] is False
     assert cli.fast_app_flags(["--no-kernel"])["kernel"] is False

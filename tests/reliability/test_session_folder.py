@@ -1,0 +1,26 @@
+"""`cave run` whose session folder is deleted mid-run: re-created, nothing lost, told once."""
+
+from __future__ import annotations
+
+from cave_tui.session import SessionStore, read_session
+from tests.reliability.real_cave import cave, code, script
+
+
+def test_a_session_folder_deleted_mid_run_is_recreated_with_everything(tmp_path):
+    replies = [
+        code("before = 1\nprint('first')"),
+        code("import glob, shutil\nshutil.rmtree(glob.glob('s/*')[0])\nprint('deleted')"),
+        code("after = before + 1\nprint('third')"),
+        "done",
+    ]
+    model = script(tmp_path / "m.yaml", replies)
+    result = cave(
+        "run", "go", "--model", model, "--policy", "trusted", "--sessions-dir", "s",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("was deleted while recording") == 1
+    data = read_session(SessionStore(tmp_path / "s").resolve("last"))
+    outputs = [r["output"] for r in data.records if r["type"] == "execution_output"]
+    assert outputs == ["first\n", "deleted\n", "third\n"]
+    assert data.meta["status"] == "completed" and data.records[-1]["type"] == "closed"
