@@ -133,6 +133,7 @@ class ErrorKind(StrEnum):
     NOT_FOUND = "not_found"  # 404, or a model litellm does not know
     BAD_REQUEST = "bad_request"  # the server refused the request as malformed
     CONTEXT_OVERFLOW = "context_overflow"  # the prompt is longer than the context window
+    LOCAL_SERVER = "local_server"  # the embedded model's server did not start, or stopped
     ERROR = "error"  # anything else
 
     @property

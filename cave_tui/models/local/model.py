@@ -10,7 +10,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from cave_tui.models.base import Completion, Message, Model, ModelError, StreamItem, TextDelta
+from cave_tui.models.base import (
+    Completion,
+    ErrorKind,
+    Message,
+    Model,
+    ModelError,
+    StreamItem,
+    TextDelta,
+)
 from cave_tui.models.local.server import LocalServer, LocalServerError
 from cave_tui.models.local.weights import Progress, WeightsError, find_weights
 
@@ -62,7 +70,7 @@ class LocalModel(Model):
         try:
             base = await self.server.ensure_running()
         except LocalServerError as exc:
-            raise ModelError(str(exc), kind="local_server") from None
+            raise ModelError(str(exc), kind=ErrorKind.LOCAL_SERVER) from None
         inner = LiteLLMModel(
             self.model_id, api_base=base, api_key="local", max_retries=1, **self._litellm_kwargs
         )
@@ -83,7 +91,7 @@ class LocalModel(Model):
             raise ModelError(
                 f"the local model server stopped ({why}); your next message starts it again. "
                 + self.server.log_tail(),
-                kind="local_server",
+                kind=ErrorKind.LOCAL_SERVER,
             ) from exc
 
     def warm_up(self) -> None:
