@@ -126,7 +126,8 @@ class ExecutionOutputEvent(Event):
 @dataclass
 class ExecutionErrorEvent(Event):
     """A cell failed. `content` is what it printed, then its error (upstream's stdout);
-    the text the model reads about it (hints included) is `observation`."""
+    the text the model reads about it (hints included) is `observation`. `interrupted`:
+    the cell was stopped before its end (interrupted, timed out, or its kernel died)."""
 
     type: EventType = EventType.EXECUTION_ERROR
     observation: str = ""
@@ -136,6 +137,7 @@ class ExecutionErrorEvent(Event):
     changed: list[str] = field(default_factory=list)
     duration: float = 0.0
     timed_out: bool = False
+    interrupted: bool = False
 
 
 @dataclass
@@ -309,6 +311,8 @@ def user_cell_event(result: Any) -> Event:
         changed=list(result.changed),
         duration=result.duration,
         agent=USER_AGENT,
+        timed_out=result.timed_out,
+        interrupted=result.interrupted,
     )
 
 
@@ -338,6 +342,7 @@ def cell_event(result: Any, observation: str, step: int, delivered: str = "") ->
         changed=list(result.changed),
         duration=result.duration,
         timed_out=result.timed_out,
+        interrupted=result.interrupted,
     )
 
 

@@ -83,14 +83,18 @@ async def preseed(runtime: Any, data: DataOptions) -> list[Injection | LoadedDum
     return done
 
 
-def record_preseed(recorder: Any, done: list[Injection | LoadedDump]) -> None:
-    """Log each pre-seed in the session: a dump's manifest hash, an injection's source."""
+def record_preseed(
+    recorder: Any, done: list[Injection | LoadedDump], *, trusted: bool = False
+) -> None:
+    """Log each pre-seed in the session: a dump's manifest hash (and whether its pickles
+    were trusted), an injection's source."""
     from cave_tui.dataio.dump import MANIFEST, LoadedDump
     from cave_tui.dataio.load import file_sha256
 
     for result in done:
         if isinstance(result, LoadedDump):
-            recorder.record_load(result, file_sha256(result.directory / MANIFEST))
+            sha256 = file_sha256(result.directory / MANIFEST)
+            recorder.record_load(result, sha256, trusted=trusted)
         else:
             recorder.record_injection(result)
 
@@ -147,7 +151,7 @@ class DataFeatures:
                 store.root, title=self.title, agent=services.agent, runtime=runtime
             )
         self.recorder.on_warning = lambda text: services.notices.append(text)
-        record_preseed(self.recorder, done)
+        record_preseed(self.recorder, done, trusted=self.data.trust)
         for result in done:
             verb = "Loaded" if isinstance(result, LoadedDump) else "Injected"
             self.messages.append(f"{verb} {result.summary()}")

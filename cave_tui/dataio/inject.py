@@ -148,15 +148,18 @@ async def inject_file(
     )
     description = f"loaded from {p.name} ({loaded.format})"
     await inject_variable(runtime, Variable(name, loaded.value, description))
+    source: dict[str, Any] = {
+        "kind": "file",
+        "path": str(p.resolve()),
+        "format": loaded.format,
+        "bytes": loaded.bytes,
+        "sha256": loaded.sha256,
+    }
+    if trust:
+        source["trusted"] = True  # pickled contents were allowed to load
     return Injection(
         name=name,
-        source={
-            "kind": "file",
-            "path": str(p.resolve()),
-            "format": loaded.format,
-            "bytes": loaded.bytes,
-            "sha256": loaded.sha256,
-        },
+        source=source,
         type_name=type(loaded.value).__name__,
         description=f"{describe_value(loaded.value)}, {description}",
         seconds=loaded.seconds,

@@ -1,1 +1,2 @@
-"""Reliability: the real `cave run`, `cave --plain` and kernel runtime under bad input and faults."""
+"""Reliability: the real `cave run`, `cave --plain` and kernel runtime under bad input
+and faults."""
