@@ -5,8 +5,8 @@ The sessions are recorded for real: one by the recorder driving a scripted agent
 in-process runtime (an injected parquet file, printed and displayed output, an error, a
 cell refused by a policy, one blocked by the security policy, one that timed out, two
 turns), one by `cave run --kernel` (a `--load` start with trusted pickles, an `--inject`,
-a cell that kills its kernel, then `--resume` for a second turn). Each notebook is
-executed once (one kernel start); cells the session recorded as failed must raise again,
+a cell that kills its kernel, then `--resume` for a second turn). One nbconvert runs both
+notebooks (one kernel start each); cells the session recorded as failed must raise again,
 every other code cell must print what the session printed.
 """
 
@@ -22,6 +22,7 @@ from typing import Any
 import nbformat
 import numpy as np
 import pandas as pd
+import pytest
 import yaml
 
 from cave_tui.agent import CaveAgent
@@ -50,17 +51,16 @@ def _script(path: Path, replies: list[str]) -> str:
     return f"scripted:{path}"
 
 
-def _executed(notebook: Path) -> Any:
-    """*notebook* run top to bottom by nbconvert in a fresh kernel (fails on any error
-    outside a `raises-exception` cell)."""
-    out = notebook.with_name(notebook.stem + ".run.ipynb")
+def _executed(*notebooks: Path) -> list[Any]:
+    """*notebooks* run top to bottom by one nbconvert (a fresh kernel each); it fails on an
+    error outside a `raises-exception` cell."""
     done = subprocess.run(
-        [JUPYTER, "nbconvert", "--to", "notebook", "--execute", str(notebook),
-         "--output", out.name, "--ExecutePreprocessor.timeout=120"],
-        capture_output=True, text=True, timeout=180, cwd=notebook.parent,
+        [JUPYTER, "nbconvert", "--to", "notebook", "--execute", "--output-dir", "run",
+         "--ExecutePreprocessor.timeout=120", *map(str, notebooks)],
+        capture_output=True, text=True, timeout=180, cwd=notebooks[0].parent,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    return nbformat.read(out, as_version=4)
+    return [nbformat.read(nb.parent / "run" / nb.name, as_version=4) for nb in notebooks]
 
 
 def _printed(cell: Any) -> str:
@@ -126,11 +126,12 @@ IN_PROCESS_TURNS = [
 
 
 async def _record_in_process(tmp_path: Path) -> Path:
+    tmp_path.mkdir()
     sales = pd.DataFrame({"item": ["a", "b", "c", "d"], "amount": [1.5, 2.5, 3.0, 0.5]})
     sales.to_parquet(tmp_path / "sales.parquet")
     runtime = IPythonRuntime(security_checker=SecurityChecker.for_policy("standard"))
     replies = [reply for turn in IN_PROCESS_TURNS for reply in turn]
-    agent = CaveAgent(ScriptedModel(replies), runtime, max_exec_timeout=1, display=False)
+    agent = CaveAgent(ScriptedModel(replies), runtime, max_exec_timeout=0.5, display=False)
     recorder = SessionRecorder.create(tmp_path / "sessions", agent=agent)
     await runtime.start()
     recorder.record_injection(
@@ -143,9 +144,7 @@ async def _record_in_process(tmp_path: Path) -> Path:
     return recorder.dir
 
 
-def test_an_in_process_session_reruns_as_a_notebook(tmp_path):
-    folder = asyncio.run(_record_in_process(tmp_path))
-    exported = nbformat.read(export_session(folder, tmp_path / "s.ipynb"), as_version=4)
+def _check_in_process(exported: Any) -> None:
     markdown, code = _markdown(exported), _code_sources(exported)
     for shown in (BLOCKED, TIMED_OUT):  # never run again: shown as Markdown
         assert shown in markdown and shown not in code
@@ -153,8 +152,6 @@ def test_an_in_process_session_reruns_as_a_notebook(tmp_path):
     assert "`already_ran` policy refused" in markdown
     failed = [c for c in exported.cells if RAISES_TAG in c.metadata.get("tags", [])]
     assert [c.source for c in failed] == ["ratio = 1 / (len(big) - 2)"]
-    compared = _check_rerun(exported, _executed(tmp_path / "s.ipynb"))
-    assert len(compared) == 5  # big, ready, ratio, describe + final_answer, doubled
 
 
 # -- a session of `cave run --kernel`: --load, --inject, a killed kernel, --resume ------------
@@ -171,7 +168,8 @@ async def _write_dump(folder: Path) -> None:
     await runtime.stop()
 
 
-def test_a_kernel_session_started_with_load_reruns_as_a_notebook(tmp_path):
+def _record_kernel_session(tmp_path: Path) -> Path:
+    tmp_path.mkdir()
     asyncio.run(_write_dump(tmp_path / "dump"))
     manifest = json.loads((tmp_path / "dump" / "manifest.json").read_text())
     assert {e["name"]: e["format"] for e in manifest["variables"]}["meta"] == "pickle"
@@ -184,22 +182,50 @@ def test_a_kernel_session_started_with_load_reruns_as_a_notebook(tmp_path):
             _code("print(sorted(meta['tags']), weights.sum())\nfinal_answer(f'{total:.1f}')"),
         ],
     )
-    common = ["--kernel", "--policy", "trusted", "--sessions-dir", "s"]
+    common = ["--policy", "trusted", "--sessions-dir", "s"]
     done = _cave(
         "run", "total?", "--model", first, "--load", "dump", "--trust",
-        "--inject", "orders.parquet", *common, cwd=tmp_path,
+        "--inject", "orders.parquet", "--kernel", *common, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     second = _script(
         tmp_path / "two.yaml",
         [_code("display(orders.describe())\nprint(total * 2)"), "Twice the total."],
     )
+    # Resumed (in process, the quicker runtime): the namespace comes from the snapshot.
     done = _cave("run", "twice?", "--model", second, "--resume", "last", *common, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    folder = SessionStore(tmp_path / "s").resolve("last")
-    exported = nbformat.read(export_session(folder, tmp_path / "k.ipynb"), as_version=4)
+    return SessionStore(tmp_path / "s").resolve("last")
+
+
+@pytest.fixture(scope="module")
+def notebooks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, Any]]:
+    """Both sessions, exported, and their notebooks run again: {name: (exported, executed)}."""
+    tmp_path = tmp_path_factory.mktemp("notebooks")
+    folders = {
+        "in_process": asyncio.run(_record_in_process(tmp_path / "a")),
+        "kernel": _record_kernel_session(tmp_path / "b"),
+    }
+    paths = {name: export_session(folder, tmp_path / f"{name}.ipynb")
+             for name, folder in folders.items()}  # fmt: skip
+    executed = _executed(*paths.values())
+    return {
+        name: (nbformat.read(path, as_version=4), run)
+        for (name, path), run in zip(paths.items(), executed, strict=True)
+    }
+
+
+def test_an_in_process_session_reruns_as_a_notebook(notebooks):
+    exported, executed = notebooks["in_process"]
+    _check_in_process(exported)
+    compared = _check_rerun(exported, executed)
+    assert len(compared) == 5  # big, ready, ratio, describe + final_answer, doubled
+
+
+def test_a_kernel_session_started_with_load_and_resumed_reruns_as_a_notebook(notebooks):
+    exported, executed = notebooks["kernel"]
     assert "cave_tui" not in _code_sources(exported)  # the loading cell needs no cave
     assert "os.kill(os.getpid(), 9)" in _markdown(exported)
     assert "os.kill" not in _code_sources(exported)
-    compared = _check_rerun(exported, _executed(tmp_path / "k.ipynb"))
+    compared = _check_rerun(exported, executed)
     assert len(compared) == 3
