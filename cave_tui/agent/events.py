@@ -228,6 +228,7 @@ class NoticeKind(StrEnum):
 
     INFO = "info"
     CODE_SKIPPED = "code_skipped"  # approval mode: the user skipped the step's code
+    RUNTIME = "runtime"  # the runtime's report the model also reads (a kernel restart, …)
 
 
 @dataclass
@@ -314,6 +315,14 @@ def user_cell_event(result: Any) -> Event:
         timed_out=result.timed_out,
         interrupted=result.interrupted,
     )
+
+
+def runtime_notice(result: Any, step: int = 0, agent: str | None = None) -> Event | None:
+    """The notice for the user of what the runtime reported with a cell's result (a kernel
+    restarted while idle or after the cell, state lost): the model reads it too."""
+    if not result.notice:
+        return None
+    return NoticeEvent(content=str(result.notice), step=step, agent=agent, kind=NoticeKind.RUNTIME)
 
 
 def cell_event(result: Any, observation: str, step: int, delivered: str = "") -> Event:

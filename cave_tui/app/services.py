@@ -373,6 +373,10 @@ class AppServices:
         event = ev.user_cell_event(result)
         self.emit(event)
         yield event
+        notice = ev.runtime_notice(result, agent=ev.USER_AGENT)
+        if notice is not None:
+            self.emit(notice)
+            yield notice
 
     # -- shutdown ------------------------------------------------------------------------
     async def shutdown(self) -> None:

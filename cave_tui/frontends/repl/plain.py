@@ -119,6 +119,8 @@ async def run_python(services: AppServices, code: str, console: Console) -> None
                     console.print(Text(fold(output)))
             elif event.type is ev.EventType.EXECUTION_ERROR:
                 console.print(Text(fold(event.content.rstrip()), style="red"))
+            elif event.type is ev.EventType.NOTICE:
+                console.print(Text(event.content, style="yellow"))
 
     await _interruptible(consume(), console)
 
