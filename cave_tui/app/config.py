@@ -136,9 +136,14 @@ def _coerce(name: str, value: Any) -> Any:
         except (TypeError, ValueError):
             raise ValueError(f"max_steps must be a whole number, not {value!r}") from None
         if number < 1:
-            raise ValueError("max_steps must be at least 1")
+            raise ValueError(f"max_steps must be at least 1, not {number}")
         return number
     raise ValueError(f"unknown setting {name!r}")
+
+
+def check_setting(name: str, value: Any) -> Any:
+    """*value* checked and converted for setting *name*; ValueError says what is wrong."""
+    return _coerce(name, value)
 
 
 def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:

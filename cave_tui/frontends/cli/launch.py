@@ -32,7 +32,7 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
     *flags* holds every command-line option by name; settings are picked from it,
     the rest (e.g. data flags) is left for the features that read `services.flags`.
     """
-    from cave_tui.app.config import POLICIES, load_config
+    from cave_tui.app.config import POLICIES, SETTINGS, check_setting, load_config
     from cave_tui.app.services import AppServices
 
     config = load_config(flags)
@@ -41,6 +41,13 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
             f"unknown policy {flags['policy']!r}: use one of {', '.join(POLICIES)}",
             param_hint="--policy",
         )
+    for name, value in flags.items():  # a bad flag stops the start (a bad file setting warns)
+        if value is not None and name in SETTINGS and name != "policies":
+            try:
+                check_setting(name, value)
+            except ValueError as exc:
+                hint = "--" + name.replace("_", "-")
+                raise typer.BadParameter(str(exc), param_hint=hint) from None
     if flags.get("policies") is not None:
         from cave_tui.agent.policies.presets import UnknownPolicyError, policy_names
 
