@@ -35,7 +35,8 @@ _OPTIONS: list[tuple[str, Any, Any]] = [
             list[str] | None,
             typer.Option(
                 "--inject",
-                help="Load PATH[:NAME] (or pkg:MODULE.ATTR[:NAME]) into the namespace; repeatable.",
+                help="Load PATH[:NAME][:encoding=ENC] (or pkg:MODULE.ATTR[:NAME]) into the "
+                "namespace; repeatable.",
             ),
         ],
         None,
