@@ -213,6 +213,17 @@ class AppServices:
         for hook in list(self.ready_hooks):
             await _maybe_await(hook(self))
 
+    async def abort_start(self) -> None:
+        """Stop a start that is under way (Ctrl+C during start-up) and wait for it to end."""
+        starting = self._starting
+        if starting is None or starting.done():
+            return
+        starting.cancel()
+        try:
+            await starting
+        except BaseException:  # cancelled, or failed: either way it is over
+            pass
+
     def _build_runtime(self) -> Any:
         with self._start_lock:
             if self._runtime is None:

@@ -12,6 +12,8 @@ from typing import Any
 
 import typer
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl+C stopped the start-up
+
 
 def build_model(spec: str | None, api_base: str | None) -> Any:
     from cave_tui.models import model_from_spec
@@ -65,7 +67,13 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
 
 def open_session(flags: dict[str, Any], services: Any = None) -> int:
     """`cave` itself: the app, or the plain REPL with --plain (both recorded as sessions)."""
-    from cave_tui.app.startup import StartupError, data_from_flags, install, needs_runtime_first
+    from cave_tui.app.startup import (
+        StartupError,
+        StartupInterrupted,
+        data_from_flags,
+        install,
+        needs_runtime_first,
+    )
 
     services = services or build_services(flags, need_model=False)
     data = data_from_flags(flags)
@@ -77,6 +85,9 @@ def open_session(flags: dict[str, Any], services: Any = None) -> int:
             code = _guarded(services, lambda: run_repl(services))
         else:
             code = open_app(services, prepare=needs_runtime_first(data))
+    except StartupInterrupted as exc:
+        typer.echo(f"cave: {exc}", err=True)
+        return EXIT_INTERRUPTED
     except StartupError as exc:
         typer.echo(f"cave: cannot start: {exc}", err=True)
         return 2
@@ -111,9 +122,14 @@ def open_app(
     from cave_tui.frontends.tui.app import CaveApp
 
     async def main() -> int:
+        from cave_tui.app.startup import abort_start
+
         try:
             if prepare:
-                await services.start()
+                try:
+                    await services.start()
+                except asyncio.CancelledError:  # Ctrl+C during the start-up
+                    raise await abort_start(services) from None
             app = CaveApp(services)
             if replay is not None:
                 app.startup_replay = replay
