@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from cave_tui.runtime.base import RuntimeFailure
+from cave_tui.runtime.failures import RuntimeFailure
 from cave_tui.session.reader import StepRun
 
 RAISES_TAG = "raises-exception"  # nbclient runs on past a cell with this tag that raises

@@ -67,13 +67,7 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
 
 def open_session(flags: dict[str, Any], services: Any = None) -> int:
     """`cave` itself: the app, or the plain REPL with --plain (both recorded as sessions)."""
-    from cave_tui.app.startup import (
-        StartupError,
-        StartupInterrupted,
-        data_from_flags,
-        install,
-        needs_runtime_first,
-    )
+    from cave_tui.app.startup import StartupError, data_from_flags, install, needs_runtime_first
 
     services = services or build_services(flags, need_model=False)
     data = data_from_flags(flags)
@@ -85,9 +79,6 @@ def open_session(flags: dict[str, Any], services: Any = None) -> int:
             code = _guarded(services, lambda: run_repl(services))
         else:
             code = open_app(services, prepare=needs_runtime_first(data))
-    except StartupInterrupted as exc:
-        typer.echo(f"cave: {exc}", err=True)
-        return EXIT_INTERRUPTED
     except StartupError as exc:
         typer.echo(f"cave: cannot start: {exc}", err=True)
         return 2
@@ -97,11 +88,15 @@ def open_session(flags: dict[str, Any], services: Any = None) -> int:
 
 
 def _guarded(services: Any, body: Any) -> int:
-    """Run a front end; after an unhandled error the exit hooks still run (status crashed)."""
-    from cave_tui.app.startup import StartupError
+    """Run a front end; after an unhandled error the exit hooks still run (status crashed).
+    Ctrl+C during the start-up is said and exits 130."""
+    from cave_tui.app.startup import StartupError, StartupInterrupted
 
     try:
         return int(body() or 0)
+    except StartupInterrupted as exc:
+        typer.echo(f"cave: {exc}", err=True)
+        return EXIT_INTERRUPTED
     except (StartupError, KeyboardInterrupt):
         raise
     except Exception:
@@ -129,7 +124,8 @@ def open_app(
                 try:
                     await services.start()
                 except asyncio.CancelledError:  # Ctrl+C during the start-up
-                    raise await abort_start(services) from None
+                    typer.echo(f"cave: {await abort_start(services)}", err=True)
+                    return EXIT_INTERRUPTED
             app = CaveApp(services)
             if replay is not None:
                 app.startup_replay = replay
