@@ -141,11 +141,6 @@ def _coerce(name: str, value: Any) -> Any:
     raise ValueError(f"unknown setting {name!r}")
 
 
-def check_setting(name: str, value: Any) -> Any:
-    """*value* checked and converted for setting *name*; ValueError says what is wrong."""
-    return _coerce(name, value)
-
-
 def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -213,6 +208,11 @@ def load_config(
         if value is not None and name in SETTINGS:
             apply(name, value, "flag")
     return config
+
+
+def check_setting(name: str, value: Any) -> Any:
+    """*value* checked and converted for setting *name*; ValueError says what is wrong."""
+    return _coerce(name, value)
 
 
 def save_setting(name: str, value: Any, path: Path | None = None) -> Path:

@@ -23,7 +23,7 @@ from typing import Any
 
 from cave_tui.dataio.encoding import check_encoding
 from cave_tui.dataio.errors import DataIOError, InvalidNameError
-from cave_tui.dataio.load import describe_value, load_file_async
+from cave_tui.dataio.load import Loaded, describe_value, load_file_async
 from cave_tui.dataio.names import check_name, identifier_from, name_from_path
 from cave_tui.dataio.progress import CancelLike, ProgressCallback
 
@@ -179,12 +179,24 @@ async def inject_file(
         compute_sha256=True if wait_for_sha256 else "background",
         encoding=encoding,
     )
-    as_text = f", read as {loaded.encoding}" if loaded.encoding else ""
-    description = f"loaded from {p.name} ({loaded.format}{as_text})"
+    description = f"loaded from {p.name} ({loaded.format})"
     await inject_variable(runtime, Variable(name, loaded.value, description))
+    return Injection(
+        name=name,
+        source=_file_source(p, loaded, trust),
+        type_name=type(loaded.value).__name__,
+        description=f"{describe_value(loaded.value)}, {description}{_read_as(loaded)}",
+        seconds=loaded.seconds,
+        value=loaded.value,
+        sha256_future=loaded.sha256_future,
+    )
+
+
+def _file_source(path: Path, loaded: Loaded, trust: bool) -> dict[str, Any]:
+    """The record of where an injected file came from (what replay and exports read)."""
     source: dict[str, Any] = {
         "kind": "file",
-        "path": str(p.resolve()),
+        "path": str(path.resolve()),
         "format": loaded.format,
         "bytes": loaded.bytes,
         "sha256": loaded.sha256,
@@ -193,15 +205,11 @@ async def inject_file(
         source["encoding"] = loaded.encoding
     if trust:
         source["trusted"] = True  # pickled contents were allowed to load
-    return Injection(
-        name=name,
-        source=source,
-        type_name=type(loaded.value).__name__,
-        description=f"{describe_value(loaded.value)}, {description}",
-        seconds=loaded.seconds,
-        value=loaded.value,
-        sha256_future=loaded.sha256_future,
-    )
+    return source
+
+
+def _read_as(loaded: Loaded) -> str:
+    return f", read as {loaded.encoding}" if loaded.encoding else ""
 
 
 def content_sha256(obj: Any) -> str | None:
