@@ -403,6 +403,9 @@ class CaveAgent(AgentPrompt):
         self.history.append(message)
         cell.messages.append(message)
         yield ev.cell_event(result, observation, step, appendix)
+        notice = ev.runtime_notice(result, step)
+        if notice is not None:  # the observation tells the model; this tells the user
+            yield notice
         for note in notes:
             rewind = note.kind is InterventionKind.REWIND
             if not rewind or turn.rewind(note.request):

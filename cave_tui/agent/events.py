@@ -126,7 +126,8 @@ class ExecutionOutputEvent(Event):
 @dataclass
 class ExecutionErrorEvent(Event):
     """A cell failed. `content` is what it printed, then its error (upstream's stdout);
-    the text the model reads about it (hints included) is `observation`."""
+    the text the model reads about it (hints included) is `observation`. `interrupted`:
+    the cell was stopped before its end (interrupted, timed out, or its kernel died)."""
 
     type: EventType = EventType.EXECUTION_ERROR
     observation: str = ""
@@ -136,6 +137,7 @@ class ExecutionErrorEvent(Event):
     changed: list[str] = field(default_factory=list)
     duration: float = 0.0
     timed_out: bool = False
+    interrupted: bool = False
 
 
 @dataclass
@@ -226,6 +228,7 @@ class NoticeKind(StrEnum):
 
     INFO = "info"
     CODE_SKIPPED = "code_skipped"  # approval mode: the user skipped the step's code
+    RUNTIME = "runtime"  # the runtime's report the model also reads (a kernel restart, …)
 
 
 @dataclass
@@ -309,7 +312,17 @@ def user_cell_event(result: Any) -> Event:
         changed=list(result.changed),
         duration=result.duration,
         agent=USER_AGENT,
+        timed_out=result.timed_out,
+        interrupted=result.interrupted,
     )
+
+
+def runtime_notice(result: Any, step: int = 0, agent: str | None = None) -> Event | None:
+    """The notice for the user of what the runtime reported with a cell's result (a kernel
+    restarted while idle or after the cell, state lost): the model reads it too."""
+    if not result.notice:
+        return None
+    return NoticeEvent(content=str(result.notice), step=step, agent=agent, kind=NoticeKind.RUNTIME)
 
 
 def cell_event(result: Any, observation: str, step: int, delivered: str = "") -> Event:
@@ -338,6 +351,7 @@ def cell_event(result: Any, observation: str, step: int, delivered: str = "") ->
         changed=list(result.changed),
         duration=result.duration,
         timed_out=result.timed_out,
+        interrupted=result.interrupted,
     )
 
 

@@ -13,17 +13,21 @@ import re
 from collections.abc import Iterable, Mapping
 
 from cave_tui.runtime.base import ExecutionResult
+from cave_tui.runtime.capture import DROPPED_MARKER_RE
 from cave_tui.runtime.summary import VarInfo
 
 HEAD_SHARE = 0.6
 
 
-def cut_middle(text: str, limit: int) -> str:
-    """*text* within about *limit* chars: head + marker + tail."""
+def cut_middle(text: str, limit: int, dropped: int = 0) -> str:
+    """*text* within about *limit* chars: head + marker + tail.
+
+    *dropped* counts characters the runtime already left out of *text* (its own marker
+    stands for them): when that marker falls in the cut, the new marker counts them too,
+    so it always tells how much of what the cell printed is not shown.
+    """
     if limit <= 0 or len(text) <= limit:
         return text
-    elided = len(text) - limit
-    marker = f"\n[… {elided:,} characters elided …]\n"
     head = int(limit * HEAD_SHARE)
     tail = limit - head
     head_text = text[:head]
@@ -35,7 +39,11 @@ def cut_middle(text: str, limit: int) -> str:
     nl = tail_text.find("\n")
     if 0 <= nl < tail * 0.2:
         tail_text = tail_text[nl + 1 :]
-    elided = len(text) - len(head_text) - len(tail_text)
+    middle = text[len(head_text) : len(text) - len(tail_text)]
+    elided = len(middle)
+    markers = DROPPED_MARKER_RE.findall(middle) if dropped > 0 else []
+    if markers:  # the runtime's marker is cut: count what it stood for instead of it
+        elided += dropped - sum(len(m) for m in markers)
     marker = f"\n[… {elided:,} characters elided …]\n"
     return head_text + marker + tail_text
 
@@ -61,7 +69,8 @@ def shape_result(result: ExecutionResult, limit: int, hints: Iterable[str] = ())
         return notice + "\n".join(lines)
     output = result.output.rstrip("\n")
     if result.success:
-        body = "Output:\n" + cut_middle(output, limit) if output else "Ran OK, no output."
+        dropped = result.output_truncated_chars
+        body = "Output:\n" + cut_middle(output, limit, dropped) if output else "Ran OK, no output."
         return notice + body + (f"\n{changed}" if changed else "")
     error = compact_traceback((result.error_text or "error").rstrip("\n"))
     error_budget = max(limit // 2, 400)
@@ -69,7 +78,7 @@ def shape_result(result: ExecutionResult, limit: int, hints: Iterable[str] = ())
     out_budget = max(limit - len(error_text), 0)
     body = ""
     if output:
-        body = "Output:\n" + cut_middle(output, out_budget) + "\n"
+        body = "Output:\n" + cut_middle(output, out_budget, result.output_truncated_chars) + "\n"
     body += "Error:\n" + error_text
     body += "".join(f"\nHint: {hint}" for hint in hints)
     return notice + body + (f"\n{changed}" if changed else "")

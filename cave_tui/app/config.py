@@ -147,7 +147,7 @@ def _coerce(name: str, value: Any) -> Any:
         except (TypeError, ValueError):
             raise ValueError(f"max_steps must be a whole number, not {value!r}") from None
         if number < 1:
-            raise ValueError("max_steps must be at least 1")
+            raise ValueError(f"max_steps must be at least 1, not {number}")
         return number
     if name == "cell_timeout":
         return _seconds(name, value)
@@ -232,6 +232,11 @@ def load_config(
         if value is not None and name in SETTINGS:
             apply(name, value, "flag")
     return config
+
+
+def check_setting(name: str, value: Any) -> Any:
+    """*value* checked and converted for setting *name*; ValueError says what is wrong."""
+    return _coerce(name, value)
 
 
 def save_setting(name: str, value: Any, path: Path | None = None) -> Path:

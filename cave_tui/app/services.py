@@ -218,6 +218,17 @@ class AppServices:
         for hook in list(self.ready_hooks):
             await _maybe_await(hook(self))
 
+    async def abort_start(self) -> None:
+        """Stop a start that is under way (Ctrl+C during start-up) and wait for it to end."""
+        starting = self._starting
+        if starting is None or starting.done():
+            return
+        starting.cancel()
+        try:
+            await starting
+        except BaseException:  # cancelled, or failed: either way it is over
+            pass
+
     def _build_runtime(self) -> Any:
         with self._start_lock:
             if self._runtime is None:
@@ -379,6 +390,10 @@ class AppServices:
         event = ev.user_cell_event(result)
         self.emit(event)
         yield event
+        notice = ev.runtime_notice(result, agent=ev.USER_AGENT)
+        if notice is not None:
+            self.emit(notice)
+            yield notice
 
     # -- shutdown ------------------------------------------------------------------------
     async def shutdown(self) -> None:

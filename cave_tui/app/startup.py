@@ -19,7 +19,8 @@ Headless: no UI toolkit, no typer.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,19 @@ class StartupError(Exception):
     """The namespace could not be pre-seeded or the session could not be resumed."""
 
 
+class StartupInterrupted(StartupError):
+    """Ctrl+C stopped the start-up (a long `--load`/`--inject`): nothing was started."""
+
+
+async def abort_start(services: Any) -> StartupInterrupted:
+    """Stop the start-up under way and say what it was doing (raise the result)."""
+    await services.abort_start()
+    features = getattr(services, "data_features", None)
+    if isinstance(features, DataFeatures):
+        return StartupInterrupted(features.interrupted())
+    return StartupInterrupted("interrupted while starting; nothing started")
+
+
 def data_from_flags(flags: dict[str, Any]) -> DataOptions:
     """The `DataOptions` in a front end's flags dict (missing keys mean the defaults)."""
     load, dump, sdir = flags.get("load"), flags.get("dump"), flags.get("sessions_dir")
@@ -62,20 +76,27 @@ def data_from_flags(flags: dict[str, Any]) -> DataOptions:
     )
 
 
-async def preseed(runtime: Any, data: DataOptions) -> list[Injection | LoadedDump]:
+async def preseed(
+    runtime: Any, data: DataOptions, on_item: Callable[[str], Any] | None = None
+) -> list[Injection | LoadedDump]:
     """Apply `--load` then each `--inject`; returns what was loaded, in order, to record.
 
+    *on_item* is told each option (`--load DIR`, `--inject SPEC`) before it is loaded.
     Raises `DataIOError` naming the file that could not be loaded.
     """
-    from cave_tui.dataio import inject_spec, load_dump
+    from cave_tui.dataio import inject_spec, load_dump, parse_inject_spec
     from cave_tui.dataio.errors import NameConflictError
 
+    specs = [(spec, parse_inject_spec(spec)) for spec in data.inject]  # bad specs fail first
+    tell = on_item or (lambda _: None)
     done: list[Injection | LoadedDump] = []
     if data.load is not None:
+        tell(f"--load {data.load}")
         done.append(await load_dump(runtime, data.load, trust=data.trust))
-    for spec in data.inject:
+    for spec, parsed in specs:
+        tell(f"--inject {spec}")
         try:
-            done.append(await inject_spec(runtime, spec, trust=data.trust))
+            done.append(await inject_spec(runtime, parsed, trust=data.trust))
         except NameConflictError as exc:
             raise NameConflictError(
                 f"--inject {spec}: {exc}; give another name with PATH:NAME",
@@ -85,14 +106,18 @@ async def preseed(runtime: Any, data: DataOptions) -> list[Injection | LoadedDum
     return done
 
 
-def record_preseed(recorder: Any, done: list[Injection | LoadedDump]) -> None:
-    """Log each pre-seed in the session: a dump's manifest hash, an injection's source."""
+def record_preseed(
+    recorder: Any, done: list[Injection | LoadedDump], *, trusted: bool = False
+) -> None:
+    """Log each pre-seed in the session: a dump's manifest hash (and whether its pickles
+    were trusted), an injection's source."""
     from cave_tui.dataio.dump import MANIFEST, LoadedDump
     from cave_tui.dataio.load import file_sha256
 
     for result in done:
         if isinstance(result, LoadedDump):
-            recorder.record_load(result, file_sha256(result.directory / MANIFEST))
+            sha256 = file_sha256(result.directory / MANIFEST)
+            recorder.record_load(result, sha256, trusted=trusted)
         else:
             recorder.record_injection(result)
 
@@ -128,6 +153,14 @@ class DataFeatures:
         self.messages: list[str] = []  # shown by the front end once it is up
         self.status = "closed"
         self.failed = False  # the start failed: nothing to dump
+        self.stage = "starting the runtime"  # what the start-up is doing (said if interrupted)
+
+    def interrupted(self) -> str:
+        """What to tell the user when Ctrl+C stops the start-up."""
+        return (
+            f"interrupted while {self.stage}; nothing started "
+            "(no session was recorded, nothing was dumped)"
+        )
 
     # -- start-up ------------------------------------------------------------------------
     async def on_ready(self, services: Any) -> None:
@@ -144,6 +177,7 @@ class DataFeatures:
             if self.data.dump is not None:  # fail now, not after the work, on a bad target
                 check_dump_target(self.data.dump.expanduser().absolute())
             if self.data.resume:
+                self.stage = f"resuming the session {self.data.resume}"
                 if services.agent is None:
                     raise SessionError("--resume needs a model: pass --model (or set CAVE_MODEL)")
                 resumed = await resume_session(
@@ -152,18 +186,23 @@ class DataFeatures:
                 self.recorder = resumed.recorder
                 services.transcript.extend(resumed.transcript)
                 self.messages.append(resumed.summary())
-            done = await preseed(runtime, self.data)
+            done = await preseed(runtime, self.data, self._loading)
         except (DataIOError, SessionError) as exc:
             self.failed = True
             if self.recorder is not None:
                 await self.recorder.close("startup_failed")
             raise StartupError(str(exc)) from None
+        except asyncio.CancelledError:  # Ctrl+C: a resumed session is left as it was
+            self.failed = True
+            if self.recorder is not None:
+                self.recorder.close_now("startup_failed")
+            raise
         if self.recorder is None:
             self.recorder = SessionRecorder.create(
                 store.root, title=self.title, agent=services.agent, runtime=runtime
             )
         self.recorder.on_warning = lambda text: services.notices.append(text)
-        record_preseed(self.recorder, done)
+        record_preseed(self.recorder, done, trusted=self.data.trust)
         for result in done:
             verb = "Loaded" if isinstance(result, LoadedDump) else "Injected"
             self.messages.append(f"{verb} {result.summary()}")
@@ -172,6 +211,9 @@ class DataFeatures:
         services.notices.extend(self.messages)
         services.session = self.recorder
         prepare_local_model(services.model, self.recorder.dir)
+
+    def _loading(self, option: str) -> None:
+        self.stage = f"loading {option}"
 
     # -- turns ---------------------------------------------------------------------------
     def stream(self, task: str) -> AsyncIterator[ev.Event]:

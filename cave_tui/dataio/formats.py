@@ -13,6 +13,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from cave_tui.dataio.encoding import looks_like_text
 from cave_tui.dataio.errors import DataIOError
 
 HEAD_BYTES = 4096
@@ -122,6 +123,8 @@ def sniff(head: bytes) -> str:
                 return "text"
             if head[:1] in (b"(", b"]", b"}"):  # protocol 0/1 pickles
                 return "pickle"
+            if looks_like_text(head):  # Latin-1, cp1252, …: read with that encoding
+                return "text"
     if head[:1] in (b"]", b"}", b"("):
         return "pickle"
     return "binary"

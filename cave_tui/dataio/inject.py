@@ -21,39 +21,69 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cave_tui.dataio.errors import DataIOError
-from cave_tui.dataio.load import describe_value, load_file_async
+from cave_tui.dataio.encoding import check_encoding
+from cave_tui.dataio.errors import DataIOError, InvalidNameError
+from cave_tui.dataio.load import Loaded, describe_value, load_file_async
 from cave_tui.dataio.names import check_name, identifier_from, name_from_path
 from cave_tui.dataio.progress import CancelLike, ProgressCallback
 
 PACKAGE_PREFIX = "pkg:"
 
 
+ENCODING_OPTION = "encoding="  # `PATH:encoding=NAME`: the text encoding of a CSV/TSV/JSON file
+
+
 @dataclass
 class InjectSpec:
-    """One `--inject` argument: a source and an optional variable name."""
+    """One `--inject` argument: a source, an optional variable name and text encoding."""
 
     source: str
     name: str | None = None
+    encoding: str | None = None  # None: UTF-8, or what the file's bytes say
 
     @property
     def is_package(self) -> bool:
         return self.source.startswith(PACKAGE_PREFIX)
 
 
+def _exists(spec: str) -> bool:
+    return not spec.startswith(PACKAGE_PREFIX) and os.path.exists(os.path.expanduser(spec))
+
+
+def _looks_like_name(text: str) -> bool:
+    """Text after the last ':' meant as a variable name, not as part of a path."""
+    return not any(c in text for c in "./\\")
+
+
 def parse_inject_spec(spec: str) -> InjectSpec:
-    """`PATH[:NAME]` or `pkg:MODULE.ATTR[:NAME]`. A whole spec naming an existing file wins."""
+    """`PATH[:NAME][:encoding=ENC]` or `pkg:MODULE.ATTR[:NAME]`.
+
+    A whole spec naming an existing file wins. A NAME that is not a valid variable name
+    is an `InvalidNameError`; an unknown encoding a `DataIOError`.
+    """
     spec = spec.strip()
     if not spec:
         raise DataIOError("empty --inject value: expected PATH[:NAME]")
-    if not spec.startswith(PACKAGE_PREFIX) and os.path.exists(os.path.expanduser(spec)):
+    if _exists(spec):
         return InjectSpec(spec)
-    body, sep, name = spec.rpartition(":")
-    if sep and body and name.isidentifier() and body != PACKAGE_PREFIX.rstrip(":"):
-        return InjectSpec(body, name)
-    if sep and not name:
-        raise DataIOError(f"--inject {spec}: the name after ':' is empty")
-    return InjectSpec(spec)
+    body, encoding = spec, None
+    head, sep, last = spec.rpartition(":")
+    if sep and head and last.startswith(ENCODING_OPTION):
+        encoding = check_encoding(last.removeprefix(ENCODING_OPTION), spec)
+        body = head
+        if _exists(body):
+            return InjectSpec(body, None, encoding)
+    head, sep, name = body.rpartition(":")
+    if sep and head and head != PACKAGE_PREFIX.rstrip(":"):
+        if not name:
+            raise DataIOError(f"{spec}: the name after ':' is empty")
+        if name.isidentifier() or _looks_like_name(name):
+            try:
+                check_name(name, allow_shadow=True)
+            except InvalidNameError as exc:
+                raise InvalidNameError(f"{spec}: invalid name: {exc}") from None
+            return InjectSpec(head, name, encoding)
+    return InjectSpec(body, None, encoding)
 
 
 @dataclass
@@ -139,6 +169,7 @@ async def inject_file(
     cancel: CancelLike = None,
     progress: ProgressCallback | None = None,
     wait_for_sha256: bool = False,
+    encoding: str | None = None,
 ) -> Injection:
     """Load *path* and bind it as *name* (default: the file's stem made an identifier).
 
@@ -146,7 +177,8 @@ async def inject_file(
     `allow_shadow=True`), `TrustRequiredError` (ask, then `trust=True`), `LoadCancelled`.
     The name is checked before the (possibly long) load. The file's sha256 finishes
     in the background unless *wait_for_sha256*: `Injection.sha256()` waits for it,
-    and `SessionRecorder.record_injection` writes the record once it is known.
+    and `SessionRecorder.record_injection` writes the record once it is known. A text file
+    is read as *encoding*, or as the one detected when it is not UTF-8 (either is recorded).
     """
     from cave_tui.runtime.items import Variable
 
@@ -160,24 +192,39 @@ async def inject_file(
         cancel=cancel,
         progress=progress,
         compute_sha256=True if wait_for_sha256 else "background",
+        encoding=encoding,
     )
     description = f"loaded from {p.name} ({loaded.format})"
     await _to_the_end(inject_variable(runtime, Variable(name, loaded.value, description)))
     return Injection(
         name=name,
-        source={
-            "kind": "file",
-            "path": str(p.resolve()),
-            "format": loaded.format,
-            "bytes": loaded.bytes,
-            "sha256": loaded.sha256,
-        },
+        source=_file_source(p, loaded, trust),
         type_name=type(loaded.value).__name__,
-        description=f"{describe_value(loaded.value)}, {description}",
+        description=f"{describe_value(loaded.value)}, {description}{_read_as(loaded)}",
         seconds=loaded.seconds,
         value=loaded.value,
         sha256_future=loaded.sha256_future,
     )
+
+
+def _file_source(path: Path, loaded: Loaded, trust: bool) -> dict[str, Any]:
+    """The record of where an injected file came from (what replay and exports read)."""
+    source: dict[str, Any] = {
+        "kind": "file",
+        "path": str(path.resolve()),
+        "format": loaded.format,
+        "bytes": loaded.bytes,
+        "sha256": loaded.sha256,
+    }
+    if loaded.encoding:
+        source["encoding"] = loaded.encoding
+    if trust:
+        source["trusted"] = True  # pickled contents were allowed to load
+    return source
+
+
+def _read_as(loaded: Loaded) -> str:
+    return f", read as {loaded.encoding}" if loaded.encoding else ""
 
 
 def content_sha256(obj: Any) -> str | None:
@@ -268,7 +315,14 @@ async def inject_spec(
     if isinstance(spec, str):
         spec = parse_inject_spec(spec)
     if spec.is_package:
+        if spec.encoding:
+            raise DataIOError(f"{spec.source}: an encoding applies to a text file, not a package")
         return await inject_package(runtime, spec.source, spec.name, allow_shadow=allow_shadow)
     return await inject_file(
-        runtime, spec.source, spec.name, trust=trust, allow_shadow=allow_shadow
+        runtime,
+        spec.source,
+        spec.name,
+        trust=trust,
+        allow_shadow=allow_shadow,
+        encoding=spec.encoding,
     )

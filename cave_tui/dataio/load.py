@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from cave_tui.dataio.encoding import check_encoding, detect_encoding
 from cave_tui.dataio.errors import DataIOError, LoadCancelled, TrustRequiredError
 from cave_tui.dataio.formats import Format, detect_format, sniff
 from cave_tui.dataio.progress import CancelLike, Monitor, ProgressCallback
@@ -54,6 +55,7 @@ class Loaded:
     sha256: str | None
     seconds: float
     sha256_future: concurrent.futures.Future[str] | None = field(default=None, repr=False)
+    encoding: str | None = None  # a text file's encoding when it is not UTF-8
 
     @property
     def description(self) -> str:
@@ -273,16 +275,18 @@ def _load_feather(path: Path, m: Monitor, trust: bool) -> Any:
     return table.to_pandas()
 
 
-def _load_delimited(path: Path, m: Monitor, sep: str) -> Any:
+def _load_delimited(path: Path, m: Monitor, sep: str, encoding: str | None) -> Any:
     import pandas as pd
 
     compression: Literal["gzip"] | None = "gzip" if _is_gz(path) else None
     if path.stat().st_size <= SMALL_FILE:
         m.check()
-        return pd.read_csv(path, sep=sep, compression=compression)
+        return pd.read_csv(path, sep=sep, compression=compression, encoding=encoding)
     chunks = []
     with _open_tracked_report(path, m) as (f, tracked):
-        reader = pd.read_csv(f, sep=sep, chunksize=CSV_CHUNK_ROWS, compression=compression)
+        reader = pd.read_csv(
+            f, sep=sep, chunksize=CSV_CHUNK_ROWS, compression=compression, encoding=encoding
+        )
         with reader:
             for chunk in reader:
                 chunks.append(chunk)
@@ -293,15 +297,15 @@ def _load_delimited(path: Path, m: Monitor, sep: str) -> Any:
     return pd.concat(chunks, ignore_index=True)
 
 
-def _load_csv(path: Path, m: Monitor, trust: bool) -> Any:
-    return _load_delimited(path, m, ",")
+def _load_csv(path: Path, m: Monitor, encoding: str | None) -> Any:
+    return _load_delimited(path, m, ",", encoding)
 
 
-def _load_tsv(path: Path, m: Monitor, trust: bool) -> Any:
-    return _load_delimited(path, m, "\t")
+def _load_tsv(path: Path, m: Monitor, encoding: str | None) -> Any:
+    return _load_delimited(path, m, "\t", encoding)
 
 
-def _load_json(path: Path, m: Monitor, trust: bool) -> Any:
+def _load_json(path: Path, m: Monitor, encoding: str | None) -> Any:
     with _open_tracked_report(path, m, decompress=_is_gz(path)) as (f, tracked):
         parts = []
         while block := f.read(BLOCK):
@@ -310,17 +314,15 @@ def _load_json(path: Path, m: Monitor, trust: bool) -> Any:
     data = b"".join(parts)
     m.report(1, 1, "files", stage="converting")
     try:
-        return json.loads(data)
+        return json.loads(data.decode(encoding) if encoding else data)
     except json.JSONDecodeError as exc:
         raise DataIOError(
             f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
             path=path,
         ) from None
-    except UnicodeDecodeError as exc:
-        raise DataIOError(f"{path}: not UTF-8 text ({exc.reason})", path=path) from None
 
 
-def _load_jsonl(path: Path, m: Monitor, trust: bool) -> Any:
+def _load_jsonl(path: Path, m: Monitor, encoding: str | None) -> Any:
     records = []
     with _open_tracked_report(path, m, decompress=_is_gz(path)) as (f, tracked):
         for lineno, line in enumerate(f, 1):
@@ -329,7 +331,7 @@ def _load_jsonl(path: Path, m: Monitor, trust: bool) -> Any:
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                records.append(json.loads(line.decode(encoding) if encoding else line))
             except json.JSONDecodeError as exc:
                 raise DataIOError(
                     f"{path}: line {lineno} is not valid JSON ({exc.msg}, column {exc.colno})",
@@ -450,13 +452,16 @@ def _load_excel(path: Path, m: Monitor, trust: bool) -> Any:
     return out[sheets[0]] if len(sheets) == 1 else out
 
 
-LOADERS: dict[str, Callable[[Path, Monitor, bool], Any]] = {
-    "parquet": _load_parquet,
-    "feather": _load_feather,
+# Text formats take the file's encoding (None: UTF-8) instead of the trust flag.
+TEXT_LOADERS: dict[str, Callable[[Path, Monitor, str | None], Any]] = {
     "csv": _load_csv,
     "tsv": _load_tsv,
     "json": _load_json,
     "jsonl": _load_jsonl,
+}
+LOADERS: dict[str, Callable[[Path, Monitor, bool], Any]] = {
+    "parquet": _load_parquet,
+    "feather": _load_feather,
     "npy": _load_npy,
     "npz": _load_npz,
     "pickle": _load_pickle,
@@ -482,8 +487,12 @@ def load_file(
     cancel: CancelLike = None,
     progress: ProgressCallback | None = None,
     compute_sha256: bool | str = True,
+    encoding: str | None = None,
 ) -> Loaded:
     """Load *path* by its format. Raises `DataIOError` (or a subclass) with a clear message.
+
+    A text file (CSV, TSV, JSON, JSON Lines) is read as *encoding* when given, else as
+    UTF-8 or, when its bytes are not UTF-8, as the encoding they suggest (`Loaded.encoding`).
 
     Blocking: run it on a worker thread (see `load_file_async`). Set *cancel* to stop
     it between chunks (`LoadCancelled` is raised); *progress* receives `Progress`.
@@ -496,6 +505,10 @@ def load_file(
     fmt_obj = detect_format(path, fmt)
     p = Path(path).expanduser()
     require_trust(p, fmt_obj, trust)
+    if fmt_obj.text:
+        encoding = check_encoding(encoding, str(p)) if encoding else detect_encoding(p)
+    else:
+        encoding = None
     monitor = Monitor(cancel, progress, str(p))
     monitor.check()
     background = compute_sha256 == "background"
@@ -503,7 +516,7 @@ def load_file(
     # it starts once the value is ready, so it does not compete with the parser's threads.
     hasher = _BackgroundHash(p, Monitor()) if compute_sha256 and not background else None
     try:
-        value = _read_value(p, fmt_obj, monitor, trust)
+        value = _read_value(p, fmt_obj, monitor, trust, encoding)
     except BaseException:
         if hasher is not None:
             hasher.stop()
@@ -519,15 +532,26 @@ def load_file(
         sha256=sha,
         seconds=time.perf_counter() - started,
         sha256_future=hasher.future if hasher is not None else None,
+        encoding=encoding,
     )
 
 
-def _read_value(p: Path, fmt_obj: Format, monitor: Monitor, trust: bool) -> Any:
+def _read_value(
+    p: Path, fmt_obj: Format, monitor: Monitor, trust: bool, encoding: str | None
+) -> Any:
     """Run the format's loader, turning library exceptions into `DataIOError`s."""
     try:
+        if fmt_obj.name in TEXT_LOADERS:
+            return TEXT_LOADERS[fmt_obj.name](p, monitor, encoding)
         return LOADERS[fmt_obj.name](p, monitor, trust)
     except DataIOError:
         raise
+    except UnicodeDecodeError as exc:
+        raise DataIOError(
+            f"{p}: not {encoding or 'UTF-8'} text ({exc.reason}); give its encoding as "
+            "PATH:encoding=NAME (e.g. cp1252, latin-1)",
+            path=p,
+        ) from None
     except MemoryError:
         raise DataIOError(f"{p}: not enough memory to load it", path=p) from None
     except OSError as exc:

@@ -13,6 +13,13 @@ from cave_tui.dataio.errors import DataIOError, InvalidNameError, NameConflictEr
 from cave_tui.dataio.formats import stem_of
 
 BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
+# Names the agent binds in the namespace itself (its tools): data bound there would be
+# replaced by the tool, or break it. The same names as `cave_tui.agent.final_answer.FINAL_NAME`
+# and `cave_tui.skills.runtime_bridge.ACTIVATE_NAME` (a test keeps them in step).
+RESERVED_NAMES: dict[str, str] = {
+    "final_answer": "the agent's tool that ends its turn",
+    "activate_skill": "the agent's tool that loads a skill",
+}
 
 
 def identifier_from(text: str, fallback: str = "data") -> str:
@@ -41,7 +48,8 @@ def check_name(name: object, existing: Iterable[str] = (), *, allow_shadow: bool
     otherwise.
 
     A conflict (shadowing a builtin or replacing an existing variable) is a separate
-    error so the caller can ask the user and retry with `allow_shadow=True`.
+    error so the caller can ask the user and retry with `allow_shadow=True`; a name the
+    agent reserves for its tools is invalid whatever *allow_shadow* says.
     """
     if not isinstance(name, str) or not name.isidentifier():
         suggestion = identifier_from(str(name))
@@ -55,6 +63,11 @@ def check_name(name: object, existing: Iterable[str] = (), *, allow_shadow: bool
         raise InvalidNameError(
             f"{name!r} starts with an underscore: such names are hidden from the agent; "
             f"try {name.lstrip('_') or 'data'!r}"
+        )
+    if name in RESERVED_NAMES:
+        raise InvalidNameError(
+            f"{name!r} is reserved: it is {RESERVED_NAMES[name]}, which would replace what "
+            f"is bound there; try {name + '_data'!r}"
         )
     if allow_shadow:
         return name

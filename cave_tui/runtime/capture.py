@@ -10,6 +10,7 @@ cell ends.
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import warnings
@@ -19,6 +20,9 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 DEFAULT_CAPTURE_CHARS = 200_000
+# What stands for the characters a capture drops (the kernel's bootstrap writes the same).
+DROPPED_MARKER = "\n[… {n:,} characters of output dropped …]\n"
+DROPPED_MARKER_RE = re.compile(r"\n\[… [\d,]+ characters of output dropped …\]\n")
 
 
 class OutputCapture:
@@ -80,7 +84,7 @@ class OutputCapture:
                 tail = tail[-self.limit :]
             dropped = self.total - len(head) - len(tail)
         if dropped > 0:
-            return f"{head}\n[… {dropped:,} characters of output dropped …]\n{tail}"
+            return head + DROPPED_MARKER.format(n=dropped) + tail
         return head + tail
 
 

@@ -1,16 +1,21 @@
 """Export a session as a Jupyter notebook (nbformat) or a Python script (percent cells).
 
-Conversation turns become Markdown cells, each executed cell a code cell with the
-recorded output (stdout, or the error). Injected data becomes a code cell that
-loads it from its source, so the exported notebook runs on its own.
+Conversation turns become Markdown cells, each cell that ran a code cell with the
+recorded output (stdout, or the error; a cell that raised is tagged `raises-exception`).
+A cell that did not run to its end in the session (cut short, blocked, refused, skipped)
+is shown as Markdown, never run. Injected and loaded data becomes a code cell that
+loads it from its source without cave (`setup_code`), so the notebook runs on its own.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
+from cave_tui.agent.final_answer import FINAL_NAME
 from cave_tui.dataio.atomic import atomic_write_text
+from cave_tui.session.cell_fate import RAISES_TAG, CellFate, Fate, cell_fate
 from cave_tui.session.reader import (
     RecordedStep,
     RecordedTurn,
@@ -21,65 +26,13 @@ from cave_tui.session.reader import (
     read_session,
     recorded_turns,
 )
+from cave_tui.session.setup_code import FINAL_ANSWER_CODE, FINAL_ANSWER_NOTE, setup_code
+
+__all__ = ["export_session", "setup_code", "to_notebook", "to_script"]
 
 EDITED_NOTE = "*The user edited the model's code before it ran; this is what ran.*"
-SKIPPED_NOTE = "*The user skipped this code; it did not run:*"
 USER_CELL_NOTE = "**User** ran their own code (a `!` cell):"
 INTERRUPTED_NOTE = "*(interrupted before it finished)*"
-
-LOADERS = {
-    "parquet": "pd.read_parquet({path!r})",
-    "feather": "pd.read_feather({path!r})",
-    "csv": "pd.read_csv({path!r})",
-    "tsv": "pd.read_csv({path!r}, sep='\\t')",
-    "json": "json.load(open({path!r}))",
-    "jsonl": "pd.read_json({path!r}, lines=True)",
-    "npy": "np.load({path!r})",
-    "npz": "dict(np.load({path!r}))",
-    "pickle": "pickle.load(open({path!r}, 'rb'))",
-    "dill": "dill.load(open({path!r}, 'rb'))",
-    "excel": "pd.read_excel({path!r})",
-}
-IMPORTS = {
-    "parquet": "import pandas as pd",
-    "feather": "import pandas as pd",
-    "csv": "import pandas as pd",
-    "tsv": "import pandas as pd",
-    "jsonl": "import pandas as pd",
-    "excel": "import pandas as pd",
-    "json": "import json",
-    "npy": "import numpy as np",
-    "npz": "import numpy as np",
-    "pickle": "import pickle",
-    "dill": "import dill",
-}
-
-
-def setup_code(record: dict[str, Any]) -> tuple[str, str]:
-    """(markdown note, code) reproducing one injection or load."""
-    if record.get("type") == "load":
-        path = record.get("path")
-        code = (
-            "from cave_tui.dataio import read_dump\n"
-            f"globals().update(read_dump({path!r}, trust=True).values)"
-        )
-        return f"*Namespace loaded from the dump `{path}`.*", code
-    name = record["name"]
-    source = record.get("source") or {}
-    if source.get("kind") == "package":
-        module, attr = source.get("module"), source.get("attr")
-        code = f"from {module} import {attr}" + (f" as {name}" if attr != name else "")
-        version = f" {source['version']}" if source.get("version") else ""
-        return (
-            f"*`{name}`: `{module}.{attr}` from the `{source.get('package')}{version}` package.*",
-            code,
-        )
-    fmt = source.get("format", "")
-    path = source.get("path", "")
-    loader = LOADERS.get(fmt, "pickle.load(open({path!r}, 'rb'))").format(path=path)
-    code = f"{IMPORTS.get(fmt, 'import pickle')}\n{name} = {loader}"
-    sha = source.get("sha256") or ""
-    return f"*`{name}` loaded from `{path}` ({fmt}, sha256 `{sha[:12]}…`).*", code
 
 
 def _prose(reply: str) -> str:
@@ -107,8 +60,7 @@ def _outputs(outcome: dict[str, Any] | None) -> list[Any]:
     text = str(outcome.get("output") or "")
     if text:
         outputs.append(new_output("stream", name="stdout", text=text))
-    kind = outcome.get("type")
-    if kind == "execution_error":
+    if outcome.get("type") == "execution_error":
         error = str(outcome.get("error") or "")
         last = error.strip().splitlines()[-1] if error.strip() else ""
         ename = str(outcome.get("error_type") or "Error")
@@ -116,24 +68,48 @@ def _outputs(outcome: dict[str, Any] | None) -> list[Any]:
         outputs.append(
             new_output("error", ename=ename, evalue=evalue, traceback=error.splitlines())
         )
-    elif kind == "security_error":
-        outputs.append(
-            new_output(
-                "error",
-                ename="SecurityError",
-                evalue="blocked by the security policy; the code did not run",
-                traceback=str(outcome.get("content", "")).splitlines(),
-            )
-        )
     return outputs
+
+
+def _fence(text: str, lang: str = "") -> str:
+    """*text* in a Markdown code fence longer than any run of backticks inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
+
+
+def _recorded_text(outcome: dict[str, Any] | None) -> str:
+    """What the session showed for a cell that is not run again: output, error, violations."""
+    if outcome is None:
+        return ""
+    if outcome.get("type") == "security_error":
+        rules = [f"- {v.get('message', v.get('rule', ''))}" for v in outcome.get("violations", [])]
+        return "\n".join(rules) or str(outcome.get("content") or "")
+    text = str(outcome.get("output") or "")
+    error = str(outcome.get("error") or "").strip()
+    return (text.rstrip("\n") + "\n" + error).strip() if error else text.strip()
+
+
+def _shown(code: str, fate: Fate, outcome: dict[str, Any] | None) -> str:
+    """The Markdown standing for a cell that is not run again: why, the code, what it showed."""
+    note = f"*{fate.reason[:1].upper()}{fate.reason[1:]}:*"
+    text = f"{note}\n\n{_fence(code, 'python')}"
+    recorded = _recorded_text(outcome)
+    if recorded:
+        text += f"\n\nIn the session:\n\n{_fence(recorded, 'text')}"
+    return text
 
 
 def _user_cell_note(cell: UserCell) -> str:
     return USER_CELL_NOTE + ("" if cell.outcome is not None else f" {INTERRUPTED_NOTE}")
 
 
-def _skipped_markdown(step: RecordedStep) -> str:
-    return f"{SKIPPED_NOTE}\n\n```python\n{(step.code or '').rstrip()}\n```"
+def _step_fate(step: RecordedStep) -> Fate:
+    return cell_fate(step.outcome, step.run, step.refused_by)
+
+
+def _calls_final_answer(code: str, fate: Fate) -> bool:
+    return fate.runs and FINAL_NAME in code
 
 
 def _header(data: SessionData) -> str:
@@ -151,7 +127,7 @@ def _header(data: SessionData) -> str:
 
 
 def to_notebook(session: str | Path | SessionData) -> Any:
-    """The session as an nbformat v4 notebook (validated)."""
+    """The session as an nbformat v4 notebook (validated) that runs again top to bottom."""
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
@@ -159,13 +135,21 @@ def to_notebook(session: str | Path | SessionData) -> Any:
     turns, trailing = recorded_turns(data)
     cells = [new_markdown_cell(_header(data))]
     count = 0
+    needs_final_answer = False
 
-    def add_code(code: str, outcome: dict[str, Any] | None, metadata: dict[str, Any]) -> None:
-        nonlocal count
+    def add_cell(
+        code: str, outcome: dict[str, Any] | None, fate: Fate, metadata: dict[str, Any]
+    ) -> None:
+        nonlocal count, needs_final_answer
+        if not fate.runs:
+            cells.append(new_markdown_cell(_shown(code, fate, outcome)))
+            return
+        needs_final_answer = needs_final_answer or _calls_final_answer(code, fate)
+        if fate.kind is CellFate.RAISED:
+            metadata = {**metadata, "tags": [*metadata.get("tags", []), RAISES_TAG]}
         count += 1
-        outputs = _outputs(outcome)
         cell = new_code_cell(
-            code.rstrip("\n"), execution_count=count, outputs=outputs, metadata=metadata
+            code.rstrip("\n"), execution_count=count, outputs=_outputs(outcome), metadata=metadata
         )
         cells.append(cell)
 
@@ -173,7 +157,8 @@ def to_notebook(session: str | Path | SessionData) -> Any:
         for item in items:
             if isinstance(item, UserCell):
                 cells.append(new_markdown_cell(_user_cell_note(item)))
-                add_code(item.code, item.outcome, {"cave": {"by": "user"}, "tags": ["user"]})
+                metadata = {"cave": {"by": "user"}, "tags": ["user"]}
+                add_cell(item.code, item.outcome, cell_fate(item.outcome), metadata)
                 continue
             note, code = setup_code(item)
             cells.append(new_markdown_cell(note))
@@ -186,14 +171,13 @@ def to_notebook(session: str | Path | SessionData) -> Any:
             prose = _prose(step.reply) if step.reply else ""
             if prose:
                 cells.append(new_markdown_cell(f"**cave:** {prose}"))
-            if step.code and step.run is StepRun.SKIPPED:
-                cells.append(new_markdown_cell(_skipped_markdown(step)))
-            elif step.code:
+            if step.code:
+                fate = _step_fate(step)
                 metadata: dict[str, Any] = {}
                 if step.run is StepRun.EDITED:
                     cells.append(new_markdown_cell(EDITED_NOTE))
                     metadata = {"cave": {"edited": True, "model_code": step.proposed}}
-                add_code(step.code, step.outcome, metadata)
+                add_cell(step.code, step.outcome, fate, metadata)
             if step.error is not None:
                 cells.append(new_markdown_cell(f"*Model error:* {step.error.get('content', '')}"))
         answer = _answer(turn)
@@ -202,6 +186,8 @@ def to_notebook(session: str | Path | SessionData) -> Any:
         if turn.status not in (None, "completed"):
             cells.append(new_markdown_cell(f"*Turn ended: {turn.status}.*"))
     add_setup(trailing)
+    if needs_final_answer:
+        cells[1:1] = [new_markdown_cell(FINAL_ANSWER_NOTE), new_code_cell(FINAL_ANSWER_CODE)]
     nb = new_notebook(
         cells=cells,
         metadata={
@@ -222,15 +208,16 @@ def _indent(code: str) -> str:
     return "\n".join(f"    {line}" for line in code.rstrip().splitlines())
 
 
-def _script_cell(code: str, outcome: dict[str, Any] | None, max_output_lines: int) -> str:
+def _script_cell(
+    code: str, outcome: dict[str, Any] | None, max_output_lines: int, fate: Fate
+) -> str:
     """A `# %%` cell with its recorded output as comments (cut to *max_output_lines*)."""
-    block = f"# %%\n{code.rstrip()}"
+    tags = f' tags=["{RAISES_TAG}"]' if fate.kind is CellFate.RAISED else ""
+    block = f"# %%{tags}\n{code.rstrip()}"
     outcome = outcome or {}
     shown = str(outcome.get("output") or "")
     if outcome.get("type") == "execution_error":
         shown += str(outcome.get("error") or "")
-    if outcome.get("type") == "security_error":
-        shown += "blocked by the security policy; the code did not run"
     lines = shown.rstrip().splitlines()
     if len(lines) > max_output_lines:
         hidden = len(lines) - max_output_lines
@@ -240,18 +227,40 @@ def _script_cell(code: str, outcome: dict[str, Any] | None, max_output_lines: in
     return block
 
 
+def _script_shown(code: str, fate: Fate, outcome: dict[str, Any] | None) -> str:
+    """A Markdown cell (comments) standing for a cell that is not run again."""
+    note = f"{fate.reason[:1].upper()}{fate.reason[1:]}:\n\n{_indent(code)}"
+    recorded = _recorded_text(outcome)
+    if recorded:
+        note += f"\n\nIn the session:\n\n{_indent(recorded)}"
+    return f"# %% [markdown]\n{_comment(note)}"
+
+
 def to_script(session: str | Path | SessionData, *, max_output_lines: int = 40) -> str:
-    """The session as a Python script with `# %%` cells; outputs follow as comments."""
+    """The session as a Python script with `# %%` cells; outputs follow as comments.
+
+    Cells follow the notebook's rules: one that raised is tagged `raises-exception`, one
+    that did not run to its end is a Markdown cell of comments.
+    """
     data = session if isinstance(session, SessionData) else read_session(session)
     turns, trailing = recorded_turns(data)
     parts = [_comment(_header(data).replace("# ", "", 1))]
+    needs_final_answer = False
+
+    def add_cell(code: str, outcome: dict[str, Any] | None, fate: Fate) -> None:
+        nonlocal needs_final_answer
+        if not fate.runs:
+            parts.append(_script_shown(code, fate, outcome))
+            return
+        needs_final_answer = needs_final_answer or _calls_final_answer(code, fate)
+        parts.append(_script_cell(code, outcome, max_output_lines, fate))
 
     def add_setup(items: list[SetupItem]) -> None:
         for item in items:
             if isinstance(item, UserCell):
                 note = _user_cell_note(item).replace("**", "")
                 parts.append(f"# %% [markdown]\n{_comment(note)}")
-                parts.append(_script_cell(item.code, item.outcome, max_output_lines))
+                add_cell(item.code, item.outcome, cell_fate(item.outcome))
                 continue
             note, code = setup_code(item)
             parts.append(f"# %% [markdown]\n{_comment(note)}\n\n# %%\n{code}")
@@ -263,17 +272,18 @@ def to_script(session: str | Path | SessionData, *, max_output_lines: int = 40) 
             prose = _prose(step.reply) if step.reply else ""
             if prose:
                 parts.append(f"# %% [markdown]\n{_comment('cave: ' + prose)}")
-            if step.code and step.run is StepRun.SKIPPED:
-                note = f"{SKIPPED_NOTE}\n\n{_indent(step.code)}"
-                parts.append(f"# %% [markdown]\n{_comment(note)}")
-            elif step.code:
-                if step.run is StepRun.EDITED:
+            if step.code:
+                fate = _step_fate(step)
+                if step.run is StepRun.EDITED and fate.runs:
                     parts.append(f"# %% [markdown]\n{_comment(EDITED_NOTE)}")
-                parts.append(_script_cell(step.code, step.outcome, max_output_lines))
+                add_cell(step.code, step.outcome, fate)
         answer = _answer(turn)
         if answer:
             parts.append(f"# %% [markdown]\n{_comment('cave: ' + answer)}")
     add_setup(trailing)
+    if needs_final_answer:
+        stub = f"# %% [markdown]\n{_comment(FINAL_ANSWER_NOTE)}\n\n# %%\n{FINAL_ANSWER_CODE}"
+        parts.insert(1, stub)
     return "\n\n".join(parts) + "\n"
 
 

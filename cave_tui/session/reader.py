@@ -7,7 +7,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from cave_tui.agent.events import USER_AGENT, CodeSource, NoticeKind
+from cave_tui.agent.events import USER_AGENT, CodeSource, InterventionKind, NoticeKind
 from cave_tui.session.log import ReadReport, read_records
 from cave_tui.session.store import EVENTS, SessionError, read_meta
 
@@ -57,11 +57,12 @@ def rebuild_history(records: list[dict[str, Any]]) -> list[dict[str, str]]:
 
 
 class StepRun(StrEnum):
-    """What became of a step's code: approval mode can edit or skip it."""
+    """What became of a step's code: approval mode can edit or skip it, a policy refuse it."""
 
     AS_WRITTEN = "as_written"  # the model's code ran (or was about to)
     EDITED = "edited"  # the user's edit ran instead of the model's code
     SKIPPED = "skipped"  # the user skipped it: nothing ran
+    REFUSED = "refused"  # a policy of the agent refused it: nothing ran
 
 
 @dataclass
@@ -73,6 +74,7 @@ class RecordedStep:
     outcome: dict[str, Any] | None = None  # execution_output / execution_error / security_error
     run: StepRun = StepRun.AS_WRITTEN
     proposed: str | None = None  # the model's code, when the user edited it
+    refused_by: str | None = None  # the policy that refused the code (run is REFUSED)
 
     def add_code(self, record: dict[str, Any]) -> None:
         """Take a `code` record: the first is the model's, a later one the user's edit."""
@@ -124,6 +126,15 @@ class RecordedTurn:
         return [self.steps[k] for k in sorted(self.steps)]
 
 
+def _refuses(record: dict[str, Any], step: RecordedStep) -> bool:
+    """An intervention that kept the step's code from running: a refusal, or a rewind
+    before the cell (a rewind after a cell that ran follows its outcome)."""
+    kind = record.get("kind")
+    if kind == InterventionKind.REFUSE:
+        return step.code is not None
+    return kind == InterventionKind.REWIND and step.code is not None and step.outcome is None
+
+
 def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[SetupItem]]:
     """The turns in order, and what happened after the last turn (injections, user cells).
 
@@ -169,6 +180,10 @@ def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[SetupIte
             turn.step(step_no).add_code(record)
         elif kind == "notice" and record.get("kind") == NoticeKind.CODE_SKIPPED:
             turn.step(step_no).run = StepRun.SKIPPED
+        elif kind == "intervention" and _refuses(record, turn.step(step_no)):
+            step = turn.step(step_no)
+            step.run = StepRun.REFUSED
+            step.refused_by = str(record.get("policy") or "") or None
         elif kind in OUTCOME_TYPES:
             turn.step(step_no).outcome = record
         elif kind == "final_response":

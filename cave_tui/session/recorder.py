@@ -372,8 +372,10 @@ class SessionRecorder:
         if self._pending_hashes:
             concurrent.futures.wait(list(self._pending_hashes), timeout)
 
-    def record_load(self, dump: Any, manifest_sha256: str | None = None) -> None:
-        """Log a `--load DIR` / dump restore."""
+    def record_load(
+        self, dump: Any, manifest_sha256: str | None = None, *, trusted: bool | None = None
+    ) -> None:
+        """Log a `--load DIR` / dump restore; *trusted*: its pickles were allowed to load."""
         self.record(
             {
                 "type": "load",
@@ -381,6 +383,7 @@ class SessionRecorder:
                 "path": str(dump.directory),
                 "names": list(dump.names),
                 "manifest_sha256": manifest_sha256,
+                "trusted": trusted,
             },
             sync=True,
         )

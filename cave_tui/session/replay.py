@@ -172,7 +172,15 @@ async def redo_setup(record: dict[str, Any], runtime: Any, *, trust: bool = Fals
     want = source.get("sha256")
     if want and file_sha256(path) != want:
         raise ReplayError(f"{path} changed since the recording (sha256 differs); not replaying")
-    await inject_file(runtime, path, name, trust=trust, allow_shadow=True, fmt=source.get("format"))
+    await inject_file(
+        runtime,
+        path,
+        name,
+        trust=trust,
+        allow_shadow=True,
+        fmt=source.get("format"),
+        encoding=source.get("encoding"),
+    )
     return [name]
 
 

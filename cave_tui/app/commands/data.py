@@ -46,8 +46,8 @@ def progress_line(p: Any, label: str) -> str:
 # -- /inject ---------------------------------------------------------------------------------
 @registry.command(
     "inject",
-    "Load a file (or pkg:MODULE.ATTR) into the namespace",
-    "PATH [as NAME]",
+    "Load a file (or pkg:MODULE.ATTR) into the namespace; PATH:encoding=ENC for a text file",
+    "PATH[:encoding=ENC] [as NAME]",
     min_args=1,
     max_args=3,
 )
@@ -63,13 +63,17 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
     )
 
     if len(args) == 2 or (len(args) == 3 and args[1].lower() != "as"):
-        raise CommandError("usage: /inject PATH [as NAME]")
+        raise CommandError("usage: /inject PATH[:encoding=ENC] [as NAME]")
     try:
-        spec = parse_inject_spec(args[0]) if len(args) == 1 else None
+        spec = parse_inject_spec(args[0])
     except DataIOError as exc:
         raise CommandError(str(exc)) from None
-    source = spec.source if spec else args[0]
-    name = spec.name if spec else args[2]
+    if len(args) == 3 and spec.name:
+        raise CommandError(f"two names for {spec.source}: {spec.name} and {args[2]}")
+    source = spec.source
+    name = spec.name if len(args) == 1 else args[2]
+    if spec.is_package and spec.encoding:
+        raise CommandError(f"{source}: an encoding applies to a text file, not a package")
     trust = allow_shadow = False
     for _ in range(MAX_CONFIRMS + 1):
         try:
@@ -85,6 +89,7 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
                     trust=trust,
                     allow_shadow=allow_shadow,
                     progress=functools.partial(ctx.ui.progress, label=Path(source).name),
+                    encoding=spec.encoding,
                 )
             break
         except NameConflictError as exc:

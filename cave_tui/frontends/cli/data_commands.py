@@ -21,11 +21,12 @@ from typing import Annotated, Any
 import typer
 
 from cave_tui.app.services import AppServices
-from cave_tui.app.startup import DataOptions, StartupError, install
+from cave_tui.app.startup import DataOptions, StartupError, abort_start, install
 
 __all__ = ["DataOptions", "data_options", "normalize_argv", "register_data_commands", "run_task"]
 
 EXIT_STARTUP = 2  # a pre-seed file could not be loaded, a session could not be resumed
+EXIT_INTERRUPTED = 128 + signal.SIGINT  # Ctrl+C during the start-up
 
 
 _OPTIONS: list[tuple[str, Any, Any]] = [
@@ -35,7 +36,8 @@ _OPTIONS: list[tuple[str, Any, Any]] = [
             list[str] | None,
             typer.Option(
                 "--inject",
-                help="Load PATH[:NAME] (or pkg:MODULE.ATTR[:NAME]) into the namespace; repeatable.",
+                help="Load PATH[:NAME][:encoding=ENC] (or pkg:MODULE.ATTR[:NAME]) into the "
+                "namespace; repeatable.",
             ),
         ],
         None,
@@ -165,6 +167,11 @@ async def run_task(
         report(f"cave: cannot start: {exc}", error=True)
         await services.shutdown()
         return EXIT_STARTUP
+    except asyncio.CancelledError:  # Ctrl+C while the namespace was being pre-seeded
+        interrupted = await abort_start(services)
+        report(f"cave: {interrupted}", error=True, kind="interrupted")
+        await services.shutdown()
+        return EXIT_INTERRUPTED
     recorder = features.recorder
     recorder.on_warning = lambda text: report(f"cave: {text}")
     for text in services.notices:  # a resumed session's summary, skills skipped, …

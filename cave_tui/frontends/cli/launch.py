@@ -13,6 +13,8 @@ from typing import Any
 
 import typer
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl+C stopped the start-up
+
 
 def build_model(spec: str | None, api_base: str | None) -> Any:
     from cave_tui.models import model_from_spec
@@ -54,7 +56,7 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
     *flags* holds every command-line option by name; settings are picked from it,
     the rest (e.g. data flags) is left for the features that read `services.flags`.
     """
-    from cave_tui.app.config import POLICIES, load_config
+    from cave_tui.app.config import POLICIES, SETTINGS, check_setting, load_config
     from cave_tui.app.services import AppServices
 
     config = load_config(flags)
@@ -69,6 +71,13 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
             f"unknown policy {flags['policy']!r}: use one of {', '.join(POLICIES)}",
             param_hint="--policy",
         )
+    for name, value in flags.items():  # a bad flag stops the start (a bad file setting warns)
+        if value is not None and name in SETTINGS and name != "policies":
+            try:
+                check_setting(name, value)
+            except ValueError as exc:
+                hint = "--" + name.replace("_", "-")
+                raise typer.BadParameter(str(exc), param_hint=hint) from None
     if flags.get("policies") is not None:
         from cave_tui.agent.policies.presets import UnknownPolicyError, policy_names
 
@@ -115,11 +124,15 @@ def open_session(
 
 
 def _guarded(services: Any, body: Any) -> int:
-    """Run a front end; after an unhandled error the exit hooks still run (status crashed)."""
-    from cave_tui.app.startup import StartupError
+    """Run a front end; after an unhandled error the exit hooks still run (status crashed).
+    Ctrl+C during the start-up is said and exits 130."""
+    from cave_tui.app.startup import StartupError, StartupInterrupted
 
     try:
         return int(body() or 0)
+    except StartupInterrupted as exc:
+        typer.echo(f"cave: {exc}", err=True)
+        return EXIT_INTERRUPTED
     except (StartupError, KeyboardInterrupt):
         raise
     except Exception:
@@ -144,9 +157,15 @@ def open_app(
     from cave_tui.frontends.tui.app import CaveApp
 
     async def main() -> int:
+        from cave_tui.app.startup import abort_start
+
         try:
             if prepare:
-                await services.start()
+                try:
+                    await services.start()
+                except asyncio.CancelledError:  # Ctrl+C during the start-up
+                    typer.echo(f"cave: {await abort_start(services)}", err=True)
+                    return EXIT_INTERRUPTED
             app = CaveApp(services)
             if replay is not None:
                 app.startup_replay = replay

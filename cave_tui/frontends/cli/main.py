@@ -65,7 +65,8 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
     # data and sessions, wired by cave_tui.app.startup
     "inject": (
         ("--inject",),
-        "Load PATH[:NAME] (or pkg:MODULE.ATTR[:NAME]) into the namespace; repeatable.",
+        "Load PATH[:NAME][:encoding=ENC] (or pkg:MODULE.ATTR[:NAME]) into the namespace; "
+        "repeatable.",
         list,
     ),
     "load": (("--load",), "Restore a dump folder into the namespace.", str),

@@ -29,6 +29,7 @@ from cave_tui.app.commands.registry import Severity
 from cave_tui.app.config import history_path
 from cave_tui.app.console_front_end import ConsoleFrontEnd
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
+from cave_tui.app.startup import abort_start
 
 if TYPE_CHECKING:
     pass
@@ -120,6 +121,8 @@ async def run_python(services: AppServices, code: str, console: Console) -> None
                     console.print(Text(fold(output)))
             elif event.type is ev.EventType.EXECUTION_ERROR:
                 console.print(Text(fold(event.content.rstrip()), style="red"))
+            elif event.type is ev.EventType.NOTICE:
+                console.print(Text(event.content, style="yellow"))
 
     await _interruptible(consume(), console)
 
@@ -206,7 +209,12 @@ async def repl_main(
     if services.model is None:
         console.print(Markdown(NO_MODEL_HELP))
     try:
-        await services.start()
+        try:
+            await services.start()
+        except asyncio.CancelledError:
+            if stop.is_set():
+                raise
+            raise await abort_start(services) from None  # Ctrl+C during the start-up
         draw_transcript(console, services.transcript)
         services.transcript.clear()
         while not front_end.quit_requested and not stop.is_set():

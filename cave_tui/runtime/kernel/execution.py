@@ -163,6 +163,7 @@ class CellExecutor:
         elif outcome is CellOutcome.LOST:
             result.error = "the attached kernel stopped answering while running this cell"
             result.error_type = "KernelDied"
+            result.interrupted = True
         elif outcome is CellOutcome.STUCK:
             result.error = (
                 "the cell did not stop on interrupt and cave cannot kill an attached kernel; "
@@ -205,6 +206,7 @@ class CellExecutor:
                 f"\n{fatal}" if fatal else ""
             )
             result.error_type = "KernelDied"
+            result.interrupted = True  # the death cut the cell short
             if info is not None and info.oom_killed:
                 result.error_type = "MemoryError"
         try:
