@@ -15,18 +15,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-import yaml
 
-CAVE = str(Path(sys.executable).with_name("cave"))
-
-
-def _script(path: Path, replies: list[str]) -> str:
-    path.write_text(yaml.safe_dump(replies))
-    return f"scripted:{path}"
-
-
-def _code(src: str) -> str:
-    return f"```python\n{src}\n```"
+from tests.reliability.real_cave import CAVE, code, script
 
 
 def _cave(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -38,7 +28,7 @@ def _cave(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedPro
 
 def test_inject_names_are_checked_as_names(tmp_path):
     (tmp_path / "f.csv").write_text("a\n1\n")
-    model = _script(tmp_path / "m.yaml", ["hi"])
+    model = script(tmp_path / "m.yaml", ["hi"])
     done = _cave("run", "t", "--model", model, "--inject", "f.csv:1x", cwd=tmp_path)
     assert done.returncode == 2
     assert "invalid name" in done.stderr and "'1x' is not a valid Python name" in done.stderr
@@ -51,7 +41,7 @@ def test_inject_names_are_checked_as_names(tmp_path):
 
 def test_a_cp1252_csv_is_injected_read_as_cp1252(tmp_path):
     (tmp_path / "people.csv").write_bytes("name,city\nJosé,Zürich\n".encode("cp1252"))
-    model = _script(tmp_path / "m.yaml", [_code("print(people.city[0])"), "Zürich"])
+    model = script(tmp_path / "m.yaml", [code("print(people.city[0])"), "Zürich"])
     done = _cave("run", "t", "--model", model, "--inject", "people.csv", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr  # it was refused as binary data
     events = [json.loads(line) for line in done.stdout.splitlines()]
@@ -65,7 +55,7 @@ def test_a_cp1252_csv_is_injected_read_as_cp1252(tmp_path):
     ids=["run-0", "run-negative", "plain", "app"],
 )
 def test_max_steps_below_one_is_refused(tmp_path, front_end, steps):
-    model = _script(tmp_path / "m.yaml", ["hi"])
+    model = script(tmp_path / "m.yaml", ["hi"])
     done = _cave(*front_end, "--model", model, "--max-steps", steps, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "--max-steps" in done.stderr and f"at least 1, not {steps}" in done.stderr
@@ -88,7 +78,7 @@ data = [1, 2, 3]
 @pytest.mark.parametrize("front_end", [["run", "t"], ["--plain"]], ids=["run", "plain"])
 def test_ctrl_c_during_a_start_up_load_says_what_stopped(tmp_path, front_end):
     (tmp_path / "slowdata.py").write_text(SLOW_PACKAGE)
-    model = _script(tmp_path / "m.yaml", ["hi"])
+    model = script(tmp_path / "m.yaml", ["hi"])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
     proc = subprocess.Popen(
         [CAVE, *front_end, "--model", model, "--inject", "pkg:slowdata.data"],
@@ -114,9 +104,9 @@ def test_ctrl_c_during_a_start_up_load_says_what_stopped(tmp_path, front_end):
 
 
 def test_plain_tells_the_user_the_kernel_restarted_between_turns(tmp_path):
-    model = _script(
+    model = script(
         tmp_path / "m.yaml",
-        [_code("kept = 5\nprint('kept', kept)"), "noted", _code("print(kept + 1)"), "six"],
+        [code("kept = 5\nprint('kept', kept)"), "noted", code("print(kept + 1)"), "six"],
     )
     proc = subprocess.Popen(
         [CAVE, "--plain", "--kernel", "--model", model],

@@ -11,24 +11,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-import yaml
-
 from tests.helpers.dumps import entry_for, payload, rehash, replace_with_payload, write_manifest
-
-CAVE = str(Path(sys.executable).with_name("cave"))
-
-
-def _model(path: Path, replies: list[str]) -> str:
-    path.write_text(yaml.safe_dump(replies))
-    return f"scripted:{path}"
-
-
-def _code(src: str) -> str:
-    return f"```python\n{src}\n```"
+from tests.reliability.real_cave import CAVE, code, script
 
 
 def _cave(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -51,11 +38,11 @@ def _manifest_names(folder: Path) -> list[str]:
 def test_a_tampered_snapshot_pickle_never_runs_on_resume(isolated_dirs):
     tmp = isolated_dirs
     marker = tmp / "payload-ran"
-    first = _model(tmp / "m1.yaml", [_code("pair = (1, 'x' * 400)\nn = 5"), "done"])
+    first = script(tmp / "m1.yaml", [code("pair = (1, 'x' * 400)\nn = 5"), "done"])
     assert _cave("run", "make", "--model", first, "--sessions-dir", "s", cwd=tmp).returncode == 0
     snapshot = _snapshot(tmp / "s")
     replace_with_payload(snapshot, "pair", marker)  # the same size: only the sha256 differs
-    check = _model(tmp / "m2.yaml", [_code("print(n)"), "ok"])
+    check = script(tmp / "m2.yaml", [code("print(n)"), "ok"])
 
     # The manifest still describes the original: refused before a byte is unpickled.
     result = _cave("run", "go", "--model", check, "--sessions-dir", "s", "--resume", cwd=tmp)
@@ -81,9 +68,9 @@ def test_a_tampered_snapshot_pickle_never_runs_on_resume(isolated_dirs):
 
 def test_own_snapshot_pickles_resume_without_trust(isolated_dirs):
     tmp = isolated_dirs
-    first = _model(tmp / "m1.yaml", [_code("pair = (1, 2)"), "done"])
+    first = script(tmp / "m1.yaml", [code("pair = (1, 2)"), "done"])
     assert _cave("run", "make", "--model", first, "--sessions-dir", "s", cwd=tmp).returncode == 0
-    check = _model(tmp / "m2.yaml", [_code("print(pair)"), "ok"])
+    check = script(tmp / "m2.yaml", [code("print(pair)"), "ok"])
     result = _cave("run", "go", "--model", check, "--sessions-dir", "s", "--resume", cwd=tmp)
     assert result.returncode == 0, result.stderr
     assert "(1, 2)\n" in result.stdout and "not restored" not in result.stderr
@@ -103,7 +90,7 @@ def _payload_dump(folder: Path, marker: Path, **override: object) -> Path:
 def test_load_needs_trust_and_trust_never_covers_a_wrong_hash(isolated_dirs):
     tmp = isolated_dirs
     marker = tmp / "payload-ran"
-    model = _model(tmp / "m.yaml", [_code("print(n)"), "ok"])
+    model = script(tmp / "m.yaml", [code("print(n)"), "ok"])
     _payload_dump(tmp / "d", marker)
     result = _cave("run", "t", "--model", model, "--load", "d", cwd=tmp)
     assert result.returncode == 2
@@ -134,7 +121,7 @@ def test_a_malformed_manifest_stops_the_start_with_every_problem(isolated_dirs):
     ]
     write_manifest(d, entries)
     ran = tmp / "turn-ran"
-    model = _model(tmp / "m.yaml", [_code(f"open({str(ran)!r}, 'w')"), "ok"])
+    model = script(tmp / "m.yaml", [code(f"open({str(ran)!r}, 'w')"), "ok"])
     result = _cave("run", "t", "--model", model, "--load", "d", "--policy", "trusted", cwd=tmp)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
@@ -147,7 +134,7 @@ def test_a_malformed_manifest_stops_the_start_with_every_problem(isolated_dirs):
 def test_plain_load_refuses_a_broken_session_and_asks_before_unsealed_pickles(isolated_dirs):
     tmp = isolated_dirs
     marker = tmp / "payload-ran"
-    first = _model(tmp / "m1.yaml", [_code("pair = (1, 'x' * 400)\nn = 5"), "done"])
+    first = script(tmp / "m1.yaml", [code("pair = (1, 'x' * 400)\nn = 5"), "done"])
     for title in ("broken", "forged"):
         made = _cave("run", title, "--model", first, "--sessions-dir", title, cwd=tmp)
         assert made.returncode == 0
@@ -168,7 +155,7 @@ def test_plain_load_refuses_a_broken_session_and_asks_before_unsealed_pickles(is
             "/quit",
         ]
     )
-    model = _model(tmp / "m2.yaml", ["unused"])
+    model = script(tmp / "m2.yaml", ["unused"])
     result = _cave("--plain", "--model", model, "--sessions-dir", "s", cwd=tmp, stdin=lines)
     assert not marker.exists()
     assert result.returncode == 0, result.stderr
@@ -189,7 +176,7 @@ def test_kernel_unpickles_a_trusted_dump_inside_the_kernel(isolated_dirs):
     os.chmod(shared, 0o777)
     marker = shared / "payload-ran"
     _payload_dump(tmp / "d", marker)
-    model = _model(tmp / "m.yaml", [_code("print(n, cfg)"), "ok"])
+    model = script(tmp / "m.yaml", [code("print(n, cfg)"), "ok"])
     proc = subprocess.Popen(
         [CAVE, "run", "t", "--model", model, "--load", "d", "--trust", "--kernel"],
         cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
