@@ -22,6 +22,7 @@ Extension points for other features (see docs/tui.md):
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import threading
 import time
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
 
 # The agent package is imported lazily: the app renders events by their type value.
 DOUBLE_PRESS_SECONDS = 2.0
+LEAVE_AFTER_SIGNAL = 10.0  # seconds a signalled app may take to restore the terminal
 STARTUP_DELAY = 0.3  # idle time before the runtime is built (typing pushes it back)
 
 
@@ -299,15 +301,27 @@ class CaveApp(App[None]):
             if sig is None:
                 continue
             try:
-                loop.add_signal_handler(sig, self._on_signal)
+                loop.add_signal_handler(sig, self._on_signal, sig)
                 self._signals.append(sig)
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
 
-    def _on_signal(self) -> None:
+    def _on_signal(self, sig: int) -> None:
         self.services.exit_status = self.services.exit_status or "terminated"
         self._forced_quit = True
-        self._signal_task = asyncio.ensure_future(self.action_quit())
+        self._signal_task = asyncio.ensure_future(self._quit_on_signal(sig))
+
+    async def _quit_on_signal(self, sig: int) -> None:
+        """The exit path, then leave even if the terminal cannot be restored: after SIGHUP
+        the terminal is gone and Textual's last writes to it would block for ever."""
+        await self.action_quit()
+        code = 128 + sig
+        if sig == getattr(signal, "SIGHUP", None):
+            os._exit(code)  # the exit hooks ran (session closed, dump written)
+        # Any other signal: Textual restores the terminal; a wedged one cannot keep us.
+        timer = threading.Timer(LEAVE_AFTER_SIGNAL, os._exit, args=(code,))
+        timer.daemon = True
+        timer.start()
 
     def on_unmount(self) -> None:
         try:

@@ -138,6 +138,33 @@ def test_sigterm_quits_through_the_exit_path(tmux, tmp_path):
     tmux.wait_for("CAVE-EXIT=0")
 
 
+def test_closing_the_terminal_ends_cave_with_its_session_closed(tmux, tmp_path):
+    """SIGHUP (the terminal window closed): the exit path runs and the process ends, although
+    the terminal it would restore is gone."""
+    script = tmp_path / "replies.yaml"
+    script.write_text(REPLIES)
+    tmux.start([str(CAVE), "--model", f"scripted:{script}", "--sessions-dir", "s"])
+    tmux.wait_for("Ask cave")
+    tmux.wait_for("ipython")
+    pid = tmux.run("display-message", "-p", "#{pane_pid}").strip()
+    (cave,) = subprocess.run(["pgrep", "-P", pid], capture_output=True, text=True).stdout.split()
+    tmux.kill()  # the terminal goes away: SIGHUP
+    deadline = time.monotonic() + 20
+    while _alive(int(cave)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(int(cave)), "cave outlived its terminal"
+    (folder,) = (tmp_path / "s").iterdir()
+    assert json.loads((folder / "meta.json").read_text())["status"] == "terminated"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def _cave_module() -> list[str]:
     """`cave` from this checkout (the module entry point, importable via PYTHONPATH)."""
     root = REPO_ROOT
