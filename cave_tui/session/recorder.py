@@ -389,7 +389,7 @@ class SessionRecorder:
         """
         if self.runtime is None or self._closed:
             return None
-        from cave_tui.dataio.dump import RESAVE_BELOW, checkpoint_namespace
+        from cave_tui.dataio.checkpoint import RESAVE_BELOW, checkpoint_namespace
         from cave_tui.dataio.errors import DataIOError
 
         async with self._lock:

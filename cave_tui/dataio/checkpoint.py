@@ -1,0 +1,137 @@
+"""Incremental checkpoints (session snapshots): a dump updated in place, writing only what changed.
+
+A value is rewritten when its content changed: values whose pickle is under `resave_below`
+bytes carry a digest of those bytes (computed where they live, in one listing), so an
+in-place mutation the runtime did not report is still caught, and an unchanged value costs
+no write at all; bigger values are rewritten when the runtime reports them changed. New
+files get new names and the manifest, replaced atomically last, is the commit point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from cave_tui.dataio.atomic import atomic_write_text
+from cave_tui.dataio.dump import (
+    _GONE,
+    MANIFEST,
+    _Refused,
+    RESAVE_BELOW,
+    DumpResult,
+    _described,
+    _manifest,
+    _not_saved,
+    _read_manifest_file,
+    _retrieve,
+    _Writer,
+)
+from cave_tui.dataio.errors import DataIOError, describe_os_error
+
+
+def _unchanged(item: Any, prev: dict[str, Any], changed: set[str] | None, folder: Path) -> bool:
+    """Whether the file of *prev* (still there) holds *item*'s value.
+
+    A digest decides when the value has one (equal pickles, equal content; a reported
+    change with the same bytes costs nothing). Without one (a big value), the value is
+    unchanged unless reported changed, or unless it had a digest before (it was small).
+    """
+    if item.digest is not None:
+        same = prev.get("digest") == item.digest
+    else:
+        same = changed is not None and item.name not in changed and prev.get("digest") is None
+    return same and (folder / prev["file"]).exists()
+
+
+async def checkpoint_namespace(
+    runtime: Any,
+    directory: str | Path,
+    *,
+    changed: Iterable[str] | None = None,
+    resave_below: int = RESAVE_BELOW,
+    sync: bool = True,
+) -> DumpResult:
+    """Bring the dump in *directory* up to date with the namespace, writing only what changed.
+
+    *changed* names what the runtime reported changed (None: anything may have changed);
+    values under *resave_below* bytes are compared by content instead (see `_unchanged`).
+    A crash leaves the previous checkpoint complete.
+    """
+    from cave_tui.dataio.plan import plan_dump
+
+    started = time.perf_counter()
+    folder = Path(directory).expanduser().absolute()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataIOError(describe_os_error(exc, "write", folder), path=folder) from None
+    previous = _read_manifest_file(folder) if (folder / MANIFEST).exists() else {}
+    old = {e["name"]: e for e in previous.get("variables", [])}
+    old_sources = {d["name"]: d.get("digest") for d in previous.get("definitions", [])}
+    changed_set = None if changed is None else set(changed)
+    plan = await plan_dump(runtime, resave_below)
+    result = DumpResult(folder, modules=plan.modules, skipped=plan.skipped)
+    result.definitions = plan.definitions
+    writer = _Writer(folder, sync)
+    entries: dict[str, dict[str, Any]] = {}
+    try:
+        for i, item in enumerate(plan.values):
+            prev = old.get(item.name)
+            if prev is not None and _unchanged(item, prev, changed_set, folder):
+                entries[item.name] = _described(dict(prev), item, plan.descriptions)
+                continue
+            obj = await _retrieve(runtime, item)
+            if isinstance(obj, _Refused):
+                if prev is not None:
+                    entries[item.name] = prev  # its last saved value stands (a kernel gone…)
+                else:
+                    result.skipped.append(obj.entry(item))
+                continue
+            if obj is not _GONE:
+                version = int(prev.get("version", 0)) + 1 if prev else 1
+                await writer.add(i, obj, item.name, f"{item.name}.{version}", item.size)
+            del obj
+        outcomes = await writer.finish()
+    except BaseException as exc:
+        writer.abort()
+        for path in writer.files:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        if not isinstance(exc, OSError):
+            raise
+        raise DataIOError(
+            describe_os_error(exc, "write", folder) + "; the previous snapshot is intact",
+            path=folder,
+        ) from None
+    for outcome in outcomes:
+        item = plan.values[outcome.key]
+        if outcome.entry is None:
+            result.skipped.append(_not_saved(item, outcome.error or "no format fits"))
+            continue
+        prev = old.get(item.name)
+        entry = _described(outcome.entry, item, plan.descriptions)
+        entry["version"] = int(prev.get("version", 0)) + 1 if prev else 1
+        entries[item.name] = entry
+        result.written.append(item.name)
+    result.written += [
+        d["name"] for d in plan.definitions if old_sources.get(d["name"]) != d.get("digest")
+    ]
+    result.saved = [entries[v.name] for v in plan.values if v.name in entries]
+    try:
+        await asyncio.to_thread(atomic_write_text, folder / MANIFEST, _manifest(result), sync=sync)
+    except OSError as exc:
+        raise DataIOError(
+            describe_os_error(exc, "write", folder / MANIFEST) + "; the last snapshot is intact",
+            path=folder,
+        ) from None
+    keep = {e["file"] for e in result.saved} | {MANIFEST}
+    for path in folder.iterdir():
+        if path.name not in keep and path.is_file():
+            with contextlib.suppress(OSError):
+                path.unlink()
+    result.seconds = time.perf_counter() - started
+    return result
