@@ -1,8 +1,9 @@
 """Data in and out of a runtime: load files by format, save objects by type, dump namespaces.
 
 Headless and runtime-agnostic: it only uses the `Runtime` interface (`inject`,
-`retrieve`, `persistable`, `delete`, and `execute` to import modules and run definitions). Heavy libraries (pandas, pyarrow,
-numpy) are imported only when a file is actually read or written.
+`retrieve`, `persistable`, `delete`, and `execute` to import modules and run
+definitions). Heavy libraries (pandas, pyarrow, numpy) are imported only when a
+file is actually read or written.
 """
 
 from __future__ import annotations

@@ -20,31 +20,40 @@ from cave_tui.dataio.atomic import atomic_write_text
 from cave_tui.dataio.dump import (
     _GONE,
     MANIFEST,
-    _Refused,
     RESAVE_BELOW,
     DumpResult,
     _described,
     _manifest,
     _not_saved,
     _read_manifest_file,
+    _Refused,
     _retrieve,
     _Writer,
 )
 from cave_tui.dataio.errors import DataIOError, describe_os_error
+
+STEP_DIGEST_BELOW = 1 << 20  # after a step: digests of the small values only (cheap)
 
 
 def _unchanged(item: Any, prev: dict[str, Any], changed: set[str] | None, folder: Path) -> bool:
     """Whether the file of *prev* (still there) holds *item*'s value.
 
     A digest decides when the value has one (equal pickles, equal content; a reported
-    change with the same bytes costs nothing). Without one (a big value), the value is
-    unchanged unless reported changed, or unless it had a digest before (it was small).
+    change with the same bytes costs nothing). Without one (a value over the digest
+    limit), it is unchanged unless the runtime reported it changed.
     """
     if item.digest is not None:
         same = prev.get("digest") == item.digest
     else:
-        same = changed is not None and item.name not in changed and prev.get("digest") is None
+        same = changed is not None and item.name not in changed
     return same and (folder / prev["file"]).exists()
+
+
+def _refused_again(item: Any, last: dict[str, Any], changed: set[str] | None) -> bool:
+    """A value the runtime refused to hand over last time, unchanged since: not asked again."""
+    if item.digest is not None:
+        return bool(last.get("digest") == item.digest)
+    return changed is not None and item.name not in changed and last.get("type") == item.type_name
 
 
 async def checkpoint_namespace(
@@ -61,7 +70,7 @@ async def checkpoint_namespace(
     values under *resave_below* bytes are compared by content instead (see `_unchanged`).
     A crash leaves the previous checkpoint complete.
     """
-    from cave_tui.dataio.plan import plan_dump
+    from cave_tui.dataio.plan import SkipCause, plan_dump
 
     started = time.perf_counter()
     folder = Path(directory).expanduser().absolute()
@@ -72,6 +81,11 @@ async def checkpoint_namespace(
     previous = _read_manifest_file(folder) if (folder / MANIFEST).exists() else {}
     old = {e["name"]: e for e in previous.get("variables", [])}
     old_sources = {d["name"]: d.get("digest") for d in previous.get("definitions", [])}
+    refused = {
+        s["name"]: s
+        for s in previous.get("skipped", [])
+        if s.get("cause") == SkipCause.NOT_RETRIEVED.value
+    }
     changed_set = None if changed is None else set(changed)
     plan = await plan_dump(runtime, resave_below)
     result = DumpResult(folder, modules=plan.modules, skipped=plan.skipped)
@@ -83,6 +97,10 @@ async def checkpoint_namespace(
             prev = old.get(item.name)
             if prev is not None and _unchanged(item, prev, changed_set, folder):
                 entries[item.name] = _described(dict(prev), item, plan.descriptions)
+                continue
+            last = refused.get(item.name)
+            if prev is None and last is not None and _refused_again(item, last, changed_set):
+                result.skipped.append(last)  # refused last time, and unchanged since
                 continue
             obj = await _retrieve(runtime, item)
             if isinstance(obj, _Refused):

@@ -90,7 +90,12 @@ class _Refused:
         from cave_tui.dataio.plan import SkipCause, skip_entry
 
         cause = SkipCause.NOT_RETRIEVED
-        return skip_entry(item.name, item.type_name, cause, f"could not be retrieved: {self.reason}")
+        entry = skip_entry(
+            item.name, item.type_name, cause, f"could not be retrieved: {self.reason}"
+        )
+        if item.digest is not None:
+            entry["digest"] = item.digest  # a snapshot does not ask again while it is unchanged
+        return entry
 
 
 async def _retrieve(runtime: Any, item: Any) -> Any:

@@ -71,12 +71,17 @@ async def plan_dump(runtime: Any, digest_below: int = 0) -> DumpPlan:
             plan.values.append(item)
     for item in sorted(sources, key=lambda s: s.order):
         plan.definitions.append(
-            {"name": item.name, "type": item.type_name, "source": item.source, "digest": item.digest}
+            {
+                "name": item.name,
+                "type": item.type_name,
+                "source": item.source,
+                "digest": item.digest,
+            }
         )
     return plan
 
 
-def unsaved(skipped: list[dict[str, Any]]) -> list[dict[str, str]]:
+def unsaved(skipped: list[Any]) -> list[dict[str, str]]:
     """The manifest's skipped names a restore does not bring back, as `not_restored` entries
     (host-injected functions and classes are left out: the host injects them again)."""
     out = []

@@ -381,15 +381,20 @@ class SessionRecorder:
     async def checkpoint(self, *, full: bool = False) -> Any:
         """Snapshot the namespace into `namespace/`, writing only what changed.
 
-        New names and names reported changed are written; *full* also re-saves small
-        objects (under `RESAVE_BELOW` bytes) in case they were mutated unseen.
+        Small values are compared by content (a digest of their pickle, so an unseen
+        in-place mutation is caught): under `STEP_DIGEST_BELOW` bytes after a step, under
+        `RESAVE_BELOW` with *full* (turn ends); bigger ones are written when reported changed.
 
         Returns the `DumpResult`, or None when it failed (the failure is logged and
         reported through `warnings`/`on_warning`; the previous snapshot stays).
         """
         if self.runtime is None or self._closed:
             return None
-        from cave_tui.dataio.checkpoint import RESAVE_BELOW, checkpoint_namespace
+        from cave_tui.dataio.checkpoint import (
+            RESAVE_BELOW,
+            STEP_DIGEST_BELOW,
+            checkpoint_namespace,
+        )
         from cave_tui.dataio.errors import DataIOError
 
         async with self._lock:
@@ -400,7 +405,7 @@ class SessionRecorder:
                     self.runtime,
                     self.namespace_dir,
                     changed=dirty,
-                    resave_below=RESAVE_BELOW if full else 0,
+                    resave_below=RESAVE_BELOW if full else STEP_DIGEST_BELOW,
                     sync=self.sync,
                 )
             except Exception as exc:  # a failed snapshot must never stop the agent's turn
@@ -416,8 +421,12 @@ class SessionRecorder:
                     "step": self.step,
                     "variables": len(result.saved),
                     "bytes": result.bytes,
+                    "definitions": [d["name"] for d in result.definitions],
                     "written": result.written,
-                    "skipped": [{"name": s["name"], "reason": s["reason"]} for s in result.skipped],
+                    "skipped": [
+                        {"name": s["name"], "reason": s["reason"], "cause": s.get("cause")}
+                        for s in result.skipped
+                    ],
                 },
                 sync=True,
             )

@@ -104,7 +104,9 @@ class NamespaceQueries:
                 return None
         return {"data": msg["content"]["data"], "buffers": msg.get("buffers") or []}
 
-    async def persistable(self, descriptions: dict[str, str], digest_below: int) -> list[Persistable]:
+    async def persistable(
+        self, descriptions: dict[str, str], digest_below: int
+    ) -> list[Persistable]:
         """Every user name as a dump keeps it, in one request; a kernel whose agent lacks
         the request (attached, set up by an older cave) is listed through `summary`."""
         sup = self._sup
