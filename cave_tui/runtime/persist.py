@@ -209,7 +209,7 @@ def content_digest(obj: Any, limit: int) -> tuple[str, int] | None:
     Equal digests mean equal pickles, hence the same content: a snapshot keeps the file.
     None when the object is bigger or cannot be pickled (decided by other means then).
     """
-    if limit <= 0:
+    if limit <= 0 or _buffer_bytes(obj) > limit:
         return None
     for tag, make in (("p", _pickler), ("d", _dill_pickler)):
         sink = _Capped(limit)
@@ -225,6 +225,21 @@ def content_digest(obj: Any, limit: int) -> tuple[str, int] | None:
         digest = hashlib.blake2b(sink.getbuffer(), digest_size=16).hexdigest()
         return tag + digest, sink.tell()
     return None
+
+
+def _buffer_bytes(obj: Any) -> int:
+    """The bytes of an array's or a frame's buffers (0 for other objects), known without
+    pickling: a non-contiguous array would be copied whole before the cap could stop it."""
+    try:
+        module = type(obj).__module__ or ""
+        if module.startswith("pandas") and hasattr(obj, "memory_usage"):
+            usage = obj.memory_usage(index=True, deep=False)
+            return int(usage.sum()) if hasattr(usage, "sum") else int(usage)
+        if module.startswith(("numpy", "pyarrow")) and hasattr(obj, "nbytes"):
+            return int(obj.nbytes)
+    except Exception:
+        pass
+    return 0
 
 
 def _pickler(sink: io.BytesIO) -> Any:
