@@ -16,6 +16,7 @@ import enum
 import hashlib
 import inspect
 import io
+import os
 import pickle
 import textwrap
 import types
@@ -170,10 +171,16 @@ def _reference(obj: Any) -> Callable[[], Any]:
 
 def _source_from_lines(obj: Any, name: str) -> str | None:
     """The source of a plain function the model defined inside a block (`if`, `for`,
-    `try`): found through the cell's lines, and only when it defines *name* itself."""
+    `try`): found through the cell's lines, and only when it defines *name* itself.
+
+    Cells have no file on disk (IPython keeps their lines in `linecache`); a function
+    from a file is the host's or a library's, and is not the model's to keep as source.
+    """
     if not isinstance(obj, types.FunctionType) or obj.__closure__:
         return None
     if obj.__name__ != name or obj.__module__ != "__main__":
+        return None
+    if os.path.exists(obj.__code__.co_filename):
         return None
     try:
         source = textwrap.dedent(inspect.getsource(obj))

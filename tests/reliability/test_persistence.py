@@ -95,6 +95,9 @@ async def test_kernel_dumps_keep_definitions_and_name_what_they_lose(tmp_path):
             }
         ]
         assert [d["name"] for d in read_manifest(tmp_path / "d")["definitions"]] == ["bump", "Box"]
+        # A kernel set up by an older cave (attached) lacks the request: listed through summary.
+        await runtime.execute("import _cave_kernel\ndel type(_cave_kernel.agent).op_persistable")
+        assert await runtime.names() == ["kept", "bump", "Box"]
     finally:
         await runtime.stop()
 
