@@ -1,1 +1,1 @@
-"""Reliability: the real `cave run`, `cave --plain` and kernel runtime under bad input and faults."""
+"""Reliability: the real `cave run`, `cave --plain` and the kernel under bad input and faults."""
