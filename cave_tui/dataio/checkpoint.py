@@ -104,9 +104,9 @@ async def checkpoint_namespace(
                 continue
             obj = await _retrieve(runtime, item)
             if isinstance(obj, _Refused):
-                if prev is not None:
-                    entries[item.name] = prev  # its last saved value stands (a kernel gone…)
-                else:
+                if prev is not None and not obj.kept:
+                    entries[item.name] = prev  # not reached (a kernel gone…): the last value stands
+                else:  # the name now holds a value the runtime keeps: the old one is not it
                     result.skipped.append(obj.entry(item))
                 continue
             if obj is not _GONE:

@@ -82,9 +82,11 @@ _GONE = object()  # the name was deleted between the listing and its retrieval
 
 @dataclass
 class _Refused:
-    """The runtime would not hand the value over (the kernel keeps unsafe types)."""
+    """The runtime did not hand the value over: it keeps it to itself (`kept`: the kernel
+    refuses unsafe types, a TypeError), or it could not be reached (a kernel gone…)."""
 
     reason: str
+    kept: bool = True
 
     def entry(self, item: Any) -> dict[str, Any]:
         from cave_tui.dataio.plan import SkipCause, skip_entry
@@ -105,7 +107,7 @@ async def _retrieve(runtime: Any, item: Any) -> Any:
     except KeyError:
         return _GONE
     except Exception as exc:  # e.g. the kernel runtime refuses to send it back
-        return _Refused(getattr(exc, "detail", None) or str(exc))
+        return _Refused(getattr(exc, "detail", None) or str(exc), isinstance(exc, TypeError))
 
 
 def _not_saved(item: Any, error: str) -> dict[str, Any]:
