@@ -115,7 +115,11 @@ class Definitions:
             if name not in names or name not in ns:
                 continue
             obj = ns[name]
-            if not _made_by(obj, name, is_lambda):
+            try:
+                made = _made_by(obj, name, is_lambda)
+            except Exception:  # a decorator's hostile result: not kept as source, saved as is
+                made = False
+            if not made:
                 continue
             self._order += 1
             self._by_name[name] = Definition(source, self._order, _reference(obj))
