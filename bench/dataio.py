@@ -9,6 +9,10 @@ python bench/dataio.py --quick   # smaller sizes, for a smoke run
 - dump of a 1 GB namespace (atomic: temp folder, fsync, sha256, manifest, swap) vs plain
   DataFrame.to_parquet of the same frames: target at most 1.25x.
 - resume of a 200-step session: target at most 1 s plus the data load (measured apart).
+- 10,000 small variables in process: a turn-end snapshot with one of them changed (target
+  at most 1 s; it used to rewrite every small object), a full dump (target at most 10 s),
+  and a resume of a session holding them; then 600 variables through the kernel runtime
+  (past its summary's cap of 500): dump, turn-end snapshot, restore into a fresh kernel.
 Files go to a temporary folder that is deleted at the end.
 """
 
@@ -31,8 +35,9 @@ import pyarrow.parquet as pq
 from _common import report
 
 from cave_tui.agent import CaveAgent
-from cave_tui.dataio import dump_namespace, inject_file, load_dump
+from cave_tui.dataio import checkpoint_namespace, dump_namespace, inject_file, load_dump
 from cave_tui.dataio import load as load_module
+from cave_tui.dataio.checkpoint import STEP_DIGEST_BELOW
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime.ipython import IPythonRuntime
 from cave_tui.runtime.items import Variable
@@ -243,23 +248,130 @@ async def bench_resume(tmp: Path, steps: int, data_rows: int) -> list[dict]:
     ]  # fmt: skip
 
 
+# -- 4. many small variables: snapshots, dumps and resumes -----------------------------------
+def small_variables(count: int) -> str:
+    return "\n".join(f"v{i} = [{i}, 'x{i}']" for i in range(count))
+
+
+async def bench_many_in_process(tmp: Path, count: int, repeat: int) -> list[dict]:
+    runtime = IPythonRuntime()
+    await runtime.execute(small_variables(count))
+    folder = tmp / "snapshot"
+    await checkpoint_namespace(runtime, folder, changed=None)
+    snapshots, steps, written = [], [], []
+    for i in range(repeat):
+        await runtime.execute(f"v{i}.append({i})")
+        started = time.perf_counter()
+        result = await checkpoint_namespace(runtime, folder, changed={f"v{i}"})  # a turn end
+        snapshots.append(time.perf_counter() - started)
+        written.append(len(result.written))
+        await runtime.execute(f"v{i}.pop()")
+        started = time.perf_counter()
+        await checkpoint_namespace(
+            runtime, folder, changed={f"v{i}"}, resave_below=STEP_DIGEST_BELOW
+        )  # after a step
+        steps.append(time.perf_counter() - started)
+    dumps = []
+    for _ in range(max(1, repeat // 2)):
+        shutil.rmtree(tmp / "dump", ignore_errors=True)
+        started = time.perf_counter()
+        dumped = await dump_namespace(runtime, tmp / "dump")
+        dumps.append(time.perf_counter() - started)
+    assert len(dumped.saved) == count
+    await runtime.stop()
+    resumes = await _resume_many(tmp, count)
+    snap, dump, resume = (statistics.median(x) for x in (snapshots, dumps, resumes))
+    return [
+        {"metric": f"turn-end snapshot, {count:,} small variables, 1 changed", "value": snap,
+         "unit": "s", "target": "<= 1.0", "ok": snap <= 1.0},
+        {"metric": f"  files written by it (of {count:,})", "value": max(written), "unit": ""},
+        {"metric": "  snapshot after a step, same namespace", "value": statistics.median(steps),
+         "unit": "s"},
+        {"metric": f"full dump of {count:,} small variables", "value": dump, "unit": "s",
+         "target": "<= 10", "ok": dump <= 10},
+        {"metric": f"resume of a session holding {count:,} small variables", "value": resume,
+         "unit": "s"},
+    ]  # fmt: skip
+
+
+async def _resume_many(tmp: Path, count: int) -> list[float]:
+    replies = [f"```python\n{small_variables(count)}\n```", "made them"]
+    agent = CaveAgent(ScriptedModel(replies), IPythonRuntime(), display=False)
+    recorder = SessionRecorder.create(tmp / "sessions", title="many", agent=agent)
+    await recorder.run("make them")
+    await recorder.close()
+    await agent.runtime.stop()
+    samples = []
+    for _ in range(2):
+        fresh = CaveAgent(ScriptedModel([]), IPythonRuntime(), display=False)
+        started = time.perf_counter()
+        result = await resume_session(recorder.dir, fresh)
+        samples.append(time.perf_counter() - started)
+        assert len(result.restored) == count, len(result.restored)
+        await result.recorder.close()
+        await fresh.runtime.stop()
+    return samples
+
+
+async def bench_many_in_kernel(tmp: Path, count: int) -> list[dict]:
+    from cave_tui.runtime.kernel import IPyKernelRuntime
+
+    runtime, restored = IPyKernelRuntime(), IPyKernelRuntime()
+    try:
+        await runtime.start()
+        await runtime.execute(small_variables(count))
+        started = time.perf_counter()
+        dumped = await dump_namespace(runtime, tmp / "kdump")
+        dump = time.perf_counter() - started
+        assert len(dumped.saved) == count, len(dumped.saved)
+        await checkpoint_namespace(runtime, tmp / "ksnap", changed=None)
+        await runtime.execute("v3.append(3)")
+        started = time.perf_counter()
+        snap = await checkpoint_namespace(runtime, tmp / "ksnap", changed={"v3"})
+        snapshot = time.perf_counter() - started
+        assert snap.written == ["v3"], snap.written
+        await restored.start()
+        started = time.perf_counter()
+        loaded = await load_dump(restored, tmp / "kdump")
+        load = time.perf_counter() - started
+        assert len(loaded.names) == count, len(loaded.names)
+    finally:
+        await runtime.stop()
+        await restored.stop()
+    return [
+        {"metric": f"kernel: dump of {count} small variables (all {count} saved)", "value": dump,
+         "unit": "s"},
+        {"metric": "kernel: turn-end snapshot, 1 changed", "value": snapshot, "unit": "s"},
+        {"metric": f"kernel: restore of the {count} into a fresh kernel", "value": load,
+         "unit": "s"},
+    ]  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--many-only", action="store_true", help="only the small-variable runs")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="cave-bench-dataio-", dir=Path.cwd()))
     try:
-        rows = [
-            *bench_inject(tmp, 200_000 if args.quick else 1_000_000, 5 if args.quick else 11),
-            *bench_inject(tmp, 200_000 if args.quick else 1_000_000, 5, chunked=True),
-            *bench_dump(tmp, (100 if args.quick else 1000) * 10**6, 1 if args.quick else 3),
-            *asyncio.run(bench_resume(tmp, 200, 100_000 if args.quick else 1_000_000)),
+        rows = []
+        if not args.many_only:
+            rows += [
+                *bench_inject(tmp, 200_000 if args.quick else 1_000_000, 5 if args.quick else 11),
+                *bench_inject(tmp, 200_000 if args.quick else 1_000_000, 5, chunked=True),
+                *bench_dump(tmp, (100 if args.quick else 1000) * 10**6, 1 if args.quick else 3),
+                *asyncio.run(bench_resume(tmp, 200, 100_000 if args.quick else 1_000_000)),
+            ]
+        rows += [
+            *asyncio.run(bench_many_in_process(tmp, 10_000, 3 if args.quick else 5)),
+            *asyncio.run(bench_many_in_kernel(tmp, 600)),
         ]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     load = os.getloadavg()
     print(f"load average during the run: {load[0]:.1f} (1 min), {load[2]:.1f} (15 min)")
-    report("dataio-quick" if args.quick else "dataio", rows, {"load_average": load})
+    name = "dataio-quick" if args.quick else "dataio"
+    report(f"{name}-many" if args.many_only else name, rows, {"load_average": load})
 
 
 if __name__ == "__main__":

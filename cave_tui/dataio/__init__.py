@@ -1,17 +1,18 @@
 """Data in and out of a runtime: load files by format, save objects by type, dump namespaces.
 
 Headless and runtime-agnostic: it only uses the `Runtime` interface (`inject`,
-`retrieve`, `namespace_summary`, `delete`). Heavy libraries (pandas, pyarrow,
-numpy) are imported only when a file is actually read or written.
+`retrieve`, `persistable`, `delete`, and `execute` to import modules and run
+definitions). Heavy libraries (pandas, pyarrow, numpy) are imported only when a
+file is actually read or written.
 """
 
 from __future__ import annotations
 
 from cave_tui.dataio.atomic import atomic_path, atomic_write_bytes, atomic_write_text
+from cave_tui.dataio.checkpoint import checkpoint_namespace
 from cave_tui.dataio.dump import (
     DumpResult,
     LoadedDump,
-    checkpoint_namespace,
     dump_namespace,
     load_dump,
     read_dump,

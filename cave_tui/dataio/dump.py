@@ -4,11 +4,12 @@
 puts it in place (swapped with the old one beside it, or committed by its manifest
 inside a mount point: dataio/staging.py), so an interrupted dump always leaves the
 previous one intact, and the next dump removes what a killed one left.
-`checkpoint_namespace` updates a dump in place, rewriting only what changed: new
-files get new names and the manifest (replaced atomically) is the commit point.
+What is saved comes from the runtime's complete persistence listing (`dataio/plan.py`);
+functions and classes the model wrote are kept as their source (`definitions`).
+`checkpoint_namespace` (`dataio/checkpoint.py`) updates a dump in place with this writer.
 `load_dump` restores either kind, checking every file's size and sha256.
-Over 400 lines: the writer, the in-place checkpoint and the loader share one manifest
-format and its crash-recovery rules, which are easier to keep right side by side.
+Over 400 lines: the writer and the loader share one manifest format and its
+crash-recovery rules, which are easier to keep right side by side.
 """
 
 from __future__ import annotations
@@ -22,14 +23,13 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cave_tui.dataio.atomic import atomic_write_text, fsync_path
+from cave_tui.dataio.atomic import fsync_many, fsync_path
 from cave_tui.dataio.errors import DataIOError, TrustRequiredError, describe_os_error
-from cave_tui.dataio.names import unloadable_name
 from cave_tui.dataio.progress import ProgressCallback
 from cave_tui.dataio.save import EXTENSIONS, Unsuitable, candidate_formats, write_in_format
 from cave_tui.dataio.staging import (
@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # the manifest schema needs pydantic: imported only when a du
 
 MANIFEST = "manifest.json"
 DUMP_FORMAT = "cave-dump"
-DUMP_VERSION = 1
+DUMP_VERSION = 2  # 2: `definitions` (functions and classes kept as source)
 RESAVE_BELOW = 8 << 20  # checkpoints re-save objects under this size even if not reported changed
 
 
@@ -56,7 +56,8 @@ class DumpResult:
     directory: Path
     saved: list[dict[str, Any]] = field(default_factory=list)  # manifest entries
     modules: list[dict[str, str]] = field(default_factory=list)  # {"name": "pd", "module": …}
-    skipped: list[dict[str, Any]] = field(default_factory=list)  # {"name", "type", "reason"}
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # {"name", "type", "reason", …}
+    definitions: list[dict[str, Any]] = field(default_factory=list)  # {"name", "source", …}
     written: list[str] = field(default_factory=list)  # names (re)written by this call
     seconds: float = 0.0
 
@@ -66,10 +67,17 @@ class DumpResult:
 
     @property
     def names(self) -> list[str]:
-        return [e["name"] for e in self.saved]
+        """The names a restore brings back: variables, then definitions (not modules)."""
+        return [e["name"] for e in self.saved] + [d["name"] for d in self.definitions]
 
     def summary(self) -> str:
         text = f"{len(self.saved)} variables ({self.bytes:,} bytes) in {self.directory}"
+        if self.definitions:
+            text += (
+                f"; {len(self.definitions)} functions and classes kept as their source: "
+                + ", ".join(d["name"] for d in self.definitions[:8])
+                + (" …" if len(self.definitions) > 8 else "")
+            )
         if self.skipped:
             why = (f"{s['name']} ({s['reason']})" for s in self.skipped)
             text += "; not saved: " + "; ".join(why)
@@ -77,34 +85,43 @@ class DumpResult:
 
 
 # -- what to save ------------------------------------------------------------------------
-async def _candidates(
-    runtime: Any,
-) -> tuple[list[Any], list[dict[str, str]], list[dict[str, Any]]]:
-    """Summary rows worth saving, imported modules (saved by name), rows skipped with why."""
-    from cave_tui.runtime.items import Function, Type
-
-    injected = runtime.injected
-    keep: list[Any] = []
-    modules: list[dict[str, str]] = []
-    skipped: list[dict[str, Any]] = []
-    for row in await runtime.namespace_summary():
-        item = injected.get(row.name)
-        if (why := unloadable_name(row.name)) is not None:  # a dump must load back
-            skipped.append(_skip(row, why))
-        elif row.kind == "module":
-            if row.preview and not row.preview.startswith("__"):
-                modules.append({"name": row.name, "module": row.preview})
-            else:
-                skipped.append(_skip(row, "a module that cannot be imported by name"))
-        elif isinstance(item, Function | Type):
-            skipped.append(_skip(row, "injected by the host program, which injects it again"))
-        else:
-            keep.append(row)
-    return keep, modules, skipped
+_GONE = object()  # the name was deleted between the listing and its retrieval
 
 
-def _skip(row: Any, reason: str) -> dict[str, Any]:
-    return {"name": row.name, "type": row.type_name, "reason": reason}
+@dataclass
+class _Refused:
+    """The runtime did not hand the value over: it keeps it to itself (`kept`: the kernel
+    refuses unsafe types, a TypeError), or it could not be reached (a kernel gone…)."""
+
+    reason: str
+    kept: bool = True
+
+    def entry(self, item: Any) -> dict[str, Any]:
+        from cave_tui.dataio.plan import SkipCause, skip_entry
+
+        cause = SkipCause.NOT_RETRIEVED
+        entry = skip_entry(
+            item.name, item.type_name, cause, f"could not be retrieved: {self.reason}"
+        )
+        if item.digest is not None:
+            entry["digest"] = item.digest  # a snapshot does not ask again while it is unchanged
+        return entry
+
+
+async def _retrieve(runtime: Any, item: Any) -> Any:
+    """The object bound to *item*'s name, `_GONE`, or `_Refused` with the runtime's reason."""
+    try:
+        return await runtime.retrieve(item.name)
+    except KeyError:
+        return _GONE
+    except Exception as exc:  # e.g. the kernel runtime refuses to send it back
+        return _Refused(getattr(exc, "detail", None) or str(exc), isinstance(exc, TypeError))
+
+
+def _not_saved(item: Any, error: str) -> dict[str, Any]:
+    from cave_tui.dataio.plan import SkipCause, skip_entry
+
+    return skip_entry(item.name, item.type_name, SkipCause.UNSAVEABLE, f"cannot be saved: {error}")
 
 
 class _HashFollower(threading.Thread):
@@ -149,30 +166,39 @@ class _HashFollower(threading.Thread):
 
 
 def _write_entry(
-    obj: Any, name: str, folder: Path, stem: str
-) -> tuple[dict[str, Any], _HashFollower]:
-    """Write *obj* as `folder/stem.<ext>` in the first format that fits; raises Unsuitable."""
+    obj: Any, name: str, folder: Path, stem: str, *, follow: bool = True
+) -> tuple[dict[str, Any], _HashFollower | None]:
+    """Write *obj* as `folder/stem.<ext>` in the first format that fits; raises Unsuitable.
+
+    With *follow*, a thread hashes the file as it is written (big objects); without, the
+    caller hashes the finished file (small ones: a thread each would cost more).
+    """
     notes = []
     for fmt in candidate_formats(obj):
         path = folder / f"{stem}{EXTENSIONS[fmt]}"
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()  # a leftover of a crashed run must not be hashed
-        follower = _HashFollower(path)
-        follower.start()
+        follower = None
+        if follow:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()  # a leftover of a crashed run must not be hashed
+            follower = _HashFollower(path)
+            follower.start()
         try:
             restore = write_in_format(obj, path, fmt, checksums=False)  # sha256 covers it
         except Unsuitable as exc:
-            follower.abandon.set()
+            if follower is not None:
+                follower.abandon.set()
             notes.append(str(exc))
             with contextlib.suppress(OSError):
                 path.unlink()
             continue
         except BaseException:
-            follower.abandon.set()
+            if follower is not None:
+                follower.abandon.set()
             with contextlib.suppress(OSError):
                 path.unlink()
             raise
-        follower.done.set()
+        if follower is not None:
+            follower.done.set()
         entry: dict[str, Any] = {
             "name": name,
             "type": type(obj).__name__,
@@ -201,28 +227,94 @@ def _finish_file(path: Path, follower: _HashFollower, sync: bool) -> str:
     return sha
 
 
+SMALL_WRITE = 256 << 10  # objects pickling under this are written in batches on one thread
+BATCH_BYTES = 16 << 20
+BATCH_COUNT = 512
+
+
+@dataclass
+class _Outcome:
+    """One object handed to the writer: its manifest entry, or why no format took it."""
+
+    key: int  # the caller's order
+    entry: dict[str, Any] | None
+    error: str | None = None
+    batched: bool = False  # written in a batch: flushed to disk with the others at the end
+
+
+def _write_batch(batch: list[tuple[int, Any, str, str]], folder: Path) -> list[_Outcome]:
+    """Write small objects one after the other, each hashed once it is written."""
+    out = []
+    for key, obj, name, stem in batch:
+        try:
+            entry, _ = _write_entry(obj, name, folder, stem, follow=False)
+        except Unsuitable as exc:
+            out.append(_Outcome(key, None, str(exc)))
+            continue
+        data = (folder / entry["file"]).read_bytes()
+        entry["sha256"] = hashlib.sha256(data).hexdigest()
+        entry["bytes"] = len(data)
+        out.append(_Outcome(key, entry, batched=True))
+    return out
+
+
 class _Writer:
-    """Writes objects one at a time; hashes and fsyncs each on a second thread meanwhile."""
+    """Writes objects: big ones one at a time, hashed and fsynced on a second thread
+    meanwhile; small ones in batches on a worker thread, flushed to disk together."""
 
     def __init__(self, folder: Path, sync: bool) -> None:
         self.folder = folder
         self.sync = sync
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cave-dump")
         self._pending: list[tuple[dict[str, Any], concurrent.futures.Future[str]]] = []
+        self._batch: list[tuple[int, Any, str, str]] = []
+        self._batch_bytes = 0
+        self._outcomes: list[_Outcome] = []
 
-    async def write(self, obj: Any, name: str, stem: str) -> dict[str, Any]:
-        entry, follower = await asyncio.to_thread(_write_entry, obj, name, self.folder, stem)
-        path = self.folder / entry["file"]
-        fut = self._pool.submit(_finish_file, path, follower, self.sync)
-        self._pending.append((entry, fut))
-        return entry
+    @property
+    def files(self) -> list[Path]:
+        """The files written so far (to remove when the write as a whole fails)."""
+        return [self.folder / o.entry["file"] for o in self._outcomes if o.entry is not None]
 
-    async def finish(self) -> None:
+    async def add(self, key: int, obj: Any, name: str, stem: str, size: int | None) -> None:
+        """Write *obj* (now, or with the next batch when its pickle is *size* < SMALL_WRITE)."""
+        if size is not None and size < SMALL_WRITE:
+            self._batch.append((key, obj, name, stem))
+            self._batch_bytes += size
+            if len(self._batch) >= BATCH_COUNT or self._batch_bytes >= BATCH_BYTES:
+                await self._flush()
+            return
         try:
+            entry, follower = await asyncio.to_thread(_write_entry, obj, name, self.folder, stem)
+        except Unsuitable as exc:
+            self._outcomes.append(_Outcome(key, None, str(exc)))
+            return
+        assert follower is not None
+        path = self.folder / entry["file"]
+        self._pending.append((entry, self._pool.submit(_finish_file, path, follower, self.sync)))
+        self._outcomes.append(_Outcome(key, entry))
+
+    async def _flush(self) -> None:
+        batch, self._batch, self._batch_bytes = self._batch, [], 0
+        if batch:
+            self._outcomes.extend(await asyncio.to_thread(_write_batch, batch, self.folder))
+
+    async def finish(self) -> list[_Outcome]:
+        """Every outcome, in the callers' order, once all files are hashed and on disk."""
+        try:
+            await self._flush()
             for entry, fut in self._pending:
                 entry["sha256"] = await asyncio.wrap_future(fut)
+            if self.sync:
+                small = [o.entry["file"] for o in self._outcomes if o.entry and o.batched]
+                await asyncio.to_thread(fsync_many, [self.folder / f for f in small])
         finally:
             self._pool.shutdown(wait=True)
+        return sorted(self._outcomes, key=lambda o: o.key)
+
+    def abort(self) -> None:
+        """Stop after a failure: no new work; the caller removes `files`."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _manifest(result: DumpResult) -> str:
@@ -235,6 +327,7 @@ def _manifest(result: DumpResult) -> str:
         "cave_version": __version__,
         "variables": result.saved,
         "modules": result.modules,
+        "definitions": result.definitions,
         "skipped": result.skipped,
     }
     return json.dumps(data, indent=1, ensure_ascii=False, default=str)
@@ -283,31 +376,32 @@ async def dump_namespace(
     result = DumpResult(target)
     writer = _Writer(staging.path, sync)
     try:
-        rows, result.modules, result.skipped = await _candidates(runtime)
+        from cave_tui.dataio.plan import plan_dump
+
+        plan = await plan_dump(runtime, RESAVE_BELOW)
+        result.modules, result.skipped = plan.modules, plan.skipped
+        result.definitions = plan.definitions
         used: set[str] = set()
-        for i, row in enumerate(rows):
+        for i, item in enumerate(plan.values):
             if progress is not None:
-                progress(Progress(i, len(rows), "variables", "writing", str(target)))
-            try:
-                obj = await runtime.retrieve(row.name)
-            except KeyError:
+                progress(Progress(i, len(plan.values), "variables", "writing", str(target)))
+            obj = await _retrieve(runtime, item)
+            if isinstance(obj, _Refused):
+                result.skipped.append(obj.entry(item))
+            elif obj is not _GONE:
+                await writer.add(i, obj, item.name, _unique_stem(item.name, used), item.size)
+            del obj
+        for outcome in await writer.finish():
+            item = plan.values[outcome.key]
+            if outcome.entry is None:
+                result.skipped.append(_not_saved(item, outcome.error or "no format fits"))
                 continue
-            except Exception as exc:  # e.g. the kernel runtime refuses to send it back
-                result.skipped.append(_skip(row, f"could not be retrieved: {exc}"))
-                continue
-            stem = _unique_stem(row.name, used)
-            try:
-                entry = await writer.write(obj, row.name, stem)
-            except Unsuitable as exc:
-                result.skipped.append(_skip(row, f"cannot be saved: {exc}"))
-                continue
-            if row.description:
-                entry["description"] = row.description
+            entry = _described(outcome.entry, item, plan.descriptions)
             result.saved.append(entry)
-            result.written.append(row.name)
-        await writer.finish()
+            result.written.append(item.name)
         staging.commit(result.saved, lambda: _manifest(result), sync=sync)
     except OSError as exc:
+        writer.abort()
         if exc.errno is None and disk_full(staging.path):  # numpy's short writes carry no errno
             exc = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         staging.discard()
@@ -315,11 +409,21 @@ async def dump_namespace(
             describe_os_error(exc, "write", target) + "; the previous dump is intact", path=target
         ) from None
     except BaseException:
+        writer.abort()
         await asyncio.shield(asyncio.to_thread(staging.discard))
         raise
     remove_stale(target)  # copies a finished swap left beside the target
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _described(entry: dict[str, Any], item: Any, descriptions: dict[str, str]) -> dict[str, Any]:
+    """The manifest entry with what tells the next snapshot whether it changed."""
+    if descriptions.get(item.name):
+        entry["description"] = descriptions[item.name]
+    if item.digest is not None:
+        entry["digest"] = item.digest
+    return entry
 
 
 def _unique_stem(name: str, used: set[str]) -> str:
@@ -331,153 +435,6 @@ def _unique_stem(name: str, used: set[str]) -> str:
         n += 1
     used.add(stem.lower())
     return stem
-
-
-# -- incremental checkpoints (session snapshots) ----------------------------------------
-def small_enough(obj: Any, limit: int, max_items: int = 10_000) -> bool:
-    """True if *obj*, followed into containers and attributes, is under *limit* bytes.
-
-    Bounded cost: gives up (False) after *max_items* objects. Frames and arrays
-    count their buffers, so a dict holding a large frame is not "small".
-    """
-    from cave_tui.runtime.summary import _size_of
-
-    total = 0
-    seen: set[int] = set()
-    stack = [obj]
-    visited = 0
-    while stack:
-        item = stack.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        visited += 1
-        total += _size_of(item) or 0
-        if total >= limit or visited > max_items:
-            return False
-        if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple | set | frozenset):
-            stack.extend(item)
-        elif hasattr(item, "__dict__") and not isinstance(item, type):
-            module = type(item).__module__ or ""
-            if not module.startswith(("pandas", "numpy", "pyarrow")):
-                stack.extend(vars(item).values())
-    return True
-
-
-async def checkpoint_namespace(
-    runtime: Any,
-    directory: str | Path,
-    *,
-    changed: Iterable[str] | None = None,
-    resave_below: int = RESAVE_BELOW,
-    sync: bool = True,
-    carry: Iterable[dict[str, Any]] = (),
-) -> DumpResult:
-    """Bring the dump in *directory* up to date with the namespace, writing only what changed.
-
-    Names in *changed* (None: everything), new names, and objects smaller than
-    *resave_below* bytes (in case they were mutated unseen) are written to new
-    files; identical content keeps the old file. The manifest is replaced
-    atomically last, so a crash leaves the previous checkpoint complete.
-    *carry* entries (pickles a resume was not trusted to load) stay listed, with
-    their files, while their names are not bound again.
-    """
-    started = time.perf_counter()
-    folder = Path(directory).expanduser().absolute()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DataIOError(describe_os_error(exc, "write", folder), path=folder) from None
-    old = (
-        {e["name"]: e for e in _read_manifest_file(folder)["variables"]}
-        if (folder / MANIFEST).exists()
-        else {}
-    )
-    changed_set = None if changed is None else set(changed)
-    result = DumpResult(folder)
-    rows, result.modules, result.skipped = await _candidates(runtime)
-    writer = _Writer(folder, sync)
-    fresh: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
-    entries: dict[str, dict[str, Any]] = {}
-    try:
-        for row in rows:
-            prev = old.get(row.name)
-            sweep = (
-                prev is not None
-                and changed_set is not None
-                and row.name not in changed_set
-                and (row.size_bytes or 0) < resave_below
-            )
-            unchanged = not (changed_set is None or row.name in changed_set or sweep)
-            if prev is not None and unchanged:
-                entries[row.name] = prev
-                continue
-            try:
-                obj = await runtime.retrieve(row.name)
-            except KeyError:
-                continue
-            except Exception as exc:
-                if prev is not None:
-                    entries[row.name] = prev
-                else:
-                    result.skipped.append(_skip(row, f"could not be retrieved: {exc}"))
-                continue
-            if prev is not None and sweep and not small_enough(obj, resave_below):
-                entries[row.name] = prev
-                continue
-            version = int(prev.get("version", 0)) + 1 if prev else 1
-            try:
-                entry = await writer.write(obj, row.name, f"{row.name}.{version}")
-            except Unsuitable as exc:
-                result.skipped.append(_skip(row, f"cannot be saved: {exc}"))
-                continue
-            entry["version"] = version
-            if row.description:
-                entry["description"] = row.description
-            entries[row.name] = entry
-            fresh.append((entry, prev))
-        await writer.finish()
-    except OSError as exc:
-        for entry, _ in fresh:
-            with contextlib.suppress(OSError):
-                (folder / entry["file"]).unlink()
-        raise DataIOError(
-            describe_os_error(exc, "write", folder) + "; the previous snapshot is intact",
-            path=folder,
-        ) from None
-    for entry, prev in fresh:
-        if (
-            prev is not None
-            and prev.get("sha256") == entry["sha256"]
-            and prev["format"] == entry["format"]
-            and (folder / prev["file"]).exists()
-        ):
-            with contextlib.suppress(OSError):
-                (folder / entry["file"]).unlink()
-            entries[entry["name"]] = prev
-        else:
-            result.written.append(entry["name"])
-    result.saved = [entries[r.name] for r in rows if r.name in entries]
-    bound = {r.name for r in rows} | {m["name"] for m in result.modules}
-    bound |= {s["name"] for s in result.skipped}
-    result.saved += [e for e in carry if e["name"] not in bound and (folder / e["file"]).is_file()]
-    try:
-        atomic_write_text(folder / MANIFEST, _manifest(result), sync=sync)
-    except OSError as exc:
-        raise DataIOError(
-            describe_os_error(exc, "write", folder / MANIFEST) + "; the last snapshot is intact",
-            path=folder,
-        ) from None
-    keep = {e["file"] for e in result.saved} | {MANIFEST}
-    for path in folder.iterdir():
-        if path.name not in keep and path.is_file():
-            with contextlib.suppress(OSError):
-                path.unlink()
-    result.seconds = time.perf_counter() - started
-    return result
 
 
 # -- reading dumps back ---------------------------------------------------------------------
@@ -496,6 +453,7 @@ def _read_manifest_file(folder: Path) -> dict[str, Any]:
     data.setdefault("variables", [])
     data.setdefault("skipped", [])
     data.setdefault("modules", [])
+    data.setdefault("definitions", [])
     return data
 
 
@@ -555,6 +513,7 @@ class LoadedDump:
     not_restored: list[dict[str, str]] = field(default_factory=list)  # {"name", "reason"}
     held: list[dict[str, Any]] = field(default_factory=list)  # entries left out: not trusted
     descriptions: dict[str, str] = field(default_factory=dict)
+    definitions: list[dict[str, str]] = field(default_factory=list)  # {"name", "source"} to run
 
     def summary(self) -> str:
         """One line for the user: what was restored from where, and what was not."""
@@ -685,6 +644,7 @@ def read_dump(
                 values[entry.name] = Pickled(data, entry.format)
     dump.values = {e.name: values[e.name] for e in manifest.variables if e.name in values}
     dump.names = list(dump.values)
+    dump.definitions = [{"name": d.name, "source": d.source} for d in manifest.definitions]
     for module in manifest.modules:
         source = module_source(module.module, [folder])
         if module.name in untrusted:
@@ -726,8 +686,12 @@ async def load_dump(
     is injected. A runtime that unpickles in its own process (the kernel runtime) gets
     the verified pickle bytes, so code in a trusted pickle runs there, not in the host.
     Staging folders that killed dumps left beside (or in) *directory* are removed first.
+    The definitions (functions and classes kept as source) are run again last, inside the
+    runtime under its security checker; what the dump did not save is named in `not_restored`.
     """
+    from cave_tui.dataio.definitions import restore_definitions
     from cave_tui.dataio.inject import inject_variable
+    from cave_tui.dataio.plan import unsaved
     from cave_tui.runtime.items import Pickled, Variable
 
     await asyncio.to_thread(remove_stale, Path(directory).expanduser().absolute())
@@ -766,4 +730,6 @@ async def load_dump(
             dump.not_restored.append({"name": name, "reason": reason})
         else:
             dump.names.append(name)
+    await restore_definitions(runtime, dump)  # after the values: they may use them
+    dump.not_restored.extend(unsaved(dump.skipped))
     return dump

@@ -1,11 +1,12 @@
 """The dump manifest (`manifest.json`): one schema, validated whole before anything is loaded.
 
 `parse_manifest(path, fmt=, version=)` reads a manifest and checks it against the schema
-(format and version; every variable and module named by the rules `--inject` uses; known
-formats, sizes, sha256s; file names that stay inside the folder); `check_files` then checks
-each listed file (present, a regular file, not a link out of the folder, the size the
-manifest says). Each reports every problem at once, in one `ManifestError`, before the
-first value is read. Imported only when a dump is read (pydantic takes a while to import).
+(format and version; every variable, module and definition named by the rules `--inject`
+uses; known formats, sizes, sha256s; file names that stay inside the folder; a definition's
+source a string); `check_files` then checks each listed file (present, a regular file, not
+a link out of the folder, the size the manifest says). Each reports every problem at once,
+in one `ManifestError`, before the first value is read. Imported only when a dump is read
+(pydantic takes a while to import).
 """
 
 from __future__ import annotations
@@ -150,6 +151,21 @@ class ModuleEntry(_Entry):
         return value
 
 
+class DefinitionEntry(_Entry):
+    """A function or class the model wrote, kept as the source of the statement that
+    defined it: run again inside the runtime, under its security checker (never unpickled)."""
+
+    name: str
+    source: str
+    type: str = ""
+    digest: str | None = None  # of the source: tells the next snapshot whether it changed
+
+    @field_validator("name")
+    @classmethod
+    def _bindable_name(cls, value: str) -> str:
+        return _bindable(value)
+
+
 class SkippedEntry(_Entry):
     """What the dump could not save, and why (shown, never loaded)."""
 
@@ -167,6 +183,7 @@ class Manifest(BaseModel):
     version: int = Field(ge=1)
     variables: list[VariableEntry] = []
     modules: list[ModuleEntry] = []
+    definitions: list[DefinitionEntry] = []  # since version 2
     skipped: list[SkippedEntry] = []
 
     def names(self) -> list[str]:
@@ -216,7 +233,7 @@ def _schema_problems(raw: Any, error: ValidationError) -> list[str]:
 def _duplicates(raw: dict[str, Any]) -> list[str]:
     seen: dict[str, str] = {}
     problems = []
-    for key in ("variables", "modules"):
+    for key in ("variables", "modules", "definitions"):
         entries = raw.get(key)
         if not isinstance(entries, list):
             continue
@@ -309,6 +326,7 @@ def parse_manifest(path: Path, *, fmt: str, version: int) -> tuple[Manifest, byt
 
 __all__ = [
     "CheckedFile",
+    "DefinitionEntry",
     "Manifest",
     "ManifestError",
     "ModuleEntry",

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol
 from cave_tui.runtime import upstream
 from cave_tui.runtime.detail import Detail, object_detail
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
+from cave_tui.runtime.persist import Keep, Persistable
 from cave_tui.runtime.summary import VarInfo
 from cave_tui.runtime.tracebacks import format_exception
 from cave_tui.runtime.upstream import CellError, ErrorFeedbackMode, minimal_error, referenced_types
@@ -391,10 +392,20 @@ class Runtime(ABC):
     async def namespace_listing(self) -> list[VarInfo]:
         """Every user-visible name, described (the inspector's list: no cap on the count).
 
-        `namespace_summary()` stays bounded for the prompt, dumps and snapshots; a runtime
-        lists names past its bound here, the far ones by type only when time runs short.
+        `namespace_summary()` stays bounded for the prompt (dumps and snapshots use
+        `persistable()`); a runtime lists names past its bound here, the far ones by type
+        only when time runs short.
         """
         return await self.namespace_summary()
+
+    async def persistable(self, digest_below: int = 0) -> list[Persistable]:
+        """Every user name as a dump or snapshot keeps it, never bounded by the display budget.
+
+        Host-injected items are listed too (the dumper decides about them); values whose
+        pickle is under *digest_below* bytes carry its digest. This default is built from
+        `namespace_listing()` (no digests, no definitions); the runtimes override it.
+        """
+        return persistable_from_rows(self.without_automatic_types(await self.namespace_listing()))
 
     @abstractmethod
     async def delete(self, name: str) -> None:
@@ -409,7 +420,8 @@ class Runtime(ABC):
         """Stop the running cell, if any."""
 
     async def names(self) -> list[str]:
-        return [row.name for row in await self.namespace_summary()]
+        """Every user-visible name (complete: not bounded like `namespace_summary`)."""
+        return [item.name for item in await self.persistable()]
 
     def check_security(self, code: str) -> list[Any]:
         if self.security_checker is None:
@@ -447,6 +459,20 @@ class Runtime(ABC):
     def label(self) -> str:
         """Short name for status lines."""
         return type(self).__name__
+
+
+def persistable_from_rows(rows: list[VarInfo]) -> list[Persistable]:
+    """`Persistable` rows from summary rows: modules by name, everything else as a value."""
+    out = []
+    for row in rows:
+        if row.kind == "module" and row.preview and not row.preview.startswith("__"):
+            out.append(Persistable(row.name, Keep.MODULE, "module", module=row.preview))
+        elif row.kind == "module":
+            reason = "a module that cannot be imported by name"
+            out.append(Persistable(row.name, Keep.NOTHING, "module", reason=reason))
+        else:
+            out.append(Persistable(row.name, Keep.VALUE, row.type_name))
+    return out
 
 
 def _auto_type(cls: type) -> Type:

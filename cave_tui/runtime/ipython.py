@@ -24,7 +24,7 @@ import time
 from concurrent.futures import Future
 from typing import Any
 
-from cave_tui.runtime import links
+from cave_tui.runtime import links, persist
 from cave_tui.runtime.base import (
     ExecutionResult,
     NamespaceChange,
@@ -165,6 +165,7 @@ class IPythonRuntime(Runtime):
         self._cell_lock = threading.Lock()
         self._in_cell = False
         self._pending: Future[Any] | None = None
+        self._definitions = persist.Definitions()  # the source of what cells defined
         for item in self._injected.values():
             self._ns[item.name] = item.value
 
@@ -298,6 +299,7 @@ class IPythonRuntime(Runtime):
             del self._ns[name]
         for item in self._injected.values():
             self._ns[item.name] = item.value
+        self._definitions.clear()
         self.namespace_changed(NamespaceChange(everything=True))
 
     async def namespace_summary(self) -> list[VarInfo]:
@@ -328,6 +330,14 @@ class IPythonRuntime(Runtime):
             if name not in listed and name in self._ns:
                 rows.append(bare_row(name, self._ns.get(name), descriptions.get(name, "")))
         return rows
+
+    async def persistable(self, digest_below: int = 0) -> list[persist.Persistable]:
+        hidden = (self._hidden - set(self._injected)) | self.automatic_types()
+        names = user_names(self._ns, hidden, self.descriptions())
+        # On a worker thread: pickling for the digests may run the objects' own code.
+        return await asyncio.to_thread(
+            persist.persistable, self._ns, names, self._definitions, digest_below
+        )
 
     def _watched_summary(
         self, hidden: set[str], descriptions: dict[str, str], limit: int | None = 10_000
@@ -543,6 +553,7 @@ class IPythonRuntime(Runtime):
         maybe = mutation_targets(code, _failed_line(error)) & set(after)
         changed += [n for n in after if n in maybe and n not in changed]
         deleted = [n for n in before if n not in after]
+        self._record_definitions(code, changed)
         result = ExecutionResult(
             success=error is None,
             output=capture.getvalue(),
@@ -556,6 +567,16 @@ class IPythonRuntime(Runtime):
             result.interrupted = isinstance(error, KeyboardInterrupt)
             result.error = error  # upstream's exception; `error_text` is its shaped traceback
         return self.shape_error(result)
+
+    def _record_definitions(self, code: str, changed: list[str]) -> None:
+        """Keep the source of the functions and classes the cell defined (dumps use it)."""
+        if not changed:
+            return
+        try:
+            transformed = self._shell.transform_cell(code)
+        except Exception:  # IPython could not transform it: the cell did not run as such
+            return
+        self._definitions.record(transformed, self._ns, changed)
 
     def _leave_cell(self) -> None:
         while True:

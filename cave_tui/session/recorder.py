@@ -440,8 +440,9 @@ class SessionRecorder:
     async def checkpoint(self, *, full: bool = False) -> Any:
         """Snapshot the namespace into `namespace/`, writing only what changed.
 
-        New names and names reported changed are written; *full* also re-saves small
-        objects (under `RESAVE_BELOW` bytes) in case they were mutated unseen.
+        Small values are compared by content (a digest of their pickle, so an unseen
+        in-place mutation is caught): under `STEP_DIGEST_BELOW` bytes after a step, under
+        `RESAVE_BELOW` with *full* (turn ends); bigger ones are written when reported changed.
 
         Returns the `DumpResult`, or None when it failed (the failure is logged and
         reported through `warnings`/`on_warning`; the previous snapshot stays).
@@ -449,7 +450,11 @@ class SessionRecorder:
         if self.runtime is None or self._closed:
             return None
         self.recover_folder()
-        from cave_tui.dataio.dump import RESAVE_BELOW, checkpoint_namespace
+        from cave_tui.dataio.checkpoint import (
+            RESAVE_BELOW,
+            STEP_DIGEST_BELOW,
+            checkpoint_namespace,
+        )
         from cave_tui.dataio.errors import DataIOError
 
         async with self._lock:
@@ -460,7 +465,7 @@ class SessionRecorder:
                     self.runtime,
                     self.namespace_dir,
                     changed=dirty,
-                    resave_below=RESAVE_BELOW if full else 0,
+                    resave_below=RESAVE_BELOW if full else STEP_DIGEST_BELOW,
                     sync=self.sync,
                     carry=self.held,
                 )
@@ -480,8 +485,12 @@ class SessionRecorder:
                     "step": self.step,
                     "variables": len(result.saved),
                     "bytes": result.bytes,
+                    "definitions": [d["name"] for d in result.definitions],
                     "written": result.written,
-                    "skipped": [{"name": s["name"], "reason": s["reason"]} for s in result.skipped],
+                    "skipped": [
+                        {"name": s["name"], "reason": s["reason"], "cause": s.get("cause")}
+                        for s in result.skipped
+                    ],
                 },
                 sync=True,
             )

@@ -171,5 +171,6 @@ async def _reinject_missing(
         try:
             await redo_setup(record, runtime, trust=trust)
             result.restored.append(name)
+            result.not_restored = [n for n in result.not_restored if n["name"] != name]
         except (DataIOError, ReplayError) as exc:
             result.not_restored.append({"name": name, "reason": str(exc)})

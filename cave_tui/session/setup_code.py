@@ -106,23 +106,39 @@ def _unpickle(name: str, fmt: str, path: str, sha256: str) -> list[str]:
 
 
 # Restores a cave dump with no cave: checks the manifest against the recorded sha256, then
-# every name, path and file hash, before any file is read; pickles only when TRUSTED.
+# every name, path and file hash, before any file is read; pickles only when TRUSTED. The
+# definitions of a version 2 dump (functions and classes kept as source) run last, in order.
 _RESTORE_DUMP = '''\
 import hashlib, importlib, json, keyword, pathlib
 
 
-def _cave_restore(dump, manifest_sha256, trusted):
-    """The variables and modules of the cave dump *dump*, checked before anything is read."""
+def _cave_name(dump, name):
+    if not isinstance(name, str) or not name.isidentifier() or name.startswith("_") or (
+        keyword.iskeyword(name)
+    ):
+        raise RuntimeError(f"{dump}: {name!r} is not a name to restore")
+    return name
+
+
+def _cave_restore(dump, manifest_sha256, trusted, into):
+    """Bind the variables, modules and definitions of the cave dump *dump* in *into*,
+    everything checked before anything is read."""
     raw = (dump / "manifest.json").read_bytes()
     if manifest_sha256 and hashlib.sha256(raw).hexdigest() != manifest_sha256:
         raise RuntimeError(f"{dump} changed since the session loaded it (manifest sha256)")
     manifest = json.loads(raw)
+    version = manifest.get("version")
+    if manifest.get("format") != "cave-dump" or version not in (1, 2):
+        raise RuntimeError(f"{dump}: not a cave dump this notebook reads (version {version!r})")
+    definitions = []
+    for entry in manifest.get("definitions", []):  # version 2: functions and classes as source
+        if not isinstance(entry.get("source"), str):
+            raise RuntimeError(f"{dump}: the definition of {entry.get('name')!r} has no source")
+        definitions.append((_cave_name(dump, entry.get("name")), entry["source"]))
     root = dump.resolve()
     checked = []
     for entry in manifest.get("variables", []):
-        name, fmt = entry["name"], entry["format"]
-        if not name.isidentifier() or name.startswith("_") or keyword.iskeyword(name):
-            raise RuntimeError(f"{dump}: {name!r} is not a name to restore")
+        name, fmt = _cave_name(dump, entry["name"]), entry["format"]
         path = (dump / entry["file"]).resolve()
         if not path.is_relative_to(root) or not path.is_file():
             raise RuntimeError(f"{dump}: {entry['file']!r} is not a file in the dump")
@@ -164,7 +180,12 @@ def _cave_restore(dump, manifest_sha256, trusted):
         else:
             raise RuntimeError(f"{dump}: {name} is stored as {fmt!r}, unknown to this notebook")
         values[name] = value
-    return values
+    into.update(values)
+    for name, source in definitions:  # after the values, in order: they may use them
+        try:
+            exec(compile(source, f"<{dump.name}: {name}>", "exec"), into)
+        except Exception as exc:
+            print(f"{name} not restored: running its definition again failed: {exc!r}")
 
 '''
 
@@ -172,9 +193,8 @@ def _cave_restore(dump, manifest_sha256, trusted):
 def load_code(path: str, manifest_sha256: str | None, trusted: bool) -> str:
     """The cell restoring the dump at *path* as the session loaded it."""
     return (
-        _RESTORE_DUMP
-        + f"\nglobals().update(_cave_restore(pathlib.Path({path!r}), {manifest_sha256!r}, "
-        f"trusted={trusted}))\ndel _cave_restore"
+        _RESTORE_DUMP + f"\n_cave_restore(pathlib.Path({path!r}), {manifest_sha256!r}, "
+        f"trusted={trusted}, into=globals())\ndel _cave_restore, _cave_name"
     )
 
 

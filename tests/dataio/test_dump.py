@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 
 from cave_tui.dataio import checkpoint_namespace, dump_namespace, load_dump, read_manifest
-from cave_tui.dataio import dump as dump_module
 from cave_tui.dataio import staging as staging_module
 from cave_tui.runtime.ipython import IPythonRuntime
 from cave_tui.runtime.items import Function, Variable
+from cave_tui.runtime.persist import content_digest
 from tests.helpers.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -169,11 +169,13 @@ async def test_checkpoints_rewrite_only_what_changed(tmp_path):
     assert "fresh" not in await restored.names()
 
 
-def test_small_enough_looks_inside_containers():
+def test_content_digests_see_nested_changes_and_stop_at_their_limit():
+    small = {"a": [1, 2, 3]}
+    before = content_digest(small, 1 << 20)
+    small["a"].append(4)  # the same objects, mutated inside
+    assert before is not None and content_digest(small, 1 << 20) != before
     frame = pd.DataFrame({"v": np.arange(2_000_000)})
-    assert dump_module.small_enough({"a": [1, 2, 3]}, 1 << 20)
-    assert not dump_module.small_enough({"frames": {"big": frame}}, 1 << 20)
-    assert not dump_module.small_enough(list(range(50_000)), 1 << 30)  # too many items to walk
+    assert content_digest({"frames": {"big": frame}}, 1 << 20) is None  # stops at the cap
 
 
 @pytest.mark.parametrize("name", ["Data", "data"])

@@ -216,3 +216,36 @@ async def test_trusted_pickles_restore_on_both_runtimes_and_survive_a_kernel_res
         assert "Pickled" in repr(any_runtime.injected["pair"].value)
         await any_runtime.restart()
         assert await any_runtime.retrieve("third") == Fraction(1, 3)
+
+
+async def test_definitions_are_checked_with_the_manifest_before_anything_runs(tmp_path):
+    d, marker = tmp_path / "d", tmp_path / "ran"
+    _json_file(d, "good.json", [1, 2])
+    run = f"open({str(marker)!r}, 'w').close()\n"
+    definitions = [
+        {"name": "ok", "source": f"def ok():\n    return 1\n{run}"},
+        {"name": "max", "source": run},
+        {"name": "_hidden", "source": run},
+        {"name": "bad", "source": ["not", "a", "string"]},
+        {"name": "good", "source": run},  # the variable's name
+        {"source": run},
+    ]
+    write_manifest(
+        d, [entry_for(d, "good", "good.json", "json")], version=2, definitions=definitions
+    )
+    runtime = IPythonRuntime()
+    with pytest.raises(ManifestError) as caught:
+        await load_dump(runtime, d)
+    problems = "\n".join(caught.value.problems)
+    for expected in (
+        "definitions[1] (max).name: 'max' would shadow the Python builtin max()",
+        "definitions[2] (_hidden).name: '_hidden' starts with an underscore",
+        "definitions[3] (bad).source: Input should be a valid string",
+        "definitions[5].name: is missing",
+        "definitions[4] (good): the name is already used by variables[0]",
+    ):
+        assert expected in problems, problems
+    assert len(caught.value.problems) == 5
+    assert not marker.exists() and await runtime.names() == []
+    write_manifest(d, [entry_for(d, "good", "good.json", "json")], version=2, definitions=[])
+    assert read_dump(d).definitions == []

@@ -176,6 +176,45 @@ async def test_the_load_cell_never_unpickles_what_the_session_did_not_load(tmp_p
     assert not marker.exists()
 
 
+async def test_the_load_cell_runs_a_version_2_dumps_definitions_after_its_values(tmp_path, capsys):
+    runtime = IPythonRuntime()
+    await runtime.start()
+    await runtime.execute(
+        "import math\nrate = 3\n"
+        "def scaled(v, k=rate):\n    return v * k\n"
+        "class Box:\n    size = rate + 1\n"
+        "    def area(self):\n        return math.floor(self.size)\n"
+        "twice = lambda v: scaled(v, 2)\n"
+    )
+    await dump_namespace(runtime, tmp_path / "d")
+    await runtime.stop()
+    manifest_path = tmp_path / "d" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["version"] == 2
+    assert [d["name"] for d in manifest["definitions"]] == ["scaled", "Box", "twice"]
+    sha = file_sha256(manifest_path)
+    namespace: dict[str, Any] = {}
+    exec(load_code(str(tmp_path / "d"), sha, False), namespace)
+    assert namespace["scaled"](2) == 6 and namespace["Box"]().area() == 4
+    assert namespace["twice"](5) == 10 and namespace["rate"] == 3
+    assert "_cave_restore" not in namespace and "_cave_name" not in namespace
+    # A definition that fails is named; the others still run.
+    manifest["definitions"][0]["source"] = "raise ValueError('gone')\n"
+    manifest_path.write_text(json.dumps(manifest))
+    namespace = {}
+    exec(load_code(str(tmp_path / "d"), None, False), namespace)
+    assert "scaled not restored" in capsys.readouterr().out and "scaled" not in namespace
+    assert namespace["Box"]().area() == 4
+    # Names are checked before anything is read or run; a newer dump is refused.
+    manifest["definitions"][1]["name"] = "_box"
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(RuntimeError, match="'_box' is not a name to restore"):
+        exec(load_code(str(tmp_path / "d"), None, False), {})
+    manifest_path.write_text(json.dumps({**manifest, "version": 3}))
+    with pytest.raises(RuntimeError, match=r"not a cave dump this notebook reads \(version 3\)"):
+        exec(load_code(str(tmp_path / "d"), None, False), {})
+
+
 def test_an_injected_pickle_is_unpickled_only_if_unchanged(tmp_path):
     path = tmp_path / "obj.pkl"
     path.write_bytes(pickle.dumps({"k": 7}))

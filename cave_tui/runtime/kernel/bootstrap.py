@@ -2,7 +2,7 @@
 
 The host executes this file in the kernel as module `_cave_kernel`, next to
 `_cave_summary`, `_cave_tracebacks`, `_cave_transport`, `_cave_mutation` and
-`_cave_display` (the same files the host uses), so a kernel needs nothing of cave
+`_cave_display`, `_cave_persist` (the same files the host uses), so a kernel needs nothing of cave
 installed: an attached kernel on another machine works too. `install()`:
 
 * hooks every cell (`pre_run_cell`/`post_run_cell`) to compute what it changed
@@ -11,9 +11,10 @@ installed: an attached kernel on another machine works too. `install()`:
 * caps each cell's output *in the kernel*: the first `output_limit` characters
   go out as they come, then only a bounded tail is kept and the rest is counted
   and dropped, so printing 100 MB never crosses the wire;
+* keeps the source of the functions and classes cells define (`_cave_persist`);
 * serves the host's requests on the `cave` comm (inject, retrieve, summary,
-  delete, reset, checkpoint, restore), with Arrow/JSON/pickle payloads in the
-  message buffers.
+  persistable, delete, reset, checkpoint, restore), with Arrow/JSON/pickle
+  payloads in the message buffers.
 
 Nothing here is trusted by the host: model code can replace any of it, which is
 why the host validates every byte it receives (`transport.py`).
@@ -38,6 +39,7 @@ tracebacks: Any = sys.modules.get("_cave_tracebacks")
 transport: Any = sys.modules.get("_cave_transport")
 mutation: Any = sys.modules.get("_cave_mutation")
 display: Any = sys.modules.get("_cave_display")
+persist: Any = sys.modules.get("_cave_persist")
 
 MARKER = "\n[… {n:,} characters of output dropped …]\n"
 TAIL_ROOM = 200  # the marker's share of the tail budget
@@ -186,6 +188,7 @@ class CaveKernel:
         self._pending_report: dict[str, Any] | None = None
         self._result_text: str | None = None
         self._hooked_reply = False
+        self.definitions = persist.Definitions() if persist is not None else None
 
     # -- installation ----------------------------------------------------------------
     def install(self) -> None:
@@ -360,6 +363,7 @@ class CaveKernel:
                 maybe = mutation.mutation_targets(self._code) & set(after)
             changed += [n for n in after if n in maybe and n not in changed]
             deleted = [n for n in before if n not in after]
+            self._record_definitions(changed)
             error = result.error_before_exec or result.error_in_exec
             report: dict[str, Any] = {
                 "op": "cell",
@@ -381,6 +385,16 @@ class CaveKernel:
             self._report(
                 {"op": "cell", "broken": f"{type(exc).__name__}: {exc}", "dropped": dropped}
             )
+
+    def _record_definitions(self, changed: list[str]) -> None:
+        """Keep the source of the functions and classes the cell defined (dumps use it)."""
+        if self.definitions is None or not changed:
+            return
+        try:
+            code = self.shell.transform_cell(self._code)
+        except Exception:
+            return
+        self.definitions.record(code, self.ns, changed)
 
     def _report(self, report: dict[str, Any]) -> None:
         """The cell report rides in the execute_reply's metadata (no extra message);
@@ -514,6 +528,24 @@ class CaveKernel:
                 pass
         return {"rows": rows, "stuck": stuck}, []
 
+    def op_persistable(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """Every user name as a dump keeps it (`_cave_persist.describe`), without a cap.
+        A digest that hangs (the host interrupts it) ends the digests: the rest go without."""
+        limit = int(data.get("digest_below") or 0)
+        hidden = self._user_hidden()
+        rows: list[dict[str, Any]] = []
+        for name in [n for n in list(self.ns) if summary.is_user_name(n, hidden)]:
+            if name not in self.ns:
+                continue
+            obj = self.ns[name]
+            try:
+                row = persist.describe(name, obj, self.definitions, limit)
+            except KeyboardInterrupt:
+                limit = 0
+                row = persist.describe(name, obj, self.definitions, 0)
+            rows.append(row.to_dict())
+        return {"rows": rows}, []
+
     def op_delete(self, data: dict[str, Any], buffers: list[Any]) -> Any:
         name = data["name"]
         if name not in self.ns or name in self._user_hidden():
@@ -526,6 +558,8 @@ class CaveKernel:
         for name in [n for n in self.ns if n not in self.hidden and not n.startswith("__")]:
             del self.ns[name]
         self.injected.clear()
+        if self.definitions is not None:
+            self.definitions.clear()
         return None
 
     def op_checkpoint(self, data: dict[str, Any], buffers: list[Any]) -> Any:

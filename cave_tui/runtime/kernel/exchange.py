@@ -20,7 +20,7 @@ def retrieve_error(
     name: str, type_name: str, detail: str, kind: type[TransferError] = TransferError
 ) -> TransferError:
     """Why *name* cannot come back from the kernel, and the ways to get it anyway."""
-    return kind(
+    error = kind(
         f"cannot retrieve {name!r} ({type_name}) from the kernel safely: {detail}. "
         f"Only frames and arrays (Arrow), plain data (JSON) and these types come back: "
         f"{SAFE_TYPE_NAMES}. Options: convert it inside the kernel into one of those "
@@ -28,6 +28,8 @@ def retrieve_error(
         "runtime with trust_kernel=True, which unpickles with dill and so lets code in the "
         "kernel run in this process (unsafe with untrusted code)."
     )
+    error.detail = f"a {type_name} does not come back from the kernel safely ({detail})"
+    return error
 
 
 class ValueExchange:

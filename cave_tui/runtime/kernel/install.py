@@ -67,6 +67,7 @@ def bootstrap_sources() -> dict[str, str]:
             "_cave_transport": (_HERE / "transport.py").read_text(),
             "_cave_mutation": _mutation_source(),
             "_cave_display": (_RUNTIME / "display.py").read_text(),
+            "_cave_persist": (_RUNTIME / "persist.py").read_text(),
             "_cave_detail": (_RUNTIME / "detail.py")
             .read_text()
             .replace("from cave_tui.runtime.summary import", "from _cave_summary import"),

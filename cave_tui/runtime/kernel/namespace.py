@@ -1,8 +1,9 @@
-"""Requests about the kernel's namespace: summary, listing, detail, delete, reset.
+"""Requests about the kernel's namespace: summary, listing, persistable, detail, delete, reset.
 
 A summary runs model-defined `__repr__`s, so it is bounded: a timeout, then an interrupt,
 then (code stuck in C, in a kernel cave may kill) a restart; a name whose description hung
-is listed by type only until a cell rebinds it.
+is listed by type only until a cell rebinds it. The persistence listing (every name, in one
+round trip) pickles small values for their digests: one that hangs is interrupted.
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ import contextlib
 from collections.abc import Iterable
 from typing import Any
 
-from cave_tui.runtime.base import NamespaceChange
+from cave_tui.runtime.base import NamespaceChange, persistable_from_rows
 from cave_tui.runtime.detail import Detail
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
+from cave_tui.runtime.persist import Persistable
 from cave_tui.runtime.summary import VarInfo
 
 SUMMARY_LIMIT = 500
 SUMMARY_TIMEOUT = 3.0
+PERSISTABLE_TIMEOUT = 30.0  # listing every name, pickling the small values for digests
 
 
 class NamespaceQueries:
@@ -100,6 +103,34 @@ class NamespaceQueries:
                 )
                 return None
         return {"data": msg["content"]["data"], "buffers": msg.get("buffers") or []}
+
+    async def persistable(
+        self, descriptions: dict[str, str], digest_below: int
+    ) -> list[Persistable]:
+        """Every user name as a dump keeps it, in one request; a kernel whose agent lacks
+        the request (attached, set up by an older cave) is listed through `summary`."""
+        sup = self._sup
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            chan = sup.chan
+            assert chan is not None
+            fut = await chan.comm_request("persistable", {"digest_below": digest_below})
+            what = "listing the namespace to save it"
+            try:
+                msg = await sup.race(asyncio.shield(fut), what, timeout=PERSISTABLE_TIMEOUT)
+            except TimeoutError:  # a value's pickling hangs: the kernel lists the rest bare
+                await sup.kind.interrupt(sup.chan)
+                msg = await sup.race(fut, what, timeout=PERSISTABLE_TIMEOUT)
+        data = msg["content"]["data"]
+        if not data.get("ok"):
+            return persistable_from_rows(await self.summary(descriptions, limit=None))
+        rows = []
+        for raw in data.get("rows") or []:
+            if isinstance(raw, dict):
+                with contextlib.suppress(KeyError, TypeError, ValueError):
+                    rows.append(Persistable.from_dict(raw))
+        return rows
 
     async def detail(self, name: str) -> Detail:
         """Computed in the kernel: a 2-million-row frame never crosses to the host."""

@@ -31,6 +31,7 @@ from cave_tui.runtime.kernel.namespace import NamespaceQueries
 from cave_tui.runtime.kernel.settings import DEFAULT_CELL_TIMEOUT, KernelSettings
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
 from cave_tui.runtime.kernel.transport import JSON_LIMIT
+from cave_tui.runtime.persist import Persistable
 from cave_tui.runtime.summary import VarInfo
 from cave_tui.runtime.upstream import ErrorFeedbackMode
 
@@ -262,6 +263,12 @@ class IPyKernelRuntime(Runtime):
     async def namespace_listing(self) -> list[VarInfo]:
         rows = await self._call(self._namespace.summary(self.descriptions(), limit=None))
         return self.without_automatic_types(rows)
+
+    async def persistable(self, digest_below: int = 0) -> list[Persistable]:
+        """Every user name as a dump keeps it, listed in the kernel in one round trip."""
+        rows = await self._call(self._namespace.persistable(self.descriptions(), digest_below))
+        automatic = self.automatic_types()
+        return [row for row in rows if row.name not in automatic]
 
     async def detail(self, name: str) -> Detail:
         """Computed in the kernel: a 2-million-row frame never crosses to the host."""

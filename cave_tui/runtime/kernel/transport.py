@@ -34,7 +34,12 @@ _DTYPE = re.compile(r"^[<>|=]?[biufcmM]\d{1,2}(\[[A-Za-z0-9]+\])?$")
 
 
 class TransferError(TypeError):
-    """A value cannot cross between the kernel and the host (the message says why)."""
+    """A value cannot cross between the kernel and the host (the message says why).
+
+    `detail` is the short why, for lists of what was not saved (the message adds the ways
+    around it)."""
+
+    detail: str = ""
 
 
 class UnsafeObjectError(TransferError):

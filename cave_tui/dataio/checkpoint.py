@@ -1,0 +1,169 @@
+"""Incremental checkpoints (session snapshots): a dump updated in place, writing only what changed.
+
+A value is rewritten when its content changed: values whose pickle is under `resave_below`
+bytes carry a digest of those bytes (computed where they live, in one listing), so an
+in-place mutation the runtime did not report is still caught, and an unchanged value costs
+no write at all; bigger values are rewritten when the runtime reports them changed. New
+files get new names and the manifest, replaced atomically last, is the commit point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from cave_tui.dataio.atomic import atomic_write_text
+from cave_tui.dataio.dump import (
+    _GONE,
+    MANIFEST,
+    RESAVE_BELOW,
+    DumpResult,
+    _described,
+    _manifest,
+    _not_saved,
+    _read_manifest_file,
+    _Refused,
+    _retrieve,
+    _Writer,
+)
+from cave_tui.dataio.errors import DataIOError, describe_os_error
+
+STEP_DIGEST_BELOW = 1 << 20  # after a step: digests of the small values only (cheap)
+
+
+def _unchanged(item: Any, prev: dict[str, Any], changed: set[str] | None, folder: Path) -> bool:
+    """Whether the file of *prev* (still there) holds *item*'s value.
+
+    A digest decides when the value has one (equal pickles, equal content; a reported
+    change with the same bytes costs nothing). Without one (a value over the digest
+    limit), it is unchanged unless the runtime reported it changed.
+    """
+    if item.digest is not None:
+        same = prev.get("digest") == item.digest
+    else:
+        same = changed is not None and item.name not in changed
+    return same and (folder / prev["file"]).exists()
+
+
+def _refused_again(item: Any, last: dict[str, Any], changed: set[str] | None) -> bool:
+    """A value the runtime refused to hand over last time, unchanged since: not asked again."""
+    if item.digest is not None:
+        return bool(last.get("digest") == item.digest)
+    return changed is not None and item.name not in changed and last.get("type") == item.type_name
+
+
+def _carried(
+    carry: Iterable[dict[str, Any]], plan: Any, result: DumpResult, folder: Path
+) -> list[dict[str, Any]]:
+    """The *carry* entries whose names nothing in the namespace holds now, files still there."""
+    bound = {v.name for v in plan.values} | {m["name"] for m in result.modules}
+    bound |= {d["name"] for d in result.definitions} | {s["name"] for s in result.skipped}
+    return [e for e in carry if e["name"] not in bound and (folder / e["file"]).is_file()]
+
+
+async def checkpoint_namespace(
+    runtime: Any,
+    directory: str | Path,
+    *,
+    changed: Iterable[str] | None = None,
+    resave_below: int = RESAVE_BELOW,
+    sync: bool = True,
+    carry: Iterable[dict[str, Any]] = (),
+) -> DumpResult:
+    """Bring the dump in *directory* up to date with the namespace, writing only what changed.
+
+    *changed* names what the runtime reported changed (None: anything may have changed);
+    values under *resave_below* bytes are compared by content instead (see `_unchanged`).
+    *carry* entries (pickles a resume was not trusted to load) stay listed, with their
+    files, while their names are not bound again. A crash leaves the previous checkpoint
+    complete.
+    """
+    from cave_tui.dataio.plan import SkipCause, plan_dump
+
+    started = time.perf_counter()
+    folder = Path(directory).expanduser().absolute()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataIOError(describe_os_error(exc, "write", folder), path=folder) from None
+    previous = _read_manifest_file(folder) if (folder / MANIFEST).exists() else {}
+    old = {e["name"]: e for e in previous.get("variables", [])}
+    old_sources = {d["name"]: d.get("digest") for d in previous.get("definitions", [])}
+    refused = {
+        s["name"]: s
+        for s in previous.get("skipped", [])
+        if s.get("cause") == SkipCause.NOT_RETRIEVED.value
+    }
+    changed_set = None if changed is None else set(changed)
+    plan = await plan_dump(runtime, resave_below)
+    result = DumpResult(folder, modules=plan.modules, skipped=plan.skipped)
+    result.definitions = plan.definitions
+    writer = _Writer(folder, sync)
+    entries: dict[str, dict[str, Any]] = {}
+    try:
+        for i, item in enumerate(plan.values):
+            prev = old.get(item.name)
+            if prev is not None and _unchanged(item, prev, changed_set, folder):
+                entries[item.name] = _described(dict(prev), item, plan.descriptions)
+                continue
+            last = refused.get(item.name)
+            if prev is None and last is not None and _refused_again(item, last, changed_set):
+                result.skipped.append(last)  # refused last time, and unchanged since
+                continue
+            obj = await _retrieve(runtime, item)
+            if isinstance(obj, _Refused):
+                if prev is not None and not obj.kept:
+                    entries[item.name] = prev  # not reached (a kernel gone…): the last value stands
+                else:  # the name now holds a value the runtime keeps: the old one is not it
+                    result.skipped.append(obj.entry(item))
+                continue
+            if obj is not _GONE:
+                version = int(prev.get("version", 0)) + 1 if prev else 1
+                await writer.add(i, obj, item.name, f"{item.name}.{version}", item.size)
+            del obj
+        outcomes = await writer.finish()
+    except BaseException as exc:
+        writer.abort()
+        for path in writer.files:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        if not isinstance(exc, OSError):
+            raise
+        raise DataIOError(
+            describe_os_error(exc, "write", folder) + "; the previous snapshot is intact",
+            path=folder,
+        ) from None
+    for outcome in outcomes:
+        item = plan.values[outcome.key]
+        if outcome.entry is None:
+            result.skipped.append(_not_saved(item, outcome.error or "no format fits"))
+            continue
+        prev = old.get(item.name)
+        entry = _described(outcome.entry, item, plan.descriptions)
+        entry["version"] = int(prev.get("version", 0)) + 1 if prev else 1
+        entries[item.name] = entry
+        result.written.append(item.name)
+    result.written += [
+        d["name"] for d in plan.definitions if old_sources.get(d["name"]) != d.get("digest")
+    ]
+    result.saved = [entries[v.name] for v in plan.values if v.name in entries]
+    # Before the manifest: the cleanup below removes every file the manifest does not list.
+    result.saved += _carried(carry, plan, result, folder)
+    try:
+        await asyncio.to_thread(atomic_write_text, folder / MANIFEST, _manifest(result), sync=sync)
+    except OSError as exc:
+        raise DataIOError(
+            describe_os_error(exc, "write", folder / MANIFEST) + "; the last snapshot is intact",
+            path=folder,
+        ) from None
+    keep = {e["file"] for e in result.saved} | {MANIFEST}
+    for path in folder.iterdir():
+        if path.name not in keep and path.is_file():
+            with contextlib.suppress(OSError):
+                path.unlink()
+    result.seconds = time.perf_counter() - started
+    return result
