@@ -29,6 +29,7 @@ from cave_tui.dataio.dump import (
     _Refused,
     _retrieve,
     _Writer,
+    given_of,
 )
 from cave_tui.dataio.errors import DataIOError, describe_os_error
 
@@ -153,6 +154,7 @@ async def checkpoint_namespace(
     result.saved = [entries[v.name] for v in plan.values if v.name in entries]
     # Before the manifest: the cleanup below removes every file the manifest does not list.
     result.saved += _carried(carry, plan, result, folder)
+    result.given = given_of(runtime, result.saved)
     try:
         await asyncio.to_thread(atomic_write_text, folder / MANIFEST, _manifest(result), sync=sync)
     except OSError as exc:

@@ -59,6 +59,7 @@ class DumpResult:
     skipped: list[dict[str, Any]] = field(default_factory=list)  # {"name", "type", "reason", …}
     definitions: list[dict[str, Any]] = field(default_factory=list)  # {"name", "source", …}
     written: list[str] = field(default_factory=list)  # names (re)written by this call
+    given: list[str] = field(default_factory=list)  # of the saved names, those the user gave
     seconds: float = 0.0
 
     @property
@@ -329,8 +330,17 @@ def _manifest(result: DumpResult) -> str:
         "modules": result.modules,
         "definitions": result.definitions,
         "skipped": result.skipped,
+        "given": sorted(result.given),
     }
     return json.dumps(data, indent=1, ensure_ascii=False, default=str)
+
+
+def given_of(runtime: Any, saved: list[dict[str, Any]]) -> list[str]:
+    """The saved names the user gave (`Runtime.given_names`), for the manifest's `given`:
+    a restore marks the others as the model's, so they are not taken for the user's."""
+    names = getattr(runtime, "given_names", None)
+    given = names() if callable(names) else set()
+    return sorted(given & {str(e["name"]) for e in saved})
 
 
 # -- full dumps, staged then put in place (dataio/staging.py) ----------------------------
@@ -399,6 +409,7 @@ async def dump_namespace(
             entry = _described(outcome.entry, item, plan.descriptions)
             result.saved.append(entry)
             result.written.append(item.name)
+        result.given = given_of(runtime, result.saved)
         staging.commit(result.saved, lambda: _manifest(result), sync=sync)
     except OSError as exc:
         writer.abort()
@@ -514,6 +525,7 @@ class LoadedDump:
     held: list[dict[str, Any]] = field(default_factory=list)  # entries left out: not trusted
     descriptions: dict[str, str] = field(default_factory=dict)
     definitions: list[dict[str, str]] = field(default_factory=list)  # {"name", "source"} to run
+    given: set[str] | None = None  # the names the user gave; None: a dump that does not say
 
     def summary(self) -> str:
         """One line for the user: what was restored from where, and what was not."""
@@ -621,6 +633,7 @@ def read_dump(
         [],
         [s.model_dump(exclude_none=True) for s in manifest.skipped],
         descriptions={e.name: e.description for e in manifest.variables if e.description},
+        given=None if manifest.given is None else set(manifest.given),
     )
     values: dict[str, Any] = {}
     for item in checked:
@@ -710,6 +723,7 @@ async def load_dump(
     bound: list[str] = []
     for name in order:
         variable = Variable(name, dump.values[name], dump.descriptions.get(name))
+        variable.made_by_model = dump.given is not None and name not in dump.given
         try:
             await inject_variable(runtime, variable)
         except Exception as exc:  # the kernel could not unpickle it: undo, report

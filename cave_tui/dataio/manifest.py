@@ -185,6 +185,12 @@ class Manifest(BaseModel):
     modules: list[ModuleEntry] = []
     definitions: list[DefinitionEntry] = []  # since version 2
     skipped: list[SkippedEntry] = []
+    given: list[str] | None = None  # the saved names the user gave; the rest are the model's
+
+    @field_validator("given")
+    @classmethod
+    def _given_names(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else [_bindable(name) for name in value]
 
     def names(self) -> list[str]:
         return [e.name for e in self.variables] + [m.name for m in self.modules]

@@ -298,8 +298,13 @@ class Runtime(ABC):
         return {n for n, i in self._injected.items() if getattr(i, "automatic", False)}
 
     def given_names(self) -> set[str]:
-        """Names of the items the user injected (the automatic types left out)."""
-        return set(self._injected) - self.automatic_types()
+        """Names of the items the user injected: not the automatic types, nor values a
+        restore brought back that the model had made."""
+        return {
+            name
+            for name, item in self._injected.items()
+            if not getattr(item, "automatic", False) and not getattr(item, "made_by_model", False)
+        }
 
     def without_automatic_types(self, rows: list[VarInfo]) -> list[VarInfo]:
         automatic = self.automatic_types()

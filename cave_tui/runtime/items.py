@@ -33,6 +33,8 @@ class Variable:
         self.name = validate_name(name)
         self.value = value
         self.description = description
+        # Restored from a dump or a snapshot that says the model made it: not one the user gave.
+        self.made_by_model = False
 
     @property
     def type_name(self) -> str:

@@ -249,3 +249,29 @@ async def test_definitions_are_checked_with_the_manifest_before_anything_runs(tm
     assert not marker.exists() and await runtime.names() == []
     write_manifest(d, [entry_for(d, "good", "good.json", "json")], version=2, definitions=[])
     assert read_dump(d).definitions == []
+
+
+async def test_the_manifest_says_which_names_the_user_gave(tmp_path):
+    """`given` lists the user's names; a dump that does not say (an older one) gives all."""
+    from cave_tui.dataio import dump_namespace
+    from cave_tui.runtime.items import Variable
+
+    source = IPythonRuntime(variables=[Variable("mine", [1, 2])])
+    await source.execute("theirs = sum(mine)")
+    await dump_namespace(source, tmp_path / "d")
+    manifest = json.loads((tmp_path / "d" / "manifest.json").read_text())
+    assert manifest["given"] == ["mine"]
+    restored = IPythonRuntime()
+    await load_dump(restored, tmp_path / "d")
+    assert restored.given_names() == {"mine"} and restored._ns["theirs"] == 3
+    del manifest["given"]  # an older dump: all it holds is what the user loaded
+    (tmp_path / "d" / "manifest.json").write_text(json.dumps(manifest))
+    older = IPythonRuntime()
+    await load_dump(older, tmp_path / "d")
+    assert older.given_names() == {"mine", "theirs"}
+    manifest["given"] = ["__builtins__"]
+    (tmp_path / "d" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ManifestError, match="__builtins__"):
+        await load_dump(IPythonRuntime(), tmp_path / "d")
+    for runtime in (source, restored, older):
+        await runtime.stop()

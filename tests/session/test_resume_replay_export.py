@@ -161,3 +161,21 @@ async def test_replay_runs_under_the_recorded_security_policy(tmp_path):
     assert read_session(recorder.dir).meta["policy"] == "strict"
     result = await replay_session(recorder.dir)
     assert result.ok, result.report()  # blocked again, not run
+
+
+async def test_after_a_resume_only_what_the_user_gave_counts_as_given(tmp_path, frame):
+    """The snapshot says which names the user gave: the model's own variables come back as
+    the model's, so rebinding them later is not taken for replacing the user's object."""
+    agent, recorder = await _recorded(tmp_path, frame)
+    assert agent.runtime.given_names() == {"sales"}
+    fresh = scripted_agent([code("x = x + 1"), "x is 42 now"])
+    result = await resume_session(recorder.dir, fresh)
+    assert {"x", "sales"} <= set(result.restored)
+    assert fresh.runtime.given_names() == {"sales"}  # x, y, z are the model's
+    interventions = [
+        e.policy
+        async for e in result.recorder.stream_events("bump x")
+        if e.type.value == "intervention"
+    ]
+    assert "keep_given" not in interventions
+    await result.recorder.close()
