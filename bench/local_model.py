@@ -45,7 +45,17 @@ def penguins() -> pd.DataFrame:
     return pd.DataFrame({"species": species, "body_mass_g": mass})
 
 
+async def discovery_seconds() -> float:
+    """`cave models` / `/model`: every probe of the local servers, at once."""
+    from cave_tui.models.discovery import discover
+
+    started = time.perf_counter()
+    await discover()
+    return time.perf_counter() - started
+
+
 async def measure() -> list[dict[str, object]]:
+    probes = await discovery_seconds()
     assembly = first_assembly_seconds()
     started = time.perf_counter()
     model = LocalModel(LocalServer(bundled_weights()))  # what `cave` does with no --model
@@ -70,6 +80,13 @@ async def measure() -> list[dict[str, object]]:
     await runtime.stop()
     model.stop()
     return [
+        {
+            "metric": "local server discovery",
+            "value": probes,
+            "unit": "s",
+            "target": "< 1",
+            "ok": probes < 1,
+        },
         {"metric": "first-time assembly", "value": assembly, "unit": "s"},
         {
             "metric": "start to ready (weights checked, server healthy)",
