@@ -39,6 +39,7 @@ class ServerKind(StrEnum):
 
     OLLAMA = "ollama"
     OPENAI = "openai-compatible"
+    EMBEDDED = "embedded"  # cave's own llama.cpp server, started when it is used
 
 
 @dataclass(frozen=True)
@@ -168,15 +169,29 @@ async def discover(
     env: Mapping[str, str] | None = None,
     openai_urls: Iterable[tuple[str, str]] | None = None,
     timeout: float = PROBE_TIMEOUT,
+    embedded_model: bool = True,
 ) -> list[FoundServer]:
-    """The local servers that answer right now (probed at once; bounded by *timeout* × 2)."""
+    """The embedded model when installed, then the local servers that answer right now
+    (probed at once; bounded by *timeout* × 2)."""
     urls = list(openai_urls) if openai_urls is not None else candidate_urls(env)
     limits = httpx.Timeout(timeout)
     async with httpx.AsyncClient(timeout=limits, trust_env=False) as client:
         probes = [_probe_ollama(client, ollama_url(env))]
         probes += [_probe_openai(client, label, url) for label, url in urls]
         found = await asyncio.gather(*probes)
-    return [server for server in found if server is not None]
+    first = embedded() if embedded_model else []
+    return [*first, *(server for server in found if server is not None)]
+
+
+def embedded() -> list[FoundServer]:
+    """The embedded model, when it is installed (it needs no server running to be listed)."""
+    from cave_tui.models.local import weights
+    from cave_tui.models.local.server import DEFAULT_CONTEXT
+
+    if not (weights.bundled_installed() or (weights.cache_dir() / weights.BUNDLED_FILE).is_file()):
+        return []
+    model = FoundModel(name=weights.BUNDLED_ALIAS, model="local", context_window=DEFAULT_CONTEXT)
+    return [FoundServer(ServerKind.EMBEDDED, "Embedded model", "", (model,))]
 
 
 def describe_found(servers: list[FoundServer]) -> list[str]:
@@ -188,8 +203,11 @@ def describe_found(servers: list[FoundServer]) -> list[str]:
         ]
     lines: list[str] = []
     for server in servers:
-        count = f"{len(server.models)} model{'s' * (len(server.models) != 1)}"
-        lines.append(f"{server.label} at {server.base_url} ({count})")
+        if server.kind is ServerKind.EMBEDDED:
+            lines.append(f"{server.label} (installed; cave starts it when it is used)")
+        else:
+            count = f"{len(server.models)} model{'s' * (len(server.models) != 1)}"
+            lines.append(f"{server.label} at {server.base_url} ({count})")
         for found in server.models:
             window = f"  [context {found.context_window:,}]" if found.context_window else ""
             lines.append(f"  {found.flags}{window}")

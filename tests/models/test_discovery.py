@@ -37,7 +37,9 @@ async def test_finds_ollama_and_openai_servers_with_exact_flags() -> None:
         JsonRoutesServer({"/v1/models": VLLM_MODELS}) as vllm,
     ):
         urls = [("server", f"{llama.url}/v1"), ("server", f"{vllm.url}/v1")]
-        servers = await discover(env={"OLLAMA_HOST": ollama.url}, openai_urls=urls)
+        servers = await discover(
+            env={"OLLAMA_HOST": ollama.url}, openai_urls=urls, embedded_model=False
+        )
     by_label = {s.label: s for s in servers}
     assert set(by_label) == {"Ollama", "llama.cpp", "vLLM"}
     assert by_label["Ollama"].kind is ServerKind.OLLAMA
@@ -56,7 +58,9 @@ async def test_finds_ollama_and_openai_servers_with_exact_flags() -> None:
 async def test_nothing_listening_is_reported_as_nothing_found() -> None:
     port = _closed_port()
     servers = await discover(
-        env={"OLLAMA_HOST": f"127.0.0.1:{port}"}, openai_urls=[("x", f"http://127.0.0.1:{port}/v1")]
+        env={"OLLAMA_HOST": f"127.0.0.1:{port}"},
+        openai_urls=[("x", f"http://127.0.0.1:{port}/v1")],
+        embedded_model=False,
     )
     assert servers == []
     assert "No local model server answered" in describe_found(servers)[0]
@@ -65,7 +69,9 @@ async def test_nothing_listening_is_reported_as_nothing_found() -> None:
 async def test_a_server_that_answers_garbage_is_left_out() -> None:
     with JsonRoutesServer({"/v1/models": ["not", "a", "listing"], "/api/tags": 3}) as junk:
         servers = await discover(
-            env={"OLLAMA_HOST": junk.url}, openai_urls=[("x", f"{junk.url}/v1")]
+            env={"OLLAMA_HOST": junk.url},
+            openai_urls=[("x", f"{junk.url}/v1")],
+            embedded_model=False,
         )
     assert servers == []
 
@@ -104,4 +110,17 @@ def test_cave_models_command_lists_what_answers(tmp_path: Path) -> None:
     assert f"--model openai/Qwen/Qwen2.5-7B --api-base {vllm.url}/v1" in text.stdout
     assert f"--model ollama_chat/llama3.2:3b --api-base {ollama.url}" in text.stdout
     listed = json.loads(as_json.stdout)
-    assert {s["kind"] for s in listed} == {"ollama", "openai-compatible"}
+    assert {s["kind"] for s in listed} - {"embedded"} == {"ollama", "openai-compatible"}
+
+
+def test_the_embedded_model_is_listed_when_installed(tmp_path, monkeypatch) -> None:
+    from cave_tui.models.discovery import embedded
+    from cave_tui.models.local import weights
+
+    monkeypatch.setenv("CAVE_MODELS_DIR", str(tmp_path))
+    monkeypatch.setattr(weights, "bundled_installed", lambda: False)
+    assert embedded() == []  # neither the packages nor an assembled file
+    (tmp_path / weights.BUNDLED_FILE).write_bytes(b"GGUF")
+    (listed,) = embedded()
+    assert listed.kind is ServerKind.EMBEDDED and listed.models[0].flags == "--model local"
+    assert "cave starts it" in describe_found([listed])[0]

@@ -22,6 +22,7 @@ import httpx
 from cave_tui.models.local.weights import Weights
 
 START_TIMEOUT = 120.0  # seconds for the model to load (2-3 s for 1.5B on 2 cores)
+DEFAULT_CONTEXT = 8192  # tokens of context the server runs the model with (n_ctx)
 
 
 class LocalServerError(Exception):
@@ -52,7 +53,7 @@ class LocalServer:
         *,
         log_path: Path | None = None,
         threads: int | None = None,
-        context_size: int = 8192,
+        context_size: int = DEFAULT_CONTEXT,
     ) -> None:
         self.weights = weights
         self.log_path = log_path or Path(tempfile.gettempdir()) / f"cave-local-{os.getpid()}.log"
