@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -138,29 +137,31 @@ async def test_a_crash_mid_answer_is_an_error_and_the_next_message_restarts_it(
 
 
 def test_kill_9_of_cave_leaves_no_server(weights: Weights, tmp_path: Path) -> None:
-    script = textwrap.dedent(
-        f"""
-        import asyncio, sys, time
-        from pathlib import Path
-        from cave_tui.models.local import LocalServer, Weights
-        server = LocalServer(Weights(Path({str(weights.path)!r}), "m"), threads=1)
-        asyncio.run(server.start())
-        print(server.process.pid, flush=True)
-        time.sleep(120)
-        """
-    )
+    """The real `cave run` starts the embedded model's server; `kill -9` of cave ends it too."""
+    cave = str(Path(sys.executable).with_name("cave"))
+    env = {**os.environ, "CAVE_CONFIG_DIR": str(tmp_path / "config")}
     owner = subprocess.Popen(
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ.copy()
-    )
+        [cave, "run", "Count from 1 to 500.", "--gguf", str(weights.path)],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
     try:
-        assert owner.stdout is not None
-        server_pid = int(owner.stdout.readline())
-        assert not _gone(server_pid)
+        server = _wait_for_server(owner.pid)
         owner.send_signal(signal.SIGKILL)
         owner.wait()
-        assert _wait_gone(server_pid), "the model server outlived the cave that started it"
+        assert _wait_gone(server.pid, 30), "the model server outlived the cave that started it"
     finally:
         owner.kill()
+
+
+def _wait_for_server(pid: int, seconds: float = 60.0) -> psutil.Process:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for child in psutil.Process(pid).children(recursive=True):
+            serving = "cave_tui.models.local.serve" in " ".join(child.cmdline())
+            if serving and any(c.status == psutil.CONN_LISTEN for c in child.net_connections()):
+                return child  # loaded and listening: it waits on its parent now
+        time.sleep(0.1)
+    raise AssertionError("cave did not start the model server")
 
 
 def test_cave_run_answers_with_the_embedded_model_by_default(
