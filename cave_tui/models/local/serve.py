@@ -63,10 +63,10 @@ def main(argv: list[str] | None = None) -> None:
     params.cpuparams.n_threads = params.cpuparams_batch.n_threads = args.threads
     params.hostnames, params.port = ["127.0.0.1"], args.port
     params.model_alias = {args.alias}  # a set: a plain str would be split into characters
-    server = xlc.Server(params)
+    server = xlc.Server(params)  # serves from its own threads while it is referenced
     print(f"serving {args.model} on http://127.0.0.1:{args.port}/v1", file=sys.stderr, flush=True)
     _wait_for_parent_or_signal(args.parent)
-    del server  # never reached before the wait ends; keeps the server referenced till then
+    print(f"stopping {type(server).__name__}", file=sys.stderr, flush=True)
     os._exit(0)  # llama.cpp's threads need no orderly goodbye
 
 
