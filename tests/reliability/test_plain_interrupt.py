@@ -12,8 +12,9 @@ PROMPT = "cave›"
 
 
 def test_ctrl_c_mid_inject_cancels_it_and_the_prompt_comes_back(tmp_path):
-    with open(tmp_path / "big.csv", "wb") as f:  # a few seconds to load: long enough to stop
-        f.write(b"a,b,c\n" + b"1,2.5,x\n" * 8_000_000)
+    # About 3 s to load: progress shows after 1 s (console_front_end.py), then Ctrl+C stops it.
+    with open(tmp_path / "big.csv", "wb") as f:
+        f.write(b"a,b,c\n" + b"1,2.5,x\n" * 24_000_000)
     model = script(tmp_path / "m.yaml", ["hi"])
     child = pexpect.spawn(
         CAVE,
