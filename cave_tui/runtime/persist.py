@@ -197,11 +197,12 @@ def _source_from_lines(obj: Any, name: str) -> str | None:
 
 
 # -- digests -------------------------------------------------------------------------------------
-class _Capped(io.BytesIO):
-    """A BytesIO that refuses to grow past *limit* (a digest costs at most that much)."""
+class CappedBuffer(io.BytesIO):
+    """A BytesIO that refuses to grow past *limit* (a digest, or a kernel checkpoint,
+    costs at most that much)."""
 
     class Full(Exception):
-        """The pickle is bigger than the digest limit."""
+        """The buffer would grow past its limit."""
 
     def __init__(self, limit: int) -> None:
         super().__init__()
@@ -209,7 +210,7 @@ class _Capped(io.BytesIO):
 
     def write(self, data: Any) -> int:
         if self.tell() + memoryview(data).nbytes > self.limit:
-            raise _Capped.Full()
+            raise CappedBuffer.Full()
         return super().write(data)
 
 
@@ -223,13 +224,13 @@ def content_digest(obj: Any, limit: int) -> tuple[str, int] | None:
     if limit <= 0 or _buffer_bytes(obj) > limit:
         return None
     for tag, make in (("p", _pickler), ("d", _dill_pickler)):
-        sink = _Capped(limit)
+        sink = CappedBuffer(limit)
         try:
             pickler = make(sink)
             if pickler is None:
                 return None
             pickler.dump(obj)
-        except _Capped.Full:
+        except CappedBuffer.Full:
             return None
         except Exception:  # not picklable this way (or its __reduce__ failed): try the next
             continue

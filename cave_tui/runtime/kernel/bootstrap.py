@@ -25,7 +25,6 @@ Over 400 lines: the kernel receives this file whole, as the one module `_cave_ke
 from __future__ import annotations
 
 import difflib
-import io
 import re
 import sys
 import time
@@ -124,22 +123,6 @@ class OutputCap:
         self.reset()
         self.used = self.limit  # anything after the marker still counts
         return dropped
-
-
-class CappedBuffer(io.BytesIO):
-    """A BytesIO that refuses to grow past *limit* (bounded checkpoint cost)."""
-
-    class Full(Exception):
-        """The buffer would grow past its limit."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__()
-        self.limit = limit
-
-    def write(self, data: Any) -> int:
-        if self.tell() + memoryview(data).nbytes > self.limit:
-            raise CappedBuffer.Full()
-        return super().write(data)
 
 
 def estimate_size(value: Any) -> int | None:
@@ -581,7 +564,7 @@ class CaveKernel:
                 continue
             try:
                 codec, meta, payload = self._serialise(value, budget)
-            except CappedBuffer.Full:
+            except persist.CappedBuffer.Full:
                 entry["error"] = "over the checkpoint budget"
                 continue
             except BaseException as exc:
@@ -610,7 +593,7 @@ class CaveKernel:
             return packed
         import dill
 
-        sink = CappedBuffer(budget)
+        sink = persist.CappedBuffer(budget)
         dill.dump(value, sink, recurse=True)
         return "dill", {}, [sink.getbuffer()]
 
