@@ -18,9 +18,9 @@ import stat
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
 from cave_tui.dataio.errors import DataIOError, NameConflictError
@@ -54,6 +54,10 @@ def _bindable(name: str) -> str:
         raise PydanticCustomError("name", "{reason}", {"reason": str(exc)}) from None
 
 
+# A name `--inject` would bind: checked the same way wherever a manifest names a variable.
+BindableName = Annotated[str, AfterValidator(_bindable)]
+
+
 class _Entry(BaseModel):
     model_config = ConfigDict(strict=True, extra="allow", frozen=True)
 
@@ -70,7 +74,7 @@ class Restore(_Entry):
 class VariableEntry(_Entry):
     """One saved variable: its file in the dump folder, how big it is, its sha256."""
 
-    name: str
+    name: BindableName
     format: str
     file: str
     bytes: int = Field(ge=0)
@@ -80,11 +84,6 @@ class VariableEntry(_Entry):
     restore: Restore | None = None
     description: str | None = None
     version: int | None = Field(default=None, ge=1)
-
-    @field_validator("name")
-    @classmethod
-    def _bindable_name(cls, value: str) -> str:
-        return _bindable(value)
 
     @field_validator("format")
     @classmethod
@@ -133,13 +132,8 @@ class VariableEntry(_Entry):
 class ModuleEntry(_Entry):
     """An imported module, saved by name and imported again on load."""
 
-    name: str
+    name: BindableName
     module: str
-
-    @field_validator("name")
-    @classmethod
-    def _bindable_name(cls, value: str) -> str:
-        return _bindable(value)
 
     @field_validator("module")
     @classmethod
@@ -155,15 +149,10 @@ class DefinitionEntry(_Entry):
     """A function or class the model wrote, kept as the source of the statement that
     defined it: run again inside the runtime, under its security checker (never unpickled)."""
 
-    name: str
+    name: BindableName
     source: str
     type: str = ""
     digest: str | None = None  # of the source: tells the next snapshot whether it changed
-
-    @field_validator("name")
-    @classmethod
-    def _bindable_name(cls, value: str) -> str:
-        return _bindable(value)
 
 
 class SkippedEntry(_Entry):
@@ -185,12 +174,7 @@ class Manifest(BaseModel):
     modules: list[ModuleEntry] = []
     definitions: list[DefinitionEntry] = []  # since version 2
     skipped: list[SkippedEntry] = []
-    given: list[str] | None = None  # the saved names the user gave; the rest are the model's
-
-    @field_validator("given")
-    @classmethod
-    def _given_names(cls, value: list[str] | None) -> list[str] | None:
-        return None if value is None else [_bindable(name) for name in value]
+    given: list[BindableName] | None = None  # the saved names the user gave; the rest the model's
 
     def names(self) -> list[str]:
         return [e.name for e in self.variables] + [m.name for m in self.modules]
