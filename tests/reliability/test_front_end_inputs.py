@@ -11,29 +11,21 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.reliability.real_cave import CAVE, code, script
-
-
-def _cave(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [CAVE, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+from tests.reliability.real_cave import CAVE, cave, code, script
 
 
 def test_inject_names_are_checked_as_names(tmp_path):
     (tmp_path / "f.csv").write_text("a\n1\n")
     model = script(tmp_path / "m.yaml", ["hi"])
-    done = _cave("run", "t", "--model", model, "--inject", "f.csv:1x", cwd=tmp_path)
+    done = cave("run", "t", "--model", model, "--inject", "f.csv:1x", cwd=tmp_path)
     assert done.returncode == 2
     assert "invalid name" in done.stderr and "'1x' is not a valid Python name" in done.stderr
     assert "no such file" not in done.stderr
-    done = _cave("run", "t", "--model", model, "--inject", "f.csv:final_answer", cwd=tmp_path)
+    done = cave("run", "t", "--model", model, "--inject", "f.csv:final_answer", cwd=tmp_path)
     assert done.returncode == 2
     assert "'final_answer' is reserved" in done.stderr and "ends its turn" in done.stderr
     assert not (tmp_path / "sessions").exists()
@@ -42,7 +34,7 @@ def test_inject_names_are_checked_as_names(tmp_path):
 def test_a_cp1252_csv_is_injected_read_as_cp1252(tmp_path):
     (tmp_path / "people.csv").write_bytes("name,city\nJosé,Zürich\n".encode("cp1252"))
     model = script(tmp_path / "m.yaml", [code("print(people.city[0])"), "Zürich"])
-    done = _cave("run", "t", "--model", model, "--inject", "people.csv", "--json", cwd=tmp_path)
+    done = cave("run", "t", "--model", model, "--inject", "people.csv", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr  # it was refused as binary data
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert any(e.get("output") == "Zürich\n" for e in events)
@@ -56,7 +48,7 @@ def test_a_cp1252_csv_is_injected_read_as_cp1252(tmp_path):
 )
 def test_max_steps_below_one_is_refused(tmp_path, front_end, steps):
     model = script(tmp_path / "m.yaml", ["hi"])
-    done = _cave(*front_end, "--model", model, "--max-steps", steps, cwd=tmp_path)
+    done = cave(*front_end, "--model", model, "--max-steps", steps, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "--max-steps" in done.stderr and f"at least 1, not {steps}" in done.stderr
     assert not (tmp_path / "sessions").exists()
