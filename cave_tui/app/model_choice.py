@@ -14,9 +14,9 @@ OFF = ("off", "none", "no", "false")
 
 def local_model_installed() -> bool:
     """True when the bundled embedded model can run (its packages or its assembled file)."""
-    from cave_tui.models.local.weights import BUNDLED_FILE, bundled_installed, cache_dir
+    from cave_tui.models.local.weights import bundled_available
 
-    return bundled_installed() or (cache_dir() / BUNDLED_FILE).is_file()
+    return bundled_available()
 
 
 def model_spec(config: Config) -> str | None:

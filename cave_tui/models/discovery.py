@@ -188,7 +188,7 @@ def embedded() -> list[FoundServer]:
     from cave_tui.models.local import weights
     from cave_tui.models.local.server import DEFAULT_CONTEXT
 
-    if not (weights.bundled_installed() or (weights.cache_dir() / weights.BUNDLED_FILE).is_file()):
+    if not weights.bundled_available():
         return []
     model = FoundModel(name=weights.BUNDLED_ALIAS, model="local", context_window=DEFAULT_CONTEXT)
     return [FoundServer(ServerKind.EMBEDDED, "Embedded model", "", (model,))]

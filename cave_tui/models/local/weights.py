@@ -73,6 +73,11 @@ def bundled_installed() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in BUNDLED_PARTS)
 
 
+def bundled_available() -> bool:
+    """True when the bundled model can run: its packages, or the file they assembled."""
+    return bundled_installed() or (cache_dir() / BUNDLED_FILE).is_file()
+
+
 def _stamp(path: Path) -> Path:
     return path.with_name(path.name + ".verified")
 
