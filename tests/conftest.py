@@ -13,6 +13,11 @@ from tests.helpers.isolation import isolated_dirs  # noqa: F401 (a fixture, used
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # The embedded model (1.1 GB, seconds to load) only where a test asks for it by name.
 os.environ["CAVE_LOCAL_MODEL"] = "off"
+# The app's default runtime is the isolated kernel. Tests run `cave` in process unless they
+# are about the runtime, which they then say (`--kernel`, or this variable cleared): a kernel
+# per app test would double the suite's time. tests/frontends/test_default_runtime.py keeps
+# the default itself covered.
+os.environ["CAVE_KERNEL"] = "0"
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -64,7 +65,8 @@ class Config:
     model: str | None = None  # litellm id or scripted:FILE
     api_base: str | None = None
     local_model: str | None = None  # a GGUF path or hf:OWNER/REPO/FILE for the embedded model
-    kernel: bool = False
+    kernel: bool = True  # the isolated kernel; False: the in-process runtime (--in-process)
+    memory_limit: str = "auto"  # the runtime's memory limit: "auto", a size like "4G", or "off"
     policy: str = "standard"
     theme: str = DEFAULT_THEME
     skills: str | None = None  # an extra skills directory
@@ -81,6 +83,11 @@ class Config:
         return self.sources.get(name, "default")
 
     @property
+    def runtime_memory_limit(self) -> int | str | None:
+        """`memory_limit` as a runtime takes it: "auto", a size string, or None for none."""
+        return None if self.memory_limit == "off" else self.memory_limit
+
+    @property
     def cell_time_limit(self) -> float | None:
         """`cell_timeout` as a runtime takes it: None when there is no limit."""
         return self.cell_timeout or None
@@ -91,6 +98,7 @@ SETTINGS = (
     "api_base",
     "local_model",
     "kernel",
+    "memory_limit",
     "policy",
     "theme",
     "skills",
@@ -120,6 +128,8 @@ def _coerce(name: str, value: Any) -> Any:
         if text in _FALSE:
             return False
         raise ValueError("kernel must be true or false")
+    if name == "memory_limit":
+        return _memory_limit(value)
     if name == "policy":
         text = str(value).strip().lower()
         if text not in POLICIES:
@@ -152,6 +162,22 @@ def _coerce(name: str, value: Any) -> Any:
     if name == "cell_timeout":
         return _seconds(name, value)
     raise ValueError(f"unknown setting {name!r}")
+
+
+_SIZE = re.compile(r"\d+(\.\d+)?\s*[KMGT](I?B)?|\d+\s*B?", re.IGNORECASE)
+
+
+def _memory_limit(value: Any) -> str:
+    """ "auto", "off" or a size such as "4G", "512MiB" or a number of bytes."""
+    text = str(value).strip()
+    if text.lower() in ("auto", "off"):
+        return text.lower()
+    if text.lower() in ("none", "0"):
+        return "off"
+    nonzero = any(c in "123456789" for c in text)
+    if isinstance(value, bool) or not _SIZE.fullmatch(text) or not nonzero:
+        raise ValueError(f"memory_limit must be auto, off or a size such as 4G, not {value!r}")
+    return text
 
 
 def _seconds(name: str, value: Any) -> float:

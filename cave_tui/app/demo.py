@@ -81,14 +81,17 @@ async def run_demo(speed: float = 1.0) -> int:
     return 0 if result.ok else 1
 
 
-async def run_live_demo(model: Any, questions: list[str]) -> int:
-    """The headless live demo: each question asked of *model* on the real data, printed."""
+async def run_live_demo(model: Any, questions: list[str], runtime: Any = None) -> int:
+    """The headless live demo: each question asked of *model* on the real data in *runtime*
+    (a fresh in-process one by default; stopped at the end), printed."""
     from cave_tui.agent import CaveAgent
     from cave_tui.dataio import inject_spec
-    from cave_tui.runtime.ipython import IPythonRuntime
 
     _, injects = demo_plan()
-    runtime = IPythonRuntime()
+    if runtime is None:
+        from cave_tui.runtime.ipython import IPythonRuntime
+
+        runtime = IPythonRuntime()
     try:
         for spec in injects:
             await inject_spec(runtime, spec)

@@ -62,17 +62,33 @@ def make_checker(policy: str) -> Any:
     return SecurityChecker.for_policy(policy)
 
 
-def make_runtime(kernel: bool, policy: str, cell_timeout: float | None = None) -> Any:
-    """An in-process IPython runtime, or the isolated kernel runtime with `kernel=True`;
-    a cell runs at most *cell_timeout* seconds (None: no limit)."""
+def make_runtime(
+    kernel: bool,
+    policy: str,
+    cell_timeout: float | None = None,
+    memory_limit: int | str | None = "auto",
+) -> Any:
+    """The isolated kernel runtime (`kernel=True`, the app's default) or the in-process
+    IPython runtime; a cell runs at most *cell_timeout* seconds (None: no limit) and the
+    runtime holds at most *memory_limit* ("auto": a share of this machine's memory; None: no
+    limit)."""
     checker = make_checker(policy)
     if kernel:
         from cave_tui.runtime import IPyKernelRuntime
 
-        return IPyKernelRuntime(security_checker=checker, cell_timeout=cell_timeout)
+        return IPyKernelRuntime(
+            security_checker=checker, cell_timeout=cell_timeout, memory_limit=memory_limit
+        )
     from cave_tui.runtime.ipython import IPythonRuntime
 
     return IPythonRuntime(security_checker=checker, cell_timeout=cell_timeout)
+
+
+def config_runtime(config: Config) -> Any:
+    """A fresh runtime as *config* asks for it (kernel or in process, limits, policy)."""
+    return make_runtime(
+        config.kernel, config.policy, config.cell_time_limit, config.runtime_memory_limit
+    )
 
 
 def load_skills(directories: list[str] | tuple[str, ...] = ()) -> tuple[list[Any], list[str]]:
@@ -143,11 +159,7 @@ class AppServices:
         self.config = config or Config()
         self.model = model
         self._runtime = runtime
-        self._runtime_factory = runtime_factory or (
-            lambda: make_runtime(
-                self.config.kernel, self.config.policy, self.config.cell_time_limit
-            )
-        )
+        self._runtime_factory = runtime_factory or (lambda: config_runtime(self.config))
         self.agent_kwargs = dict(agent_kwargs or {})
         self.skill_dirs = list(skill_dirs)  # searched besides `config.skills`
         self.agent: Any = None

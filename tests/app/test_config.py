@@ -15,8 +15,22 @@ def write(text: str) -> None:
 
 def test_defaults_without_a_file():
     config = load_config()
-    assert config == Config(local_model="off")  # the tests' environment turns it off
+    # The tests' environment turns the embedded model off and runs code in process.
+    assert config == Config(local_model="off", kernel=False)
     assert config.warnings == [] and config.source("policy") == "default"
+
+
+def test_the_default_runtime_is_the_kernel_with_a_memory_limit(monkeypatch):
+    monkeypatch.delenv("CAVE_KERNEL")
+    config = load_config()
+    assert config.kernel is True and config.source("kernel") == "default"
+    assert config.memory_limit == "auto" and config.runtime_memory_limit == "auto"
+    assert load_config({"kernel": False}).kernel is False  # --in-process
+    assert load_config({"memory_limit": "off"}).runtime_memory_limit is None
+    assert load_config({"memory_limit": "0"}).runtime_memory_limit is None
+    assert load_config({"memory_limit": "2G"}).runtime_memory_limit == "2G"
+    bad = load_config({"memory_limit": "lots"})
+    assert bad.memory_limit == "auto" and "memory_limit must be" in bad.warnings[0]
 
 
 def test_file_then_env_then_flags(monkeypatch):
@@ -45,6 +59,7 @@ def test_bad_values_are_reported_and_defaults_kept(monkeypatch):
     monkeypatch.setenv("CAVE_APPROVE", "sometimes")
     config = load_config()
     assert config.policy == "standard" and config.max_steps == 10 and config.kernel is False
+    assert config.source("kernel") == "env"  # the tests' in-process setting, kept
     assert config.approve == "auto"
     text = "\n".join(config.warnings)
     for fragment in (
@@ -60,7 +75,8 @@ def test_bad_values_are_reported_and_defaults_kept(monkeypatch):
 def test_invalid_toml_is_reported():
     write("model = [unclosed\n")
     config = load_config()
-    assert config == Config(local_model="off") and "not valid TOML" in config.warnings[0]
+    assert config == Config(local_model="off", kernel=False)
+    assert "not valid TOML" in config.warnings[0]
 
 
 def test_api_keys_are_never_read_from_the_file():
@@ -140,7 +156,7 @@ def test_cell_timeout_comes_from_the_file_the_env_and_flags(monkeypatch):
 async def test_the_front_ends_runtimes_get_the_cell_timeout():
     from cave_tui.app.services import AppServices, make_runtime
 
-    services = AppServices(Config(cell_timeout=7))
+    services = AppServices(Config(kernel=False, cell_timeout=7))
     await services.start()
     try:
         assert services.runtime.cell_timeout == 7

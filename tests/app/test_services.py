@@ -10,7 +10,8 @@ from cave_tui.models import ScriptedModel
 
 
 async def test_runtime_is_built_on_start_and_hooks_see_every_event():
-    services = AppServices(Config(), model=ScriptedModel(["```python\nv = 1\n```", "ok"]))
+    model = ScriptedModel(["```python\nv = 1\n```", "ok"])
+    services = AppServices(Config(kernel=False), model=model)
     assert services.runtime is None and services.runtime_label == "ipython"
     ready = []
     services.ready_hooks.append(lambda s: ready.append(s.runtime))
@@ -26,7 +27,7 @@ async def test_runtime_is_built_on_start_and_hooks_see_every_event():
 
 
 async def test_a_failing_hook_never_breaks_the_turn():
-    services = AppServices(Config(), model=ScriptedModel(["fine"]))
+    services = AppServices(Config(kernel=False), model=ScriptedModel(["fine"]))
 
     def broken(event):
         raise RuntimeError("recorder is down")
@@ -38,7 +39,7 @@ async def test_a_failing_hook_never_breaks_the_turn():
 
 
 async def test_exit_hooks_run_once_in_order_even_when_one_fails():
-    services = AppServices(Config())
+    services = AppServices(Config(kernel=False))
     calls = []
 
     async def second():
@@ -56,7 +57,7 @@ async def test_exit_hooks_run_once_in_order_even_when_one_fails():
 
 
 async def test_stream_without_model_explains(tmp_path):
-    services = AppServices(Config())
+    services = AppServices(Config(kernel=False))
     with pytest.raises(RuntimeError, match="No model is configured"):
         async for _ in services.stream("hi"):
             pass

@@ -107,7 +107,7 @@ async def recorded_session(sessions: Path) -> str:
 
 
 def services_for(sessions: Path) -> AppServices:
-    services = AppServices(Config(), model=ScriptedModel(["unused"]))
+    services = AppServices(Config(kernel=False), model=ScriptedModel(["unused"]))
     install(services, DataOptions(sessions_dir=sessions))
     return services
 

@@ -37,7 +37,7 @@ class RecordingContext(CommandContext):
 
     def __init__(self, agent: Any = None, answers: list[bool] | None = None) -> None:
         services = AppServices(
-            Config(),
+            Config(kernel=False),
             model=getattr(agent, "model", None),
             runtime=getattr(agent, "runtime", None),
         )

@@ -37,7 +37,7 @@ async def _run(services: AppServices, src: str) -> None:
 
 async def _record(tmp_path):
     """A front-end session: a `!` cell, a turn that uses its variable, two more cells."""
-    services = AppServices(Config(), model=ScriptedModel(REPLIES))
+    services = AppServices(Config(kernel=False), model=ScriptedModel(REPLIES))
     install(services, DataOptions(sessions_dir=tmp_path / "sessions"))
     await services.start()
     await _run(services, BEFORE)
@@ -101,7 +101,7 @@ async def test_a_cell_after_an_injection_whose_hash_is_late_stays_after_it(tmp_p
     slow: concurrent.futures.Future[str] = concurrent.futures.Future()
     source = {"kind": "file", "path": "/data/big.npy", "format": "npy", "sha256": None}
     recorder.record_injection(Injection("big", source, "ndarray", "", sha256_future=slow))
-    services = AppServices(Config(), model=agent.model, runtime=agent.runtime)
+    services = AppServices(Config(kernel=False), model=agent.model, runtime=agent.runtime)
     services.event_hooks.append(recorder.record_user_cell)
     await _run(services, "print('uses big')")  # logged before the injection's record
     slow.set_result("a" * 64)
@@ -111,7 +111,7 @@ async def test_a_cell_after_an_injection_whose_hash_is_late_stays_after_it(tmp_p
 
 
 async def test_a_session_of_user_cells_only_replays(tmp_path):
-    services = AppServices(Config(), model=None)
+    services = AppServices(Config(kernel=False), model=None)
     install(services, DataOptions(sessions_dir=tmp_path / "sessions"))
     await services.start()
     await _run(services, BEFORE)

@@ -46,7 +46,17 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
         "Serve this GGUF file (or hf:OWNER/REPO/FILE) with the embedded llama.cpp.",
         str,
     ),
-    "kernel": (("--kernel/--no-kernel",), "Run code in an isolated Jupyter kernel.", bool),
+    "kernel": (
+        ("--kernel/--in-process", " /--no-kernel"),
+        "Run code in an isolated Jupyter kernel (the default), or in this process.",
+        bool,
+    ),
+    "memory_limit": (
+        ("--memory-limit",),
+        "The runtime's memory limit: auto (half of this machine's memory), off, or a size "
+        "like 4G [auto].",
+        str,
+    ),
     "policy": (("--policy",), "Security policy: trusted, standard or strict [standard].", str),
     "theme": (("--theme",), "Theme of the app (see /theme).", str),
     "skills": (("--skills",), "Also load Agent Skills from this directory.", str),
@@ -80,6 +90,7 @@ APP_OPTIONS = (
     "api_base",
     "local_model",
     "kernel",
+    "memory_limit",
     "policy",
     "theme",
     "skills",
@@ -108,6 +119,7 @@ ApiBaseOpt = Annotated[str | None, _opt("api_base")]
 GgufOpt = Annotated[str | None, _opt("local_model")]
 PolicyOpt = Annotated[str | None, _opt("policy")]
 KernelOpt = Annotated[bool | None, _opt("kernel")]
+MemoryLimitOpt = Annotated[str | None, _opt("memory_limit")]
 SkillsOpt = Annotated[str | None, _opt("skills")]
 MaxStepsOpt = Annotated[int | None, _opt("max_steps")]
 PoliciesOpt = Annotated[str | None, _opt("policies")]
@@ -144,11 +156,13 @@ def fast_app_flags(argv: list[str]) -> dict[str, Any] | None:
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
     for name in APP_OPTIONS:
         flags, _, kind = OPTIONS[name]
-        if kind is bool:
-            positive, _, negative = flags[0].partition("/")
-            parser.add_argument(positive, dest=name, action="store_true", default=None)
+        if kind is bool:  # click's "--on/--off" declarations, either side possibly empty
+            sides = [flag.partition("/") for flag in flags]
+            positive = [on.strip() for on, _, _ in sides if on.strip()]
+            negative = [off.strip() for _, _, off in sides if off.strip()]
+            parser.add_argument(*positive, dest=name, action="store_true", default=None)
             if negative:
-                parser.add_argument(negative, dest=name, action="store_false")
+                parser.add_argument(*negative, dest=name, action="store_false")
         elif kind is list:
             parser.add_argument(*flags, dest=name, action="append", default=None)
         else:
@@ -178,6 +192,7 @@ def root(
     api_base: ApiBaseOpt = None,
     local_model: GgufOpt = None,
     kernel: KernelOpt = None,
+    memory_limit: MemoryLimitOpt = None,
     policy: PolicyOpt = None,
     theme: ThemeOpt = None,
     skills: SkillsOpt = None,
@@ -213,6 +228,7 @@ def root(
         "api_base": api_base,
         "local_model": local_model,
         "kernel": kernel,
+        "memory_limit": memory_limit,
         "policy": policy,
         "theme": theme,
         "skills": skills,
@@ -241,6 +257,7 @@ def run(
     local_model: GgufOpt = None,
     policy: PolicyOpt = None,
     kernel: KernelOpt = None,
+    memory_limit: MemoryLimitOpt = None,
     skills: RunSkillsOpt = None,
     max_steps: MaxStepsOpt = None,
     policies: PoliciesOpt = None,
@@ -263,6 +280,7 @@ def run(
         "local_model": local_model,
         "policy": policy,
         "kernel": kernel,
+        "memory_limit": memory_limit,
         "max_steps": max_steps,
         "policies": policies,
         "cell_timeout": cell_timeout,
@@ -295,7 +313,10 @@ def demo(
         raise typer.Exit(open_replay(demo_session_path(), speed=speed, flags=flags))
     questions, injects = demo_plan()
     if headless:
-        raise typer.Exit(asyncio.run(run_live_demo(services.model, questions)))
+        from cave_tui.app.services import config_runtime
+
+        runtime = config_runtime(services.config)
+        raise typer.Exit(asyncio.run(run_live_demo(services.model, questions, runtime)))
     raise typer.Exit(open_session({**flags, "inject": injects}, services, tasks=questions))
 
 

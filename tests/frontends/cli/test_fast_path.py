@@ -37,6 +37,8 @@ def test_fast_path_parses_every_app_option():
             "--gguf",
             "m.gguf",
             "--kernel",
+            "--memory-limit",
+            "4G",
             "--policy",
             "strict",
             "--theme",
@@ -67,13 +69,15 @@ def test_fast_path_parses_every_app_option():
     )
     assert flags == {
         "model": "scripted:x.yaml", "api_base": "http://h", "local_model": "m.gguf",
-        "kernel": True, "policy": "strict",
+        "kernel": True, "memory_limit": "4G", "policy": "strict",
         "theme": "cave-light", "skills": "sk", "max_steps": 3, "policies": "minimal,rewind",
         "cell_timeout": 2.5, "plain": True, "inject": ["a.csv", "b.parquet:b"], "load": "d",
         "dump": "out", "trust": True, "resume": "last", "sessions_dir": "s",
     }  # fmt: skip
     assert cli.fast_app_flags([])["plain"] is False
     assert cli.fast_app_flags(["--no-kernel"])["kernel"] is False
+    assert cli.fast_app_flags(["--in-process"])["kernel"] is False
+    assert cli.fast_app_flags([])["kernel"] is None  # the config's default: the kernel
     assert cli.fast_app_flags(["-m", "x"])["model"] == "x"
 
 
@@ -91,14 +95,15 @@ def test_fast_path_and_typer_know_the_same_options():
         if param.name in cli.OPTIONS:
             flags = cli.OPTIONS[param.name][0]
             declared = set(param.opts) | set(getattr(param, "secondary_opts", []))
-            assert declared == {f for flag in flags for f in flag.split("/")}, param.name
+            listed = {f.strip() for flag in flags for f in flag.split("/")} - {""}
+            assert declared == listed, param.name
 
 
 def test_help_lists_the_options_and_subcommands(tmp_path):
     result = cave("--help", env_dir=tmp_path)
     assert result.returncode == 0
-    for option in ("--model", "--api-base", "--kernel", "--policy", "--theme", "--skills",
-                   "--plain", "--version", "run", "demo"):  # fmt: skip
+    for option in ("--model", "--api-base", "--kernel", "--in-process", "--policy", "--theme",
+                   "--skills", "--plain", "--version", "run", "demo"):  # fmt: skip
         assert option in result.stdout
     assert cave("--version", env_dir=tmp_path).stdout.startswith("cave ")
 

@@ -207,7 +207,7 @@ async def test_an_unhandled_error_still_dumps_and_closes_the_session(tmp_path, c
     from cave_tui.runtime.ipython import IPythonRuntime
 
     model = ScriptedModel([_code("partial = [1, 2]"), RuntimeError("the model client broke")])
-    services = AppServices(Config(), model=model, runtime=IPythonRuntime())
+    services = AppServices(Config(kernel=False), model=model, runtime=IPythonRuntime())
     options = DataOptions(dump=tmp_path / "out", sessions_dir=tmp_path / "s")
     code = await run_task(services, "t", True, options)
     assert code == 2

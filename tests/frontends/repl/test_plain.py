@@ -25,7 +25,7 @@ async def run_lines(
     lines: list[str], replies=None, setup=None, **services_kw
 ) -> tuple[str, AppServices]:
     model = ScriptedModel(replies) if replies is not None else None
-    services = AppServices(Config(), model=model, **services_kw)
+    services = AppServices(Config(kernel=False), model=model, **services_kw)
     if setup is not None:
         setup(services)
     exits = []
@@ -82,7 +82,7 @@ async def test_plain_mode_records_the_session_and_dumps_on_quit(tmp_path):
     csv = tmp_path / "t.csv"
     csv.write_text("a\n1\n2\n")
     model = ScriptedModel(REPLIES)
-    services = AppServices(Config(), model=model)
+    services = AppServices(Config(kernel=False), model=model)
     install(services, DataOptions(inject=[str(csv)], dump=tmp_path / "out",
                                   sessions_dir=tmp_path / "s"))  # fmt: skip
     console = Console(file=io.StringIO(), width=100, force_terminal=False, color_system=None)
@@ -103,7 +103,7 @@ async def test_plain_mode_records_the_session_and_dumps_on_quit(tmp_path):
 async def test_replay_command_replays_then_continues_live(tmp_path):
     from cave_tui.app.startup import DataOptions, install
 
-    services = AppServices(Config(), model=ScriptedModel(REPLIES))
+    services = AppServices(Config(kernel=False), model=ScriptedModel(REPLIES))
     install(services, DataOptions(sessions_dir=tmp_path / "s"))
     console = Console(file=io.StringIO(), width=100, force_terminal=False, color_system=None)
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):

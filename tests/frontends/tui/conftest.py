@@ -36,7 +36,7 @@ def make_app(
     from cave_tui.frontends.tui.app import CaveApp
 
     model = ScriptedModel(replies) if replies is not None else None
-    services = AppServices(config or Config(), model=model, runtime=runtime)
+    services = AppServices(config or Config(kernel=False), model=model, runtime=runtime)
     return CaveApp(
         services,
         animate=False,

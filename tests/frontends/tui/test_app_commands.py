@@ -421,7 +421,7 @@ async def test_breakpoint_at_110_columns():
 
 
 async def test_keymap_from_config_remaps_bindings():
-    config = Config(keymap={"cave.help": "f9"})
+    config = Config(kernel=False, keymap={"cave.help": "f9"})
     app = make_app([], config=config)
     async with app.run_test() as pilot:
         await settle(pilot)

@@ -23,7 +23,7 @@ def make_data_app(replies: list | None, data: DataOptions):
     from cave_tui.frontends.tui.app import CaveApp
 
     model = ScriptedModel(replies) if replies is not None else None
-    services = AppServices(Config(), model=model)
+    services = AppServices(Config(kernel=False), model=model)
     install(services, data)
     app = CaveApp(
         services,

@@ -24,7 +24,7 @@ async def test_usage_and_cost_estimate_reach_the_status_line(server):
     usage = {"prompt_tokens": 1200, "completion_tokens": 300, "total_tokens": 1500}
     server.script.append(("reply", "Hello from the server.", "stop", usage))
     model = LiteLLMModel("openai/gpt-4o-mini", api_key="sk-test", api_base=server.base_url)
-    services = AppServices(Config(), model=model)
+    services = AppServices(Config(kernel=False), model=model)
     app = CaveApp(
         services, animate=False, clock=lambda: 0.0, history_file=None,
         persist_settings=False, start_delay=0,
