@@ -325,6 +325,32 @@ class AppServices:
         return str(getattr(self._runtime, "label", type(self._runtime).__name__))
 
     @property
+    def runtime_memory(self) -> str:
+        """The memory the runtime's code holds, e.g. `129 MB of 12.0 GB` ("" if unknown)."""
+        memory_use = getattr(self._runtime, "memory_use", None) if self._started else None
+        use = memory_use() if callable(memory_use) else None
+        return use.describe() if use is not None else ""
+
+    @property
+    def boundary_notice(self) -> str:
+        """One line on where the model's code runs and what that protects."""
+        from cave_tui.runtime.detail import human_bytes
+
+        runtime = self._runtime
+        isolated = getattr(runtime, "isolated", False) if runtime is not None else None
+        if isolated or (isolated is None and self.config.kernel):
+            limit = getattr(runtime, "memory_limit", None)
+            held = f", at most {human_bytes(limit)} of memory" if limit else ""
+            return (
+                f"Code runs in an isolated kernel{held}: if it crashes or runs out of memory "
+                "the app stays and the namespace is restored."
+            )
+        return (
+            "Code runs inside this process (--in-process): a cell that exhausts memory or "
+            "crashes takes the app with it. Drop --in-process to use the isolated kernel."
+        )
+
+    @property
     def is_litellm(self) -> bool:
         return type(self.model).__name__ == "LiteLLMModel"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cave_tui.runtime.base import ExecutionResult, Runtime, RuntimeBusyError
+from cave_tui.runtime.base import ExecutionResult, MemoryUse, Runtime, RuntimeBusyError
 from cave_tui.runtime.items import Function, Type, Variable
 from cave_tui.runtime.summary import VarInfo
 from cave_tui.runtime.upstream import CellError, ErrorFeedbackMode, TypeSchemaExtractor
@@ -16,6 +16,7 @@ __all__ = [
     "Function",
     "IPyKernelRuntime",
     "IPythonRuntime",
+    "MemoryUse",
     "Runtime",
     "RuntimeBusyError",
     "Type",

@@ -141,6 +141,21 @@ class NamespaceChange:
     everything: bool = False
 
 
+@dataclass(frozen=True)
+class MemoryUse:
+    """The memory a runtime's code holds now (bytes of resident memory) and its limit."""
+
+    used: int
+    limit: int | None = None
+
+    def describe(self) -> str:
+        """e.g. `129 MB of 12.0 GB`, or `1.2 GB` without a limit."""
+        from cave_tui.runtime.detail import human_bytes
+
+        used = human_bytes(self.used)
+        return f"{used} of {human_bytes(self.limit)}" if self.limit else used
+
+
 NamespaceListener = Callable[[NamespaceChange], None]
 OutputListener = Callable[[str], None]  # a running cell's output, chunk by chunk, any thread
 
@@ -180,6 +195,8 @@ class Runtime(ABC):
     # True when `inject(Variable(name, Pickled(...)))` unpickles the bytes in another
     # process (the kernel), so code in a pickle never runs in the host.
     unpickles_out_of_process: ClassVar[bool] = False
+    # True when cells run in another process, which may crash or run out of memory alone.
+    isolated: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -464,6 +481,10 @@ class Runtime(ABC):
     def label(self) -> str:
         """Short name for status lines."""
         return type(self).__name__
+
+    def memory_use(self) -> MemoryUse | None:
+        """The memory its code holds now, cheap enough for a status line (None: unknown)."""
+        return None
 
 
 def persistable_from_rows(rows: list[VarInfo]) -> list[Persistable]:

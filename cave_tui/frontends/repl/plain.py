@@ -215,6 +215,7 @@ async def repl_main(
             if stop.is_set():
                 raise
             raise await abort_start(services) from None  # Ctrl+C during the start-up
+        console.print(Text(services.boundary_notice, style="dim"))
         draw_transcript(console, services.transcript)
         services.transcript.clear()
         while not front_end.quit_requested and not stop.is_set():

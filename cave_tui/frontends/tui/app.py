@@ -69,6 +69,7 @@ if TYPE_CHECKING:
 # The agent package is imported lazily: the app renders events by their type value.
 DOUBLE_PRESS_SECONDS = 2.0
 LEAVE_AFTER_SIGNAL = 10.0  # seconds a signalled app may take to restore the terminal
+MEMORY_REFRESH = 2.0  # seconds between updates of the runtime's memory in the status line
 STARTUP_DELAY = 0.3  # idle time before the runtime is built (typing pushes it back)
 
 
@@ -360,10 +361,13 @@ class CaveApp(App[None]):
     def on_services_ready(self, message: ServicesReady) -> None:
         self.draw_transcript(self.services.transcript)
         self.services.transcript.clear()
+        self.chat.add_notice(self.services.boundary_notice, "dim")
         for notice in self.services.notices:
             self.chat.add_notice(notice, "warning")
         self.services.notices.clear()
         self.update_status()
+        # The runtime's memory in the status line, kept current (one cheap psutil call).
+        self.set_interval(MEMORY_REFRESH, self.update_status)
         self.refresh_inspector()
         if self.startup_replay is not None:
             folder, speed, trust = self.startup_replay
@@ -379,7 +383,9 @@ class CaveApp(App[None]):
     def update_status(self) -> None:
         status = self.status
         status.model = self.services.model_label
-        status.runtime = self.services.runtime_label if self.services.ready else "starting…"
+        services = self.services
+        status.runtime = services.runtime_label if services.ready else "starting…"
+        status.memory = services.runtime_memory
         status.policy = self.config.policy
         status.approve = self.config.approve
         status.tokens_in = self.usage.prompt_tokens

@@ -15,7 +15,15 @@ import weakref
 from collections.abc import Coroutine
 from typing import Any, Generic, TypeVar, overload
 
-from cave_tui.runtime.base import ExecutionResult, NamespaceChange, OutputListener, Runtime
+import psutil
+
+from cave_tui.runtime.base import (
+    ExecutionResult,
+    MemoryUse,
+    NamespaceChange,
+    OutputListener,
+    Runtime,
+)
 from cave_tui.runtime.detail import Detail
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.kernel import limits
@@ -67,6 +75,7 @@ class IPyKernelRuntime(Runtime):
     """
 
     unpickles_out_of_process = True  # a `Pickled` value is unpickled inside the kernel
+    isolated = True
     memory_limit = _Setting[int | None]()
     cell_timeout = _Setting[float | None]()
     cwd = _Setting[str | None]()
@@ -150,6 +159,17 @@ class IPyKernelRuntime(Runtime):
     @property
     def label(self) -> str:
         return "kernel"
+
+    def memory_use(self) -> MemoryUse | None:
+        """The owned kernel's resident memory and its limit (None when attached or down)."""
+        pid = self.kernel_pid
+        if pid is None:
+            return None
+        try:
+            used = psutil.Process(pid).memory_info().rss
+        except (psutil.Error, OSError):
+            return None
+        return MemoryUse(used, self.memory_limit)
 
     @property
     def kernel_pid(self) -> int | None:

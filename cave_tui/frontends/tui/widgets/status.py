@@ -1,4 +1,5 @@
-"""The status line: model, runtime, policy, approval, step, tokens in/out, cost, elapsed."""
+"""The status line: model, runtime and its memory, policy, approval, step, tokens in/out,
+cost, elapsed."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ class StatusLine(Static):
 
     model = reactive("no model")
     runtime = reactive("starting…")
+    memory = reactive("")  # the runtime's memory, e.g. "129 MB of 12.0 GB"
     policy = reactive("standard")
     approve = reactive("auto")
     step = reactive(0)
@@ -78,12 +80,14 @@ class StatusLine(Static):
         # (priority, label, value): the lowest priorities go first when the line is too narrow.
         facts = [
             (9, "", self.model),
-            (3, "", self.runtime),
+            (7, "", self.runtime),
             (4, "policy ", self.policy),
             (5, "approve ", self.approve),
             (8, "step ", str(self.step)),
             (7, "", f"{tokens(self.tokens_in)} in / {tokens(self.tokens_out)} out tokens"),
         ]
+        if self.memory:
+            facts.append((3, "mem ", self.memory))
         if self.cost is not None:
             facts.append((6, "", f"${self.cost:.4f}"))
         facts.append((8, "", f"{self.elapsed:.1f}s"))
