@@ -74,6 +74,7 @@ class MemoryWatchdog:
         self.grace = grace
         self.headroom = headroom
         self.samples = 0  # memory samples taken so far (none while no cell runs)
+        self.last: CellWatch | None = None  # the watch of the running or last cell
         self._stop = stop
         self._sample = sample
         self._cond = threading.Condition()
@@ -88,7 +89,7 @@ class MemoryWatchdog:
         threshold = self.limit if started < self.limit else started + self.headroom
         cell = CellWatch(thread_id, started, threshold, warn, peak=started)
         with self._cond:
-            self._cell = cell
+            self._cell = self.last = cell
             self._ensure_thread()
             self._cond.notify_all()
         try:
