@@ -38,13 +38,13 @@ class MemoryUse:
         return self.used / self.limit if self.limit else None
 
 
-def process_rss() -> int:
-    """Resident memory of this process in bytes."""
+def process_rss(pid: int | None = None) -> int:
+    """Resident memory in bytes of this process, or of process *pid* (a kernel's)."""
     try:
-        with open("/proc/self/statm", "rb") as statm:
+        with open(f"/proc/{pid or 'self'}/statm", "rb") as statm:
             return int(statm.read().split()[1]) * _PAGE
     except (OSError, ValueError, IndexError):
-        return int(psutil.Process().memory_info().rss)
+        return int(psutil.Process(pid).memory_info().rss)
 
 
 def machine_memory() -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -122,3 +123,4 @@ def test_the_limit_setting():
             resolve_memory_limit(wrong)
     assert IPythonRuntime().memory_limit is not None  # the library default is "auto"
     assert MemoryUse(used=50, limit=200).fraction == 0.25
+    assert process_rss(os.getpid()) == pytest.approx(process_rss(), rel=0.2)
