@@ -17,6 +17,7 @@ import psutil
 
 AUTO_SHARE_OF_RAM = 0.8  # "auto": at most this share of the machine's memory
 MemoryLimitSetting = int | str | None  # bytes, "500M"/"4G", "auto", or None (no limit)
+_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 # cgroup memory limits of this process's container (v2, then v1); "max" or a huge number: none.
 _CGROUP_LIMITS = (
@@ -80,18 +81,21 @@ def resolve_memory_limit(value: MemoryLimitSetting) -> int | None:
     if isinstance(value, str) and value.strip().lower() == "auto":
         return auto_memory_limit()
     size = _parse_size(value)
-    if size is None or size <= 0:
+    if size <= 0:
         raise ValueError(f"memory_limit={value!r}: give bytes > 0, a size like '4G', or 'auto'")
     return size
 
 
-def _parse_size(value: int | str) -> int | None:
-    # The kernel's parser (kernel/limits.py), imported here so that importing this module
-    # does not load the kernel runtime for an in-process one that never sizes anything.
-    from cave_tui.runtime.kernel.limits import parse_size
-
+def _parse_size(value: int | str) -> int:
+    # kernel/limits.py's `parse_size`, repeated: importing limits here would close an import
+    # cycle (limits imports `cave_tui`, whose agent imports this runtime).
+    if isinstance(value, int):
+        return value
+    text = value.strip().upper().removesuffix("B").removesuffix("I")
     try:
-        return parse_size(value)
+        if text and text[-1] in _UNITS:
+            return int(float(text[:-1]) * _UNITS[text[-1]])
+        return int(text)
     except ValueError:
         raise ValueError(
             f"memory_limit={value!r}: give bytes > 0, a size like '4G', or 'auto'"
