@@ -62,7 +62,7 @@ async def test_a_cell_under_the_limit_is_untouched():
 
 async def test_a_single_c_call_past_the_limit_gets_the_plain_warning():
     # np.ones fills 400 MB in one C call: no bytecode runs, so the stop waits for its end.
-    runtime = await _runtime(32 * MiB, grace=0.05)
+    runtime = await _runtime(32 * MiB, grace=0.01, interval=0.005)
     streamed: list[str] = []
     try:
         await runtime.execute("import numpy as np")
