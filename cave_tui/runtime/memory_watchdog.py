@@ -196,7 +196,8 @@ def cannot_stop_message(used: int, limit: int, where: str = "") -> str:
 def stopped_message(
     cell: CellWatch, limit: int, removed: list[tuple[str, int]], now_used: int
 ) -> str:
-    """The error text of a cell stopped at the memory limit."""
+    """The error text of a cell stopped at the memory limit (*removed*: the names it created,
+    with their sizes, largest first)."""
     reached = max(cell.tripped_with or 0, cell.peak)
     over = f"over the in-process memory limit of {format_bytes(limit)}"
     if cell.threshold > limit:
@@ -206,7 +207,9 @@ def stopped_message(
         )
     text = f"cave stopped this cell: the process reached {format_bytes(reached)}, {over}."
     if removed:
-        names = ", ".join(f"{name} (~{format_bytes(size)})" for name, size in removed)
+        names = ", ".join(f"{name} (~{format_bytes(size)})" for name, size in removed[:5])
+        if len(removed) > 5:
+            names += f" and {len(removed) - 5} more"
         text += f" To free memory, the names this cell created were removed: {names}."
     text += (
         f" The process now holds {format_bytes(now_used)}. Variables from earlier cells are "
