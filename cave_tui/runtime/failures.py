@@ -11,6 +11,7 @@ class RuntimeFailure(StrEnum):
 
     TIMEOUT = "Timeout"  # stopped at the time limit
     INTERRUPTED = "Interrupted"  # stopped by the user (or killed when it ignored that)
+    MEMORY_LIMIT = "MemoryLimit"  # stopped when the process passed its memory limit
     KERNEL_DIED = "KernelDied"  # its kernel died (or stopped answering) while it ran
     STOPPED = "Stopped"  # the runtime was stopped while it ran
     RUNTIME_BUSY = "RuntimeBusy"  # never started: an earlier cell still holds the runtime

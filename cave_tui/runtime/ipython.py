@@ -7,7 +7,8 @@ timeout (`execute`'s, else `cell_timeout`: none by default) or Ctrl+C stop the c
 an asynchronous `CellInterrupt` is raised in the worker thread, which Python delivers
 at the next bytecode. Code stuck inside a C call cannot be stopped this way; the
 runtime then reports itself busy rather than run a second cell beside the first (use
-`IPyKernelRuntime` for hard stops).
+`IPyKernelRuntime` for hard stops). A `MemoryWatchdog` (memory_watchdog.py) stops a cell the
+same way when the process passes `memory_limit`.
 Over 400 lines: the worker thread, interrupt delivery and namespace change tracking
 interlock; each part is a few methods of the one class that owns the shell.
 """
@@ -18,10 +19,14 @@ import ast
 import asyncio
 import ctypes
 import difflib
+import gc
 import queue
 import threading
 import time
+import traceback
+from collections.abc import Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from typing import Any
 
 from cave_tui.runtime import links, persist
@@ -35,7 +40,17 @@ from cave_tui.runtime.base import (
 )
 from cave_tui.runtime.capture import OutputCapture, routed_streams
 from cave_tui.runtime.display import pin_display
+from cave_tui.runtime.failures import RuntimeFailure
 from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
+from cave_tui.runtime.memory import (
+    MemoryLimitSetting,
+    MemoryUse,
+    malloc_trim,
+    process_rss,
+    resolve_memory_limit,
+    rough_size,
+)
+from cave_tui.runtime.memory_watchdog import CellWatch, MemoryWatchdog, stopped_message
 from cave_tui.runtime.summary import (
     HIDDEN_NAMES,
     VarInfo,
@@ -72,6 +87,17 @@ class SummaryTimeout(Exception):
 
 class CellInterrupt(KeyboardInterrupt):
     """Raised inside a cell's thread to stop it (timeout, Ctrl+C, cancellation)."""
+
+
+class MemoryLimitExceeded(CellInterrupt):
+    """The cell was stopped because the process passed the runtime's memory limit.
+
+    Raised in the cell's thread with no message; the result's error is then a new one whose
+    message says what happened (`memory_watchdog.stopped_message`)."""
+
+
+class MemoryLimitWarning(ResourceWarning):
+    """A cell's output line: a C call past the memory limit that the runtime cannot stop."""
 
 
 def _set_async_exc(thread_id: int, exc: type[BaseException] | None) -> int:
@@ -151,10 +177,15 @@ class IPythonRuntime(Runtime):
         *,
         capture_chars: int = 200_000,
         cell_timeout: float | None = None,
+        memory_limit: MemoryLimitSetting = "auto",
     ) -> None:
+        """*memory_limit*: the process's RSS at which a running cell is stopped (bytes, "4G",
+        "auto": min(80% of RAM, RSS + available memory now), None: no watchdog)."""
         super().__init__(functions, variables, types, security_checker, error_feedback_mode)
         self.capture_chars = capture_chars
         self.cell_timeout = cell_timeout  # seconds a cell may run when `execute` names none
+        limit = resolve_memory_limit(memory_limit)
+        self._watchdog = None if limit is None else MemoryWatchdog(limit, self._stop_for_memory)
         pin_display()  # a cell's output must not depend on the terminal (display.py)
         self._ns: dict[str, Any] = {}
         self._shell = self._make_shell(self._ns)
@@ -216,6 +247,20 @@ class IPythonRuntime(Runtime):
     def shell(self) -> Any:
         """The underlying IPython shell (for front ends that need magics)."""
         return self._shell
+
+    @property
+    def memory_limit(self) -> int | None:
+        """The RSS in bytes at which a running cell is stopped (None: no watchdog)."""
+        return self._watchdog.limit if self._watchdog is not None else None
+
+    @property
+    def memory_watchdog(self) -> MemoryWatchdog | None:
+        """The watchdog (its `interval`, `grace` and `samples`), None without a limit."""
+        return self._watchdog
+
+    def memory_use(self) -> MemoryUse:
+        """This process's memory now and the limit (cheap: a status line may poll it)."""
+        return MemoryUse(process_rss(), self.memory_limit)
 
     # -- worker thread ---------------------------------------------------------
     def _run_coroutine(self, coro: Any) -> Any:
@@ -382,13 +427,17 @@ class IPythonRuntime(Runtime):
     async def interrupt(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self._interrupt_blocking, 0.0)
 
-    def _interrupt_once(self) -> bool:
-        """Raise CellInterrupt in the worker if a cell is running; True if sent."""
+    def _interrupt_once(self, cause: type[CellInterrupt] = CellInterrupt) -> bool:
+        """Raise *cause* in the worker if a cell is running; True if sent."""
         with self._cell_lock:
             if not self._in_cell or self._worker_id is None:
                 return False
-            _set_async_exc(self._worker_id, CellInterrupt)
+            _set_async_exc(self._worker_id, cause)
             return True
+
+    def _stop_for_memory(self) -> bool:
+        """The watchdog's stop: MemoryLimitExceeded in the running cell."""
+        return self._interrupt_once(MemoryLimitExceeded)
 
     def _interrupt_blocking(self, grace: float) -> bool:
         """Interrupt repeatedly for up to *grace* seconds; True once no cell runs."""
@@ -506,18 +555,74 @@ class IPythonRuntime(Runtime):
         before = fingerprints(self._ns, hidden)
         started = time.perf_counter()
         error: BaseException | None = None
+        watch: CellWatch | None = None
         with self._cell_lock:
             self._in_cell = True
         try:
-            with routed_streams(capture):
+            with routed_streams(capture), self._memory_watch(capture) as watch:
                 try:
                     outcome = self._shell.run_cell(code, store_history=False)
                     error = outcome.error_before_exec or outcome.error_in_exec
                 except BaseException as exc:  # an interrupt outside IPython's run_code
                     error = exc
+        except MemoryLimitExceeded:
+            pass  # a stop that landed after the cell's code had ended: it ran to its end
         finally:
             self._leave_cell()
+        if watch is not None and isinstance(error, MemoryLimitExceeded):
+            error = self._after_memory_stop(watch, error, before)
         return self._result(code, capture, before, started, error)
+
+    @contextmanager
+    def _memory_watch(self, capture: OutputCapture) -> Iterator[CellWatch | None]:
+        """The watchdog's watch over the cell running in this (the worker) thread."""
+        if self._watchdog is None:
+            yield None
+            return
+
+        def warn(text: str) -> None:  # the user sees it in the cell's streamed output
+            capture.write(f"\n{MemoryLimitWarning.__name__}: {text}\n")
+
+        try:
+            with self._watchdog.watch(threading.get_ident(), warn) as watch:
+                yield watch
+        finally:
+            self._drop_pending_stop()
+
+    def _drop_pending_stop(self) -> None:
+        """Cancel a stop sent but not yet delivered (the watch is off: none follows)."""
+        while True:
+            try:
+                with self._cell_lock:
+                    if self._worker_id is not None:
+                        _set_async_exc(self._worker_id, None)
+                return
+            except CellInterrupt:
+                continue
+
+    def _after_memory_stop(
+        self, watch: CellWatch, error: MemoryLimitExceeded, before: dict[str, str]
+    ) -> MemoryLimitExceeded:
+        """Free what the stopped cell held and return the error that says what happened.
+
+        The names the cell created hold what it was building: they are removed (the names
+        of earlier cells stay). The frames of the traceback are cleared, so the locals of
+        the functions the cell was in go too; then a collection and `malloc_trim`.
+        """
+        hidden = self._hidden - set(self._injected)
+        created = [n for n in fingerprints(self._ns, hidden) if n not in before]
+        removed = sorted(
+            ((name, rough_size(self._ns.pop(name))) for name in created),
+            key=lambda item: -item[1],
+        )
+        if error.__traceback__ is not None:
+            traceback.clear_frames(error.__traceback__)
+        self._shell.last_execution_result = None
+        gc.collect()
+        malloc_trim()
+        assert self._watchdog is not None
+        text = stopped_message(watch, self._watchdog.limit, removed, process_rss())
+        return MemoryLimitExceeded(text).with_traceback(error.__traceback__)
 
     async def _run_nested(self, code: str, on_output: OutputListener | None) -> ExecutionResult:
         """A cell run on the worker thread while an outer cell of this runtime runs."""
@@ -565,6 +670,8 @@ class IPythonRuntime(Runtime):
         )
         if error is not None:
             result.error_type = type(error).__name__
+            if isinstance(error, MemoryLimitExceeded):
+                result.error_type = RuntimeFailure.MEMORY_LIMIT
             result.interrupted = isinstance(error, KeyboardInterrupt)
             result.error = error  # upstream's exception; `error_text` is its shaped traceback
         return self.shape_error(result)
@@ -591,6 +698,8 @@ class IPythonRuntime(Runtime):
                 continue
 
     async def stop(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.close()
         if self._worker is not None and self._worker.is_alive():
             self._interrupt_blocking(0.5)
             self._jobs.put(None)
