@@ -81,7 +81,9 @@ def make_runtime(
         )
     from cave_tui.runtime.ipython import IPythonRuntime
 
-    return IPythonRuntime(security_checker=checker, cell_timeout=cell_timeout)
+    return IPythonRuntime(
+        security_checker=checker, cell_timeout=cell_timeout, memory_limit=memory_limit
+    )
 
 
 def config_runtime(config: Config) -> Any:
@@ -334,20 +336,27 @@ class AppServices:
     @property
     def boundary_notice(self) -> str:
         """One line on where the model's code runs and what that protects."""
-        from cave_tui.runtime.detail import human_bytes
+        from cave_tui.runtime.memory import format_bytes
 
         runtime = self._runtime
         isolated = getattr(runtime, "isolated", False) if runtime is not None else None
         if isolated or (isolated is None and self.config.kernel):
             limit = getattr(runtime, "memory_limit", None)
-            held = f", at most {human_bytes(limit)} of memory" if limit else ""
+            held = f", at most {format_bytes(limit)} of memory" if limit else ""
             return (
                 f"Code runs in an isolated kernel{held}: if it crashes or runs out of memory "
                 "the app stays and the namespace is restored."
             )
+        limit = getattr(runtime, "memory_limit", None)
+        guard = (
+            f"a watchdog stops a cell past {format_bytes(limit)}, but one C call (a big merge) "
+            "that exhausts memory, or a crash, takes the app with it"
+            if limit
+            else "a cell that exhausts memory or crashes takes the app with it"
+        )
         return (
-            "Code runs inside this process (--in-process): a cell that exhausts memory or "
-            "crashes takes the app with it. Drop --in-process to use the isolated kernel."
+            f"Code runs inside this process (--in-process): {guard}. Drop --in-process to "
+            "use the isolated kernel."
         )
 
     @property

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cave_tui.runtime.base import ExecutionResult, MemoryUse, Runtime, RuntimeBusyError
+from cave_tui.runtime.base import ExecutionResult, Runtime, RuntimeBusyError
 from cave_tui.runtime.items import Function, Type, Variable
+from cave_tui.runtime.memory import MemoryUse
 from cave_tui.runtime.summary import VarInfo
 from cave_tui.runtime.upstream import CellError, ErrorFeedbackMode, TypeSchemaExtractor
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol
 from cave_tui.runtime import upstream
 from cave_tui.runtime.detail import Detail, object_detail
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
+from cave_tui.runtime.memory import MemoryUse
 from cave_tui.runtime.persist import Keep, Persistable
 from cave_tui.runtime.summary import VarInfo
 from cave_tui.runtime.tracebacks import format_exception
@@ -139,21 +140,6 @@ class NamespaceChange:
     changed: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()
     everything: bool = False
-
-
-@dataclass(frozen=True)
-class MemoryUse:
-    """The memory a runtime's code holds now (bytes of resident memory) and its limit."""
-
-    used: int
-    limit: int | None = None
-
-    def describe(self) -> str:
-        """e.g. `129 MB of 12.0 GB`, or `1.2 GB` without a limit."""
-        from cave_tui.runtime.detail import human_bytes
-
-        used = human_bytes(self.used)
-        return f"{used} of {human_bytes(self.limit)}" if self.limit else used
 
 
 NamespaceListener = Callable[[NamespaceChange], None]

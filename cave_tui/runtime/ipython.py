@@ -32,7 +32,6 @@ from typing import Any
 from cave_tui.runtime import links, persist
 from cave_tui.runtime.base import (
     ExecutionResult,
-    MemoryUse,
     NamespaceChange,
     OutputListener,
     Runtime,
@@ -711,15 +710,6 @@ class IPythonRuntime(Runtime):
     @property
     def label(self) -> str:
         return "ipython"
-
-    def memory_use(self) -> MemoryUse | None:
-        """This process's resident memory (the app's own included: it is one process)."""
-        import psutil
-
-        try:
-            return MemoryUse(psutil.Process().memory_info().rss)
-        except (psutil.Error, OSError):
-            return None
 
 
 def _relate(ns: dict[str, Any], rows: list[VarInfo]) -> None:

@@ -33,6 +33,11 @@ class MemoryUse:
     used: int
     limit: int | None
 
+    def describe(self) -> str:
+        """e.g. `129 MiB of 12.0 GiB`, or `1.2 GiB` without a limit."""
+        used = format_bytes(self.used)
+        return f"{used} of {format_bytes(self.limit)}" if self.limit else used
+
     @property
     def fraction(self) -> float | None:
         """`used` as a share of `limit` (None without a limit)."""

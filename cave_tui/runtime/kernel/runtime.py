@@ -19,7 +19,6 @@ import psutil
 
 from cave_tui.runtime.base import (
     ExecutionResult,
-    MemoryUse,
     NamespaceChange,
     OutputListener,
     Runtime,
@@ -39,6 +38,7 @@ from cave_tui.runtime.kernel.namespace import NamespaceQueries
 from cave_tui.runtime.kernel.settings import DEFAULT_CELL_TIMEOUT, KernelSettings
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
 from cave_tui.runtime.kernel.transport import JSON_LIMIT
+from cave_tui.runtime.memory import MemoryUse, process_rss
 from cave_tui.runtime.persist import Persistable
 from cave_tui.runtime.summary import VarInfo
 from cave_tui.runtime.upstream import ErrorFeedbackMode
@@ -166,10 +166,9 @@ class IPyKernelRuntime(Runtime):
         if pid is None:
             return None
         try:
-            used = psutil.Process(pid).memory_info().rss
+            return MemoryUse(process_rss(pid), self.memory_limit)
         except (psutil.Error, OSError):
             return None
-        return MemoryUse(used, self.memory_limit)
 
     @property
     def kernel_pid(self) -> int | None:

@@ -10,8 +10,25 @@ import pytest
 
 from cave_tui.frontends.tui.screens.approve import ApprovalScreen
 from cave_tui.frontends.tui.screens.detail import DetailScreen
+from cave_tui.runtime import IPythonRuntime, MemoryUse
 
 from .conftest import TWO_STEP_FRAME, make_app, settle, submit, wait_for
+
+
+class SteadyRuntime(IPythonRuntime):
+    """The in-process runtime with a fixed limit and memory figure: the same screen on every
+    machine and every run."""
+
+    def __init__(self) -> None:
+        super().__init__(memory_limit="8G")
+
+    def memory_use(self) -> MemoryUse:
+        return MemoryUse(256 << 20, self.memory_limit)
+
+
+def app(replies: list[str]):
+    return make_app(replies, runtime=SteadyRuntime())
+
 
 SIZES = [pytest.param((120, 40), id="wide"), pytest.param((80, 24), id="narrow")]
 
@@ -21,7 +38,7 @@ def test_empty_start(snap_compare, size):
     async def ready(pilot):
         await settle(pilot)
 
-    assert snap_compare(make_app(TWO_STEP_FRAME), terminal_size=size, run_before=ready)
+    assert snap_compare(app(TWO_STEP_FRAME), terminal_size=size, run_before=ready)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -30,7 +47,7 @@ def test_two_step_turn_with_frame(snap_compare, size):
         await settle(pilot)
         await submit(pilot, "Which species is heaviest? Keep the table as df.")
 
-    assert snap_compare(make_app(TWO_STEP_FRAME), terminal_size=size, run_before=turn)
+    assert snap_compare(app(TWO_STEP_FRAME), terminal_size=size, run_before=turn)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -42,7 +59,7 @@ def test_detail_view(snap_compare, size):
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, DetailScreen))
         await settle(pilot)
 
-    assert snap_compare(make_app(TWO_STEP_FRAME), terminal_size=size, run_before=detail)
+    assert snap_compare(app(TWO_STEP_FRAME), terminal_size=size, run_before=detail)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -55,7 +72,7 @@ def test_approval_prompt(snap_compare, size):
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
         await pilot.pause()
 
-    assert snap_compare(make_app(TWO_STEP_FRAME), terminal_size=size, run_before=approval)
+    assert snap_compare(app(TWO_STEP_FRAME), terminal_size=size, run_before=approval)
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -66,4 +83,4 @@ def test_error(snap_compare, size):
         await settle(pilot)
         await submit(pilot, "Divide one by zero.")
 
-    assert snap_compare(make_app(replies), terminal_size=size, run_before=error)
+    assert snap_compare(app(replies), terminal_size=size, run_before=error)
