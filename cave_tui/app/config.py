@@ -65,6 +65,8 @@ class Config:
     api_base: str | None = None
     local_model: str | None = None  # a GGUF path or hf:OWNER/REPO/FILE for the embedded model
     kernel: bool = False
+    sandbox: bool = False  # the kernel under bubblewrap (implies kernel)
+    allow_net: bool = False  # a sandboxed kernel keeps the host's network
     policy: str = "standard"
     theme: str = DEFAULT_THEME
     skills: str | None = None  # an extra skills directory
@@ -81,6 +83,11 @@ class Config:
         return self.sources.get(name, "default")
 
     @property
+    def uses_kernel(self) -> bool:
+        """Code runs in a kernel: asked for, or implied by the sandbox."""
+        return self.kernel or self.sandbox
+
+    @property
     def cell_time_limit(self) -> float | None:
         """`cell_timeout` as a runtime takes it: None when there is no limit."""
         return self.cell_timeout or None
@@ -91,6 +98,8 @@ SETTINGS = (
     "api_base",
     "local_model",
     "kernel",
+    "sandbox",
+    "allow_net",
     "policy",
     "theme",
     "skills",
@@ -100,6 +109,8 @@ SETTINGS = (
     "cell_timeout",
 )
 AGENT_SETTINGS = ("policies", "max_steps")  # also read from the file's [agent] table
+KERNEL_SETTINGS = ("sandbox", "allow_net")  # also read from the file's [kernel] table
+BOOL_SETTINGS = ("kernel", "sandbox", "allow_net")
 _SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
 
 
@@ -111,7 +122,7 @@ def _coerce(name: str, value: Any) -> Any:
         if not isinstance(value, str):
             raise ValueError(f"{name} must be a string")
         return value.strip() or None
-    if name == "kernel":
+    if name in BOOL_SETTINGS:
         if isinstance(value, bool):
             return value
         text = str(value).strip().lower()
@@ -119,7 +130,7 @@ def _coerce(name: str, value: Any) -> Any:
             return True
         if text in _FALSE:
             return False
-        raise ValueError("kernel must be true or false")
+        raise ValueError(f"{name} must be true or false")
     if name == "policy":
         text = str(value).strip().lower()
         if text not in POLICIES:
@@ -199,15 +210,16 @@ def load_config(
         except ValueError as exc:
             config.warnings.append(f"{source} setting ignored: {exc}")
 
-    agent = data.pop("agent", None)
-    if isinstance(agent, dict):
-        for key, value in agent.items():
-            if key in AGENT_SETTINGS:
-                apply(key, value, "file")
-            else:
-                config.warnings.append(f"{path}: unknown [agent] setting {key!r} ignored")
-    elif agent is not None:
-        config.warnings.append(f"{path}: [agent] must be a table; ignored")
+    for table, names in (("agent", AGENT_SETTINGS), ("kernel", KERNEL_SETTINGS)):
+        section = data.pop(table, None)
+        if isinstance(section, dict):
+            for key, value in section.items():
+                if key in names:
+                    apply(key, value, "file")
+                else:
+                    config.warnings.append(f"{path}: unknown [{table}] setting {key!r} ignored")
+        elif section is not None:
+            config.warnings.append(f"{path}: [{table}] must be a table; ignored")
     for key, value in data.items():
         if key == "keymap":
             if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):

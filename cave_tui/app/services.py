@@ -62,14 +62,28 @@ def make_checker(policy: str) -> Any:
     return SecurityChecker.for_policy(policy)
 
 
-def make_runtime(kernel: bool, policy: str, cell_timeout: float | None = None) -> Any:
-    """An in-process IPython runtime, or the isolated kernel runtime with `kernel=True`;
-    a cell runs at most *cell_timeout* seconds (None: no limit)."""
+def make_runtime(
+    kernel: bool,
+    policy: str,
+    cell_timeout: float | None = None,
+    *,
+    sandbox: bool = False,
+    allow_net: bool = False,
+) -> Any:
+    """An in-process IPython runtime, or the isolated kernel runtime with `kernel=True`
+    (`sandbox=True` implies it: the kernel under bubblewrap, with the host's network only
+    with `allow_net`); a cell runs at most *cell_timeout* seconds (None: no limit).
+    Raises SandboxUnavailable when the sandbox cannot be had here."""
     checker = make_checker(policy)
-    if kernel:
+    if kernel or sandbox:
         from cave_tui.runtime import IPyKernelRuntime
 
-        return IPyKernelRuntime(security_checker=checker, cell_timeout=cell_timeout)
+        return IPyKernelRuntime(
+            security_checker=checker,
+            cell_timeout=cell_timeout,
+            sandbox=sandbox,
+            allow_net=allow_net,
+        )
     from cave_tui.runtime.ipython import IPythonRuntime
 
     return IPythonRuntime(security_checker=checker, cell_timeout=cell_timeout)
@@ -145,7 +159,11 @@ class AppServices:
         self._runtime = runtime
         self._runtime_factory = runtime_factory or (
             lambda: make_runtime(
-                self.config.kernel, self.config.policy, self.config.cell_time_limit
+                self.config.kernel,
+                self.config.policy,
+                self.config.cell_time_limit,
+                sandbox=self.config.sandbox,
+                allow_net=self.config.allow_net,
             )
         )
         self.agent_kwargs = dict(agent_kwargs or {})
@@ -309,7 +327,7 @@ class AppServices:
     @property
     def runtime_label(self) -> str:
         if self._runtime is None:
-            return "kernel" if self.config.kernel else "ipython"
+            return "kernel" if self.config.uses_kernel else "ipython"
         return str(getattr(self._runtime, "label", type(self._runtime).__name__))
 
     @property

@@ -30,9 +30,8 @@ from cave_tui.runtime.kernel.process import KernelExit, KernelProcess
 from cave_tui.runtime.kernel.sandbox import (
     SandboxPlan,
     bwrap_argv,
+    kernel_plan,
     new_uid,
-    python_paths,
-    require_bwrap,
 )
 from cave_tui.runtime.kernel.settings import KernelSettings
 
@@ -244,14 +243,12 @@ class OwnedKernel(KernelKind):
 
     def _sandbox_plan(self, info: dict[str, Any], env: dict[str, str]) -> SandboxPlan:
         assert self.runtime_dir is not None and self.workdir is not None
-        dirs = RunDirs(self.runtime_dir)
-        return SandboxPlan(
-            bwrap=require_bwrap(self.settings.user),
-            workdir=self.workdir,
-            writable=tuple(dirs.sub(name) for name in ("home", "tmp", "run")),
-            readable=tuple(python_paths()),
-            files=(info["connection_file"],),
-            env=env,
+        return kernel_plan(
+            self.runtime_dir,
+            self.workdir,
+            info["connection_file"],
+            env,
+            user=self.settings.user,
             uid=self.sandbox_uid,
             allow_net=self.settings.allow_net,
         )

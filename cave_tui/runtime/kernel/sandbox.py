@@ -46,6 +46,30 @@ class SandboxPlan:
     hostname: str = "cave-kernel"
 
 
+def kernel_plan(
+    runtime_dir: str,
+    workdir: str,
+    connection_file: str,
+    env: dict[str, str],
+    *,
+    user: KernelUser | None,
+    uid: int,
+    allow_net: bool,
+) -> SandboxPlan:
+    """The plan of an owned kernel with private directory *runtime_dir* (see hostfiles.py):
+    its home, tmp and sockets writable, its connection file read-only, nothing else of it."""
+    return SandboxPlan(
+        bwrap=require_bwrap(user),
+        workdir=workdir,
+        writable=tuple(os.path.join(runtime_dir, name) for name in ("home", "tmp", "run")),
+        readable=tuple(python_paths()),
+        files=(connection_file,),
+        env=env,
+        uid=uid,
+        allow_net=allow_net,
+    )
+
+
 def new_uid() -> int:
     """A random uid (and gid) for one kernel inside its user namespace."""
     low, high = UID_RANGE
