@@ -109,7 +109,9 @@ SETTINGS = (
     "cell_timeout",
 )
 AGENT_SETTINGS = ("policies", "max_steps")  # also read from the file's [agent] table
-KERNEL_SETTINGS = ("sandbox", "allow_net")  # also read from the file's [kernel] table
+# The file's [kernel] table: its key -> the setting (`kernel = true` at the top level and a
+# [kernel] table cannot both be written in TOML, so `enabled` stands for `kernel` there).
+KERNEL_TABLE = {"enabled": "kernel", "sandbox": "sandbox", "allow_net": "allow_net"}
 BOOL_SETTINGS = ("kernel", "sandbox", "allow_net")
 _SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
 
@@ -210,12 +212,16 @@ def load_config(
         except ValueError as exc:
             config.warnings.append(f"{source} setting ignored: {exc}")
 
-    for table, names in (("agent", AGENT_SETTINGS), ("kernel", KERNEL_SETTINGS)):
+    tables = {"agent": {name: name for name in AGENT_SETTINGS}, "kernel": KERNEL_TABLE}
+    for table, names in tables.items():
+        section = data.get(table)
+        if table == "kernel" and not isinstance(section, dict):
+            continue  # `kernel = true`: the setting itself, read below
         section = data.pop(table, None)
         if isinstance(section, dict):
             for key, value in section.items():
                 if key in names:
-                    apply(key, value, "file")
+                    apply(names[key], value, "file")
                 else:
                     config.warnings.append(f"{path}: unknown [{table}] setting {key!r} ignored")
         elif section is not None:
@@ -263,10 +269,22 @@ def save_setting(name: str, value: Any, path: Path | None = None) -> Path:
         doc = tomlkit.parse(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         doc = tomlkit.document()
-    if value is None:
-        doc.pop(name, None)
+    table_key = {setting: key for key, setting in KERNEL_TABLE.items()}.get(name)
+    kernel_table = doc.get("kernel")
+    if table_key is not None and (name != "kernel" or isinstance(kernel_table, dict)):
+        if not isinstance(kernel_table, dict):
+            enabled = kernel_table
+            kernel_table = tomlkit.table()
+            if isinstance(enabled, bool):  # `kernel = true` becomes [kernel] enabled = true
+                kernel_table["enabled"] = enabled
+            doc["kernel"] = kernel_table
+        target, name = kernel_table, table_key  # sandbox and allow_net live in [kernel]
     else:
-        doc[name] = value
+        target = doc
+    if value is None:
+        target.pop(name, None)
+    else:
+        target[name] = value
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")

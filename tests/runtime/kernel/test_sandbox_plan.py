@@ -197,3 +197,19 @@ def test_the_run_directory_is_the_hosts(tmp_path):
         import shutil
 
         shutil.rmtree(dirs.base)
+
+
+def test_the_kernel_table_and_the_kernel_setting_live_together(tmp_path):
+    from cave_tui.app.config import save_setting
+
+    path = tmp_path / "config.toml"
+    path.write_text("kernel = true\n")
+    assert load_config(path=path, environ={}).kernel
+    save_setting("sandbox", True, path)  # goes into a [kernel] table: kernel = true moves there
+    assert "[kernel]" in path.read_text()
+    assert load_config(path=path, environ={}).kernel
+    save_setting("kernel", True, path)
+    config = load_config(path=path, environ={})
+    assert config.kernel and config.sandbox and not config.warnings
+    save_setting("allow_net", True, path)
+    assert load_config(path=path, environ={}).allow_net
