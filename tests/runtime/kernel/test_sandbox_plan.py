@@ -213,3 +213,17 @@ def test_the_kernel_table_and_the_kernel_setting_live_together(tmp_path):
     assert config.kernel and config.sandbox and not config.warnings
     save_setting("allow_net", True, path)
     assert load_config(path=path, environ={}).allow_net
+
+
+def test_the_app_builds_a_sandboxed_kernel_from_the_config(tmp_path):
+    from cave_tui.app.services import AppServices
+
+    config = load_config({"sandbox": True, "allow_net": True}, path=tmp_path / "x", environ={})
+    services = AppServices(config)
+    if sandbox_problem(config) is not None:  # no sandbox here: the runtime is never built
+        with pytest.raises(SandboxUnavailable):
+            services._build_runtime()
+        return
+    runtime = services._build_runtime()
+    assert isinstance(runtime, IPyKernelRuntime) and runtime.sandbox and runtime.allow_net
+    assert services.runtime_label == "kernel"
