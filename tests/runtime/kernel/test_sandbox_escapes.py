@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,14 +33,15 @@ def sandbox_or_fail() -> None:
 
 
 @pytest.fixture(scope="module")
-def host_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory on the host that the kernels must not reach (0755, so only the sandbox
-    keeps them out: the kernel's user could write nothing here anyway, but could read)."""
-    path = tmp_path_factory.mktemp("host")
-    path.chmod(0o777)  # even a world-writable host directory stays out of reach
+def host_dir() -> Iterator[Path]:
+    """A world-writable directory in the host's /tmp: an unsandboxed kernel (any user) could
+    write and read here, so only the sandbox keeps the kernels out."""
+    path = Path(tempfile.mkdtemp(prefix="cave-host-"))
+    path.chmod(0o777)
     (path / "secret.txt").write_text("host secret")
     (path / "secret.txt").chmod(0o644)
-    return path
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
