@@ -2,6 +2,8 @@
 
     python bench/kernel.py            # prints a table, writes bench/results/kernel.json
     python bench/kernel.py --quick    # fewer repetitions
+    python bench/kernel.py --sandbox  # the same kernel under bubblewrap, next to the plain one
+                                      # (writes bench/results/kernel-sandbox.json)
 
 The frame transfers are measured against the upstream way on the same frame in the
 same run: base64 of dill bytes inside generated source code (inject), and base64 of
@@ -42,10 +44,10 @@ def make_frame() -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-async def start_time(repeat: int) -> float:
+async def start_time(repeat: int, sandbox: bool = False) -> float:
     samples = []
     for _ in range(repeat):
-        runtime = IPyKernelRuntime(checkpoint_bytes=0)
+        runtime = IPyKernelRuntime(checkpoint_bytes=0, sandbox=sandbox)
         started = time.perf_counter()
         await runtime.start()
         samples.append(time.perf_counter() - started)
@@ -223,7 +225,70 @@ async def main(quick: bool) -> None:
     )  # fmt: skip
 
 
+async def figures(frame: pd.DataFrame, quick: bool) -> dict[bool, dict[str, float]]:
+    """Start, round trip, inject and retrieve of the frame for the plain and the sandboxed
+    kernel, measured turn about (both alive) so the load of a shared machine hits both."""
+    kernels = {b: IPyKernelRuntime(checkpoint_bytes=0, sandbox=b) for b in (False, True)}
+    for runtime in kernels.values():
+        await runtime.start()
+        await runtime.execute("import pandas, pyarrow")
+    samples: dict[bool, dict[str, list[float]]] = {
+        b: {"round_trip": [], "inject": [], "retrieve": []} for b in kernels
+    }
+    for _ in range(3 if quick else 7):
+        for boxed, runtime in kernels.items():
+            samples[boxed]["round_trip"].append((await round_trip(runtime, 50))[0])
+            samples[boxed]["inject"].append(await inject_new(runtime, frame))
+            samples[boxed]["retrieve"].append(await retrieve_new(runtime, frame))
+    for runtime in kernels.values():
+        await runtime.stop()
+    out = {boxed: {k: statistics.median(v) for k, v in s.items()} for boxed, s in samples.items()}
+    for boxed in (False, True):
+        out[boxed]["start"] = await start_time(3 if quick else 5, sandbox=boxed)
+    return out
+
+
+async def sandbox_main(quick: bool) -> None:
+    """The sandboxed kernel next to the plain one (target: round trip and inject <= 1.2x)."""
+    load_before = os.getloadavg()
+    frame = make_frame()
+    both = await figures(frame, quick)
+    plain, boxed = both[False], both[True]
+    rows: list[dict[str, Any]] = []
+    names = {
+        "start": ("kernel start (median)", "s", 3, None),
+        "round_trip": ("execute round trip '1+1' (median)", "ms", 3, 1.2),
+        "inject": ("inject 1M x 10 frame, Arrow in buffers", "s", 3, 1.2),
+        "retrieve": ("retrieve 1M x 10 frame, Arrow in buffers", "s", 3, None),
+    }
+    for key, (metric, unit, digits, limit) in names.items():
+        ratio = boxed[key] / plain[key]
+        rows.append(
+            {"metric": f"{metric}, plain", "value": round(plain[key], digits), "unit": unit}
+        )
+        rows.append(
+            {"metric": f"{metric}, --sandbox", "value": round(boxed[key], digits), "unit": unit}
+        )
+        row: dict[str, Any] = {
+            "metric": "  sandboxed / plain",
+            "value": round(ratio, 2),
+            "unit": "x",
+        }
+        if limit is not None:
+            row.update(target=f"<= {limit}", ok=ratio <= limit)
+        rows.append(row)
+    rows.append({"metric": "machine load average (1 min) at start",
+                 "value": round(load_before[0], 2), "unit": ""})  # fmt: skip
+    report(
+        "kernel-sandbox",
+        rows,
+        {"load_average_before": load_before, "load_average_after": os.getloadavg()},
+    )
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    asyncio.run(main(parser.parse_args().quick))
+    parser.add_argument("--sandbox", action="store_true", help="sandboxed vs plain kernel")
+    args = parser.parse_args()
+    asyncio.run(sandbox_main(args.quick) if args.sandbox else main(args.quick))

@@ -67,6 +67,8 @@ class Config:
     local_model: str | None = None  # a GGUF path or hf:OWNER/REPO/FILE for the embedded model
     kernel: bool = True  # the isolated kernel; False: the in-process runtime (--in-process)
     memory_limit: str = "auto"  # the runtime's memory limit: "auto", a size like "4G", or "off"
+    sandbox: bool = False  # the kernel under bubblewrap (implies kernel)
+    allow_net: bool = False  # a sandboxed kernel keeps the host's network
     policy: str = "standard"
     theme: str = DEFAULT_THEME
     skills: str | None = None  # an extra skills directory
@@ -88,6 +90,11 @@ class Config:
         return None if self.memory_limit == "off" else self.memory_limit
 
     @property
+    def uses_kernel(self) -> bool:
+        """Code runs in a kernel: asked for, or implied by the sandbox."""
+        return self.kernel or self.sandbox
+
+    @property
     def cell_time_limit(self) -> float | None:
         """`cell_timeout` as a runtime takes it: None when there is no limit."""
         return self.cell_timeout or None
@@ -99,6 +106,8 @@ SETTINGS = (
     "local_model",
     "kernel",
     "memory_limit",
+    "sandbox",
+    "allow_net",
     "policy",
     "theme",
     "skills",
@@ -108,6 +117,10 @@ SETTINGS = (
     "cell_timeout",
 )
 AGENT_SETTINGS = ("policies", "max_steps")  # also read from the file's [agent] table
+# The file's [kernel] table: its key -> the setting (`kernel = true` at the top level and a
+# [kernel] table cannot both be written in TOML, so `enabled` stands for `kernel` there).
+KERNEL_TABLE = {"enabled": "kernel", "sandbox": "sandbox", "allow_net": "allow_net"}
+BOOL_SETTINGS = ("kernel", "sandbox", "allow_net")
 _SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
 
 
@@ -119,7 +132,7 @@ def _coerce(name: str, value: Any) -> Any:
         if not isinstance(value, str):
             raise ValueError(f"{name} must be a string")
         return value.strip() or None
-    if name == "kernel":
+    if name in BOOL_SETTINGS:
         if isinstance(value, bool):
             return value
         text = str(value).strip().lower()
@@ -127,7 +140,7 @@ def _coerce(name: str, value: Any) -> Any:
             return True
         if text in _FALSE:
             return False
-        raise ValueError("kernel must be true or false")
+        raise ValueError(f"{name} must be true or false")
     if name == "memory_limit":
         return _memory_limit(value)
     if name == "policy":
@@ -225,15 +238,20 @@ def load_config(
         except ValueError as exc:
             config.warnings.append(f"{source} setting ignored: {exc}")
 
-    agent = data.pop("agent", None)
-    if isinstance(agent, dict):
-        for key, value in agent.items():
-            if key in AGENT_SETTINGS:
-                apply(key, value, "file")
-            else:
-                config.warnings.append(f"{path}: unknown [agent] setting {key!r} ignored")
-    elif agent is not None:
-        config.warnings.append(f"{path}: [agent] must be a table; ignored")
+    tables = {"agent": {name: name for name in AGENT_SETTINGS}, "kernel": KERNEL_TABLE}
+    for table, names in tables.items():
+        section = data.get(table)
+        if table == "kernel" and not isinstance(section, dict):
+            continue  # `kernel = true`: the setting itself, read below
+        section = data.pop(table, None)
+        if isinstance(section, dict):
+            for key, value in section.items():
+                if key in names:
+                    apply(names[key], value, "file")
+                else:
+                    config.warnings.append(f"{path}: unknown [{table}] setting {key!r} ignored")
+        elif section is not None:
+            config.warnings.append(f"{path}: [{table}] must be a table; ignored")
     for key, value in data.items():
         if key == "keymap":
             if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
@@ -277,10 +295,22 @@ def save_setting(name: str, value: Any, path: Path | None = None) -> Path:
         doc = tomlkit.parse(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         doc = tomlkit.document()
-    if value is None:
-        doc.pop(name, None)
+    table_key = {setting: key for key, setting in KERNEL_TABLE.items()}.get(name)
+    kernel_table = doc.get("kernel")
+    if table_key is not None and (name != "kernel" or isinstance(kernel_table, dict)):
+        if not isinstance(kernel_table, dict):
+            enabled = kernel_table
+            kernel_table = tomlkit.table()
+            if isinstance(enabled, bool):  # `kernel = true` becomes [kernel] enabled = true
+                kernel_table["enabled"] = enabled
+            doc["kernel"] = kernel_table
+        target, name = kernel_table, table_key  # sandbox and allow_net live in [kernel]
     else:
-        doc[name] = value
+        target = doc
+    if value is None:
+        target.pop(name, None)
+    else:
+        target[name] = value
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")

@@ -67,17 +67,25 @@ def make_runtime(
     policy: str,
     cell_timeout: float | None = None,
     memory_limit: int | str | None = "auto",
+    *,
+    sandbox: bool = False,
+    allow_net: bool = False,
 ) -> Any:
-    """The isolated kernel runtime (`kernel=True`, the app's default) or the in-process
-    IPython runtime; a cell runs at most *cell_timeout* seconds (None: no limit) and the
-    runtime holds at most *memory_limit* ("auto": a share of this machine's memory; None: no
-    limit)."""
+    """The isolated kernel runtime (`kernel=True`, the app's default; `sandbox=True` implies
+    it: the kernel under bubblewrap, with the host's network only with `allow_net`) or the
+    in-process IPython runtime. A cell runs at most *cell_timeout* seconds (None: no limit);
+    the runtime holds at most *memory_limit* ("auto": a share of this machine's memory; None:
+    no limit). Raises SandboxUnavailable when the sandbox cannot be had here."""
     checker = make_checker(policy)
-    if kernel:
+    if kernel or sandbox:
         from cave_tui.runtime import IPyKernelRuntime
 
         return IPyKernelRuntime(
-            security_checker=checker, cell_timeout=cell_timeout, memory_limit=memory_limit
+            security_checker=checker,
+            cell_timeout=cell_timeout,
+            memory_limit=memory_limit,
+            sandbox=sandbox,
+            allow_net=allow_net,
         )
     from cave_tui.runtime.ipython import IPythonRuntime
 
@@ -89,7 +97,12 @@ def make_runtime(
 def config_runtime(config: Config) -> Any:
     """A fresh runtime as *config* asks for it (kernel or in process, limits, policy)."""
     return make_runtime(
-        config.kernel, config.policy, config.cell_time_limit, config.runtime_memory_limit
+        config.kernel,
+        config.policy,
+        config.cell_time_limit,
+        config.runtime_memory_limit,
+        sandbox=config.sandbox,
+        allow_net=config.allow_net,
     )
 
 
@@ -323,7 +336,7 @@ class AppServices:
     @property
     def runtime_label(self) -> str:
         if self._runtime is None:
-            return "kernel" if self.config.kernel else "ipython"
+            return "kernel" if self.config.uses_kernel else "ipython"
         return str(getattr(self._runtime, "label", type(self._runtime).__name__))
 
     @property
@@ -340,7 +353,7 @@ class AppServices:
 
         runtime = self._runtime
         isolated = getattr(runtime, "isolated", False) if runtime is not None else None
-        if isolated or (isolated is None and self.config.kernel):
+        if isolated or (isolated is None and self.config.uses_kernel):
             limit = getattr(runtime, "memory_limit", None)
             held = f", at most {format_bytes(limit)} of memory" if limit else ""
             return (

@@ -85,6 +85,12 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
             policy_names(flags["policies"])
         except UnknownPolicyError as exc:
             raise typer.BadParameter(str(exc), param_hint="--policies") from None
+    from cave_tui.app.sandbox_report import sandbox_problem
+
+    problem = sandbox_problem(config)
+    if problem is not None:  # refuse loudly: never run the kernel unsandboxed instead
+        typer.echo(f"cave: {problem}", err=True)
+        raise SystemExit(2)
     from cave_tui.app.model_choice import model_spec
 
     model = None

@@ -57,6 +57,16 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
         "like 4G [auto].",
         str,
     ),
+    "sandbox": (
+        ("--sandbox/--no-sandbox",),
+        "Run the kernel in a bubblewrap sandbox (implies --kernel; `cave sandbox` shows it).",
+        bool,
+    ),
+    "allow_net": (
+        ("--allow-net/--no-allow-net",),
+        "Let the sandboxed kernel use the host's network.",
+        bool,
+    ),
     "policy": (("--policy",), "Security policy: trusted, standard or strict [standard].", str),
     "theme": (("--theme",), "Theme of the app (see /theme).", str),
     "skills": (("--skills",), "Also load Agent Skills from this directory.", str),
@@ -91,6 +101,8 @@ APP_OPTIONS = (
     "local_model",
     "kernel",
     "memory_limit",
+    "sandbox",
+    "allow_net",
     "policy",
     "theme",
     "skills",
@@ -120,6 +132,8 @@ GgufOpt = Annotated[str | None, _opt("local_model")]
 PolicyOpt = Annotated[str | None, _opt("policy")]
 KernelOpt = Annotated[bool | None, _opt("kernel")]
 MemoryLimitOpt = Annotated[str | None, _opt("memory_limit")]
+SandboxOpt = Annotated[bool | None, _opt("sandbox")]
+AllowNetOpt = Annotated[bool | None, _opt("allow_net")]
 SkillsOpt = Annotated[str | None, _opt("skills")]
 MaxStepsOpt = Annotated[int | None, _opt("max_steps")]
 PoliciesOpt = Annotated[str | None, _opt("policies")]
@@ -193,6 +207,8 @@ def root(
     local_model: GgufOpt = None,
     kernel: KernelOpt = None,
     memory_limit: MemoryLimitOpt = None,
+    sandbox: SandboxOpt = None,
+    allow_net: AllowNetOpt = None,
     policy: PolicyOpt = None,
     theme: ThemeOpt = None,
     skills: SkillsOpt = None,
@@ -229,6 +245,8 @@ def root(
         "local_model": local_model,
         "kernel": kernel,
         "memory_limit": memory_limit,
+        "sandbox": sandbox,
+        "allow_net": allow_net,
         "policy": policy,
         "theme": theme,
         "skills": skills,
@@ -258,6 +276,8 @@ def run(
     policy: PolicyOpt = None,
     kernel: KernelOpt = None,
     memory_limit: MemoryLimitOpt = None,
+    sandbox: SandboxOpt = None,
+    allow_net: AllowNetOpt = None,
     skills: RunSkillsOpt = None,
     max_steps: MaxStepsOpt = None,
     policies: PoliciesOpt = None,
@@ -281,6 +301,8 @@ def run(
         "policy": policy,
         "kernel": kernel,
         "memory_limit": memory_limit,
+        "sandbox": sandbox,
+        "allow_net": allow_net,
         "max_steps": max_steps,
         "policies": policies,
         "cell_timeout": cell_timeout,
@@ -335,6 +357,26 @@ def models(
         typer.echo(json.dumps([dataclasses.asdict(s) for s in servers], indent=2))
     else:
         typer.echo("\n".join(describe_found(servers)))
+
+
+@app.command("sandbox")
+def sandbox_command(
+    show: Annotated[
+        bool, typer.Option("--show/--check", help="Print the bwrap command line (default).")
+    ] = True,
+    allow_net: AllowNetOpt = None,
+) -> None:
+    """Check that the kernel sandbox (bubblewrap) works here and show what a kernel may reach.
+
+    Exit 0 when `--sandbox` can be used, 2 (with the reason) when it cannot.
+    """
+    from cave_tui.app.config import load_config
+    from cave_tui.app.sandbox_report import sandbox_report
+
+    net = allow_net if allow_net is not None else load_config().allow_net
+    ok, text = sandbox_report(allow_net=net, show=show)
+    typer.echo(text, err=not ok)
+    raise typer.Exit(0 if ok else 2)
 
 
 register_data_commands(app)

@@ -7,7 +7,12 @@ docstring, and docs/kernel.md for how they fit together).
 from __future__ import annotations
 
 from cave_tui.runtime.kernel.cell import CellOutcome
-from cave_tui.runtime.kernel.errors import InjectionError, KernelDiedError, KernelLaunchError
+from cave_tui.runtime.kernel.errors import (
+    InjectionError,
+    KernelDiedError,
+    KernelLaunchError,
+    SandboxUnavailable,
+)
 from cave_tui.runtime.kernel.runtime import IPyKernelRuntime
 from cave_tui.runtime.kernel.transport import TransferError, UnsafeObjectError
 
@@ -17,6 +22,7 @@ __all__ = [
     "InjectionError",
     "KernelDiedError",
     "KernelLaunchError",
+    "SandboxUnavailable",
     "TransferError",
     "UnsafeObjectError",
 ]

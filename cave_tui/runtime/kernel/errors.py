@@ -14,3 +14,8 @@ class KernelDiedError(RuntimeError):
 
 class InjectionError(TypeError):
     """A value cannot be copied into the kernel; the message says why and what to do."""
+
+
+class SandboxUnavailable(KernelLaunchError):
+    """`sandbox=True` was asked for but bubblewrap cannot run here (the message says why);
+    the kernel is never started unsandboxed instead."""

@@ -14,7 +14,6 @@ import secrets
 import shutil
 import signal
 import sys
-import tempfile
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
@@ -25,8 +24,15 @@ from cave_tui.runtime.base import NamespaceChange
 from cave_tui.runtime.kernel import limits
 from cave_tui.runtime.kernel.cell import CellOutcome
 from cave_tui.runtime.kernel.errors import KernelDiedError, KernelLaunchError
+from cave_tui.runtime.kernel.hostfiles import RunDirs, make_run_dirs, write_connection
 from cave_tui.runtime.kernel.install import kernel_argv
 from cave_tui.runtime.kernel.process import KernelExit, KernelProcess
+from cave_tui.runtime.kernel.sandbox import (
+    SandboxPlan,
+    bwrap_argv,
+    kernel_plan,
+    new_uid,
+)
 from cave_tui.runtime.kernel.settings import KernelSettings
 
 if TYPE_CHECKING:
@@ -134,6 +140,8 @@ class OwnedKernel(KernelKind):
     def __init__(self, settings: KernelSettings) -> None:
         self.settings = settings
         self.process: KernelProcess | None = None
+        self.sandbox: SandboxPlan | None = None  # what the kernel runs in (sandboxed kernels)
+        self.sandbox_uid = new_uid()  # its uid inside its user namespace, kept across restarts
 
     def auto_memory_limit(self) -> int | None:
         return limits.half_of_ram()
@@ -150,19 +158,18 @@ class OwnedKernel(KernelKind):
         return self.process is not None and self.process.alive
 
     async def start(self, sup: KernelHost) -> dict[str, Any]:
-        self._prepare_dirs()
-        assert self.runtime_dir is not None
-        info = self._connection(sup.boots)
-        plan = self._plan(info, sup.boots)
+        dirs = self._prepare_dirs()
+        info = self._connection(dirs, sup.boots)
         user = self.settings.user
         env = limits.kernel_environment(
             extra=self.settings.extra_env,
-            home=os.path.join(self.runtime_dir, "home"),
-            tmp=os.path.join(self.runtime_dir, "tmp"),
+            home=dirs.sub("home"),
+            tmp=dirs.sub("tmp"),
             user=user.name if user else None,
             memory_limited=self.settings.memory_limit is not None,
         )
-        proc = KernelProcess(plan, env, os.path.join(self.runtime_dir, "launcher.log"))
+        plan = self._plan(info, sup.boots, env)
+        proc = KernelProcess(plan, env, dirs.log)
         proc.on_exit = sup.on_exit
         try:
             proc.launch(asyncio.get_running_loop())
@@ -173,47 +180,45 @@ class OwnedKernel(KernelKind):
         self.process = proc
         return info
 
-    def _prepare_dirs(self) -> None:
+    def _prepare_dirs(self) -> RunDirs:
         if self.runtime_dir is not None:
-            return
-        self.runtime_dir = tempfile.mkdtemp(prefix="cave-kernel-")
-        base = Path(self.runtime_dir)
-        for sub in ("home", "tmp", "run", "work"):
-            (base / sub).mkdir(mode=0o700)
+            return RunDirs(self.runtime_dir)
+        dirs = make_run_dirs(self.settings.user)
+        self.runtime_dir = dirs.base
         cwd = self.settings.cwd
         if cwd is None:
-            self.workdir = str(base / "work")
+            self.workdir = dirs.sub("work")
         else:
             self.workdir = os.path.abspath(os.path.expanduser(cwd))
             Path(self.workdir).mkdir(parents=True, exist_ok=True)
-        user = self.settings.user
-        if user is not None:
-            for path in [base, *(base / s for s in ("home", "tmp", "run", "work"))]:
-                os.chown(path, user.uid, user.gid)
+        return dirs
 
-    def _connection(self, boot: int) -> dict[str, Any]:
-        from jupyter_client.connect import write_connection_file
-
-        assert self.runtime_dir is not None
-        path = os.path.join(self.runtime_dir, "run", f"kernel-{boot}.json")
-        _, written = write_connection_file(
-            path,
-            transport="ipc",
-            ip=os.path.join(self.runtime_dir, "run", f"k{boot}"),
-            key=secrets.token_hex(32).encode(),  # every message is signed (HMAC-SHA256)
-        )
-        user = self.settings.user
-        if user is not None:
-            os.chown(path, user.uid, user.gid)
-        info: dict[str, Any] = dict(written)
-        info["connection_file"] = path
+    def _connection(self, dirs: RunDirs, boot: int) -> dict[str, Any]:
+        """Signed ipc sockets in the kernel's run/ directory; the file in the host's conn/."""
+        info: dict[str, Any] = {
+            "shell_port": 1,
+            "iopub_port": 2,
+            "stdin_port": 3,
+            "control_port": 4,
+            "hb_port": 5,
+            "ip": os.path.join(dirs.sub("run"), f"k{boot}"),
+            "key": secrets.token_hex(32),  # every message is signed (HMAC-SHA256)
+            "transport": "ipc",
+            "signature_scheme": "hmac-sha256",
+            "kernel_name": "",
+        }
+        info["connection_file"] = write_connection(dirs, boot, info, self.settings.user)
         return info
 
-    def _plan(self, info: dict[str, Any], boot: int) -> limits.LaunchPlan:
+    def _plan(self, info: dict[str, Any], boot: int, env: dict[str, str]) -> limits.LaunchPlan:
         assert self.runtime_dir is not None and self.workdir is not None
         settings = self.settings
+        argv = kernel_argv(sys.executable, info["connection_file"])
+        if settings.sandbox:
+            self.sandbox = self._sandbox_plan(info, env)
+            argv = [*bwrap_argv(self.sandbox), *argv]
         plan = limits.LaunchPlan(
-            argv=kernel_argv(sys.executable, info["connection_file"]),
+            argv=argv,
             cwd=self.workdir,
             connection_file=info["connection_file"],
             memory_limit=settings.memory_limit,
@@ -236,6 +241,18 @@ class OwnedKernel(KernelKind):
         plan.cgroups = limits.create_cgroups(name, settings.memory_limit, settings.max_processes)
         return plan
 
+    def _sandbox_plan(self, info: dict[str, Any], env: dict[str, str]) -> SandboxPlan:
+        assert self.runtime_dir is not None and self.workdir is not None
+        return kernel_plan(
+            self.runtime_dir,
+            self.workdir,
+            info["connection_file"],
+            env,
+            user=self.settings.user,
+            uid=self.sandbox_uid,
+            allow_net=self.settings.allow_net,
+        )
+
     async def abort(self) -> None:
         if self.process is not None:
             await self.process.kill()
@@ -246,7 +263,10 @@ class OwnedKernel(KernelKind):
         return asyncio.get_running_loop().create_future()
 
     async def interrupt(self, chan: KernelChannel | None) -> None:
-        if self.process is not None:
+        if self.settings.sandbox:  # a signal would reach bwrap, not the kernel in its namespace
+            if chan is not None:
+                await chan.send(chan.control, "interrupt_request", {}, want_reply=False)
+        elif self.process is not None:
             self.process.signal(signal.SIGINT)
 
     def kill(self) -> bool:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cave_tui.runtime.kernel.errors import KernelLaunchError
+from cave_tui.runtime.kernel.hostfiles import open_log, read_tail
 from cave_tui.runtime.kernel.limits import (
     LaunchPlan,
     cgroup_oom_kills,
@@ -99,7 +100,8 @@ class KernelProcess:
         """Start the launcher and wait for the kernel's pid (blocking, short)."""
         self._loop = loop
         self.exited = loop.create_future()
-        with open(self.log_path, "ab") as log:
+        log = open_log(self.log_path)  # never through a symlink the kernel planted
+        try:
             self.proc = subprocess.Popen(
                 [sys.executable, LAUNCHER, json.dumps(self.plan.to_json())],
                 stdin=subprocess.DEVNULL,
@@ -110,6 +112,8 @@ class KernelProcess:
                 start_new_session=True,
                 close_fds=True,
             )
+        finally:
+            os.close(log)
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         os.set_blocking(fd, False)
@@ -145,10 +149,7 @@ class KernelProcess:
         return events
 
     def _launcher_log(self) -> str:
-        try:
-            return Path(self.log_path).read_text(errors="replace")[-4000:]
-        except OSError:
-            return ""
+        return read_tail(self.log_path)
 
     # -- watching ---------------------------------------------------------------------------
     def _watch(self) -> None:

@@ -35,6 +35,7 @@ from cave_tui.runtime.kernel.injection import encode_item
 from cave_tui.runtime.kernel.ioloop import IOLoop
 from cave_tui.runtime.kernel.kinds import AttachedKernel, KernelKind, OwnedKernel
 from cave_tui.runtime.kernel.namespace import NamespaceQueries
+from cave_tui.runtime.kernel.sandbox import bwrap_argv, describe, require_bwrap
 from cave_tui.runtime.kernel.settings import DEFAULT_CELL_TIMEOUT, KernelSettings
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
 from cave_tui.runtime.kernel.transport import JSON_LIMIT
@@ -88,6 +89,7 @@ class IPyKernelRuntime(Runtime):
     json_limit = _Setting[int]()
     startup_timeout = _Setting[float]()
     switch_interval = _Setting[float | None]()
+    allow_net = _Setting[bool]()
 
     def __init__(
         self,
@@ -111,6 +113,8 @@ class IPyKernelRuntime(Runtime):
         json_limit: int = JSON_LIMIT,
         startup_timeout: float = 60.0,
         switch_interval: float | None = 0.0005,
+        sandbox: bool = False,
+        allow_net: bool = False,
     ) -> None:
         super().__init__(functions, variables, types, security_checker, error_feedback_mode)
         self.connection_file = str(connection_file) if connection_file is not None else None
@@ -125,7 +129,11 @@ class IPyKernelRuntime(Runtime):
             json_limit=json_limit,
             startup_timeout=startup_timeout,
             switch_interval=switch_interval,
+            sandbox=sandbox,
+            allow_net=allow_net,
         )
+        if sandbox and self.connection_file is not None:
+            raise ValueError("sandbox=True needs a kernel cave starts, not an attached one")
         self._kind: KernelKind = (
             OwnedKernel(self._settings)
             if self.connection_file is None
@@ -136,6 +144,8 @@ class IPyKernelRuntime(Runtime):
         self.memory_limit = limits.parse_size(memory_limit)
         self._store = CheckpointStore(limits.parse_size(checkpoint_bytes) or 0)
         self.user = self._kind.resolve_user(run_as)
+        if sandbox:
+            require_bwrap(self.user)  # SandboxUnavailable now, never an unsandboxed kernel
         limits.kernel_environment({}, self.extra_env, home="/", tmp="/")  # refuse secrets now
         self._sup = KernelSupervisor(
             self._kind, self._settings, self._store, self._injected, self.namespace_changed
@@ -184,6 +194,17 @@ class IPyKernelRuntime(Runtime):
     def runtime_dir(self) -> str | None:
         """The owned kernel's private directory (home, tmp, sockets), while it exists."""
         return self._kind.runtime_dir
+
+    @property
+    def sandbox(self) -> bool:
+        """The owned kernel runs under bubblewrap (docs/kernel.md, "Sandbox")."""
+        return self._settings.sandbox
+
+    @property
+    def sandbox_command(self) -> str | None:
+        """The bwrap command line the running kernel was started under (None unsandboxed)."""
+        plan = getattr(self._kind, "sandbox", None)
+        return describe(bwrap_argv(plan)) if plan is not None else None
 
     @property
     def workdir(self) -> str | None:

@@ -30,3 +30,5 @@ class KernelSettings:
     json_limit: int = JSON_LIMIT  # bytes of JSON or pickle accepted from the kernel
     startup_timeout: float = 60.0  # seconds a kernel gets to answer after it starts
     switch_interval: float | None = 0.0005  # the kernel's sys.setswitchinterval
+    sandbox: bool = False  # run the owned kernel under bubblewrap (see sandbox.py)
+    allow_net: bool = False  # a sandboxed kernel shares the host's network

@@ -39,6 +39,8 @@ def test_fast_path_parses_every_app_option():
             "--kernel",
             "--memory-limit",
             "4G",
+            "--sandbox",
+            "--allow-net",
             "--policy",
             "strict",
             "--theme",
@@ -69,7 +71,8 @@ def test_fast_path_parses_every_app_option():
     )
     assert flags == {
         "model": "scripted:x.yaml", "api_base": "http://h", "local_model": "m.gguf",
-        "kernel": True, "memory_limit": "4G", "policy": "strict",
+        "kernel": True, "memory_limit": "4G", "sandbox": True, "allow_net": True,
+        "policy": "strict",
         "theme": "cave-light", "skills": "sk", "max_steps": 3, "policies": "minimal,rewind",
         "cell_timeout": 2.5, "plain": True, "inject": ["a.csv", "b.parquet:b"], "load": "d",
         "dump": "out", "trust": True, "resume": "last", "sessions_dir": "s",

@@ -1,0 +1,67 @@
+"""What the front ends say about the kernel sandbox: whether it can run here, and the exact
+bubblewrap command a sandboxed kernel starts under (`cave sandbox`)."""
+
+from __future__ import annotations
+
+import os
+
+from cave_tui.app.config import Config
+
+EXAMPLE_DIR = "/tmp/cave-kernel-XXXXXXXX"  # stands for a kernel's private directory
+
+
+def sandbox_problem(config: Config) -> str | None:
+    """Why `config.sandbox` cannot be honoured here (one line), or None when it can (or
+    the sandbox is off). Checked before anything starts: never an unsandboxed kernel."""
+    if not config.sandbox:
+        return None
+    from cave_tui.runtime.kernel import limits
+    from cave_tui.runtime.kernel.errors import SandboxUnavailable
+    from cave_tui.runtime.kernel.sandbox import require_bwrap
+
+    try:
+        require_bwrap(limits.resolve_user("auto"))
+    except SandboxUnavailable as exc:
+        return str(exc)
+    return None
+
+
+def sandbox_report(*, allow_net: bool = False, show: bool = True) -> tuple[bool, str]:
+    """(usable, text): one status line, then (with *show*) the bwrap command line of a
+    kernel, its private directory shown as EXAMPLE_DIR."""
+    from cave_tui.runtime.kernel import limits
+    from cave_tui.runtime.kernel.errors import SandboxUnavailable
+    from cave_tui.runtime.kernel.install import kernel_argv
+    from cave_tui.runtime.kernel.sandbox import (
+        bwrap_argv,
+        describe,
+        kernel_plan,
+        new_uid,
+        require_bwrap,
+    )
+
+    user = limits.resolve_user("auto")
+    try:
+        require_bwrap(user)
+    except SandboxUnavailable as exc:
+        return False, f"cave: {exc}"
+    who = f"as {user.name!r} outside" if user is not None else "as your own user outside"
+    net = "the host's network" if allow_net else "no network (its own loopback only)"
+    status = (
+        f"sandbox: available (bubblewrap; the kernel runs {who}, with a uid of its own "
+        f"inside its user namespace, and {net})"
+    )
+    if not show:
+        return True, status
+    env = limits.kernel_environment(
+        home=os.path.join(EXAMPLE_DIR, "home"),
+        tmp=os.path.join(EXAMPLE_DIR, "tmp"),
+        user=user.name if user else None,
+    )
+    conn = os.path.join(EXAMPLE_DIR, "conn", "kernel-1.json")
+    work = os.path.join(EXAMPLE_DIR, "work")
+    plan = kernel_plan(EXAMPLE_DIR, work, conn, env, user=user, uid=new_uid(), allow_net=allow_net)
+    import sys
+
+    argv = [*bwrap_argv(plan), *kernel_argv(sys.executable, conn)[:1], "-c", "<ipykernel>"]
+    return True, f"{status}\n\n{describe(argv)}"

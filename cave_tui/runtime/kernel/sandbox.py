@@ -1,0 +1,193 @@
+"""The kernel's OS sandbox: the bubblewrap (`bwrap`) command line an owned kernel runs under.
+
+`SandboxPlan` says what the kernel may see and do; `bwrap_argv` turns it into the command
+the launcher execs (so `cave sandbox --show` prints exactly what runs). `require_bwrap`
+checks once per user that bubblewrap and user namespaces work here, and raises
+`SandboxUnavailable` otherwise: a sandboxed kernel never silently runs unsandboxed.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+
+from cave_tui.runtime.kernel.errors import SandboxUnavailable
+from cave_tui.runtime.kernel.limits import KernelUser, needed_paths
+
+# System directories the kernel reads (never writes): programs, libraries, configuration.
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+# Inside /etc: what holds secrets is hidden (an empty file or directory mounted over it).
+SECRET_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")
+SECRET_DIRS = ("/etc/ssl/private", "/etc/ssh")
+NAMESPACES = ("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts")
+PROBE_TIMEOUT = 10.0
+UID_RANGE = (20_000, 60_000)  # a kernel's uid inside its user namespace: random, per kernel
+
+
+@dataclass(frozen=True)
+class SandboxPlan:
+    """What one sandboxed kernel sees: everything not listed here does not exist for it."""
+
+    bwrap: str  # the bwrap executable
+    workdir: str  # read-write, and the kernel's working directory
+    writable: tuple[str, ...]  # the kernel's own directories (home, tmp, sockets)
+    readable: tuple[str, ...]  # the Python environment and import directories
+    files: tuple[str, ...] = ()  # single files bound read-only (the connection file)
+    env: dict[str, str] = field(default_factory=dict)  # the whole environment it starts with
+    uid: int = 0  # inside its user namespace (unique per kernel)
+    allow_net: bool = False  # share the host's network (else only its own loopback)
+    system: tuple[str, ...] = SYSTEM_PATHS
+    hostname: str = "cave-kernel"
+
+
+def kernel_plan(
+    runtime_dir: str,
+    workdir: str,
+    connection_file: str,
+    env: dict[str, str],
+    *,
+    user: KernelUser | None,
+    uid: int,
+    allow_net: bool,
+) -> SandboxPlan:
+    """The plan of an owned kernel with private directory *runtime_dir* (see hostfiles.py):
+    its home, tmp and sockets writable, its connection file read-only, nothing else of it."""
+    return SandboxPlan(
+        bwrap=require_bwrap(user),
+        workdir=workdir,
+        writable=tuple(os.path.join(runtime_dir, name) for name in ("home", "tmp", "run")),
+        readable=tuple(python_paths()),
+        files=(connection_file,),
+        env=env,
+        uid=uid,
+        allow_net=allow_net,
+    )
+
+
+def new_uid() -> int:
+    """A random uid (and gid) for one kernel inside its user namespace."""
+    low, high = UID_RANGE
+    return low + secrets.randbelow(high - low)
+
+
+def bwrap_argv(plan: SandboxPlan) -> list[str]:
+    """The bwrap command line for *plan*, ending in `--` (the kernel's own argv follows)."""
+    argv = [plan.bwrap, *NAMESPACES, "--unshare-cgroup-try"]
+    if not plan.allow_net:
+        argv.append("--unshare-net")
+    argv += ["--disable-userns", "--die-with-parent", "--new-session"]
+    argv += ["--uid", str(plan.uid), "--gid", str(plan.uid), "--hostname", plan.hostname]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for path in plan.system:
+        if os.path.islink(path):  # merged /usr: /bin -> usr/bin
+            argv += ["--symlink", os.readlink(path), path]
+        else:
+            argv += ["--ro-bind-try", path, path]
+    for path in SECRET_FILES:
+        if os.path.exists(path):
+            argv += ["--ro-bind", "/dev/null", path]
+    for path in SECRET_DIRS:
+        if os.path.isdir(path):
+            argv += ["--tmpfs", path]
+    for path in _outermost(p for p in plan.readable if not _under(p, plan.system)):
+        argv += ["--ro-bind", path, path]
+    for path in plan.writable:
+        argv += ["--bind", path, path]
+    argv += ["--bind", plan.workdir, plan.workdir]
+    for path in plan.files:
+        argv += ["--ro-bind", path, path]
+    argv += ["--remount-ro", "/", "--chdir", plan.workdir, "--clearenv"]
+    for key, value in sorted(plan.env.items()):
+        argv += ["--setenv", key, value]
+    return [*argv, "--"]
+
+
+def describe(argv: list[str]) -> str:
+    """*argv* for people: one option and its arguments per line, shell-quoted."""
+    lines: list[list[str]] = [[argv[0]]]
+    for arg in argv[1:]:
+        if arg.startswith("--"):
+            lines.append([arg])
+        else:
+            lines[-1].append(arg)
+    return " \\\n  ".join(shlex.join(words) for words in lines)
+
+
+def python_paths() -> list[str]:
+    """What the kernel reads besides the system: the interpreter, its environment, and the
+    host's import directories (functions injected by reference are imported from them);
+    never `/`, nor the host user's home or one of its ancestors (its secrets live there)."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    return [p for p in needed_paths() if p != "/" and not _under(home, [p])]
+
+
+def _under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def _outermost(paths: Iterable[str]) -> list[str]:
+    """*paths* without those inside another one (bound once, through the outer one)."""
+    out: list[str] = []
+    for path in sorted({os.path.abspath(p) for p in paths}, key=len):
+        if not _under(path, out):
+            out.append(path)
+    return sorted(out)
+
+
+# -- can it run here? -------------------------------------------------------------------
+
+
+def find_bwrap() -> str | None:
+    """The bwrap executable on PATH (None when bubblewrap is not installed)."""
+    return shutil.which("bwrap")
+
+
+def require_bwrap(user: KernelUser | None) -> str:
+    """The bwrap path, after checking (once per user) that it can make a sandbox here.
+
+    Raises SandboxUnavailable with a one-line reason otherwise."""
+    path = find_bwrap()
+    if path is None:
+        raise SandboxUnavailable(
+            "cannot sandbox the kernel: bubblewrap (bwrap) is not installed "
+            "(Debian/Ubuntu: apt-get install bubblewrap)"
+        )
+    uid = user.uid if user is not None else None
+    gid = user.gid if user is not None else None
+    reason = probe(path, uid, gid)
+    if reason is not None:
+        raise SandboxUnavailable(f"cannot sandbox the kernel: {reason}")
+    return path
+
+
+@cache
+def probe(bwrap: str, uid: int | None, gid: int | None) -> str | None:
+    """Run `bwrap … true` once with the namespaces a kernel gets; None when it works, else
+    why not (user namespaces off, a seccomp filter, …)."""
+    argv = [bwrap, *NAMESPACES, "--unshare-net", "--die-with-parent", "--ro-bind", "/", "/"]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--", "true"]
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            timeout=PROBE_TIMEOUT,
+            cwd="/",
+            env={"PATH": os.environ.get("PATH", os.defpath)},
+            check=False,
+            user=uid,
+            group=gid,
+            extra_groups=[] if uid is not None else None,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bwrap could not run ({type(exc).__name__}: {exc})"
+    if done.returncode == 0:
+        return None
+    said = done.stderr.decode(errors="replace").strip().splitlines()
+    detail = said[-1] if said else f"exit status {done.returncode}"
+    return f"bwrap cannot create user namespaces here ({detail})"
