@@ -356,9 +356,18 @@ class AppServices:
         if isolated or (isolated is None and self.config.uses_kernel):
             limit = getattr(runtime, "memory_limit", None)
             held = f", at most {format_bytes(limit)} of memory" if limit else ""
+            sandboxed = getattr(runtime, "sandbox", self.config.sandbox)
+            walls = (
+                " It is sandboxed (bubblewrap): no access to your files outside its folder, "
+                "your secrets or other kernels"
+                + ("." if self.config.allow_net else ", and no network.")
+                if sandboxed
+                else " Unsandboxed, it can still reach files and the network (--sandbox walls "
+                "it in)."
+            )
             return (
                 f"Code runs in an isolated kernel{held}: if it crashes or runs out of memory "
-                "the app stays and the namespace is restored."
+                f"the app stays and the namespace is restored.{walls}"
             )
         limit = getattr(runtime, "memory_limit", None)
         guard = (

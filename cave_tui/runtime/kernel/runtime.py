@@ -168,7 +168,7 @@ class IPyKernelRuntime(Runtime):
 
     @property
     def label(self) -> str:
-        return "kernel"
+        return "kernel (sandbox)" if self.sandbox else "kernel"
 
     def memory_use(self) -> MemoryUse | None:
         """The owned kernel's resident memory and its limit (None when attached or down)."""
