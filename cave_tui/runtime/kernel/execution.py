@@ -240,9 +240,10 @@ class CellExecutor:
                 rss = (report["memory"] or {}).get("rss")
                 if isinstance(rss, int):
                     sup.notices.append(
-                        f"The kernel holds {rss / 2**20:,.0f} MiB of its "
-                        f"{memory_limit / 2**20:,.0f}"
-                        " MiB memory limit; delete large variables (del x) to free it."
+                        "The cell ran out of memory at the kernel's limit "
+                        f"({memory_limit / 2**20:,.0f} MiB); the app and the namespace are "
+                        f"intact, nothing was lost. The kernel holds {rss / 2**20:,.0f} MiB "
+                        "now; delete large variables (del x) to free more."
                     )
         if cell.timed_out and not result.success:
             result.timed_out = result.interrupted = True
