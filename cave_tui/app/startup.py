@@ -164,6 +164,7 @@ class DataFeatures:
 
     # -- start-up ------------------------------------------------------------------------
     async def on_ready(self, services: Any) -> None:
+        from cave_tui.app.live_objects import explain_data_error
         from cave_tui.dataio import DataIOError
         from cave_tui.dataio.dump import LoadedDump, check_dump_target
         from cave_tui.session import SessionError, SessionRecorder, SessionStore, resume_session
@@ -191,7 +192,8 @@ class DataFeatures:
             self.failed = True
             if self.recorder is not None:
                 await self.recorder.close("startup_failed")
-            raise StartupError(str(exc)) from None
+            message = explain_data_error(exc) if isinstance(exc, DataIOError) else str(exc)
+            raise StartupError(message) from None
         except asyncio.CancelledError:  # Ctrl+C: a resumed session is left as it was
             self.failed = True
             if self.recorder is not None:

@@ -30,6 +30,17 @@ class NameConflictError(DataIOError):
         self.kind = kind
 
 
+class LiveObjectError(DataIOError):
+    """*name* holds a live object (a connection, an open file, a lock, a native handle) that
+    cannot be copied into an isolated runtime; nothing was injected. *reason* says why."""
+
+    def __init__(self, message: str, *, name: str, type_name: str, reason: str) -> None:
+        super().__init__(message)
+        self.name = name
+        self.type_name = type_name
+        self.reason = reason
+
+
 class TrustRequiredError(DataIOError):
     """Loading this file would run code from it (pickle, dill): retry with `trust=True`."""
 

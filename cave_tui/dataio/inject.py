@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cave_tui.dataio.encoding import check_encoding
-from cave_tui.dataio.errors import DataIOError, InvalidNameError
+from cave_tui.dataio.errors import DataIOError, InvalidNameError, LiveObjectError
 from cave_tui.dataio.load import Loaded, describe_value, load_file_async
 from cave_tui.dataio.names import check_name, identifier_from, name_from_path
 from cave_tui.dataio.progress import CancelLike, ProgressCallback
@@ -127,15 +127,27 @@ class Injection:
 
 async def inject_variable(runtime: Any, variable: Any) -> None:
     """`runtime.inject(variable)`; awaits the runtime's `ainject` when it has one.
+    LiveObjectError when the value cannot be copied into the runtime's process.
 
     The kernel runtime's `inject` is fire-and-forget; its `ainject` waits for the
     kernel's acknowledgement, so a failure is reported here and not later.
     """
+    from cave_tui.runtime.kernel.errors import NotTransferable
+
     ainject = getattr(runtime, "ainject", None)
-    if ainject is not None and asyncio.iscoroutinefunction(ainject):
-        await ainject(variable)
-    else:
-        runtime.inject(variable)
+    try:
+        if ainject is not None and asyncio.iscoroutinefunction(ainject):
+            await ainject(variable)
+        else:
+            runtime.inject(variable)
+    except NotTransferable as exc:
+        raise LiveObjectError(
+            f"{exc.name!r} ({exc.type_name}) is a live object that cannot be copied into the "
+            f"kernel ({exc.reason}); nothing was injected",
+            name=exc.name,
+            type_name=exc.type_name,
+            reason=exc.reason,
+        ) from None
 
 
 async def _to_the_end(work: Any) -> None:

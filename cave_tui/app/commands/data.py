@@ -52,6 +52,7 @@ def progress_line(p: Any, label: str) -> str:
     max_args=3,
 )
 async def inject(ctx: CommandContext, args: list[str]) -> None:
+    from cave_tui.app.live_objects import explain_data_error
     from cave_tui.dataio import (
         DataIOError,
         LoadCancelled,
@@ -109,7 +110,7 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
             ctx.print(f"Cancelled: {source} was not injected.", style="warning")
             raise
         except DataIOError as exc:
-            raise CommandError(str(exc)) from None
+            raise CommandError(explain_data_error(exc)) from None
     else:  # pragma: no cover - every branch above breaks or returns
         return
     session = _session(ctx)

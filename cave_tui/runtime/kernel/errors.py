@@ -16,6 +16,17 @@ class InjectionError(TypeError):
     """A value cannot be copied into the kernel; the message says why and what to do."""
 
 
+class NotTransferable(InjectionError):
+    """*name*'s value (of type *type_name*) cannot be serialised into another process: a live
+    handle such as a connection, an open file, a lock or a native object. *reason* is why."""
+
+    def __init__(self, message: str, *, name: str, type_name: str, reason: str) -> None:
+        super().__init__(message)
+        self.name = name
+        self.type_name = type_name
+        self.reason = reason
+
+
 class SandboxUnavailable(KernelLaunchError):
     """`sandbox=True` was asked for but bubblewrap cannot run here (the message says why);
     the kernel is never started unsandboxed instead."""

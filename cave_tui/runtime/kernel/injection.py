@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from cave_tui.runtime.items import Function, Injectable, Pickled, Type, Variable, validate_name
-from cave_tui.runtime.kernel.errors import InjectionError
+from cave_tui.runtime.kernel.errors import NotTransferable
 from cave_tui.runtime.kernel.transport import TransferError, describe_type, encode_for_kernel
 
 Payload = tuple[str, dict[str, Any], list[Any]]  # (codec, meta, buffers)
@@ -24,13 +24,16 @@ def encode_item(item: Injectable) -> Payload:
     try:
         return encode_for_kernel(item.value)
     except TransferError as exc:
-        raise InjectionError(
+        raise NotTransferable(
             f"cannot copy {item.name!r} ({describe_type(item.value)}) into the kernel: {exc}. "
             "The kernel runtime injects copies, and this object cannot be serialised "
             "(live handles such as connections, open files, locks and threads cannot). "
             "Options: inject what it needs to be recreated (a path, a URL, parameters) and "
             "a Function that opens it inside the kernel, or use IPythonRuntime, which "
-            "shares live objects."
+            "shares live objects.",
+            name=item.name,
+            type_name=describe_type(item.value),
+            reason=str(exc),
         ) from None
 
 
