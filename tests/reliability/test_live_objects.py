@@ -32,7 +32,7 @@ async def test_a_connection_opened_in_the_kernel_is_used_across_turns(tmp_path: 
         code(
             "db.execute('insert into t values (2)')\nn = db.execute('select sum(a) from t')"
             ".fetchone()[0]\nprint(n)"
-        ),  # fmt: skip
+        ),
         "The sum is 3.",
     ]
     services = AppServices(Config(kernel=True), model=ScriptedModel(replies))
