@@ -11,7 +11,6 @@ a subprocess); it is not a boundary: the kernel runtime is (see docs/security.md
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterable, MutableMapping
 from typing import Any
@@ -19,15 +18,25 @@ from typing import Any
 from cave_tui.models.credentials import Credentials
 from cave_tui.runtime.kernel.limits import is_secret_name
 
-# Of the secret-looking names (`is_secret_name`), those that hold a credential; the others
-# are configuration read later (OPENAI_BASE_URL, HF_HOME, CAVE_DATA_DIR) and stay.
+# Of the secret-looking names (`is_secret_name`), those with a credential word as one of
+# their `_`-separated parts; the others (OPENAI_BASE_URL, HF_HOME, CAVE_DATA_DIR,
+# TIKTOKEN_CACHE_DIR) are configuration, read later, and stay.
+CREDENTIAL_WORDS = frozenset(
+    {"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL",
+     "CREDENTIALS", "AUTH", "COOKIE"}
+)  # fmt: skip
 _TAKEN: dict[str, str] = {}  # what left os.environ in this process, by name
-CREDENTIAL_WORD = re.compile(r"KEY|TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|AUTH|COOKIE", re.IGNORECASE)
+CONFIG_SUFFIXES = frozenset({"DIR", "HOME", "CACHE", "PATH", "URL", "HOST", "PORT"})
 
 
 def is_credential_name(name: str) -> bool:
     """True for an environment variable the app keeps out of the environment."""
-    return is_secret_name(name) and bool(CREDENTIAL_WORD.search(name))
+    parts = name.upper().split("_")
+    return (
+        is_secret_name(name)
+        and any(part in CREDENTIAL_WORDS for part in parts)
+        and parts[-1] not in CONFIG_SUFFIXES
+    )
 
 
 def take_secrets_from_environment(
