@@ -26,6 +26,7 @@ import json
 import math
 import pickle
 import re
+import sys
 from typing import Any
 
 JSON_LIMIT = 64 * 1024 * 1024
@@ -85,6 +86,12 @@ def _checked_decimal_text(text: str) -> Any:
         if isinstance(exponent, int) and abs(exponent) > MAX_DIGITS:
             raise _too_big(f"{text[:40]!r} (exponent {exponent:,})")
     return value
+
+
+def _json_int() -> Any:
+    """JSON's int parser: Python's own while `sys.set_int_max_str_digits` bounds it, else
+    the bounded one."""
+    return None if 0 < sys.get_int_max_str_digits() <= MAX_DIGITS else _bounded_int
 
 
 def _number_args(kind: str, args: tuple[Any, ...], most: int) -> None:
@@ -571,7 +578,7 @@ def decode_in_host(
         if size > limit:
             raise TransferError(f"{size:,} bytes of JSON, over the {limit:,}-byte limit")
         try:
-            return json.loads(bytes(buffers[0]))
+            return json.loads(bytes(buffers[0]), parse_int=_json_int())
         except (ValueError, RecursionError) as exc:
             raise TransferError(f"malformed JSON from the kernel: {exc}") from None
     if codec in ("pickle.safe", "pickle.arrow"):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import resource
 import struct
+import sys
 from decimal import Decimal
 from fractions import Fraction
 
@@ -123,6 +124,18 @@ EXPLOSIVE = {
 def test_numbers_that_explode_are_refused(name):
     with pytest.raises(DecodeLimitExceeded, match="4,300 digits"):
         decode_in_host("pickle.safe", {}, [EXPLOSIVE[name]], budget=DecodeBudget())
+
+
+def test_json_ints_stay_bounded_whatever_the_interpreter_allows():
+    huge = b"[" + b"9" * 20000 + b"]"
+    previous = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)  # no limit: JSON would parse a 20,000-digit int
+    try:
+        with pytest.raises(DecodeLimitExceeded, match="4,300 digits"):
+            decode_in_host("json", {}, [huge], budget=DecodeBudget())
+        assert decode_in_host("json", {}, [b"[1, 2.5]"], budget=DecodeBudget()) == [1, 2.5]
+    finally:
+        sys.set_int_max_str_digits(previous)
 
 
 def test_numbers_from_other_types_are_refused():
