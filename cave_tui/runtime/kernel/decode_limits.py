@@ -33,17 +33,44 @@ def over_limit(what: str, size: int, limit: int) -> DecodeLimitExceeded:
 
 
 def frame_bytes(table: Any) -> int:
-    """About what `table.to_pandas()` allocates: fixed-width columns as they are, others
-    (strings, nested, run-end encoded, null) as one Python object per row plus their data."""
-    total = 0
-    for column in table.columns:
-        try:
-            width = max(column.type.bit_width // 8, 1)
-        except ValueError:  # not fixed-width
-            total += len(column) * OBJECT_BYTES + column.nbytes
-        else:
-            total += len(column) * width
-    return total
+    """About what `table.to_pandas()` allocates, from each column's arrays (no row is read,
+    except the sizes of list views): see `array_bytes`."""
+    return sum(array_bytes(chunk) for column in table.columns for chunk in column.chunks)
+
+
+def array_bytes(array: Any) -> int:
+    """About what pandas makes of one Arrow array: fixed-width values as they are, others as
+    one Python object per row (a string, a dict per struct row, an array per list row) plus
+    what the children become; a list view counts the values it shows, overlaps included,
+    and a run-end-encoded array its logical length."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = array.type
+    rows = len(array)
+    if pa.types.is_dictionary(kind):
+        return rows * kind.index_type.bit_width // 8 + array_bytes(array.dictionary)
+    if pa.types.is_run_end_encoded(kind):
+        values = array.values
+        return rows * max(8, array_bytes(values) // max(len(values), 1))
+    if isinstance(kind, pa.ExtensionType):
+        return array_bytes(array.storage)
+    try:
+        return rows * max(kind.bit_width // 8, 1)
+    except ValueError:  # not fixed-width
+        pass
+    objects = rows * OBJECT_BYTES
+    if pa.types.is_list_view(kind) or pa.types.is_large_list_view(kind):
+        values = array.values
+        shown = int(pc.sum(pc.list_value_length(array)).as_py() or 0)
+        return objects + array_bytes(values) * max(shown, 1) // max(len(values), 1)
+    if kind.num_fields and not pa.types.is_union(kind):
+        if pa.types.is_struct(kind):
+            return objects + sum(array_bytes(array.field(i)) for i in range(kind.num_fields))
+        return objects + array_bytes(array.values)  # lists, maps, fixed-size lists
+    if pa.types.is_union(kind):
+        return objects + sum(array_bytes(array.field(i)) for i in range(kind.num_fields))
+    return objects + array.nbytes  # strings, binaries, nulls
 
 
 class DecodeBudget:

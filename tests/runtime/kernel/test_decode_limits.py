@@ -87,14 +87,42 @@ def test_the_received_bytes_are_capped_too():
         decode_in_host("arrow.table", {}, [payload], budget=DecodeBudget(MB))
 
 
-def test_a_frame_pandas_would_blow_up_is_refused():
-    """A null column (or run-end encoded one) is tiny in Arrow and one object per row in pandas."""
-    table = pa.table({"n": pa.nulls(50_000_000)})
-    assert frame_bytes(table) >= 50_000_000 * 8
+def overlapping_list_views(rows: int, width: int) -> pa.Array:
+    """*rows* list views, each showing the same *width* values: tiny in Arrow."""
+    offsets = pa.array(np.zeros(rows, dtype=np.int32))
+    sizes = pa.array(np.full(rows, width, dtype=np.int32))
+    return pa.ListViewArray.from_arrays(offsets, sizes, pa.array(np.zeros(width)))
+
+
+BLOWN_UP = {  # each is under 2 MB as Arrow IPC, and gigabytes in pandas
+    "nulls": lambda: pa.nulls(50_000_000),
+    "run-end encoded": lambda: pa.RunEndEncodedArray.from_arrays(
+        pa.array([50_000_000], pa.int32()), pa.array([1.5])
+    ),
+    "overlapping list views": lambda: overlapping_list_views(200_000, 10_000),
+    "a struct of many null fields": lambda: pa.StructArray.from_arrays(
+        [pa.nulls(100_000)] * 500, names=[f"f{i}" for i in range(500)]
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BLOWN_UP))
+def test_a_frame_pandas_would_blow_up_is_refused(name):
+    """Tiny in Arrow, one Python object per row (or per shown value) in pandas."""
+    table = pa.table({"c": BLOWN_UP[name]()})
+    payload = ipc(table)
+    assert payload.size < 2 * MB
     with pytest.raises(DecodeLimitExceeded, match="frame pandas would build"):
-        decode_in_host("arrow.frame", {}, [ipc(table)], budget=DecodeBudget(64 * MB))
-    # The Arrow table itself stays lazy: it comes back.
-    assert decode_in_host("arrow.table", {}, [ipc(table)], budget=DecodeBudget(64 * MB)).num_rows
+        decode_in_host("arrow.frame", {}, [payload], budget=DecodeBudget(256 * MB))
+    # The Arrow table itself is not expanded: it comes back.
+    assert decode_in_host("arrow.table", {}, [payload], budget=DecodeBudget(256 * MB)).num_rows
+
+
+def test_the_frame_estimate_of_ordinary_columns_is_close():
+    frame = pd.DataFrame({"i": np.arange(1000), "f": np.ones(1000), "s": ["abc"] * 1000})
+    frame["c"] = pd.Categorical(["x", "y"] * 500)
+    table = pa.Table.from_pandas(frame)
+    assert 16_000 <= frame_bytes(table) <= 16_000 + 1000 * 70 + 10_000
 
 
 def test_malformed_streams_are_transfer_errors():
