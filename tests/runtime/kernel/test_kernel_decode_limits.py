@@ -55,13 +55,13 @@ def peak_rss() -> int:
 async def test_a_compressed_arrow_bomb_from_the_kernel_is_refused(forging):
     kernel, forge = forging
     await forge("arrow.frame", BOMB + "assert len(forged) < 2**20")
-    kernel.decode_limit = 64 * MB
+    previous, kernel.decode_limit = kernel.decode_limit, 64 * MB
     before = peak_rss()
     try:
         with pytest.raises(DecodeLimitExceeded, match=r"decode limit of 67,108,864.*decode_limit"):
             await kernel.retrieve("x")
     finally:
-        kernel.decode_limit = 16 * 64 * MB
+        kernel.decode_limit = previous
     assert peak_rss() - before < 256 * MB  # the 512 MB were never decompressed
 
 
@@ -90,14 +90,14 @@ async def test_the_event_loop_runs_while_a_slow_decode_is_stopped_at_its_timeout
             await asyncio.sleep(0.01)
             ticks += 1
 
-    kernel.decode_timeout = 0.3
+    previous, kernel.decode_timeout = kernel.decode_timeout, 0.3
     task = asyncio.create_task(ticker())
     try:
         with pytest.raises(DecodeLimitExceeded, match=r"decode timeout of 0.3 s.*decode_timeout"):
             await kernel.retrieve("x")
     finally:
         task.cancel()
-        kernel.decode_timeout = 60.0
+        kernel.decode_timeout = previous
     assert ticks >= 3  # the caller's loop kept running during the decode
 
 
