@@ -31,6 +31,7 @@ from cave_tui.app.config import POLICIES, Config
 
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
+    from cave_tui.models.credentials import Credentials
     from cave_tui.session import SessionRecorder
 
 EventHook = Callable[[Any], Any]
@@ -185,6 +186,9 @@ class AppServices:
         self.exit_hooks: list[ExitHook] = []
         self.namespace_hooks: list[NamespaceHook] = []
         self.notices: list[str] = list(self.config.warnings)
+        # API keys the app took out of the environment (`app.credentials`); None: not taken,
+        # models read the environment.
+        self.credentials: Credentials | None = None
         self.transcript: list[Any] = []  # a resumed session's events: drawn once by the front end
         self.flags: dict[str, Any] = {}  # every command-line option, for features that read more
         self.session: SessionRecorder | None = None  # the recording, when there is one
@@ -300,7 +304,8 @@ class AppServices:
         """Switch to the model *spec* (litellm id or scripted:FILE); the conversation is kept."""
         from cave_tui.models import model_from_spec
 
-        model = model_from_spec(spec, api_base=self.config.api_base)  # ValueError on bad specs
+        # ValueError on bad specs
+        model = model_from_spec(spec, api_base=self.config.api_base, credentials=self.credentials)
         self.model = model
         self.config.model = spec
         if self.agent is not None:

@@ -23,6 +23,7 @@ from cave_tui.models.base import (
     TokenUsage,
     Usage,
 )
+from cave_tui.models.credentials import Credentials
 from cave_tui.models.scripted import ScriptedModel, ScriptExhaustedError
 
 __all__ = [
@@ -64,9 +65,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'cave_tui.models' has no attribute {name!r}")
 
 
-def model_from_spec(spec: str, api_base: str | None = None, **kwargs: Any) -> Model:
+def model_from_spec(
+    spec: str, api_base: str | None = None, credentials: Credentials | None = None, **kwargs: Any
+) -> Model:
     """A model from a command-line spec: `scripted:FILE`, `local[:GGUF]` (the embedded
-    model) or any litellm model id. Raises ValueError, saying what to do, on a bad spec."""
+    model) or any litellm model id (given *credentials*, its key comes from them, not from
+    the environment). Raises ValueError, saying what to do, on a bad spec."""
     if spec.startswith("scripted:"):
         return ScriptedModel.from_file(spec.removeprefix("scripted:"))
     if spec == "local" or spec.startswith("local:"):  # the embedded model (models/local/)
@@ -75,4 +79,4 @@ def model_from_spec(spec: str, api_base: str | None = None, **kwargs: Any) -> Mo
         return LocalModel.create(spec.partition(":")[2] or None, **kwargs)
     from cave_tui.models.litellm_model import LiteLLMModel
 
-    return LiteLLMModel(spec, api_base=api_base, **kwargs)
+    return LiteLLMModel(spec, api_base=api_base, credentials=credentials, **kwargs)

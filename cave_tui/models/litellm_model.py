@@ -9,6 +9,7 @@ litellm is imported on the first call, never at `import cave_tui`: it takes abou
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import AsyncIterator
 from email.utils import parsedate_to_datetime
@@ -27,6 +28,7 @@ from cave_tui.models.base import (
     TextDelta,
     Usage,
 )
+from cave_tui.models.credentials import Credentials
 from cave_tui.models.failures import CallTarget, classify, provider_target
 from cave_tui.models.tokens import count_messages, count_text
 
@@ -101,6 +103,8 @@ class LiteLLMModel(Model):
     The positional order is upstream CaveAgent's, `(model_id, base_url, api_key)`,
     and its `custom_llm_provider=...` goes to litellm like any extra argument.
     `api_base=` is the same as `base_url=` (litellm's name; cave's callers use it).
+    `credentials=` (the app's, taken out of the environment) supply the key litellm would
+    have read from the environment, per call; without them litellm reads the environment.
     """
 
     def __init__(
@@ -115,6 +119,7 @@ class LiteLLMModel(Model):
         retry_initial: float = 0.5,
         retry_max: float = 8.0,
         request_timeout: float = 600.0,
+        credentials: Credentials | None = None,
         **litellm_kwargs: Any,
     ) -> None:
         if base_url is not None and api_base is not None and base_url != api_base:
@@ -122,6 +127,7 @@ class LiteLLMModel(Model):
         self.model_id = model_id
         self.litellm_model = model_id  # the id litellm is given (a subclass may route it)
         self.api_key = api_key
+        self.credentials = credentials
         self.api_base = self.base_url = base_url if base_url is not None else api_base
         self.use_stream = stream
         self.max_retries = max_retries
@@ -150,6 +156,7 @@ class LiteLLMModel(Model):
             kwargs["api_key"] = self.api_key
         if self.api_base is not None:
             kwargs["api_base"] = self.api_base
+        kwargs.update(self.__dict__.get("_credential_kwargs") or {})  # set by `_target`
         kwargs.update(self.litellm_kwargs)
         kwargs.update(extra)
         if "stop" in extra and not self._supports("stop"):
@@ -191,6 +198,11 @@ class LiteLLMModel(Model):
                 key_given=bool(self.api_key),
                 custom_llm_provider=provider,
             )
+            if self.credentials and not self.api_key:  # the keys litellm misses, if held
+                held = self.credentials
+                self.__dict__["_credential_kwargs"] = held.litellm_kwargs(target.key_variables)
+                missing = tuple(k for k in target.key_variables if k not in held)
+                target = dataclasses.replace(target, key_variables=missing)
             self.__dict__["_call_target"] = target
         return target
 

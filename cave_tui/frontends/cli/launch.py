@@ -16,7 +16,7 @@ import typer
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl+C stopped the start-up
 
 
-def build_model(spec: str | None, api_base: str | None) -> Any:
+def build_model(spec: str | None, api_base: str | None, credentials: Any = None) -> Any:
     from cave_tui.models import model_from_spec
 
     if not spec:
@@ -30,7 +30,7 @@ def build_model(spec: str | None, api_base: str | None) -> Any:
     try:
         if local:
             return model_from_spec(spec, api_base=api_base, progress=_AssemblyProgress())
-        return model_from_spec(spec, api_base=api_base)
+        return model_from_spec(spec, api_base=api_base, credentials=credentials)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--model") from None
 
@@ -91,13 +91,19 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
     if problem is not None:  # refuse loudly: never run the kernel unsandboxed instead
         typer.echo(f"cave: {problem}", err=True)
         raise SystemExit(2)
+    from cave_tui.app.credentials import moved_notice, take_secrets_from_environment
     from cave_tui.app.model_choice import model_spec
 
+    credentials = take_secrets_from_environment()  # before any model code can run
     model = None
     spec = model_spec(config)
     if spec or need_model:
-        model = build_model(spec, config.api_base)
+        model = build_model(spec, config.api_base, credentials)
     services = AppServices(config, model=model)
+    services.credentials = credentials
+    notice = moved_notice(credentials)
+    if notice is not None:
+        services.notices.append(notice)
     services.flags = dict(flags)
     return services
 

@@ -178,6 +178,10 @@ class CaveKernel:
         self.shell.events.register("pre_run_cell", self.pre_run_cell)
         self.shell.events.register("post_run_cell", self.post_run_cell)
         self.kernel.comm_manager.register_target("cave", self.open_comm)
+        # A cell runs as written (and as the host's checker read it): no automagic turning
+        # `hist -f PATH` into `%hist`, no autocall turning `f x` into `f(x)`.
+        self.shell.automagic = False
+        self.shell.autocall = 0
         self._cap_streams()
         self._bounded_results()
         interval = self.config.get("switch_interval")

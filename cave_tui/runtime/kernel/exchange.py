@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 from cave_tui.runtime.items import Injectable
+from cave_tui.runtime.kernel.decode_limits import DecodeBudget
 from cave_tui.runtime.kernel.injection import Payload, inject_request
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
 from cave_tui.runtime.kernel.transport import SAFE_TYPE_NAMES, TransferError, decode_in_host
@@ -85,8 +86,26 @@ class ValueExchange:
             raise retrieve_error(name, str(data.get("type_name", "?")), str(data.get("error")))
         return reply
 
-    def decode(self, name: str, reply: dict[str, Any]) -> Any:
-        """The value `fetch` brought back (runs in a worker thread: a frame takes a while)."""
+    def budget(self) -> DecodeBudget:
+        """The bounds of one retrieve's decoding, from the settings as they are now."""
+        settings = self._sup.settings
+        return DecodeBudget(settings.decode_limit, settings.decode_timeout)
+
+    async def decode_off_loop(self, name: str, reply: dict[str, Any]) -> Any:
+        """`decode` in a worker thread, given up after `decode_timeout` (the loop stays free;
+        pure-Python steps stop at the deadline themselves)."""
+        budget = self.budget()
+        work = asyncio.to_thread(self.decode, name, reply, budget)
+        try:
+            return await asyncio.wait_for(work, budget.timeout)
+        except TimeoutError:
+            error = budget.timed_out()
+            raise retrieve_error(
+                name, str(reply["data"].get("type_name", "?")), str(error), type(error)
+            ) from None
+
+    def decode(self, name: str, reply: dict[str, Any], budget: DecodeBudget | None = None) -> Any:
+        """The value `fetch` brought back, within *budget* (default: the settings')."""
         data = reply["data"]
         settings = self._sup.settings
         try:
@@ -96,6 +115,7 @@ class ValueExchange:
                 reply["buffers"],
                 trusted=settings.trust_kernel,
                 limit=settings.json_limit,
+                budget=budget or self.budget(),
             )
         except TransferError as exc:
             raise retrieve_error(

@@ -28,6 +28,7 @@ from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.kernel import limits
 from cave_tui.runtime.kernel.cell import CellOutcome
 from cave_tui.runtime.kernel.checkpoint import CheckpointStore
+from cave_tui.runtime.kernel.decode_limits import DECODE_LIMIT, DECODE_TIMEOUT
 from cave_tui.runtime.kernel.errors import InjectionError
 from cave_tui.runtime.kernel.exchange import ValueExchange
 from cave_tui.runtime.kernel.execution import CellExecutor
@@ -87,6 +88,8 @@ class IPyKernelRuntime(Runtime):
     user = _Setting[limits.KernelUser | None]()
     extra_env = _Setting[dict[str, str]]()
     json_limit = _Setting[int]()
+    decode_limit = _Setting[int]()
+    decode_timeout = _Setting[float | None]()
     startup_timeout = _Setting[float]()
     switch_interval = _Setting[float | None]()
     allow_net = _Setting[bool]()
@@ -115,6 +118,8 @@ class IPyKernelRuntime(Runtime):
         switch_interval: float | None = 0.0005,
         sandbox: bool = False,
         allow_net: bool = False,
+        decode_limit: int = DECODE_LIMIT,
+        decode_timeout: float | None = DECODE_TIMEOUT,
     ) -> None:
         super().__init__(functions, variables, types, security_checker, error_feedback_mode)
         self.connection_file = str(connection_file) if connection_file is not None else None
@@ -127,6 +132,8 @@ class IPyKernelRuntime(Runtime):
             max_processes=max_processes,
             extra_env=dict(env or {}),
             json_limit=json_limit,
+            decode_limit=decode_limit,
+            decode_timeout=decode_timeout,
             startup_timeout=startup_timeout,
             switch_interval=switch_interval,
             sandbox=sandbox,
@@ -289,8 +296,7 @@ class IPyKernelRuntime(Runtime):
 
     async def retrieve(self, name: str) -> Any:
         reply = await self._call(self._exchange.fetch(name))
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, self._exchange.decode, name, reply)
+        return await self._exchange.decode_off_loop(name, reply)
 
     async def get_from_namespace(self, name: str) -> Any:
         """`retrieve` (upstream's kernel runtime also raises KeyError for a missing name)."""

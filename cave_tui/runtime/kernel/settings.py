@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from cave_tui.runtime.kernel.decode_limits import DECODE_LIMIT, DECODE_TIMEOUT
 from cave_tui.runtime.kernel.limits import KernelUser
 from cave_tui.runtime.kernel.transport import JSON_LIMIT
 
@@ -28,6 +29,8 @@ class KernelSettings:
     user: KernelUser | None = None  # the user an owned kernel runs as (None: the host's)
     extra_env: dict[str, str] = field(default_factory=dict)  # added to the kernel's environment
     json_limit: int = JSON_LIMIT  # bytes of JSON or pickle accepted from the kernel
+    decode_limit: int = DECODE_LIMIT  # bytes one retrieved value may take in the host
+    decode_timeout: float | None = DECODE_TIMEOUT  # seconds one retrieved value may decode
     startup_timeout: float = 60.0  # seconds a kernel gets to answer after it starts
     switch_interval: float | None = 0.0005  # the kernel's sys.setswitchinterval
     sandbox: bool = False  # run the owned kernel under bubblewrap (see sandbox.py)

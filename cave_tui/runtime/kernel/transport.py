@@ -26,6 +26,7 @@ import json
 import math
 import pickle
 import re
+import sys
 from typing import Any
 
 JSON_LIMIT = 64 * 1024 * 1024
@@ -44,6 +45,93 @@ class TransferError(TypeError):
 
 class UnsafeObjectError(TransferError):
     """A kernel pickle asked for something outside the safe allow-list."""
+
+
+class DecodeLimitExceeded(TransferError):
+    """Decoding a kernel value would take more memory or time than the host allows; the
+    message names the limit and how to raise it."""
+
+
+# -- numbers whose construction or later use can explode --------------------------------
+
+MAX_DIGITS = 4300  # Python's default int_max_str_digits, for every kind of number
+_NUMBER_CHARS = 2 * MAX_DIGITS + 64  # text of a number, sign, point and exponent
+
+
+def _too_big(what: str) -> DecodeLimitExceeded:
+    return DecodeLimitExceeded(
+        f"{what}: over the limit of {MAX_DIGITS:,} digits for a number from the kernel "
+        "(fixed; retrieve str() of it, or a float, instead)"
+    )
+
+
+def _checked_int(value: int) -> int:
+    if value.bit_length() > MAX_DIGITS * 4:  # 4 bits > log2(10): a generous digit bound
+        raise _too_big(f"an int of {value.bit_length():,} bits")
+    return value
+
+
+def _checked_decimal_text(text: str) -> Any:
+    """*text* as a Decimal whose digits and exponent are bounded (Decimal parses it lazily)."""
+    import decimal
+
+    if len(text) > _NUMBER_CHARS:
+        raise _too_big(f"a number of {len(text):,} characters")
+    try:
+        value = decimal.Decimal(text)
+    except (decimal.InvalidOperation, ValueError):
+        raise UnsafeObjectError(f"number text {text[:40]!r}") from None
+    if value.is_finite():
+        exponent = value.as_tuple().exponent
+        if isinstance(exponent, int) and abs(exponent) > MAX_DIGITS:
+            raise _too_big(f"{text[:40]!r} (exponent {exponent:,})")
+    return value
+
+
+def _json_int() -> Any:
+    """JSON's int parser: Python's own while `sys.set_int_max_str_digits` bounds it, else
+    the bounded one."""
+    return None if 0 < sys.get_int_max_str_digits() <= MAX_DIGITS else _bounded_int
+
+
+def _number_args(kind: str, args: tuple[Any, ...], most: int) -> None:
+    if not 1 <= len(args) <= most:
+        raise UnsafeObjectError(f"{kind} with {len(args)} arguments")
+    for arg in args:
+        if type(arg) is int:
+            _checked_int(arg)
+        elif type(arg) is not str:
+            raise UnsafeObjectError(f"{kind}({type(arg).__name__})")
+
+
+def _bounded_fraction(*args: Any) -> Any:
+    """`Fraction(str)`/`Fraction(int, int)` whose size is bounded (`Fraction('1e8000000')`
+    would compute a 8-million-digit integer in C, holding the GIL for seconds)."""
+    import fractions
+
+    _number_args("Fraction", args, 2)
+    if len(args) == 1 and type(args[0]) is str:
+        for part in args[0].split("/", 1):
+            _checked_decimal_text(part.strip())
+    return fractions.Fraction(*args)
+
+
+def _bounded_decimal(*args: Any) -> Any:
+    """`Decimal(str)`/`Decimal(int)` with bounded digits and exponent (`int(Decimal('1e8000000'))`
+    later would explode)."""
+    _number_args("Decimal", args, 1)
+    if type(args[0]) is str:
+        return _checked_decimal_text(args[0])
+    import decimal
+
+    return decimal.Decimal(args[0])
+
+
+def _bounded_int(*args: Any) -> int:
+    """`int(x[, base])` on bounded text (whatever `sys.set_int_max_str_digits` says)."""
+    if args and type(args[0]) in (str, bytes, bytearray) and len(args[0]) > _NUMBER_CHARS:
+        raise _too_big(f"an int of {len(args[0]):,} characters")
+    return _checked_int(int(*args))
 
 
 # -- the restricted unpickler (kernel -> host) -----------------------------------
@@ -79,10 +167,11 @@ SAFE_GLOBALS: dict[tuple[str, str], Any] = {
     # Factories (defaultdict(list)) and constructors; none can amplify its input
     # because no lazy iterable (range, itertools) is on this list.
     **{("builtins", t.__name__): None
-       for t in (list, set, frozenset, tuple, dict, int, float, str, bool)},
+       for t in (list, set, frozenset, tuple, dict, float, str, bool)},
+    ("builtins", "int"): _bounded_int,
     **{("datetime", n): None for n in ("datetime", "date", "time", "timedelta", "timezone")},
-    ("decimal", "Decimal"): None,
-    ("fractions", "Fraction"): None,
+    ("decimal", "Decimal"): _bounded_decimal,
+    ("fractions", "Fraction"): _bounded_fraction,
     ("uuid", "UUID"): None,
     ("uuid", "SafeUUID"): None,
     ("zoneinfo", "ZoneInfo"): None,
@@ -117,9 +206,12 @@ def _pandas_offset(module: str, name: str) -> Any:
 
 
 class SafeUnpickler(pickle.Unpickler):
-    """`pickle.Unpickler` whose `find_class` resolves only `SAFE_GLOBALS`."""
+    """`pickle.Unpickler` whose `find_class` resolves only `SAFE_GLOBALS` (and asks the host's
+    decode *budget*, if any, whether time is up)."""
 
     def find_class(self, module: str, name: str) -> Any:
+        if self.budget is not None:
+            self.budget.tick()
         key = (module, name)
         if key in SAFE_GLOBALS:
             replacement = SAFE_GLOBALS[key]
@@ -129,19 +221,24 @@ class SafeUnpickler(pickle.Unpickler):
             return offset
         raise UnsafeObjectError(f"{module}.{name}")
 
-    def __init__(self, file: Any, leaves: list[Any] | None = None) -> None:
+    def __init__(self, file: Any, leaves: list[Any] | None = None, budget: Any = None) -> None:
         super().__init__(file)
         self.leaves = leaves
+        self.budget = budget
 
     def persistent_load(self, pid: Any) -> Any:
+        if self.budget is not None:
+            self.budget.tick()
         if self.leaves is None or type(pid) is not int or not 0 <= pid < len(self.leaves):
             raise UnsafeObjectError("persistent ids")
         return self.leaves[pid]
 
 
-def safe_loads(data: bytes | memoryview, leaves: list[Any] | None = None) -> Any:
+def safe_loads(
+    data: bytes | memoryview, leaves: list[Any] | None = None, budget: Any = None
+) -> Any:
     """Unpickle kernel bytes, resolving only allow-listed globals (and Arrow *leaves* by id)."""
-    return SafeUnpickler(io.BytesIO(bytes(data)), leaves).load()
+    return SafeUnpickler(io.BytesIO(bytes(data)), leaves, budget).load()
 
 
 class _ArrowLeafPickler(pickle.Pickler):
@@ -318,13 +415,21 @@ def _jsonable_label(label: Any) -> bool:
 
 
 def decode_arrow(
-    codec: str, meta: dict[str, Any], buffers: list[Any], *, validate: bool = True
+    codec: str,
+    meta: dict[str, Any],
+    buffers: list[Any],
+    *,
+    validate: bool = True,
+    budget: Any = None,
 ) -> Any:
-    """Arrow payload -> value; *validate* (the host's default) checks every offset."""
+    """Arrow payload -> value; *validate* (the host's default) checks every offset; the host's
+    *budget* sizes the stream before it is read and the frame before it is built."""
     if not buffers:
         raise TransferError("missing payload")
     if codec == "arrow.tensor":
-        return _untensor(meta, buffers[0])
+        return _untensor(meta, buffers[0])  # read in place: no bigger than its buffer
+    if budget is not None:
+        budget.arrow_stream(buffers[0])
     table = _read_ipc(buffers[0], validate)
     if codec == "arrow.table":
         return table
@@ -335,6 +440,8 @@ def decode_arrow(
         import pyarrow as pa
 
         return pa.RecordBatch.from_pylist([], schema=table.schema)
+    if budget is not None:
+        budget.frame(table)
     frame = table.to_pandas()
     if codec == "arrow.series":
         series = frame.iloc[:, 0]
@@ -381,7 +488,9 @@ def decode_in_kernel(codec: str, meta: dict[str, Any], buffers: list[Any]) -> An
     raise TransferError(f"unknown codec {codec!r}")
 
 
-def _decode_leaves(meta: dict[str, Any], buffers: list[Any], *, validate: bool) -> list[Any]:
+def _decode_leaves(
+    meta: dict[str, Any], buffers: list[Any], *, validate: bool, budget: Any = None
+) -> list[Any]:
     """The Arrow leaves of a `pickle.arrow` payload, in persistent-id order."""
     leaves: list[Any] = []
     index = 1
@@ -394,7 +503,13 @@ def _decode_leaves(meta: dict[str, Any], buffers: list[Any], *, validate: bool) 
         if index + count > len(buffers):
             raise TransferError("missing leaf payload")
         leaves.append(
-            decode_arrow(codec, leaf_meta or {}, buffers[index : index + count], validate=validate)
+            decode_arrow(
+                codec,
+                leaf_meta or {},
+                buffers[index : index + count],
+                validate=validate,
+                budget=budget,
+            )
         )
         index += count
     return leaves
@@ -448,10 +563,14 @@ def decode_in_host(
     *,
     trusted: bool = False,
     limit: int = JSON_LIMIT,
+    budget: Any = None,
 ) -> Any:
-    """Host side: never runs kernel-chosen code unless *trusted*."""
+    """Host side: never runs kernel-chosen code unless *trusted*; a *budget*
+    (`decode_limits.DecodeBudget`) bounds the bytes received and materialised, and the time."""
+    if budget is not None:
+        budget.received(buffers)
     if codec in ARROW_CODECS:
-        return decode_arrow(codec, meta, buffers)
+        return decode_arrow(codec, meta, buffers, budget=budget)
     if not buffers:
         raise TransferError("missing payload")
     size = memoryview(buffers[0]).nbytes
@@ -459,16 +578,20 @@ def decode_in_host(
         if size > limit:
             raise TransferError(f"{size:,} bytes of JSON, over the {limit:,}-byte limit")
         try:
-            return json.loads(bytes(buffers[0]))
+            return json.loads(bytes(buffers[0]), parse_int=_json_int())
         except (ValueError, RecursionError) as exc:
             raise TransferError(f"malformed JSON from the kernel: {exc}") from None
     if codec in ("pickle.safe", "pickle.arrow"):
         if size > limit:
             raise TransferError(f"{size:,} bytes pickled, over the {limit:,}-byte limit")
-        leaves = _decode_leaves(meta, buffers, validate=True) if codec == "pickle.arrow" else None
+        leaves = (
+            _decode_leaves(meta, buffers, validate=True, budget=budget)
+            if codec == "pickle.arrow"
+            else None
+        )
         try:
-            return safe_loads(buffers[0], leaves)
-        except UnsafeObjectError:
+            return safe_loads(buffers[0], leaves, budget)
+        except (UnsafeObjectError, DecodeLimitExceeded):
             raise
         except Exception as exc:
             raise TransferError(f"malformed pickle from the kernel: {exc}") from None

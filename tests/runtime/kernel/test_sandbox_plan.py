@@ -226,4 +226,4 @@ def test_the_app_builds_a_sandboxed_kernel_from_the_config(tmp_path):
         return
     runtime = services._build_runtime()
     assert isinstance(runtime, IPyKernelRuntime) and runtime.sandbox and runtime.allow_net
-    assert services.runtime_label == "kernel"
+    assert services.runtime_label == "kernel (sandbox)"
