@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from cave_tui.runtime.base import ExecutionResult, NamespaceChange, OutputListener
 from cave_tui.runtime.kernel.cell import CellOutcome, CellRun
 from cave_tui.runtime.kernel.supervisor import ANSI, KernelSupervisor
+from cave_tui.runtime.memory import format_bytes
 
 if TYPE_CHECKING:
     from cave_tui.runtime.kernel.namespace import NamespaceQueries
@@ -241,8 +242,8 @@ class CellExecutor:
                 if isinstance(rss, int):
                     sup.notices.append(
                         "The cell ran out of memory at the kernel's limit "
-                        f"({memory_limit / 2**20:,.0f} MiB); the app and the namespace are "
-                        f"intact, nothing was lost. The kernel holds {rss / 2**20:,.0f} MiB "
+                        f"({format_bytes(memory_limit)}); the app and the namespace are "
+                        f"intact, nothing was lost. The kernel holds {format_bytes(rss)} "
                         "now; delete large variables (del x) to free more."
                     )
         if cell.timed_out and not result.success:
