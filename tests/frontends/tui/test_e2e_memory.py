@@ -33,7 +33,10 @@ REPLIES = [
 ]
 
 
-def test_memory_blowups_in_the_default_kernel_leave_the_app_and_namespace(tmux, tmp_path: Path):
+def test_memory_blowups_in_the_default_kernel_leave_the_app_and_namespace(
+    tmux,  # noqa: F811 (the fixture)
+    tmp_path: Path,
+):
     script = tmp_path / "replies.yaml"
     script.write_text(yaml.safe_dump(REPLIES))
     tmux.start(
