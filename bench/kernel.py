@@ -4,6 +4,8 @@
     python bench/kernel.py --quick    # fewer repetitions
     python bench/kernel.py --sandbox  # the same kernel under bubblewrap, next to the plain one
                                       # (writes bench/results/kernel-sandbox.json)
+    python bench/kernel.py --inject-parquet  # /inject of a 1M-row parquet: kernel, in process
+                                      # and read_table().to_pandas() (kernel-inject.json)
 
 The frame transfers are measured against the upstream way on the same frame in the
 same run: base64 of dill bytes inside generated source code (inject), and base64 of
@@ -286,9 +288,74 @@ async def sandbox_main(quick: bool) -> None:
     )
 
 
+async def inject_parquet_main(quick: bool) -> None:
+    """`/inject` of a 1M-row parquet into the kernel (the app's default) and in process, each
+    against `pq.read_table(path).to_pandas()`, turn about (target: kernel <= 1.1x)."""
+    import tempfile
+
+    import pyarrow.parquet as pq
+    from dataio import mixed_frame
+
+    from cave_tui.dataio import inject_file
+    from cave_tui.runtime import IPythonRuntime
+
+    load_before = os.getloadavg()
+    rows = 200_000 if quick else 1_000_000
+    path = Path(tempfile.mkdtemp()) / "sales.parquet"
+    mixed_frame(rows).to_parquet(path)
+    kernel, local = IPyKernelRuntime(), IPythonRuntime()
+    await kernel.execute("import pandas, pyarrow")
+    times: dict[str, list[float]] = {"kernel": [], "in process": [], "read_table": []}
+
+    async def inject(runtime: Any) -> float:
+        if "sales" in await runtime.names():
+            await runtime.delete("sales")
+        started = time.perf_counter()
+        injection = await inject_file(runtime, path, "sales")
+        took = time.perf_counter() - started
+        injection.sha256()  # the background hash, untimed, before the next run
+        return took
+
+    def baseline() -> float:
+        started = time.perf_counter()
+        pq.read_table(path).to_pandas()
+        return time.perf_counter() - started
+
+    baseline(), await inject(kernel), await inject(local)  # warm caches and imports
+    for i in range(5 if quick else 15):
+        order = ["kernel", "in process", "read_table"]
+        for which in order[i % 3 :] + order[: i % 3]:
+            if which == "read_table":
+                times[which].append(baseline())
+            else:
+                times[which].append(await inject(kernel if which == "kernel" else local))
+    await kernel.stop()
+    await local.stop()
+    median = {k: statistics.median(v) for k, v in times.items()}
+    size = path.stat().st_size / 1e6
+    out: list[dict[str, Any]] = [
+        {"metric": f"read_table().to_pandas(), {rows:,} rows ({size:.0f} MB)",
+         "value": round(median["read_table"], 3), "unit": "s"},
+    ]  # fmt: skip
+    for which, target in (("kernel", 1.1), ("in process", 1.1)):
+        ratio = median[which] / median["read_table"]
+        out += [
+            {"metric": f"/inject, {which}", "value": round(median[which], 3), "unit": "s"},
+            {"metric": f"  {which} / read_table", "value": round(ratio, 2), "unit": "x",
+             "target": f"<= {target}", "ok": ratio <= target},
+        ]  # fmt: skip
+    out.append({"metric": "machine load average (1 min) at start",
+                "value": round(load_before[0], 2), "unit": ""})  # fmt: skip
+    report("kernel-inject", out, {"times": times, "load_average_before": load_before})
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--sandbox", action="store_true", help="sandboxed vs plain kernel")
+    parser.add_argument("--inject-parquet", action="store_true", help="/inject of a parquet")
     args = parser.parse_args()
-    asyncio.run(sandbox_main(args.quick) if args.sandbox else main(args.quick))
+    if args.inject_parquet:
+        asyncio.run(inject_parquet_main(args.quick))
+    else:
+        asyncio.run(sandbox_main(args.quick) if args.sandbox else main(args.quick))

@@ -192,7 +192,7 @@ async def inject_file(
     and `SessionRecorder.record_injection` writes the record once it is known. A text file
     is read as *encoding*, or as the one detected when it is not UTF-8 (either is recorded).
     """
-    from cave_tui.runtime.items import Variable
+    from cave_tui.runtime.items import ParquetBytes, Variable
 
     p = Path(path).expanduser()
     name = name or name_from_path(p)
@@ -205,13 +205,17 @@ async def inject_file(
         progress=progress,
         compute_sha256=True if wait_for_sha256 else "background",
         encoding=encoding,
+        # An isolated runtime reads a parquet file's bytes itself: one decode, not two.
+        parquet_as_bytes=bool(getattr(runtime, "isolated", False)),
     )
     description = f"loaded from {p.name} ({loaded.format})"
     await _to_the_end(inject_variable(runtime, Variable(name, loaded.value, description)))
     return Injection(
         name=name,
         source=_file_source(p, loaded, trust),
-        type_name=type(loaded.value).__name__,
+        type_name="DataFrame"
+        if isinstance(loaded.value, ParquetBytes)
+        else type(loaded.value).__name__,
         description=f"{describe_value(loaded.value)}, {description}{_read_as(loaded)}",
         seconds=loaded.seconds,
         value=loaded.value,

@@ -32,6 +32,7 @@ from cave_tui.dataio.encoding import check_encoding, detect_encoding
 from cave_tui.dataio.errors import DataIOError, LoadCancelled, TrustRequiredError
 from cave_tui.dataio.formats import Format, detect_format, sniff
 from cave_tui.dataio.progress import CancelLike, Monitor, ProgressCallback
+from cave_tui.runtime.items import ParquetBytes
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -64,6 +65,8 @@ class Loaded:
 
 def describe_value(value: Any) -> str:
     """`DataFrame 336,776×19`, `ndarray 10×3 float64`, `dict (3 items)`."""
+    if isinstance(value, ParquetBytes):  # the frame it will be, built in the kernel
+        return f"DataFrame {value.rows:,}×{value.columns:,}"
     kind = type(value).__name__
     shape = getattr(value, "shape", None)
     if isinstance(shape, tuple) and shape:
@@ -193,6 +196,28 @@ def _load_parquet(path: Path, m: Monitor, trust: bool) -> Any:
         table = pa.Table.from_batches(batches, schema=schema)
     m.report(1, 1, "files", stage="converting")
     return table.to_pandas()
+
+
+def _parquet_bytes(path: Path, m: Monitor) -> ParquetBytes:
+    """The file's bytes, read with progress, its footer checked: for an isolated runtime to
+    build the frame itself (the host never does)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    total = path.stat().st_size
+    data = bytearray(total)
+    view = memoryview(data)
+    done = 0
+    with open(path, "rb", buffering=0) as f:
+        while done < total:
+            m.report(done, total)
+            n = f.readinto(view[done : done + 8 * READ_BUFFER])
+            if not n:
+                break
+            done += n
+    meta = pq.ParquetFile(pa.BufferReader(data[:done])).metadata  # a corrupt footer fails now
+    m.report(1, 1, "files", stage="converting")
+    return ParquetBytes(bytes(view[:done]), rows=meta.num_rows, columns=meta.num_columns)
 
 
 def _read_row_groups(pf: Any, m: Monitor) -> Any:
@@ -488,8 +513,12 @@ def load_file(
     progress: ProgressCallback | None = None,
     compute_sha256: bool | str = True,
     encoding: str | None = None,
+    parquet_as_bytes: bool = False,
 ) -> Loaded:
     """Load *path* by its format. Raises `DataIOError` (or a subclass) with a clear message.
+
+    With *parquet_as_bytes* a parquet file comes back as `ParquetBytes` (footer checked) for
+    an isolated runtime to build the frame where its cells run.
 
     A text file (CSV, TSV, JSON, JSON Lines) is read as *encoding* when given, else as
     UTF-8 or, when its bytes are not UTF-8, as the encoding they suggest (`Loaded.encoding`).
@@ -516,7 +545,10 @@ def load_file(
     # it starts once the value is ready, so it does not compete with the parser's threads.
     hasher = _BackgroundHash(p, Monitor()) if compute_sha256 and not background else None
     try:
-        value = _read_value(p, fmt_obj, monitor, trust, encoding)
+        if parquet_as_bytes and fmt_obj.name == "parquet":
+            value: Any = _read_value(p, fmt_obj, monitor, trust, encoding, _parquet_bytes)
+        else:
+            value = _read_value(p, fmt_obj, monitor, trust, encoding)
     except BaseException:
         if hasher is not None:
             hasher.stop()
@@ -537,10 +569,17 @@ def load_file(
 
 
 def _read_value(
-    p: Path, fmt_obj: Format, monitor: Monitor, trust: bool, encoding: str | None
+    p: Path,
+    fmt_obj: Format,
+    monitor: Monitor,
+    trust: bool,
+    encoding: str | None,
+    reader: Callable[[Path, Monitor], Any] | None = None,
 ) -> Any:
-    """Run the format's loader, turning library exceptions into `DataIOError`s."""
+    """Run the format's loader (or *reader*), turning library exceptions into `DataIOError`s."""
     try:
+        if reader is not None:
+            return reader(p, monitor)
         if fmt_obj.name in TEXT_LOADERS:
             return TEXT_LOADERS[fmt_obj.name](p, monitor, encoding)
         return LOADERS[fmt_obj.name](p, monitor, trust)

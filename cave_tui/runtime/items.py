@@ -132,4 +132,18 @@ class Pickled:
         return f"Pickled(<{len(self.data):,} bytes of {self.format}>)"
 
 
+@dataclass(frozen=True)
+class ParquetBytes:
+    """A parquet file's bytes, for an isolated runtime to read into a DataFrame where cells
+    run: the host checks the footer but never builds the frame (an `/inject` through the
+    kernel costs one read instead of two). Only runtimes whose `isolated` is True take it."""
+
+    data: bytes
+    rows: int = 0
+    columns: int = 0
+
+    def __repr__(self) -> str:
+        return f"ParquetBytes(<{len(self.data):,} bytes, {self.rows:,}x{self.columns}>)"
+
+
 Injectable = Variable | Function | Type

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from cave_tui.runtime.items import Function, Injectable, Pickled, Type, Variable, validate_name
+from cave_tui.runtime.items import (
+    Function,
+    Injectable,
+    ParquetBytes,
+    Pickled,
+    Type,
+    Variable,
+    validate_name,
+)
 from cave_tui.runtime.kernel.errors import NotTransferable
 from cave_tui.runtime.kernel.transport import TransferError, describe_type, encode_for_kernel
 
@@ -21,6 +29,8 @@ def encode_item(item: Injectable) -> Payload:
     validate_name(item.name)
     if isinstance(item, Variable) and isinstance(item.value, Pickled):
         return "dill", {}, [item.value.data]  # the kernel unpickles it; the host never does
+    if isinstance(item, Variable) and isinstance(item.value, ParquetBytes):
+        return "parquet", {}, [item.value.data]  # the kernel builds the frame
     try:
         return encode_for_kernel(item.value)
     except TransferError as exc:
