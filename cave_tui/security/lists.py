@@ -22,15 +22,21 @@ STANDARD_DENIED_IMPORTS = frozenset(
 )  # fmt: skip
 
 # `strict` is an allow-list (issue 3) plus io (BytesIO/StringIO for figures and CSV text),
-# warnings (filterwarnings) and copy (deepcopy), which ordinary analysis cells use.
+# warnings (filterwarnings) and copy (deepcopy), which ordinary analysis cells use, and
+# (issue 19) the small standard modules everyday cells import: time, contextlib, zoneinfo,
+# abc, pprint and operator (whose attrgetter/methodcaller `AttrGetterRule` watches).
+# Their dangerous members are in `DENIED_MEMBERS`.
 STRICT_ALLOWED_IMPORTS = frozenset(
     {
         "math", "statistics", "json", "re", "datetime", "collections", "itertools",
         "functools", "decimal", "fractions", "random", "string", "textwrap", "typing",
         "dataclasses", "enum", "numpy", "pandas", "pyarrow", "scipy", "matplotlib",
-        "io", "warnings", "copy",
+        "io", "warnings", "copy", "time", "contextlib", "zoneinfo", "abc", "pprint",
+        "operator",
     }
 )  # fmt: skip
+# `from __future__ import annotations` is a compiler switch, not a module the cell uses.
+FUTURE_MODULE = "__future__"
 
 # Submodules of allowed packages that reach native code, subprocesses, pickle, the file
 # system or the network. Importing them, or reaching them by attribute, is refused.
@@ -190,7 +196,7 @@ CAPABILITY_ATTRIBUTES = frozenset(
         "import_module", "import_optional_dependency", "load_module", "exec_module",
         "find_spec", "find_module", "resolve_name", "load_backend_module", "module_from_spec",
         # string evaluation, class building and attribute access by name
-        "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "singledispatch",
+        "get_type_hints", "ForwardRef", "singledispatch",
         "singledispatchmethod", "make_dataclass", "SimpleNamespace", "CodeType",
         "FunctionType", "LambdaType", "FrameType", "TracebackType", "new_class",
         "update_wrapper",
@@ -214,6 +220,11 @@ DENIED_MEMBERS = {
     "functools": frozenset({"singledispatch", "singledispatchmethod", "update_wrapper"}),
     "typing": frozenset({"get_type_hints", "ForwardRef"}),
     "dataclasses": frozenset({"make_dataclass"}),
+    # contextlib.chdir moves the working directory that strict's file reads are held to.
+    "contextlib": frozenset({"chdir"}),
+    "time": frozenset({"clock_settime", "clock_settime_ns", "tzset"}),
+    # reset_tzpath points zoneinfo at any directory to read files from.
+    "zoneinfo": frozenset({"reset_tzpath", "TZPATH"}),
 }
 CAPABILITY_SUBSTRINGS = ("pickle", "marshal", "subprocess", "ctypes", "popen", "dlopen")
 
@@ -258,6 +269,26 @@ GENERIC_IO_FUNCTIONS = frozenset(
 # pandas option setters: a computed key could set `plotting.backend` (imports a module).
 OPTION_SETTERS = frozenset({"set_option", "option_context"})
 RC_SETTERS = frozenset({"rc_context", "update"})
+
+# The readers among IO_FUNCTIONS: strict lets them read a literal relative path inside the
+# working directory (`pd.read_csv("data/sales.csv")`); writers only ever get a buffer.
+READ_FUNCTIONS = frozenset(
+    {
+        "read_csv", "read_table", "read_fwf", "read_json", "read_html", "read_excel",
+        "read_parquet", "read_feather", "read_orc", "read_sas", "read_spss", "read_stata",
+        "ExcelFile", "load", "loadtxt", "genfromtxt", "fromregex", "recfromcsv",
+        "recfromtxt", "imread", "ParquetFile", "ParquetDataset", "read_schema",
+        "read_metadata", "open_csv", "loadmat", "mmread", "TextFileReader", "StataReader",
+        "read_sas7bdat",
+    }
+)  # fmt: skip
+# Call names that look like file access by their shape (a reader or writer nobody listed):
+# a path, URL or file name passed straight to one of them is refused in strict.
+FILE_CALL_NAME = re.compile(
+    r"^(?:read|load|open|save|write|dump|import|imread|imsave|thumbnail|use$|from_?file)"
+    r"|file|path|url|dir(?:ectory)?$",
+    re.IGNORECASE,
+)
 
 # Keyword names that carry the path (or buffer) in the I/O functions above.
 IO_PATH_KEYWORDS = frozenset(
@@ -317,7 +348,12 @@ CONVENTIONAL_ALIASES = {
 
 # pandas methods that evaluate a string expression.
 QUERY_METHODS = frozenset({"query", "eval"})
-QUERY_FORBIDDEN_KEYWORDS = frozenset({"local_dict", "global_dict", "resolvers", "level"})
+QUERY_FORBIDDEN_KEYWORDS = frozenset({"local_dict", "global_dict", "resolvers", "level", "target"})
+# engine="python"/parser="python" evaluate with Python's own semantics: literal pandas only.
+QUERY_ENGINE_KEYWORDS = {
+    "engine": frozenset({"numexpr"}),
+    "parser": frozenset({"pandas"}),
+}
 
 # Factories that build classes from runtime attribute names.
 ENUM_FACTORIES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})

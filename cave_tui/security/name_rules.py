@@ -93,9 +93,9 @@ class StringRule(SecurityRule):
     """String literals that only make sense as part of an escape.
 
     Dunder names (`"__class__"`, `"__globals__"`: used with subscripts, dicts and
-    setattr-like APIs), paths outside the working directory and URLs, matplotlib/pandas
-    settings that import modules or run programs, format fields that walk into private
-    attributes, and string annotations that are not plain type names.
+    setattr-like APIs), matplotlib/pandas settings that import modules or run programs,
+    format fields that walk into private attributes, and string annotations that are not
+    plain type names. Paths and URLs are data here; `IORule` judges the calls they reach.
     """
 
     node_types = (ast.Constant,)
@@ -138,11 +138,7 @@ class StringRule(SecurityRule):
             return None
         if self.strict and "__" in text and _DUNDER_INSIDE.search(text):
             return f"string {short!r} contains a dunder name"
-        if self.strict:
-            if (first in "~/.\\" or "://" in text or text[1:2] == ":") and L.PATH_PREFIX.match(
-                text
-            ):
-                return f"file paths and URLs ({short!r}) are not allowed"
+        if self.strict:  # paths and URLs are data here; io_rules judges the calls they reach
             if L.RISKY_CONFIG_STRING.match(text):
                 return f"setting {short!r} makes libraries import modules or run programs"
             if ("<" in text or "file:" in text) and L.XML_EXTERNAL.search(text):

@@ -216,7 +216,7 @@ def test_prompt_lines_are_one_short_line(standard, strict):
         line = checker.prompt_line()
         assert line.startswith(f"Security policy: {checker.policy}")
         assert "\n" not in line and len(line) < 300
-    assert "no file or network access" in strict.prompt_line()
+    assert "write to io.BytesIO/StringIO; no network" in strict.prompt_line()
 
 
 def test_extra_imports_extend_the_strict_allow_list():
@@ -254,7 +254,9 @@ def test_standard_allows_ordinary_file_work(standard):
         ('df.query("a > 1 and b == @lim")', 'df.query(f"a > {lim}")', "QueryRule"),
         ('df.query("`my col` > 1")', 'df.query("@lim.real > 1")', "QueryRule"),
         ("import io\nbuf = io.BytesIO()\ndf.to_parquet(buf)", "df.to_parquet(buf)", "IORule"),
-        ("import io\npd.read_csv(io.StringIO(text))", 'pd.read_csv("data.csv")', "IORule"),
+        ("import io\npd.read_csv(io.StringIO(text))", 'pd.read_csv("/data.csv")', "IORule"),
+        ('pd.read_csv("data/sales.csv")', 'pd.read_csv("../sales.csv")', "IORule"),
+        ('pd.read_parquet("./t.parquet")', 'df.to_parquet("t.parquet")', "IORule"),
         ("df.to_csv(index=False)", "df.to_csv(path)", "IORule"),
         ("import pandas as pd\npd.api.types.is_numeric_dtype", "import typing\ntyping.types",
          "ModuleRule"),
@@ -264,7 +266,7 @@ def test_standard_allows_ordinary_file_work(standard):
         ("class A:\n    def __repr__(self):\n        return 'A'",
          "class A:\n    def __getattr__(self, n):\n        return n", "HookRule"),
         ("for _ in range(2):\n    pass", "_ih", "NameRule"),
-        ('label = "km/h"', 'label = "/etc/passwd"', "StringRule"),
+        ('s.str.replace("https://", "")', 'thumbnail("/etc/passwd", buf)', "IORule"),
         ("import enum\nE = enum.Enum('E', 'A B')", "import enum\nE = enum.Enum('E', names)",
          "ReflectionRule"),
         ("import io\nbuf = io.BytesIO()\nnp.load(buf)", "np.load(buf, allow_pickle=True)",

@@ -1,0 +1,148 @@
+"""Attribute getters and classes made at run time from names the checker cannot see.
+
+`operator.attrgetter("__globals__")` and `type(x)("E", (), ns)` reach the same places as
+`getattr(f, name)` and `type("E", (), ns)`, which `ReflectionRule` already holds to literal,
+allowed names; these rules hold their spellings to the same standard.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from cave_tui.security.cell import Cell, literal_str
+from cave_tui.security.rules import SecurityRule
+from cave_tui.security.violations import SecurityViolation
+
+_GETTERS = frozenset({"attrgetter", "methodcaller"})
+# Metaclasses an ordinary class may name: abstract base classes and enums.
+_METACLASSES = frozenset({"ABCMeta", "EnumMeta", "EnumType"})
+
+
+class AttrGetterRule(SecurityRule):
+    """`operator.attrgetter`/`methodcaller`: direct calls with literal, allowed names only.
+
+    `attrgetter("a.b", "c")` and `methodcaller("sum", axis=1)` are ordinary; a computed
+    name (`attrgetter("__glo" + "bals__")`, `attrgetter(name)`), a private or refused name,
+    or passing the getter itself around is not.
+    """
+
+    node_types = (ast.Name, ast.Attribute, ast.Call)
+
+    def name_problem(self, name: str) -> str | None:
+        if name in _GETTERS:
+            return f"'{name}' reads attributes by name; call operator.{name}('name') directly"
+        return None
+
+    @staticmethod
+    def _getter(cell: Cell, node: ast.AST) -> str | None:
+        """Which getter *node* names: `attrgetter`, `operator.methodcaller`, an alias."""
+        if isinstance(node, ast.Attribute) and node.attr in _GETTERS:
+            return node.attr
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id in _GETTERS:
+                return node.id
+            bound = cell.import_aliases.get(node.id, "")
+            tail = bound.rpartition(".")[2]
+            if tail in _GETTERS:
+                return tail
+        return None
+
+    def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
+        for node in [*cell.nodes(ast.Name), *cell.nodes(ast.Attribute)]:
+            getter = self._getter(cell, node)
+            if getter is None:
+                continue
+            call = cell.call_of.get(id(node))
+            if call is None:
+                yield cell.violation(
+                    self.name, node, f"'{getter}' may only be called directly with literal names"
+                )
+                continue
+            problem = self._call_problem(cell, getter, call)
+            if problem:
+                yield cell.violation(self.name, call, problem)
+
+    @staticmethod
+    def _call_problem(cell: Cell, getter: str, call: ast.Call) -> str | None:
+        names = call.args if getter == "attrgetter" else call.args[:1]
+        if getter == "attrgetter" and call.keywords:
+            return "attrgetter() takes no keywords"
+        if not names or any(isinstance(a, ast.Starred) for a in call.args):
+            return f"{getter}() needs literal attribute names"
+        for arg in names:
+            text = literal_str(arg)
+            if text is None:
+                return f"{getter}() needs string literals as names, not computed ones"
+            for part in text.split("."):
+                problem = cell.name_problem(part)
+                if part.startswith("_") or problem:
+                    reason = problem or "names starting with '_' are private"
+                    return f"{getter}({text!r}): {reason}"
+        return None
+
+
+class ClassFactoryRule(SecurityRule):
+    """Classes built by calling a class's type: `type(x)("E", (), ns)`, `x.__class__(...)`.
+
+    The one-argument `type(x)` is ordinary; calling what it returns with three arguments
+    builds a class from a namespace dict whose keys may be computed (a `__reduce__` made of
+    pieces). `type(self)(a, b, c)` inside a method stays allowed. Names bound to
+    `type(...)` in the cell count too, and so does a `metaclass=` other than ABCMeta/Enum's.
+    """
+
+    node_types = (ast.Call, ast.ClassDef)
+
+    @staticmethod
+    def _is_type_call(node: ast.AST) -> bool:
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "type"
+            and len(node.args) == 1
+        )
+
+    def _makes_class(self, node: ast.AST, type_names: set[str]) -> bool:
+        """*node* evaluates to the type of something (`type(x)`, `x.__class__`)."""
+        if self._is_type_call(node):
+            assert isinstance(node, ast.Call)
+            return not self._is_self(node.args[0])
+        if isinstance(node, ast.Attribute) and node.attr == "__class__":
+            return not self._is_self(node.value)
+        return isinstance(node, ast.Name) and node.id in type_names
+
+    @staticmethod
+    def _is_self(node: ast.AST) -> bool:
+        return isinstance(node, ast.Name) and node.id in ("self", "cls")
+
+    def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
+        type_names = {
+            target.id
+            for assign in cell.nodes(ast.Assign)
+            if self._is_type_call(assign.value)
+            or (isinstance(assign.value, ast.Attribute) and assign.value.attr == "__class__")
+            for target in assign.targets
+            if isinstance(target, ast.Name)
+        }
+        for call in cell.nodes(ast.Call):
+            if len(call.args) + len(call.keywords) >= 3 and self._makes_class(
+                call.func, type_names
+            ):
+                yield cell.violation(
+                    self.name,
+                    call,
+                    "calling a type with three arguments builds a class; write a class "
+                    "statement instead",
+                )
+        for klass in cell.nodes(ast.ClassDef):
+            for keyword in klass.keywords:
+                if keyword.arg != "metaclass":
+                    continue
+                value = keyword.value
+                name = value.attr if isinstance(value, ast.Attribute) else None
+                if isinstance(value, ast.Name):
+                    name = value.id
+                if name not in _METACLASSES:
+                    yield cell.violation(
+                        self.name, keyword, "only ABCMeta or an Enum metaclass may be named"
+                    )
