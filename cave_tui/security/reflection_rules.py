@@ -239,7 +239,12 @@ class QueryRule(SecurityRule):
                 and literal_str(k.value) not in (L.QUERY_ENGINE_KEYWORDS[k.arg])
             ):
                 allowed = " or ".join(repr(v) for v in sorted(L.QUERY_ENGINE_KEYWORDS[k.arg]))
-                yield cell.violation(self.name, k, f".{method}({k.arg}=...) may only be {allowed}")
+                yield cell.violation(
+                    self.name,
+                    k,
+                    f".{method}({k.arg}=...) may only be {allowed}; for string methods use "
+                    "boolean indexing (df[df.name.str.startswith('a')])",
+                )
         expr_node = call.args[0] if call.args else None
         for k in call.keywords:
             if k.arg == "expr":
