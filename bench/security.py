@@ -32,10 +32,13 @@ def _imports() -> None:
 def analysis_cell(lines: int = LINES) -> str:
     """A realistic cell of exactly *lines* lines made of the benign corpus."""
     _imports()
-    from tests.security.corpus import BENIGN, SETUP
+    from tests.security.benign_everyday import ALL_BENIGN
+    from tests.security.corpus import SETUP
 
     parts = [SETUP]
-    for cell in BENIGN:
+    for cell in ALL_BENIGN:
+        if cell.strict_reason:
+            continue
         parts.append(f"# --- {cell.name}\n{cell.code}\n")
     text = "\n".join(parts).splitlines()
     while len(text) < lines:
