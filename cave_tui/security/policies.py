@@ -17,6 +17,7 @@ from typing import Any
 from cave_tui.security import lists as L
 from cave_tui.security.dynamic_rules import AttrGetterRule, ClassFactoryRule
 from cave_tui.security.io_rules import DeserializationRule, IORule
+from cave_tui.security.lenient_rules import LiteralNameRule, QueryTextRule
 from cave_tui.security.module_rules import HostRule, ModuleRule
 from cave_tui.security.name_rules import HookRule, NameRule, StringRule
 from cave_tui.security.reflection_rules import FormatRule, QueryRule, ReflectionRule
@@ -99,6 +100,8 @@ def _standard(extras: list[str]) -> PolicySpec:
         StringRule(strict=False),
         HostRule(),
         ConstantSizeRule(),
+        LiteralNameRule(),
+        QueryTextRule(),
     ]
     summary = (
         "Security policy: standard (no os/sys/subprocess/shutil/socket/ctypes/importlib/"
