@@ -83,49 +83,55 @@ class AttrGetterRule(SecurityRule):
 
 
 class ClassFactoryRule(SecurityRule):
-    """Classes built by calling a class's type: `type(x)("E", (), ns)`, `x.__class__(...)`.
+    """Classes built by calling a type: `type(x)("E", (), ns)`, `x.__class__(...)`, `ABCMeta(...)`.
 
     The one-argument `type(x)` is ordinary; calling what it returns with three arguments
     builds a class from a namespace dict whose keys may be computed (a `__reduce__` made of
-    pieces). `type(self)(a, b, c)` inside a method stays allowed. Names bound to
-    `type(...)` in the cell count too, and so does a `metaclass=` other than ABCMeta/Enum's.
+    pieces). So is calling a metaclass (`abc.ABCMeta`, `enum.EnumMeta`). A three-argument
+    call is refused when its callee is, or is computed from (`[type(x)][0]`, `(t := ...)`,
+    a name bound to one), such an expression; `type(self)(a, b, c)` in a method stays
+    allowed. `metaclass=` may only name ABCMeta or Enum's.
     """
 
     node_types = (ast.Call, ast.ClassDef)
 
     @staticmethod
-    def _is_type_call(node: ast.AST) -> bool:
-        return (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "type"
-            and len(node.args) == 1
-        )
-
-    def _makes_class(self, node: ast.AST, type_names: set[str]) -> bool:
-        """*node* evaluates to the type of something (`type(x)`, `x.__class__`)."""
-        if self._is_type_call(node):
-            assert isinstance(node, ast.Call)
-            return not self._is_self(node.args[0])
-        if isinstance(node, ast.Attribute) and node.attr == "__class__":
-            return not self._is_self(node.value)
-        return isinstance(node, ast.Name) and node.id in type_names
-
-    @staticmethod
     def _is_self(node: ast.AST) -> bool:
         return isinstance(node, ast.Name) and node.id in ("self", "cls")
 
+    def _type_source(self, node: ast.AST) -> bool:
+        """*node* is a type of something: `type(x)`, `x.__class__`, a metaclass by name."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "type" and len(node.args) == 1:
+                return not self._is_self(node.args[0])
+            if node.func.id == "getattr" and len(node.args) >= 2:
+                return literal_str(node.args[1]) == "__class__"
+        if isinstance(node, ast.Attribute) and node.attr == "__class__":
+            return not self._is_self(node.value)
+        name = node.attr if isinstance(node, ast.Attribute) else None
+        if isinstance(node, ast.Name):
+            name = node.id
+        return name is not None and (name.endswith("Meta") or name == "EnumType")
+
+    def _computes_type(self, node: ast.AST, type_names: set[str]) -> bool:
+        for sub in ast.walk(node):
+            if self._type_source(sub):
+                return True
+            if isinstance(sub, ast.Name) and sub.id in type_names:
+                return True
+        return False
+
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
-        type_names = {
-            target.id
-            for assign in cell.nodes(ast.Assign)
-            if self._is_type_call(assign.value)
-            or (isinstance(assign.value, ast.Attribute) and assign.value.attr == "__class__")
-            for target in assign.targets
-            if isinstance(target, ast.Name)
-        }
+        type_names: set[str] = set()
+        for _ in range(3):  # names bound from names bound from type(...), a few levels deep
+            for assign in cell.nodes(ast.Assign, ast.NamedExpr, ast.AnnAssign):
+                value = assign.value
+                if value is None or not self._computes_type(value, type_names):
+                    continue
+                targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
+                type_names.update(t.id for t in targets if isinstance(t, ast.Name))
         for call in cell.nodes(ast.Call):
-            if len(call.args) + len(call.keywords) >= 3 and self._makes_class(
+            if len(call.args) + len(call.keywords) >= 3 and self._computes_type(
                 call.func, type_names
             ):
                 yield cell.violation(

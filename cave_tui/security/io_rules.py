@@ -110,6 +110,13 @@ class IORule(SecurityRule):
 
     def _check_call(self, cell: Cell, node: ast.Call) -> Iterator[SecurityViolation]:
         name = call_name(node.func)
+        for k in node.keywords:
+            if k.arg == "mmap_mode" and not (
+                isinstance(k.value, ast.Constant) and k.value.value in L.READ_ONLY_MMAP_MODES
+            ):
+                yield cell.violation(
+                    self.name, k, "mmap_mode other than 'r' or 'c' writes to the file"
+                )
         if name == "getattr" and len(node.args) >= 2:
             attr = literal_str(node.args[1])
             if attr in L.IO_FUNCTIONS or attr in L.CALLED_CAPABILITIES:

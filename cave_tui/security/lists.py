@@ -36,7 +36,12 @@ STRICT_ALLOWED_IMPORTS = frozenset(
     }
 )  # fmt: skip
 # `from __future__ import annotations` is a compiler switch, not a module the cell uses.
+# barry_as_FLUFL changes the grammar (`<>`), so the checker and IPython would disagree.
 FUTURE_MODULE = "__future__"
+FUTURE_FEATURES = frozenset(
+    {"annotations", "generator_stop", "division", "absolute_import", "print_function",
+     "unicode_literals", "with_statement", "generators", "nested_scopes"}
+)  # fmt: skip
 
 # Submodules of allowed packages that reach native code, subprocesses, pickle, the file
 # system or the network. Importing them, or reaching them by attribute, is refused.
@@ -350,10 +355,12 @@ CONVENTIONAL_ALIASES = {
 QUERY_METHODS = frozenset({"query", "eval"})
 QUERY_FORBIDDEN_KEYWORDS = frozenset({"local_dict", "global_dict", "resolvers", "level", "target"})
 # engine="python"/parser="python" evaluate with Python's own semantics: literal pandas only.
-QUERY_ENGINE_KEYWORDS = {
-    "engine": frozenset({"numexpr"}),
-    "parser": frozenset({"pandas"}),
+QUERY_ENGINE_KEYWORDS: dict[str, frozenset[str | None]] = {
+    "engine": frozenset({"numexpr", None}),
+    "parser": frozenset({"pandas", None}),
 }
+# np.load(mmap_mode=...) maps the file; "r+"/"w+" write through to it.
+READ_ONLY_MMAP_MODES = frozenset({None, "r", "c"})
 
 # Factories that build classes from runtime attribute names.
 ENUM_FACTORIES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})

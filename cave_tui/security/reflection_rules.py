@@ -234,11 +234,10 @@ class QueryRule(SecurityRule):
         for k in call.keywords:
             if k.arg in L.QUERY_FORBIDDEN_KEYWORDS:
                 yield cell.violation(self.name, k, f".{method}({k.arg}=...) is not allowed")
-            elif (
-                k.arg in L.QUERY_ENGINE_KEYWORDS
-                and literal_str(k.value) not in (L.QUERY_ENGINE_KEYWORDS[k.arg])
+            elif k.arg in L.QUERY_ENGINE_KEYWORDS and not self._literal_in(
+                k.value, L.QUERY_ENGINE_KEYWORDS[k.arg]
             ):
-                allowed = " or ".join(repr(v) for v in sorted(L.QUERY_ENGINE_KEYWORDS[k.arg]))
+                allowed = " or ".join(repr(v) for v in L.QUERY_ENGINE_KEYWORDS[k.arg] if v)
                 yield cell.violation(
                     self.name,
                     k,
@@ -261,6 +260,10 @@ class QueryRule(SecurityRule):
             )
             return
         yield from self._check_text(cell, expr_node, method, text)
+
+    @staticmethod
+    def _literal_in(node: ast.AST, allowed: frozenset[str | None]) -> bool:
+        return isinstance(node, ast.Constant) and node.value in allowed
 
     def _check_text(
         self, cell: Cell, at: ast.AST, method: str, text: str

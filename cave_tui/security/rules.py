@@ -6,7 +6,6 @@ every node of the types in `node_types` (every node if it is None).
 """
 
 from __future__ import annotations
-import __future__
 
 import ast
 import re
@@ -16,6 +15,7 @@ from cave_tui.security.cell import Cell, call_name
 from cave_tui.security.lists import (
     ALLOWED_DUNDER_ATTRIBUTES,
     DENIED_MODULE_WORDS,
+    FUTURE_FEATURES,
     FUTURE_MODULE,
 )
 from cave_tui.security.resolve import ModuleResolver
@@ -138,8 +138,7 @@ class ImportRule(SecurityRule):
             return
         module = node.module or ""
         if module == FUTURE_MODULE and all(
-            alias.name in __future__.all_feature_names and alias.asname is None
-            for alias in node.names
+            alias.name in FUTURE_FEATURES and alias.asname is None for alias in node.names
         ):
             return  # a compiler switch (`from __future__ import annotations`), not a module
         problem = self._module_problem(module)

@@ -68,6 +68,10 @@ CLOSED: list[ClassedEscape] = [
     C(K.RUNTIME_CODE, "getattr with a computed name", "getattr(df, prefix + suffix)"),
     C(K.RUNTIME_CODE, "functools.reduce walks attributes with getattr", 'import functools\nfunctools.reduce(getattr, names, obj)'),
     C(K.RUNTIME_CODE, "a class with a metaclass made at run time", "class Sneaky(metaclass=maker):\n    pass"),
+    C(K.RUNTIME_CODE, "an allowed metaclass called as a class factory", 'import abc\nabc.ABCMeta("Z", (), namespace)'),
+    C(K.RUNTIME_CODE, "type() of a type smuggled through a list", '[type(int)][0]("W", (), {})'),
+    C(K.RUNTIME_CODE, "type() of a type bound by a walrus", '(maker := type(int))("V", (), {})'),
+    C(K.RUNTIME_CODE, "a grammar-changing future import", "from __future__ import barry_as_FLUFL"),
     # -- data-library readers and writers ----------------------------------------------------
     C(K.DATA_IO, "overwrites a system file with CSV", 'df.to_csv("/etc/cron.d/job")'),
     C(K.DATA_IO, "reads a private key as CSV", 'import pandas as pd\npd.read_csv("/root/.ssh/id_rsa")'),
@@ -86,6 +90,7 @@ CLOSED: list[ClassedEscape] = [
     C(K.DATA_IO, "sqlite3 ATTACH creates a file", "import sqlite3\nsqlite3.connect(':memory:').execute(\"ATTACH 'x.db' AS x\")"),
     C(K.DATA_IO, "a writer nobody listed, named like one, given a path", 'import matplotlib.image as mimg\nmimg.thumbnail("in.png", "/tmp/out.png")'),
     C(K.DATA_IO, "a path keyword to an unknown function", 'render(table, fname="/var/www/index.html")'),
+    C(K.DATA_IO, "a writable memory map of a file in the directory", 'import numpy as np\nnp.load("weights.npy", mmap_mode="r+")'),
     # -- resource exhaustion -----------------------------------------------------------------
     C(K.EXHAUSTION, "an integer with ten billion digits", "n = 10**10**10"),
     C(K.EXHAUSTION, "a terabyte string", "s = 'a' * 10**12"),
