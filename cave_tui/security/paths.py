@@ -21,7 +21,11 @@ def looks_like_path(text: str) -> bool:
 
 
 def is_local_path(text: str) -> bool:
-    """A relative path that stays inside the working directory (no `..`, `~`, scheme)."""
+    """A relative path that stays inside the working directory (no `..`, `~`, scheme).
+
+    Hidden files and directories (`.env`, `.git/config`) are refused too: they hold
+    credentials and settings, not data.
+    """
     if not text or "\x00" in text or text.strip() != text:
         return False
     while text.startswith("./"):
@@ -29,4 +33,4 @@ def is_local_path(text: str) -> bool:
     if PATH_PREFIX.match(text) or _SCHEME.match(text) or text.startswith(("~", "\\")):
         return False
     parts = re.split(r"[\\/]+", text)
-    return ".." not in parts and not any(p.startswith("~") for p in parts)
+    return not any(p.startswith((".", "~")) for p in parts)

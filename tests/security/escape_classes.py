@@ -90,6 +90,7 @@ CLOSED: list[ClassedEscape] = [
     C(K.DATA_IO, "sqlite3 ATTACH creates a file", "import sqlite3\nsqlite3.connect(':memory:').execute(\"ATTACH 'x.db' AS x\")"),
     C(K.DATA_IO, "a writer nobody listed, named like one, given a path", 'import matplotlib.image as mimg\nmimg.thumbnail("in.png", "/tmp/out.png")'),
     C(K.DATA_IO, "a path keyword to an unknown function", 'render(table, fname="/var/www/index.html")'),
+    C(K.DATA_IO, "reads the credentials file of the project", 'import pandas as pd\npd.read_csv(".env", sep="=")'),
     C(K.DATA_IO, "a writable memory map of a file in the directory", 'import numpy as np\nnp.load("weights.npy", mmap_mode="r+")'),
     # -- resource exhaustion -----------------------------------------------------------------
     C(K.EXHAUSTION, "an integer with ten billion digits", "n = 10**10**10"),
