@@ -117,8 +117,10 @@ PICKLE_HOOKS = frozenset(
     }
 )  # fmt: skip
 
-# IPython's own history/namespace variables (single underscore).
+# IPython's own history/namespace variables (single underscore), and `In`/`Out`, the same
+# history lists under public names (refused when the cell does not bind them itself).
 IPYTHON_PRIVATE_NAME = re.compile(r"^_(i{1,3}|i\d+|\d+|ih|oh|dh|sh|exit_code)$")
+IPYTHON_HISTORY_NAMES = frozenset({"In", "Out"})
 
 # -- attributes ------------------------------------------------------------------------------
 # Frame, code and generator introspection: the way from any function or generator to the

@@ -18,7 +18,8 @@ class NameRule(SecurityRule):
     """Dunder names (`__builtins__`, `__import__`, `__loader__`) and IPython's history names.
 
     `strict=True` refuses every name starting with `__` (bar `__name__`/`__doc__`, and
-    `__slots__` in a class body) and IPython's `_ih`/`_oh`/`_i3`-style variables.
+    `__slots__` in a class body) and IPython's `_ih`/`_oh`/`_i3`-style variables, and reads
+    of `In`/`Out` (the same history) unless the cell binds them itself.
     """
 
     node_types = (ast.Name,)
@@ -29,6 +30,15 @@ class NameRule(SecurityRule):
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
         for node in cell.nodes(ast.Name):
             name = node.id
+            if (
+                self.strict
+                and name in L.IPYTHON_HISTORY_NAMES
+                and isinstance(node.ctx, ast.Load)
+                and name not in cell.assigned_names
+            ):
+                yield cell.violation(
+                    self.name, node, f"IPython history variable '{name}' is not allowed"
+                )
             if not name.startswith("_"):
                 continue
             if name.startswith("__"):

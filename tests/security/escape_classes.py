@@ -106,6 +106,8 @@ CLOSED: list[ClassedEscape] = [
     C(K.IPYTHON, "the input history names IPython keeps", "_ih[-1]"),
     C(K.IPYTHON, "a line magic runs a shell", "%sx id"),
     C(K.IPYTHON, "IPython's module, imported", "import IPython\nIPython.get_ipython()"),
+    C(K.IPYTHON, "the input history under its public name", 'In.append("rewritten history")'),
+    C(K.IPYTHON, "IPython's own open() in the namespace", 'open("notes.txt", "w")'),
 ]
 
 # Classes no static check closes: they must pass the checker (and be stopped by the kernel

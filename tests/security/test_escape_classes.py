@@ -58,7 +58,7 @@ def test_counts_per_class(checkers, capsys):
     assert sum(blocked["strict"].values()) == len(CLOSED)
     # standard allows files, but never pickle readers, IPython's shell or literal bombs.
     assert blocked["standard"][EscapeClass.EXHAUSTION] == total[EscapeClass.EXHAUSTION]
-    shell = [e for e in CLOSED if e.kind is EscapeClass.IPYTHON and "_ih" not in e.code]
+    shell = [e for e in CLOSED if e.kind is EscapeClass.IPYTHON and "history" not in e.achieves]
     assert shell and all(checkers["standard"].check(e.code) for e in shell)
     pickles = [e for e in CLOSED if "pickle" in e.code.lower() and "read" in e.code]
     assert pickles and all(checkers["standard"].check(e.code) for e in pickles)
