@@ -50,6 +50,13 @@ STRICT_DENIED_SUBMODULES = frozenset(
         "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing", "numpy.core",
         "pandas.io.clipboard", "pandas.io.clipboards", "pandas.io.pickle", "pandas.io.common",
         "pandas.io.sql", "pandas.compat.pickle_compat", "pandas.util._tester",
+        # pandas' expression engine: `Expr(text)()` evaluates a string the cell computed,
+        # past QueryRule. `pd.eval`/`df.query` use it internally and stay allowed.
+        "pandas.core.computation.expr", "pandas.core.computation.engines",
+        "pandas.core.computation.scope", "pandas.core.computation.ops",
+        "pandas.core.computation.pytables", "pandas.core.computation.parsing",
+        "pandas.core.computation.align", "pandas.core.computation.expressions",
+        "pandas.core.computation.api", "pandas.core.computation.common",
         "pyarrow.cffi", "pyarrow.jvm", "pyarrow.fs", "pyarrow.hdfs", "pyarrow.flight",
         "pyarrow.plasma", "pyarrow.cuda", "pyarrow.dataset", "pyarrow.orc", "pyarrow.util",
         "pyarrow.tests", "pyarrow.substrait",

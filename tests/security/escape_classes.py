@@ -55,6 +55,9 @@ CLOSED: list[ClassedEscape] = [
     C(K.EVAL_SCOPE, "pd.eval imported under another name, fed a variable", "from pandas import eval as evaluate\nevaluate(expr)"),
     C(K.EVAL_SCOPE, "global_dict replaces the scope of a query", 'df.query("a > lim", global_dict={"lim": payload})'),
     C(K.EVAL_SCOPE, "pd.eval on an f-string", 'import pandas as pd\npd.eval(f"{left} + {right}")'),
+    C(K.EVAL_SCOPE, "pandas' expression engine called on a computed string", "import pandas as pd\npd.core.computation.expr.Expr(text)()"),
+    C(K.EVAL_SCOPE, "the Python engine class imported directly", "from pandas.core.computation.engines import PythonEngine"),
+    C(K.EVAL_SCOPE, "the engine table of pd.eval", 'from pandas.core.computation.eval import ENGINES\nENGINES["python"]'),
     # -- code and class objects made at run time ---------------------------------------------
     C(K.RUNTIME_CODE, "builds a function from a code object", "import types\ntypes.FunctionType(code, {})"),
     C(K.RUNTIME_CODE, "builds a code object by hand", "import types\ntypes.CodeType(0, 0, 0, 0, 0, 0, b'', (), (), (), '', '', 0, b'')"),
