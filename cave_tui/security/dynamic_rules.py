@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from cave_tui.security import lists as L
 from cave_tui.security.cell import Cell, literal_str
 from cave_tui.security.rules import SecurityRule
 from cave_tui.security.violations import SecurityViolation
@@ -80,6 +81,48 @@ class AttrGetterRule(SecurityRule):
                     reason = problem or "names starting with '_' are private"
                     return f"{getter}({text!r}): {reason}"
         return None
+
+
+class DispatchNameRule(SecurityRule):
+    """pandas dispatch by name: `df.agg("_mgr")` reads `df._mgr` like `getattr` would.
+
+    Literal function names given to `agg`/`aggregate`/`apply`/`transform` (directly, in a
+    list, as dict values, or as the second item of a named aggregation) must be names the
+    cell could write as `.name`. Column names (dict keys, the first item) are data. A name
+    computed at run time is beyond the checker (docs/security.md lists it as open).
+    """
+
+    node_types = (ast.Call,)
+
+    def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
+        for call in cell.nodes(ast.Call):
+            method = call.func.attr if isinstance(call.func, ast.Attribute) else None
+            if method not in L.DISPATCH_METHODS:
+                continue
+            for node in self._function_names(call):
+                name = literal_str(node)
+                if name is None:
+                    continue
+                problem = cell.name_problem(name)
+                if name.startswith("_") or problem:
+                    reason = problem or "names starting with '_' are private"
+                    yield cell.violation(self.name, node, f".{method}({name!r}): {reason}")
+
+    @staticmethod
+    def _function_names(call: ast.Call) -> Iterator[ast.AST]:
+        values = [*call.args[:1], *(k.value for k in call.keywords if k.arg in (None, "func"))]
+        named = [k.value for k in call.keywords if k.arg not in (None, "func")]
+        for value in values:
+            if isinstance(value, ast.List | ast.Tuple):
+                yield from value.elts
+            elif isinstance(value, ast.Dict):
+                for item in value.values:
+                    yield from item.elts if isinstance(item, ast.List | ast.Tuple) else [item]
+            else:
+                yield value
+        for value in named:  # named aggregation: total=("units", "sum")
+            if isinstance(value, ast.Tuple) and len(value.elts) == 2:
+                yield value.elts[1]
 
 
 class ClassFactoryRule(SecurityRule):

@@ -206,6 +206,8 @@ CAPABILITY_ATTRIBUTES = frozenset(
         "dlopen", "pythonapi", "from_address", "addressof", "string_at", "memmove",
         "memset", "foreign_buffer", "as_strided", "DummyArray", "from_buffers",
         "LowLevelCallable", "build_and_import_extension",
+        # matplotlib imports the module named here when a figure is saved in that format
+        "register_backend",
         # importing by name
         "import_module", "import_optional_dependency", "load_module", "exec_module",
         "find_spec", "find_module", "resolve_name", "load_backend_module", "module_from_spec",
@@ -261,7 +263,7 @@ IO_FUNCTIONS = frozenset(
         "read_schema", "read_metadata", "write_to_dataset", "write_metadata", "OSFile",
         "memory_map", "create_memory_map", "input_stream", "output_stream", "open_csv",
         "write_csv", "write_feather", "open_file", "new_file", "open_stream",
-        "new_stream", "read_tensor", "write_tensor", "read_message",
+        "new_stream", "read_tensor", "write_tensor", "read_message", "MemoryMappedFile",
         "loadmat", "savemat", "mmread", "mmwrite", "rc_params_from_file", "TextFileReader",
         "StataReader", "read_sas7bdat",
     }
@@ -271,7 +273,7 @@ ALWAYS_IO_FUNCTIONS = frozenset(
     {"memmap", "DataSource", "fromfile", "tofile", "open_memmap", "OSFile", "memory_map",
      "create_memory_map", "read_sql", "read_sql_query", "read_sql_table", "to_sql",
      "read_clipboard", "to_clipboard", "HDFStore", "read_hdf", "to_hdf", "read_pickle",
-     "to_pickle", "rc_file", "read_gbq", "read_xml", "to_xml"}
+     "to_pickle", "rc_file", "read_gbq", "read_xml", "to_xml", "MemoryMappedFile"}
 )  # fmt: skip
 # I/O names too generic to refuse as plain references (`df.load` may be a column); their
 # aliases are caught when the chain resolves to a library function (`f = np.load`).
@@ -293,7 +295,8 @@ READ_FUNCTIONS = frozenset(
         "ExcelFile", "load", "loadtxt", "genfromtxt", "fromregex", "recfromcsv",
         "recfromtxt", "imread", "ParquetFile", "ParquetDataset", "read_schema",
         "read_metadata", "open_csv", "loadmat", "mmread", "TextFileReader", "StataReader",
-        "read_sas7bdat",
+        "read_sas7bdat", "input_stream", "open_file", "open_stream", "read_tensor",
+        "read_message",
     }
 )  # fmt: skip
 # Call names that look like file access by their shape (a reader or writer nobody listed):
@@ -359,6 +362,10 @@ CONVENTIONAL_ALIASES = {
     "sp": "scipy",
     "stats": "scipy.stats",
 }
+
+# pandas methods that call a method named by a string (`df.agg("sum")` is
+# `getattr(df, "sum")()`): literal names there are checked like attribute names.
+DISPATCH_METHODS = frozenset({"agg", "aggregate", "apply", "transform"})
 
 # pandas methods that evaluate a string expression.
 QUERY_METHODS = frozenset({"query", "eval"})

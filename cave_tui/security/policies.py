@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from cave_tui.security import lists as L
-from cave_tui.security.dynamic_rules import AttrGetterRule, ClassFactoryRule
+from cave_tui.security.dynamic_rules import AttrGetterRule, ClassFactoryRule, DispatchNameRule
 from cave_tui.security.io_rules import DeserializationRule, IORule
 from cave_tui.security.lenient_rules import LiteralNameRule, QueryTextRule
 from cave_tui.security.module_rules import HostRule, ModuleRule
@@ -139,6 +139,7 @@ def _strict(extras: list[str]) -> PolicySpec:
         NameRule(strict=True),
         ReflectionRule(),
         AttrGetterRule(),
+        DispatchNameRule(),
         ClassFactoryRule(),
         FormatRule(),
         query,

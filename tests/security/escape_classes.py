@@ -69,6 +69,8 @@ CLOSED: list[ClassedEscape] = [
     C(K.RUNTIME_CODE, "methodcaller with a private method name", 'from operator import methodcaller\nmethodcaller("_repr_html_")(df)'),
     C(K.RUNTIME_CODE, "attrgetter passed around as a value", "import operator\ngetters = [operator.attrgetter]"),
     C(K.RUNTIME_CODE, "getattr with a computed name", "getattr(df, prefix + suffix)"),
+    C(K.RUNTIME_CODE, "pandas dispatch reads a private attribute by name", 'df.agg("_mgr")'),
+    C(K.RUNTIME_CODE, "groupby dispatch to a pickle writer by name", 'df.groupby("k").apply("to_pickle")'),
     C(K.RUNTIME_CODE, "functools.reduce walks attributes with getattr", 'import functools\nfunctools.reduce(getattr, names, obj)'),
     C(K.RUNTIME_CODE, "a class with a metaclass made at run time", "class Sneaky(metaclass=maker):\n    pass"),
     C(K.RUNTIME_CODE, "an allowed metaclass called as a class factory", 'import abc\nabc.ABCMeta("Z", (), namespace)'),
@@ -93,6 +95,8 @@ CLOSED: list[ClassedEscape] = [
     C(K.DATA_IO, "sqlite3 ATTACH creates a file", "import sqlite3\nsqlite3.connect(':memory:').execute(\"ATTACH 'x.db' AS x\")"),
     C(K.DATA_IO, "a writer nobody listed, named like one, given a path", 'import matplotlib.image as mimg\nmimg.thumbnail("in.png", "/tmp/out.png")'),
     C(K.DATA_IO, "a path keyword to an unknown function", 'render(table, fname="/var/www/index.html")'),
+    C(K.DATA_IO, "creates a file through pyarrow's memory map", 'import pyarrow as pa\npa.MemoryMappedFile.create("big.bin", 10**9)'),
+    C(K.DATA_IO, "matplotlib imports a module named at run time when saving", 'from matplotlib.backend_bases import register_backend\nregister_backend("png", mod)'),
     C(K.DATA_IO, "reads the credentials file of the project", 'import pandas as pd\npd.read_csv(".env", sep="=")'),
     C(K.DATA_IO, "a writable memory map of a file in the directory", 'import numpy as np\nnp.load("weights.npy", mmap_mode="r+")'),
     # -- resource exhaustion -----------------------------------------------------------------
