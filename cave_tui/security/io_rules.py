@@ -133,6 +133,15 @@ class IORule(SecurityRule):
         ):
             yield cell.violation(self.name, node, f"'{name}()' with *args/**kwargs")
             return
+        if (
+            name in _DATA_FIRST
+            and len(node.args) == 1
+            and isinstance(node.func, ast.Attribute)
+            and not any(k.arg in L.IO_PATH_KEYWORDS for k in node.keywords)
+        ):
+            # `writer.write_table(t)`: a writer object's method; its sink was checked where
+            # the writer was made (pq.write_table(t) without a target is an error anyway).
+            return
         slot = 1 if name in _DATA_FIRST and len(node.args) >= 2 else 0
         target = node.args[slot] if len(node.args) > slot else None
         for k in node.keywords:

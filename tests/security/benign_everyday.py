@@ -866,6 +866,51 @@ first_big(sales["units"]), first_big([1, 2])
 """,
     ),
     B(
+        "named_agg_with_private_column",
+        """\
+events = pd.DataFrame({"_id": [1, 2, 3, 4], "user": ["a", "a", "b", "b"], "ms": [5, 7, 3, 9]})
+events.groupby("user").agg(n=("_id", "count"), slowest=("ms", "max"), total=("ms", "sum"))
+""",
+    ),
+    B(
+        "agg_transform_by_name",
+        """\
+summary = sales.groupby("region").agg({"units": ["sum", "mean"], "price": "max"})
+sales["cum_units"] = sales.groupby("region")["units"].transform("cumsum")
+summary.shape, sales["cum_units"].tolist()
+""",
+    ),
+    B(
+        "methodcaller_literal",
+        """\
+from operator import methodcaller
+upper = methodcaller("upper")
+strip_x = methodcaller("strip", "x")
+[upper(s) for s in ["a", "b"]], strip_x("xxhixx")
+""",
+    ),
+    B(
+        "arrow_ipc_buffer",
+        """\
+import pyarrow as pa
+table = pa.Table.from_pandas(sales[["region", "units"]])
+sink = pa.BufferOutputStream()
+with pa.ipc.new_file(sink, table.schema) as writer:
+    writer.write_table(table)
+reader = pa.ipc.open_file(pa.BufferReader(sink.getvalue()))
+reader.read_all().num_rows
+""",
+    ),
+    B(
+        "big_but_sane_sizes",
+        """\
+grid = np.zeros((1000, 1000))
+line = "=" * 72
+ids = list(range(100_000))
+grid.size, len(line), ids[-1], 2 ** 64, 10 ** 18
+""",
+    ),
+    B(
         "styler_bar_literal",
         """\
 styled = sales.style.format({"price": "{:.2f}", "units": "{:d}"}).highlight_max(subset=["units"])
