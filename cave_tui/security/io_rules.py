@@ -134,7 +134,7 @@ class IORule(SecurityRule):
             yield cell.violation(self.name, node, f"'{name}()' with *args/**kwargs")
             return
         if (
-            name in _DATA_FIRST
+            name == "write_table"
             and len(node.args) == 1
             and isinstance(node.func, ast.Attribute)
             and not any(k.arg in L.IO_PATH_KEYWORDS for k in node.keywords)

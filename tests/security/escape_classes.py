@@ -86,6 +86,7 @@ CLOSED: list[ClassedEscape] = [
     C(K.DATA_IO, "writes a parquet file", 'import pyarrow.parquet as pq\npq.write_table(table, "drop.parquet")'),
     C(K.DATA_IO, "writes a table into a database", 'df.to_sql("users", engine)'),
     C(K.DATA_IO, "writes a pickle", 'df.to_pickle("state.pkl")'),
+    C(K.DATA_IO, "an array pickles itself into a file", 'arr.dump("state.pkl")'),
     C(K.DATA_IO, "loads a pickle (runs code)", 'import pandas as pd\npd.read_pickle("state.pkl")'),
     C(K.DATA_IO, "np.load with pickles switched on", 'import numpy as np\nnp.load("arr.npy", allow_pickle=True)'),
     C(K.DATA_IO, "reads a path the cell computed", 'import pandas as pd\npd.read_parquet(folder + "/part-0.parquet")'),
