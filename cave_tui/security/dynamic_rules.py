@@ -16,6 +16,7 @@ from cave_tui.security.rules import SecurityRule
 from cave_tui.security.violations import SecurityViolation
 
 _GETTERS = frozenset({"attrgetter", "methodcaller"})
+Span = tuple[tuple[int, int], tuple[int, int]]  # (start, end) as (line, column)
 # Metaclasses an ordinary class may name: abstract base classes and enums.
 _METACLASSES = frozenset({"ABCMeta", "EnumMeta", "EnumType"})
 
@@ -156,27 +157,50 @@ class ClassFactoryRule(SecurityRule):
             name = node.id
         return name is not None and (name.endswith("Meta") or name == "EnumType")
 
-    def _computes_type(self, node: ast.AST, type_names: set[str]) -> bool:
-        for sub in ast.walk(node):
-            if self._type_source(sub):
-                return True
-            if isinstance(sub, ast.Name) and sub.id in type_names:
-                return True
-        return False
+    @staticmethod
+    def _span(node: ast.AST) -> Span:
+        start = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        end = (getattr(node, "end_lineno", 0) or 0, getattr(node, "end_col_offset", 0) or 0)
+        return start, end
+
+    def _contains_source(self, node: ast.AST, spans: list[Span]) -> bool:
+        """A type source lies inside *node* (compared by source position, no tree walk)."""
+        start, end = self._span(node)
+        return any(start <= s_start and s_end <= end for s_start, s_end in spans)
+
+    def _source_spans(self, cell: Cell) -> list[Span]:
+        """Where the type sources are: `type(x)`, `x.__class__`, metaclasses, and names
+        bound to an expression containing one (followed a few assignments deep)."""
+        sources = [
+            n
+            for n in [*cell.nodes(ast.Call), *cell.nodes(ast.Attribute), *cell.nodes(ast.Name)]
+            if self._type_source(n)
+        ]
+        spans = [self._span(n) for n in sources]
+        names: set[str] = set()
+        for _ in range(4):
+            if not spans:
+                break
+            bound: set[str] = set()
+            for assign in cell.nodes(ast.Assign, ast.NamedExpr, ast.AnnAssign):
+                if assign.value is not None and self._contains_source(assign.value, spans):
+                    targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
+                    bound.update(t.id for t in targets if isinstance(t, ast.Name))
+            if not bound - names:
+                break
+            names |= bound
+            spans += [
+                self._span(n)
+                for n in cell.nodes(ast.Name)
+                if n.id in names and isinstance(n.ctx, ast.Load)
+            ]
+        return spans
 
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
-        type_names: set[str] = set()
-        for _ in range(3):  # names bound from names bound from type(...), a few levels deep
-            for assign in cell.nodes(ast.Assign, ast.NamedExpr, ast.AnnAssign):
-                value = assign.value
-                if value is None or not self._computes_type(value, type_names):
-                    continue
-                targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
-                type_names.update(t.id for t in targets if isinstance(t, ast.Name))
-        for call in cell.nodes(ast.Call):
-            if len(call.args) + len(call.keywords) >= 3 and self._computes_type(
-                call.func, type_names
-            ):
+        calls = [c for c in cell.nodes(ast.Call) if len(c.args) + len(c.keywords) >= 3]
+        spans = self._source_spans(cell) if calls else []
+        for call in calls:
+            if spans and self._contains_source(call.func, spans):
                 yield cell.violation(
                     self.name,
                     call,

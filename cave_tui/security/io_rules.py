@@ -87,26 +87,23 @@ class IORule(SecurityRule):
         (`thumbnail("a.png", "b.png")`), or under a path keyword (`fname="/etc/x"`). Known
         readers and writers are `_check_call`'s.
         """
-        for node in cell.nodes(ast.Constant):
-            text = node.value
-            if text.__class__ is not str or not looks_like_path(text):
-                continue
-            parent = cell.parent(node)
-            keyword = parent.arg if isinstance(parent, ast.keyword) else None
-            if isinstance(parent, ast.keyword):
-                parent = cell.parent(parent)
-            if not isinstance(parent, ast.Call) or parent.func is node:
-                continue
-            name = call_name(parent.func) or ""
+        for call in cell.nodes(ast.Call):
+            name = call_name(call.func) or ""
             if name in L.IO_FUNCTIONS:
                 continue  # judged with its target in _check_call
-            if keyword in L.IO_PATH_KEYWORDS or L.FILE_CALL_NAME.search(name):
-                yield cell.violation(
-                    self.name,
-                    node,
-                    f"passing the path {text[:40]!r} to '{name}()' may open a file; read data "
-                    "with pd.read_csv('relative/path.csv') or an io buffer",
-                )
+            by_name = bool(L.FILE_CALL_NAME.search(name))
+            args = [(None, a) for a in call.args] + [(k.arg, k.value) for k in call.keywords]
+            for keyword, node in args:
+                text = literal_str(node)
+                if text is None or not (by_name or keyword in L.IO_PATH_KEYWORDS):
+                    continue
+                if looks_like_path(text):
+                    yield cell.violation(
+                        self.name,
+                        node,
+                        f"passing the path {text[:40]!r} to '{name}()' may open a file; read "
+                        "data with pd.read_csv('relative/path.csv') or an io buffer",
+                    )
 
     def _check_call(self, cell: Cell, node: ast.Call) -> Iterator[SecurityViolation]:
         name = call_name(node.func)
