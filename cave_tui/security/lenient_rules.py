@@ -17,11 +17,22 @@ from cave_tui.security.violations import SecurityViolation
 
 
 class LiteralNameRule(SecurityRule):
-    """getattr/hasattr/setattr/delattr with a literal name the cell could not write as `.name`."""
+    """Names read by string or by import that the cell could not write as `.name`.
 
-    node_types = (ast.Call,)
+    getattr/hasattr/setattr/delattr with a literal name, and `from m import name`
+    (`from pandas import read_pickle as rp` is `pd.read_pickle` under another name).
+    """
+
+    node_types = (ast.Call, ast.ImportFrom)
 
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
+        for imp in cell.nodes(ast.ImportFrom):
+            for alias in imp.names:
+                problem = cell.name_problem(alias.name) if alias.name != "*" else None
+                if problem:
+                    yield cell.violation(
+                        self.name, imp, f"'from {imp.module} import {alias.name}': {problem}"
+                    )
         for call in cell.nodes(ast.Call):
             func = call.func
             if not (isinstance(func, ast.Name) and func.id in L.REFLECTION_BUILTINS):

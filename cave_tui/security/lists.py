@@ -384,5 +384,8 @@ ACCESSOR_REGISTRARS = frozenset(
     {"register_dataframe_accessor", "register_series_accessor", "register_index_accessor"}
 )
 
-# Allowed in `standard` as well as `strict`: deserialization that runs code.
-DESERIALIZATION_ATTRIBUTES = frozenset({"read_pickle", "unpickle", "pickle_compat"})
+# Refused in `standard` as well as `strict`: deserialization that runs code. PyTables
+# stores object columns of an HDF file as pickles, so `read_hdf`/`HDFStore` unpickle too.
+DESERIALIZATION_ATTRIBUTES = frozenset(
+    {"read_pickle", "unpickle", "pickle_compat", "read_hdf", "HDFStore"}
+)

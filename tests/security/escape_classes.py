@@ -88,6 +88,8 @@ CLOSED: list[ClassedEscape] = [
     C(K.DATA_IO, "writes a pickle", 'df.to_pickle("state.pkl")'),
     C(K.DATA_IO, "an array pickles itself into a file", 'arr.dump("state.pkl")'),
     C(K.DATA_IO, "loads a pickle (runs code)", 'import pandas as pd\npd.read_pickle("state.pkl")'),
+    C(K.DATA_IO, "the pickle reader imported under another name", 'from pandas import read_pickle as load_state\nload_state(path)'),
+    C(K.DATA_IO, "reads an HDF file whose object columns are pickles", 'import pandas as pd\npd.read_hdf("store.h5", "frame")'),
     C(K.DATA_IO, "np.load with pickles switched on", 'import numpy as np\nnp.load("arr.npy", allow_pickle=True)'),
     C(K.DATA_IO, "reads a path the cell computed", 'import pandas as pd\npd.read_parquet(folder + "/part-0.parquet")'),
     C(K.DATA_IO, "opens the local file system through pyarrow", "import pyarrow.fs as pafs\npafs.LocalFileSystem().open_input_stream('x')"),

@@ -60,5 +60,5 @@ def test_counts_per_class(checkers, capsys):
     assert blocked["standard"][EscapeClass.EXHAUSTION] == total[EscapeClass.EXHAUSTION]
     shell = [e for e in CLOSED if e.kind is EscapeClass.IPYTHON and "history" not in e.achieves]
     assert shell and all(checkers["standard"].check(e.code) for e in shell)
-    pickles = [e for e in CLOSED if "pickle" in e.code.lower() and "read" in e.code]
-    assert pickles and all(checkers["standard"].check(e.code) for e in pickles)
+    pickles = [e for e in CLOSED if "pickle" in e.achieves and "read" in e.code]
+    assert len(pickles) >= 2 and all(checkers["standard"].check(e.code) for e in pickles)
