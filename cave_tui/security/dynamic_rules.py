@@ -107,7 +107,11 @@ class DispatchNameRule(SecurityRule):
                 problem = cell.name_problem(name)
                 if name.startswith("_") or problem:
                     reason = problem or "names starting with '_' are private"
-                    yield cell.violation(self.name, node, f".{method}({name!r}): {reason}")
+                    yield cell.violation(
+                        self.name,
+                        node,
+                        f".{method}({name!r}): {reason}; pass a public method name or a function",
+                    )
 
     @staticmethod
     def _function_names(call: ast.Call) -> Iterator[ast.AST]:

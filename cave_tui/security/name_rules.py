@@ -37,7 +37,10 @@ class NameRule(SecurityRule):
                 and name not in cell.assigned_names
             ):
                 yield cell.violation(
-                    self.name, node, f"IPython history variable '{name}' is not allowed"
+                    self.name,
+                    node,
+                    f"IPython history variable '{name}' is not allowed; keep results in your "
+                    "own variables",
                 )
             if not name.startswith("_"):
                 continue

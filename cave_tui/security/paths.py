@@ -15,8 +15,8 @@ _SCHEME = re.compile(r"^[A-Za-z][\w+.-]*:")
 
 def looks_like_path(text: str) -> bool:
     """A file system location, URL or file name with a data/code extension."""
-    if not text or len(text) > 4096:
-        return bool(text)
+    if not text or len(text) > 4096:  # longer than any path the OS accepts
+        return False
     return bool(PATH_PREFIX.match(text) or ("." in text and FILE_NAME.match(text)))
 
 
