@@ -112,7 +112,9 @@ class IORule(SecurityRule):
                 isinstance(k.value, ast.Constant) and k.value.value in L.READ_ONLY_MMAP_MODES
             ):
                 yield cell.violation(
-                    self.name, k, "mmap_mode other than 'r' or 'c' writes to the file; use mmap_mode='r'"
+                    self.name,
+                    k,
+                    "mmap_mode other than 'r' or 'c' writes to the file; use mmap_mode='r'",
                 )
         if name == "getattr" and len(node.args) >= 2:
             attr = literal_str(node.args[1])
