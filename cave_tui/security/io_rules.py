@@ -91,7 +91,7 @@ class IORule(SecurityRule):
             name = call_name(call.func) or ""
             if name in L.IO_FUNCTIONS:
                 continue  # judged with its target in _check_call
-            by_name = bool(L.FILE_CALL_NAME.search(name))
+            by_name = bool(L.FILE_CALL_NAME.search(name)) and name not in cell.defined_functions
             args = [(None, a) for a in call.args] + [(k.arg, k.value) for k in call.keywords]
             for keyword, node in args:
                 text = literal_str(node)

@@ -301,9 +301,10 @@ READ_FUNCTIONS = frozenset(
 )  # fmt: skip
 # Call names that look like file access by their shape (a reader or writer nobody listed):
 # a path, URL or file name passed straight to one of them is refused in strict.
+# (`loads`/`dumps` work on strings; a function the cell defines itself is checked anyway.)
 FILE_CALL_NAME = re.compile(
-    r"^(?:read|load|open|save|write|dump|import|imread|imsave|thumbnail|use$|from_?file)"
-    r"|file|path|url|dir(?:ectory)?$",
+    r"^(?:read|load(?!s$)|open|save|write|dump(?!s$)|import|imread|imsave|thumbnail|use$)"
+    r"|(?:^|_)(?:from|to)_?file|file$",
     re.IGNORECASE,
 )
 

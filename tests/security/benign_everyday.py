@@ -902,6 +902,20 @@ reader.read_all().num_rows
 """,
     ),
     B(
+        "url_helpers",
+        """\
+import json
+def build_url(base: str, path: str) -> str:
+    return base.rstrip("/") + "/" + path.lstrip("/")
+
+def api_path(*parts: str) -> str:
+    return "/" + "/".join(parts)
+
+print(build_url("https://api.example.com/", "/v1/orders"), api_path("api", "users"))
+json.loads('{"home": "/home/ann", "site": "https://example.org"}')["site"]
+""",
+    ),
+    B(
         "big_but_sane_sizes",
         """\
 grid = np.zeros((1000, 1000))
