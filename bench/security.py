@@ -1,10 +1,14 @@
-"""Security checker speed: time to check a 200-line analysis cell (target: <= 5 ms median).
+"""Security checker speed and accuracy on the corpora.
 
     python bench/security.py        # prints a table, writes bench/results/security.json
 
-The cell is built from the benign corpus (real pandas/numpy/matplotlib code), cut to
-200 lines. The first check in a process also pays for importing IPython's transformer
-and, for strict, pandas/numpy (to resolve module chains); it is reported separately.
+Speed: time to check a 200-line analysis cell (target: <= 5 ms median), built from the
+benign corpus (real pandas/numpy/matplotlib code) cut to 200 lines. The first check in a
+process also pays for importing IPython's transformer and, for strict, pandas/numpy (to
+resolve module chains); it is reported separately.
+Accuracy: benign cells refused (target 0) and escapes refused, per policy, over the
+benign corpus, the escape corpus and issue 19's escapes by class, with the mean time to
+check one corpus cell.
 """
 
 from __future__ import annotations
@@ -32,10 +36,13 @@ def _imports() -> None:
 def analysis_cell(lines: int = LINES) -> str:
     """A realistic cell of exactly *lines* lines made of the benign corpus."""
     _imports()
-    from tests.security.corpus import BENIGN, SETUP
+    from tests.security.benign_everyday import ALL_BENIGN
+    from tests.security.corpus import SETUP
 
     parts = [SETUP]
-    for cell in BENIGN:
+    for cell in ALL_BENIGN:
+        if cell.strict_reason:
+            continue
         parts.append(f"# --- {cell.name}\n{cell.code}\n")
     text = "\n".join(parts).splitlines()
     while len(text) < lines:
@@ -73,6 +80,39 @@ def measure(checker: Any, code: str) -> dict[str, float]:
         "p90": wall[int(len(wall) * 0.9)] * 1000,
         "cpu": statistics.median(cpu) * 1000,
     }
+
+
+def corpus_rows() -> list[dict[str, Any]]:
+    """Benign cells refused and escapes refused per policy, and the mean check time."""
+    _imports()
+    from cave_tui.security import SecurityChecker
+    from tests.security.benign_everyday import ALL_BENIGN
+    from tests.security.corpus import CORPUS
+    from tests.security.escape_classes import CLOSED
+
+    rows: list[dict[str, Any]] = []
+    escapes = [e.code for e in CORPUS] + [e.code for e in CLOSED]
+    for policy in ("standard", "strict"):
+        checker = SecurityChecker.for_policy(policy)
+        benign = [b.code for b in ALL_BENIGN if policy == "standard" or not b.strict_reason]
+        started = time.perf_counter()
+        refused = sum(bool(checker.check(code)) for code in benign)
+        blocked = sum(bool(checker.check(code)) for code in escapes)
+        mean = (time.perf_counter() - started) / (len(benign) + len(escapes)) * 1000
+        rows.append(
+            {
+                "metric": f"{policy}: benign cells refused (of {len(benign)})",
+                "value": refused,
+                "target": "0",
+                "ok": refused == 0,
+            }
+        )
+        rows.append({"metric": f"{policy}: escapes refused (of {len(escapes)})", "value": blocked})
+        rows.append(
+            {"metric": f"{policy}: mean check of one corpus cell", "value": round(mean, 3),
+             "unit": "ms"}
+        )  # fmt: skip
+    return rows
 
 
 def main() -> None:
@@ -130,6 +170,7 @@ def main() -> None:
             "unit": "ms",
         }
     )
+    rows.extend(corpus_rows())
     rows.append({"metric": "load average (1 min) at start", "value": round(load_before, 2)})
     report("security", rows, {"cell_lines": LINES, "repeat": REPEAT})
 

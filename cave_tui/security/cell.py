@@ -280,6 +280,11 @@ class Cell:
         return found
 
     @cached_property
+    def defined_functions(self) -> set[str]:
+        """Names of the functions this cell defines (their bodies are checked with it)."""
+        return {n.name for n in self.nodes(ast.FunctionDef, ast.AsyncFunctionDef)}
+
+    @cached_property
     def class_names(self) -> set[str]:
         return {n.name for n in self.nodes(ast.ClassDef)}
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from cave_tui.security import lists as L
 from cave_tui.security.cell import Cell, call_name, chain, literal_str
+from cave_tui.security.paths import is_local_path, looks_like_path
 from cave_tui.security.rules import SecurityRule
 from cave_tui.security.violations import SecurityViolation
 
@@ -21,13 +22,16 @@ _PLOTTING_CALLS = L.OPTION_SETTERS | L.RC_SETTERS | L.BACKEND_LOADERS | {"rc"}
 
 
 class IORule(SecurityRule):
-    """File and network I/O through data libraries (strict: in-memory buffers only).
+    """File and network I/O through data libraries (strict: no writes, reads in the cwd).
 
-    `pd.read_csv`, `df.to_parquet`, `np.save`, `fig.savefig`, `pq.write_table`... must
-    be given an `io.BytesIO`/`io.StringIO` made in the same cell; memory maps, HDF stores,
-    SQL and the clipboard are refused outright, as is any call of `.open(...)`, `.system(...)`
-    and any file name or URL passed to a call. It cannot see I/O a library does from a path
-    string it builds itself.
+    Writers (`df.to_parquet`, `np.save`, `fig.savefig`, `pq.write_table`...) must be given
+    an `io.BytesIO`/`io.StringIO` made in the same cell; readers (`pd.read_csv`, `np.load`)
+    that buffer or a literal relative path inside the working directory. Memory maps, HDF
+    stores, SQL, pickles and the clipboard are refused outright, as is any call of
+    `.open(...)`/`.system(...)` and a path, URL or file name passed straight to a call
+    whose name looks like file access. A path in a string is otherwise data
+    (`s.str.replace("https://", "")`). It cannot see I/O a library does from a path string
+    it builds itself.
     """
 
     node_types = (ast.Call, ast.Attribute)
@@ -76,25 +80,42 @@ class IORule(SecurityRule):
         yield from self._file_names(cell)
 
     def _file_names(self, cell: Cell) -> Iterator[SecurityViolation]:
-        """File names (`"out.csv"`) passed straight to any call."""
-        for node in cell.nodes(ast.Constant):
-            text = node.value
-            if (
-                text.__class__ is str
-                and "." in text
-                and L.FILE_NAME.match(text)
-                and not L.PATH_PREFIX.match(text)
-            ):
-                parent = cell.parent(node)
-                if isinstance(parent, ast.keyword):
-                    parent = cell.parent(parent)
-                if isinstance(parent, ast.Call) and parent.func is not node:
+        """Paths, URLs and file names passed straight to a call that looks like file access.
+
+        A path in a string is data (`s.str.startswith("/api/")`, a URL in a title); it is
+        refused only as an argument of a call named like a reader or writer nobody listed
+        (`thumbnail("a.png", "b.png")`), or under a path keyword (`fname="/etc/x"`). Known
+        readers and writers are `_check_call`'s.
+        """
+        for call in cell.nodes(ast.Call):
+            name = call_name(call.func) or ""
+            if name in L.IO_FUNCTIONS:
+                continue  # judged with its target in _check_call
+            by_name = bool(L.FILE_CALL_NAME.search(name)) and name not in cell.defined_functions
+            args = [(None, a) for a in call.args] + [(k.arg, k.value) for k in call.keywords]
+            for keyword, node in args:
+                text = literal_str(node)
+                if text is None or not (by_name or keyword in L.IO_PATH_KEYWORDS):
+                    continue
+                if looks_like_path(text):
                     yield cell.violation(
-                        self.name, node, f"file names and URLs ({text[:40]!r}) are not allowed"
+                        self.name,
+                        node,
+                        f"passing the path {text[:40]!r} to '{name}()' may open a file; read "
+                        "data with pd.read_csv('relative/path.csv') or an io buffer",
                     )
 
     def _check_call(self, cell: Cell, node: ast.Call) -> Iterator[SecurityViolation]:
         name = call_name(node.func)
+        for k in node.keywords:
+            if k.arg == "mmap_mode" and not (
+                isinstance(k.value, ast.Constant) and k.value.value in L.READ_ONLY_MMAP_MODES
+            ):
+                yield cell.violation(
+                    self.name,
+                    k,
+                    "mmap_mode other than 'r' or 'c' writes to the file; use mmap_mode='r'",
+                )
         if name == "getattr" and len(node.args) >= 2:
             attr = literal_str(node.args[1])
             if attr in L.IO_FUNCTIONS or attr in L.CALLED_CAPABILITIES:
@@ -111,6 +132,15 @@ class IORule(SecurityRule):
         ):
             yield cell.violation(self.name, node, f"'{name}()' with *args/**kwargs")
             return
+        if (
+            name == "write_table"
+            and len(node.args) == 1
+            and isinstance(node.func, ast.Attribute)
+            and not any(k.arg in L.IO_PATH_KEYWORDS for k in node.keywords)
+        ):
+            # `writer.write_table(t)`: a writer object's method; its sink was checked where
+            # the writer was made (pq.write_table(t) without a target is an error anyway).
+            return
         slot = 1 if name in _DATA_FIRST and len(node.args) >= 2 else 0
         target = node.args[slot] if len(node.args) > slot else None
         for k in node.keywords:
@@ -123,13 +153,26 @@ class IORule(SecurityRule):
                 return  # df.to_csv() with no target returns a string
             yield cell.violation(self.name, node, f"'{name}()' needs an in-memory buffer")
             return
-        if not cell.is_buffer_expr(target):
+        if cell.is_buffer_expr(target):
+            return
+        if name not in L.READ_FUNCTIONS:
             yield cell.violation(
                 self.name,
                 target,
-                f"'{name}()' may only use an io.BytesIO/io.StringIO buffer made in this cell "
-                "(no file or network access)",
+                f"'{name}()' writes files: write to an io.BytesIO/io.StringIO buffer made in "
+                "this cell instead",
             )
+            return
+        path = literal_str(target)
+        if path is not None and is_local_path(path):
+            return  # a literal relative path inside the working directory
+        where = "outside the working directory" if path is not None else "from a computed path"
+        yield cell.violation(
+            self.name,
+            target,
+            f"'{name}()' may not read {where}: give a literal relative path "
+            "('data/file.csv') or an io.BytesIO/io.StringIO buffer made in this cell",
+        )
 
     @staticmethod
     def _literal_settings(node: ast.AST) -> bool:

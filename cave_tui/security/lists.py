@@ -22,14 +22,25 @@ STANDARD_DENIED_IMPORTS = frozenset(
 )  # fmt: skip
 
 # `strict` is an allow-list (issue 3) plus io (BytesIO/StringIO for figures and CSV text),
-# warnings (filterwarnings) and copy (deepcopy), which ordinary analysis cells use.
+# warnings (filterwarnings) and copy (deepcopy), which ordinary analysis cells use, and
+# (issue 19) the small standard modules everyday cells import: time, contextlib, zoneinfo,
+# abc, pprint and operator (whose attrgetter/methodcaller `AttrGetterRule` watches).
+# Their dangerous members are in `DENIED_MEMBERS`.
 STRICT_ALLOWED_IMPORTS = frozenset(
     {
         "math", "statistics", "json", "re", "datetime", "collections", "itertools",
         "functools", "decimal", "fractions", "random", "string", "textwrap", "typing",
         "dataclasses", "enum", "numpy", "pandas", "pyarrow", "scipy", "matplotlib",
-        "io", "warnings", "copy",
+        "io", "warnings", "copy", "time", "contextlib", "zoneinfo", "abc", "pprint",
+        "operator",
     }
+)  # fmt: skip
+# `from __future__ import annotations` is a compiler switch, not a module the cell uses.
+# barry_as_FLUFL changes the grammar (`<>`), so the checker and IPython would disagree.
+FUTURE_MODULE = "__future__"
+FUTURE_FEATURES = frozenset(
+    {"annotations", "generator_stop", "division", "absolute_import", "print_function",
+     "unicode_literals", "with_statement", "generators", "nested_scopes"}
 )  # fmt: skip
 
 # Submodules of allowed packages that reach native code, subprocesses, pickle, the file
@@ -39,6 +50,13 @@ STRICT_DENIED_SUBMODULES = frozenset(
         "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing", "numpy.core",
         "pandas.io.clipboard", "pandas.io.clipboards", "pandas.io.pickle", "pandas.io.common",
         "pandas.io.sql", "pandas.compat.pickle_compat", "pandas.util._tester",
+        # pandas' expression engine: `Expr(text)()` evaluates a string the cell computed,
+        # past QueryRule. `pd.eval`/`df.query` use it internally and stay allowed.
+        "pandas.core.computation.expr", "pandas.core.computation.engines",
+        "pandas.core.computation.scope", "pandas.core.computation.ops",
+        "pandas.core.computation.pytables", "pandas.core.computation.parsing",
+        "pandas.core.computation.align", "pandas.core.computation.expressions",
+        "pandas.core.computation.api", "pandas.core.computation.common",
         "pyarrow.cffi", "pyarrow.jvm", "pyarrow.fs", "pyarrow.hdfs", "pyarrow.flight",
         "pyarrow.plasma", "pyarrow.cuda", "pyarrow.dataset", "pyarrow.orc", "pyarrow.util",
         "pyarrow.tests", "pyarrow.substrait",
@@ -106,8 +124,10 @@ PICKLE_HOOKS = frozenset(
     }
 )  # fmt: skip
 
-# IPython's own history/namespace variables (single underscore).
+# IPython's own history/namespace variables (single underscore), and `In`/`Out`, the same
+# history lists under public names (refused when the cell does not bind them itself).
 IPYTHON_PRIVATE_NAME = re.compile(r"^_(i{1,3}|i\d+|\d+|ih|oh|dh|sh|exit_code)$")
+IPYTHON_HISTORY_NAMES = frozenset({"In", "Out"})
 
 # -- attributes ------------------------------------------------------------------------------
 # Frame, code and generator introspection: the way from any function or generator to the
@@ -186,11 +206,13 @@ CAPABILITY_ATTRIBUTES = frozenset(
         "dlopen", "pythonapi", "from_address", "addressof", "string_at", "memmove",
         "memset", "foreign_buffer", "as_strided", "DummyArray", "from_buffers",
         "LowLevelCallable", "build_and_import_extension",
+        # matplotlib imports the module named here when a figure is saved in that format
+        "register_backend",
         # importing by name
         "import_module", "import_optional_dependency", "load_module", "exec_module",
         "find_spec", "find_module", "resolve_name", "load_backend_module", "module_from_spec",
         # string evaluation, class building and attribute access by name
-        "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "singledispatch",
+        "get_type_hints", "ForwardRef", "singledispatch",
         "singledispatchmethod", "make_dataclass", "SimpleNamespace", "CodeType",
         "FunctionType", "LambdaType", "FrameType", "TracebackType", "new_class",
         "update_wrapper",
@@ -214,6 +236,11 @@ DENIED_MEMBERS = {
     "functools": frozenset({"singledispatch", "singledispatchmethod", "update_wrapper"}),
     "typing": frozenset({"get_type_hints", "ForwardRef"}),
     "dataclasses": frozenset({"make_dataclass"}),
+    # contextlib.chdir moves the working directory that strict's file reads are held to.
+    "contextlib": frozenset({"chdir"}),
+    "time": frozenset({"clock_settime", "clock_settime_ns", "tzset"}),
+    # reset_tzpath points zoneinfo at any directory to read files from.
+    "zoneinfo": frozenset({"reset_tzpath", "TZPATH"}),
 }
 CAPABILITY_SUBSTRINGS = ("pickle", "marshal", "subprocess", "ctypes", "popen", "dlopen")
 
@@ -236,7 +263,7 @@ IO_FUNCTIONS = frozenset(
         "read_schema", "read_metadata", "write_to_dataset", "write_metadata", "OSFile",
         "memory_map", "create_memory_map", "input_stream", "output_stream", "open_csv",
         "write_csv", "write_feather", "open_file", "new_file", "open_stream",
-        "new_stream", "read_tensor", "write_tensor", "read_message",
+        "new_stream", "read_tensor", "write_tensor", "read_message", "MemoryMappedFile",
         "loadmat", "savemat", "mmread", "mmwrite", "rc_params_from_file", "TextFileReader",
         "StataReader", "read_sas7bdat",
     }
@@ -246,7 +273,7 @@ ALWAYS_IO_FUNCTIONS = frozenset(
     {"memmap", "DataSource", "fromfile", "tofile", "open_memmap", "OSFile", "memory_map",
      "create_memory_map", "read_sql", "read_sql_query", "read_sql_table", "to_sql",
      "read_clipboard", "to_clipboard", "HDFStore", "read_hdf", "to_hdf", "read_pickle",
-     "to_pickle", "rc_file", "read_gbq", "read_xml", "to_xml"}
+     "to_pickle", "rc_file", "read_gbq", "read_xml", "to_xml", "MemoryMappedFile"}
 )  # fmt: skip
 # I/O names too generic to refuse as plain references (`df.load` may be a column); their
 # aliases are caught when the chain resolves to a library function (`f = np.load`).
@@ -258,6 +285,28 @@ GENERIC_IO_FUNCTIONS = frozenset(
 # pandas option setters: a computed key could set `plotting.backend` (imports a module).
 OPTION_SETTERS = frozenset({"set_option", "option_context"})
 RC_SETTERS = frozenset({"rc_context", "update"})
+
+# The readers among IO_FUNCTIONS: strict lets them read a literal relative path inside the
+# working directory (`pd.read_csv("data/sales.csv")`); writers only ever get a buffer.
+READ_FUNCTIONS = frozenset(
+    {
+        "read_csv", "read_table", "read_fwf", "read_json", "read_html", "read_excel",
+        "read_parquet", "read_feather", "read_orc", "read_sas", "read_spss", "read_stata",
+        "ExcelFile", "load", "loadtxt", "genfromtxt", "fromregex", "recfromcsv",
+        "recfromtxt", "imread", "ParquetFile", "ParquetDataset", "read_schema",
+        "read_metadata", "open_csv", "loadmat", "mmread", "TextFileReader", "StataReader",
+        "read_sas7bdat", "input_stream", "open_file", "open_stream", "read_tensor",
+        "read_message",
+    }
+)  # fmt: skip
+# Call names that look like file access by their shape (a reader or writer nobody listed):
+# a path, URL or file name passed straight to one of them is refused in strict.
+# (`loads`/`dumps` work on strings; a function the cell defines itself is checked anyway.)
+FILE_CALL_NAME = re.compile(
+    r"^(?:read|load(?!s$)|open|save|write|dump(?!s$)|import|imread|imsave|thumbnail|use$)"
+    r"|(?:^|_)(?:from|to)_?file|file$",
+    re.IGNORECASE,
+)
 
 # Keyword names that carry the path (or buffer) in the I/O functions above.
 IO_PATH_KEYWORDS = frozenset(
@@ -315,9 +364,20 @@ CONVENTIONAL_ALIASES = {
     "stats": "scipy.stats",
 }
 
+# pandas methods that call a method named by a string (`df.agg("sum")` is
+# `getattr(df, "sum")()`): literal names there are checked like attribute names.
+DISPATCH_METHODS = frozenset({"agg", "aggregate", "apply", "transform"})
+
 # pandas methods that evaluate a string expression.
 QUERY_METHODS = frozenset({"query", "eval"})
-QUERY_FORBIDDEN_KEYWORDS = frozenset({"local_dict", "global_dict", "resolvers", "level"})
+QUERY_FORBIDDEN_KEYWORDS = frozenset({"local_dict", "global_dict", "resolvers", "level", "target"})
+# engine="python"/parser="python" evaluate with Python's own semantics: literal pandas only.
+QUERY_ENGINE_KEYWORDS: dict[str, frozenset[str | None]] = {
+    "engine": frozenset({"numexpr", None}),
+    "parser": frozenset({"pandas", None}),
+}
+# np.load(mmap_mode=...) maps the file; "r+"/"w+" write through to it.
+READ_ONLY_MMAP_MODES = frozenset({None, "r", "c"})
 
 # Factories that build classes from runtime attribute names.
 ENUM_FACTORIES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
@@ -325,5 +385,8 @@ ACCESSOR_REGISTRARS = frozenset(
     {"register_dataframe_accessor", "register_series_accessor", "register_index_accessor"}
 )
 
-# Allowed in `standard` as well as `strict`: deserialization that runs code.
-DESERIALIZATION_ATTRIBUTES = frozenset({"read_pickle", "unpickle", "pickle_compat"})
+# Refused in `standard` as well as `strict`: deserialization that runs code. PyTables
+# stores object columns of an HDF file as pickles, so `read_hdf`/`HDFStore` unpickle too.
+DESERIALIZATION_ATTRIBUTES = frozenset(
+    {"read_pickle", "unpickle", "pickle_compat", "read_hdf", "HDFStore"}
+)

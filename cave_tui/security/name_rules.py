@@ -18,7 +18,8 @@ class NameRule(SecurityRule):
     """Dunder names (`__builtins__`, `__import__`, `__loader__`) and IPython's history names.
 
     `strict=True` refuses every name starting with `__` (bar `__name__`/`__doc__`, and
-    `__slots__` in a class body) and IPython's `_ih`/`_oh`/`_i3`-style variables.
+    `__slots__` in a class body) and IPython's `_ih`/`_oh`/`_i3`-style variables, and reads
+    of `In`/`Out` (the same history) unless the cell binds them itself.
     """
 
     node_types = (ast.Name,)
@@ -29,6 +30,18 @@ class NameRule(SecurityRule):
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
         for node in cell.nodes(ast.Name):
             name = node.id
+            if (
+                self.strict
+                and name in L.IPYTHON_HISTORY_NAMES
+                and isinstance(node.ctx, ast.Load)
+                and name not in cell.assigned_names
+            ):
+                yield cell.violation(
+                    self.name,
+                    node,
+                    f"IPython history variable '{name}' is not allowed; keep results in your "
+                    "own variables",
+                )
             if not name.startswith("_"):
                 continue
             if name.startswith("__"):
@@ -93,9 +106,9 @@ class StringRule(SecurityRule):
     """String literals that only make sense as part of an escape.
 
     Dunder names (`"__class__"`, `"__globals__"`: used with subscripts, dicts and
-    setattr-like APIs), paths outside the working directory and URLs, matplotlib/pandas
-    settings that import modules or run programs, format fields that walk into private
-    attributes, and string annotations that are not plain type names.
+    setattr-like APIs), matplotlib/pandas settings that import modules or run programs,
+    format fields that walk into private attributes, and string annotations that are not
+    plain type names. Paths and URLs are data here; `IORule` judges the calls they reach.
     """
 
     node_types = (ast.Constant,)
@@ -138,11 +151,7 @@ class StringRule(SecurityRule):
             return None
         if self.strict and "__" in text and _DUNDER_INSIDE.search(text):
             return f"string {short!r} contains a dunder name"
-        if self.strict:
-            if (first in "~/.\\" or "://" in text or text[1:2] == ":") and L.PATH_PREFIX.match(
-                text
-            ):
-                return f"file paths and URLs ({short!r}) are not allowed"
+        if self.strict:  # paths and URLs are data here; io_rules judges the calls they reach
             if L.RISKY_CONFIG_STRING.match(text):
                 return f"setting {short!r} makes libraries import modules or run programs"
             if ("<" in text or "file:" in text) and L.XML_EXTERNAL.search(text):

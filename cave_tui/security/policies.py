@@ -1,8 +1,9 @@
 """The named policies: `trusted`, `standard` and `strict`.
 
 `standard` is a deny-list that stops the obvious (os/subprocess imports, eval/exec/open,
-dunder attributes, magics). `strict` is an allow-list built to stop everything a syntax
-check can stop, while leaving ordinary pandas/numpy/matplotlib analysis alone.
+dunder attributes, pickle readers, magics). `strict` is an allow-list that closes the
+escape classes a syntax check can close (docs/security.md lists the ones it cannot),
+while leaving ordinary pandas/numpy/matplotlib analysis alone.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from enum import StrEnum
 from typing import Any
 
 from cave_tui.security import lists as L
+from cave_tui.security.dynamic_rules import AttrGetterRule, ClassFactoryRule, DispatchNameRule
 from cave_tui.security.io_rules import DeserializationRule, IORule
+from cave_tui.security.lenient_rules import LiteralNameRule, QueryTextRule
 from cave_tui.security.module_rules import HostRule, ModuleRule
 from cave_tui.security.name_rules import HookRule, NameRule, StringRule
 from cave_tui.security.reflection_rules import FormatRule, QueryRule, ReflectionRule
 from cave_tui.security.resolve import ModuleResolver
+from cave_tui.security.resource_rules import ConstantSizeRule
 from cave_tui.security.rules import AttributeRule, FunctionRule, ImportRule
 
 
@@ -95,6 +99,9 @@ def _standard(extras: list[str]) -> PolicySpec:
         DeserializationRule(),
         StringRule(strict=False),
         HostRule(),
+        ConstantSizeRule(),
+        LiteralNameRule(),
+        QueryTextRule(),
     ]
     summary = (
         "Security policy: standard (no os/sys/subprocess/shutil/socket/ctypes/importlib/"
@@ -121,28 +128,36 @@ def _strict(extras: list[str]) -> PolicySpec:
         private=True,
         substrings=L.CAPABILITY_SUBSTRINGS,
     )
+    query, io_rule = QueryRule(), IORule()
     rules = [
-        ImportRule(allowed=allowed, resolver=resolver, attribute_rules=[attributes]),
+        # `from pandas import eval as pe` is checked like `pd.eval`, and so on.
+        ImportRule(
+            allowed=allowed, resolver=resolver, attribute_rules=[attributes, query, io_rule]
+        ),
         FunctionRule(L.STRICT_FORBIDDEN_FUNCTIONS, match_attributes=False),
         attributes,
         NameRule(strict=True),
         ReflectionRule(),
+        AttrGetterRule(),
+        DispatchNameRule(),
+        ClassFactoryRule(),
         FormatRule(),
-        QueryRule(),
+        query,
         ModuleRule(resolver, {e: e for e in extras}),
-        IORule(),
+        io_rule,
         DeserializationRule(),
         HookRule(strict=True),
         StringRule(),
         HostRule(),
+        ConstantSizeRule(),
     ]
     shown = ", ".join(
         ["numpy", "pandas", "pyarrow", "scipy", "matplotlib", "math", "json", "re", "datetime",
-         "collections", *sorted(extra_tops)]
+         "time", "collections", *sorted(extra_tops)]
     )  # fmt: skip
     summary = (
-        f"Security policy: strict (imports limited to {shown}, …; no file or network "
-        "access: use io.BytesIO/StringIO; no names starting with _; literal names in "
-        "getattr and literal strings in df.query/eval)."
+        f"Security policy: strict (imports limited to {shown}, …; files: read by literal "
+        "relative path, write to io.BytesIO/StringIO; no network; no names starting with _; "
+        "literal names in getattr/attrgetter and df.query/eval)."
     )
     return PolicySpec(Policy.STRICT, tuple(rules), summary=summary, resolver=resolver)

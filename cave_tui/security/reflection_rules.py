@@ -202,6 +202,8 @@ class QueryRule(SecurityRule):
     The expression must be a string literal (not an f-string or variable); `@name` may
     only name a local variable (no `@x.attr`, `@f()`); the rest is checked with the same
     rules as the cell, so underscores, dunders and module walks are refused inside it too.
+    The scope keywords (`local_dict`, `resolvers`, ...) are refused, and `engine`/`parser`
+    may only name pandas' own restricted evaluators.
     """
 
     node_types = (ast.Attribute,)
@@ -232,6 +234,16 @@ class QueryRule(SecurityRule):
         for k in call.keywords:
             if k.arg in L.QUERY_FORBIDDEN_KEYWORDS:
                 yield cell.violation(self.name, k, f".{method}({k.arg}=...) is not allowed")
+            elif k.arg in L.QUERY_ENGINE_KEYWORDS and not self._literal_in(
+                k.value, L.QUERY_ENGINE_KEYWORDS[k.arg]
+            ):
+                allowed = " or ".join(repr(v) for v in L.QUERY_ENGINE_KEYWORDS[k.arg] if v)
+                yield cell.violation(
+                    self.name,
+                    k,
+                    f".{method}({k.arg}=...) may only be {allowed}; for string methods use "
+                    "boolean indexing (df[df.name.str.startswith('a')])",
+                )
         expr_node = call.args[0] if call.args else None
         for k in call.keywords:
             if k.arg == "expr":
@@ -248,6 +260,10 @@ class QueryRule(SecurityRule):
             )
             return
         yield from self._check_text(cell, expr_node, method, text)
+
+    @staticmethod
+    def _literal_in(node: ast.AST, allowed: frozenset[str | None]) -> bool:
+        return isinstance(node, ast.Constant) and node.value in allowed
 
     def _check_text(
         self, cell: Cell, at: ast.AST, method: str, text: str

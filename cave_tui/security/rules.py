@@ -15,6 +15,8 @@ from cave_tui.security.cell import Cell, call_name
 from cave_tui.security.lists import (
     ALLOWED_DUNDER_ATTRIBUTES,
     DENIED_MODULE_WORDS,
+    FUTURE_FEATURES,
+    FUTURE_MODULE,
 )
 from cave_tui.security.resolve import ModuleResolver
 from cave_tui.security.violations import SecurityViolation
@@ -135,6 +137,10 @@ class ImportRule(SecurityRule):
             yield cell.violation(self.name, node, "relative imports are not allowed")
             return
         module = node.module or ""
+        if module == FUTURE_MODULE and all(
+            alias.name in FUTURE_FEATURES and alias.asname is None for alias in node.names
+        ):
+            return  # a compiler switch (`from __future__ import annotations`), not a module
         problem = self._module_problem(module)
         if problem:
             yield cell.violation(self.name, node, problem)

@@ -376,9 +376,14 @@ CORPUS: list[Escape] = [
 
 @dataclass(frozen=True)
 class Benign:
+    """An ordinary cell. `strict_reason`: why strict may refuse it (it needs a module off
+    the strict allow-list); `run_reason`: why the runtime test does not run it."""
+
     name: str
     code: str
     needs: tuple[str, ...] = ()
+    strict_reason: str | None = None
+    run_reason: str | None = None
 
 
 B = Benign

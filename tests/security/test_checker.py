@@ -216,7 +216,7 @@ def test_prompt_lines_are_one_short_line(standard, strict):
         line = checker.prompt_line()
         assert line.startswith(f"Security policy: {checker.policy}")
         assert "\n" not in line and len(line) < 300
-    assert "no file or network access" in strict.prompt_line()
+    assert "write to io.BytesIO/StringIO; no network" in strict.prompt_line()
 
 
 def test_extra_imports_extend_the_strict_allow_list():
@@ -254,7 +254,9 @@ def test_standard_allows_ordinary_file_work(standard):
         ('df.query("a > 1 and b == @lim")', 'df.query(f"a > {lim}")', "QueryRule"),
         ('df.query("`my col` > 1")', 'df.query("@lim.real > 1")', "QueryRule"),
         ("import io\nbuf = io.BytesIO()\ndf.to_parquet(buf)", "df.to_parquet(buf)", "IORule"),
-        ("import io\npd.read_csv(io.StringIO(text))", 'pd.read_csv("data.csv")', "IORule"),
+        ("import io\npd.read_csv(io.StringIO(text))", 'pd.read_csv("/data.csv")', "IORule"),
+        ('pd.read_csv("data/sales.csv")', 'pd.read_csv("../sales.csv")', "IORule"),
+        ('pd.read_parquet("./t.parquet")', 'df.to_parquet("t.parquet")', "IORule"),
         ("df.to_csv(index=False)", "df.to_csv(path)", "IORule"),
         ("import pandas as pd\npd.api.types.is_numeric_dtype", "import typing\ntyping.types",
          "ModuleRule"),
@@ -264,12 +266,31 @@ def test_standard_allows_ordinary_file_work(standard):
         ("class A:\n    def __repr__(self):\n        return 'A'",
          "class A:\n    def __getattr__(self, n):\n        return n", "HookRule"),
         ("for _ in range(2):\n    pass", "_ih", "NameRule"),
-        ('label = "km/h"', 'label = "/etc/passwd"', "StringRule"),
+        ('s.str.replace("https://", "")', 'thumbnail("/etc/passwd", buf)', "IORule"),
         ("import enum\nE = enum.Enum('E', 'A B')", "import enum\nE = enum.Enum('E', names)",
          "ReflectionRule"),
         ("import io\nbuf = io.BytesIO()\nnp.load(buf)", "np.load(buf, allow_pickle=True)",
          "DeserializationRule"),
         ("df.open.mean()", "df.open('x')", "IORule"),
+        ('import operator\noperator.attrgetter("a.b", "c")',
+         'import operator\noperator.attrgetter("a", n)', "AttrGetterRule"),
+        ('from operator import methodcaller as mc\nmc("sum", axis=1)',
+         'from operator import methodcaller as mc\nmc("_x")', "AttrGetterRule"),
+        ("import operator\nf = operator.itemgetter",
+         "import operator\nf = operator.attrgetter", "AttrGetterRule"),
+        ("class A:\n    def copy(self):\n        return type(self)(1, 2, 3)",
+         "type(df)('E', (), {})", "ClassFactoryRule"),
+        ("from abc import ABCMeta\nclass A(metaclass=ABCMeta):\n    pass",
+         "class A(metaclass=f):\n    pass", "ClassFactoryRule"),
+        ('df.query("a > 1", engine="numexpr")', 'df.query("a > 1", engine="python")', "QueryRule"),
+        ("x = 2**64 * 10**6", "x = 2**64**5", "ConstantSizeRule"),
+        ('line = "-" * 80', "s = '-' * 10**10", "ConstantSizeRule"),
+        ("np.zeros((1000, 1000))", "np.ones((10**5, 10**5))", "ConstantSizeRule"),
+        ("from __future__ import annotations", "from __future__ import braces", "ImportRule"),
+        ("import contextlib\ncontextlib.suppress(KeyError)",
+         "import contextlib\ncontextlib.chdir('x')", "ModuleRule"),
+        ("import zoneinfo\nzoneinfo.ZoneInfo('UTC')",
+         "import zoneinfo\nzoneinfo.reset_tzpath(['x'])", "ModuleRule"),
     ],
 )  # fmt: skip
 def test_strict_rule_pairs(strict, allowed, refused, rule):
@@ -324,3 +345,19 @@ def test_orchestrators_may_run_sub_agents_but_not_drive_their_runtime(standard, 
         standard.check('import sqlite3\ncon = sqlite3.connect(":memory:")\ncon.execute("select 1")')
         == []
     )
+
+
+def test_standard_checks_literal_names_and_literal_query_strings(standard):
+    assert standard.check('getattr(df, "shape")') == []
+    assert standard.check('df.query(f"a > {x}")') == []
+    assert standard.check('df.query("a > @df.b.mean()")') == []
+    assert "LiteralNameRule" in rules_of(standard.check('import json\ngetattr(json, "builtins")'))
+    refused = standard.check('df.query("@pd.io.common.os.getcwd() == 1")')
+    assert "QueryTextRule" in rules_of(refused)
+
+
+def test_literal_size_rule_reports_the_outermost_expression_once(standard, strict):
+    for checker in (standard, strict):
+        (v,) = checker.check("n = 10**10**10 + 1")
+        assert v.rule == "ConstantSizeRule" and (v.lineno, v.col) == (1, 5)
+        assert "smaller sizes" in v.message

@@ -12,7 +12,8 @@ import pytest
 
 from cave_tui.runtime import Function, IPythonRuntime
 from cave_tui.security import SecurityChecker
-from tests.security.corpus import BENIGN, CATEGORIES, CORPUS, SETUP
+from tests.security.benign_everyday import ALL_BENIGN
+from tests.security.corpus import CATEGORIES, CORPUS, SETUP
 
 POLICIES = ("trusted", "standard", "strict")
 
@@ -99,17 +100,25 @@ def test_strict_blocks_and_names_a_rule(checkers, escape):
         assert str(v).endswith(f"[{v.rule}]")
 
 
-@pytest.mark.parametrize("cell", BENIGN, ids=lambda b: b.name)
+@pytest.mark.parametrize("cell", ALL_BENIGN, ids=lambda b: b.name)
 def test_benign_cells_pass_strict_and_standard(checkers, cell):
-    for policy in ("strict", "standard"):
+    policies = ("standard",) if cell.strict_reason else ("strict", "standard")
+    for policy in policies:
         violations = checkers[policy].check(cell.code)
         assert violations == [], (
             f"{policy} blocked benign {cell.name}: {[str(v) for v in violations]}"
         )
 
 
-def test_benign_setup_passes(checkers):
-    assert len(BENIGN) >= 30
+def test_benign_corpus_size_and_exclusions(checkers):
+    """At least 100 cells are checked under strict; every exclusion says why."""
+    assert len({b.name for b in ALL_BENIGN}) == len(ALL_BENIGN)
+    under_strict = [b for b in ALL_BENIGN if b.strict_reason is None]
+    assert len(under_strict) >= 100
+    for cell in ALL_BENIGN:
+        if cell.strict_reason:  # the exclusion is real: strict does refuse the cell
+            assert len(cell.strict_reason.split()) >= 5
+            assert checkers["strict"].check(cell.code), cell.name
     assert checkers["strict"].check(SETUP) == []
 
 

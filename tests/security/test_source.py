@@ -7,7 +7,8 @@ from IPython.core.inputtransformer2 import TransformerManager
 
 from cave_tui.runtime import IPythonRuntime
 from cave_tui.security.source import magic_names, prepare
-from tests.security.corpus import BENIGN, CORPUS, SETUP
+from tests.security.benign_everyday import ALL_BENIGN
+from tests.security.corpus import CORPUS, SETUP
 
 EXTRA = [
     "x = 1\n%time y = 2\n",
@@ -24,7 +25,7 @@ EXTRA = [
 
 
 @pytest.mark.parametrize(
-    "code", [e.code for e in CORPUS] + [b.code for b in BENIGN] + [SETUP] + EXTRA
+    "code", [e.code for e in CORPUS] + [b.code for b in ALL_BENIGN] + [SETUP] + EXTRA
 )
 def test_prepared_source_is_what_ipython_compiles(code):
     prepared = prepare(code)
