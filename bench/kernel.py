@@ -301,17 +301,27 @@ async def inject_parquet_main(quick: bool) -> None:
 
     load_before = os.getloadavg()
     rows = 200_000 if quick else 1_000_000
-    path = Path(tempfile.mkdtemp()) / "sales.parquet"
+    folder = Path(tempfile.mkdtemp())
+    path = folder / "sales.parquet"
     mixed_frame(rows).to_parquet(path)
+    # The usual case: the kernel runs as the user who owns the file, and reads it itself. A
+    # root host runs kernels as nobody: the bench's file is made readable to them for that
+    # case, and a private copy measures the other (the host sends the bytes).
+    hidden = Path(tempfile.mkdtemp()) / "sales.parquet"
+    hidden.write_bytes(path.read_bytes())
+    folder.chmod(0o755)
+    path.chmod(0o644)
     kernel, local = IPyKernelRuntime(), IPythonRuntime()
     await kernel.execute("import pandas, pyarrow")
-    times: dict[str, list[float]] = {"kernel": [], "in process": [], "read_table": []}
+    times: dict[str, list[float]] = {
+        "kernel": [], "kernel, file unreadable to it": [], "in process": [], "read_table": []
+    }  # fmt: skip
 
-    async def inject(runtime: Any) -> float:
+    async def inject(runtime: Any, source: Path = path) -> float:
         if "sales" in await runtime.names():
             await runtime.delete("sales")
         started = time.perf_counter()
-        injection = await inject_file(runtime, path, "sales")
+        injection = await inject_file(runtime, source, "sales")
         took = time.perf_counter() - started
         injection.sha256()  # the background hash, untimed, before the next run
         return took
@@ -323,12 +333,14 @@ async def inject_parquet_main(quick: bool) -> None:
 
     baseline(), await inject(kernel), await inject(local)  # warm caches and imports
     for i in range(5 if quick else 15):
-        order = ["kernel", "in process", "read_table"]
-        for which in order[i % 3 :] + order[: i % 3]:
+        order = list(times)
+        for which in order[i % len(order) :] + order[: i % len(order)]:
             if which == "read_table":
                 times[which].append(baseline())
+            elif which == "in process":
+                times[which].append(await inject(local))
             else:
-                times[which].append(await inject(kernel if which == "kernel" else local))
+                times[which].append(await inject(kernel, path if which == "kernel" else hidden))
     await kernel.stop()
     await local.stop()
     median = {k: statistics.median(v) for k, v in times.items()}
@@ -337,12 +349,12 @@ async def inject_parquet_main(quick: bool) -> None:
         {"metric": f"read_table().to_pandas(), {rows:,} rows ({size:.0f} MB)",
          "value": round(median["read_table"], 3), "unit": "s"},
     ]  # fmt: skip
-    for which, target in (("kernel", 1.1), ("in process", 1.1)):
+    for which in ("kernel", "kernel, file unreadable to it", "in process"):
         ratio = median[which] / median["read_table"]
         out += [
             {"metric": f"/inject, {which}", "value": round(median[which], 3), "unit": "s"},
-            {"metric": f"  {which} / read_table", "value": round(ratio, 2), "unit": "x",
-             "target": f"<= {target}", "ok": ratio <= target},
+            {"metric": "  / read_table", "value": round(ratio, 2), "unit": "x",
+             "target": "<= 1.1", "ok": ratio <= 1.1},
         ]  # fmt: skip
     out.append({"metric": "machine load average (1 min) at start",
                 "value": round(load_before[0], 2), "unit": ""})  # fmt: skip

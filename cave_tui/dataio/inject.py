@@ -127,12 +127,13 @@ class Injection:
 
 async def inject_variable(runtime: Any, variable: Any) -> None:
     """`runtime.inject(variable)`; awaits the runtime's `ainject` when it has one.
-    LiveObjectError when the value cannot be copied into the runtime's process.
+    LiveObjectError when the value cannot be copied into the runtime's process, DataIOError
+    when the runtime could not build it.
 
     The kernel runtime's `inject` is fire-and-forget; its `ainject` waits for the
     kernel's acknowledgement, so a failure is reported here and not later.
     """
-    from cave_tui.runtime.kernel.errors import NotTransferable
+    from cave_tui.runtime.kernel.errors import InjectionError, NotTransferable
 
     ainject = getattr(runtime, "ainject", None)
     try:
@@ -148,6 +149,8 @@ async def inject_variable(runtime: Any, variable: Any) -> None:
             type_name=exc.type_name,
             reason=exc.reason,
         ) from None
+    except InjectionError as exc:  # the kernel could not build it (a corrupt file, …)
+        raise DataIOError(str(exc)) from None
 
 
 async def _to_the_end(work: Any) -> None:
@@ -192,7 +195,7 @@ async def inject_file(
     and `SessionRecorder.record_injection` writes the record once it is known. A text file
     is read as *encoding*, or as the one detected when it is not UTF-8 (either is recorded).
     """
-    from cave_tui.runtime.items import ParquetBytes, Variable
+    from cave_tui.runtime.items import ParquetFile, Variable
 
     p = Path(path).expanduser()
     name = name or name_from_path(p)
@@ -205,16 +208,27 @@ async def inject_file(
         progress=progress,
         compute_sha256=True if wait_for_sha256 else "background",
         encoding=encoding,
-        # An isolated runtime reads a parquet file's bytes itself: one decode, not two.
-        parquet_as_bytes=bool(getattr(runtime, "isolated", False)),
+        # An isolated runtime reads a parquet file itself: one decode, not two.
+        parquet_as_file=bool(getattr(runtime, "isolated", False)),
     )
     description = f"loaded from {p.name} ({loaded.format})"
-    await _to_the_end(inject_variable(runtime, Variable(name, loaded.value, description)))
+    try:
+        await _to_the_end(inject_variable(runtime, Variable(name, loaded.value, description)))
+    except LiveObjectError:
+        raise
+    except DataIOError as exc:
+        if not isinstance(loaded.value, ParquetFile):
+            raise
+        raise DataIOError(  # read in the kernel: say which file, and what is wrong with it
+            f"{p}: could not read it as Parquet — the file is corrupt, not really Parquet, or "
+            f"changed while it was loaded ({exc})",
+            path=p,
+        ) from None
     return Injection(
         name=name,
         source=_file_source(p, loaded, trust),
         type_name="DataFrame"
-        if isinstance(loaded.value, ParquetBytes)
+        if isinstance(loaded.value, ParquetFile)
         else type(loaded.value).__name__,
         description=f"{describe_value(loaded.value)}, {description}{_read_as(loaded)}",
         seconds=loaded.seconds,

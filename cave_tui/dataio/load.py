@@ -20,6 +20,7 @@ import importlib.util
 import io
 import json
 import math
+import os
 import pickle
 import threading
 import time
@@ -32,7 +33,7 @@ from cave_tui.dataio.encoding import check_encoding, detect_encoding
 from cave_tui.dataio.errors import DataIOError, LoadCancelled, TrustRequiredError
 from cave_tui.dataio.formats import Format, detect_format, sniff
 from cave_tui.dataio.progress import CancelLike, Monitor, ProgressCallback
-from cave_tui.runtime.items import ParquetBytes
+from cave_tui.runtime.items import ParquetFile
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -65,7 +66,7 @@ class Loaded:
 
 def describe_value(value: Any) -> str:
     """`DataFrame 336,776×19`, `ndarray 10×3 float64`, `dict (3 items)`."""
-    if isinstance(value, ParquetBytes):  # the frame it will be, built in the kernel
+    if isinstance(value, ParquetFile):  # the frame it will be, built in the kernel
         return f"DataFrame {value.rows:,}×{value.columns:,}"
     kind = type(value).__name__
     shape = getattr(value, "shape", None)
@@ -198,26 +199,22 @@ def _load_parquet(path: Path, m: Monitor, trust: bool) -> Any:
     return table.to_pandas()
 
 
-def _parquet_bytes(path: Path, m: Monitor) -> ParquetBytes:
-    """The file's bytes, read with progress, its footer checked: for an isolated runtime to
-    build the frame itself (the host never does)."""
-    import pyarrow as pa
+def _parquet_file(path: Path, m: Monitor) -> ParquetFile:
+    """The file as it is now, its footer checked: for an isolated runtime to read where its
+    cells run (the host reads only the footer)."""
     import pyarrow.parquet as pq
 
-    total = path.stat().st_size
-    data = bytearray(total)
-    view = memoryview(data)
-    done = 0
-    with open(path, "rb", buffering=0) as f:
-        while done < total:
-            m.report(done, total)
-            n = f.readinto(view[done : done + 8 * READ_BUFFER])
-            if not n:
-                break
-            done += n
-    meta = pq.ParquetFile(pa.BufferReader(data[:done])).metadata  # a corrupt footer fails now
-    m.report(1, 1, "files", stage="converting")
-    return ParquetBytes(bytes(view[:done]), rows=meta.num_rows, columns=meta.num_columns)
+    m.check()
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        meta = pq.read_metadata(f)  # a corrupt footer fails here, in the host
+    return ParquetFile(
+        str(path.resolve()),
+        st.st_size,
+        st.st_mtime_ns,
+        rows=meta.num_rows,
+        columns=meta.num_columns,
+    )
 
 
 def _read_row_groups(pf: Any, m: Monitor) -> Any:
@@ -513,11 +510,11 @@ def load_file(
     progress: ProgressCallback | None = None,
     compute_sha256: bool | str = True,
     encoding: str | None = None,
-    parquet_as_bytes: bool = False,
+    parquet_as_file: bool = False,
 ) -> Loaded:
     """Load *path* by its format. Raises `DataIOError` (or a subclass) with a clear message.
 
-    With *parquet_as_bytes* a parquet file comes back as `ParquetBytes` (footer checked) for
+    With *parquet_as_file* a parquet file comes back as a `ParquetFile` (footer checked) for
     an isolated runtime to build the frame where its cells run.
 
     A text file (CSV, TSV, JSON, JSON Lines) is read as *encoding* when given, else as
@@ -545,8 +542,8 @@ def load_file(
     # it starts once the value is ready, so it does not compete with the parser's threads.
     hasher = _BackgroundHash(p, Monitor()) if compute_sha256 and not background else None
     try:
-        if parquet_as_bytes and fmt_obj.name == "parquet":
-            value: Any = _read_value(p, fmt_obj, monitor, trust, encoding, _parquet_bytes)
+        if parquet_as_file and fmt_obj.name == "parquet":
+            value: Any = _read_value(p, fmt_obj, monitor, trust, encoding, _parquet_file)
         else:
             value = _read_value(p, fmt_obj, monitor, trust, encoding)
     except BaseException:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import keyword
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -133,17 +134,24 @@ class Pickled:
 
 
 @dataclass(frozen=True)
-class ParquetBytes:
-    """A parquet file's bytes, for an isolated runtime to read into a DataFrame where cells
-    run: the host checks the footer but never builds the frame (an `/inject` through the
-    kernel costs one read instead of two). Only runtimes whose `isolated` is True take it."""
+class ParquetFile:
+    """A parquet file, as it was when the host checked its footer, for an isolated runtime to
+    read into a DataFrame where its cells run (the host never builds the frame). Only
+    runtimes whose `isolated` is True take it."""
 
-    data: bytes
+    path: str
+    size: int
+    mtime_ns: int
     rows: int = 0
     columns: int = 0
 
-    def __repr__(self) -> str:
-        return f"ParquetBytes(<{len(self.data):,} bytes, {self.rows:,}x{self.columns}>)"
+    def read_bytes(self) -> bytes:
+        """The file's bytes; ValueError when it is no longer the file that was checked."""
+        with open(self.path, "rb") as f:
+            st = os.fstat(f.fileno())
+            if (st.st_size, st.st_mtime_ns) != (self.size, self.mtime_ns):
+                raise ValueError(f"{self.path} changed since it was injected")
+            return f.read()
 
 
 Injectable = Variable | Function | Type

@@ -10,13 +10,13 @@ from typing import Any
 from cave_tui.runtime.items import (
     Function,
     Injectable,
-    ParquetBytes,
+    ParquetFile,
     Pickled,
     Type,
     Variable,
     validate_name,
 )
-from cave_tui.runtime.kernel.errors import NotTransferable
+from cave_tui.runtime.kernel.errors import InjectionError, NotTransferable
 from cave_tui.runtime.kernel.transport import TransferError, describe_type, encode_for_kernel
 
 Payload = tuple[str, dict[str, Any], list[Any]]  # (codec, meta, buffers)
@@ -29,8 +29,10 @@ def encode_item(item: Injectable) -> Payload:
     validate_name(item.name)
     if isinstance(item, Variable) and isinstance(item.value, Pickled):
         return "dill", {}, [item.value.data]  # the kernel unpickles it; the host never does
-    if isinstance(item, Variable) and isinstance(item.value, ParquetBytes):
-        return "parquet", {}, [item.value.data]  # the kernel builds the frame
+    if isinstance(item, Variable) and isinstance(item.value, ParquetFile):
+        parquet = item.value  # the kernel reads the file itself when it can (else: fallback)
+        meta = {"path": parquet.path, "size": parquet.size, "mtime_ns": parquet.mtime_ns}
+        return "parquet.file", meta, []
     try:
         return encode_for_kernel(item.value)
     except TransferError as exc:
@@ -45,6 +47,19 @@ def encode_item(item: Injectable) -> Payload:
             type_name=describe_type(item.value),
             reason=str(exc),
         ) from None
+
+
+def fallback_payload(item: Injectable, payload: Payload) -> Payload | None:
+    """What to send when the kernel could not take *payload* (a file it cannot see or read):
+    the file's bytes, read by the host. None when there is no fallback; InjectionError when
+    the file is no longer the one that was checked. Blocking: call it off the event loop."""
+    if payload[0] != "parquet.file" or not isinstance(item, Variable):
+        return None
+    assert isinstance(item.value, ParquetFile)
+    try:
+        return "parquet", {}, [item.value.read_bytes()]
+    except (OSError, ValueError) as exc:
+        raise InjectionError(f"cannot inject {item.name!r}: {exc}") from None
 
 
 def inject_request(item: Injectable, payload: Payload) -> dict[str, Any]:

@@ -18,7 +18,12 @@ from cave_tui.runtime.base import NamespaceChange
 from cave_tui.runtime.items import Injectable
 from cave_tui.runtime.kernel.checkpoint import CheckpointStore, loss_report
 from cave_tui.runtime.kernel.errors import InjectionError, KernelDiedError, KernelLaunchError
-from cave_tui.runtime.kernel.injection import Payload, encode_item, inject_request
+from cave_tui.runtime.kernel.injection import (
+    Payload,
+    encode_item,
+    fallback_payload,
+    inject_request,
+)
 from cave_tui.runtime.kernel.install import bootstrap_cell, host_paths
 from cave_tui.runtime.kernel.kinds import KernelKind
 from cave_tui.runtime.kernel.process import KernelExit
@@ -320,6 +325,13 @@ class KernelSupervisor:
         )
         data = reply["data"]
         if not data.get("ok"):
+            loop = asyncio.get_running_loop()
+            try:
+                fallback = await loop.run_in_executor(None, fallback_payload, item, payload)
+            except InjectionError as exc:
+                return str(exc)
+            if fallback is not None:
+                return await self.deliver(item, fallback)
             return f"the kernel could not load {item.name!r}: {data.get('error')}"
         return None
 

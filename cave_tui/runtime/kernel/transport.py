@@ -485,13 +485,30 @@ def decode_in_kernel(codec: str, meta: dict[str, Any], buffers: list[Any]) -> An
         return dill.loads(bytes(buffers[0]))
     if codec == "pickle.arrow":
         return safe_loads(buffers[0], _decode_leaves(meta, buffers, validate=False))
-    if codec == "parquet":  # a file the host injects: read as `read_table().to_pandas()`
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        reader = pa.BufferReader(buffers[0])
-        return pq.read_table(reader, page_checksum_verification=True).to_pandas()
+    if codec in ("parquet", "parquet.file"):  # a file the host injects, as `read_table`
+        return _read_parquet(codec, meta, buffers)
     raise TransferError(f"unknown codec {codec!r}")
+
+
+def _read_parquet(codec: str, meta: dict[str, Any], buffers: list[Any]) -> Any:
+    """Kernel side: the injected parquet file's frame, from its bytes or (`parquet.file`)
+    from the file itself, refused unless it is still as the host checked it."""
+    import os
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if codec == "parquet":
+        source: Any = pa.BufferReader(buffers[0])
+        return pq.read_table(source, page_checksum_verification=True).to_pandas()
+    try:
+        with open(meta["path"], "rb") as f:
+            st = os.fstat(f.fileno())
+            if (st.st_size, st.st_mtime_ns) != (meta["size"], meta["mtime_ns"]):
+                raise TransferError("the file changed since the host checked it")
+            return pq.read_table(f, page_checksum_verification=True).to_pandas()
+    except OSError as exc:
+        raise TransferError(f"cannot read the file here ({type(exc).__name__})") from None
 
 
 def _decode_leaves(
