@@ -304,8 +304,9 @@ class AppServices:
         """Switch to the model *spec* (litellm id or scripted:FILE); the conversation is kept."""
         from cave_tui.models import model_from_spec
 
-        # ValueError on bad specs
-        model = model_from_spec(spec, api_base=self.config.api_base, credentials=self.credentials)
+        model = model_from_spec(  # ValueError on bad specs
+            spec, api_base=self.config.api_base, credentials=self.credentials
+        )
         self.model = model
         self.config.model = spec
         if self.agent is not None:
@@ -346,7 +347,7 @@ class AppServices:
 
     @property
     def runtime_memory(self) -> str:
-        """The memory the runtime's code holds, e.g. `129 MB of 12.0 GB` ("" if unknown)."""
+        """The memory the runtime's code holds, e.g. `129 MiB of 12.0 GiB` ("" if unknown)."""
         memory_use = getattr(self._runtime, "memory_use", None) if self._started else None
         use = memory_use() if callable(memory_use) else None
         return use.describe() if use is not None else ""

@@ -23,7 +23,8 @@ def code(src: str) -> str:
 
 
 REPLIES = [
-    code("import numpy as np\nkeep = 'still here'\nbig = np.ones(2**45)  # 256 TiB"),
+    # A pairwise matrix of every flight: 336,776² floats, about 900 GB.
+    code("import numpy as np\nkeep = 'still here'\nn = len(flights)\npairs = np.ones((n, n))"),
     "That array was far too big for this machine; nothing else changed.",
     # Every flight was in 2013: joining on year pairs each row with every other one.
     code("pairs = flights.merge(flights, on='year')\nprint(len(pairs))"),
