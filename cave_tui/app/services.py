@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -80,11 +81,17 @@ def make_runtime(
     checker = make_checker(policy)
     if kernel or sandbox:
         from cave_tui.runtime import IPyKernelRuntime
+        from cave_tui.runtime.kernel.limits import resolve_user
 
+        # The model's code sees the files where cave was started, as in process, when the
+        # kernel runs as this user; a kernel run as another user (a root host's `nobody`)
+        # or sandboxed works in a private folder.
+        shared = not sandbox and resolve_user("auto") is None
         return IPyKernelRuntime(
             security_checker=checker,
             cell_timeout=cell_timeout,
             memory_limit=memory_limit,
+            cwd=os.getcwd() if shared else None,
             sandbox=sandbox,
             allow_net=allow_net,
         )

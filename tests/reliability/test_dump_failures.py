@@ -54,9 +54,11 @@ def _assert_dump_failed(result, tmp_path: Path, reason: str) -> None:
 )
 def test_a_target_spoilt_during_the_run_fails_the_exit(tmp_path, make, reason):
     model = script(tmp_path / "m.yaml", [code(f"kept = 41\n{make}"), "done"])
+    # The model's code writes into the folder cave runs in: in process (a root host's kernel
+    # runs as nobody, in a folder of its own).
     result = cave(
         "run", "go", "--model", model, "--policy", "trusted", "--dump", "out",
-        "--sessions-dir", "s", cwd=tmp_path,
+        "--sessions-dir", "s", "--in-process", cwd=tmp_path,
     )  # fmt: skip
     _assert_dump_failed(result, tmp_path, reason)
 
@@ -122,6 +124,7 @@ def test_cave_plain_says_the_dump_failed_and_exits_3(tmp_path):
             "out",
             "--sessions-dir",
             "s",
+            "--in-process",  # `!` code writes into the folder cave runs in
         ],
         cwd=str(tmp_path),
         env=env(tmp_path, PROMPT_TOOLKIT_NO_CPR="1"),

@@ -14,9 +14,11 @@ def test_a_session_folder_deleted_mid_run_is_recreated_with_everything(tmp_path)
         "done",
     ]
     model = script(tmp_path / "m.yaml", replies)
+    # The model's code deletes from the folder cave runs in: in process (a root host's
+    # kernel runs as nobody, in a folder of its own).
     result = cave(
         "run", "go", "--model", model, "--policy", "trusted", "--sessions-dir", "s",
-        cwd=tmp_path,
+        "--in-process", cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("was deleted while recording") == 1

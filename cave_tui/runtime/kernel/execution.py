@@ -241,7 +241,7 @@ class CellExecutor:
                 rss = (report["memory"] or {}).get("rss")
                 if isinstance(rss, int):
                     sup.notices.append(
-                        "The cell ran out of memory at the kernel's limit "
+                        "The cell ran out of memory at the kernel's memory limit "
                         f"({format_bytes(memory_limit)}); the app and the namespace are "
                         f"intact, nothing was lost. The kernel holds {format_bytes(rss)} "
                         "now; delete large variables (del x) to free more."

@@ -103,9 +103,17 @@ class KernelUser:
 
 
 def resolve_user(run_as: str | int | None) -> KernelUser | None:
-    """`"auto"`: `nobody` when the host is root, else the host's own user (None)."""
+    """`"auto"`: `nobody` when the host is root and may become it, else the host's own user
+    (None): root in a user namespace that does not map `nobody` (`unshare -r`, a rootless
+    container) cannot hand it files or switch to it."""
     if run_as == "auto":
         if os.name != "posix" or os.geteuid() != 0:
+            return None
+        try:
+            nobody = pwd.getpwnam("nobody")
+        except KeyError:
+            return None
+        if not (_mapped(nobody.pw_uid, "uid_map") and _mapped(nobody.pw_gid, "gid_map")):
             return None
         run_as = "nobody"
     if run_as is None:
@@ -123,6 +131,20 @@ def resolve_user(run_as: str | int | None) -> KernelUser | None:
     if entry.pw_uid == 0:
         return None
     return KernelUser(entry.pw_name, entry.pw_uid, entry.pw_gid)
+
+
+def _mapped(ident: int, table: str) -> bool:
+    """True when *ident* exists in this process's user namespace (`/proc/self/uid_map` or
+    `gid_map`; True where there is no such file)."""
+    try:
+        lines = Path("/proc/self", table).read_text().splitlines()
+    except OSError:
+        return True
+    for line in lines:
+        fields = line.split()
+        if len(fields) == 3 and int(fields[0]) <= ident < int(fields[0]) + int(fields[2]):
+            return True
+    return False
 
 
 def _traversable(st: os.stat_result, user: KernelUser) -> bool:

@@ -60,7 +60,7 @@ def test_memory_blowups_in_the_default_kernel_leave_the_app_and_namespace(
         tmux.keys("Enter")
         screen = tmux.wait_for(answer, timeout=60)
         assert screen.count("MemoryError") >= turn, screen
-        assert screen.count("ran out of memory at the kernel's limit") == turn, screen
+        assert screen.count("ran out of memory at the kernel's memory limit") == turn, screen
         assert screen.count("nothing was lost") == turn
     tmux.keys("-l", "how many flights")  # the next turn works on the same namespace
     tmux.keys("Enter")
