@@ -33,6 +33,7 @@ from cave_tui.runtime.kernel.sandbox import (
     kernel_plan,
     new_uid,
 )
+from cave_tui.runtime.kernel.seccomp import SECCOMP_FD
 from cave_tui.runtime.kernel.settings import KernelSettings
 
 if TYPE_CHECKING:
@@ -225,6 +226,9 @@ class OwnedKernel(KernelKind):
             max_processes=settings.max_processes,
             runtime_dir=self.runtime_dir,
         )
+        if self.sandbox is not None and self.sandbox.seccomp is not None:
+            plan.seccomp_fd = SECCOMP_FD
+            plan.seccomp_program = self.sandbox.seccomp.hex()
         user = settings.user
         if user is not None:
             plan.uid, plan.gid, plan.user = user.uid, user.gid, user.name
@@ -251,6 +255,7 @@ class OwnedKernel(KernelKind):
             user=self.settings.user,
             uid=self.sandbox_uid,
             allow_net=self.settings.allow_net,
+            tmpfs_size=self.settings.memory_limit,
         )
 
     async def abort(self) -> None:

@@ -204,6 +204,8 @@ class LaunchPlan:
     max_processes: int | None = None
     cgroups: dict[str, str] = field(default_factory=dict)  # controller -> directory
     runtime_dir: str | None = None  # removed by the launcher if the host dies
+    seccomp_fd: int | None = None  # where the kernel's bwrap reads its seccomp filter
+    seccomp_program: str = ""  # that filter, hex (written to a pipe by the launcher)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
