@@ -133,11 +133,12 @@ def _binds(plan: SandboxPlan) -> list[str]:
     """The import directories read-only and the kernel's own directories read-write,
     outermost first, so that an import directory inside a writable one (a project's `src/`
     under the working directory) is still read-only: a later mount covers an earlier one."""
-    mounts = [
-        (path, "--ro-bind")
-        for path in _outermost(p for p in plan.readable if not _under(p, plan.system))
-    ]
-    mounts += [(os.path.abspath(path), "--bind") for path in (*plan.writable, plan.workdir)]
+    rw = [os.path.abspath(path) for path in (*plan.writable, plan.workdir)]
+    readable = [p for p in plan.readable if not _under(p, plan.system)]
+    ro = _outermost(readable)
+    # one nested in another import directory is bound again when a writable one lies between
+    ro += [p for p in _outermost(p for p in readable if _under(p, rw)) if p not in ro]
+    mounts = [(path, "--ro-bind") for path in ro] + [(path, "--bind") for path in rw]
     argv: list[str] = []
     for path, option in sorted(mounts, key=lambda m: (m[0].count("/"), m[1] == "--ro-bind")):
         argv += [option, path, path]
