@@ -255,7 +255,7 @@ class OwnedKernel(KernelKind):
             user=self.settings.user,
             uid=self.sandbox_uid,
             allow_net=self.settings.allow_net,
-            tmpfs_size=self.settings.memory_limit,
+            tmpfs_size=_half(self.settings.memory_limit),  # /tmp and /dev/shm: the limit
         )
 
     async def abort(self) -> None:
@@ -309,6 +309,10 @@ class OwnedKernel(KernelKind):
     def abandon(self) -> None:
         if self.process is not None:
             self.process.kill_now()
+
+
+def _half(size: int | None) -> int | None:
+    return size // 2 if size else None
 
 
 class AttachedKernel(KernelKind):
