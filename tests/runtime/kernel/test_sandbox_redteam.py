@@ -272,3 +272,40 @@ async def test_a_working_directory_holding_import_directories(project: Path):
         assert kernel.runtime_dir is None
     finally:
         shutil.rmtree(victim, ignore_errors=True)
+
+
+async def test_the_host_never_dials_a_socket_the_kernel_points_it_to(kernel):
+    """The kernel swaps its bound sockets (and the next boot's) for symlinks to a Unix socket
+    of the host and drops its end: ZMQ would reconnect through them, as the host's user."""
+    where = Path(tempfile.mkdtemp(prefix="cave-victim-"))
+    where.chmod(0o755)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as victim:
+        victim.bind(str(where / "victim.sock"))
+        victim.listen(8)
+        victim.settimeout(0.5)
+        try:
+            result = await kernel.execute(
+                f"import gc, os, re, zmq\nvictim = {str(where / 'victim.sock')!r}\n"
+                "for s in [s for s in gc.get_objects() if isinstance(s, zmq.Socket)]:\n"
+                "    if s.closed:\n"
+                "        continue\n"
+                "    end = s.getsockopt(zmq.LAST_ENDPOINT).decode()\n"
+                "    found = re.fullmatch(r'ipc://(.*/k)(\\d+)-(4)', end)\n"
+                "    if found:\n"
+                "        stem, boot = found[1], int(found[2])\n"
+                "        for port in range(1, 6):  # the next boot's, before it binds them\n"
+                "            os.symlink(victim, f'{stem}{boot + 1}-{port}')\n"
+                "        os.rename(end[6:], end[6:] + '.old')\n"
+                "        os.symlink(victim, end[6:])\n"
+                "        s.close(linger=0)  # the control socket: the host reconnects\n"
+                "        print('swapped')\n"
+            )
+            assert result.success and "swapped" in result.output, result.error
+            with pytest.raises(TimeoutError):
+                victim.accept()
+            await kernel.restart()  # boots on the planted names
+            assert (await kernel.execute("1 + 1")).output == "2\n"
+            with pytest.raises(TimeoutError):
+                victim.accept()
+        finally:
+            shutil.rmtree(where, ignore_errors=True)
