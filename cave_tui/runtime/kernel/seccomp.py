@@ -3,11 +3,14 @@ calls that reach past its namespaces are refused, everything else is allowed.
 
 Network namespaces do not cover every socket family: `AF_VSOCK` (virtual machine sockets,
 to the hypervisor and its agents) and `AF_BLUETOOTH` reach the same peers from every
-namespace, so `--unshare-net` alone leaves them open. `io_uring` can create sockets without
-the `socket` system call (so without this filter); 32-bit system calls (`int 0x80`, x32)
-take another table. All of them fail with an errno, never a kill.
+namespace, so `--unshare-net` alone leaves them open. The kernel keyring is not namespaced
+either: `keyctl` can link the outer user's keyring (the host user's own, on a non-root host)
+and read its keys (Kerberos tickets, tokens), so `add_key`, `request_key` and `keyctl` are
+refused, as Docker's default profile does. `io_uring` can create sockets without the `socket`
+system call (so without this filter); 32-bit system calls (`int 0x80`, x32) take another
+table. All of them fail with an errno, never a kill.
 
-The program is classic BPF over `struct seccomp_data`, built here (a dozen instructions)
+The program is classic BPF over `struct seccomp_data`, built here (two dozen instructions)
 rather than through libseccomp, which is not a dependency of bubblewrap nor installed with
 Python. `program_for(machine)` is None on an architecture it has no numbers for.
 """
@@ -43,13 +46,13 @@ class Arch:
 
     audit: int  # AUDIT_ARCH_*
     socket: int
-    io_uring_setup: int
+    refused: tuple[int, ...]  # io_uring_setup, add_key, request_key, keyctl: ENOSYS
     x32: bool = False  # has the x32 ABI (numbers with X32_BIT set)
 
 
 ARCHES = {
-    "x86_64": Arch(audit=0xC000003E, socket=41, io_uring_setup=425, x32=True),
-    "aarch64": Arch(audit=0xC00000B7, socket=198, io_uring_setup=425),
+    "x86_64": Arch(audit=0xC000003E, socket=41, refused=(425, 248, 249, 250), x32=True),
+    "aarch64": Arch(audit=0xC00000B7, socket=198, refused=(425, 217, 218, 219)),
 }
 
 
@@ -75,9 +78,9 @@ def program(arch: Arch) -> bytes:
     ]
     if arch.x32:
         code += [_insn(JGE_K, X32_BIT, 0, 1), _refuse(errno.ENOSYS)]
+    for nr in arch.refused:
+        code += [_insn(JEQ_K, nr, 0, 1), _refuse(errno.ENOSYS)]
     code += [
-        _insn(JEQ_K, arch.io_uring_setup, 0, 1),
-        _refuse(errno.ENOSYS),
         _insn(JEQ_K, arch.socket, 0, len(socket_block)),
         *socket_block,
         _insn(RET_K, RET_ALLOW),

@@ -1,7 +1,8 @@
 """Escapes beyond test_sandbox_escapes.py, tried from a real sandboxed kernel: inherited
 descriptors and the terminal, sockets that cross network namespaces (vsock, io_uring, the
-host's abstract Unix sockets), writable mounts, privileges, the host's import directories,
-symlinks the host's cleanup meets, and process and memory floods. None may reach the host.
+host's abstract Unix sockets), the outer user's kernel keyring, writable mounts, privileges,
+the host's import directories, symlinks the host's cleanup meets, sockets the host would dial
+for it, and process floods. None may reach the host.
 
 One sandboxed kernel serves the module; where bubblewrap cannot run the tests are skipped,
 except under CI or CAVE_REQUIRE_SANDBOX, where that fails (see sandbox_or_fail).
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import platform
 import shutil
 import socket
 import sys
@@ -21,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from cave_tui.runtime.kernel import IPyKernelRuntime, SandboxUnavailable
+from cave_tui.runtime.kernel import IPyKernelRuntime, SandboxUnavailable, limits, seccomp
 from tests.runtime.kernel.test_sandbox_escapes import sandbox_or_fail, value
 
 MEMORY = 1 << 30
@@ -309,3 +311,56 @@ async def test_the_host_never_dials_a_socket_the_kernel_points_it_to(kernel):
                 victim.accept()
         finally:
             shutil.rmtree(where, ignore_errors=True)
+
+
+def _as_kernel_user(syscall: int, *args: object) -> int:
+    """One system call made as the kernel's user outside its sandbox (`nobody` under a root
+    host, else this user), in a forked child; its result."""
+    import ctypes
+
+    user = limits.resolve_user("auto")
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            if user is not None:
+                os.setgroups([])
+                os.setgid(user.gid)
+                os.setuid(user.uid)
+            libc = ctypes.CDLL(None, use_errno=True)
+            os.write(write_end, str(libc.syscall(syscall, *args)).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as fh:
+        said = fh.read()
+    os.waitpid(pid, 0)
+    return int(said or "-1")
+
+
+async def test_the_outer_users_kernel_keyring_is_out_of_reach(kernel):
+    """Keyrings are not namespaced: the outer user's keyring could be linked and read."""
+    arch = seccomp.ARCHES.get(platform.machine())
+    if arch is None:
+        pytest.skip("no system call numbers for this machine")
+    _, add_key, _, keyctl = arch.refused
+    secret = f"cave-{uuid.uuid4().hex}"
+    key = _as_kernel_user(add_key, b"user", b"cave-redteam", secret.encode(), len(secret), -4)
+    assert key > 0  # a key of the kernel's outer user, in its user keyring
+    try:
+        outcome = await value(
+            kernel,
+            "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nout = []\n"
+            "ids = [int(line.split()[0], 16) for line in open('/proc/keys')]\n"
+            "for kid in ids:\n"
+            f"    libc.syscall({keyctl}, 8, kid, ctypes.c_int(-3))  # link into its session\n"
+            "    buf = ctypes.create_string_buffer(200)\n"
+            f"    n = libc.syscall({keyctl}, 11, kid, buf, 200)  # read\n"
+            "    out.append((n, ctypes.get_errno(), buf.raw[: max(n, 0)].hex()))\n"
+            f"out.append(libc.syscall({keyctl}, 0, ctypes.c_int(-4), 0))\n"
+            "out.append(ctypes.get_errno())\n",
+        )
+    finally:
+        _as_kernel_user(keyctl, 21, key)  # KEYCTL_INVALIDATE
+    assert secret not in str(outcome) and secret.encode().hex() not in str(outcome)
+    assert isinstance(outcome, list) and outcome[-2:] == [-1, 38]  # keyctl: ENOSYS
