@@ -92,3 +92,12 @@ def program_for(machine: str | None = None) -> bytes | None:
     """The filter for this machine (or *machine*, as `platform.machine()` names it)."""
     arch = ARCHES.get(machine if machine is not None else platform.machine())
     return program(arch) if arch is not None else None
+
+
+def describe() -> str:
+    """What the filter refuses, for people (`cave sandbox`)."""
+    return (
+        f"--seccomp {SECCOMP_FD}: a filter refusing socket(AF_VSOCK, AF_BLUETOOTH), "
+        "io_uring_setup, add_key, request_key, keyctl and other ABIs' system calls; "
+        "everything else is allowed"
+    )

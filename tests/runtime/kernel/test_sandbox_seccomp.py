@@ -74,3 +74,13 @@ def test_an_unknown_machine_gets_no_filter_and_the_plan_says_so():
     )
     at = with_filter.index("--seccomp")
     assert with_filter[at + 1] == str(seccomp.SECCOMP_FD)
+
+
+def test_cave_sandbox_shows_the_filter_and_says_what_it_refuses():
+    from cave_tui.app.sandbox_report import sandbox_report
+    from tests.runtime.kernel.test_sandbox_escapes import sandbox_or_fail
+
+    sandbox_or_fail()
+    usable, text = sandbox_report(show=True)
+    assert usable and f"--seccomp {seccomp.SECCOMP_FD} \\" in text
+    assert text.splitlines()[-1] == seccomp.describe() and "keyctl" in text
