@@ -267,3 +267,29 @@ def test_private_tmpfs_are_sized_and_dev_is_read_only():
     for path in sandbox.SECRET_DIRS:
         if os.path.isdir(path):
             assert path in pairs(argv, "--remount-ro")
+
+
+def test_an_editable_install_outside_sys_path_is_an_import_directory(monkeypatch, tmp_path):
+    """setuptools' editable finders import a package from its source tree, which need not be
+    on sys.path: it is bound read-only like one (and refused as the working directory)."""
+    import types
+
+    package = tmp_path / "src" / "mypkg"
+    package.mkdir(parents=True)
+    module = types.ModuleType("__editable___mypkg_1_0_finder")
+    module.MAPPING = {"mypkg": str(package)}  # type: ignore[attr-defined]
+
+    class Finder:
+        pass
+
+    Finder.__module__ = module.__name__
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder])
+    assert str(package) in sandbox.python_paths()
+    argv = sandbox.bwrap_argv(plan(workdir=str(tmp_path), readable=tuple(sandbox.python_paths())))
+    rw, ro = argv.index(str(tmp_path)), argv.index(str(package))
+    assert argv[rw - 1] == "--bind" and argv[ro - 1] == "--ro-bind" and rw < ro
+    with pytest.raises(SandboxUnavailable, match="import directory"):
+        sandbox.kernel_plan(
+            str(tmp_path / "run"), str(package), "/c.json", {}, user=None, uid=1, allow_net=False
+        )
