@@ -156,6 +156,9 @@ async def test_nothing_outside_its_own_directories_is_writable_or_privileged(ker
         "        out[name] = 'done'\n"
         "    except OSError as exc:\n"
         "        out[name] = type(exc).__name__\n"
+        "out['host'] = [p for p in ['/run', '/var', '/home', '/mnt', '/srv', '/tmp/.X11-unix']\n"
+        "               if os.path.exists(p)]  # docker, X11, D-Bus, ssh-agent sockets\n"
+        "out['roots'] = sorted(os.listdir('/proc/1/root')) == sorted(os.listdir('/'))\n"
         "out['shm'] = os.statvfs('/dev/shm').f_blocks * os.statvfs('/dev/shm').f_frsize\n"
         "out['tmp'] = os.statvfs('/tmp').f_blocks * os.statvfs('/tmp').f_frsize\n",
     )
@@ -169,6 +172,7 @@ async def test_nothing_outside_its_own_directories_is_writable_or_privileged(ker
     assert outcome["caps"] == ("0000000000000000", "1")  # no capability; setuid is inert
     assert all(outcome[n] != "done" for n in ("mknod", "sysctl", "dev", "etc", "sys", "sysrq"))
     assert 0 < outcome["shm"] <= MEMORY // 2 and 0 < outcome["tmp"] <= MEMORY // 2
+    assert outcome["host"] == [] and outcome["roots"] is True  # bwrap's PID 1 is inside too
 
 
 async def test_the_hosts_python_cannot_be_changed(kernel):
