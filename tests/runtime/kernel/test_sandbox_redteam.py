@@ -75,10 +75,18 @@ async def test_no_descriptor_or_terminal_of_the_host_is_inherited(kernel):
         "    tty = 'opened'\n"
         "except OSError as exc:\n"
         "    tty = exc.errno\n"
-        "out = {'fds': fds, 'injected': injected, 'tty': tty, 'sid': os.getsid(0)}\n",
+        "seen = {}\n"
+        f"for pid in [{os.getpid()}, {os.getppid()}, {kernel.kernel_pid}]:  # host, bwrap\n"
+        "    try:\n"
+        "        os.kill(pid, 0)\n"
+        "        seen[pid] = 'exists'\n"
+        "    except OSError as exc:\n"
+        "        seen[pid] = type(exc).__name__\n"
+        "out = {'fds': fds, 'injected': injected, 'tty': tty, 'seen': seen}\n",
     )
     assert isinstance(outcome, dict)
     assert outcome["injected"] == [] and outcome["tty"] != "opened"  # --new-session
+    assert set(outcome["seen"].values()) == {"ProcessLookupError"}  # nothing of the host to signal
     kinds = {target.split(":")[0].split("[")[0] for target in outcome["fds"].values()}
     paths = {t for t in outcome["fds"].values() if t.startswith("/")}
     assert kinds <= {"pipe", "socket", "anon_inode", "/dev/null"}, outcome["fds"]
