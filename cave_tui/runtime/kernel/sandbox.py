@@ -137,7 +137,7 @@ def _binds(plan: SandboxPlan) -> list[str]:
     readable = [p for p in plan.readable if not _under(p, plan.system)]
     ro = _outermost(readable)
     # one nested in another import directory is bound again when a writable one lies between
-    ro += [p for p in _outermost(p for p in readable if _under(p, rw)) if p not in ro]
+    ro += [p for p in _outermost(p for p in plan.readable if _under(p, rw)) if p not in ro]
     mounts = [(path, "--ro-bind") for path in ro] + [(path, "--bind") for path in rw]
     argv: list[str] = []
     for path, option in sorted(mounts, key=lambda m: (m[0].count("/"), m[1] == "--ro-bind")):

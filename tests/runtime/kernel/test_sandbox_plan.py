@@ -248,6 +248,11 @@ def test_the_import_directory_under_the_workdir_is_bound_after_it():
     argv = sandbox.bwrap_argv(plan(workdir="/srv/project", readable=("/srv/project/src",)))
     rw, ro = argv.index("/srv/project"), argv.index("/srv/project/src")
     assert argv[rw - 1] == "--bind" and argv[ro - 1] == "--ro-bind" and rw < ro
+    # also one under a system directory (bound read-only with it) when the workdir is there
+    site = "/usr/local/lib/python3/site-packages"
+    argv = sandbox.bwrap_argv(plan(workdir="/usr/local", readable=(site,)))
+    rw, ro = argv.index("/usr/local"), argv.index(site)
+    assert argv[rw - 1] == "--bind" and argv[ro - 1] == "--ro-bind" and rw < ro
 
 
 def test_a_workdir_that_is_an_import_directory_is_refused(monkeypatch, tmp_path):
