@@ -247,15 +247,22 @@ def project(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-async def test_a_working_directory_holding_import_directories(project: Path):
+@pytest.fixture
+def victim() -> Iterator[Path]:
+    """A host directory with a file that the kernel's user could write (world-writable)."""
+    path = Path(tempfile.mkdtemp(prefix="cave-victim-"))
+    (path / "keep.txt").write_text("host data")
+    path.chmod(0o777)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+async def test_a_working_directory_holding_import_directories(project: Path, victim: Path):
     """Given the project as its cwd, the kernel writes there but never in the host's import
     directory inside it; its planted symlinks do not lead the host's cleanup astray."""
     sandbox_or_fail()
     with pytest.raises(SandboxUnavailable, match="import directory"):
         await IPyKernelRuntime(sandbox=True, cwd=project / "src").start()
-    victim = Path(tempfile.mkdtemp(prefix="cave-victim-"))
-    (victim / "keep.txt").write_text("host data")
-    victim.chmod(0o777)
     kernel = IPyKernelRuntime(sandbox=True, cwd=project, cell_timeout=60, interrupt_grace=1.0)
     try:
         await kernel.start()
@@ -268,24 +275,21 @@ async def test_a_working_directory_holding_import_directories(project: Path):
             "        out[path] = 'written'\n"
             "    except OSError as exc:\n"
             "        out[path] = type(exc).__name__\n"
-            f"for name in ['link', 'dirlink']:\n"
-            f"    for where in [os.environ['HOME'], os.environ['TMPDIR']]:\n"
+            "for name in ['link', 'dirlink']:\n"
+            "    for where in [os.environ['HOME'], os.environ['TMPDIR']]:\n"
             f"        os.symlink({str(victim)!r} + ('/keep.txt' if name == 'link' else ''),\n"
             "                   os.path.join(where, name))\n",
         )
     finally:
         await kernel.stop()  # removes its private directory, symlinks and all
-    try:
-        assert outcome == {
-            "src/pandas.py": "OSError",  # EROFS
-            "src/sitecustomize.py": "OSError",
-            "notes.txt": "written",
-        }
-        assert sorted(os.listdir(project / "src")) == []
-        assert (victim / "keep.txt").read_text() == "host data"
-        assert kernel.runtime_dir is None
-    finally:
-        shutil.rmtree(victim, ignore_errors=True)
+    assert outcome == {
+        "src/pandas.py": "OSError",  # EROFS
+        "src/sitecustomize.py": "OSError",
+        "notes.txt": "written",
+    }
+    assert sorted(os.listdir(project / "src")) == []
+    assert (victim / "keep.txt").read_text() == "host data"
+    assert kernel.runtime_dir is None
 
 
 async def test_the_host_never_dials_a_socket_the_kernel_points_it_to(kernel):
