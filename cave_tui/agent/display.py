@@ -18,6 +18,7 @@ from rich.text import Text
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.extraction import prose_of
+from cave_tui.agent.printable import printable
 
 FOLD_LINES = 20
 
@@ -72,22 +73,22 @@ class RichDisplay:
                 self._streamed.add((event.agent, event.step))
                 if isinstance(event, ev.OutputEvent) and event.dropped:
                     self.console.print(Text(f"[… {event.dropped:,} characters …]", style="dim"))
-                self.console.print(Text(event.content, style="dim"), end="")
+                self.console.print(Text(printable(event.content), style="dim"), end="")
             case ev.EventType.EXECUTION_OUTPUT:
                 output = getattr(event, "output", "")
                 if (event.agent, event.step) in self._streamed:
                     self._streamed.discard((event.agent, event.step))  # shown as it came
                 elif output.strip():
-                    self.console.print(Text(fold(output.rstrip()), style="dim"))
+                    self.console.print(Text(printable(fold(output.rstrip())), style="dim"))
             case ev.EventType.EXECUTION_ERROR | ev.EventType.SECURITY_ERROR:
                 self._streamed.discard((event.agent, event.step))
-                self.console.print(Text(fold(event.content.rstrip()), style="red"))
+                self.console.print(Text(printable(fold(event.content.rstrip())), style="red"))
             case ev.EventType.FINAL_RESPONSE:
                 self._flush_prose()
                 if isinstance(event, ev.FinalResponseEvent) and event.unseen:
                     self._answer(event)
             case ev.EventType.RETRY | ev.EventType.NOTICE:
-                self.console.print(Text(f"{who}{event.content}", style="yellow"))
+                self.console.print(Text(printable(f"{who}{event.content}"), style="yellow"))
             case ev.EventType.ERROR | ev.EventType.MAX_STEPS_REACHED:
                 self._flush_prose()
                 self.console.print(Text(f"{who}{event.content}", style="bold red"))

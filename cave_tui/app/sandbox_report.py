@@ -29,7 +29,7 @@ def sandbox_problem(config: Config) -> str | None:
 def sandbox_report(*, allow_net: bool = False, show: bool = True) -> tuple[bool, str]:
     """(usable, text): one status line, then (with *show*) the bwrap command line of a
     kernel, its private directory shown as EXAMPLE_DIR."""
-    from cave_tui.runtime.kernel import limits
+    from cave_tui.runtime.kernel import limits, seccomp
     from cave_tui.runtime.kernel.errors import SandboxUnavailable
     from cave_tui.runtime.kernel.install import kernel_argv
     from cave_tui.runtime.kernel.sandbox import (
@@ -60,8 +60,19 @@ def sandbox_report(*, allow_net: bool = False, show: bool = True) -> tuple[bool,
     )
     conn = os.path.join(EXAMPLE_DIR, "conn", "kernel-1.json")
     work = os.path.join(EXAMPLE_DIR, "work")
-    plan = kernel_plan(EXAMPLE_DIR, work, conn, env, user=user, uid=new_uid(), allow_net=allow_net)
+    ram_half = limits.half_of_ram()  # the default memory limit; /tmp and /dev/shm get half
+    plan = kernel_plan(
+        EXAMPLE_DIR,
+        work,
+        conn,
+        env,
+        user=user,
+        uid=new_uid(),
+        allow_net=allow_net,
+        tmpfs_size=ram_half // 2 if ram_half else None,
+    )
     import sys
 
     argv = [*bwrap_argv(plan), *kernel_argv(sys.executable, conn)[:1], "-c", "<ipykernel>"]
-    return True, f"{status}\n\n{describe(argv)}"
+    filtered = f"\n\n{seccomp.describe()}" if plan.seccomp is not None else ""
+    return True, f"{status}\n\n{describe(argv)}{filtered}"

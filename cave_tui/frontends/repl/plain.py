@@ -24,6 +24,7 @@ from rich.text import Text
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.display import RichDisplay, fold
+from cave_tui.agent.printable import printable
 from cave_tui.app.commands import CommandContext, load_commands, registry
 from cave_tui.app.commands.registry import Severity
 from cave_tui.app.config import history_path
@@ -114,15 +115,15 @@ async def run_python(services: AppServices, code: str, console: Console) -> None
         async for event in services.run_python(code):
             if event.type is ev.EventType.OUTPUT:  # printed while it runs
                 streamed = True
-                console.print(Text(event.content), end="")
+                console.print(Text(printable(event.content)), end="")
             elif isinstance(event, ev.ExecutionOutputEvent):
                 output = event.output.rstrip()
                 if output and not streamed:
-                    console.print(Text(fold(output)))
+                    console.print(Text(printable(fold(output))))
             elif event.type is ev.EventType.EXECUTION_ERROR:
-                console.print(Text(fold(event.content.rstrip()), style="red"))
+                console.print(Text(printable(fold(event.content.rstrip())), style="red"))
             elif event.type is ev.EventType.NOTICE:
-                console.print(Text(event.content, style="yellow"))
+                console.print(Text(printable(event.content), style="yellow"))
 
     await _interruptible(consume(), console)
 

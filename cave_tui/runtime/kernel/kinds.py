@@ -24,7 +24,12 @@ from cave_tui.runtime.base import NamespaceChange
 from cave_tui.runtime.kernel import limits
 from cave_tui.runtime.kernel.cell import CellOutcome
 from cave_tui.runtime.kernel.errors import KernelDiedError, KernelLaunchError
-from cave_tui.runtime.kernel.hostfiles import RunDirs, make_run_dirs, write_connection
+from cave_tui.runtime.kernel.hostfiles import (
+    RunDirs,
+    make_run_dirs,
+    pin_sockets,
+    write_connection,
+)
 from cave_tui.runtime.kernel.install import kernel_argv
 from cave_tui.runtime.kernel.process import KernelExit, KernelProcess
 from cave_tui.runtime.kernel.sandbox import (
@@ -33,6 +38,7 @@ from cave_tui.runtime.kernel.sandbox import (
     kernel_plan,
     new_uid,
 )
+from cave_tui.runtime.kernel.seccomp import SECCOMP_FD
 from cave_tui.runtime.kernel.settings import KernelSettings
 
 if TYPE_CHECKING:
@@ -41,6 +47,7 @@ if TYPE_CHECKING:
     from cave_tui.runtime.kernel.channel import KernelChannel
 
 T = TypeVar("T")
+PORT_KEYS = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
 
 
 class KernelHost(Protocol):
@@ -178,7 +185,23 @@ class OwnedKernel(KernelKind):
                 limits.remove_cgroup(directory)
             raise
         self.process = proc
-        return info
+        return await self._pinned(dirs, info, sup.boots)
+
+    async def _pinned(self, dirs: RunDirs, info: dict[str, Any], boot: int) -> dict[str, Any]:
+        """*info* with the host's own links to the kernel's sockets (hostfiles.pin_sockets),
+        once it has bound them; never the paths in run/, which the kernel may change."""
+        ports = [info[key] for key in PORT_KEYS]
+        owner = self.settings.user.uid if self.settings.user is not None else os.getuid()
+        deadline = time.monotonic() + self.settings.startup_timeout
+        pinned = None
+        while pinned is None and time.monotonic() < deadline:
+            pinned = pin_sockets(dirs, f"k{boot}", ports, owner)
+            if pinned is None and self.has_live_process:
+                await asyncio.sleep(0.01)
+            elif pinned is None:
+                break  # it died: the boot reports why
+        # not all bound (it died, or is too slow): links that never appear fail the boot
+        return {**info, "ip": pinned or os.path.join(dirs.sockets, f"k{boot}")}
 
     def _prepare_dirs(self) -> RunDirs:
         if self.runtime_dir is not None:
@@ -225,6 +248,9 @@ class OwnedKernel(KernelKind):
             max_processes=settings.max_processes,
             runtime_dir=self.runtime_dir,
         )
+        if self.sandbox is not None and self.sandbox.seccomp is not None:
+            plan.seccomp_fd = SECCOMP_FD
+            plan.seccomp_program = self.sandbox.seccomp.hex()
         user = settings.user
         if user is not None:
             plan.uid, plan.gid, plan.user = user.uid, user.gid, user.name
@@ -251,6 +277,7 @@ class OwnedKernel(KernelKind):
             user=self.settings.user,
             uid=self.sandbox_uid,
             allow_net=self.settings.allow_net,
+            tmpfs_size=_half(self.settings.memory_limit),  # /tmp and /dev/shm: the limit
         )
 
     async def abort(self) -> None:
@@ -304,6 +331,10 @@ class OwnedKernel(KernelKind):
     def abandon(self) -> None:
         if self.process is not None:
             self.process.kill_now()
+
+
+def _half(size: int | None) -> int | None:
+    return size // 2 if size else None
 
 
 class AttachedKernel(KernelKind):

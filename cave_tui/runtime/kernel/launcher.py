@@ -125,6 +125,17 @@ def _tasks_of(uid: int) -> int:
     return total
 
 
+def _hand_over(data: bytes, fd: int) -> None:
+    """*data* readable on descriptor *fd* (inherited across exec): a pipe holding it."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, data)  # a few hundred bytes: within any pipe's buffer
+    os.close(write_end)
+    if read_end != fd:
+        os.dup2(read_end, fd)
+        os.close(read_end)
+    os.set_inheritable(fd, True)
+
+
 def _become_kernel(plan: dict[str, Any], log_fd: int) -> None:
     """Runs in the forked child; ends in exec (or _exit on failure)."""
     try:
@@ -132,6 +143,8 @@ def _become_kernel(plan: dict[str, Any], log_fd: int) -> None:
         os.dup2(log_fd, 1)
         os.dup2(log_fd, 2)
         os.close(log_fd)
+        if plan.get("seccomp_fd") is not None:  # bwrap --seccomp reads the filter there
+            _hand_over(bytes.fromhex(plan["seccomp_program"]), int(plan["seccomp_fd"]))
         for directory in plan["cgroups"].values():
             with open(os.path.join(directory, "cgroup.procs"), "w") as fh:
                 fh.write(str(os.getpid()))

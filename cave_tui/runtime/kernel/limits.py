@@ -169,10 +169,25 @@ def needed_paths() -> list[str]:
     for entry in sys.path:
         if entry and os.path.isdir(entry):
             paths.add(entry)
+    paths.update(editable_paths())
     import cave_tui
 
     paths.add(os.path.dirname(os.path.dirname(os.path.abspath(cave_tui.__file__))))
     return sorted(p for p in paths if p and os.path.exists(p))
+
+
+def editable_paths() -> list[str]:
+    """Package directories that setuptools' editable installs import from outside `sys.path`
+    (the `MAPPING` of each `__editable___*_finder` on `sys.meta_path`)."""
+    found: list[str] = []
+    for finder in sys.meta_path:
+        module = sys.modules.get(getattr(finder, "__module__", "") or "")
+        mapping = getattr(module, "MAPPING", None)
+        if module is None or not module.__name__.startswith("__editable__"):
+            continue
+        if isinstance(mapping, dict):
+            found += [p for p in mapping.values() if isinstance(p, str) and os.path.isdir(p)]
+    return found
 
 
 def blocked_ancestors(paths: list[str], user: KernelUser) -> dict[str, list[str]]:
@@ -226,6 +241,8 @@ class LaunchPlan:
     max_processes: int | None = None
     cgroups: dict[str, str] = field(default_factory=dict)  # controller -> directory
     runtime_dir: str | None = None  # removed by the launcher if the host dies
+    seccomp_fd: int | None = None  # where the kernel's bwrap reads its seccomp filter
+    seccomp_program: str = ""  # that filter, hex (written to a pipe by the launcher)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

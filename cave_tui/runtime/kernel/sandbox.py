@@ -19,6 +19,7 @@ from functools import cache
 
 from cave_tui.runtime.kernel.errors import SandboxUnavailable
 from cave_tui.runtime.kernel.limits import KernelUser, needed_paths
+from cave_tui.runtime.kernel.seccomp import SECCOMP_FD, program_for
 
 # System directories the kernel reads (never writes): programs, libraries, configuration.
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -42,6 +43,8 @@ class SandboxPlan:
     env: dict[str, str] = field(default_factory=dict)  # the whole environment it starts with
     uid: int = 0  # inside its user namespace (unique per kernel)
     allow_net: bool = False  # share the host's network (else only its own loopback)
+    tmpfs_size: int | None = None  # bytes each of its private /tmp and /dev/shm may hold
+    seccomp: bytes | None = None  # the filter program (seccomp.py), handed over on SECCOMP_FD
     system: tuple[str, ...] = SYSTEM_PATHS
     hostname: str = "cave-kernel"
 
@@ -55,18 +58,31 @@ def kernel_plan(
     user: KernelUser | None,
     uid: int,
     allow_net: bool,
+    tmpfs_size: int | None = None,
 ) -> SandboxPlan:
     """The plan of an owned kernel with private directory *runtime_dir* (see hostfiles.py):
-    its home, tmp and sockets writable, its connection file read-only, nothing else of it."""
+    its home, tmp and sockets writable, its connection file read-only, nothing else of it.
+
+    Raises SandboxUnavailable when *workdir* is one of the host's import directories (the
+    kernel could plant modules there that the host imports next)."""
+    readable = tuple(python_paths())
+    work = os.path.realpath(workdir)
+    if any(os.path.realpath(path) == work for path in readable):
+        raise SandboxUnavailable(
+            f"cannot sandbox the kernel in {workdir}: it is an import directory of this "
+            "process (on sys.path), which the kernel may not write; choose another cwd"
+        )
     return SandboxPlan(
         bwrap=require_bwrap(user),
         workdir=workdir,
         writable=tuple(os.path.join(runtime_dir, name) for name in ("home", "tmp", "run")),
-        readable=tuple(python_paths()),
+        readable=readable,
         files=(connection_file,),
         env=env,
         uid=uid,
         allow_net=allow_net,
+        tmpfs_size=tmpfs_size,
+        seccomp=program_for(),
     )
 
 
@@ -83,7 +99,10 @@ def bwrap_argv(plan: SandboxPlan) -> list[str]:
         argv.append("--unshare-net")
     argv += ["--disable-userns", "--die-with-parent", "--new-session"]
     argv += ["--uid", str(plan.uid), "--gid", str(plan.uid), "--hostname", plan.hostname]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    # private /proc, /dev (read-only but for its own /dev/shm) and /tmp, in memory of a size
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += [*_sized(plan), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    argv += [*_sized(plan), "--tmpfs", "/tmp"]
     for path in plan.system:
         if os.path.islink(path):  # merged /usr: /bin -> usr/bin
             argv += ["--symlink", os.readlink(path), path]
@@ -94,18 +113,36 @@ def bwrap_argv(plan: SandboxPlan) -> list[str]:
             argv += ["--ro-bind", "/dev/null", path]
     for path in SECRET_DIRS:
         if os.path.isdir(path):
-            argv += ["--tmpfs", path]
-    for path in _outermost(p for p in plan.readable if not _under(p, plan.system)):
-        argv += ["--ro-bind", path, path]
-    for path in plan.writable:
-        argv += ["--bind", path, path]
-    argv += ["--bind", plan.workdir, plan.workdir]
+            argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
+    argv += _binds(plan)
     for path in plan.files:
         argv += ["--ro-bind", path, path]
     argv += ["--remount-ro", "/", "--chdir", plan.workdir, "--clearenv"]
+    if plan.seccomp is not None:
+        argv += ["--seccomp", str(SECCOMP_FD)]
     for key, value in sorted(plan.env.items()):
         argv += ["--setenv", key, value]
     return [*argv, "--"]
+
+
+def _sized(plan: SandboxPlan) -> list[str]:
+    return ["--size", str(plan.tmpfs_size)] if plan.tmpfs_size else []
+
+
+def _binds(plan: SandboxPlan) -> list[str]:
+    """The import directories read-only and the kernel's own directories read-write,
+    outermost first, so that an import directory inside a writable one (a project's `src/`
+    under the working directory) is still read-only: a later mount covers an earlier one."""
+    rw = [os.path.abspath(path) for path in (*plan.writable, plan.workdir)]
+    readable = [p for p in plan.readable if not _under(p, plan.system)]
+    ro = _outermost(readable)
+    # one nested in another import directory is bound again when a writable one lies between
+    ro += [p for p in _outermost(p for p in plan.readable if _under(p, rw)) if p not in ro]
+    mounts = [(path, "--ro-bind") for path in ro] + [(path, "--bind") for path in rw]
+    argv: list[str] = []
+    for path, option in sorted(mounts, key=lambda m: (m[0].count("/"), m[1] == "--ro-bind")):
+        argv += [option, path, path]
+    return argv
 
 
 def describe(argv: list[str]) -> str:

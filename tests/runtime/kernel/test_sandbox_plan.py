@@ -227,3 +227,74 @@ def test_the_app_builds_a_sandboxed_kernel_from_the_config(tmp_path):
     runtime = services._build_runtime()
     assert isinstance(runtime, IPyKernelRuntime) and runtime.sandbox and runtime.allow_net
     assert services.runtime_label == "kernel (sandbox)"
+
+
+# -- what stays read-only whatever the plan's writable directories are ---------------------
+
+
+def test_an_import_directory_inside_a_writable_one_stays_read_only():
+    argv = sandbox.bwrap_argv(
+        plan(workdir="/srv/project", readable=("/opt/venv", "/srv/project/src", "/srv"))
+    )
+    mounts = [(argv[i], argv[i + 1]) for i, a in enumerate(argv) if a in ("--bind", "--ro-bind")]
+    # /srv (ro) first, then the workdir inside it (rw), then its src/ (ro) again over that
+    at = {mount: i for i, mount in enumerate(mounts)}
+    assert at["--ro-bind", "/srv"] < at["--bind", "/srv/project"]
+    assert at["--bind", "/srv/project"] < at["--ro-bind", "/srv/project/src"]
+    assert [path for _, path in mounts].count("/opt/venv") == 1
+
+
+def test_the_import_directory_under_the_workdir_is_bound_after_it():
+    argv = sandbox.bwrap_argv(plan(workdir="/srv/project", readable=("/srv/project/src",)))
+    rw, ro = argv.index("/srv/project"), argv.index("/srv/project/src")
+    assert argv[rw - 1] == "--bind" and argv[ro - 1] == "--ro-bind" and rw < ro
+    # also one under a system directory (bound read-only with it) when the workdir is there
+    site = "/usr/local/lib/python3/site-packages"
+    argv = sandbox.bwrap_argv(plan(workdir="/usr/local", readable=(site,)))
+    rw, ro = argv.index("/usr/local"), argv.index(site)
+    assert argv[rw - 1] == "--bind" and argv[ro - 1] == "--ro-bind" and rw < ro
+
+
+def test_a_workdir_that_is_an_import_directory_is_refused(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    with pytest.raises(SandboxUnavailable, match="import directory"):
+        sandbox.kernel_plan(
+            str(tmp_path / "run"), str(tmp_path), "/c.json", {}, user=None, uid=1, allow_net=False
+        )
+
+
+def test_private_tmpfs_are_sized_and_dev_is_read_only():
+    argv = sandbox.bwrap_argv(plan(tmpfs_size=1 << 29))
+    for path in ("/tmp", "/dev/shm"):
+        at = argv.index(path)
+        assert argv[at - 1] == "--tmpfs" and argv[at - 3 : at - 1] == ["--size", str(1 << 29)]
+    assert pairs(argv, "--remount-ro")[:1] == ["/dev"]
+    for path in sandbox.SECRET_DIRS:
+        if os.path.isdir(path):
+            assert path in pairs(argv, "--remount-ro")
+
+
+def test_an_editable_install_outside_sys_path_is_an_import_directory(monkeypatch, tmp_path):
+    """setuptools' editable finders import a package from its source tree, which need not be
+    on sys.path: it is bound read-only like one (and refused as the working directory)."""
+    import types
+
+    package = tmp_path / "src" / "mypkg"
+    package.mkdir(parents=True)
+    module = types.ModuleType("__editable___mypkg_1_0_finder")
+    module.MAPPING = {"mypkg": str(package)}  # type: ignore[attr-defined]
+
+    class Finder:
+        pass
+
+    Finder.__module__ = module.__name__
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder])
+    assert str(package) in sandbox.python_paths()
+    argv = sandbox.bwrap_argv(plan(workdir=str(tmp_path), readable=tuple(sandbox.python_paths())))
+    rw, ro = argv.index(str(tmp_path)), argv.index(str(package))
+    assert argv[rw - 1] == "--bind" and argv[ro - 1] == "--ro-bind" and rw < ro
+    with pytest.raises(SandboxUnavailable, match="import directory"):
+        sandbox.kernel_plan(
+            str(tmp_path / "run"), str(package), "/c.json", {}, user=None, uid=1, allow_net=False
+        )

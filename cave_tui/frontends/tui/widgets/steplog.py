@@ -13,6 +13,8 @@ from textual.containers import VerticalGroup, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
+from cave_tui.agent.printable import printable
+
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
@@ -49,6 +51,7 @@ class FoldedOutput(Static, can_focus=True):
     BINDINGS = [("enter", "toggle_fold", "Unfold")]
 
     def __init__(self, text: str, kind: str = "output") -> None:
+        text = printable(text)  # the cell's own bytes: no escape sequence reaches the terminal
         self.full = text
         self.folded_text, self.hidden = fold(text)
         self.expanded = False
@@ -109,7 +112,7 @@ class StepEntry(VerticalGroup):
 
     def add_output(self, text: str, dropped: int = 0) -> None:
         """Output the running cell printed (streamed): its last lines are shown live."""
-        text = self.live_text + text
+        text = self.live_text + printable(text)
         self.live_dropped += dropped + max(len(text) - LIVE_CHARS, 0)
         self.live_text = text[-LIVE_CHARS:]
         rows = self.live_text.splitlines()
