@@ -30,6 +30,17 @@ def app(replies: list[str]):
     return make_app(replies, runtime=SteadyRuntime())
 
 
+async def scrolled_home(pilot) -> None:
+    """Wait until the chat and the code log have scrolled to their last line (they follow
+    new content a refresh later): the screen is then the same on every run."""
+    app = pilot.app
+    await settle(pilot)
+    panes = (app.chat, app.steplog)
+    await wait_for(
+        pilot, lambda: all(p.max_scroll_y <= 0 or p.scroll_y >= p.max_scroll_y for p in panes)
+    )
+
+
 SIZES = [pytest.param((120, 40), id="wide"), pytest.param((80, 24), id="narrow")]
 
 
@@ -46,6 +57,7 @@ def test_two_step_turn_with_frame(snap_compare, size):
     async def turn(pilot):
         await settle(pilot)
         await submit(pilot, "Which species is heaviest? Keep the table as df.")
+        await scrolled_home(pilot)
 
     assert snap_compare(app(TWO_STEP_FRAME), terminal_size=size, run_before=turn)
 
@@ -55,9 +67,10 @@ def test_detail_view(snap_compare, size):
     async def detail(pilot):
         await settle(pilot)
         await submit(pilot, "Which species is heaviest? Keep the table as df.")
+        await scrolled_home(pilot)
         pilot.app.open_detail("df")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, DetailScreen))
-        await settle(pilot)
+        await scrolled_home(pilot)
 
     assert snap_compare(app(TWO_STEP_FRAME), terminal_size=size, run_before=detail)
 
@@ -82,5 +95,6 @@ def test_error(snap_compare, size):
     async def error(pilot):
         await settle(pilot)
         await submit(pilot, "Divide one by zero.")
+        await scrolled_home(pilot)
 
     assert snap_compare(app(replies), terminal_size=size, run_before=error)
