@@ -208,6 +208,7 @@ class CaveApp(App[None]):
         self._forced_quit = False  # a signal: leave whatever happens
         self._dump_warned = False  # a failed --dump was shown; the next quit leaves
         self._theme_notices: list[str] = []
+        self._memory_timer: Any = None  # refreshes the runtime's memory in the status line
         # (session folder, speed, trust) replayed once the runtime is up (`cave demo`)
         self.startup_replay: tuple[Path, float, bool] | None = None
         self.startup_tasks: list[str] = []  # asked in order once the runtime is up (cave demo)
@@ -366,8 +367,8 @@ class CaveApp(App[None]):
             self.chat.add_notice(notice, "warning")
         self.services.notices.clear()
         self.update_status()
-        # The runtime's memory in the status line, kept current (one cheap psutil call).
-        self.set_interval(MEMORY_REFRESH, self.update_status)
+        if self._memory_timer is None:  # the runtime's memory in the status line, kept current
+            self._memory_timer = self.set_interval(MEMORY_REFRESH, self.update_status)
         self.refresh_inspector()
         if self.startup_replay is not None:
             folder, speed, trust = self.startup_replay
@@ -381,9 +382,8 @@ class CaveApp(App[None]):
 
     # -- status --------------------------------------------------------------------------------
     def update_status(self) -> None:
-        status = self.status
-        status.model = self.services.model_label
-        services = self.services
+        status, services = self.status, self.services
+        status.model = services.model_label
         status.runtime = services.runtime_label if services.ready else "starting…"
         status.memory = services.runtime_memory
         status.policy = self.config.policy

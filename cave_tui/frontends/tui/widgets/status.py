@@ -25,7 +25,7 @@ class StatusLine(Static):
 
     model = reactive("no model")
     runtime = reactive("starting…")
-    memory = reactive("")  # the runtime's memory, e.g. "129 MB of 12.0 GB"
+    memory = reactive("")  # the runtime's memory, e.g. "129 MiB of 12.0 GiB"
     policy = reactive("standard")
     approve = reactive("auto")
     step = reactive(0)
