@@ -366,8 +366,8 @@ class AppServices:
 
         runtime = self._runtime
         isolated = getattr(runtime, "isolated", False) if runtime is not None else None
+        limit = getattr(runtime, "memory_limit", None)
         if isolated or (isolated is None and self.config.uses_kernel):
-            limit = getattr(runtime, "memory_limit", None)
             held = f", at most {format_bytes(limit)} of memory" if limit else ""
             sandboxed = getattr(runtime, "sandbox", self.config.sandbox)
             walls = (
@@ -382,7 +382,6 @@ class AppServices:
                 f"Code runs in an isolated kernel{held}: if it crashes or runs out of memory "
                 f"the app stays and the namespace is restored.{walls}"
             )
-        limit = getattr(runtime, "memory_limit", None)
         guard = (
             f"a watchdog stops a cell past {format_bytes(limit)}, but one C call (a big merge) "
             "that exhausts memory, or a crash, takes the app with it"

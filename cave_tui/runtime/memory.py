@@ -85,16 +85,19 @@ def resolve_memory_limit(value: MemoryLimitSetting) -> int | None:
         raise ValueError(f"memory_limit={value!r}: give bytes > 0, a size like '4G', or 'auto'")
     if isinstance(value, str) and value.strip().lower() == "auto":
         return auto_memory_limit()
-    size = _parse_size(value)
-    if size <= 0:
+    try:
+        size = parse_size(value)
+    except ValueError:
+        size = None
+    if size is None or size <= 0:
         raise ValueError(f"memory_limit={value!r}: give bytes > 0, a size like '4G', or 'auto'")
     return size
 
 
-def _parse_size(value: int | str) -> int:
-    # kernel/limits.py's `parse_size`, repeated: importing limits here would close an import
-    # cycle (limits imports `cave_tui`, whose agent imports this runtime).
-    if isinstance(value, int):
+def parse_size(value: int | str | None) -> int | None:
+    """`"500M"`, `"2G"`, `"512MB"`, `"4GiB"` or bytes as an int (None stays None); ValueError
+    for anything else."""
+    if value is None or isinstance(value, int):
         return value
     text = value.strip().upper().removesuffix("B").removesuffix("I")
     try:
@@ -102,9 +105,7 @@ def _parse_size(value: int | str) -> int:
             return int(float(text[:-1]) * _UNITS[text[-1]])
         return int(text)
     except ValueError:
-        raise ValueError(
-            f"memory_limit={value!r}: give bytes > 0, a size like '4G', or 'auto'"
-        ) from None
+        raise ValueError(f"not a size: {value!r} (bytes, or a size like '500M' or '4G')") from None
 
 
 def format_bytes(size: float) -> str:

@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cave_tui.runtime.memory import parse_size  # noqa: F401 (kept importable from here)
+
 # Environment variables a kernel may inherit. Everything else is dropped: an
 # allow-list, because a secret can hide under any name (DATABASE_URL, ...).
 SAFE_ENV_NAMES = frozenset(
@@ -333,14 +335,3 @@ def half_of_ram() -> int | None:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
     except (ValueError, OSError, AttributeError):
         return None
-
-
-def parse_size(value: int | str | None) -> int | None:
-    """`"500M"`, `"2G"`, `"512MB"` or bytes as an int."""
-    if value is None or isinstance(value, int):
-        return value
-    text = value.strip().upper().removesuffix("B").removesuffix("I")
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    if text and text[-1] in units:
-        return int(float(text[:-1]) * units[text[-1]])
-    return int(text)

@@ -10,16 +10,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.reliability.real_cave import code
+
 from .test_e2e_tmux import CAVE, tmux  # noqa: F401 (the fixture)
 
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
-
-
-def code(src: str) -> str:
-    return f"```python\n{src}\n```"
 
 
 REPLIES = [
