@@ -144,8 +144,20 @@ async def run_task(
         run.policies = policies
     agent = make_agent(prompt, model, runtime, **options)
     pending: list[ev.UsageEvent] = []  # usage of the turn in progress, if it gets cancelled
+    log: list[dict[str, Any]] = []  # every cell and intervention, rewound ones included
 
     def sink(event: ev.Event) -> None:
+        if isinstance(event, ev.CodeEvent):
+            log.append({"step": event.step, "code": event.code})
+        elif isinstance(event, ev.ExecutionErrorEvent):
+            log.append({"step": event.step, "error": event.error[-300:]})
+        elif isinstance(event, ev.InterventionEvent):
+            kind = event.kind.value
+            log.append(
+                {"step": event.step, "policy": event.policy, "kind": kind, "text": event.content}
+            )
+        elif isinstance(event, ev.UserEvent):
+            log.append({"user": event.content})
         if isinstance(event, ev.UsageEvent):
             pending.append(event)
             run.usage_reported = run.usage_reported and event.reported
@@ -200,6 +212,7 @@ async def run_task(
                 repeat=repeat,
                 system=request[0]["content"],
                 history=list(agent.history),
+                events=log,
                 checks=run.checks,
             )
     finally:

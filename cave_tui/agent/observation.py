@@ -12,6 +12,7 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping
 
+from cave_tui.agent.pandas_hints import merge_suffixes, reduced_too_far
 from cave_tui.runtime.base import ExecutionResult
 from cave_tui.runtime.capture import DROPPED_MARKER_RE
 from cave_tui.runtime.summary import VarInfo
@@ -255,7 +256,12 @@ def error_hints(
         attr = _NO_ATTRIBUTE.search(last)
         if attr and ("DataFrame" in last or "Series" in last):
             missing.append(attr["name"])
+        elif reduced := reduced_too_far(failing_line, last):
+            hints.append(reduced)
     for name in missing[:3]:
+        if suffixed := merge_suffixes(name, failing_line, frames):
+            hints.append(suffixed)
+            continue
         owners = [f for f, cols in frames.items() if name in cols]
         if owners:
             hints.append(

@@ -143,6 +143,7 @@ class VarInfo:
     levels: dict[str, list[str]] = field(default_factory=dict)  # a frame's few text values
     relations: Relations = field(default_factory=Relations)
     is_empty: bool = False  # a variable holding nothing: see `holds_nothing`
+    all_missing: bool = False  # a non-empty Series or 1-D array whose every value is NaN/None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able (`shape` is a tuple: JSON makes it a list, `from_dict` a tuple again)."""
@@ -441,6 +442,19 @@ def method_lines(cls: type, include_doc: bool = True, limit: int = 15) -> list[s
     return methods
 
 
+def every_value_missing(obj: Any) -> bool:
+    """A non-empty pandas Series or 1-D NumPy array with no value but NaN, None or NaT: what
+    a lookup, reindex or map that matched nothing leaves. Integer and bool data never are."""
+    if getattr(obj, "ndim", None) != 1 or len(obj) == 0 or obj.dtype.kind in "iub":
+        return False
+    module = type(obj).__module__ or ""
+    if module.startswith("pandas"):
+        return bool(obj.count() == 0)
+    import pandas as pd
+
+    return bool(pd.isna(obj).all())
+
+
 def holds_nothing(obj: Any) -> bool:
     """None, a zero or NaN number, an empty str/bytes/list/tuple/dict/set, or an array or
     frame with a zero-length dimension: what a filter that matched nothing leaves."""
@@ -535,6 +549,7 @@ def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
             module.startswith("numpy") and hasattr(obj, "dtype")
         ):
             info.dtype = str(obj.dtype)
+            info.all_missing = every_value_missing(obj)
     except Exception:
         pass
     info.preview = bounded_repr(obj, PREVIEW_CHARS)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from cave_tui.agent.policies.all_missing import AllMissing
 from cave_tui.agent.policies.already_ran import AlreadyRan
 from cave_tui.agent.policies.base import AgentPolicy
 from cave_tui.agent.policies.codes_for_names import CodesForNames
@@ -41,6 +42,7 @@ POLICY_CLASSES: tuple[type[Any], ...] = (
     AlreadyRan,
     MissingResult,
     EmptyAnswer,
+    AllMissing,
     ColumnNotAdded,
     WrongType,
     CodesForNames,

@@ -42,3 +42,51 @@ async def test_formatting_a_series_as_one_number_is_named(runtime):
     code = "ua = flights['dep_delay'] * 2\nf'{ua:.2f}'"
     result = await runtime.execute(code)
     assert error_hints(code, result, {}) == [FORMAT_MANY_HINT]
+
+
+async def test_a_whole_series_reduction_where_one_per_group_was_meant_is_named(runtime):
+    await runtime.execute(
+        "import pandas as pd\ntrips = pd.DataFrame({'src': list('aab'), 'to': list('xxy')})"
+    )
+    code = "top = trips.groupby('src')['to'].value_counts().idxmax().to_dict()"
+    result = await runtime.execute(code)
+    frames = {"trips": {"src": "str", "to": "str"}}
+    [hint] = error_hints(code, result, frames)
+    assert "one value for the whole Series (a tuple of its index levels)" in hint
+    per_group = "trips.groupby('src')['to'].agg(lambda s: s.value_counts().idxmax())"
+    assert per_group in hint
+    # The per-group form it names is right.
+    assert (await runtime.execute(f"per = {per_group}.to_dict()")).success
+    assert await runtime.retrieve("per") == {"a": "x", "b": "y"}
+    # Another reduction, then a method its scalar lacks: the grouped form of that reduction.
+    code = "top = trips.groupby('src')['to'].count().max().to_frame()"
+    [hint] = error_hints(code, await runtime.execute(code), frames)
+    assert "`.max()` gave one value" in hint and "trips.groupby('src')['to'].max()" in hint
+
+
+async def test_an_attribute_error_without_a_reduction_gets_no_shape_hint(runtime):
+    code = "word = 'abc'\nword.to_dict()"
+    assert error_hints(code, await runtime.execute(code), {}) == []
+
+
+async def test_a_column_both_merged_frames_have_is_named_with_its_suffixes(runtime):
+    await runtime.execute(
+        "import pandas as pd\n"
+        "trips = pd.DataFrame({'op': ['u', 'd'], 'name': ['t1', 't2']})\n"
+        "ops = pd.DataFrame({'op': ['u', 'd'], 'name': ['United', 'Delta']})"
+    )
+    frames = {"trips": {"op": "str", "name": "str"}, "ops": {"op": "str", "name": "str"}}
+    for code in (
+        "trips.merge(ops, on='op')[['name']].value_counts()",
+        "trips.merge(ops, on='op').groupby('name').size()",
+    ):
+        [hint] = error_hints(code, await runtime.execute(code), frames)
+        assert "'name_x' (from trips) and 'name_y' (from ops)" in hint
+    # The suffix it names is there.
+    assert (await runtime.execute("n = trips.merge(ops, on='op')['name_y'].tolist()")).success
+    assert await runtime.retrieve("n") == ["United", "Delta"]
+    # Only one side has the column: the merge hint as before.
+    only = {"trips": {"op": "str"}, "ops": {"op": "str", "name": "str"}}
+    code = "trips[['op']].merge(ops, on='op').groupby('nme').size()"
+    [hint] = error_hints(code, await runtime.execute(code), only)
+    assert "name_x" not in hint and "close names: name" in hint
