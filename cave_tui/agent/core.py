@@ -16,6 +16,7 @@ from typing import Any
 from cave_tui.agent import events as ev
 from cave_tui.agent.approval import SKIPPED_NOTE, gate
 from cave_tui.agent.events import InterventionKind
+from cave_tui.agent.extensions import AgentExtensions
 from cave_tui.agent.extraction import extract_code
 from cave_tui.agent.final_answer import (
     DEFINE_CODE,
@@ -65,7 +66,7 @@ CODE_END_STOP = "\n```\n"
 DEFAULT_CONTEXT_WINDOW = 128_000  # upstream's default: compaction on, at ~77% of it
 
 
-class CaveAgent(AgentPrompt):
+class CaveAgent(AgentPrompt, AgentExtensions):
     """An agent that acts by writing Python into a persistent runtime."""
 
     def __init__(
@@ -141,51 +142,11 @@ class CaveAgent(AgentPrompt):
         # after the output-limit cut (skills deliver their instructions whole this way).
         self._result_hooks: list[Callable[[ExecutionResult], str]] = []
         self._sinks: list[Callable[[ev.Event], None]] = []
-        self._setup_extensions()
-
-    # -- hooks for skills/compaction/multi-agent ------------------------------
-    def _setup_extensions(self) -> None:
-        """Install skills and compaction when configured (kept apart from the loop)."""
-        from cave_tui.agent.subagents import SubAgentHub
-
-        self._subagents = SubAgentHub(self, CaveAgent)
-        from cave_tui.skills.registry import SkillRegistry
-
-        self._skill_registry = SkillRegistry()  # upstream's: filled by install_skills
-        if self.skills:
-            from cave_tui.skills.runtime_bridge import install_skills
-
-            install_skills(self)
-        if self.context_window:
-            from cave_tui.agent.compaction import Compactor
-
-            self._compactor = Compactor(self, self.context_window)
-
-    def add_event_sink(self, sink: Callable[[ev.Event], None]) -> None:
-        """Also send every event of this agent to *sink* (used to forward sub-agent events)."""
-        self._sinks.append(sink)
-
-    @property
-    def compactor(self) -> Any:
-        """The `Compactor` when `context_window` is set (its breaker, counts), else None."""
-        return self._compactor
-
-    def attach_subagent(self, agent: CaveAgent, label: str | None = None) -> None:
-        """Forward *agent*'s events into this agent's stream while its cells run.
-
-        Agents injected into this agent's runtime are attached automatically.
-        """
-        self._subagents.attach(agent, label)
+        self._setup_extensions(CaveAgent)
 
     def __repr__(self) -> str:
         name = f"name={self.name!r}, " if self.name else ""
         return f"CaveAgent({name}model={self.model.label!r}, runtime={self.runtime.label})"
-
-    def __cave_describe__(self, name: str) -> str:
-        """How this agent reads in another agent's namespace description."""
-        from cave_tui.agent.subagents import describe_agent
-
-        return describe_agent(self, name)
 
     @property
     def policies(self) -> list[AgentPolicy]:

@@ -65,5 +65,5 @@ def merge_suffixes(name: str, line: str, frames: Mapping[str, Mapping[str, str]]
     return (
         f"Both {left} and {right} have a column {name!r}, so the merge has no {name!r}: it holds "
         f"{name + '_x'!r} (from {left}) and {name + '_y'!r} (from {right}). Use "
-        f"{name + '_y'!r} for {right}'s {name}."
+        f"{name + '_y'!r} for the {name!r} of {right}."
     )

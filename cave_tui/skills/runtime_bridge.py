@@ -1,6 +1,6 @@
 """How skills reach the runtime: `activate_skill(name)` and the full-body delivery.
 
-`install_skills(agent)` (called by `CaveAgent._setup_extensions`) binds
+`install_skills(agent)` (called by `AgentExtensions._setup_extensions`) binds
 `activate_skill` in the agent's runtime. Calling it:
 
 1. imports the skill's `injection.py` at that moment (never at discovery) and
