@@ -53,9 +53,38 @@ def used_as_tool(name: str, cells: Iterable[str]) -> bool:
     return False
 
 
+def named_as_part(name: str, cells: Iterable[str]) -> bool:
+    """*name* is a part of something in *cells*: a dict key, a keyword or parameter name, a
+    label in brackets (`{'count': n}`, `agg(total=...)`, `def f(threshold)`, `df['count']`)."""
+    for code in cells:
+        tree = code_tree(code)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.arg | ast.keyword) and node.arg == name:
+                return True
+            if isinstance(node, ast.Dict) and any(
+                isinstance(key, ast.Constant) and key.value == name for key in node.keys
+            ):
+                return True
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.slice, ast.Constant)
+                and node.slice.value == name
+            ):
+                return True
+    return False
+
+
 def wanted(turn: Turn) -> list[str]:
-    """The result names of the turn's request that its cells do not use as tools."""
+    """The result names of the turn's request that its cells do not use as tools; once one of
+    them is stored, those the cells only use as a part of it (a key, a parameter) drop out."""
     names = turn.memo.get("wanted")
     if names is None:
         names = turn.memo["wanted"] = result_names(turn.task)
-    return [name for name in names if not used_as_tool(name, (c.code for c in turn.cells))]
+    cells = [cell.code for cell in turn.cells]
+    names = [name for name in names if not used_as_tool(name, cells)]
+    stored = turn.stored
+    if any(name in stored for name in names):
+        names = [name for name in names if name in stored or not named_as_part(name, cells)]
+    return names

@@ -12,15 +12,27 @@ from cave_tui.agent.policies.request import code_tree
 _WORD = re.compile(r"[A-Za-z][\w.&'-]*[A-Za-z0-9]")
 
 
+# Calls whose strings are text for the user, never a value matched against data.
+_SAID = frozenset({"final_answer", "print", "display"})
+
+
 def _strings(code: str) -> list[str]:
+    """The string literals of *code*, but for what it says: the arguments of final_answer,
+    print and display, and f-strings."""
     tree = code_tree(code)
     if tree is None:
         return []
-    return [
-        node.value.strip()
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str)
-    ]
+    found: list[str] = []
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        said = isinstance(node, ast.Call) and getattr(node.func, "id", None) in _SAID
+        if said or isinstance(node, ast.JoinedStr):
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.append(node.value.strip())
+        pending.extend(reversed(list(ast.iter_child_nodes(node))))
+    return found
 
 
 def misspelt_values(code: str, request: str, known: Iterable[str] = ()) -> list[tuple[str, str]]:

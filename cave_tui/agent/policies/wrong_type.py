@@ -28,6 +28,7 @@ def _type_fits(asked: str, type_name: str) -> bool:
         "float": real,
         "number": real,
         "str": type_name in ("str", "str_"),
+        "list": type_name in ("list", "tuple", "ndarray", "Index") or type_name.endswith("Array"),
     }.get(asked, type_name == asked)
 
 
@@ -39,9 +40,9 @@ def _asked_types(request: str, names: Iterable[str]) -> dict[str, str]:
         if len(words) != 1:
             continue
         (asked,) = words
-        for name in names:
-            if f"`{name}`" in sentence:
-                out.setdefault(name, asked)
+        named = [name for name in names if f"`{name}`" in sentence]
+        if len(named) == 1:  # with two results, which one the type is for is a guess
+            out.setdefault(named[0], asked)
     return out
 
 

@@ -136,3 +136,37 @@ async def test_helpers_the_model_defines_and_frames_it_builds_are_not_questioned
     events, model, _ = await run_turn(runtime, [fenced(code)], "Label each flight late or ok.")
     assert len(model.requests) == 1 and not _stopped(events)
     assert isinstance(await runtime.retrieve("table"), pd.DataFrame)
+
+
+@pytest.mark.parametrize(
+    ("task", "code"),
+    [
+        (  # the backticked keys are parts of the result, not results
+            "Store a dict `stats` with keys `count` and `total` for the flights.",
+            "stats = {'count': len(flights), 'total': float(flights['dep_delay'].sum())}",
+        ),
+        (  # a parameter the request names
+            "Write `late(df, threshold)` giving the flights over `threshold`; store the ones "
+            "over 6 in `slow`.",
+            "def late(df, threshold):\n    return df[df['dep_delay'] > threshold]\n"
+            "slow = late(flights, 6)",
+        ),
+        (  # keyword names of a named aggregation
+            "Build `per_carrier` with columns `n` and `worst` per carrier.",
+            "per_carrier = flights.groupby('carrier').agg(n=('dep_delay', 'size'), "
+            "worst=('dep_delay', 'max'))",
+        ),
+        (  # one type word for two results: neither is questioned on a guess
+            "Store in `carriers` the list of carriers, and in `none` the flights of ZZ.",
+            "carriers = sorted(flights['carrier'].unique())\n"
+            "none = flights[flights['carrier'] == 'ZZ']",
+        ),
+        (  # an array is a list's fair answer
+            "Store the list of distinct carriers in `distinct`.",
+            "distinct = flights['carrier'].unique()",
+        ),
+    ],
+)
+async def test_results_with_named_parts_and_loose_types_are_taken_at_once(runtime, task, code):
+    events, model, _ = await run_turn(runtime, [fenced(f"{code}\nfinal_answer('done')")], task)
+    assert len(model.requests) == 1 and not _stopped(events)

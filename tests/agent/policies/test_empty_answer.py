@@ -72,3 +72,10 @@ async def test_the_empty_answer_note_names_a_misspelt_value(runtime):
     assert (
         "The code uses 'Unitd'; the request spells it 'United'." in model.requests[1][-1]["content"]
     )
+
+
+def test_what_the_code_says_is_no_value_it_matches():
+    request = "Store in `none` the flights of ZZ (there are none)."
+    assert misspelt_values("none = f[f.c == 'ZZ']\nfinal_answer('done')", request) == []
+    assert misspelt_values("print('done')\nx = f'{1} done'", request) == []
+    assert misspelt_values("none = f[f.c == 'nune']", request) == [("nune", "none")]
