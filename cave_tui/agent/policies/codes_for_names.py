@@ -33,13 +33,13 @@ def coded_results(
     """
     rows = list(rows)
     frames = frame_columns(rows)
-    words = set(re.findall(r"[a-z_]+", request.lower()))
     done = set(stored)
     found = []
     for row in rows:
         codes = row.relations.codes
         if row.name not in wanted or row.name not in done or codes is None:
             continue
+        words = _words_about(row.name, request, codes.key)
         asked = [
             column
             for column in frames.get(codes.frame, {})
@@ -50,6 +50,24 @@ def coded_results(
                 CodedResult(row.name, codes, asked[0], _linked_frame(rows, codes), row.type_name)
             )
     return found
+
+
+_CLAUSES = re.compile(r"(?<=[.;?!])\s+|\s+(?:and|then)\s+|,\s+")
+_WORDS = re.compile(r"[a-z_]+")
+
+
+def _words_about(name: str, request: str, key: str) -> set[str]:
+    """The words of the clauses that name `name`; the whole request's when they name no
+    column, unless they call the result a code ("Store its code in `top`")."""
+    near = {
+        word
+        for clause in _CLAUSES.split(request)
+        if f"`{name}`" in clause
+        for word in _WORDS.findall(clause.lower())
+    }
+    if near & {"code", "codes", key.lower()}:
+        return near
+    return near | set(_WORDS.findall(request.lower()))
 
 
 def _linked_frame(rows: list[VarInfo], codes: Codes) -> str:

@@ -13,14 +13,21 @@ from cave_tui.agent.turn import Answer, Turn
 from cave_tui.runtime.summary import VarInfo
 
 _COUNT_WORDS = re.compile(rf"\b(?:{'|'.join(_NUMBER_NOUNS['count'])})\b", re.IGNORECASE)
+# Calls that leave one row (or value) per group: counting after them gives ones.
+_REDUCES = re.compile(r"\.(?:first|last|unique|drop_duplicates|nth|head|tail)\(|\bset\(")
 
 
 def ones_for_counts(
-    wanted: Iterable[str], rows: Iterable[VarInfo], request: str, stored: Iterable[str]
+    wanted: Iterable[str],
+    rows: Iterable[VarInfo],
+    request: str,
+    stored: Iterable[str],
+    cells: Iterable[str] = (),
 ) -> list[str]:
-    """Results of a count per group whose every value shown is 1: the rows were reduced to
-    one per group (`.first()`, `.unique()`) before they were counted."""
-    if not _COUNT_WORDS.search(request):
+    """Results of a count per group whose every value shown is 1, where a cell of the turn
+    reduced rows to one per group (`.first()`, `.unique()`, `drop_duplicates`): data where
+    each group has one row is left alone."""
+    if not _COUNT_WORDS.search(request) or not any(_REDUCES.search(c) for c in cells):
         return []
     done = set(stored)
     found = []
@@ -47,6 +54,7 @@ class CountsOfOne(BasePolicy):
     name = "counts_of_one"
 
     async def before_answer(self, turn: Turn, answer: Answer) -> Intervention | None:
-        found = ones_for_counts(wanted(turn), await turn.rows(), turn.task, turn.stored)
+        rows = await turn.rows()
+        found = ones_for_counts(wanted(turn), rows, turn.task, turn.stored, turn.ran)
         notes = [ones_note(n) for n in found]
         return self.joined(InterventionKind.DOUBT, notes)

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from cave_tui.agent.observation import frame_columns
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
+from cave_tui.agent.policies.not_done import speaks_of_failure
 from cave_tui.agent.policies.request import wanted
 from cave_tui.agent.turn import Answer, Turn
 from cave_tui.runtime.summary import VarInfo
@@ -57,6 +58,13 @@ def missing_note(names: list[str], aliases: dict[str, str] | None = None) -> str
     )
 
 
+def reports_failure(turn: Turn, text: str) -> bool:
+    """*text* speaks of an error of this turn ("There is no price column"): an honest report
+    that the result cannot be made, not an answer given before it."""
+    errors = [cell.result.error_text or "" for cell in turn.cells if cell.failed]
+    return any(speaks_of_failure(text, error) for error in errors)
+
+
 class MissingResult(BasePolicy):
     """An answer given before the result the request names is stored is questioned once."""
 
@@ -66,7 +74,7 @@ class MissingResult(BasePolicy):
         rows = await turn.rows()
         stored, before = turn.stored, turn.before or frozenset()
         missing = missing_names(wanted(turn), rows, before, stored)
-        if not missing:
+        if not missing or reports_failure(turn, answer.text):
             return None
         aliases = {name: stored_as(name, stored, before) for name in missing}
         note = missing_note(missing, {k: v for k, v in aliases.items() if v})

@@ -170,3 +170,56 @@ async def test_helpers_the_model_defines_and_frames_it_builds_are_not_questioned
 async def test_results_with_named_parts_and_loose_types_are_taken_at_once(runtime, task, code):
     events, model, _ = await run_turn(runtime, [fenced(f"{code}\nfinal_answer('done')")], task)
     assert len(model.requests) == 1 and not _stopped(events)
+
+
+def _flights_and_airlines() -> IPythonRuntime:
+    flights = pd.DataFrame(
+        {
+            "carrier": ["UA", "AA", "UA", "DL", "UA"],
+            "tailnum": ["N1", "N2", "N3", "N4", "N5"],
+            "dep_delay": [5.0, 30.0, 2.0, 12.0, 0.0],
+        }
+    )
+    airlines = pd.DataFrame(
+        {"carrier": ["UA", "AA", "DL"], "name": ["United Air Lines", "American", "Delta"]}
+    )
+    return IPythonRuntime(variables=[Variable("flights", flights), Variable("airlines", airlines)])
+
+
+@pytest.mark.parametrize(
+    ("task", "replies"),
+    [
+        (  # the request asks for the code in `top`; the name only in the answer
+            "Store the carrier code with the most flights in `top` and tell me the airline's "
+            "full name.",
+            [
+                "top = flights['carrier'].value_counts().idxmax()\n"
+                "final_answer(airlines.set_index('carrier').loc[top, 'name'])"
+            ],
+        ),
+        (  # every plane flew once: counts of one are the truth
+            "Count the flights per tail number; store the Series in `per_plane`.",
+            ["per_plane = flights.groupby('tailnum').size()\nfinal_answer('done')"],
+        ),
+        (  # the data cannot give the result: said with final_answer after the error
+            "Store the mean price per carrier in `prices`.",
+            [
+                "prices = flights.groupby('carrier')['price'].mean()",
+                "final_answer('flights has no price column, so `prices` cannot be computed.')",
+            ],
+        ),
+        (  # ... or said in plain text
+            "Store the mean price per carrier in `prices`.",
+            ["prices = flights.groupby('carrier')['price'].mean()", None],
+        ),
+    ],
+)
+async def test_codes_asked_for_true_ones_and_honest_reports_are_taken(task, replies):
+    runtime = _flights_and_airlines()
+    script = [
+        fenced(code) if code else "There is no price column in flights; I cannot compute it."
+        for code in replies
+    ]
+    events, model, _ = await run_turn(runtime, script, task)
+    assert len(model.requests) == len(replies) and not _stopped(events)
+    await runtime.stop()
