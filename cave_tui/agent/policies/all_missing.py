@@ -12,30 +12,41 @@ from cave_tui.agent.turn import Answer, Turn
 # What each call does with labels it does not hold, and the call that was meant.
 _CAUSES = (
     (
-        re.compile(r"\.reindex\("),
-        "`.reindex(labels)` keeps only labels the index already has (NaN for the others); to "
-        "put new labels on the same values, map the index: s.rename(index=mapping)",
-    ),
-    (
         re.compile(r"\.map\("),
         "`.map(mapping)` gives NaN for every value the mapping has no key for: map by the "
-        "column that holds the mapping's keys",
+        "column that holds the mapping's keys.",
     ),
     (
         re.compile(r"\.loc\[|\.get\("),
-        "a lookup by labels the index does not hold gives NaN: look up by the key column",
+        "A lookup by labels the index does not hold gives NaN: look up by the key column.",
     ),
 )
+_REINDEX = re.compile(r"(?P<obj>[\w.\[\]'\"]+)\.reindex\((?P<labels>.+)\)\s*$")
+
+
+def _reindex_fix(name: str, code: str) -> str:
+    """The rename a `name = s.reindex(labels)` line meant, written out."""
+    for line in code.splitlines():
+        target, _, value = line.partition("=")
+        found = _REINDEX.match(value.strip()) if target.strip() == name else None
+        if found:
+            return (
+                "`.reindex(labels)` keeps only labels the index already has (NaN for the "
+                f"others); to put new labels on the same values, rename the index: {name} = "
+                f"{found['obj']}.rename(index={found['labels']})."
+            )
+    return ""
 
 
 def missing_note(name: str, length: int | None, code: str) -> str:
-    count = f"all {length:,} of its values" if length else "every value"
-    causes = [why for pattern, why in _CAUSES if pattern.search(code)]
-    cause = f" ({causes[0]})" if causes else ""
+    count = f"all {length:,} of its values are NaN" if length else "every value is NaN"
+    cause = _reindex_fix(name, code) or next(
+        (why for pattern, why in _CAUSES if pattern.search(code)), ""
+    )
     return (
-        f"`{name}` holds only missing values ({count} are NaN): the labels or keys used to "
-        f"build it matched nothing{cause}. Build it so its values are filled, store it in "
-        f"`{name}` again, then call final_answer."
+        f"`{name}` holds only missing values ({count}): the labels or keys used to build it "
+        f"matched nothing. {cause}{' ' if cause else ''}Store the fixed result in `{name}`, "
+        "then call final_answer."
     )
 
 
