@@ -9,6 +9,7 @@ from cave_tui.agent.observation import frame_columns
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
 from cave_tui.agent.policies.not_done import speaks_of_failure
 from cave_tui.agent.policies.request import wanted
+from cave_tui.agent.policies.resend import may_pass
 from cave_tui.agent.turn import Answer, Turn
 from cave_tui.runtime.summary import VarInfo
 
@@ -59,10 +60,16 @@ def missing_note(names: list[str], aliases: dict[str, str] | None = None) -> str
 
 
 def reports_failure(turn: Turn, text: str) -> bool:
-    """*text* speaks of an error of this turn ("There is no price column"): an honest report
-    that the result cannot be made, not an answer given before it."""
-    errors = [cell.result.error_text or "" for cell in turn.cells if cell.failed]
-    return any(speaks_of_failure(text, error) for error in errors)
+    """*text* speaks of an error of this turn that a rerun does not fix ("There is no price
+    column"), or of one that has passing causes and failed twice: an honest report that the
+    result cannot be made, not an answer given before it. One timeout is worth a retry."""
+    failed = [cell for cell in turn.cells if cell.failed]
+    for cell in failed:
+        if speaks_of_failure(text, cell.result.error_text or ""):
+            same = [c for c in failed if c.result.error_type == cell.result.error_type]
+            if not may_pass(cell.result) or len(same) >= 2:
+                return True
+    return False
 
 
 class MissingResult(BasePolicy):

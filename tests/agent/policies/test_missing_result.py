@@ -63,3 +63,37 @@ def test_the_missing_result_note_names_the_variable_the_turn_stored_instead():
     assert stored_as("farthest", {"farthest_name"}, before={"farthest_name"}) is None
     note = missing_note(["farthest"], {"farthest": "farthest_name"})
     assert "that exact name (`farthest = farthest_name`), then call final_answer." in note
+
+
+async def test_a_report_of_an_error_a_rerun_cannot_fix_is_taken_one_timeout_is_not(runtime):
+    from cave_tui.runtime import Function
+
+    calls = {"n": 0}
+
+    def fetch_rate(code: str) -> float:
+        """The exchange rate of *code*; the service times out on the first call."""
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise TimeoutError("the rate service did not answer within 5 s")
+        return 0.5
+
+    runtime.inject(Function(fetch_rate))
+    ask = "Convert 1000 dollars with `fetch_rate`; store the euros in `eur`."
+    model = ScriptedModel(
+        [
+            "```python\neur = fetch_rate('EUR') * 1000\n```",
+            "The rate service did not answer within 5 s.",  # one timeout: worth a retry
+            "```python\neur = fetch_rate('EUR') * 1000\nfinal_answer(eur)\n```",
+        ]
+    )
+    agent = CaveAgent(model, runtime, display=False, policies="missing_result")
+    response = await agent.run(ask)
+    assert response.interventions == {"missing_result": 1}
+    assert await runtime.retrieve("eur") == 500.0
+    # A column that is not there: the report is the answer.
+    model = ScriptedModel(
+        ["```python\nprices = flights['price'].mean()\n```", "flights has no price column."]
+    )
+    agent = CaveAgent(model, runtime, display=False, policies="missing_result")
+    response = await agent.run("Store the mean price in `prices`.")
+    assert response.interventions == {} and len(model.requests) == 2
