@@ -14,7 +14,13 @@ from cave_tui.runtime.summary import VarInfo
 
 _COUNT_WORDS = re.compile(rf"\b(?:{'|'.join(_NUMBER_NOUNS['count'])})\b", re.IGNORECASE)
 # Calls that leave one row (or value) per group: counting after them gives ones.
-_REDUCES = re.compile(r"\.(?:first|last|unique|drop_duplicates|nth|head|tail)\(|\bset\(")
+_REDUCES = re.compile(r"\.(?:first|last|unique|drop_duplicates|nth)\(|\.head\(1\)|\bset\(")
+_SHOWN = re.compile(r"^\s*(?:print|display)\(")  # a look at the data, not a step of the result
+
+
+def _reduces(cells: Iterable[str]) -> bool:
+    lines = (line for code in cells for line in code.splitlines() if not _SHOWN.match(line))
+    return any(_REDUCES.search(line) for line in lines)
 
 
 def ones_for_counts(
@@ -27,7 +33,7 @@ def ones_for_counts(
     """Results of a count per group whose every value shown is 1, where a cell of the turn
     reduced rows to one per group (`.first()`, `.unique()`, `drop_duplicates`): data where
     each group has one row is left alone."""
-    if not _COUNT_WORDS.search(request) or not any(_REDUCES.search(c) for c in cells):
+    if not _COUNT_WORDS.search(request) or not _reduces(cells):
         return []
     done = set(stored)
     found = []

@@ -22,5 +22,5 @@ def test_data_where_each_group_has_one_row_is_left_alone():
     """Counting per tail number where every plane flew once: ones are the truth."""
     ones = pd.Series([1] * 5, index=[f"N{i}" for i in range(5)])
     ask = "Count the flights per tail number; store them in `n`."
-    direct = ["n = flights.groupby('tailnum').size()"]
+    direct = ["print(flights['tailnum'].unique()[:5])", "n = flights.groupby('tailnum').size()"]
     assert ones_for_counts(["n"], [summarize("n", ones)], ask, {"n"}, direct) == []
