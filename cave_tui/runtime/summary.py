@@ -447,12 +447,12 @@ def every_value_missing(obj: Any) -> bool:
     a lookup, reindex or map that matched nothing leaves. Integer and bool data never are."""
     if getattr(obj, "ndim", None) != 1 or len(obj) == 0 or obj.dtype.kind in "iub":
         return False
-    module = type(obj).__module__ or ""
-    if module.startswith("pandas"):
-        return bool(obj.count() == 0)
     import pandas as pd
 
-    return bool(pd.isna(obj).all())
+    values = obj.array if hasattr(obj, "array") else obj
+    if not (pd.isna(values[0]) and pd.isna(values[-1])):  # the common case, in O(1)
+        return False
+    return bool(obj.count() == 0) if hasattr(obj, "count") else bool(pd.isna(obj).all())
 
 
 def holds_nothing(obj: Any) -> bool:
