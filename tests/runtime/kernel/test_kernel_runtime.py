@@ -155,6 +155,7 @@ async def test_summary_rows_come_from_the_kernel_as_the_structure_the_host_build
         "by_dest = trips.groupby('dest').size()\n"
         "wide = pd.DataFrame({f'c{i}': [i] for i in range(30)})\n"
         "arr = np.zeros((3, 0))\nx = np.float64(0.5)\nitems = [1, 2]\nempty = []\nnothing = None\n"
+        "unmatched = by_dest.reindex(['a', 'b']).astype(float)\n"
     )
     await kernel.execute(setup)
     rows = {row.name: row for row in await kernel.namespace_summary()}
@@ -168,6 +169,7 @@ async def test_summary_rows_come_from_the_kernel_as_the_structure_the_host_build
     )
     assert (rows["arr"].shape, rows["arr"].is_empty, rows["arr"].dtype) == ((3, 0), True, "float64")
     assert (rows["x"].shape, rows["x"].shape_text(), rows["x"].is_empty) == ((), "scalar", False)
+    assert rows["unmatched"].all_missing and not rows["by_dest"].all_missing
     assert (rows["items"].length, rows["empty"].is_empty, rows["nothing"].is_empty) == (
         2,
         True,
