@@ -35,7 +35,8 @@ def solved(runs: list[dict[str, Any]], tasks: list[str]) -> int:
     return sum(1 for r in runs if r["task"] in tasks and r["success"])
 
 
-def verdict(base: int, without: int) -> str:
+def verdict(base: float, without: float) -> str:
+    """From the success rates with and without the policy, on the tasks it acted in."""
     if without < base:
         return "earns its place"
     if without > base:
@@ -78,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         arm_runs = json.loads((RESULTS / f"agent_eval_{label}.json").read_text())["runs"]
         arm["without_solved"] = solved(arm_runs, tasks)
         arm["without_runs"] = len(arm_runs)
-        arm["verdict"] = verdict(arm["baseline_solved"], arm["without_solved"])
+        arm["verdict"] = verdict(
+            arm["baseline_solved"] / arm["baseline_runs"], arm["without_solved"] / len(arm_runs)
+        )
     if args.dry_run:
         return 0
 

@@ -24,8 +24,16 @@ def test_specs_choose_presets_and_names_in_the_canonical_order():
     assert policy_names("minimal,rewind") == ["error_hints", "keep_given", "rewind"]
     assert policy_names(["rewind", "error_hints"]) == ["error_hints", "rewind"]
     assert set(policy_names("strict")) == set(POLICY_NAMES)
-    strict_only = {"tips", "text_for_numbers", "missing_values", "given_tools"}
-    assert set(PRESETS["guided"]) == set(POLICY_NAMES) - strict_only
+    assert PRESETS["guided"] == (
+        "error_hints",
+        "keep_given",
+        "rewind",
+        "missing_result",
+        "empty_answer",
+        "all_missing",
+        "codes_for_names",
+        "pair_modes",
+    )
 
 
 @pytest.mark.parametrize("spec", ["gided", "guided,-nope", "tips,,bogus"])

@@ -17,7 +17,7 @@ async def test_repeated_failing_code_is_not_rerun():
             "giving up",
         ]
     )
-    agent = CaveAgent(model, rewind=False)  # with rewinds: test_rewind.py
+    agent = CaveAgent(model, policies="repeat_guard")  # with rewinds: test_rewind.py
     events = [e async for e in agent.stream_events("try")]
     assert await agent.runtime.retrieve("counter") == 1
     assert len([e for e in events if e.type is EventType.EXECUTION_ERROR]) == 1
@@ -28,7 +28,7 @@ async def test_repeated_failing_code_is_not_rerun():
 async def test_resent_failed_code_makes_the_next_call_sample(runtime):
     bad = "```python\nflights['nope']\n```"
     model = ScriptedModel([bad, bad, bad, "```python\nok = 1\n```", "Done."])
-    agent = CaveAgent(model, runtime, final_answer=False, rewind=False)
+    agent = CaveAgent(model, runtime, final_answer=False, policies="repeat_guard")
     response = await agent.run("go")
     assert response.content == "Done."
     # The resent copies never reach the model again; the note rides on the failed observation.
@@ -37,7 +37,7 @@ async def test_resent_failed_code_makes_the_next_call_sample(runtime):
     temperatures = [o.get("temperature") for o in model.options]
     assert temperatures == [None, None, 0.7, 1.0, None]  # escalates, then back to the default
     off = ScriptedModel([bad, bad, "Gave up."])
-    await CaveAgent(off, runtime, loop_temperature=None, rewind=False).run("go")
+    await CaveAgent(off, runtime, loop_temperature=None, policies="repeat_guard").run("go")
     assert all("temperature" not in o for o in off.options)
 
 
@@ -72,7 +72,9 @@ async def test_a_resend_after_a_passing_error_runs_again_and_costs_no_extra_call
 async def test_a_passing_error_that_fails_the_same_way_twice_is_then_stopped(runtime):
     runtime.inject(Function(_always_times_out))
     cell = fenced("_always_times_out()")
-    events, _, _ = await run_turn(runtime, [cell] * 3 + ["It keeps timing out."], "go")
+    events, _, _ = await run_turn(
+        runtime, [cell] * 3 + ["It keeps timing out."], "go", policies="repeat_guard"
+    )
     errors = [e for e in events if e.type is EventType.EXECUTION_ERROR]
     assert len(errors) == 2  # the first resend ran; the second was stopped
     assert events[-1].content == "It keeps timing out."

@@ -43,7 +43,9 @@ async def test_a_bool_stored_where_a_count_was_asked_is_questioned(runtime):
     compare = "```python\nn = len(flights) > 2\nfinal_answer(str(n))\n```"
     count = "```python\nn = int((flights['dep_delay'] > 6).sum())\nfinal_answer(str(n))\n```"
     model = ScriptedModel([compare, count])
-    response = await CaveAgent(model, runtime).run("Store the int in `n`: delays over 6.")
+    response = await CaveAgent(model, runtime, policies="wrong_type").run(
+        "Store the int in `n`: delays over 6."
+    )
     assert (
         "`n` is a bool (True), but the request asks for an int" in model.requests[1][-1]["content"]
     )
