@@ -35,12 +35,25 @@ def solved(runs: list[dict[str, Any]], tasks: list[str]) -> int:
     return sum(1 for r in runs if r["task"] in tasks and r["success"])
 
 
-def verdict(base: float, without: float) -> str:
-    """From the success rates with and without the policy, on the tasks it acted in."""
+def finished(runs: list[dict[str, Any]], tasks: list[str]) -> tuple[float, float]:
+    """(mean model calls, share of turns that ended with an answer) over *tasks*' runs."""
+    mine = [r for r in runs if r["task"] in tasks]
+    turns = [s for r in mine for s in r["statuses"]]
+    calls = sum(r["model_calls"] for r in mine) / max(len(mine), 1)
+    return calls, sum(s == "completed" for s in turns) / max(len(turns), 1)
+
+
+def verdict(
+    base: float, without: float, cost: tuple[float, float], cost_without: tuple[float, float]
+) -> str:
+    """From the success rates with and without the policy, on the tasks it acted in; at equal
+    success, from the calls and the turns that end with an answer."""
     if without < base:
         return "earns its place"
     if without > base:
         return "costs tasks"
+    if cost_without[1] < cost[1] or cost_without[0] > 1.2 * cost[0]:
+        return "earns its place: same tasks, fewer calls or turns that end"
     return "no measured effect"
 
 
@@ -51,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated policies (default: all)")
     ap.add_argument("--label", default="")
     ap.add_argument("--dry-run", action="store_true", help="print the arms and exit")
+    ap.add_argument("--reuse", action="store_true", help="read arms already run, run the others")
     args, passthrough = ap.parse_known_args(argv)  # the rest goes to agent_eval.py
 
     baseline = json.loads(Path(args.baseline).read_text())
@@ -75,34 +89,47 @@ def main(argv: list[str] | None = None) -> int:
         label = f"ablate_{policy}" + (f"_{args.label}" if args.label else "")
         spec = f"{preset},-{policy}"
         arm_args = ["--tasks", ",".join(tasks), "--policies", spec, "--label", label]
-        agent_eval.main([*passthrough, *arm_args, "--repeat", str(repeat)])
+        if not (args.reuse and (RESULTS / f"agent_eval_{label}.json").exists()):
+            agent_eval.main([*passthrough, *arm_args, "--repeat", str(repeat)])
         arm_runs = json.loads((RESULTS / f"agent_eval_{label}.json").read_text())["runs"]
         arm["without_solved"] = solved(arm_runs, tasks)
         arm["without_runs"] = len(arm_runs)
+        arm["calls_and_ended"] = finished(runs, tasks)
+        arm["calls_and_ended_without"] = finished(arm_runs, tasks)
         arm["verdict"] = verdict(
-            arm["baseline_solved"] / arm["baseline_runs"], arm["without_solved"] / len(arm_runs)
+            arm["baseline_solved"] / arm["baseline_runs"],
+            arm["without_solved"] / len(arm_runs),
+            arm["calls_and_ended"],
+            arm["calls_and_ended_without"],
         )
     if args.dry_run:
         return 0
 
     print()
-    print(f"{'policy':<18} {'acted':>5} {'tasks':>5} {'with':>9} {'without':>9}  verdict")
+    header = f"{'policy':<18} {'acted':>5} {'tasks':>5} {'with':>9} {'without':>9}"
+    print(f"{header} {'calls with/without':>19}  verdict")
     for arm in arms:
         runs_n = arm["baseline_runs"]
         with_ = f"{arm['baseline_solved']}/{runs_n}" if runs_n else "-"
         without = (
             f"{arm['without_solved']}/{arm['without_runs']}" if "without_solved" in arm else "-"
         )
+        calls = "-"
+        if "calls_and_ended" in arm:
+            calls = f"{arm['calls_and_ended'][0]:.1f}/{arm['calls_and_ended_without'][0]:.1f}"
+        said = arm.get("verdict", "never acted: no effect in these runs")
         print(
             f"{arm['policy']:<18} {arm['interventions']:>5} {len(arm['tasks']):>5} {with_:>9} "
-            f"{without:>9}  {arm.get('verdict', 'never acted: no effect in these runs')}"
+            f"{without:>9} {calls:>19}  {said}"
         )
     rows = [
         {
-            "metric": f"{arm['policy']}: solved with / without, on the tasks it acted in",
-            "value": f"{arm['baseline_solved']} / {arm.get('without_solved', '-')}",
+            "metric": f"{arm['policy']}: solved without it, of {arm['without_runs']} "
+            f"(with it: {arm['baseline_solved']} of {arm['baseline_runs']})",
+            "value": arm["without_solved"],
         }
         for arm in arms
+        if "without_solved" in arm
     ]
     name = "ablation" + (f"_{args.label}" if args.label else "")
     report(

@@ -57,8 +57,8 @@ POLICY_NAMES: tuple[str, ...] = tuple(cls.name for cls in POLICY_CLASSES)
 # Out of the default (docs/prompt-tuning.md, the policy layer and session 27): the
 # word-triggered doubts may question a right answer; the tips and the given-tools tip did
 # not earn their place; switched off one at a time, the others below changed no outcome
-# (wrong_type, early_reduce, already_ran) or never acted (repeat_guard and not_done, the
-# weaker forms of rewind; column_not_added, counts_of_one).
+# (wrong_type, early_reduce) or never acted (repeat_guard and not_done, the weaker forms
+# of rewind; column_not_added, counts_of_one).
 _STRICT_ONLY = (
     "tips",
     "given_tools",
@@ -66,7 +66,6 @@ _STRICT_ONLY = (
     "missing_values",
     "repeat_guard",
     "not_done",
-    "already_ran",
     "column_not_added",
     "wrong_type",
     "counts_of_one",

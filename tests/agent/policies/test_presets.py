@@ -28,6 +28,7 @@ def test_specs_choose_presets_and_names_in_the_canonical_order():
         "error_hints",
         "keep_given",
         "rewind",
+        "already_ran",
         "missing_result",
         "empty_answer",
         "all_missing",
