@@ -17,8 +17,8 @@ _SAID = frozenset({"final_answer", "print", "display"})
 
 
 def _strings(code: str) -> list[str]:
-    """The string literals of *code*, but for what it says: the arguments of final_answer,
-    print and display, and f-strings."""
+    """The string literals of *code*, leaving out what it says to the user: the arguments of
+    final_answer, print and display, and f-strings."""
     tree = code_tree(code)
     if tree is None:
         return []
