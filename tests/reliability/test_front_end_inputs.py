@@ -76,6 +76,9 @@ def test_ctrl_c_during_a_start_up_load_says_what_stopped(tmp_path, front_end):
         [CAVE, *front_end, "--model", model, "--inject", "pkg:slowdata.data"],
         cwd=tmp_path, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
+        # Ctrl+C as a terminal delivers it, even when this runs where SIGINT is ignored
+        # (a job started with nohup ... &): an ignored SIGINT is inherited by the child.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
