@@ -258,8 +258,9 @@ def error_hints(
             missing.append(attr["name"])
         elif reduced := reduced_too_far(failing_line, last):
             hints.append(reduced)
+    used = {f: frames[f] for f in _frames_used(failing_line, frames)}
     for name in missing[:3]:
-        if suffixed := merge_suffixes(name, failing_line, frames):
+        if suffixed := merge_suffixes(name, failing_line, used):
             hints.append(suffixed)
             continue
         owners = [f for f, cols in frames.items() if name in cols]

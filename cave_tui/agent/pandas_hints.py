@@ -51,12 +51,12 @@ def reduced_too_far(line: str, last: str) -> str:
     )
 
 
-def merge_suffixes(name: str, line: str, frames: Mapping[str, Mapping[str, str]]) -> str:
-    """A column both merged frames have: the merge's result holds `name_x` and `name_y`."""
+def merge_suffixes(name: str, line: str, used: Mapping[str, Mapping[str, str]]) -> str:
+    """A column both merged frames have: the merge's result holds `name_x` and `name_y`.
+    *used* are the frames *line* names (name → column → dtype), in namespace order."""
     if ".merge(" not in line and "pd.merge(" not in line:
         return ""
-    used = [f for f in frames if re.search(rf"\b{re.escape(f)}\b", line)]
-    both = [f for f in used if name in frames[f]]
+    both = [f for f, columns in used.items() if name in columns]
     if len(both) < 2:
         return ""
     left, right = both[0], both[1]
