@@ -49,6 +49,14 @@ class DataOptions:
 class StartupError(Exception):
     """The namespace could not be pre-seeded or the session could not be resumed."""
 
+    exit_code = 2
+
+
+class DumpTargetError(StartupError):
+    """`--dump DIR` names a folder no dump may write into: refused before the work."""
+
+    exit_code = EXIT_DUMP_FAILED
+
 
 class StartupInterrupted(StartupError):
     """Ctrl+C stopped the start-up (a long `--load`/`--inject`): nothing was started."""
@@ -174,9 +182,13 @@ class DataFeatures:
         runtime = services.runtime
         store = SessionStore(self.data.sessions_dir)
         services.sessions_dir = store.root
+        if self.data.dump is not None:  # fail now, not after the work, on a bad target
+            try:
+                check_dump_target(self.data.dump.expanduser().absolute(), sessions=store.root)
+            except DataIOError as exc:
+                self.failed = True
+                raise DumpTargetError(f"--dump: {exc}") from None
         try:
-            if self.data.dump is not None:  # fail now, not after the work, on a bad target
-                check_dump_target(self.data.dump.expanduser().absolute())
             if self.data.resume:
                 self.stage = f"resuming the session {self.data.resume}"
                 if services.agent is None:
@@ -254,7 +266,8 @@ class DataFeatures:
         if target is None or runtime is None or not self.services.ready or self.failed:
             return True
         try:
-            self.dumped = await dump_namespace(runtime, target)
+            sessions = self.services.sessions_dir
+            self.dumped = await dump_namespace(runtime, target, sessions=sessions)
         except DataIOError as exc:
             self.dump_error = str(exc)
             recorder = self.services.session or self.recorder

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -32,8 +33,15 @@ from cave_tui.dataio.dump import (
     given_of,
 )
 from cave_tui.dataio.errors import DataIOError, describe_os_error
+from cave_tui.dataio.save import EXTENSIONS
 
 STEP_DIGEST_BELOW = 1 << 20  # after a step: digests of the small values only (cheap)
+# What `_Writer` names a snapshot's file (`df.3.parquet`): one a killed snapshot left is removed.
+_SNAPSHOT_FILE = re.compile(
+    r"^[^\W\d]\w*\.[0-9]+(?:"
+    + "|".join(sorted({re.escape(ext) for ext in EXTENSIONS.values()}))
+    + r")$"
+)
 
 
 def _unchanged(item: Any, prev: dict[str, Any], changed: set[str] | None, folder: Path) -> bool:
@@ -163,8 +171,10 @@ async def checkpoint_namespace(
             path=folder,
         ) from None
     keep = {e["file"] for e in result.saved} | {MANIFEST}
-    for path in folder.iterdir():
-        if path.name not in keep and path.is_file():
+    listed = {str(e.get("file")) for e in previous.get("variables", [])}
+    for path in folder.iterdir():  # the files of the last snapshot, or a killed one's: no others
+        ours = path.name in listed or _SNAPSHOT_FILE.match(path.name) is not None
+        if ours and path.name not in keep and path.is_file() and not path.is_symlink():
             with contextlib.suppress(OSError):
                 path.unlink()
     result.seconds = time.perf_counter() - started

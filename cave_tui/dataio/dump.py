@@ -21,6 +21,7 @@ import errno
 import hashlib
 import json
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -36,7 +37,8 @@ from cave_tui.dataio.staging import (
     MOUNT_FURNITURE,
     Staging,
     disk_full,
-    is_staging_folder,
+    is_dump_machinery,
+    is_mount_point,
     remove_stale,
 )
 
@@ -344,20 +346,105 @@ def given_of(runtime: Any, saved: list[dict[str, Any]]) -> list[str]:
 
 
 # -- full dumps, staged then put in place (dataio/staging.py) ----------------------------
-def check_dump_target(target: Path) -> None:
-    """Raise `DataIOError` if *target* cannot take a dump: a file, or a folder of other files."""
-    if target.exists() and not target.is_dir():
-        raise DataIOError(f"cannot dump into {target}: it is a file, not a folder", path=target)
-    if target.is_dir() and not (target / MANIFEST).exists() and _holds_other_files(target):
+MANIFEST_READ_LIMIT = 256 << 20  # a bigger manifest.json is not one cave wrote
+
+
+@dataclass(frozen=True)
+class TargetContents:
+    """What a dump target holds: the files its previous dump's manifest lists (the only
+    ones a new dump removes) and the entries that are not a dump's (a user's: kept)."""
+
+    listed: frozenset[str] = frozenset()
+    others: tuple[str, ...] = ()
+    dump: bool = False  # holds a valid cave-dump manifest
+    problem: str = ""  # why its manifest.json is not a cave dump's
+
+
+def _place_problem(target: Path, sessions: Path | None) -> str | None:
+    """Why no dump may write at *target* whatever it holds (the current folder, a folder
+    holding it, the sessions folder, a folder holding it or inside it), or None."""
+    real = Path(os.path.realpath(target))
+    with contextlib.suppress(OSError):
+        cwd = Path(os.path.realpath(os.getcwd()))
+        if real == cwd:
+            return "it is the current folder"
+        if cwd.is_relative_to(real):
+            return f"it holds the current folder ({cwd})"
+    if sessions is not None:
+        home = Path(os.path.realpath(Path(sessions).expanduser().absolute()))
+        if real == home:
+            return "it is the sessions folder"
+        if home.is_relative_to(real):
+            return f"it holds the sessions folder ({home})"
+        if real.is_relative_to(home):
+            return f"it is inside the sessions folder ({home}), where sessions are recorded"
+    return None
+
+
+def survey_target(target: Path) -> TargetContents:
+    """What the folder *target* holds, sorted into its previous dump's files and the rest."""
+    try:
+        names = sorted(os.listdir(target))
+    except (FileNotFoundError, NotADirectoryError):
+        return TargetContents()
+    mount_root = bool(set(names) & MOUNT_FURNITURE) and is_mount_point(target)
+    names = [n for n in names if not is_dump_machinery(n)]
+    names = [n for n in names if not (mount_root and n in MOUNT_FURNITURE)]
+    if MANIFEST not in names:
+        return TargetContents(others=tuple(names))
+    manifest = None
+    problem = f"its {MANIFEST} is not a file cave writes (a link, a special file, too big)"
+    try:
+        info = os.lstat(target / MANIFEST)
+        if stat.S_ISREG(info.st_mode) and info.st_size <= MANIFEST_READ_LIMIT:
+            manifest, _ = _valid_manifest(target)
+    except (DataIOError, OSError) as exc:
+        detail = str(exc).splitlines()[0]
+        problem = f"its {MANIFEST} is not a cave dump's"
+        if "is not a cave dump manifest" not in detail:
+            problem += f" ({detail})"
+    if manifest is None:
+        return TargetContents(others=tuple(names), problem=problem)
+    listed = set()
+    for entry in manifest.variables:  # only files of the very size the manifest says
+        with contextlib.suppress(OSError):
+            info = os.lstat(target / entry.file)
+            if stat.S_ISREG(info.st_mode) and info.st_size == entry.bytes:
+                listed.add(entry.file)
+    others = tuple(n for n in names if n != MANIFEST and n not in listed)
+    return TargetContents(frozenset(listed), others, dump=True)
+
+
+def named_entries(names: Collection[str], limit: int = 6) -> str:
+    shown = ", ".join(repr(n) for n in list(names)[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def check_dump_target(target: Path, *, sessions: Path | None = None) -> TargetContents:
+    """What *target* holds, if a dump may write there; else `DataIOError` saying why.
+
+    A dump writes only into a new folder, an empty one, or a cave dump (a valid cave-dump
+    manifest; files it does not list are kept). Never into a file, the current folder or
+    a folder holding it, or the *sessions* folder, a folder holding it or one inside it.
+    """
+    problem = _place_problem(target, sessions)
+    if problem is not None:
         raise DataIOError(
-            f"cannot dump into {target}: the folder holds other files and is not a cave dump "
-            "(choose an empty or new folder)",
+            f"cannot dump into {target}: {problem}; choose another folder (nothing was written)",
             path=target,
         )
-
-
-def _holds_other_files(target: Path) -> bool:
-    return any(p.name not in MOUNT_FURNITURE and not is_staging_folder(p) for p in target.iterdir())
+    if target.exists() and not target.is_dir():
+        raise DataIOError(f"cannot dump into {target}: it is a file, not a folder", path=target)
+    contents = survey_target(target)
+    if contents.others and not contents.dump:
+        why = f"{contents.problem}; " if contents.problem else ""
+        raise DataIOError(
+            f"cannot dump into {target}: the folder holds other files and is not a cave dump "
+            f"({why}{named_entries(contents.others)}); a dump writes only into a new or empty "
+            "folder or a previous dump: choose another folder (nothing was written)",
+            path=target,
+        )
+    return contents
 
 
 async def dump_namespace(
@@ -366,19 +453,42 @@ async def dump_namespace(
     *,
     sync: bool = True,
     progress: ProgressCallback | None = None,
+    sessions: Path | None = None,
 ) -> DumpResult:
     """Write every user variable of *runtime* to *directory* with a manifest.
 
     Objects that cannot be saved (modules, unpicklable objects, host-injected
     functions) are listed in the manifest's `skipped` with the reason. The previous
-    dump in *directory* stays intact until the new one is complete.
+    dump in *directory* stays intact until the new one is complete; only the files its
+    manifest listed are removed. A target `check_dump_target` refuses (given *sessions*,
+    the sessions folder) raises `DataIOError` before anything is written; another dump
+    into it under way raises `DumpBusyError`.
     """
+    from cave_tui.dataio.dump_lock import dump_lock
+
+    target = Path(directory).expanduser().absolute()
+    problem = _place_problem(target, sessions)
+    if problem is not None:  # before the lock file beside it is made
+        check_dump_target(target, sessions=sessions)
+    try:
+        with dump_lock(target):
+            return await _dump_locked(runtime, target, sync, progress, sessions)
+    except OSError as exc:  # the lock file could not be made
+        raise DataIOError(describe_os_error(exc, "write", target), path=target) from None
+
+
+async def _dump_locked(
+    runtime: Any,
+    target: Path,
+    sync: bool,
+    progress: ProgressCallback | None,
+    sessions: Path | None,
+) -> DumpResult:
     from cave_tui.dataio.progress import Progress
 
     started = time.perf_counter()
-    target = Path(directory).expanduser().absolute()
     remove_stale(target)  # what killed dumps left (never a dump still being written)
-    check_dump_target(target)
+    previous = check_dump_target(target, sessions=sessions)
     try:
         staging = Staging.create(target)
     except OSError as exc:
@@ -410,7 +520,7 @@ async def dump_namespace(
             result.saved.append(entry)
             result.written.append(item.name)
         result.given = given_of(runtime, result.saved)
-        staging.commit(result.saved, lambda: _manifest(result), sync=sync)
+        staging.commit(result.saved, lambda: _manifest(result), sync=sync, listed=previous.listed)
     except OSError as exc:
         writer.abort()
         if exc.errno is None and disk_full(staging.path):  # numpy's short writes carry no errno
@@ -703,11 +813,13 @@ async def load_dump(
     runtime under its security checker; what the dump did not save is named in `not_restored`.
     """
     from cave_tui.dataio.definitions import restore_definitions
+    from cave_tui.dataio.dump_lock import remove_stale_lock
     from cave_tui.dataio.inject import inject_variable
     from cave_tui.dataio.plan import unsaved
     from cave_tui.runtime.items import Pickled, Variable
 
     await asyncio.to_thread(remove_stale, Path(directory).expanduser().absolute())
+    await asyncio.to_thread(remove_stale_lock, Path(directory).expanduser().absolute())
     apart = bool(getattr(runtime, "unpickles_out_of_process", False))
     dump = await asyncio.to_thread(
         read_dump,

@@ -9,7 +9,14 @@ A dump is written into a hidden staging folder, then put in place:
   point (a tmpfs, a Docker volume: renaming it fails with EBUSY), or a folder whose parent
   cannot be written. The files move into the target under names the previous dump does not
   use, the manifest (replaced atomically) is the commit point, and the previous dump's files
-  are removed after it. A swap beside that fails with EBUSY or EXDEV commits this way too.
+  are removed after it. A swap beside that fails with EBUSY or EXDEV commits this way too,
+  and so does a dump into a folder that holds files its previous dump did not list (a user's).
+
+Only what the previous manifest listed is ever removed from the target (`listed`): a swap is
+used only when the target holds nothing else, and the old folder it sets aside is emptied
+of those files alone. A commit inside records the files it moves in and those it will remove
+in a journal first, so that a dump killed mid-commit is cleaned up by the next one.
+`DumpLock` keeps two processes from dumping into one folder at once.
 
 A staging folder is locked (`flock`, released by the kernel when its process dies, even on
 `kill -9`) and holds a marker until it is committed: `remove_stale` removes the folders of
@@ -21,19 +28,23 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import json
 import os
 import re
 import shutil
+import stat
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from cave_tui.dataio.atomic import atomic_write_text, fsync_path
+from cave_tui.dataio.atomic import TEMP_SUFFIX, atomic_write_text, fsync_path
 
 MANIFEST = "manifest.json"
 MARKER = ".cave-staging"  # in a staging folder until the dump is committed
+JOURNAL = ".cave-journal"  # in a staging folder committing inside: the files it moves and removes
 INSIDE_PREFIX = ".cave-dump-"
+INSIDE_LOCK = ".cave-dump.lock"  # the lock file, inside a target whose parent cannot take it
 MOUNT_FURNITURE = frozenset({"lost+found"})  # what a fresh file system holds at its root
 _REFUSED = (errno.EACCES, errno.EPERM, errno.EROFS)
 _NOT_SWAPPABLE = (errno.EBUSY, errno.EXDEV)
@@ -47,6 +58,16 @@ def _beside_name(target: Path) -> re.Pattern[str]:
 def is_staging_folder(path: Path) -> bool:
     """True for a staging folder a dump makes inside its target."""
     return bool(_INSIDE_NAME.match(path.name))
+
+
+def is_dump_machinery(name: str) -> bool:
+    """True for an entry a dump itself leaves in its target: a staging folder, the lock
+    file, a temporary manifest of an interrupted atomic write."""
+    return (
+        bool(_INSIDE_NAME.match(name))
+        or name == INSIDE_LOCK
+        or (name.startswith(f".{MANIFEST}.") and name.endswith(TEMP_SUFFIX))
+    )
 
 
 def is_mount_point(path: Path) -> bool:
@@ -137,34 +158,54 @@ class Staging:
         self._release()
 
     def commit(
-        self, entries: list[dict[str, Any]], manifest: Callable[[], str], *, sync: bool
+        self,
+        entries: list[dict[str, Any]],
+        manifest: Callable[[], str],
+        *,
+        sync: bool,
+        listed: Collection[str] = (),
     ) -> None:
         """Put the staged dump in place. *entries* are the manifest's variables (a `file`
-        may be renamed); *manifest* renders the manifest text from them."""
+        may be renamed); *manifest* renders the manifest text from them; *listed* are the
+        files of the previous dump in the target (its manifest lists them): the only ones
+        removed. A target holding anything else keeps it (the dump commits inside)."""
         try:
-            if self.inside:
-                self._commit_inside(entries, manifest, sync)
+            if self.inside or _holds_others(self.target, listed):
+                self._commit_inside(entries, manifest, sync, listed)
                 return
             atomic_write_text(self.path / MANIFEST, manifest(), sync=sync)
             (self.path / MARKER).unlink()
             if sync:
                 fsync_path(self.path)
             try:
-                _swap_into_place(self.path, self.target)
+                _swap_into_place(self.path, self.target, listed)
             except OSError as exc:
                 if exc.errno not in _NOT_SWAPPABLE:
                     raise
-                self._commit_inside(entries, manifest, sync)  # a mount point seen too late
+                (self.path / MARKER).write_text(f"{os.getpid()}\n", encoding="utf-8")
+                (self.path / MANIFEST).unlink()
+                self._commit_inside(entries, manifest, sync, listed)  # a mount point seen late
         finally:
             self._release()
 
     def _commit_inside(
-        self, entries: list[dict[str, Any]], manifest: Callable[[], str], sync: bool
+        self,
+        entries: list[dict[str, Any]],
+        manifest: Callable[[], str],
+        sync: bool,
+        listed: Collection[str],
     ) -> None:
         taken = {p.name for p in self.target.iterdir()}
+        moves = []
         for entry in entries:
             name = _free_name(entry["file"], taken)
             taken.add(name)
+            moves.append((entry, name))
+        new = {name for _, name in moves}
+        old = sorted(set(listed) - new)
+        journal = {"in": sorted(new), "out": old}  # what a cleaner removes if we die mid-way
+        atomic_write_text(self.path / JOURNAL, json.dumps(journal), sync=sync)
+        for entry, name in moves:
             shutil.move(self.path / entry["file"], self.target / name)  # a copy across mounts
             if sync:
                 fsync_path(self.target / name)
@@ -172,11 +213,8 @@ class Staging:
         if sync:
             fsync_path(self.target)
         atomic_write_text(self.target / MANIFEST, manifest(), sync=sync)  # the commit point
-        keep = {e["file"] for e in entries} | {MANIFEST} | MOUNT_FURNITURE
-        for path in self.target.iterdir():
-            if path.name not in keep and path.is_file() and not path.is_symlink():
-                with contextlib.suppress(OSError):
-                    path.unlink()
+        for name in old:  # the previous dump's files; nothing it did not list
+            _unlink_file(self.target / name)
         shutil.rmtree(self.path, ignore_errors=True)
 
 
@@ -207,16 +245,51 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), str(b))
 
 
-def _swap_into_place(staging: Path, target: Path) -> None:
+def _unlink_file(path: Path) -> None:
+    """Remove *path* if it is a regular file (never a folder, a link's target, a FIFO)."""
+    with contextlib.suppress(OSError):
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+
+
+def _holds_others(target: Path, listed: Collection[str]) -> bool:
+    """True if *target* holds an entry that is neither the previous dump's nor a dump's own."""
+    try:
+        names = os.listdir(target)
+    except FileNotFoundError:
+        return False
+    ours = set(listed) | {MANIFEST}
+    return any(n not in ours and not is_dump_machinery(n) for n in names)
+
+
+def _discard_old(old: Path, target: Path, listed: Collection[str]) -> None:
+    """Empty *old* (the previous dump, set aside by a swap) of what its manifest listed and
+    remove it; anything else found there (a file added meanwhile) goes back into *target*."""
+    for name in [*listed, MANIFEST]:
+        _unlink_file(old / name)
+    with contextlib.suppress(OSError):
+        for entry in old.iterdir():
+            if is_dump_machinery(entry.name):
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    _unlink_file(entry)
+            elif not os.path.lexists(target / entry.name):
+                os.rename(entry, target / entry.name)
+    with contextlib.suppress(OSError):
+        old.rmdir()
+
+
+def _swap_into_place(staging: Path, target: Path, listed: Collection[str]) -> None:
     if not target.exists():
         os.rename(staging, target)
     elif _exchange(staging, target):
-        shutil.rmtree(staging, ignore_errors=True)  # now holds the previous dump
+        _discard_old(staging, target, listed)  # now holds the previous dump
     else:
         old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}.tmp")
         os.rename(target, old)
         os.rename(staging, target)
-        shutil.rmtree(old, ignore_errors=True)
+        _discard_old(old, target, listed)
     fsync_path(target.parent)
 
 
@@ -235,10 +308,33 @@ def remove_stale(target: Path) -> list[Path]:
         if target.is_dir():
             found += [p for p in target.iterdir() if is_staging_folder(p) and p.is_dir()]
     complete = (target / MANIFEST).is_file()
-    return [folder for folder in found if _remove_if_stale(folder, complete)]
+    return [folder for folder in found if _remove_if_stale(folder, target, complete)]
 
 
-def _remove_if_stale(folder: Path, complete: bool) -> bool:
+def _undo_journal(folder: Path, target: Path) -> None:
+    """Remove from *target* what a commit inside, killed mid-way, moved in or was to remove,
+    bar what the manifest in place now lists (the old one, or the new one if it got there)."""
+    try:
+        journal = json.loads((folder / JOURNAL).read_text(encoding="utf-8"))
+        names = [str(n) for n in [*journal["in"], *journal["out"]]]
+    except (OSError, ValueError, TypeError, KeyError):
+        return
+    current: set[str] = set()  # no manifest: the first dump into an empty folder
+    try:
+        if not stat.S_ISREG(os.lstat(target / MANIFEST).st_mode):
+            return  # not a file cave wrote (a FIFO would block): remove nothing
+        data = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
+        current = {str(e["file"]) for e in data["variables"]}
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, TypeError, KeyError):
+        return  # cannot tell what is in use: remove nothing
+    for name in names:
+        if name not in current and name == Path(name).name and name not in (MANIFEST, ""):
+            _unlink_file(target / name)
+
+
+def _remove_if_stale(folder: Path, target: Path, complete: bool) -> bool:
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX: cannot tell a running writer
@@ -254,6 +350,7 @@ def _remove_if_stale(folder: Path, complete: bool) -> bool:
             return False  # its writer is running
         stale = (folder / MARKER).exists() or (complete and (folder / MANIFEST).exists())
         if stale:
+            _undo_journal(folder, target)
             shutil.rmtree(folder, ignore_errors=True)
         return stale and not folder.exists()
     finally:

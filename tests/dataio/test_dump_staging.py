@@ -12,10 +12,12 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from cave_tui.dataio import dump_namespace, load_dump, read_dump
 from cave_tui.dataio import staging as staging_module
 from cave_tui.dataio.dump import check_dump_target
+from cave_tui.dataio.dump_lock import DumpBusyError
 from cave_tui.dataio.staging import Staging, remove_stale
 from cave_tui.runtime.ipython import IPythonRuntime
 from cave_tui.runtime.items import Variable
@@ -101,9 +103,10 @@ async def test_the_next_dump_removes_what_a_killed_dump_left_never_a_running_one
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
         (leftover,) = [p for p in tmp_path.iterdir() if p.name.startswith(".dump.dump-")]
-        # While it runs, neither a dump nor a load here touches its staging folder.
-        await dump_namespace(IPythonRuntime(variables=[Variable("kept", 2)]), target)
-        await load_dump(IPythonRuntime(), target)
+        # While it runs, a second dump is refused naming it, and a load leaves it alone.
+        with pytest.raises(DumpBusyError, match=f"process {proc.pid} is writing a dump"):
+            await dump_namespace(IPythonRuntime(variables=[Variable("kept", 3)]), target)
+        assert (await _loaded(target))["kept"] == 1
         assert leftover.is_dir()
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
@@ -113,5 +116,11 @@ async def test_the_next_dump_removes_what_a_killed_dump_left_never_a_running_one
     assert leftover.is_dir()  # a killed dump leaves its hidden folder…
     restored = IPythonRuntime()
     await load_dump(restored, target)  # …which the next load (or dump) removes
-    assert not leftover.exists() and await restored.retrieve("kept") == 2
+    assert not leftover.exists() and await restored.retrieve("kept") == 1
+    await dump_namespace(IPythonRuntime(variables=[Variable("kept", 2)]), target)
+    assert (await _loaded(target))["kept"] == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dump", "writing"]
+
+
+async def _loaded(target: Path) -> dict[str, object]:
+    return dict(read_dump(target).values)

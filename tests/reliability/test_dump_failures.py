@@ -67,7 +67,7 @@ def test_a_target_that_cannot_take_a_dump_stops_the_start(tmp_path):
     (tmp_path / "out").write_text("x")
     model = script(tmp_path / "m.yaml", ["done"])
     result = cave("run", "go", "--model", model, "--dump", "out", cwd=tmp_path)
-    assert result.returncode == 2
+    assert result.returncode == 3  # the dump could not be written: refused before the work
     assert "cannot start" in result.stderr and "it is a file, not a folder" in result.stderr
 
 

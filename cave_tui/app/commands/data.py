@@ -185,16 +185,22 @@ async def retrieve(ctx: CommandContext, args: list[str]) -> None:
 )
 async def dump(ctx: CommandContext, args: list[str]) -> None:
     from cave_tui.dataio import DataIOError, dump_namespace
-    from cave_tui.dataio.dump import MANIFEST
+    from cave_tui.dataio.dump import check_dump_target, named_entries
 
-    target = Path(args[0]).expanduser()
-    if (target / MANIFEST).exists() and not await ctx.confirm(
-        f"{target} holds a previous dump. Replace it?"
+    target = Path(args[0]).expanduser().absolute()
+    sessions = ctx.services.sessions_dir
+    try:
+        contents = check_dump_target(target, sessions=sessions)  # refused: never asked
+    except DataIOError as exc:
+        raise CommandError(str(exc)) from None
+    kept = f" (what it does not list stays: {named_entries(contents.others)})"
+    if contents.dump and not await ctx.confirm(
+        f"{target} holds a previous dump. Replace it?{kept if contents.others else ''}"
     ):
         ctx.print("Not dumped.", style="warning")
         return
     try:
-        result = await dump_namespace(ctx.runtime, target)
+        result = await dump_namespace(ctx.runtime, target, sessions=sessions)
     except DataIOError as exc:
         raise CommandError(str(exc)) from None
     ctx.print(f"Dumped {result.summary()}")

@@ -166,7 +166,7 @@ async def run_task(
     except StartupError as exc:
         report(f"cave: cannot start: {exc}", error=True)
         await services.shutdown()
-        return EXIT_STARTUP
+        return exc.exit_code
     except asyncio.CancelledError:  # Ctrl+C while the namespace was being pre-seeded
         interrupted = await abort_start(services)
         report(f"cave: {interrupted}", error=True, kind="interrupted")

@@ -129,7 +129,7 @@ def open_session(
             code = open_app(services, prepare=needs_runtime_first(data), tasks=tasks)
     except StartupError as exc:
         typer.echo(f"cave: cannot start: {exc}", err=True)
-        return 2
+        return exc.exit_code
     for line in services.exit_messages:
         typer.echo(line, err=True)
     return services.data_features.exit_code(code)
