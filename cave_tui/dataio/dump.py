@@ -112,13 +112,34 @@ class _Refused:
 
 
 async def _retrieve(runtime: Any, item: Any) -> Any:
-    """The object bound to *item*'s name, `_GONE`, or `_Refused` with the runtime's reason."""
+    """The object bound to *item*'s name, `_GONE`, or `_Refused` with the runtime's reason.
+
+    A value the runtime keeps to itself (the kernel's: an instance of a class a cell wrote)
+    comes as the `KernelPickle` the runtime makes of it where it lives, when it can: its
+    bytes are written as they are, never unpickled here.
+    """
     try:
         return await runtime.retrieve(item.name)
     except KeyError:
         return _GONE
     except Exception as exc:  # e.g. the kernel runtime refuses to send it back
-        return _Refused(getattr(exc, "detail", None) or str(exc), isinstance(exc, TypeError))
+        refused = _Refused(getattr(exc, "detail", None) or str(exc), isinstance(exc, TypeError))
+        in_kernel = bool(getattr(exc, "pickle_in_kernel", False))  # it refused to send it
+    pickle_it = getattr(runtime, "retrieve_pickled", None)
+    if not in_kernel or pickle_it is None:
+        return refused
+    try:
+        return await pickle_it(item.name)
+    except KeyError:
+        return _GONE
+    except Exception as failure:
+        return _Refused(f"{refused.reason}; the kernel could not pickle it either: {failure}")
+
+
+def _is_kernel_pickle(obj: Any) -> bool:
+    from cave_tui.runtime.items import Pickled
+
+    return isinstance(getattr(obj, "pickled", None), Pickled)
 
 
 def _not_saved(item: Any, error: str) -> dict[str, Any]:
@@ -176,6 +197,12 @@ def _write_entry(
     With *follow*, a thread hashes the file as it is written (big objects); without, the
     caller hashes the finished file (small ones: a thread each would cost more).
     """
+    if _is_kernel_pickle(obj):  # bytes made in the kernel: written as they are
+        path = folder / f"{stem}{EXTENSIONS[obj.pickled.format]}"
+        path.write_bytes(obj.pickled.data)
+        kept = {"name": name, "type": obj.type_name, "module": obj.module}
+        kept |= {"format": obj.pickled.format, "file": path.name, "bytes": path.stat().st_size}
+        return kept, None
     notes = []
     for fmt in candidate_formats(obj):
         path = folder / f"{stem}{EXTENSIONS[fmt]}"
@@ -286,6 +313,11 @@ class _Writer:
             self._batch_bytes += size
             if len(self._batch) >= BATCH_COUNT or self._batch_bytes >= BATCH_BYTES:
                 await self._flush()
+            return
+        if _is_kernel_pickle(obj):  # small or not: hashed from the file, with the batch
+            self._outcomes.extend(
+                await asyncio.to_thread(_write_batch, [(key, obj, name, stem)], self.folder)
+            )
             return
         try:
             entry, follower = await asyncio.to_thread(_write_entry, obj, name, self.folder, stem)

@@ -533,6 +533,25 @@ class CaveKernel:
             rows.append(row.to_dict())
         return {"rows": rows}, []
 
+    def op_pickle(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """The dill bytes of one name, at most `limit` of them: a dump writes them as they
+        are (the host never unpickles them; a trusted load unpickles them in a kernel)."""
+        name = data["name"]
+        if name not in self.ns or (name in self.hidden and name not in self.injected):
+            return {"ok": False, "error_type": "KeyError", "error": self._missing(name)}, []
+        import dill
+
+        value = self.ns[name]
+        limit = int(data["limit"])
+        sink = persist.CappedBuffer(limit)
+        try:
+            dill.dump(value, sink, recurse=True)
+        except persist.CappedBuffer.Full:
+            return {"ok": False, "error": f"its pickle is over {limit:,} bytes"}, []
+        kind = type(value)
+        info = {"type_name": transport.describe_type(value), "module": kind.__module__}
+        return info, [sink.getbuffer()]
+
     def op_delete(self, data: dict[str, Any], buffers: list[Any]) -> Any:
         name = data["name"]
         if name not in self.ns or name in self._user_hidden():

@@ -8,9 +8,10 @@ names the value, why, and what to do instead.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
-from cave_tui.runtime.items import Injectable
+from cave_tui.runtime.items import Injectable, Pickled
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget
 from cave_tui.runtime.kernel.injection import Payload, inject_request
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
@@ -31,6 +32,26 @@ def retrieve_error(
     )
     error.detail = f"a {type_name} does not come back from the kernel safely ({detail})"
     return error
+
+
+PICKLE_TIMEOUT = 60.0  # the kernel pickling one value for a dump
+
+
+class KeptInKernel(TransferError):
+    """The kernel refuses to send the value (not a failure to decode it here): a dump may
+    ask for the kernel's own pickle of it instead (`ValueExchange.pickled`)."""
+
+    pickle_in_kernel = True
+
+
+@dataclass(frozen=True)
+class KernelPickle:
+    """A value's dill bytes made in the kernel, for a dump to write as they are, with what
+    the kernel said its type is (text: a label, never trusted)."""
+
+    pickled: Pickled
+    type_name: str
+    module: str
 
 
 class ValueExchange:
@@ -83,8 +104,41 @@ class ValueExchange:
         if not data.get("ok"):
             if data.get("error_type") == "KeyError":
                 raise KeyError(str(data.get("error")))
-            raise retrieve_error(name, str(data.get("type_name", "?")), str(data.get("error")))
+            type_name, detail = str(data.get("type_name", "?")), str(data.get("error"))
+            raise retrieve_error(name, type_name, detail, KeptInKernel)
         return reply
+
+    async def pickled(self, name: str) -> KernelPickle:
+        """The dill bytes the kernel makes of *name*, as opaque bytes (never unpickled here):
+        at most `decode_limit` of them, within `PICKLE_TIMEOUT` (then an interrupt).
+        KeyError if unbound; TransferError when the kernel cannot pickle it."""
+        sup = self._sup
+        limit = sup.settings.decode_limit
+        what = f"pickling {name!r} for a dump"
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            chan = sup.chan
+            assert chan is not None
+            fut = await chan.comm_request("pickle", {"name": name, "limit": limit})
+            try:
+                msg = await sup.race(asyncio.shield(fut), what, timeout=PICKLE_TIMEOUT)
+            except TimeoutError:  # its __reduce__ hangs: the handler stops on the interrupt
+                await sup.kind.interrupt(sup.chan)
+                msg = await sup.race(fut, what, timeout=sup.settings.interrupt_grace)
+        data = msg["content"]["data"]
+        buffers = msg.get("buffers") or []
+        if not data.get("ok"):
+            if data.get("error_type") == "KeyError":
+                raise KeyError(str(data.get("error")))
+            raise TransferError(f"the kernel could not pickle it: {data.get('error')}")
+        if len(buffers) != 1 or memoryview(buffers[0]).nbytes > limit:
+            raise TransferError("the kernel's pickle is malformed or over the limit")
+        return KernelPickle(
+            Pickled(bytes(buffers[0]), "dill"),
+            str(data.get("type_name") or "object")[:200],
+            str(data.get("module") or "")[:200],
+        )
 
     def budget(self) -> DecodeBudget:
         """The bounds of one retrieve's decoding, from the settings as they are now."""

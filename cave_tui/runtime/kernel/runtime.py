@@ -30,7 +30,7 @@ from cave_tui.runtime.kernel.cell import CellOutcome
 from cave_tui.runtime.kernel.checkpoint import CheckpointStore
 from cave_tui.runtime.kernel.decode_limits import DECODE_LIMIT, DECODE_TIMEOUT
 from cave_tui.runtime.kernel.errors import InjectionError
-from cave_tui.runtime.kernel.exchange import ValueExchange
+from cave_tui.runtime.kernel.exchange import KernelPickle, ValueExchange
 from cave_tui.runtime.kernel.execution import CellExecutor
 from cave_tui.runtime.kernel.injection import encode_item
 from cave_tui.runtime.kernel.ioloop import IOLoop
@@ -297,6 +297,11 @@ class IPyKernelRuntime(Runtime):
     async def retrieve(self, name: str) -> Any:
         reply = await self._call(self._exchange.fetch(name))
         return await self._exchange.decode_off_loop(name, reply)
+
+    async def retrieve_pickled(self, name: str) -> KernelPickle:
+        """*name*'s dill bytes made in the kernel, for a dump to write unread: the way a
+        value `retrieve` refuses (an instance of a class a cell wrote) is still saved."""
+        return await self._call(self._exchange.pickled(name))
 
     async def get_from_namespace(self, name: str) -> Any:
         """`retrieve` (upstream's kernel runtime also raises KeyError for a missing name)."""
