@@ -12,7 +12,6 @@ big allocation, in the host or in the kernel.
 from __future__ import annotations
 
 import math
-import mmap
 import struct
 import zipfile
 from collections.abc import Iterable
@@ -160,21 +159,20 @@ def _npz(path: Path) -> DataSize:
 
 def _arrow(path: Path) -> DataSize:
     """The IPC messages' bodies as they decompress (their headers say), then the frame."""
+    import pyarrow as pa
+
     from cave_tui.runtime.kernel.arrow_sizes import MalformedIPC, decoded_size
 
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-        view = memoryview(mapped)
+    with pa.memory_map(str(path)) as mapped:  # only the pages of the headers are read
+        whole = mapped.read_buffer()
+        head = whole.slice(0, 8).to_pybytes()
+        if head.startswith(b"FEA1"):  # Feather v1: stored uncompressed
+            return DataSize(whole.size * FRAME_FACTOR, "from the file size")
+        body = whole.slice(8) if head.startswith(b"ARROW1") else whole
         try:
-            head = bytes(view[:8])
-            if head.startswith(b"FEA1"):  # Feather v1: stored uncompressed
-                return DataSize(len(view) * FRAME_FACTOR, "from the file size")
-            body = view[8:] if head.startswith(b"ARROW1") else view
-            try:
-                size = decoded_size(body)
-            except MalformedIPC as exc:
-                raise ValueError(str(exc)) from None
-        finally:
-            view.release()
+            size = decoded_size(body)
+        except MalformedIPC as exc:
+            raise ValueError(str(exc)) from None
     return DataSize(size * FRAME_FACTOR, "from the Arrow message headers")
 
 
