@@ -741,8 +741,11 @@ def read_dump(
     vouch: Vouch | None = None,
     hold_back: bool = False,
     unpickle: bool = True,
+    room_of: object = None,
 ) -> LoadedDump:
     """Load every object of a dump (blocking). Nothing is returned unless all load.
+    With *room_of* (a runtime) the entries are sized together from their metadata against
+    its memory limit before any is decoded (`NotEnoughMemoryError`).
 
     The manifest and every file are checked first (a `ManifestError` lists every
     problem). Pickles, and modules that are not installed packages, need *trust*, or
@@ -755,6 +758,7 @@ def read_dump(
     """
     from cave_tui.dataio.manifest import ManifestError, check_files
     from cave_tui.dataio.module_trust import ModuleSource, module_source
+    from cave_tui.dataio.sizing import check_room, estimate_file, total
     from cave_tui.dataio.verified import read_verified, sha256_problem
     from cave_tui.dataio.verified import unpickle as unpickle_bytes
     from cave_tui.runtime.items import Pickled
@@ -777,6 +781,11 @@ def read_dump(
         descriptions={e.name: e.description for e in manifest.variables if e.description},
         given=None if manifest.given is None else set(manifest.given),
     )
+    if room_of is not None:
+        sizes = (
+            estimate_file(c.path, c.entry.format) for c in checked if c.entry.name not in untrusted
+        )
+        check_room(room_of, total(sizes, "from its files' metadata"), f"the dump {folder}")
     values: dict[str, Any] = {}
     for item in checked:
         entry = item.entry
@@ -861,6 +870,7 @@ async def load_dump(
         vouch=vouch,
         hold_back=hold_back,
         unpickle=not apart,
+        room_of=runtime,
     )
     # Pickles first: the kernel may still fail to unpickle one, and nothing else is bound yet.
     order = sorted(dump.values, key=lambda n: not isinstance(dump.values[n], Pickled))

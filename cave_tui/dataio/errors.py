@@ -81,3 +81,13 @@ def describe_os_error(exc: OSError, action: str, path: str | Path) -> str:
         return f"cannot {action} {path}: it is a directory"
     reason = exc.strerror or str(exc)
     return f"cannot {action} {path}: {reason}"
+
+
+class NotEnoughMemoryError(DataIOError):
+    """The runtime's memory limit cannot hold the data (sized before it was loaded or sent):
+    `needs` and `limit` in bytes; nothing was loaded."""
+
+    def __init__(self, message: str, *, needs: int, limit: int) -> None:
+        super().__init__(message)
+        self.needs = needs
+        self.limit = limit

@@ -22,10 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from cave_tui.dataio.encoding import check_encoding
-from cave_tui.dataio.errors import DataIOError, InvalidNameError, LiveObjectError
+from cave_tui.dataio.errors import (
+    DataIOError,
+    InvalidNameError,
+    LiveObjectError,
+    NotEnoughMemoryError,
+)
+from cave_tui.dataio.formats import detect_format
 from cave_tui.dataio.load import Loaded, describe_value, load_file_async
 from cave_tui.dataio.names import check_name, identifier_from, name_from_path
 from cave_tui.dataio.progress import CancelLike, ProgressCallback
+from cave_tui.dataio.sizing import DataSize, check_room, estimate_file, not_enough_memory
 
 PACKAGE_PREFIX = "pkg:"
 
@@ -125,15 +132,16 @@ class Injection:
         }
 
 
-async def inject_variable(runtime: Any, variable: Any) -> None:
+async def inject_variable(runtime: Any, variable: Any, size: DataSize | None = None) -> None:
     """`runtime.inject(variable)`; awaits the runtime's `ainject` when it has one.
-    LiveObjectError when the value cannot be copied into the runtime's process, DataIOError
-    when the runtime could not build it.
+    LiveObjectError when the value cannot be copied into the runtime's process,
+    NotEnoughMemoryError when the kernel's limit could not hold it (*size*: what it was
+    estimated to take), DataIOError when the runtime could not build it.
 
     The kernel runtime's `inject` is fire-and-forget; its `ainject` waits for the
     kernel's acknowledgement, so a failure is reported here and not later.
     """
-    from cave_tui.runtime.kernel.errors import InjectionError, NotTransferable
+    from cave_tui.runtime.kernel.errors import InjectionError, KernelOutOfMemory, NotTransferable
 
     ainject = getattr(runtime, "ainject", None)
     try:
@@ -149,6 +157,14 @@ async def inject_variable(runtime: Any, variable: Any) -> None:
             type_name=exc.type_name,
             reason=exc.reason,
         ) from None
+    except KernelOutOfMemory as exc:
+        if exc.needs is not None and exc.limit is not None:  # refused before it was sent
+            raise NotEnoughMemoryError(str(exc), needs=exc.needs, limit=exc.limit) from None
+        use = runtime.memory_for_data(size is not None and size.libraries)  # ran out building
+        limit = use.limit if use is not None and use.limit else 0
+        needs = (use.used if use is not None else 0) + (size.bytes if size is not None else 0)
+        what = f"{variable.name!r}"
+        raise not_enough_memory("the kernel", what, needs, limit, size, None) from None
     except InjectionError as exc:  # the kernel could not build it (a corrupt file, …)
         raise DataIOError(str(exc)) from None
 
@@ -200,6 +216,7 @@ async def inject_file(
     p = Path(path).expanduser()
     name = name or name_from_path(p)
     await _check(runtime, name, allow_shadow)
+    size = await asyncio.to_thread(check_file_fits, runtime, p, fmt)  # before any decoding
     loaded = await load_file_async(
         p,
         fmt=fmt,
@@ -213,8 +230,9 @@ async def inject_file(
     )
     description = f"loaded from {p.name} ({loaded.format})"
     try:
-        await _to_the_end(inject_variable(runtime, Variable(name, loaded.value, description)))
-    except LiveObjectError:
+        variable = Variable(name, loaded.value, description)
+        await _to_the_end(inject_variable(runtime, variable, size))
+    except (LiveObjectError, NotEnoughMemoryError):
         raise
     except DataIOError as exc:
         if not isinstance(loaded.value, ParquetFile):
@@ -235,6 +253,19 @@ async def inject_file(
         value=loaded.value,
         sha256_future=loaded.sha256_future,
     )
+
+
+def check_file_fits(runtime: Any, path: Path, fmt: str | None = None) -> DataSize | None:
+    """`NotEnoughMemoryError` when *runtime*'s memory limit cannot hold *path* once loaded,
+    sized from its metadata (an unknown format or unreadable metadata: the load says why);
+    else what it will take (None: unknown)."""
+    try:
+        format_name = detect_format(path, fmt).name
+    except DataIOError:
+        return None  # the load names what is wrong with the file
+    size = estimate_file(path, format_name)
+    check_room(runtime, size, str(path))
+    return size
 
 
 def _file_source(path: Path, loaded: Loaded, trust: bool) -> dict[str, Any]:

@@ -472,6 +472,12 @@ class Runtime(ABC):
         """The memory its code holds now, cheap enough for a status line (None: unknown)."""
         return None
 
+    def memory_for_data(self, libraries: bool = False) -> MemoryUse | None:
+        """What counts against its memory limit now, and that limit: what data to be loaded
+        is sized against (None: unknown); with *libraries*, plus what the data libraries
+        (pyarrow, pandas) would still add to build a frame or an array there."""
+        return self.memory_use()
+
 
 def persistable_from_rows(rows: list[VarInfo]) -> list[Persistable]:
     """`Persistable` rows from summary rows: modules by name, everything else as a value."""

@@ -117,6 +117,13 @@ def format_bytes(size: float) -> str:
     return f"{size:.0f} B"
 
 
+def not_enough_memory_text(place: str, needs: int, limit: int) -> str:
+    """`not enough memory in the kernel: needs 1.1 GiB, limit 600 MiB` (*needs* at or under
+    *limit*, when only the failure is known: `needs over 600 MiB`)."""
+    shown = format_bytes(needs) if needs > limit else f"over {format_bytes(limit)}"
+    return f"not enough memory in {place}: needs {shown}, limit {format_bytes(limit)}"
+
+
 def rough_size(obj: Any, sample: int = 64) -> int:
     """Bytes *obj* holds, estimated cheaply: frames and arrays by their buffers, containers
     by a sample of their first *sample* items (their own size, not deeper)."""

@@ -67,6 +67,32 @@ def _trim_traceback(error: BaseException) -> int:
     return len(frames) - len(kept)
 
 
+def _out_of_memory(exc: BaseException) -> bool:
+    """The kernel's memory limit refused an allocation: a MemoryError, or a library that
+    could not be mapped or allocate under RLIMIT_AS (ENOMEM, "failed to map segment")."""
+    import errno
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, MemoryError) or getattr(seen, "errno", None) == errno.ENOMEM:
+            return True
+        text = str(seen)
+        if "failed to map segment" in text or "Cannot allocate memory" in text:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _memory_limit_text() -> str:
+    """What the kernel's memory limit is, for the host's message."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY:
+        return "out of memory"
+    return f"over the kernel's memory limit of {soft:,} bytes"
+
+
 class OutputCap:
     """Per-cell budget shared by stdout, stderr and displays: head live, tail kept."""
 
@@ -437,10 +463,20 @@ class CaveKernel:
 
     def op_inject(self, data: dict[str, Any], buffers: list[Any]) -> Any:
         name = data["name"]
-        value = transport.decode_in_kernel(data["codec"], data.get("meta") or {}, buffers)
-        self.ns[name] = value
-        self.injected.add(name)
-        return None
+        try:
+            value = transport.decode_in_kernel(data["codec"], data.get("meta") or {}, buffers)
+        except Exception as exc:
+            if not _out_of_memory(exc):
+                raise
+        else:
+            self.ns[name] = value
+            self.injected.add(name)
+            return None
+        import gc  # out of memory: what was half built goes (outside the except) first
+
+        buffers.clear()
+        gc.collect()
+        raise MemoryError(_memory_limit_text())
 
     def op_retrieve(self, data: dict[str, Any], buffers: list[Any]) -> Any:
         name = data["name"]

@@ -16,6 +16,17 @@ class InjectionError(TypeError):
     """A value cannot be copied into the kernel; the message says why and what to do."""
 
 
+class KernelOutOfMemory(InjectionError):
+    """The kernel's memory limit cannot hold an injected value: refused before it was sent
+    (*needs* and *limit* in bytes), or the kernel ran out while building it (both None; it
+    freed what it had built and still runs)."""
+
+    def __init__(self, message: str, *, needs: int | None = None, limit: int | None = None):
+        super().__init__(message)
+        self.needs = needs
+        self.limit = limit
+
+
 class NotTransferable(InjectionError):
     """*name*'s value (of type *type_name*) cannot be serialised into another process: a live
     handle such as a connection, an open file, a lock or a native object. *reason* is why."""

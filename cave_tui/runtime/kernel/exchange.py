@@ -13,7 +13,8 @@ from typing import Any
 
 from cave_tui.runtime.items import Injectable, Pickled
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget
-from cave_tui.runtime.kernel.injection import Payload, inject_request
+from cave_tui.runtime.kernel.errors import InjectionError
+from cave_tui.runtime.kernel.injection import Payload, inject_request, inject_timeout
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
 from cave_tui.runtime.kernel.transport import SAFE_TYPE_NAMES, TransferError, decode_in_host
 
@@ -70,18 +71,19 @@ class ValueExchange:
             if chan is None or not sup.chan_ready:
                 return  # a (re)start in progress: it injects everything in `injected`
             fut = await chan.comm_request("inject", inject_request(item, payload), payload[2])
-            sup.acks.append((item, fut))
+            sup.acks.append((item, fut, inject_timeout(payload)))
 
         task = asyncio.ensure_future(send())
         task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
 
-    async def inject(self, item: Injectable, payload: Payload) -> str | None:
-        """Bind *item* in the kernel and wait for it; None, or why it failed."""
+    async def inject(self, item: Injectable, payload: Payload) -> InjectionError | None:
+        """Bind *item* in the kernel and wait for it (bounded: `inject_timeout`); None, or
+        why it failed."""
         sup = self._sup
         async with sup.lock:
             await sup.ensure_kernel()
             await sup.settle()
-            error = await sup.deliver(item, payload)
+            error = await sup.deliver_checked(item, payload)
             if error is None:
                 sup.injected[item.name] = item
                 sup.store.note_injected(item.name)

@@ -16,10 +16,52 @@ from cave_tui.runtime.items import (
     Variable,
     validate_name,
 )
-from cave_tui.runtime.kernel.errors import InjectionError, NotTransferable
+from cave_tui.runtime.kernel.errors import InjectionError, KernelOutOfMemory, NotTransferable
 from cave_tui.runtime.kernel.transport import TransferError, describe_type, encode_for_kernel
+from cave_tui.runtime.memory import MemoryUse, format_bytes, not_enough_memory_text
 
 Payload = tuple[str, dict[str, Any], list[Any]]  # (codec, meta, buffers)
+OUT_OF_MEMORY = "MemoryError"  # the kernel's error_type when its limit could not hold a value
+INJECT_TIMEOUT = 120.0  # seconds the kernel may take to build any injected value, plus …
+INJECT_RATE = 10 << 20  # … a second per this many bytes sent or read from a file
+
+
+def payload_bytes(payload: Payload) -> int:
+    """The bytes *payload* sends."""
+    return sum(memoryview(b).nbytes for b in payload[2])
+
+
+def needs_libraries(payload: Payload) -> bool:
+    """The kernel builds *payload*'s value with pyarrow (and pandas)."""
+    codec = payload[0]
+    return codec.startswith(("arrow", "parquet")) or codec == "pickle.arrow"
+
+
+def check_room(item: Injectable, payload: Payload, use: MemoryUse | None) -> None:
+    """KernelOutOfMemory when the kernel (using *use*, see `needs_libraries`) cannot hold
+    *payload* as it arrives and the value built from it (about twice its bytes), before a
+    byte is sent."""
+    if use is None or not use.limit:
+        return
+    size = payload_bytes(payload) * 2
+    needs = use.used + size
+    if needs > use.limit:
+        raise KernelOutOfMemory(
+            f"{not_enough_memory_text('the kernel', needs, use.limit)}; {item.name!r} takes "
+            f"about {format_bytes(size)} once sent and built, and the kernel holds "
+            f"{format_bytes(use.used)}. Nothing was sent",
+            needs=needs,
+            limit=use.limit,
+        )
+
+
+def inject_timeout(payload: Payload) -> float:
+    """Seconds to wait for the kernel to acknowledge *payload*: never for ever."""
+    codec, meta, _ = payload
+    size = payload_bytes(payload)
+    if codec == "parquet.file":
+        size += int(meta.get("size") or 0)
+    return INJECT_TIMEOUT + size / INJECT_RATE
 
 
 def encode_item(item: Injectable) -> Payload:

@@ -29,10 +29,9 @@ from cave_tui.runtime.kernel import limits
 from cave_tui.runtime.kernel.cell import CellOutcome
 from cave_tui.runtime.kernel.checkpoint import CheckpointStore
 from cave_tui.runtime.kernel.decode_limits import DECODE_LIMIT, DECODE_TIMEOUT
-from cave_tui.runtime.kernel.errors import InjectionError
 from cave_tui.runtime.kernel.exchange import KernelPickle, ValueExchange
 from cave_tui.runtime.kernel.execution import CellExecutor
-from cave_tui.runtime.kernel.injection import encode_item
+from cave_tui.runtime.kernel.injection import check_room, encode_item, needs_libraries
 from cave_tui.runtime.kernel.ioloop import IOLoop
 from cave_tui.runtime.kernel.kinds import AttachedKernel, KernelKind, OwnedKernel
 from cave_tui.runtime.kernel.namespace import NamespaceQueries
@@ -187,6 +186,15 @@ class IPyKernelRuntime(Runtime):
         except (psutil.Error, OSError):
             return None
 
+    def memory_for_data(self, libraries: bool = False) -> MemoryUse | None:
+        """The kernel's address space and its limit (RLIMIT_AS counts the address space, not
+        the resident memory); with *libraries*, plus what pyarrow and pandas will map when
+        the kernel has not loaded them yet."""
+        limit = self.memory_limit
+        if limit is None:
+            return None
+        return MemoryUse(limits.address_space_in_use(self.kernel_pid, libraries), limit)
+
     @property
     def kernel_pid(self) -> int | None:
         """The kernel process id (None when attached or not running)."""
@@ -263,6 +271,7 @@ class IPyKernelRuntime(Runtime):
         side are not shared. Raises InjectionError when it cannot be copied.
         """
         payload = encode_item(item)
+        check_room(item, payload, self.memory_for_data(needs_libraries(payload)))
         self._injected[item.name] = item
         io = self._io
         if io is None:
@@ -274,9 +283,12 @@ class IPyKernelRuntime(Runtime):
     async def ainject(self, item: Injectable) -> None:
         """`inject` that waits for the kernel's acknowledgement and raises on failure."""
         payload = await asyncio.get_running_loop().run_in_executor(None, encode_item, item)
+        check_room(
+            item, payload, self.memory_for_data(needs_libraries(payload))
+        )  # before a byte is sent
         error = await self._call(self._exchange.inject(item, payload))
         if error is not None:
-            raise InjectionError(error)
+            raise error
         self.namespace_changed(NamespaceChange(changed=(item.name,)))
 
     async def execute(

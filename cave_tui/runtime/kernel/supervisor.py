@@ -17,12 +17,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from cave_tui.runtime.base import NamespaceChange
 from cave_tui.runtime.items import Injectable
 from cave_tui.runtime.kernel.checkpoint import CheckpointStore, loss_report
-from cave_tui.runtime.kernel.errors import InjectionError, KernelDiedError, KernelLaunchError
+from cave_tui.runtime.kernel.errors import (
+    InjectionError,
+    KernelDiedError,
+    KernelLaunchError,
+    KernelOutOfMemory,
+)
 from cave_tui.runtime.kernel.injection import (
+    OUT_OF_MEMORY,
     Payload,
     encode_item,
     fallback_payload,
     inject_request,
+    inject_timeout,
 )
 from cave_tui.runtime.kernel.install import bootstrap_cell, host_paths
 from cave_tui.runtime.kernel.kinds import KernelKind
@@ -62,7 +69,8 @@ class KernelSupervisor:
         self.chan_ready = False  # installed: an inject may be sent on the channel
         self.cell: CellRun | None = None  # the running cell (its code deals with a death)
         self.notices: list[str] = []  # for the model, with the next result
-        self.acks: list[tuple[Injectable, asyncio.Future[Any]]] = []  # injections in flight
+        # injections in flight, with the seconds their acknowledgement may take
+        self.acks: list[tuple[Injectable, asyncio.Future[Any], float]] = []
         self.ckpt_task: asyncio.Future[Any] | None = None
         self.started = False
         self.stopping = False
@@ -301,38 +309,65 @@ class KernelSupervisor:
 
     # -- requests ----------------------------------------------------------------------------
     async def request(
-        self, op: str, data: dict[str, Any], buffers: list[Any] | None = None, *, what: str
+        self,
+        op: str,
+        data: dict[str, Any],
+        buffers: list[Any] | None = None,
+        *,
+        what: str,
+        timeout: float | None = None,
     ) -> dict[str, Any]:
-        """One request on the `cave` comm: the reply's data and buffers."""
+        """One request on the `cave` comm: the reply's data and buffers (TimeoutError when
+        the kernel does not answer within *timeout* seconds)."""
         chan = self.chan
         if chan is None:
             raise KernelDiedError(f"no kernel is running for {what}")
         fut = await chan.comm_request(op, data, buffers)
-        msg = await self.race(fut, what)
+        msg = await self.race(fut, what, timeout)
         reply = msg["content"]["data"]
         return {"data": reply, "buffers": msg.get("buffers") or []}
 
     async def deliver(self, item: Injectable, payload: Payload | None = None) -> str | None:
         """Bind *item* in the kernel and wait for it; None, or why it failed."""
+        error = await self.deliver_checked(item, payload)
+        return None if error is None else str(error)
+
+    async def deliver_checked(
+        self, item: Injectable, payload: Payload | None = None
+    ) -> InjectionError | None:
+        """`deliver`, with the typed error: `KernelOutOfMemory` when the kernel's limit could
+        not hold the value, InjectionError when the kernel could not build it or did not
+        answer within `inject_timeout` (KernelDiedError when it died meanwhile)."""
         if payload is None:
             try:
                 loop = asyncio.get_running_loop()
                 payload = await loop.run_in_executor(None, encode_item, item)
             except InjectionError as exc:
-                return str(exc)
-        reply = await self.request(
-            "inject", inject_request(item, payload), payload[2], what=f"injecting {item.name!r}"
-        )
+                return exc
+        try:
+            reply = await self.request(
+                "inject",
+                inject_request(item, payload),
+                payload[2],
+                what=f"injecting {item.name!r}",
+                timeout=inject_timeout(payload),
+            )
+        except TimeoutError as exc:
+            return InjectionError(str(exc))
         data = reply["data"]
         if not data.get("ok"):
+            if data.get("error_type") == OUT_OF_MEMORY:
+                return KernelOutOfMemory(
+                    f"the kernel ran out of memory building {item.name!r}: {data.get('error')}"
+                )
             loop = asyncio.get_running_loop()
             try:
                 fallback = await loop.run_in_executor(None, fallback_payload, item, payload)
             except InjectionError as exc:
-                return str(exc)
+                return exc
             if fallback is not None:
-                return await self.deliver(item, fallback)
-            return f"the kernel could not load {item.name!r}: {data.get('error')}"
+                return await self.deliver_checked(item, fallback)
+            return InjectionError(f"the kernel could not load {item.name!r}: {data.get('error')}")
         return None
 
     async def settle(self) -> None:
@@ -342,10 +377,10 @@ class KernelSupervisor:
                 await self.ckpt_task
             self.ckpt_task = None
         acks, self.acks = self.acks, []
-        for item, fut in acks:
+        for item, fut, timeout in acks:
             name = item.name
             try:
-                reply = await self.race(fut, f"injecting {name!r}")
+                reply = await self.race(fut, f"injecting {name!r}", timeout)
             except Exception as exc:
                 self.notices.append(f"Injecting {name!r} failed: {exc}")
                 continue
