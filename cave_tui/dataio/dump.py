@@ -450,12 +450,16 @@ def _unique_stem(name: str, used: set[str]) -> str:
 
 # -- reading dumps back ---------------------------------------------------------------------
 def _read_manifest_file(folder: Path) -> dict[str, Any]:
+    from cave_tui.dataio.bounded_read import MANIFEST_LIMIT, read_regular
+
     path = folder / MANIFEST
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path, MANIFEST_LIMIT).decode("utf-8"))
     except FileNotFoundError:
         raise DataIOError(f"{folder} is not a cave dump (no {MANIFEST})", path=folder) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise DataIOError(f"cannot read {path}: {exc.strerror or exc}", path=path) from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise DataIOError(f"{path} is corrupt ({exc})", path=path) from None
     if not isinstance(data, dict) or data.get("format") != DUMP_FORMAT:
         raise DataIOError(f"{path} is not a cave dump manifest", path=path)

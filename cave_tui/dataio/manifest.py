@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from cave_tui.dataio.bounded_read import MANIFEST_LIMIT, read_regular
 from cave_tui.dataio.errors import DataIOError, NameConflictError
 from cave_tui.dataio.formats import FORMATS
 from cave_tui.dataio.module_trust import ModuleSource, module_source
@@ -300,7 +301,7 @@ def check_files(manifest: Manifest, folder: Path) -> list[CheckedFile]:
 def parse_manifest(path: Path, *, fmt: str, version: int) -> tuple[Manifest, bytes]:
     """The validated manifest in the file *path*, and the bytes it was read from."""
     try:
-        text = path.read_bytes()
+        text = read_regular(path, MANIFEST_LIMIT)
     except FileNotFoundError:
         raise DataIOError(
             f"{path.parent} is not a cave dump (no {path.name})", path=path.parent

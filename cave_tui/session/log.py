@@ -14,9 +14,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from cave_tui.dataio.atomic import atomic_path
+from cave_tui.dataio.bounded_read import EVENTS_LIMIT, open_regular, read_fd, read_regular
 
 
 def _default(obj: Any) -> Any:
@@ -44,13 +45,22 @@ class ReadReport:
 
 
 def read_records(path: str | Path) -> tuple[list[dict[str, Any]], ReadReport]:
-    """All complete records of an events file, tolerating a torn last line."""
+    """All complete records of an events file, tolerating a torn last line.
+
+    The file must be a regular file (not a link, a FIFO...) of at most `EVENTS_LIMIT`
+    bytes: else `UnsafeFileError` (an `OSError`) says why. A missing file has no records.
+    """
+    try:
+        data = read_regular(path, EVENTS_LIMIT)
+    except FileNotFoundError:
+        return [], ReadReport()
+    return parse_records(data)
+
+
+def parse_records(data: bytes) -> tuple[list[dict[str, Any]], ReadReport]:
+    """The complete records in the bytes of an events file (see `read_records`)."""
     report = ReadReport()
     records: list[dict[str, Any]] = []
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        return records, report
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the file ends with a newline
     offset = 0
@@ -78,6 +88,12 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], ReadReport]:
     return records, report
 
 
+def _open_log(path: Path) -> BinaryIO:
+    """The log opened for appending and reading: a regular file, never through a link."""
+    fd = open_regular(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    return os.fdopen(fd, "a+b")
+
+
 class LogInUseError(OSError):
     """Another live process is recording this session."""
 
@@ -92,10 +108,10 @@ class EventLog:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._write_lock = threading.Lock()  # background hashes append from their thread
-        self._f = open(self.path, "a+b")  # noqa: SIM115 - kept open for the session's life
+        self._f = _open_log(self.path)
         try:
             self._lock()
-            records, report = read_records(self.path)
+            records, report = parse_records(read_fd(self._f.fileno(), self.path, EVENTS_LIMIT))
             self.seq = max((int(r.get("seq", 0)) for r in records), default=0)
             if report.good_bytes < os.fstat(self._f.fileno()).st_size:
                 # Cut a torn tail (a record cut by a crash) so appends start on a fresh line.
@@ -154,7 +170,7 @@ class EventLog:
             self._f.seek(0)
             with atomic_path(self.path) as tmp, open(tmp, "wb") as out:
                 shutil.copyfileobj(self._f, out)
-            fresh = open(self.path, "a+b")  # noqa: SIM115 - kept open for the session's life
+            fresh = _open_log(self.path)
             old, self._f = self._f, fresh
             try:
                 self._lock()

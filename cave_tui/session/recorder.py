@@ -414,6 +414,7 @@ class SessionRecorder:
     def _seal_snapshot(self, saved: list[dict[str, Any]]) -> None:
         """Seal the manifest just written (see `seal.py`), if it lists exactly the *saved*
         entries, and keep the seal in meta.json (no seal otherwise)."""
+        from cave_tui.dataio.bounded_read import MANIFEST_LIMIT, read_regular
         from cave_tui.dataio.dump import MANIFEST
         from cave_tui.session.seal import META_KEY, seal
 
@@ -423,7 +424,7 @@ class SessionRecorder:
 
         made = None
         with contextlib.suppress(OSError, ValueError, TypeError, KeyError, AttributeError):
-            manifest = (self.namespace_dir / MANIFEST).read_bytes()
+            manifest = read_regular(self.namespace_dir / MANIFEST, MANIFEST_LIMIT)
             if files(json.loads(manifest)["variables"]) == files(saved):
                 made = seal(manifest, (e["name"] for e in self.held))
         if made is None:
