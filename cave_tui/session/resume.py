@@ -29,7 +29,7 @@ from cave_tui.session.since_snapshot import (
     compare,
     snapshot_mark,
 )
-from cave_tui.session.store import EVENTS, NAMESPACE, read_meta
+from cave_tui.session.store import EVENTS, NAMESPACE, SessionError, read_meta
 from cave_tui.session.transcript import transcript
 
 if TYPE_CHECKING:
@@ -216,10 +216,15 @@ async def resume_session(
             note = STALE_NOTE.format(details="; ".join(differences) + ".")
             agent.history.append({"role": "user", "content": note})
             recorder._sync_history()
-    except BaseException:
+    except BaseException as exc:
         recorder.detach()
         recorder.log.close()
         agent.history[:] = before
+        if isinstance(exc, KeyError | TypeError | ValueError):  # a record of a shape not caught
+            raise SessionError(
+                f"cannot resume {Path(folder).name}: a record of its {EVENTS} is unusable "
+                f"({type(exc).__name__}: {exc}); nothing was changed"
+            ) from exc
         raise
     recorder.record(
         {
@@ -275,4 +280,7 @@ async def _reinject_missing(
             done[name] = int(record.get("seq") or 0)
         except (DataIOError, ReplayError) as exc:
             result.not_restored.append({"name": name, "reason": str(exc)})
+        except (KeyError, TypeError, ValueError) as exc:  # its record lacks what it needs
+            reason = f"its injection record (seq {record.get('seq')}) is unusable ({exc!r})"
+            result.not_restored.append({"name": name, "reason": reason})
     return done

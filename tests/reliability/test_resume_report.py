@@ -168,6 +168,7 @@ def test_hand_edited_log_records_are_skipped_with_a_notice(recorded, tmp_path):
         '{"seq": 93, "type": "injection", "name": 5}',
         '{"seq": "94", "type": "notice"}',
         "not json at all",
+        '{"seq": 95, "type": "injection", "name": "pkgdata", "source": {"kind": "package"}}',
     ]
     log.write_text("\n".join(lines[:3] + bad + lines[3:]) + "\n")
     result = _resume(tmp_path, code("print(a)"), "done")
@@ -184,4 +185,5 @@ def test_hand_edited_log_records_are_skipped_with_a_notice(recorded, tmp_path):
         "line 10 (not JSON)",
     ):
         assert text in said
+    assert "pkgdata (its injection record (seq 95) is unusable (KeyError('module')))" in said
     assert "\n1\n" in f"\n{result.stdout}"
