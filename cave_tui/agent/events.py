@@ -120,6 +120,7 @@ class ExecutionOutputEvent(Event):
     observation: str = ""
     output: str = ""
     changed: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)  # names the cell deleted
     duration: float = 0.0
 
 
@@ -135,6 +136,7 @@ class ExecutionErrorEvent(Event):
     error: str = ""
     error_type: str = ""
     changed: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)  # names the cell deleted
     duration: float = 0.0
     timed_out: bool = False
     interrupted: bool = False
@@ -301,6 +303,7 @@ def user_cell_event(result: Any) -> Event:
             content=result.output,
             output=result.output,
             changed=list(result.changed),
+            deleted=list(getattr(result, "deleted", None) or []),
             duration=result.duration,
             agent=USER_AGENT,
         )
@@ -310,6 +313,7 @@ def user_cell_event(result: Any) -> Event:
         error=result.error_text or "",
         error_type=result.error_type or "",
         changed=list(result.changed),
+        deleted=list(getattr(result, "deleted", None) or []),
         duration=result.duration,
         agent=USER_AGENT,
         timed_out=result.timed_out,
@@ -336,6 +340,7 @@ def cell_event(result: Any, observation: str, step: int, delivered: str = "") ->
             step=step,
             output=result.output,
             changed=list(result.changed),
+            deleted=list(getattr(result, "deleted", None) or []),
             duration=result.duration,
         )
     if result.blocked:
@@ -349,6 +354,7 @@ def cell_event(result: Any, observation: str, step: int, delivered: str = "") ->
         error=result.error_text or "",
         error_type=result.error_type or "",
         changed=list(result.changed),
+        deleted=list(getattr(result, "deleted", None) or []),
         duration=result.duration,
         timed_out=result.timed_out,
         interrupted=result.interrupted,

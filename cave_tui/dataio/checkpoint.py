@@ -82,6 +82,7 @@ async def checkpoint_namespace(
     resave_below: int = RESAVE_BELOW,
     sync: bool = True,
     carry: Iterable[dict[str, Any]] = (),
+    marks: dict[str, Any] | None = None,
 ) -> DumpResult:
     """Bring the dump in *directory* up to date with the namespace, writing only what changed.
 
@@ -89,7 +90,7 @@ async def checkpoint_namespace(
     values under *resave_below* bytes are compared by content instead (see `_unchanged`).
     *carry* entries (pickles a resume was not trusted to load) stay listed, with their
     files, while their names are not bound again. A crash leaves the previous checkpoint
-    complete.
+    complete. *marks* are written into the manifest too (a session snapshot's `log_seq`).
     """
     from cave_tui.dataio.plan import SkipCause, plan_dump
 
@@ -109,7 +110,7 @@ async def checkpoint_namespace(
     }
     changed_set = None if changed is None else set(changed)
     plan = await plan_dump(runtime, resave_below)
-    result = DumpResult(folder, modules=plan.modules, skipped=plan.skipped)
+    result = DumpResult(folder, modules=plan.modules, skipped=plan.skipped, marks=dict(marks or {}))
     result.definitions = plan.definitions
     writer = _Writer(folder, sync)
     entries: dict[str, dict[str, Any]] = {}

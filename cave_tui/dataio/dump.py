@@ -63,6 +63,7 @@ class DumpResult:
     written: list[str] = field(default_factory=list)  # names (re)written by this call
     given: list[str] = field(default_factory=list)  # of the saved names, those the user gave
     seconds: float = 0.0
+    marks: dict[str, Any] = field(default_factory=dict)  # more manifest keys (a snapshot's log_seq)
 
     @property
     def bytes(self) -> int:
@@ -365,6 +366,7 @@ def _manifest(result: DumpResult) -> str:
         "definitions": result.definitions,
         "skipped": result.skipped,
         "given": sorted(result.given),
+        **result.marks,
     }
     return json.dumps(data, indent=1, ensure_ascii=False, default=str)
 
@@ -592,12 +594,16 @@ def _unique_stem(name: str, used: set[str]) -> str:
 
 # -- reading dumps back ---------------------------------------------------------------------
 def _read_manifest_file(folder: Path) -> dict[str, Any]:
+    from cave_tui.dataio.bounded_read import MANIFEST_LIMIT, read_regular
+
     path = folder / MANIFEST
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path, MANIFEST_LIMIT).decode("utf-8"))
     except FileNotFoundError:
         raise DataIOError(f"{folder} is not a cave dump (no {MANIFEST})", path=folder) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise DataIOError(f"cannot read {path}: {exc.strerror or exc}", path=path) from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise DataIOError(f"{path} is corrupt ({exc})", path=path) from None
     if not isinstance(data, dict) or data.get("format") != DUMP_FORMAT:
         raise DataIOError(f"{path} is not a cave dump manifest", path=path)
@@ -668,6 +674,7 @@ class LoadedDump:
     descriptions: dict[str, str] = field(default_factory=dict)
     definitions: list[dict[str, str]] = field(default_factory=list)  # {"name", "source"} to run
     given: set[str] | None = None  # the names the user gave; None: a dump that does not say
+    marks: dict[str, Any] = field(default_factory=dict)  # manifest keys the schema does not know
 
     def summary(self) -> str:
         """One line for the user: what was restored from where, and what was not."""
@@ -683,14 +690,18 @@ class LoadedDump:
         return text
 
 
-def check_dump(directory: str | Path, *, vouch: Vouch | None = None) -> list[str]:
+def check_dump(
+    directory: str | Path, *, vouch: Vouch | None = None, partial: bool = False
+) -> list[str]:
     """Check the dump at *directory* without loading it (the manifest, and each file's
-    presence and size); returns the names that would need trust. Raises like `read_dump`."""
+    presence and size); returns the names that would need trust. Raises like `read_dump`
+    (with *partial*, a bad file is not an error: `read_dump` leaves its variable out)."""
     from cave_tui.dataio.manifest import check_files
 
     folder = resolve_dump_dir(directory)
     manifest, raw = _valid_manifest(folder)
-    check_files(manifest, folder)
+    if not partial:
+        check_files(manifest, folder)
     trusted = vouch(raw, manifest.names()) if vouch is not None else ()
     return manifest.untrusted(folder, trusted)
 
@@ -742,8 +753,11 @@ def read_dump(
     hold_back: bool = False,
     unpickle: bool = True,
     room_of: object = None,
+    partial: bool = False,
 ) -> LoadedDump:
-    """Load every object of a dump (blocking). Nothing is returned unless all load.
+    """Load every object of a dump (blocking). Nothing is returned unless all load, or,
+    with *partial* (a session's own snapshot), a variable whose file is missing, corrupt
+    or unreadable is left out, named in `not_restored` with why, and the rest load.
     With *room_of* (a runtime) the entries are sized together from their metadata against
     its memory limit before any is decoded (`NotEnoughMemoryError`).
 
@@ -756,7 +770,7 @@ def read_dump(
     *unpickle* False the verified bytes come back as `Pickled`, for a runtime that
     unpickles them in its own process.
     """
-    from cave_tui.dataio.manifest import ManifestError, check_files
+    from cave_tui.dataio.manifest import ManifestError, check_each_file
     from cave_tui.dataio.module_trust import ModuleSource, module_source
     from cave_tui.dataio.sizing import check_room, estimate_file, total
     from cave_tui.dataio.verified import read_verified, sha256_problem
@@ -765,21 +779,36 @@ def read_dump(
 
     folder = resolve_dump_dir(directory)
     manifest, raw = _valid_manifest(folder)
-    checked = check_files(manifest, folder)
+    checked, bad = check_each_file(manifest, folder)
+    if bad and not partial:
+        raise ManifestError(folder, [b.problem for b in bad])
+    left_out = [{"name": b.entry.name, "reason": b.problem} for b in bad]
+
+    def leave_out(item: CheckedFile, problem: str) -> None:
+        left_out.append({"name": item.entry.name, "reason": problem})
+        checked.remove(item)
+
     trusted = vouch(raw, manifest.names()) if vouch is not None and not trust else ()
     untrusted = set() if trust else set(manifest.untrusted(folder, trusted))
     if untrusted and not hold_back:
         raise TrustRequiredError(_trust_message(folder, manifest, untrusted), path=folder)
-    risky = [c for c in checked if c.entry.runs_code]
-    problems = [p for c in risky if (p := sha256_problem(c)) is not None]
+    problems = []
+    for item in [c for c in checked if c.entry.runs_code]:
+        problem = sha256_problem(item)
+        if problem is not None and partial:
+            leave_out(item, problem)
+        elif problem is not None:
+            problems.append(problem)
     if problems:  # before a byte of any pickle is unpickled
         raise ManifestError(folder, problems)
+    risky = [c for c in checked if c.entry.runs_code]
     dump = LoadedDump(
         folder,
         [],
         [s.model_dump(exclude_none=True) for s in manifest.skipped],
         descriptions={e.name: e.description for e in manifest.variables if e.description},
         given=None if manifest.given is None else set(manifest.given),
+        marks=dict(manifest.model_extra or {}),
     )
     if room_of is not None:
         sizes = (
@@ -787,25 +816,41 @@ def read_dump(
         )
         check_room(room_of, total(sizes, "from its files' metadata"), f"the dump {folder}")
     values: dict[str, Any] = {}
-    for item in checked:
+    for item in list(checked):
         entry = item.entry
         if entry.name in untrusted:
             dump.held.append(entry.model_dump(by_alias=True, exclude_none=True))
             dump.not_restored.append({"name": entry.name, "reason": NOT_TRUSTED})
         elif not entry.runs_code:
-            values[entry.name], problem = _load_safe(item, verify)
-            if problem is not None:
+            try:
+                value, problem = _load_safe(item, verify)
+            except DataIOError as exc:
+                if not partial:
+                    raise
+                leave_out(item, str(exc))
+                continue
+            if problem is not None and partial:
+                leave_out(item, problem)
+            elif problem is not None:
                 problems.append(problem)
+            else:
+                values[entry.name] = value
     if problems:
         raise ManifestError(folder, problems)
     for item in risky:
         entry = item.entry
         if entry.name not in untrusted:
-            data = read_verified(item)
-            if unpickle:
-                values[entry.name] = unpickle_bytes(data, entry.format, item.path)
-            else:
-                values[entry.name] = Pickled(data, entry.format)
+            try:
+                data = read_verified(item)
+                if unpickle:
+                    values[entry.name] = unpickle_bytes(data, entry.format, item.path)
+                else:
+                    values[entry.name] = Pickled(data, entry.format)
+            except DataIOError as exc:
+                if not partial:
+                    raise
+                left_out.append({"name": entry.name, "reason": str(exc)})
+    dump.not_restored.extend(left_out)
     dump.values = {e.name: values[e.name] for e in manifest.variables if e.name in values}
     dump.names = list(dump.values)
     dump.definitions = [{"name": d.name, "source": d.source} for d in manifest.definitions]
@@ -843,8 +888,11 @@ async def load_dump(
     verify: bool = True,
     vouch: Vouch | None = None,
     hold_back: bool = False,
+    partial: bool = False,
 ) -> LoadedDump:
-    """Restore a dump into *runtime* (replacing same-named variables). All or nothing.
+    """Restore a dump into *runtime* (replacing same-named variables). All or nothing, or
+    with *partial* every variable that can be restored (see `read_dump`; a value the
+    runtime cannot take is left out too, named in `not_restored`).
 
     Everything is checked and read (`read_dump`, same options) before the first value
     is injected. A runtime that unpickles in its own process (the kernel runtime) gets
@@ -871,6 +919,7 @@ async def load_dump(
         hold_back=hold_back,
         unpickle=not apart,
         room_of=runtime,
+        partial=partial,
     )
     # Pickles first: the kernel may still fail to unpickle one, and nothing else is bound yet.
     order = sorted(dump.values, key=lambda n: not isinstance(dump.values[n], Pickled))
@@ -881,6 +930,12 @@ async def load_dump(
         try:
             await inject_variable(runtime, variable)
         except Exception as exc:  # the kernel could not unpickle it: undo, report
+            if partial:
+                reason = f"could not be restored ({exc})"
+                dump.not_restored.append({"name": name, "reason": reason})
+                del dump.values[name]
+                dump.names.remove(name)
+                continue
             for done in bound:
                 with contextlib.suppress(Exception):
                     await runtime.delete(done)

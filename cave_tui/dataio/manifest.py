@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from cave_tui.dataio.bounded_read import MANIFEST_LIMIT, read_regular
 from cave_tui.dataio.errors import DataIOError, NameConflictError
 from cave_tui.dataio.formats import FORMATS
 from cave_tui.dataio.module_trust import ModuleSource, module_source
@@ -262,45 +263,63 @@ def validate_manifest(raw: Any, path: Path, *, fmt: str, version: int) -> Manife
     return manifest
 
 
+@dataclass(frozen=True)
+class BadFile:
+    """A manifest entry whose file failed a check, and why (`problem` names the file)."""
+
+    entry: VariableEntry
+    problem: str
+
+
+def _file_problem(entry: VariableEntry, folder: Path, base: Path) -> CheckedFile | BadFile:
+    path = folder / entry.file
+    label = f"{entry.file} (variable {entry.name})"
+    try:
+        real = path.resolve(strict=True)
+        info = os.stat(real)
+    except FileNotFoundError:
+        return BadFile(entry, f"{label} is missing")
+    except (OSError, RuntimeError) as exc:  # a link loop, permission denied
+        return BadFile(entry, f"{label} cannot be read ({exc})")
+    if real.parent != base:
+        return BadFile(entry, f"{label} is a link to {real}, outside the dump folder")
+    if not stat.S_ISREG(info.st_mode):
+        return BadFile(entry, f"{label} is not a regular file")
+    if info.st_size != entry.bytes:
+        return BadFile(
+            entry,
+            f"{label} has {info.st_size:,} bytes, the manifest says {entry.bytes:,} "
+            "(truncated or changed)",
+        )
+    return CheckedFile(entry, real, info)
+
+
+def check_each_file(manifest: Manifest, folder: Path) -> tuple[list[CheckedFile], list[BadFile]]:
+    """Each listed file checked as `check_files` does: the good ones, and the bad with why."""
+    base = folder.resolve()
+    checked: list[CheckedFile] = []
+    bad: list[BadFile] = []
+    for entry in manifest.variables:
+        outcome = _file_problem(entry, folder, base)
+        if isinstance(outcome, CheckedFile):
+            checked.append(outcome)
+        else:
+            bad.append(outcome)
+    return checked, bad
+
+
 def check_files(manifest: Manifest, folder: Path) -> list[CheckedFile]:
     """Every listed file: present, regular, inside *folder* (links too), of the listed size."""
-    base = folder.resolve()
-    problems: list[str] = []
-    checked: list[CheckedFile] = []
-    for entry in manifest.variables:
-        path = folder / entry.file
-        label = f"{entry.file} (variable {entry.name})"
-        try:
-            real = path.resolve(strict=True)
-            info = os.stat(real)
-        except FileNotFoundError:
-            problems.append(f"{label} is missing")
-            continue
-        except (OSError, RuntimeError) as exc:  # a link loop, permission denied
-            problems.append(f"{label} cannot be read ({exc})")
-            continue
-        if real.parent != base:
-            problems.append(f"{label} is a link to {real}, outside the dump folder")
-            continue
-        if not stat.S_ISREG(info.st_mode):
-            problems.append(f"{label} is not a regular file")
-            continue
-        if info.st_size != entry.bytes:
-            problems.append(
-                f"{label} has {info.st_size:,} bytes, the manifest says {entry.bytes:,} "
-                "(truncated or changed)"
-            )
-            continue
-        checked.append(CheckedFile(entry, real, info))
-    if problems:
-        raise ManifestError(folder, problems)
+    checked, bad = check_each_file(manifest, folder)
+    if bad:
+        raise ManifestError(folder, [b.problem for b in bad])
     return checked
 
 
 def parse_manifest(path: Path, *, fmt: str, version: int) -> tuple[Manifest, bytes]:
     """The validated manifest in the file *path*, and the bytes it was read from."""
     try:
-        text = path.read_bytes()
+        text = read_regular(path, MANIFEST_LIMIT)
     except FileNotFoundError:
         raise DataIOError(
             f"{path.parent} is not a cave dump (no {path.name})", path=path.parent
@@ -315,6 +334,7 @@ def parse_manifest(path: Path, *, fmt: str, version: int) -> tuple[Manifest, byt
 
 
 __all__ = [
+    "BadFile",
     "CheckedFile",
     "DefinitionEntry",
     "Manifest",
@@ -323,6 +343,7 @@ __all__ = [
     "ModuleSource",
     "SkippedEntry",
     "VariableEntry",
+    "check_each_file",
     "check_files",
     "parse_manifest",
     "validate_manifest",

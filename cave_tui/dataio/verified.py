@@ -15,6 +15,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+from cave_tui.dataio.bounded_read import open_regular
 from cave_tui.dataio.errors import DataIOError
 from cave_tui.dataio.load import file_sha256
 from cave_tui.dataio.manifest import CheckedFile
@@ -33,9 +34,8 @@ def sha256_problem(checked: CheckedFile, actual: str | None = None) -> str | Non
 
 def read_verified(checked: CheckedFile) -> bytes:
     """The bytes of *checked*'s file, if they are the ones its manifest entry hashes."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(checked.path, flags)
+        fd = open_regular(checked.path)
     except OSError as exc:
         detail = exc.strerror or exc
         raise DataIOError(f"cannot read {checked.path}: {detail}", path=checked.path) from None

@@ -35,7 +35,10 @@ def read_session(folder: str | Path) -> SessionData:
     folder = Path(folder)
     if not (folder / EVENTS).exists():
         raise SessionError(f"{folder} is not a recorded session (no {EVENTS})")
-    records, report = read_records(folder / EVENTS)
+    try:
+        records, report = read_records(folder / EVENTS)
+    except OSError as exc:  # a link, a FIFO, too big, unreadable
+        raise SessionError(f"cannot read {folder / EVENTS}: {exc.strerror or exc}") from None
     return SessionData(folder, read_meta(folder), records, report)
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from cave_tui.agent import events as ev
 from cave_tui.session.log import EventLog
+from cave_tui.session.records import SNAPSHOT_SEQ, RecordType
 from cave_tui.session.store import (
     EVENTS,
     NAMESPACE,
@@ -414,6 +415,7 @@ class SessionRecorder:
     def _seal_snapshot(self, saved: list[dict[str, Any]]) -> None:
         """Seal the manifest just written (see `seal.py`), if it lists exactly the *saved*
         entries, and keep the seal in meta.json (no seal otherwise)."""
+        from cave_tui.dataio.bounded_read import MANIFEST_LIMIT, read_regular
         from cave_tui.dataio.dump import MANIFEST
         from cave_tui.session.seal import META_KEY, seal
 
@@ -423,7 +425,7 @@ class SessionRecorder:
 
         made = None
         with contextlib.suppress(OSError, ValueError, TypeError, KeyError, AttributeError):
-            manifest = (self.namespace_dir / MANIFEST).read_bytes()
+            manifest = read_regular(self.namespace_dir / MANIFEST, MANIFEST_LIMIT)
             if files(json.loads(manifest)["variables"]) == files(saved):
                 made = seal(manifest, (e["name"] for e in self.held))
         if made is None:
@@ -468,12 +470,16 @@ class SessionRecorder:
                     resave_below=RESAVE_BELOW if full else STEP_DIGEST_BELOW,
                     sync=self.sync,
                     carry=self.held,
+                    # Every record up to here is in the snapshot: resume compares the rest.
+                    marks={SNAPSHOT_SEQ: self.log.seq},
                 )
             except Exception as exc:  # a failed snapshot must never stop the agent's turn
                 self._dirty |= dirty
                 detail = str(exc) if isinstance(exc, DataIOError | OSError) else repr(exc)
                 self._warn(f"namespace snapshot failed: {detail}")
                 self.record({"type": "notice", "turn": self.turn, "content": str(exc)})
+                failed = {"type": RecordType.SNAPSHOT_FAILED.value, "turn": self.turn}
+                self.record({**failed, "step": self.step, "reason": detail}, sync=True)
                 return None
             kept = {(e["name"], e["file"]) for e in result.saved}
             self.held = [e for e in self.held if (e["name"], e["file"]) in kept]

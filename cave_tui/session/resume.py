@@ -15,11 +15,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cave_tui.agent.events import Event
-from cave_tui.session.reader import read_session, rebuild_history
+from cave_tui.session.log import SkippedLine
+from cave_tui.session.reader import SessionData, read_session, rebuild_history
 from cave_tui.session.recorder import SessionRecorder
+from cave_tui.session.records import RecordType
 from cave_tui.session.seal import META_KEY as SEAL_KEY
 from cave_tui.session.seal import Seal, vouched_names
-from cave_tui.session.store import NAMESPACE, read_meta
+from cave_tui.session.since_snapshot import (
+    AfterSnapshot,
+    SnapshotState,
+    StaleName,
+    changes_after,
+    compare,
+    snapshot_mark,
+)
+from cave_tui.session.store import EVENTS, NAMESPACE, SessionError, read_meta
 from cave_tui.session.transcript import transcript
 
 if TYPE_CHECKING:
@@ -29,6 +39,11 @@ RESUME_NOTE = (
     "[cave stopped during the previous turn and this session was resumed. "
     "Steps that finished were kept and their variables restored; "
     "the step that was running did not finish.]"
+)
+STALE_NOTE = (
+    "[The namespace was restored from a snapshot older than this conversation "
+    "(cave stopped before it could save the latest state). {details} "
+    "Check these names before using them.]"
 )
 
 
@@ -42,6 +57,47 @@ class ResumeResult:
     interrupted_turn: int | None = None
     torn_tail: bool = False
     transcript: list[Event] = field(default_factory=list)  # drawn again by the front end
+    snapshot: SnapshotState = SnapshotState.NONE
+    stale: list[StaleName] = field(default_factory=list)  # differs from what the log says
+    after: AfterSnapshot = field(default_factory=AfterSnapshot)  # the log after the snapshot
+    skipped_records: list[SkippedLine] = field(default_factory=list)  # unusable log lines
+
+    def snapshot_problem(self) -> str | None:
+        """Why nothing came from a snapshot, when that is not because nothing ran."""
+        failures = self.after.failures
+        why = f" ({failures[-1]})" if failures else ""
+        if self.snapshot is SnapshotState.MISSING:
+            return (
+                f"the namespace snapshot is missing ({NAMESPACE}/manifest.json not found, "
+                f"although the log records snapshots){why}: no variable came from it"
+            )
+        if self.snapshot is SnapshotState.FAILED:
+            return (
+                f"every namespace snapshot of this session failed "
+                f"({len(failures)} tried; last: {failures[-1]}): no variable came from one"
+            )
+        if failures:
+            return f"the last {len(failures)} snapshots failed ({failures[-1]})"
+        return None
+
+    def differences(self) -> list[str]:
+        """Each way the restored namespace differs from what the conversation shows."""
+        lines = [s.describe() for s in self.stale if s.restored]
+        missing: dict[str, list[str]] = {}  # grouped by what bound them
+        for stale in self.stale:
+            if not stale.restored:
+                missing.setdefault(stale.bound_by(), []).append(stale.name)
+        lines += [
+            f"not restored: {', '.join(names)} ({where} bound them after the last snapshot)"
+            if len(names) > 1
+            else f"not restored: {names[0]} ({where} bound it after the last snapshot)"
+            for where, names in missing.items()
+        ]
+        lines += [
+            f"{where} was stopped mid-way after the last snapshot: what it changed is unknown"
+            for where in self.after.interrupted
+        ]
+        return lines
 
     def summary(self) -> str:
         text = (
@@ -53,6 +109,18 @@ class ResumeResult:
         if self.not_restored:
             text += "; not restored: " + ", ".join(
                 f"{n['name']} ({n['reason']})" for n in self.not_restored
+            )
+        problem = self.snapshot_problem()
+        if problem:
+            text += f"; {problem}"
+        differences = self.differences()
+        if differences:
+            text += "; the namespace is older than the conversation: " + "; ".join(differences)
+        if self.skipped_records:
+            shown = ", ".join(str(s) for s in self.skipped_records[:10])
+            more = len(self.skipped_records) - 10
+            text += f"; skipped unusable records of {EVENTS}: {shown}" + (
+                f" and {more} more" if more > 0 else ""
             )
         return text
 
@@ -77,7 +145,7 @@ def check_snapshot(folder: str | Path) -> list[str]:
     snapshot = Path(folder) / NAMESPACE
     if not (snapshot / MANIFEST).exists():
         return []
-    return check_dump(snapshot, vouch=snapshot_vouch(folder))
+    return check_dump(snapshot, vouch=snapshot_vouch(folder), partial=True)
 
 
 async def resume_session(
@@ -99,7 +167,8 @@ async def resume_session(
 
     runtime = runtime if runtime is not None else agent.runtime
     check_snapshot(folder)
-    torn = read_session(folder).report.torn_tail
+    first = read_session(folder)
+    torn, skipped = first.report.torn_tail, first.report.skipped
     recorder = SessionRecorder.open(folder, **recorder_kwargs)  # locks the log, cuts a torn tail
     before = list(agent.history)
     try:
@@ -113,6 +182,8 @@ async def resume_session(
         result = ResumeResult(
             recorder, len(history), turns, torn_tail=torn, transcript=transcript(data.records)
         )
+        result.skipped_records = list(skipped)
+        marks: dict[str, Any] | None = None
         if (recorder.namespace_dir / MANIFEST).exists():
             dump = await load_dump(
                 runtime,
@@ -120,21 +191,40 @@ async def resume_session(
                 trust=trust,
                 vouch=snapshot_vouch(folder),
                 hold_back=True,
+                partial=True,
             )
             result.restored = list(dump.names)
             result.not_restored = list(dump.not_restored)
+            result.snapshot = SnapshotState.RESTORED
+            marks = dump.marks
             recorder.hold(dump.held)
+        else:
+            result.snapshot = _missing_snapshot_state(data)
+        result.after = changes_after(data.records, snapshot_mark(data.records, marks))
         if turns and turns not in ended:
             result.interrupted_turn = turns
             recorder.record({"type": "turn_end", "turn": turns, "status": "interrupted"}, sync=True)
             agent.history.append({"role": "user", "content": RESUME_NOTE})
             recorder._sync_history()
         held = {e["name"] for e in recorder.held}
-        await _reinject_missing(data.of_type("injection"), runtime, result, trust, held)
-    except BaseException:
+        fresh = await _reinject_missing(data.of_type("injection"), runtime, result, trust, held)
+        explained = {n["name"] for n in result.not_restored}
+        present = set(await runtime.names())
+        result.stale = compare(result.after, present, explained, fresh)
+        differences = result.differences()
+        if differences:
+            note = STALE_NOTE.format(details="; ".join(differences) + ".")
+            agent.history.append({"role": "user", "content": note})
+            recorder._sync_history()
+    except BaseException as exc:
         recorder.detach()
         recorder.log.close()
         agent.history[:] = before
+        if isinstance(exc, KeyError | TypeError | ValueError):  # a record of a shape not caught
+            raise SessionError(
+                f"cannot resume {Path(folder).name}: a record of its {EVENTS} is unusable "
+                f"({type(exc).__name__}: {exc}); nothing was changed"
+            ) from exc
         raise
     recorder.record(
         {
@@ -144,11 +234,23 @@ async def resume_session(
             "restored": result.restored,
             "not_restored": result.not_restored,
             "trust": trust,
+            "snapshot": result.snapshot.value,
+            "stale": [s.to_dict() for s in result.stale],
+            "skipped_records": [s.line for s in result.skipped_records],
         },
         sync=True,
     )
     recorder.write_meta()
     return result
+
+
+def _missing_snapshot_state(data: SessionData) -> SnapshotState:
+    """Why a session has no snapshot manifest: lost, never written, or never taken."""
+    if data.of_type(RecordType.SNAPSHOT):
+        return SnapshotState.MISSING
+    if data.of_type(RecordType.SNAPSHOT_FAILED):
+        return SnapshotState.FAILED
+    return SnapshotState.NONE
 
 
 async def _reinject_missing(
@@ -157,7 +259,9 @@ async def _reinject_missing(
     result: ResumeResult,
     trust: bool,
     held: set[str],
-) -> None:
+) -> dict[str, int]:
+    """Inject again, from their sources, the injected names the snapshot did not restore;
+    returns each one done with the seq of its record."""
     from cave_tui.dataio.errors import DataIOError
     from cave_tui.session.replay import ReplayError, redo_setup
 
@@ -165,6 +269,7 @@ async def _reinject_missing(
     latest: dict[str, dict[str, Any]] = {}
     for record in injections:
         latest[record["name"]] = record
+    done: dict[str, int] = {}
     for name, record in latest.items():
         if name in present or name in held:  # held: already named in not_restored
             continue
@@ -172,5 +277,10 @@ async def _reinject_missing(
             await redo_setup(record, runtime, trust=trust)
             result.restored.append(name)
             result.not_restored = [n for n in result.not_restored if n["name"] != name]
+            done[name] = int(record.get("seq") or 0)
         except (DataIOError, ReplayError) as exc:
             result.not_restored.append({"name": name, "reason": str(exc)})
+        except (KeyError, TypeError, ValueError) as exc:  # its record lacks what it needs
+            reason = f"its injection record (seq {record.get('seq')}) is unusable ({exc!r})"
+            result.not_restored.append({"name": name, "reason": reason})
+    return done

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cave_tui.dataio.atomic import atomic_write_text
+from cave_tui.dataio.bounded_read import META_LIMIT, read_regular
 
 EVENTS = "events.jsonl"
 META = "meta.json"
@@ -42,10 +43,12 @@ def slugify(text: str, limit: int = 40) -> str:
 
 
 def read_meta(folder: Path) -> dict[str, Any]:
+    """The session's metadata; {} when it is missing or unreadable (a link, a FIFO, not
+    JSON...): it is rewritten whole at the next update."""
     try:
-        data = json.loads((folder / META).read_text(encoding="utf-8"))
+        data = json.loads(read_regular(folder / META, META_LIMIT).decode("utf-8"))
         return data if isinstance(data, dict) else {}
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return {}
 
 

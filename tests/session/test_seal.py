@@ -82,12 +82,13 @@ async def test_a_forged_seal_vouches_for_nothing(tmp_path, monkeypatch):
 
 async def test_a_failed_resume_changes_nothing(tmp_path):
     folder = await _session_with_a_pickle(tmp_path)
-    manifest = json.loads((folder / "namespace" / "manifest.json").read_text())
-    n_file = next(e["file"] for e in manifest["variables"] if e["name"] == "n")
-    (folder / "namespace" / n_file).write_text("7")  # same size, other bytes
+    path = folder / "namespace" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["variables"][0]["format"] = "made-up"  # the manifest itself is not valid
+    path.write_text(json.dumps(manifest))
     agent = scripted_agent([])
     agent.history.append({"role": "user", "content": "before"})
-    with pytest.raises(DataIOError, match="does not match its sha256"):
+    with pytest.raises(DataIOError, match="unknown format"):
         await resume_session(folder, agent)
     assert agent.history == [{"role": "user", "content": "before"}]
     assert await agent.runtime.names() == []
