@@ -550,27 +550,52 @@ class IPythonRuntime(Runtime):
 
     # -- runs on the worker thread -----------------------------------------------
     def _run_cell(self, code: str, capture: OutputCapture) -> ExecutionResult:
+        """The cell and its bookkeeping, all inside the cell's window: a model-written method
+        that hangs in the bookkeeping (a decorator's `__getattr__`, an exception's `__str__`)
+        is stopped by the cell's timeout like the cell itself."""
         hidden = self._hidden - set(self._injected)
-        before = fingerprints(self._ns, hidden)
+        before = fingerprints(self._ns, hidden)  # runs no model code
         started = time.perf_counter()
         error: BaseException | None = None
         watch: CellWatch | None = None
         with self._cell_lock:
             self._in_cell = True
         try:
-            with routed_streams(capture), self._memory_watch(capture) as watch:
-                try:
-                    outcome = self._shell.run_cell(code, store_history=False)
-                    error = outcome.error_before_exec or outcome.error_in_exec
-                except BaseException as exc:  # an interrupt outside IPython's run_code
-                    error = exc
-        except MemoryLimitExceeded:
-            pass  # a stop that landed after the cell's code had ended: it ran to its end
+            try:
+                with routed_streams(capture), self._memory_watch(capture) as watch:
+                    try:
+                        outcome = self._shell.run_cell(code, store_history=False)
+                        error = outcome.error_before_exec or outcome.error_in_exec
+                    except BaseException as exc:  # an interrupt outside IPython's run_code
+                        error = exc
+            except MemoryLimitExceeded:
+                pass  # a stop that landed after the cell's code had ended: it ran to its end
+            try:
+                return self._result(code, capture, before, started, error, watch)
+            except CellInterrupt as exc:  # stopped in the bookkeeping: the plain facts
+                return self._bare_result(capture, before, started, error or exc)
         finally:
             self._leave_cell()
-        if watch is not None and isinstance(error, MemoryLimitExceeded):
-            error = self._after_memory_stop(watch, error, before)
-        return self._result(code, capture, before, started, error)
+
+    def _bare_result(
+        self,
+        capture: OutputCapture,
+        before: dict[str, str],
+        started: float,
+        error: BaseException,
+    ) -> ExecutionResult:
+        """A result made without running any model code (its bookkeeping was stopped)."""
+        after = fingerprints(self._ns, self._hidden - set(self._injected))
+        return ExecutionResult(
+            success=False,
+            output=capture.getvalue(),
+            changed=[n for n, fp in after.items() if before.get(n) != fp],
+            deleted=[n for n in before if n not in after],
+            duration=time.perf_counter() - started,
+            error=f"{type(error).__name__} while the cell's result was made",
+            error_type=type(error).__name__,
+            interrupted=isinstance(error, KeyboardInterrupt),
+        )
 
     @contextmanager
     def _memory_watch(self, capture: OutputCapture) -> Iterator[CellWatch | None]:
@@ -650,7 +675,10 @@ class IPythonRuntime(Runtime):
         before: dict[str, str],
         started: float,
         error: BaseException | None,
+        watch: CellWatch | None = None,
     ) -> ExecutionResult:
+        if watch is not None and isinstance(error, MemoryLimitExceeded):
+            error = self._after_memory_stop(watch, error, before)
         hidden = self._hidden - set(self._injected)
         duration = time.perf_counter() - started
         after = fingerprints(self._ns, hidden)
