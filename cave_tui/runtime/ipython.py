@@ -24,7 +24,7 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any
@@ -78,6 +78,8 @@ _MUTATORS = frozenset(
 
 SUMMARY_OBJECT_BUDGET = 0.5  # seconds to describe one object before it is skipped
 SUMMARY_TOTAL_BUDGET = 5.0  # seconds for a whole namespace summary
+PERSIST_OBJECT_BUDGET = 2.0  # seconds to pickle one small value for its digest
+PERSIST_TOTAL_BUDGET = 30.0  # seconds for the digests of a whole listing
 
 
 class SummaryTimeout(Exception):
@@ -379,10 +381,8 @@ class IPythonRuntime(Runtime):
     async def persistable(self, digest_below: int = 0) -> list[persist.Persistable]:
         hidden = (self._hidden - set(self._injected)) | self.automatic_types()
         names = user_names(self._ns, hidden, self.descriptions())
-        # On a worker thread: pickling for the digests may run the objects' own code.
-        return await asyncio.to_thread(
-            persist.persistable, self._ns, names, self._definitions, digest_below
-        )
+        # On a watched thread: pickling for the digests may run the objects' own code.
+        return await asyncio.to_thread(self._watched_persistable, names, digest_below)
 
     def _watched_summary(
         self, hidden: set[str], descriptions: dict[str, str], limit: int | None = 10_000
@@ -395,33 +395,31 @@ class IPythonRuntime(Runtime):
         that still does not finish is cut at SUMMARY_TOTAL_BUDGET with what it has.
         """
         rows: list[VarInfo] = []
-        current = {"since": time.monotonic()}
-        done = threading.Event()
 
-        def mark(name: str) -> None:
-            current["since"] = time.monotonic()
+        def walk(mark: Callable[[str], None]) -> None:
+            summarize_namespace(self._ns, hidden, descriptions, limit, rows=rows, on_item=mark)
+            mark("")
+            _relate(self._ns, rows)
 
-        def walk() -> None:
-            try:
-                summarize_namespace(self._ns, hidden, descriptions, limit, rows=rows, on_item=mark)
-                mark("")
-                _relate(self._ns, rows)
-            except BaseException:
-                pass
-            finally:
-                done.set()
-
-        worker = threading.Thread(target=walk, name="cave-summary", daemon=True)
-        started = time.monotonic()
-        worker.start()
-        while not done.wait(0.02):
-            now = time.monotonic()
-            if now - started > SUMMARY_TOTAL_BUDGET:
-                break
-            if now - current["since"] > SUMMARY_OBJECT_BUDGET and worker.ident is not None:
-                _set_async_exc(worker.ident, SummaryTimeout)
-                current["since"] = now
+        _watched_walk(walk, SUMMARY_OBJECT_BUDGET, SUMMARY_TOTAL_BUDGET)
         return list(rows)
+
+    def _watched_persistable(
+        self, names: list[str], digest_below: int
+    ) -> list[persist.Persistable]:
+        """`persist.persistable` bounded like the summary: a digest whose pickling runs a
+        model-written `__getstate__` that hangs is stopped (the value goes without a digest);
+        names the walk did not reach by PERSIST_TOTAL_BUDGET are listed without digests."""
+        rows: list[persist.Persistable] = []
+
+        def walk(mark: Callable[[str], None]) -> None:
+            for name in names:
+                mark(name)
+                rows.extend(persist.persistable(self._ns, [name], self._definitions, digest_below))
+
+        _watched_walk(walk, PERSIST_OBJECT_BUDGET, PERSIST_TOTAL_BUDGET)
+        done = {row.name for row in rows}
+        return rows + persist.persistable(self._ns, [n for n in names if n not in done])
 
     async def interrupt(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self._interrupt_blocking, 0.0)
@@ -738,6 +736,38 @@ class IPythonRuntime(Runtime):
     @property
     def label(self) -> str:
         return "ipython"
+
+
+def _watched_walk(
+    walk: Callable[[Callable[[str], None]], None], object_budget: float, total_budget: float
+) -> None:
+    """Run *walk* on a helper thread (it calls its argument before each object); an object
+    that takes over *object_budget* seconds gets `SummaryTimeout` raised in that thread, and
+    the wait ends after *total_budget* seconds whatever the walk does (what it did stays)."""
+    current = {"since": time.monotonic()}
+    done = threading.Event()
+
+    def mark(name: str) -> None:
+        current["since"] = time.monotonic()
+
+    def run() -> None:
+        try:
+            walk(mark)
+        except BaseException:
+            pass
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=run, name="cave-watched", daemon=True)
+    started = time.monotonic()
+    worker.start()
+    while not done.wait(0.02):
+        now = time.monotonic()
+        if now - started > total_budget:
+            break
+        if now - current["since"] > object_budget and worker.ident is not None:
+            _set_async_exc(worker.ident, SummaryTimeout)
+            current["since"] = now
 
 
 def _relate(ns: dict[str, Any], rows: list[VarInfo]) -> None:

@@ -78,3 +78,19 @@ async def test_cells_after_an_object_whose_len_hangs_run_at_once():
         assert time.monotonic() - started < 3  # no cell waited for its timeout
     finally:
         await rt.stop()
+
+
+async def test_listing_for_a_snapshot_stops_a_getstate_that_hangs():
+    rt = IPythonRuntime(memory_limit=None)
+    try:
+        made = await rt.execute(
+            "class Sticky:\n    def __getstate__(self):\n        while True:\n            pass\n"
+            "sticky = Sticky()\nx = 41"
+        )
+        assert made.success, made.error_text
+        started = time.monotonic()
+        rows = {row.name: row for row in await rt.persistable(digest_below=1_000_000)}
+        assert time.monotonic() - started < 15
+        assert rows["sticky"].digest is None and rows["x"].digest is not None
+    finally:
+        await rt.stop()

@@ -177,6 +177,7 @@ class CaveKernel:
         self._result_text: str | None = None
         self._hooked_reply = False
         self.definitions = persist.Definitions() if persist is not None else None
+        self._undigestable: set[int] = set()  # ids of objects whose digest hung
 
     # -- installation ----------------------------------------------------------------
     def install(self) -> None:
@@ -530,10 +531,12 @@ class CaveKernel:
             if name not in self.ns:
                 continue
             obj = self.ns[name]
+            below = 0 if id(obj) in self._undigestable else limit
             try:
-                row = persist.describe(name, obj, self.definitions, limit)
-            except KeyboardInterrupt:
+                row = persist.describe(name, obj, self.definitions, below)
+            except KeyboardInterrupt:  # never digested again while the name holds it
                 limit = 0
+                self._undigestable.add(id(obj))
                 row = persist.describe(name, obj, self.definitions, 0)
             rows.append(row.to_dict())
         return {"rows": rows}, []

@@ -114,7 +114,7 @@ class NamespaceQueries:
                     "persistable",
                     {"digest_below": below},
                     what="listing the namespace to save it",
-                    timeout=PERSISTABLE_TIMEOUT,
+                    timeout=min(PERSISTABLE_TIMEOUT, sup.checkpoint_timeout()),
                     hung="was restarted: listing the namespace to save it hung in native code",
                 )
                 if reply is not None:
