@@ -24,7 +24,7 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any
@@ -78,6 +78,8 @@ _MUTATORS = frozenset(
 
 SUMMARY_OBJECT_BUDGET = 0.5  # seconds to describe one object before it is skipped
 SUMMARY_TOTAL_BUDGET = 5.0  # seconds for a whole namespace summary
+PERSIST_OBJECT_BUDGET = 2.0  # seconds to pickle one small value for its digest
+PERSIST_TOTAL_BUDGET = 30.0  # seconds for the digests of a whole listing
 
 
 class SummaryTimeout(Exception):
@@ -379,10 +381,8 @@ class IPythonRuntime(Runtime):
     async def persistable(self, digest_below: int = 0) -> list[persist.Persistable]:
         hidden = (self._hidden - set(self._injected)) | self.automatic_types()
         names = user_names(self._ns, hidden, self.descriptions())
-        # On a worker thread: pickling for the digests may run the objects' own code.
-        return await asyncio.to_thread(
-            persist.persistable, self._ns, names, self._definitions, digest_below
-        )
+        # On a watched thread: pickling for the digests may run the objects' own code.
+        return await asyncio.to_thread(self._watched_persistable, names, digest_below)
 
     def _watched_summary(
         self, hidden: set[str], descriptions: dict[str, str], limit: int | None = 10_000
@@ -395,33 +395,31 @@ class IPythonRuntime(Runtime):
         that still does not finish is cut at SUMMARY_TOTAL_BUDGET with what it has.
         """
         rows: list[VarInfo] = []
-        current = {"since": time.monotonic()}
-        done = threading.Event()
 
-        def mark(name: str) -> None:
-            current["since"] = time.monotonic()
+        def walk(mark: Callable[[str], None]) -> None:
+            summarize_namespace(self._ns, hidden, descriptions, limit, rows=rows, on_item=mark)
+            mark("")
+            _relate(self._ns, rows)
 
-        def walk() -> None:
-            try:
-                summarize_namespace(self._ns, hidden, descriptions, limit, rows=rows, on_item=mark)
-                mark("")
-                _relate(self._ns, rows)
-            except BaseException:
-                pass
-            finally:
-                done.set()
-
-        worker = threading.Thread(target=walk, name="cave-summary", daemon=True)
-        started = time.monotonic()
-        worker.start()
-        while not done.wait(0.02):
-            now = time.monotonic()
-            if now - started > SUMMARY_TOTAL_BUDGET:
-                break
-            if now - current["since"] > SUMMARY_OBJECT_BUDGET and worker.ident is not None:
-                _set_async_exc(worker.ident, SummaryTimeout)
-                current["since"] = now
+        _watched_walk(walk, SUMMARY_OBJECT_BUDGET, SUMMARY_TOTAL_BUDGET)
         return list(rows)
+
+    def _watched_persistable(
+        self, names: list[str], digest_below: int
+    ) -> list[persist.Persistable]:
+        """`persist.persistable` bounded like the summary: a digest whose pickling runs a
+        model-written `__getstate__` that hangs is stopped (the value goes without a digest);
+        names the walk did not reach by PERSIST_TOTAL_BUDGET are listed without digests."""
+        rows: list[persist.Persistable] = []
+
+        def walk(mark: Callable[[str], None]) -> None:
+            for name in names:
+                mark(name)
+                rows.extend(persist.persistable(self._ns, [name], self._definitions, digest_below))
+
+        _watched_walk(walk, PERSIST_OBJECT_BUDGET, PERSIST_TOTAL_BUDGET)
+        done = {row.name for row in rows}
+        return rows + persist.persistable(self._ns, [n for n in names if n not in done])
 
     async def interrupt(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self._interrupt_blocking, 0.0)
@@ -550,27 +548,52 @@ class IPythonRuntime(Runtime):
 
     # -- runs on the worker thread -----------------------------------------------
     def _run_cell(self, code: str, capture: OutputCapture) -> ExecutionResult:
+        """The cell and its bookkeeping, all inside the cell's window: a model-written method
+        that hangs in the bookkeeping (a decorator's `__getattr__`, an exception's `__str__`)
+        is stopped by the cell's timeout like the cell itself."""
         hidden = self._hidden - set(self._injected)
-        before = fingerprints(self._ns, hidden)
+        before = fingerprints(self._ns, hidden)  # runs no model code
         started = time.perf_counter()
         error: BaseException | None = None
         watch: CellWatch | None = None
         with self._cell_lock:
             self._in_cell = True
         try:
-            with routed_streams(capture), self._memory_watch(capture) as watch:
-                try:
-                    outcome = self._shell.run_cell(code, store_history=False)
-                    error = outcome.error_before_exec or outcome.error_in_exec
-                except BaseException as exc:  # an interrupt outside IPython's run_code
-                    error = exc
-        except MemoryLimitExceeded:
-            pass  # a stop that landed after the cell's code had ended: it ran to its end
+            try:
+                with routed_streams(capture), self._memory_watch(capture) as watch:
+                    try:
+                        outcome = self._shell.run_cell(code, store_history=False)
+                        error = outcome.error_before_exec or outcome.error_in_exec
+                    except BaseException as exc:  # an interrupt outside IPython's run_code
+                        error = exc
+            except MemoryLimitExceeded:
+                pass  # a stop that landed after the cell's code had ended: it ran to its end
+            try:
+                return self._result(code, capture, before, started, error, watch)
+            except CellInterrupt as exc:  # stopped in the bookkeeping: the plain facts
+                return self._bare_result(capture, before, started, error or exc)
         finally:
             self._leave_cell()
-        if watch is not None and isinstance(error, MemoryLimitExceeded):
-            error = self._after_memory_stop(watch, error, before)
-        return self._result(code, capture, before, started, error)
+
+    def _bare_result(
+        self,
+        capture: OutputCapture,
+        before: dict[str, str],
+        started: float,
+        error: BaseException,
+    ) -> ExecutionResult:
+        """A result made without running any model code (its bookkeeping was stopped)."""
+        after = fingerprints(self._ns, self._hidden - set(self._injected))
+        return ExecutionResult(
+            success=False,
+            output=capture.getvalue(),
+            changed=[n for n, fp in after.items() if before.get(n) != fp],
+            deleted=[n for n in before if n not in after],
+            duration=time.perf_counter() - started,
+            error=f"{type(error).__name__} while the cell's result was made",
+            error_type=type(error).__name__,
+            interrupted=isinstance(error, KeyboardInterrupt),
+        )
 
     @contextmanager
     def _memory_watch(self, capture: OutputCapture) -> Iterator[CellWatch | None]:
@@ -650,7 +673,10 @@ class IPythonRuntime(Runtime):
         before: dict[str, str],
         started: float,
         error: BaseException | None,
+        watch: CellWatch | None = None,
     ) -> ExecutionResult:
+        if watch is not None and isinstance(error, MemoryLimitExceeded):
+            error = self._after_memory_stop(watch, error, before)
         hidden = self._hidden - set(self._injected)
         duration = time.perf_counter() - started
         after = fingerprints(self._ns, hidden)
@@ -710,6 +736,38 @@ class IPythonRuntime(Runtime):
     @property
     def label(self) -> str:
         return "ipython"
+
+
+def _watched_walk(
+    walk: Callable[[Callable[[str], None]], None], object_budget: float, total_budget: float
+) -> None:
+    """Run *walk* on a helper thread (it calls its argument before each object); an object
+    that takes over *object_budget* seconds gets `SummaryTimeout` raised in that thread, and
+    the wait ends after *total_budget* seconds whatever the walk does (what it did stays)."""
+    current = {"since": time.monotonic()}
+    done = threading.Event()
+
+    def mark(name: str) -> None:
+        current["since"] = time.monotonic()
+
+    def run() -> None:
+        try:
+            walk(mark)
+        except BaseException:
+            pass
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=run, name="cave-watched", daemon=True)
+    started = time.monotonic()
+    worker.start()
+    while not done.wait(0.02):
+        now = time.monotonic()
+        if now - started > total_budget:
+            break
+        if now - current["since"] > object_budget and worker.ident is not None:
+            _set_async_exc(worker.ident, SummaryTimeout)
+            current["since"] = now
 
 
 def _relate(ns: dict[str, Any], rows: list[VarInfo]) -> None:

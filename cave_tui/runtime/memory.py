@@ -15,6 +15,8 @@ from typing import Any
 
 import psutil
 
+from cave_tui.runtime.summary import sizeof_without_user_code
+
 AUTO_SHARE_OF_RAM = 0.8  # "auto": at most this share of the machine's memory
 MemoryLimitSetting = int | str | None  # bytes, "500M"/"4G", "auto", or None (no limit)
 _UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -134,10 +136,10 @@ def rough_size(obj: Any, sample: int = 64) -> int:
         if module.startswith("pandas") and hasattr(obj, "memory_usage"):
             usage = obj.memory_usage(index=True, deep=False)
             return int(usage.sum()) if hasattr(usage, "sum") else int(usage)
-        size = sys.getsizeof(obj)
-        if isinstance(obj, list | tuple | set | frozenset | dict) and obj:
-            items = list(obj.values() if isinstance(obj, dict) else obj)[:sample]
-            each = sum(sys.getsizeof(item) for item in items) / len(items)
+        size = sizeof_without_user_code(obj)  # never a model-written __sizeof__ or __len__
+        if type(obj) in (list, tuple, set, frozenset, dict) and obj:
+            items = list(obj.values() if type(obj) is dict else obj)[:sample]
+            each = sum(sizeof_without_user_code(item) for item in items) / len(items)
             size += int(each * len(obj))
         return size
     except Exception:  # a model-made object whose size cannot be told

@@ -479,8 +479,38 @@ def holds_nothing(obj: Any) -> bool:
     return False
 
 
+_SIZED_BUILTINS = (str, bytes, bytearray, list, tuple, dict, set, frozenset)
+_SHAPED_MODULES = ("numpy", "pandas", "pyarrow")
+_TYPE_MODULE = type.__dict__["__module__"]
+_TYPE_QUALNAME = type.__dict__["__qualname__"]
+
+
+def sizeof_without_user_code(obj: Any) -> int:
+    """`sys.getsizeof(obj)` unless its class defines its own `__sizeof__` in Python (then the
+    bare object's size): a model-written `__sizeof__` may never return."""
+    for klass in type(obj).__mro__:
+        found = klass.__dict__.get("__sizeof__")
+        if found is not None:
+            if isinstance(found, types.MethodDescriptorType | types.WrapperDescriptorType):
+                return sys.getsizeof(obj)
+            break
+    return object.__sizeof__(obj)
+
+
 def _fingerprint(obj: Any) -> str:
-    return f"{type(obj).__qualname__}:{id(obj)}:{_dims_text(*_shape_of(obj))}"
+    """Type, identity and, for builtins and the data libraries only, size: computed without
+    running any code of the object (a model-written `__len__`, `shape` or `__class__` may
+    never return, and this runs around every cell)."""
+    kind = type(obj)
+    qualname = _TYPE_QUALNAME.__get__(kind, type)
+    dims = ""
+    if kind in _SIZED_BUILTINS:
+        dims = f"len {len(obj)}"
+    elif str(_TYPE_MODULE.__get__(kind, type) or "").startswith(_SHAPED_MODULES):
+        shape = getattr(obj, "shape", None)  # a library's own attribute: trusted
+        if isinstance(shape, tuple):
+            dims = _dims_text(tuple(int(s) for s in shape), None)
+    return f"{qualname}:{id(obj)}:{dims}"
 
 
 def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
@@ -643,12 +673,13 @@ def bare_row(name: str, obj: Any, description: str = "", preview: str = "…") -
 def fingerprints(
     ns: dict[str, Any], hidden: set[str] | frozenset[str] = frozenset()
 ) -> dict[str, str]:
-    """Cheap per-name change detectors (type, identity, size)."""
+    """Cheap per-name change detectors (type, identity, size), computed without running
+    any code the model wrote (see `_fingerprint`)."""
     out = {}
-    for name in list(ns):
+    for name, obj in list(ns.items()):
         if is_user_name(name) and name not in hidden:
             try:
-                out[name] = _fingerprint(ns[name])
+                out[name] = _fingerprint(obj)
             except Exception:
-                out[name] = f"?:{id(ns[name])}"
+                out[name] = f"?:{id(obj)}"
     return out

@@ -152,30 +152,35 @@ class OutputCap:
 
 
 def estimate_size(value: Any) -> int | None:
-    """A cheap upper-ish estimate, to skip values over budget before serialising."""
+    """A cheap upper-ish estimate, to skip values over budget before serialising; None when
+    only the object's own code could tell (no model-written `__len__`/`__sizeof__` runs)."""
     try:
-        module = type(value).__module__ or ""
+        kind = type(value)
+        module = str(kind.__dict__.get("__module__") or "")
         if module.startswith("pandas") and hasattr(value, "memory_usage"):
             usage = value.memory_usage(index=True, deep=False)
             return int(usage.sum()) if hasattr(usage, "sum") else int(usage)
         if module.startswith(("numpy", "pyarrow")) and hasattr(value, "nbytes"):
             return int(value.nbytes)
-        if isinstance(value, list | tuple | set | frozenset | dict | deque):
+        if kind in (list, tuple, set, frozenset, dict, deque):
             n = len(value)
             if n == 0:
                 return sys.getsizeof(value)
-            items = list(value.items() if isinstance(value, dict) else value)[:8]
+            items = list(value.items() if kind is dict else value)[:8]
             each = sum(_shallow(x) for x in items) / len(items)
             return int(sys.getsizeof(value) + n * each)
-        return sys.getsizeof(value)
+        if kind in (str, bytes, bytearray, int, float, complex, bool):
+            return sys.getsizeof(value)
+        return None
     except Exception:
         return None
 
 
 def _shallow(item: Any) -> int:
-    if isinstance(item, tuple):
-        return sum(sys.getsizeof(x) for x in item)
-    return sys.getsizeof(item)
+    size = summary.sizeof_without_user_code
+    if type(item) is tuple:
+        return sum(size(x) for x in item)
+    return size(item)
 
 
 class CaveKernel:
@@ -198,6 +203,7 @@ class CaveKernel:
         self._result_text: str | None = None
         self._hooked_reply = False
         self.definitions = persist.Definitions() if persist is not None else None
+        self._undigestable: set[int] = set()  # ids of objects whose digest hung
 
     # -- installation ----------------------------------------------------------------
     def install(self) -> None:
@@ -561,10 +567,12 @@ class CaveKernel:
             if name not in self.ns:
                 continue
             obj = self.ns[name]
+            below = 0 if id(obj) in self._undigestable else limit
             try:
-                row = persist.describe(name, obj, self.definitions, limit)
-            except KeyboardInterrupt:
+                row = persist.describe(name, obj, self.definitions, below)
+            except KeyboardInterrupt:  # never digested again while the name holds it
                 limit = 0
+                self._undigestable.add(id(obj))
                 row = persist.describe(name, obj, self.definitions, 0)
             rows.append(row.to_dict())
         return {"rows": rows}, []
@@ -605,15 +613,21 @@ class CaveKernel:
         return None
 
     def op_checkpoint(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """Serialise the names a cell changed. The host interrupts a value whose pickling
+        hangs (a model-written `__getstate__`): it and the names after it are not saved."""
         budget = int(data["budget"])
         entries: list[dict[str, Any]] = []
         out: list[Any] = []
+        stopped = False
         for name in data["names"]:
             if name not in self.ns:
                 continue
             value = self.ns[name]
             entry: dict[str, Any] = {"name": name}
             entries.append(entry)
+            if stopped:
+                entry["error"] = "not saved: the checkpoint was stopped (it took too long)"
+                continue
             if isinstance(value, types.ModuleType):
                 entry.update(codec="module", meta={"module": value.__name__}, nbytes=0, buffers=[])
                 continue
@@ -625,6 +639,10 @@ class CaveKernel:
                 codec, meta, payload = self._serialise(value, budget)
             except persist.CappedBuffer.Full:
                 entry["error"] = "over the checkpoint budget"
+                continue
+            except KeyboardInterrupt:
+                stopped = True
+                entry["error"] = "not saved: saving it took too long (stopped)"
                 continue
             except BaseException as exc:
                 entry["error"] = f"not serialisable: {type(exc).__name__}: {exc}"[:300]

@@ -32,6 +32,7 @@ class CellRun:
         on_output: Callable[[str], Any] | None = None,
     ) -> None:
         self.loop = loop
+        self.code = ""  # the cell's code (what it binds is lost if it ends without a report)
         self.capture = OutputCapture(limit, on_write=on_output)  # streamed as it comes
         self.report: dict[str, Any] | None = None
         self.error_msg: dict[str, Any] | None = None

@@ -91,19 +91,31 @@ class ValueExchange:
 
     async def fetch(self, name: str) -> dict[str, Any]:
         """The kernel's encoding of *name* (KeyError if unbound, TransferError if it cannot
-        come back safely)."""
+        come back safely). Encoding may pickle the value (its own `__getstate__`): bounded
+        like a checkpoint, TimeoutError when it hung and the kernel was restarted."""
         sup = self._sup
         settings = sup.settings
         async with sup.lock:
             await sup.ensure_kernel()
             await sup.settle()
-            reply = await sup.request(
+            timeout = sup.checkpoint_timeout()
+            reply = await sup.bounded_request(
                 "retrieve",
                 {"name": name, "trusted": settings.trust_kernel, "limit": settings.json_limit},
                 what=f"retrieving {name!r}",
+                timeout=timeout,
+                hung=f"was restarted: retrieving {name!r} took over {timeout:g}s and ignored "
+                "the interrupt (a __getstate__ that hangs?)",
             )
+        if reply is None:
+            raise TimeoutError(f"retrieving {name!r} hung; the kernel was restarted")
         data = reply["data"]
         if not data.get("ok"):
+            if data.get("error_type") == "KeyboardInterrupt":
+                raise TimeoutError(
+                    f"encoding {name!r} took over {timeout:g}s (its __getstate__ hangs?) "
+                    "and was stopped"
+                )
             if data.get("error_type") == "KeyError":
                 raise KeyError(str(data.get("error")))
             type_name, detail = str(data.get("type_name", "?")), str(data.get("error"))

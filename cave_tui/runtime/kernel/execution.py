@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from cave_tui.runtime.base import ExecutionResult, NamespaceChange, OutputListener
 from cave_tui.runtime.kernel.cell import CellOutcome, CellRun
+from cave_tui.runtime.kernel.checkpoint import names_bound_by
 from cave_tui.runtime.kernel.supervisor import ANSI, KernelSupervisor
 from cave_tui.runtime.memory import format_bytes
 
@@ -45,6 +46,7 @@ class CellExecutor:
                 )
             await sup.settle()
             cell = CellRun(sup.settings.output_limit, asyncio.get_running_loop(), on_output)
+            cell.code = code
             chan = sup.chan
             assert chan is not None
             content = {
@@ -137,7 +139,13 @@ class CellExecutor:
             await asyncio.sleep(0.02)
         report = cell.final_report() if cell.done else {}
         if report:
-            sup.store.apply_cell(report.get("names"), list(report.get("deleted", [])))
+            sup.store.apply_cell(
+                report.get("names"),
+                list(report.get("deleted", [])),
+                [str(n) for n in report.get("changed", [])],
+            )
+        else:
+            sup.store.note_unreported(names_bound_by(cell.code))
         if not cell.done and not died.done():
             cell.killed = sup.kind.kill()
             if cell.killed:
@@ -181,8 +189,10 @@ class CellExecutor:
     async def _died_result(
         self, cell: CellRun, outcome: CellOutcome, result: ExecutionResult, timeout: float | None
     ) -> None:
-        """DIED or KILLED: say how the kernel went, then restart it."""
+        """DIED or KILLED: say how the kernel went, then restart it (naming as lost what
+        the cell's code binds, unless the checkpoint brings it back)."""
         sup = self._sup
+        sup.store.note_unreported(names_bound_by(cell.code))
         died = sup.died()
         info = died.result() if died.done() else None
         reason = info.describe() if info is not None else "died"
@@ -252,7 +262,11 @@ class CellExecutor:
             result.error_type = "Timeout"
         elif cell.user_interrupt and result.interrupted:
             result.error_type = "KeyboardInterrupt"
-        sup.store.apply_cell(report.get("names") if report else None, result.deleted)
+        sup.store.apply_cell(
+            report.get("names") if report else None, result.deleted, result.changed
+        )
+        if not report or "broken" in report:  # what the cell bound is not known: its code says
+            sup.store.note_unreported(names_bound_by(cell.code))
         self._namespace.rebound(result.changed + result.deleted)
         changed = [n for n in result.changed if n not in result.deleted]
         if changed and sup.store.budget > 0 and report:

@@ -8,13 +8,13 @@ round trip) pickles small values for their digests: one that hangs is interrupte
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Iterable
 from typing import Any
 
 from cave_tui.runtime.base import NamespaceChange, persistable_from_rows
 from cave_tui.runtime.detail import Detail
+from cave_tui.runtime.kernel.errors import KernelDiedError
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
 from cave_tui.runtime.persist import Persistable
 from cave_tui.runtime.summary import VarInfo
@@ -83,26 +83,19 @@ class NamespaceQueries:
             "skip": sorted(self._undescribable),
             "safe": self._safe_summary,
         }
-        fut = await chan.comm_request("summary", data)
-        what = "summarising the namespace"
-        try:
-            msg = await sup.race(asyncio.shield(fut), what, timeout=SUMMARY_TIMEOUT)
-        except TimeoutError:
-            await sup.kind.interrupt(sup.chan)
-            try:
-                msg = await sup.race(fut, what, timeout=sup.settings.interrupt_grace)
-            except TimeoutError:
-                if not sup.kind.kill():
-                    raise  # not cave's to kill: the caller hears of the hang
-                self._safe_summary = True  # from now on: type names only for user types
-                sup.notices.append(
-                    await sup.restart(
-                        "was restarted: describing the namespace hung in native code (an "
-                        "object's __repr__?); summaries now list user-defined objects by type"
-                    )
-                )
-                return None
-        return {"data": msg["content"]["data"], "buffers": msg.get("buffers") or []}
+        reply = await sup.bounded_request(
+            "summary",
+            data,
+            what="summarising the namespace",
+            timeout=SUMMARY_TIMEOUT,
+            hung=(
+                "was restarted: describing the namespace hung in native code (an "
+                "object's __repr__?); summaries now list user-defined objects by type"
+            ),
+        )
+        if reply is None:
+            self._safe_summary = True  # from now on: type names only for user types
+        return reply
 
     async def persistable(
         self, descriptions: dict[str, str], digest_below: int
@@ -113,16 +106,22 @@ class NamespaceQueries:
         async with sup.lock:
             await sup.ensure_kernel()
             await sup.settle()
-            chan = sup.chan
-            assert chan is not None
-            fut = await chan.comm_request("persistable", {"digest_below": digest_below})
-            what = "listing the namespace to save it"
-            try:
-                msg = await sup.race(asyncio.shield(fut), what, timeout=PERSISTABLE_TIMEOUT)
-            except TimeoutError:  # a value's pickling hangs: the kernel lists the rest bare
-                await sup.kind.interrupt(sup.chan)
-                msg = await sup.race(fut, what, timeout=PERSISTABLE_TIMEOUT)
-        data = msg["content"]["data"]
+            # A value's pickling that hangs is interrupted (the kernel lists the rest bare);
+            # one that ignores the interrupt costs a restart, then a listing without digests.
+            reply = None
+            for below in (digest_below, 0):
+                reply = await sup.bounded_request(
+                    "persistable",
+                    {"digest_below": below},
+                    what="listing the namespace to save it",
+                    timeout=min(PERSISTABLE_TIMEOUT, sup.checkpoint_timeout()),
+                    hung="was restarted: listing the namespace to save it hung in native code",
+                )
+                if reply is not None:
+                    break
+        if reply is None:
+            raise KernelDiedError("listing the namespace to save it hung twice")
+        data = reply["data"]
         if not data.get("ok"):
             return persistable_from_rows(await self.summary(descriptions, limit=None))
         rows = []

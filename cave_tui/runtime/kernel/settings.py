@@ -13,6 +13,7 @@ from cave_tui.runtime.kernel.limits import KernelUser
 from cave_tui.runtime.kernel.transport import JSON_LIMIT
 
 DEFAULT_CELL_TIMEOUT = 300.0
+DEFAULT_CHECKPOINT_TIMEOUT = 60.0
 
 
 @dataclass
@@ -25,6 +26,7 @@ class KernelSettings:
     trust_kernel: bool = False  # unpickle kernel values with dill (unsafe with untrusted code)
     output_limit: int = 200_000  # characters of one cell's output kept
     interrupt_grace: float = 2.0  # seconds an interrupted cell gets before it is killed
+    checkpoint_timeout: float = DEFAULT_CHECKPOINT_TIMEOUT  # per checkpoint (<= cell_timeout)
     max_processes: int | None = 512  # tasks the kernel may start (owned)
     user: KernelUser | None = None  # the user an owned kernel runs as (None: the host's)
     extra_env: dict[str, str] = field(default_factory=dict)  # added to the kernel's environment

@@ -193,7 +193,7 @@ class KernelSupervisor:
     async def reboot(self, reason: str, started: float) -> str:
         """Boot a new kernel and bring the state back; the report for the model."""
         reinjected, restored, failed = await self.boot(restore=True)
-        return loss_report(
+        report = loss_report(
             reason,
             self.store,
             restored=restored,
@@ -201,6 +201,8 @@ class KernelSupervisor:
             failed=failed,
             elapsed=time.monotonic() - started,
         )
+        self.store.stale.clear()  # the kernel now holds the checkpoint's values
+        return report
 
     # -- boot --------------------------------------------------------------------------------
     async def boot(self, *, restore: bool) -> tuple[list[str], list[str], dict[str, str]]:
@@ -327,6 +329,31 @@ class KernelSupervisor:
         reply = msg["content"]["data"]
         return {"data": reply, "buffers": msg.get("buffers") or []}
 
+    async def bounded_request(
+        self, op: str, data: dict[str, Any], *, what: str, timeout: float, hung: str
+    ) -> dict[str, Any] | None:
+        """A request that runs model-written code in the kernel (a `__repr__`, a
+        `__getstate__`), bounded: after *timeout* the kernel is interrupted (the handler
+        answers with what it has); after the grace period it is killed and restarted, the
+        restart report (*hung* says why) goes to the notices, and the answer is None.
+        TimeoutError when the kernel is not cave's to kill."""
+        chan = self.chan
+        if chan is None:
+            raise KernelDiedError(f"no kernel is running for {what}")
+        fut = await chan.comm_request(op, data)
+        try:
+            msg = await self.race(asyncio.shield(fut), what, timeout=timeout)
+        except TimeoutError:
+            await self.kind.interrupt(self.chan)
+            try:
+                msg = await self.race(fut, what, timeout=self.settings.interrupt_grace)
+            except TimeoutError:
+                if not self.kind.kill():
+                    raise  # not cave's to kill: the caller hears of the hang
+                self.notices.append(await self.restart(hung))
+                return None
+        return {"data": msg["content"]["data"], "buffers": msg.get("buffers") or []}
+
     async def deliver(self, item: Injectable, payload: Payload | None = None) -> str | None:
         """Bind *item* in the kernel and wait for it; None, or why it failed."""
         error = await self.deliver_checked(item, payload)
@@ -397,14 +424,34 @@ class KernelSupervisor:
         """Checkpoint *names* in the background; the next request waits for it (`settle`)."""
         self.ckpt_task = asyncio.ensure_future(self._checkpoint(names))
 
+    def checkpoint_timeout(self) -> float:
+        """Seconds a checkpoint may take: `checkpoint_timeout`, or the cell timeout if shorter
+        (saving what a cell made never waits longer than the cell could run)."""
+        cell = self.settings.cell_timeout
+        limit = self.settings.checkpoint_timeout
+        return min(limit, cell) if cell else limit
+
     async def _checkpoint(self, names: list[str]) -> None:
+        """Checkpoint *names*, bounded like a summary (`bounded_request`): a value whose
+        `__getstate__` or `__reduce__` hangs is interrupted, a kernel that will not stop is
+        restarted; either way the names not saved are reported lost at the next restart."""
         room = self.store.room_for(names)
+        timeout = self.checkpoint_timeout()
+        for name in names:  # what a restart during this checkpoint says of them
+            self.store.stale[name] = "its checkpoint was stopped"
         try:
-            reply = await self.request(
-                "checkpoint", {"names": names, "budget": room}, what="checkpointing"
+            reply = await self.bounded_request(
+                "checkpoint",
+                {"names": names, "budget": room},
+                what="checkpointing",
+                timeout=timeout,
+                hung=(
+                    f"was restarted: saving {', '.join(names)} after the cell took over "
+                    f"{timeout:g}s and ignored the interrupt (a __getstate__ that hangs?)"
+                ),
             )
-        except Exception:
-            for name in names:
-                self.store.unsaved.setdefault(name, "the checkpoint did not complete")
+        except Exception as exc:
+            self.store.checkpoint_failed(names, f"the checkpoint did not complete: {exc}")
             return
-        self.store.store(reply["data"], reply["buffers"])
+        if reply is not None:
+            self.store.store(reply["data"], reply["buffers"])

@@ -1,0 +1,96 @@
+"""Objects whose own methods never return (issue 29, items 4 and 5), in process.
+
+The cell hooks' change fingerprint, the checkpoint's size estimate and the memory stop's
+size look at every name around every cell: none of them may run a model-written method.
+"""
+
+from __future__ import annotations
+
+import time
+
+from cave_tui.runtime.ipython import IPythonRuntime
+from cave_tui.runtime.memory import rough_size
+from cave_tui.runtime.summary import fingerprints, sizeof_without_user_code
+
+HANGING = """
+class Lazy:
+    def __len__(self):
+        while True:
+            pass
+    def __sizeof__(self):
+        while True:
+            pass
+    @property
+    def shape(self):
+        while True:
+            pass
+lazy = Lazy()
+"""
+
+
+CALLED: list[str] = []
+
+
+class _Watched:
+    """Notes each of its methods that runs (a raise could be caught and go unseen)."""
+
+    def __len__(self) -> int:
+        CALLED.append("__len__")
+        return 1
+
+    def __sizeof__(self) -> int:
+        CALLED.append("__sizeof__")
+        return 1
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        CALLED.append("shape")
+        return (1,)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        CALLED.append("__class__")
+        return _Watched
+
+
+def test_fingerprints_and_sizes_run_no_method_of_the_object():
+    CALLED.clear()
+    obj = _Watched()
+    fp = fingerprints({"h": obj, "xs": [1, 2]})
+    assert fp["h"].startswith("_Watched:") and fp["xs"].endswith("len 2")
+    assert sizeof_without_user_code(obj) > 0
+    assert rough_size(obj) > 0 and rough_size([obj, obj]) > 0
+    assert CALLED == []
+
+
+async def test_cells_after_an_object_whose_len_hangs_run_at_once():
+    rt = IPythonRuntime(cell_timeout=3, memory_limit=None)
+    try:
+        assert (await rt.execute("x = 41")).success
+        started = time.monotonic()
+        made = await rt.execute(HANGING)
+        assert made.success, made.error_text
+        assert set(made.changed) == {"Lazy", "lazy"}
+        later = await rt.execute("y = 5")
+        assert later.success and later.changed == ["y"], later.error_text
+        total = await rt.execute("print(x + y)")
+        assert total.output == "46\n"
+        assert time.monotonic() - started < 3  # no cell waited for its timeout
+    finally:
+        await rt.stop()
+
+
+async def test_listing_for_a_snapshot_stops_a_getstate_that_hangs():
+    rt = IPythonRuntime(memory_limit=None)
+    try:
+        made = await rt.execute(
+            "class Sticky:\n    def __getstate__(self):\n        while True:\n            pass\n"
+            "sticky = Sticky()\nx = 41"
+        )
+        assert made.success, made.error_text
+        started = time.monotonic()
+        rows = {row.name: row for row in await rt.persistable(digest_below=1_000_000)}
+        assert time.monotonic() - started < 15
+        assert rows["sticky"].digest is None and rows["x"].digest is not None
+    finally:
+        await rt.stop()
