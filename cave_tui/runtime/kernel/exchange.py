@@ -35,9 +35,6 @@ def retrieve_error(
     return error
 
 
-PICKLE_TIMEOUT = 60.0  # the kernel pickling one value for a dump
-
-
 class KeptInKernel(TransferError):
     """The kernel refuses to send the value (not a failure to decode it here): a dump may
     ask for the kernel's own pickle of it instead (`ValueExchange.pickled`)."""
@@ -124,24 +121,26 @@ class ValueExchange:
 
     async def pickled(self, name: str) -> KernelPickle:
         """The dill bytes the kernel makes of *name*, as opaque bytes (never unpickled here):
-        at most `decode_limit` of them, within `PICKLE_TIMEOUT` (then an interrupt).
+        at most `decode_limit` of them, bounded like a checkpoint (`bounded_request`).
         KeyError if unbound; TransferError when the kernel cannot pickle it."""
         sup = self._sup
         limit = sup.settings.decode_limit
         what = f"pickling {name!r} for a dump"
+        timeout = sup.checkpoint_timeout()
         async with sup.lock:
             await sup.ensure_kernel()
             await sup.settle()
-            chan = sup.chan
-            assert chan is not None
-            fut = await chan.comm_request("pickle", {"name": name, "limit": limit})
-            try:
-                msg = await sup.race(asyncio.shield(fut), what, timeout=PICKLE_TIMEOUT)
-            except TimeoutError:  # its __reduce__ hangs: the handler stops on the interrupt
-                await sup.kind.interrupt(sup.chan)
-                msg = await sup.race(fut, what, timeout=sup.settings.interrupt_grace)
-        data = msg["content"]["data"]
-        buffers = msg.get("buffers") or []
+            reply = await sup.bounded_request(
+                "pickle",
+                {"name": name, "limit": limit},
+                what=what,
+                timeout=timeout,
+                hung=f"was restarted: {what} took over {timeout:g}s and ignored the "
+                "interrupt (a __reduce__ that hangs?)",
+            )
+        if reply is None:
+            raise TransferError(f"{what} hung; the kernel was restarted")
+        data, buffers = reply["data"], reply["buffers"]
         if not data.get("ok"):
             if data.get("error_type") == "KeyError":
                 raise KeyError(str(data.get("error")))
