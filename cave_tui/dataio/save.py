@@ -4,7 +4,8 @@ Frames (and Series, Arrow tables) go to Parquet, arrays to .npy, plain JSON data
 to JSON, anything else to a pickle (or dill, which also handles functions and
 classes defined in the session). Every write goes to a temporary sibling, is
 fsynced and renamed into place (`atomic.atomic_path`), so a crash or a full disk
-never leaves a half-written file at the target path.
+never leaves a half-written file at the target path; a save first removes the temporary
+files that killed saves left in its folder.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cave_tui.dataio.atomic import atomic_path
+from cave_tui.dataio.atomic import atomic_path, cleanup_temp_files
 from cave_tui.dataio.errors import DataIOError, FileExistsConflict, describe_os_error
 from cave_tui.dataio.formats import FORMATS, format_for_extension
 
@@ -278,8 +279,17 @@ def _write_npy(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     if obj.dtype.hasobject:
         raise Unsuitable("the array holds Python objects (it would need a pickle)")
     with open(path, "wb") as f:
-        np.save(f, obj, allow_pickle=False)
+        # Through `write`, not numpy's `tofile`: a full disk then raises ENOSPC (tofile says
+        # only "N requested and M written", with no errno).
+        np.save(_Writer(f), obj, allow_pickle=False)
     return {}
+
+
+class _Writer:
+    """A file seen only through its `write` (so numpy writes in chunks, errors intact)."""
+
+    def __init__(self, f: Any) -> None:
+        self.write = f.write
 
 
 def _write_npz(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
@@ -400,6 +410,7 @@ def save_object(
         raise DataIOError(f"{target} is a directory; give a file name inside it", path=target)
     if not target.parent.is_dir():
         raise DataIOError(f"cannot write {target}: the folder {target.parent} does not exist")
+    cleanup_temp_files(target.parent)  # what killed saves left here (never a live one's)
     for candidate in candidates:
         final = target if pinned else _with_extension(target, candidate)
         if final.exists() and not overwrite:
