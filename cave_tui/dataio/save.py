@@ -201,6 +201,8 @@ def _flat_table(obj: Any, label: str) -> tuple[Any, dict[str, Any]]:
         frame = obj.to_frame("value" if obj.name is None else obj.name)
     elif is_frame(obj):
         frame = obj
+    elif is_arrow_table(obj):
+        frame = obj.to_pandas()  # with the pandas index its metadata records, if any
     else:
         raise Unsuitable(f"a {type(obj).__name__} is not a table")
     columns = frame.columns
@@ -225,6 +227,8 @@ def _flat_table(obj: Any, label: str) -> tuple[Any, dict[str, Any]]:
                 "rename the index or the column first"
             ) from None
         restore["index"] = [str(c) for c in frame.columns[:levels]]
+    if len(frame.columns) == 0:
+        raise Unsuitable(f"the table has no columns: {label} would hold nothing to read back")
     dupes = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
     if dupes:
         raise Unsuitable(
@@ -247,7 +251,7 @@ def _write_delimited(obj: Any, path: Path, sep: str, label: str) -> dict[str, An
 
 
 def _write_json(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
-    if is_frame(obj) or is_series(obj):
+    if is_frame(obj) or is_series(obj) or is_arrow_table(obj):
         frame, restore = _flat_table(obj, "JSON")
         frame.to_json(path, orient="records", date_format="iso")
         return {**restore, "as": "records"}
@@ -259,7 +263,7 @@ def _write_json(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
 
 
 def _write_jsonl(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
-    if is_frame(obj) or is_series(obj):
+    if is_frame(obj) or is_series(obj) or is_arrow_table(obj):
         frame, restore = _flat_table(obj, "JSON Lines")
         frame.to_json(path, orient="records", lines=True, date_format="iso")
         return restore

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from cave_tui.dataio import DataIOError, load_file, save_object
@@ -29,6 +30,8 @@ TABLES = {
         mean=("dep_delay", "mean"), n=("flights", "sum")
     ),
     "unnamed-string-index": pd.Series([1.5, 2.5], index=["a", "b"]),
+    "unnamed-series": pd.Series([1.5, 2.5, 3.5]),
+    "named-series": pd.Series([1, 2], name="n"),
     "filtered-rows": FLIGHTS[FLIGHTS.flights > 4],  # an unnamed index that is not 0..n-1
     "pivot": FLIGHTS.pivot_table(index="origin", columns="carrier", values="flights"),
     "int-labels": pd.DataFrame(np.arange(6).reshape(3, 2)),
@@ -96,6 +99,27 @@ def test_an_index_name_that_is_also_a_column_is_refused(tmp_path):
         with pytest.raises(DataIOError, match=r"index .*carrier.* cannot be written as columns"):
             save_object(frame, tmp_path / f"clash.{fmt}")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_arrow_tables_are_written_with_their_pandas_index(tmp_path):
+    table = pa.Table.from_pandas(TABLES["mean-per-airline"].to_frame())
+    for fmt in TEXT:
+        saved = save_object(table, tmp_path / f"t.{fmt}")
+        got = _as_frame(load_file(saved.path).value)
+        pd.testing.assert_frame_equal(got, _flat(TABLES["mean-per-airline"]), check_dtype=False)
+    saved = save_object(table, tmp_path / "t.parquet")
+    assert saved.restore == {"as": "arrow"}
+    pd.testing.assert_frame_equal(
+        load_file(saved.path).value, TABLES["mean-per-airline"].to_frame()
+    )
+
+
+def test_a_table_without_columns_is_refused_by_text_formats(tmp_path):
+    for fmt in TEXT:
+        with pytest.raises(DataIOError, match="has no columns"):
+            save_object(pd.DataFrame(index=range(3)), tmp_path / f"empty.{fmt}")
+    saved = save_object(pd.DataFrame({"a": []}), tmp_path / "no-rows.csv")  # columns, no rows
+    assert list(load_file(saved.path).value.columns) == ["a"]
 
 
 def test_duplicate_column_names_are_refused_by_text_formats(tmp_path):
