@@ -276,24 +276,54 @@ def _write_jsonl(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
 
 
 def _write_npy(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
-    import numpy as np
-
     if not is_array(obj):
         raise Unsuitable(f"a {type(obj).__name__} is not a NumPy array")
     if obj.dtype.hasobject:
         raise Unsuitable("the array holds Python objects (it would need a pickle)")
-    with open(path, "wb") as f:
-        # Through `write`, not numpy's `tofile`: a full disk then raises ENOSPC (tofile says
-        # only "N requested and M written", with no errno).
-        np.save(_Writer(f), obj, allow_pickle=False)
+    with open(path, "wb", buffering=0) as f:  # unbuffered: the data is not copied on its way
+        _save_npy(_Writer(f), obj)
     return {}
 
 
+NPY_BLOCK = 16 * 1024 * 1024
+
+
+def _save_npy(f: _Writer, array: Any) -> None:
+    """What `np.save` writes, through *f*'s `write`: a full disk then raises ENOSPC (numpy's
+    own `tofile` says only "N requested and M written", with no errno)."""
+    import numpy as np
+    from numpy.lib import format as npformat
+
+    header = npformat.header_data_from_array_1_0(array)
+    if not (array.flags.c_contiguous or array.flags.f_contiguous):
+        np.save(f, array, allow_pickle=False)  # numpy writes it in copied chunks
+        return
+    try:
+        npformat.write_array_header_1_0(f, header)  # ValueError before writing when too big
+    except ValueError:  # a header for format 2.0 or 3.0
+        np.save(f, array, allow_pickle=False)
+        return
+    if not (array.size and array.itemsize):
+        return  # the header is all there is
+    ordered = array.T if header["fortran_order"] else array
+    data = ordered.reshape(-1).view(np.uint8)  # C order: a view, no copy
+    for start in range(0, data.size, NPY_BLOCK):
+        f.write(data[start : start + NPY_BLOCK])
+
+
 class _Writer:
-    """A file seen only through its `write` (so numpy writes in chunks, errors intact)."""
+    """An unbuffered file seen only through a `write` that writes all it is given (numpy
+    then writes through it, not with `tofile`)."""
 
     def __init__(self, f: Any) -> None:
-        self.write = f.write
+        self.f = f
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        size = view.nbytes
+        while view:
+            view = view[self.f.write(view) :]
+        return size
 
 
 def _write_npz(obj: Any, path: Path, **options: Any) -> dict[str, Any]:

@@ -96,6 +96,29 @@ print(os.listdir(folder))  # the tmpfs is gone with this process: look now
 """
 
 
+def test_npy_files_are_what_numpy_writes(tmp_path):
+    """cave writes .npy itself (through `write`, for its errors): byte for byte np.save's."""
+    import io
+
+    import numpy as np
+
+    arrays = {
+        "c-order": np.arange(24.0).reshape(2, 3, 4),
+        "fortran": np.asfortranarray(np.arange(24.0).reshape(2, 3, 4)),
+        "strided": np.arange(100)[::3],
+        "dates": np.array(["2024-01-01", "2025-02-02"], dtype="M8[D]"),
+        "records": np.array([(1, 2.5, b"ab")], dtype=[("a", "i4"), ("b", "f8"), ("c", "S2")]),
+        "empty": np.empty((0, 3)),
+        "scalar": np.array(5),
+        "text": np.array(["é", "abc"]),
+    }
+    for name, array in arrays.items():
+        expected = io.BytesIO()
+        np.save(expected, array, allow_pickle=False)
+        saved = save_object(array, tmp_path / f"{name}.npy")
+        assert saved.path.read_bytes() == expected.getvalue(), name
+
+
 @needs_tmpfs
 def test_a_full_disk_names_the_file_and_leaves_nothing(tmp_path):
     disk = tmp_path / "disk"
