@@ -5,13 +5,16 @@ refused with the reason, or stated in the save's note."""
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 
-from cave_tui.dataio import DataIOError, load_file, save_object
+from cave_tui.dataio import DataIOError, dump_namespace, load_file, save_object
 from cave_tui.dataio.save import SERIES_COLUMN, WRITERS
+from cave_tui.runtime import IPythonRuntime, Variable
 from tests.reliability.real_cave import cave
 
 FLIGHTS = pd.DataFrame(
@@ -189,17 +192,32 @@ def test_excel_is_refused_not_written(tmp_path):
 
 
 def test_retrieve_through_cave_run_keeps_both_keys(tmp_path):
-    """Where it was seen: `cave run --inject … "/retrieve NAME NAME.csv"` on the default
-    kernel (the group-by's keys travel through the kernel's transport, then the save)."""
-    TABLES["two-key-group-by"].to_frame().to_parquet(tmp_path / "two.parquet")
+    """Where it was seen: `cave run --load DUMP "/retrieve NAME NAME.csv"` on the default
+    kernel, the dump holding a two-key group-by (the keys travel through the dump, the
+    kernel's transport and the save)."""
+
+    async def make_dump() -> None:
+        runtime = IPythonRuntime(variables=[Variable("flights", FLIGHTS, "flights")])
+        await runtime.start()
+        try:
+            await runtime.execute("two = flights.groupby(['origin', 'carrier']).dep_delay.mean()")
+            await dump_namespace(runtime, tmp_path / "d")
+        finally:
+            await runtime.stop()
+
+    asyncio.run(make_dump())
     result = cave(
-        "run", "/retrieve two two.csv", "--inject", "two.parquet:two", "--sessions-dir", "s",
-        "--kernel", cwd=tmp_path,
+        "run", "/retrieve two two.csv", "--load", "d", "--sessions-dir", "s", "--kernel",
+        cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     said = " ".join(result.stdout.split())  # the console wraps long lines
     assert "the index is written as the column(s) origin, carrier" in said
-    assert (tmp_path / "two.csv").read_text().splitlines()[:2] == [
+    assert (tmp_path / "two.csv").read_text().splitlines() == [
         "origin,carrier,dep_delay",
         "JFK,AA,5.0",
+        "JFK,UA,10.0",
+        "LGA,AA,7.0",
+        "LGA,DL,1.0",
+        "LGA,UA,",
     ]
