@@ -185,7 +185,8 @@ def _is_default_index(index: Any) -> bool:
 
 
 def _flat_table(obj: Any, label: str) -> tuple[Any, dict[str, Any]]:
-    """*obj* (a frame or Series) as the flat table a text format holds, and how to restore it.
+    """*obj* (a frame, Series or Arrow table) as the flat table a text format holds, and how
+    to restore it.
 
     A meaningful index (a group-by's keys, a named or labelled index, each level of a
     MultiIndex) becomes the leading columns (`restore["index"]` names them); the default
@@ -223,7 +224,7 @@ def _flat_table(obj: Any, label: str) -> tuple[Any, dict[str, Any]]:
             frame = frame.reset_index()
         except ValueError as exc:  # an index name that is also a column name
             raise Unsuitable(
-                f"the index ({_names(obj.index.names)}) cannot be written as columns: {exc}; "
+                f"the index ({_names(frame.index.names)}) cannot be written as columns: {exc}; "
                 "rename the index or the column first"
             ) from None
         restore["index"] = [str(c) for c in frame.columns[:levels]]

@@ -99,8 +99,9 @@ def test_the_airline_names_are_in_the_csv(tmp_path):
 def test_an_index_name_that_is_also_a_column_is_refused(tmp_path):
     frame = FLIGHTS.set_index("carrier", drop=False)
     for fmt in TEXT:
-        with pytest.raises(DataIOError, match=r"index .*carrier.* cannot be written as columns"):
-            save_object(frame, tmp_path / f"clash.{fmt}")
+        for obj in (frame, pa.Table.from_pandas(frame)):
+            with pytest.raises(DataIOError, match=r"index .*carrier.* cannot be written as"):
+                save_object(obj, tmp_path / f"clash.{fmt}")
     assert list(tmp_path.iterdir()) == []
 
 
