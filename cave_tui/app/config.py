@@ -69,6 +69,7 @@ class Config:
     memory_limit: str = "auto"  # the runtime's memory limit: "auto", a size like "4G", or "off"
     sandbox: bool = False  # the kernel under bubblewrap (implies kernel)
     allow_net: bool = False  # a sandboxed kernel keeps the host's network
+    workdir: str | None = None  # the folder cave works in (cells, relative paths); None: cwd
     policy: str = "standard"
     theme: str = DEFAULT_THEME
     skills: str | None = None  # an extra skills directory
@@ -108,6 +109,7 @@ SETTINGS = (
     "memory_limit",
     "sandbox",
     "allow_net",
+    "workdir",
     "policy",
     "theme",
     "skills",
@@ -119,7 +121,12 @@ SETTINGS = (
 AGENT_SETTINGS = ("policies", "max_steps")  # also read from the file's [agent] table
 # The file's [kernel] table: its key -> the setting (`kernel = true` at the top level and a
 # [kernel] table cannot both be written in TOML, so `enabled` stands for `kernel` there).
-KERNEL_TABLE = {"enabled": "kernel", "sandbox": "sandbox", "allow_net": "allow_net"}
+KERNEL_TABLE = {
+    "enabled": "kernel",
+    "sandbox": "sandbox",
+    "allow_net": "allow_net",
+    "workdir": "workdir",
+}
 BOOL_SETTINGS = ("kernel", "sandbox", "allow_net")
 _SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
 
@@ -143,6 +150,8 @@ def _coerce(name: str, value: Any) -> Any:
         raise ValueError(f"{name} must be true or false")
     if name == "memory_limit":
         return _memory_limit(value)
+    if name == "workdir":
+        return _workdir(value)
     if name == "policy":
         text = str(value).strip().lower()
         if text not in POLICIES:
@@ -191,6 +200,22 @@ def _memory_limit(value: Any) -> str:
     if isinstance(value, bool) or not _SIZE.fullmatch(text) or not nonzero:
         raise ValueError(f"memory_limit must be auto, off or a size such as 4G, not {value!r}")
     return text
+
+
+def _workdir(value: Any) -> str | None:
+    """An existing folder, as an absolute path (`~` expanded; relative to the current folder)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError("workdir must be a folder's path")
+    text = value.strip()
+    if not text:
+        return None
+    path = Path(text).expanduser().absolute()
+    if not path.is_dir():
+        what = "is not a folder" if path.exists() else "does not exist"
+        raise ValueError(f"workdir {text!r} {what}")
+    return str(path)
 
 
 def _seconds(name: str, value: Any) -> float:

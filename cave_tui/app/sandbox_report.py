@@ -17,10 +17,11 @@ def sandbox_problem(config: Config) -> str | None:
         return None
     from cave_tui.runtime.kernel import limits
     from cave_tui.runtime.kernel.errors import SandboxUnavailable
-    from cave_tui.runtime.kernel.sandbox import require_bwrap
+    from cave_tui.runtime.kernel.sandbox import check_workdir, require_bwrap
 
     try:
-        require_bwrap(limits.resolve_user("auto"))
+        require_bwrap(limits.resolve_user("auto", private_folder=False))
+        check_workdir(os.getcwd())  # cells run where cave works
     except SandboxUnavailable as exc:
         return str(exc)
     return None
@@ -28,19 +29,21 @@ def sandbox_problem(config: Config) -> str | None:
 
 def sandbox_report(*, allow_net: bool = False, show: bool = True) -> tuple[bool, str]:
     """(usable, text): one status line, then (with *show*) the bwrap command line of a
-    kernel, its private directory shown as EXAMPLE_DIR."""
+    kernel working in this folder (a stand-in, said, when it cannot be sandboxed here), its
+    private directory shown as EXAMPLE_DIR."""
     from cave_tui.runtime.kernel import limits, seccomp
     from cave_tui.runtime.kernel.errors import SandboxUnavailable
     from cave_tui.runtime.kernel.install import kernel_argv
     from cave_tui.runtime.kernel.sandbox import (
         bwrap_argv,
+        check_workdir,
         describe,
         kernel_plan,
         new_uid,
         require_bwrap,
     )
 
-    user = limits.resolve_user("auto")
+    user = limits.resolve_user("auto", private_folder=False)  # the app's: it shares its folder
     try:
         require_bwrap(user)
     except SandboxUnavailable as exc:
@@ -59,7 +62,12 @@ def sandbox_report(*, allow_net: bool = False, show: bool = True) -> tuple[bool,
         user=user.name if user else None,
     )
     conn = os.path.join(EXAMPLE_DIR, "conn", "kernel-1.json")
-    work = os.path.join(EXAMPLE_DIR, "work")
+    work = os.getcwd()  # where cells run: the folder cave works in
+    try:
+        check_workdir(work)
+    except SandboxUnavailable as exc:  # usable, but not here: shown with a stand-in folder
+        status += f"\nnot in this folder: {exc}"
+        work = os.path.join(EXAMPLE_DIR, "work")
     ram_half = limits.half_of_ram()  # the default memory limit; /tmp and /dev/shm get half
     plan = kernel_plan(
         EXAMPLE_DIR,

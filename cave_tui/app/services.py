@@ -64,6 +64,14 @@ def make_checker(policy: str) -> Any:
     return SecurityChecker.for_policy(policy)
 
 
+def enter_workdir(config: Config) -> None:
+    """Work in `config.workdir` when it is set, as if cave had been started there: cells run
+    there (in process or in the kernel) and relative paths resolve there (/inject, /retrieve,
+    --load, ./sessions). Raises OSError when the folder cannot be entered."""
+    if config.workdir is not None:
+        os.chdir(config.workdir)
+
+
 def make_runtime(
     kernel: bool,
     policy: str,
@@ -81,17 +89,15 @@ def make_runtime(
     checker = make_checker(policy)
     if kernel or sandbox:
         from cave_tui.runtime import IPyKernelRuntime
-        from cave_tui.runtime.kernel.limits import resolve_user
 
-        # The model's code sees the files where cave was started, as in process, when the
-        # kernel runs as this user; a kernel run as another user (a root host's `nobody`)
-        # or sandboxed works in a private folder.
-        shared = not sandbox and resolve_user("auto") is None
+        # Cells run in the folder cave works in (where it was started, or --workdir: see
+        # `enter_workdir`), as in process, whatever the host's user and with or without the
+        # sandbox; the kernel then runs as the host's user (docs/kernel.md, "Working folder").
         return IPyKernelRuntime(
             security_checker=checker,
             cell_timeout=cell_timeout,
             memory_limit=memory_limit,
-            cwd=os.getcwd() if shared else None,
+            cwd=os.getcwd(),
             sandbox=sandbox,
             allow_net=allow_net,
         )

@@ -2,7 +2,9 @@
 
 A crash (or a full disk) mid-write leaves either the old file or the new one at the
 target path, never a half-written file. Temporary names start with a dot and end in
-`.tmp`, so listings and loaders ignore leftovers, and `cleanup_temp_files` removes them.
+`.tmp`, so listings and loaders ignore leftovers. A write holds an exclusive `flock` on its
+temporary file until it is renamed, so `cleanup_temp_files` can tell the leftover of a
+killed write (no lock: its writer is gone) from a write in progress in another process.
 """
 
 from __future__ import annotations
@@ -10,11 +12,16 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import re
+import stat
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 TEMP_SUFFIX = ".tmp"
+_TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_-]*[0-9a-f]{12}\.tmp$")  # what temp_sibling makes
+FRESH_SECONDS = 10.0  # a temporary file this new may not be locked yet: left alone
 
 
 def temp_sibling(path: Path, tag: str = "") -> Path:
@@ -70,19 +77,37 @@ def atomic_path(path: str | Path, *, sync: bool = True) -> Iterator[Path]:
     """
     target = Path(path)
     tmp = temp_sibling(target)
-    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
-    os.close(fd)
+    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o666)
     try:
-        yield tmp
-        if sync:
-            fsync_path(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+        _lock(fd, blocking=True)  # held until the rename: the file is in use, not left over
+        try:
+            yield tmp
+            if sync:
+                fsync_path(tmp)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+    finally:
+        os.close(fd)
     if sync:
         fsync_path(target.parent)
+
+
+def _lock(fd: int, *, blocking: bool) -> bool:
+    """Take an exclusive `flock` on *fd*; False when another holder has it (non-blocking)."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): every lock is granted
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except BlockingIOError:
+        return False
+    except OSError:  # a file system without locks: a write in progress cannot be told apart
+        return blocking
+    return True
 
 
 def atomic_write_bytes(path: str | Path, data: bytes, *, sync: bool = True) -> None:
@@ -95,12 +120,31 @@ def atomic_write_text(path: str | Path, text: str, *, sync: bool = True) -> None
 
 
 def cleanup_temp_files(folder: str | Path) -> list[Path]:
-    """Remove leftovers of interrupted atomic writes in *folder*; returns what was removed."""
-    removed = []
-    with contextlib.suppress(OSError):
-        for entry in Path(folder).iterdir():
-            if entry.name.startswith(".") and entry.name.endswith(TEMP_SUFFIX) and entry.is_file():
-                with contextlib.suppress(OSError):
-                    entry.unlink()
-                    removed.append(entry)
+    """Remove the leftovers of killed atomic writes in *folder*; returns what was removed.
+
+    Only regular files named as `temp_sibling` names them, older than FRESH_SECONDS and not
+    locked: a write in progress (in any process) holds its lock, a killed one's died with it.
+    """
+    removed: list[Path] = []
+    try:
+        entries = [e for e in os.scandir(folder) if _TEMP_NAME.match(e.name)]
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode) or now - st.st_mtime < FRESH_SECONDS:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            if _lock(fd, blocking=False) and os.fstat(fd).st_ino == st.st_ino:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
     return removed

@@ -4,7 +4,8 @@ Frames (and Series, Arrow tables) go to Parquet, arrays to .npy, plain JSON data
 to JSON, anything else to a pickle (or dill, which also handles functions and
 classes defined in the session). Every write goes to a temporary sibling, is
 fsynced and renamed into place (`atomic.atomic_path`), so a crash or a full disk
-never leaves a half-written file at the target path.
+never leaves a half-written file at the target path; a save first removes the temporary
+files that killed saves left in its folder.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cave_tui.dataio.atomic import atomic_path
+from cave_tui.dataio.atomic import atomic_path, cleanup_temp_files
 from cave_tui.dataio.errors import DataIOError, FileExistsConflict, describe_os_error
 from cave_tui.dataio.formats import FORMATS, format_for_extension
 
@@ -126,6 +127,11 @@ def _frame_for_arrow(obj: Any) -> tuple[Any, dict[str, Any]]:
             "name": name,
         }
     if is_frame(obj):
+        if obj.columns.nlevels > 1:
+            raise Unsuitable(
+                f"the frame has MultiIndex columns (levels {_names(obj.columns.names)}); "
+                "flatten them first, or save as .pkl"
+            )
         if not all(isinstance(c, str) for c in obj.columns):
             raise Unsuitable("the frame has non-string column names")
         return obj, {}
@@ -166,17 +172,90 @@ def _write_feather(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     return restore
 
 
-def _write_delimited(obj: Any, path: Path, sep: str) -> dict[str, Any]:
-    if not (is_frame(obj) or is_series(obj)):
+def _is_default_index(index: Any) -> bool:
+    """True for the 0, 1, 2, ... row numbers pandas gives a frame that has no index of its own."""
+    import pandas as pd
+
+    return (
+        isinstance(index, pd.RangeIndex)
+        and index.start == 0
+        and index.step == 1
+        and index.name is None
+    )
+
+
+def _flat_table(obj: Any, label: str) -> tuple[Any, dict[str, Any]]:
+    """*obj* (a frame, Series or Arrow table) as the flat table a text format holds, and how
+    to restore it.
+
+    A meaningful index (a group-by's keys, a named or labelled index, each level of a
+    MultiIndex) becomes the leading columns (`restore["index"]` names them); the default
+    0..n-1 row numbers are left out. What a header row cannot hold is refused (MultiIndex
+    columns, duplicate names, an index name that is also a column's) or stated
+    (`restore["lost"]`: column labels that are not strings, the column axis's name).
+    """
+    import pandas as pd
+
+    restore: dict[str, Any] = {}
+    if is_series(obj):
+        restore = {"as": "series", "name": obj.name}
+        frame = obj.to_frame("value" if obj.name is None else obj.name)
+    elif is_frame(obj):
+        frame = obj
+    elif is_arrow_table(obj):
+        frame = obj.to_pandas()  # with the pandas index its metadata records, if any
+    else:
         raise Unsuitable(f"a {type(obj).__name__} is not a table")
-    obj.to_csv(path, sep=sep, index=False)
-    return {}
+    columns = frame.columns
+    if isinstance(columns, pd.MultiIndex):
+        raise Unsuitable(
+            f"the frame has MultiIndex columns, and {label} holds one name per column; "
+            "flatten them first (df.columns = ['_'.join(map(str, c)) for c in df.columns]) "
+            "or save as .pkl"
+        )
+    lost: list[str] = []
+    if not all(isinstance(c, str) for c in columns):
+        lost.append("column labels that are not strings are written as text")
+    if columns.name is not None:
+        lost.append(f"the column axis name {columns.name!r} is not kept")
+    if not _is_default_index(frame.index):
+        levels = frame.index.nlevels
+        try:
+            frame = frame.reset_index()
+        except ValueError as exc:  # an index name that is also a column name
+            raise Unsuitable(
+                f"the index ({_names(frame.index.names)}) cannot be written as columns: {exc}; "
+                "rename the index or the column first"
+            ) from None
+        restore["index"] = [str(c) for c in frame.columns[:levels]]
+    if len(frame.columns) == 0:
+        raise Unsuitable(f"the table has no columns: {label} would hold nothing to read back")
+    dupes = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
+    if dupes:
+        raise Unsuitable(
+            f"the column name(s) {', '.join(dupes)} occur more than once; {label} cannot "
+            "tell them apart when read back; rename them first"
+        )
+    if lost:
+        restore["lost"] = lost
+    return frame, restore
+
+
+def _names(names: Any) -> str:
+    return ", ".join("(unnamed)" if n is None else str(n) for n in names)
+
+
+def _write_delimited(obj: Any, path: Path, sep: str, label: str) -> dict[str, Any]:
+    frame, restore = _flat_table(obj, label)
+    frame.to_csv(path, sep=sep, index=False)
+    return restore
 
 
 def _write_json(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
-    if is_frame(obj):
-        obj.to_json(path, orient="records", date_format="iso")
-        return {"as": "records"}
+    if is_frame(obj) or is_series(obj) or is_arrow_table(obj):
+        frame, restore = _flat_table(obj, "JSON")
+        frame.to_json(path, orient="records", date_format="iso")
+        return {**restore, "as": "records"}
     if not is_json_data(obj):
         raise Unsuitable(f"a {type(obj).__name__} is not plain JSON data")
     with open(path, "w", encoding="utf-8") as f:
@@ -185,9 +264,10 @@ def _write_json(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
 
 
 def _write_jsonl(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
-    if is_frame(obj):
-        obj.to_json(path, orient="records", lines=True, date_format="iso")
-        return {}
+    if is_frame(obj) or is_series(obj) or is_arrow_table(obj):
+        frame, restore = _flat_table(obj, "JSON Lines")
+        frame.to_json(path, orient="records", lines=True, date_format="iso")
+        return restore
     if isinstance(obj, list) and is_json_data(obj):
         with open(path, "w", encoding="utf-8") as f:
             for item in obj:
@@ -197,15 +277,54 @@ def _write_jsonl(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
 
 
 def _write_npy(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
-    import numpy as np
-
     if not is_array(obj):
         raise Unsuitable(f"a {type(obj).__name__} is not a NumPy array")
     if obj.dtype.hasobject:
         raise Unsuitable("the array holds Python objects (it would need a pickle)")
-    with open(path, "wb") as f:
-        np.save(f, obj, allow_pickle=False)
+    with open(path, "wb", buffering=0) as f:  # unbuffered: the data is not copied on its way
+        _save_npy(_Writer(f), obj)
     return {}
+
+
+NPY_BLOCK = 16 * 1024 * 1024
+
+
+def _save_npy(f: _Writer, array: Any) -> None:
+    """What `np.save` writes, through *f*'s `write`: a full disk then raises ENOSPC (numpy's
+    own `tofile` says only "N requested and M written", with no errno)."""
+    import numpy as np
+    from numpy.lib import format as npformat
+
+    header = npformat.header_data_from_array_1_0(array)
+    if not (array.flags.c_contiguous or array.flags.f_contiguous):
+        np.save(f, array, allow_pickle=False)  # numpy writes it in copied chunks
+        return
+    try:
+        npformat.write_array_header_1_0(f, header)  # ValueError before writing when too big
+    except ValueError:  # a header for format 2.0 or 3.0
+        np.save(f, array, allow_pickle=False)
+        return
+    if not (array.size and array.itemsize):
+        return  # the header is all there is
+    ordered = array.T if header["fortran_order"] else array
+    data = ordered.reshape(-1).view(np.uint8)  # C order: a view, no copy
+    for start in range(0, data.size, NPY_BLOCK):
+        f.write(data[start : start + NPY_BLOCK])
+
+
+class _Writer:
+    """An unbuffered file seen only through a `write` that writes all it is given (numpy
+    then writes through it, not with `tofile`)."""
+
+    def __init__(self, f: Any) -> None:
+        self.f = f
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        size = view.nbytes
+        while view:
+            view = view[self.f.write(view) :]
+        return size
 
 
 def _write_npz(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
@@ -282,8 +401,8 @@ def _write_dill(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
 WRITERS: dict[str, Callable[..., dict[str, Any]]] = {
     "parquet": _write_parquet,
     "feather": _write_feather,
-    "csv": lambda obj, path, **options: _write_delimited(obj, path, ","),
-    "tsv": lambda obj, path, **options: _write_delimited(obj, path, "\t"),
+    "csv": lambda obj, path, **options: _write_delimited(obj, path, ",", "CSV"),
+    "tsv": lambda obj, path, **options: _write_delimited(obj, path, "\t", "TSV"),
     "json": _write_json,
     "jsonl": _write_jsonl,
     "npy": _write_npy,
@@ -326,6 +445,7 @@ def save_object(
         raise DataIOError(f"{target} is a directory; give a file name inside it", path=target)
     if not target.parent.is_dir():
         raise DataIOError(f"cannot write {target}: the folder {target.parent} does not exist")
+    cleanup_temp_files(target.parent)  # what killed saves left here (never a live one's)
     for candidate in candidates:
         final = target if pinned else _with_extension(target, candidate)
         if final.exists() and not overwrite:
@@ -353,10 +473,19 @@ def save_object(
             from cave_tui.dataio.load import file_sha256
 
             sha = file_sha256(final)
-        return Saved(final, candidate, size, sha, restore, "; ".join(notes))
+        return Saved(final, candidate, size, sha, restore, "; ".join([*notes, *_stated(restore)]))
     raise DataIOError(
         f"cannot save {type(obj).__name__} to {target}: " + "; ".join(notes), path=target
     )
+
+
+def _stated(restore: dict[str, Any]) -> list[str]:
+    """What a text format changed of the object, in words (from the writer's restore info)."""
+    said = []
+    if restore.get("index"):
+        columns = ", ".join(restore["index"])
+        said.append(f"the index is written as the column(s) {columns}")
+    return [*said, *restore.get("lost", [])]
 
 
 def _format_from_path(path: Path) -> str | None:

@@ -163,3 +163,19 @@ async def test_the_front_ends_runtimes_get_the_cell_timeout():
     finally:
         await services.shutdown()
     assert make_runtime(True, "standard", None).cell_timeout is None  # built, never started
+
+
+def test_workdir_from_the_kernel_table_the_top_level_env_and_flags(tmp_path):
+    """`workdir` is an existing folder, made absolute; one that does not exist is a warning
+    from the file (the default is kept) and a refusal from a flag (build_services)."""
+    (tmp_path / "w").mkdir()
+    write(f'[kernel]\nworkdir = "{tmp_path / "w"}"\n')
+    assert load_config().workdir == str(tmp_path / "w")
+    write('workdir = "w"\n')  # relative to where cave starts (the test's folder)
+    config = load_config()
+    assert config.workdir == str(tmp_path / "w") and config.source("workdir") == "file"
+    write('workdir = "nope"\n')
+    config = load_config()
+    assert config.workdir is None and "workdir 'nope' does not exist" in config.warnings[0]
+    assert load_config(environ={"CAVE_WORKDIR": "w"}).source("workdir") == "env"
+    assert save_setting("workdir", str(tmp_path / "w")).read_text().count("[kernel]") == 1

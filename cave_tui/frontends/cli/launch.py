@@ -85,6 +85,13 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
             policy_names(flags["policies"])
         except UnknownPolicyError as exc:
             raise typer.BadParameter(str(exc), param_hint="--policies") from None
+    from cave_tui.app.services import enter_workdir
+
+    try:
+        enter_workdir(config)
+    except OSError as exc:
+        typer.echo(f"cave: cannot work in {config.workdir}: {exc.strerror or exc}", err=True)
+        raise SystemExit(2) from None
     from cave_tui.app.sandbox_report import sandbox_problem
 
     problem = sandbox_problem(config)

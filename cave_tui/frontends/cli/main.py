@@ -67,6 +67,12 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
         "Let the sandboxed kernel use the host's network.",
         bool,
     ),
+    "workdir": (
+        ("--workdir",),
+        "Work in DIR as if cave were started there: cells run there, relative paths and "
+        "./sessions resolve there [the current folder].",
+        str,
+    ),
     "policy": (("--policy",), "Security policy: trusted, standard or strict [standard].", str),
     "theme": (("--theme",), "Theme of the app (see /theme).", str),
     "skills": (("--skills",), "Also load Agent Skills from this directory.", str),
@@ -103,6 +109,7 @@ APP_OPTIONS = (
     "memory_limit",
     "sandbox",
     "allow_net",
+    "workdir",
     "policy",
     "theme",
     "skills",
@@ -134,6 +141,7 @@ KernelOpt = Annotated[bool | None, _opt("kernel")]
 MemoryLimitOpt = Annotated[str | None, _opt("memory_limit")]
 SandboxOpt = Annotated[bool | None, _opt("sandbox")]
 AllowNetOpt = Annotated[bool | None, _opt("allow_net")]
+WorkdirOpt = Annotated[str | None, _opt("workdir")]
 SkillsOpt = Annotated[str | None, _opt("skills")]
 MaxStepsOpt = Annotated[int | None, _opt("max_steps")]
 PoliciesOpt = Annotated[str | None, _opt("policies")]
@@ -209,6 +217,7 @@ def root(
     memory_limit: MemoryLimitOpt = None,
     sandbox: SandboxOpt = None,
     allow_net: AllowNetOpt = None,
+    workdir: WorkdirOpt = None,
     policy: PolicyOpt = None,
     theme: ThemeOpt = None,
     skills: SkillsOpt = None,
@@ -247,6 +256,7 @@ def root(
         "memory_limit": memory_limit,
         "sandbox": sandbox,
         "allow_net": allow_net,
+        "workdir": workdir,
         "policy": policy,
         "theme": theme,
         "skills": skills,
@@ -278,6 +288,7 @@ def run(
     memory_limit: MemoryLimitOpt = None,
     sandbox: SandboxOpt = None,
     allow_net: AllowNetOpt = None,
+    workdir: WorkdirOpt = None,
     skills: RunSkillsOpt = None,
     max_steps: MaxStepsOpt = None,
     policies: PoliciesOpt = None,
@@ -303,6 +314,7 @@ def run(
         "memory_limit": memory_limit,
         "sandbox": sandbox,
         "allow_net": allow_net,
+        "workdir": workdir,
         "max_steps": max_steps,
         "policies": policies,
         "cell_timeout": cell_timeout,

@@ -91,8 +91,11 @@ class KernelKind(ABC):
         """The memory limit `memory_limit="auto"` stands for."""
 
     @abstractmethod
-    def resolve_user(self, run_as: str | int | None) -> limits.KernelUser | None:
-        """The user the kernel runs as, for `run_as` (None: the host's own)."""
+    def resolve_user(
+        self, run_as: str | int | None, *, private_folder: bool = True
+    ) -> limits.KernelUser | None:
+        """The user the kernel runs as, for `run_as` (None: the host's own); *private_folder*:
+        it works in a folder of its own, not one of the host's (see `limits.resolve_user`)."""
 
     @abstractmethod
     async def start(self, sup: KernelHost) -> dict[str, Any]:
@@ -153,8 +156,10 @@ class OwnedKernel(KernelKind):
     def auto_memory_limit(self) -> int | None:
         return limits.half_of_ram()
 
-    def resolve_user(self, run_as: str | int | None) -> limits.KernelUser | None:
-        return limits.resolve_user(run_as)
+    def resolve_user(
+        self, run_as: str | int | None, *, private_folder: bool = True
+    ) -> limits.KernelUser | None:
+        return limits.resolve_user(run_as, private_folder=private_folder)
 
     @property
     def kernel_pid(self) -> int | None:
@@ -353,7 +358,9 @@ class AttachedKernel(KernelKind):
     def auto_memory_limit(self) -> int | None:
         return None  # not cave's to limit
 
-    def resolve_user(self, run_as: str | int | None) -> limits.KernelUser | None:
+    def resolve_user(
+        self, run_as: str | int | None, *, private_folder: bool = True
+    ) -> limits.KernelUser | None:
         return None  # it runs as whoever started it
 
     async def start(self, sup: KernelHost) -> dict[str, Any]:

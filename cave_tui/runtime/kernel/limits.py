@@ -104,12 +104,15 @@ class KernelUser:
     gid: int
 
 
-def resolve_user(run_as: str | int | None) -> KernelUser | None:
-    """`"auto"`: `nobody` when the host is root and may become it, else the host's own user
-    (None): root in a user namespace that does not map `nobody` (`unshare -r`, a rootless
-    container) cannot hand it files or switch to it."""
+def resolve_user(run_as: str | int | None, *, private_folder: bool = True) -> KernelUser | None:
+    """`"auto"`: `nobody` when the host is root, the kernel works in a private folder of its
+    own and the host may become `nobody`; else the host's own user (None). A kernel working in
+    one of the host's folders (`private_folder=False`: where cave was started, `--workdir`)
+    runs as the host's user, who can write there and owns what it writes (`nobody` could not
+    write a root host's folder). Root in a user namespace that does not map `nobody`
+    (`unshare -r`, a rootless container) cannot hand it files or switch to it."""
     if run_as == "auto":
-        if os.name != "posix" or os.geteuid() != 0:
+        if os.name != "posix" or os.geteuid() != 0 or not private_folder:
             return None
         try:
             nobody = pwd.getpwnam("nobody")

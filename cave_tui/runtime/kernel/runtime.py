@@ -35,7 +35,7 @@ from cave_tui.runtime.kernel.injection import check_room, encode_item, needs_lib
 from cave_tui.runtime.kernel.ioloop import IOLoop
 from cave_tui.runtime.kernel.kinds import AttachedKernel, KernelKind, OwnedKernel
 from cave_tui.runtime.kernel.namespace import NamespaceQueries
-from cave_tui.runtime.kernel.sandbox import bwrap_argv, describe, require_bwrap
+from cave_tui.runtime.kernel.sandbox import bwrap_argv, check_workdir, describe, require_bwrap
 from cave_tui.runtime.kernel.settings import DEFAULT_CELL_TIMEOUT, KernelSettings
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
 from cave_tui.runtime.kernel.transport import JSON_LIMIT
@@ -149,9 +149,11 @@ class IPyKernelRuntime(Runtime):
             memory_limit = self._kind.auto_memory_limit()
         self.memory_limit = limits.parse_size(memory_limit)
         self._store = CheckpointStore(limits.parse_size(checkpoint_bytes) or 0)
-        self.user = self._kind.resolve_user(run_as)
+        self.user = self._kind.resolve_user(run_as, private_folder=cwd is None)
         if sandbox:
             require_bwrap(self.user)  # SandboxUnavailable now, never an unsandboxed kernel
+            if self.cwd is not None:
+                check_workdir(self.cwd)  # nor a failed start later
         limits.kernel_environment({}, self.extra_env, home="/", tmp="/")  # refuse secrets now
         self._sup = KernelSupervisor(
             self._kind, self._settings, self._store, self._injected, self.namespace_changed

@@ -63,15 +63,9 @@ def kernel_plan(
     """The plan of an owned kernel with private directory *runtime_dir* (see hostfiles.py):
     its home, tmp and sockets writable, its connection file read-only, nothing else of it.
 
-    Raises SandboxUnavailable when *workdir* is one of the host's import directories (the
-    kernel could plant modules there that the host imports next)."""
+    Raises SandboxUnavailable when *workdir* cannot be the kernel's (`check_workdir`)."""
     readable = tuple(python_paths())
-    work = os.path.realpath(workdir)
-    if any(os.path.realpath(path) == work for path in readable):
-        raise SandboxUnavailable(
-            f"cannot sandbox the kernel in {workdir}: it is an import directory of this "
-            "process (on sys.path), which the kernel may not write; choose another cwd"
-        )
+    check_workdir(workdir)
     return SandboxPlan(
         bwrap=require_bwrap(user),
         workdir=workdir,
@@ -84,6 +78,19 @@ def kernel_plan(
         tmpfs_size=tmpfs_size,
         seccomp=program_for(),
     )
+
+
+def check_workdir(workdir: str) -> None:
+    """Raises SandboxUnavailable when *workdir* is one of the host's import directories: the
+    sandboxed kernel may write its working folder, and could plant modules there that the
+    host imports next."""
+    work = os.path.realpath(workdir)
+    if any(os.path.realpath(path) == work for path in python_paths()):
+        raise SandboxUnavailable(
+            f"cannot sandbox the kernel in {workdir}: it is an import directory of this "
+            "process (on sys.path), which the kernel may not write; start cave in another "
+            "folder, or pass --workdir DIR"
+        )
 
 
 def new_uid() -> int:

@@ -41,6 +41,8 @@ def test_fast_path_parses_every_app_option():
             "4G",
             "--sandbox",
             "--allow-net",
+            "--workdir",
+            "w",
             "--policy",
             "strict",
             "--theme",
@@ -72,7 +74,7 @@ def test_fast_path_parses_every_app_option():
     assert flags == {
         "model": "scripted:x.yaml", "api_base": "http://h", "local_model": "m.gguf",
         "kernel": True, "memory_limit": "4G", "sandbox": True, "allow_net": True,
-        "policy": "strict",
+        "workdir": "w", "policy": "strict",
         "theme": "cave-light", "skills": "sk", "max_steps": 3, "policies": "minimal,rewind",
         "cell_timeout": 2.5, "plain": True, "inject": ["a.csv", "b.parquet:b"], "load": "d",
         "dump": "out", "trust": True, "resume": "last", "sessions_dir": "s",
