@@ -15,7 +15,7 @@ from typing import Any
 
 import psutil
 
-from cave_tui.runtime.summary import sizeof_without_user_code
+from cave_tui.runtime.summary import library_attribute, sizeof_without_user_code
 
 AUTO_SHARE_OF_RAM = 0.8  # "auto": at most this share of the machine's memory
 MemoryLimitSetting = int | str | None  # bytes, "500M"/"4G", "auto", or None (no limit)
@@ -130,15 +130,15 @@ def rough_size(obj: Any, sample: int = 64) -> int:
     """Bytes *obj* holds, estimated cheaply: frames and arrays by their buffers, containers
     by a sample of their first *sample* items (their own size, not deeper)."""
     try:
-        module = type(obj).__module__ or ""
-        if module.startswith(("numpy", "pyarrow")) and hasattr(obj, "nbytes"):
+        kind = type(obj)  # only the libraries' own attributes are read: a model-made class
+        if library_attribute(kind, "nbytes"):  # may define any of them, never returning
             return int(obj.nbytes)
-        if module.startswith("pandas") and hasattr(obj, "memory_usage"):
+        if library_attribute(kind, "memory_usage"):
             usage = obj.memory_usage(index=True, deep=False)
             return int(usage.sum()) if hasattr(usage, "sum") else int(usage)
-        size = sizeof_without_user_code(obj)  # never a model-written __sizeof__ or __len__
-        if type(obj) in (list, tuple, set, frozenset, dict) and obj:
-            items = list(obj.values() if type(obj) is dict else obj)[:sample]
+        size = sizeof_without_user_code(obj)
+        if any(kind is known for known in (list, tuple, set, frozenset, dict)) and obj:
+            items = list(obj.values() if kind is dict else obj)[:sample]
             each = sum(sizeof_without_user_code(item) for item in items) / len(items)
             size += int(each * len(obj))
         return size

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import inspect
+import os
 import sys
 import types
 from dataclasses import dataclass, field
@@ -481,19 +482,58 @@ def holds_nothing(obj: Any) -> bool:
 
 _SIZED_BUILTINS = (str, bytes, bytearray, list, tuple, dict, set, frozenset)
 _SHAPED_MODULES = ("numpy", "pandas", "pyarrow")
+# The type's own slots, read past anything a metaclass defines (its `__eq__`, `__mro__`,
+# `__dict__` or `__module__` may be model-written and never return).
 _TYPE_MODULE = type.__dict__["__module__"]
 _TYPE_QUALNAME = type.__dict__["__qualname__"]
+_TYPE_MRO = type.__dict__["__mro__"]
+_TYPE_DICT = type.__dict__["__dict__"]
+_C_DESCRIPTORS = (
+    types.MethodDescriptorType,
+    types.WrapperDescriptorType,
+    types.GetSetDescriptorType,
+    types.MemberDescriptorType,
+)
+
+
+def _own_attribute(kind: type, name: str) -> object:
+    """The first definition of *name* along *kind*'s MRO, found without running its code."""
+    for klass in _TYPE_MRO.__get__(kind, type):
+        found = _TYPE_DICT.__get__(klass, type).get(name)
+        if found is not None:
+            return found
+    return None
+
+
+def _library_code(found: object) -> bool:
+    """Whether *found* (a class attribute) is C code, or a function or property of numpy,
+    pandas or pyarrow themselves: judged by the file its code lives in, never by a
+    `__module__` a class can set."""
+    if isinstance(found, _C_DESCRIPTORS):
+        return True
+    function = found.fget if isinstance(found, property) else found
+    if not isinstance(function, types.FunctionType):
+        return False
+    filename = function.__code__.co_filename
+    for package in _SHAPED_MODULES:
+        module = sys.modules.get(package)
+        where = getattr(module, "__file__", None)
+        if isinstance(where, str) and filename.startswith(os.path.dirname(where) + os.sep):
+            return True
+    return False
+
+
+def library_attribute(kind: type, name: str) -> bool:
+    """Whether *kind*'s attribute *name* is C code or the data libraries' own (so reading
+    it runs no model-written code); False where *kind* has no such attribute."""
+    return _library_code(_own_attribute(kind, name))
 
 
 def sizeof_without_user_code(obj: Any) -> int:
-    """`sys.getsizeof(obj)` unless its class defines its own `__sizeof__` in Python (then the
-    bare object's size): a model-written `__sizeof__` may never return."""
-    for klass in type(obj).__mro__:
-        found = klass.__dict__.get("__sizeof__")
-        if found is not None:
-            if isinstance(found, types.MethodDescriptorType | types.WrapperDescriptorType):
-                return sys.getsizeof(obj)
-            break
+    """`sys.getsizeof(obj)` unless its class's `__sizeof__` is model-written (then the bare
+    object's size): C code and the data libraries' own are trusted to return."""
+    if library_attribute(type(obj), "__sizeof__"):
+        return sys.getsizeof(obj)
     return object.__sizeof__(obj)
 
 
@@ -504,10 +544,12 @@ def _fingerprint(obj: Any) -> str:
     kind = type(obj)
     qualname = _TYPE_QUALNAME.__get__(kind, type)
     dims = ""
-    if kind in _SIZED_BUILTINS:
+    if any(kind is sized for sized in _SIZED_BUILTINS):
         dims = f"len {len(obj)}"
-    elif str(_TYPE_MODULE.__get__(kind, type) or "").startswith(_SHAPED_MODULES):
-        shape = getattr(obj, "shape", None)  # a library's own attribute: trusted
+    elif str(_TYPE_MODULE.__get__(kind, type) or "").startswith(_SHAPED_MODULES) and (
+        library_attribute(kind, "shape")
+    ):
+        shape = getattr(obj, "shape", None)  # the library's own attribute: trusted
         if isinstance(shape, tuple):
             dims = _dims_text(tuple(int(s) for s in shape), None)
     return f"{qualname}:{id(obj)}:{dims}"

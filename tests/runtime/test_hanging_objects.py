@@ -53,6 +53,31 @@ class _Watched:
         return _Watched
 
 
+class _Posing(type):
+    """A metaclass whose comparison never returns (a class is compared by identity)."""
+
+    def __eq__(cls, other: object) -> bool:
+        CALLED.append("metaclass __eq__")
+        return False
+
+    __hash__ = type.__hash__
+
+
+class _PosesAsPandas(_Watched, metaclass=_Posing):
+    """Claims pandas' module: its `shape` and `__sizeof__` are still its own code."""
+
+    __module__ = "pandas.core.frame"
+
+
+def test_a_class_posing_as_a_data_library_runs_none_of_its_methods():
+    CALLED.clear()
+    obj = _PosesAsPandas()
+    assert fingerprints({"p": obj})["p"].endswith(":")  # no size read from its `shape`
+    sizeof_without_user_code(obj)
+    rough_size(obj)
+    assert CALLED == []
+
+
 def test_fingerprints_and_sizes_run_no_method_of_the_object():
     CALLED.clear()
     obj = _Watched()
