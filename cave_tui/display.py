@@ -15,6 +15,7 @@ from rich.text import Text
 
 from cave_tui.agent.display import RichDisplay
 from cave_tui.agent.events import Event
+from cave_tui.printable import printable
 
 console = Console(highlight=False)
 
@@ -53,7 +54,7 @@ async def render_events(events: AsyncIterable[Event], context: Any = None) -> No
 def render_user_prompt(text: str) -> None:
     """Print the user's prompt the way the events' display shows it."""
     console.print()
-    console.print(Text.assemble(("> ", "bold blue"), (text, "")))
+    console.print(Text.assemble(("> ", "bold blue"), (printable(text), "")))
     console.print()
 
 

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.extraction import prose_of
-from cave_tui.agent.printable import printable
+from cave_tui.printable import plain_text, printable
 
 FOLD_LINES = 20
 
@@ -47,14 +47,14 @@ class RichDisplay:
         self._text.clear()
         if text.strip():
             if self._text_agent:  # a sub-agent's prose: say whose it is
-                self.console.print(Text(f"[{self._text_agent}]", style="dim"))
-            self.console.print(Markdown(text))
+                self.console.print(plain_text(f"[{self._text_agent}]", "dim"))
+            self.console.print(Markdown(printable(text)))
 
     def render(self, event: ev.Event) -> None:
-        who = f"[{event.agent}] " if event.agent else ""
+        who = printable(f"[{event.agent}] ") if event.agent else ""
         match event.type:
             case ev.EventType.USER:
-                self.console.print(Text(f"{who}› {event.content}", style="bold cyan"))
+                self.console.print(plain_text(f"{who}› {event.content}", "bold cyan"))
             case ev.EventType.TEXT:
                 if self._text and event.agent != self._text_agent:
                     self._flush_prose()
@@ -65,7 +65,7 @@ class RichDisplay:
                 code = getattr(event, "code", event.content)
                 self.console.print(
                     Panel(
-                        Syntax(code.rstrip(), "python", theme="ansi_dark"),
+                        Syntax(printable(code).rstrip(), "python", theme="ansi_dark"),
                         title=Text(f"{who}step {event.step}"),  # not markup
                     )
                 )
@@ -73,30 +73,30 @@ class RichDisplay:
                 self._streamed.add((event.agent, event.step))
                 if isinstance(event, ev.OutputEvent) and event.dropped:
                     self.console.print(Text(f"[… {event.dropped:,} characters …]", style="dim"))
-                self.console.print(Text(printable(event.content), style="dim"), end="")
+                self.console.print(plain_text(event.content, "dim"), end="")
             case ev.EventType.EXECUTION_OUTPUT:
                 output = getattr(event, "output", "")
                 if (event.agent, event.step) in self._streamed:
                     self._streamed.discard((event.agent, event.step))  # shown as it came
                 elif output.strip():
-                    self.console.print(Text(printable(fold(output.rstrip())), style="dim"))
+                    self.console.print(plain_text(fold(output.rstrip()), "dim"))
             case ev.EventType.EXECUTION_ERROR | ev.EventType.SECURITY_ERROR:
                 self._streamed.discard((event.agent, event.step))
-                self.console.print(Text(printable(fold(event.content.rstrip())), style="red"))
+                self.console.print(plain_text(fold(event.content.rstrip()), "red"))
             case ev.EventType.FINAL_RESPONSE:
                 self._flush_prose()
                 if isinstance(event, ev.FinalResponseEvent) and event.unseen:
                     self._answer(event)
             case ev.EventType.RETRY | ev.EventType.NOTICE:
-                self.console.print(Text(printable(f"{who}{event.content}"), style="yellow"))
+                self.console.print(plain_text(f"{who}{event.content}", "yellow"))
             case ev.EventType.ERROR | ev.EventType.MAX_STEPS_REACHED:
                 self._flush_prose()
-                self.console.print(Text(f"{who}{event.content}", style="bold red"))
+                self.console.print(plain_text(f"{who}{event.content}", "bold red"))
             case ev.EventType.COMPACTED:
                 self.console.print(Text(f"{who}context compacted", style="yellow"))
             case ev.EventType.INTERVENTION if isinstance(event, ev.InterventionEvent):
                 self._flush_prose()
-                self.console.print(Text(f"{who}{intervention_line(event)}", style="magenta"))
+                self.console.print(plain_text(f"{who}{intervention_line(event)}", "magenta"))
             case _:
                 pass
 
@@ -105,8 +105,8 @@ class RichDisplay:
         if not event.content.strip():
             return
         if event.agent:
-            self.console.print(Text(f"[{event.agent}]", style="dim"))
-        self.console.print(Markdown(event.content))
+            self.console.print(plain_text(f"[{event.agent}]", "dim"))
+        self.console.print(Markdown(printable(event.content)))  # the kernel's final_answer text
 
     def flush(self) -> None:
         """Print the prose still held back (it is printed once its reply is complete)."""

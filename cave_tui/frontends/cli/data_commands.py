@@ -22,6 +22,7 @@ import typer
 
 from cave_tui.app.services import AppServices
 from cave_tui.app.startup import DataOptions, StartupError, abort_start, install
+from cave_tui.printable import plain_text, printable
 
 __all__ = ["DataOptions", "data_options", "normalize_argv", "register_data_commands", "run_task"]
 
@@ -121,7 +122,8 @@ def normalize_argv(argv: list[str]) -> list[str]:
 
 
 def _err(text: str) -> None:
-    typer.echo(text, err=True)
+    """A line on stderr; it may name files, variables or a kernel's error: printable only."""
+    typer.echo(printable(text), err=True)
 
 
 def _reporter(as_json: bool) -> Any:
@@ -297,7 +299,7 @@ async def replay_command(
         return EXIT_STARTUP
     try:
         display._flush_prose()
-        display.console.print(result.report(), markup=False, highlight=False)
+        display.console.print(plain_text(result.report()), highlight=False)
     finally:
         await result.runtime.stop()
     return 1 if check and not result.ok else 0

@@ -19,6 +19,7 @@ from rich.markdown import Markdown
 from cave_tui.agent import events as ev
 from cave_tui.app.commands.registry import Severity
 from cave_tui.app.console_front_end import ConsoleFrontEnd
+from cave_tui.printable import plain_text, printable
 
 if TYPE_CHECKING:
     from cave_tui.app.services import AppServices
@@ -60,9 +61,9 @@ class CliFrontEnd(ConsoleFrontEnd):
             else:
                 self._event(ev.NoticeEvent(content=text))
         elif style in QUIET_STYLES:
-            self.console.print(Markdown(text))
+            self.console.print(Markdown(printable(text)))  # may hold names, reprs, files
         else:
-            self.errors.print(f"cave: {text}", markup=False)
+            self.errors.print(plain_text(f"cave: {text}"))
 
     async def confirm(self, question: str) -> bool:
         answer = "yes (--yes)" if self.yes else "no (pass --yes to answer yes)"
@@ -72,7 +73,7 @@ class CliFrontEnd(ConsoleFrontEnd):
     def progress(self, progress: Progress, label: str) -> None:
         text = None if self.as_json else self.progress_text(progress, label)
         if text is not None:
-            self.errors.print(text, markup=False)
+            self.errors.print(plain_text(text))
 
     def quit(self) -> None:
         pass  # the run ends after its one command anyway

@@ -13,6 +13,8 @@ from typing import Any
 
 import typer
 
+from cave_tui.printable import printable
+
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl+C stopped the start-up
 
 
@@ -135,10 +137,10 @@ def open_session(
         else:
             code = open_app(services, prepare=needs_runtime_first(data), tasks=tasks)
     except StartupError as exc:
-        typer.echo(f"cave: cannot start: {exc}", err=True)
+        typer.echo(printable(f"cave: cannot start: {exc}"), err=True)
         return exc.exit_code
     for line in services.exit_messages:
-        typer.echo(line, err=True)
+        typer.echo(printable(line), err=True)
     return services.data_features.exit_code(code)
 
 

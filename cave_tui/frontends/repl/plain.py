@@ -24,13 +24,13 @@ from rich.text import Text
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.display import RichDisplay, fold
-from cave_tui.agent.printable import printable
 from cave_tui.app.commands import CommandContext, load_commands, registry
 from cave_tui.app.commands.registry import Severity
 from cave_tui.app.config import history_path
 from cave_tui.app.console_front_end import ConsoleFrontEnd
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
 from cave_tui.app.startup import abort_start
+from cave_tui.printable import plain_text, printable
 
 if TYPE_CHECKING:
     pass
@@ -60,9 +60,9 @@ class ReplFrontEnd(ConsoleFrontEnd):
     def print(self, text: str, *, style: str = "") -> None:
         rich_style = STYLES.get(style, "")
         if rich_style:
-            self.console.print(Text(text, style=rich_style))
+            self.console.print(plain_text(text, rich_style))
         else:
-            self.console.print(Markdown(text))
+            self.console.print(Markdown(printable(text)))  # may hold names, reprs, files
 
     async def confirm(self, question: str) -> bool:
         try:
@@ -115,15 +115,15 @@ async def run_python(services: AppServices, code: str, console: Console) -> None
         async for event in services.run_python(code):
             if event.type is ev.EventType.OUTPUT:  # printed while it runs
                 streamed = True
-                console.print(Text(printable(event.content)), end="")
+                console.print(plain_text(event.content), end="")
             elif isinstance(event, ev.ExecutionOutputEvent):
                 output = event.output.rstrip()
                 if output and not streamed:
-                    console.print(Text(printable(fold(output))))
+                    console.print(plain_text(fold(output)))
             elif event.type is ev.EventType.EXECUTION_ERROR:
-                console.print(Text(printable(fold(event.content.rstrip())), style="red"))
+                console.print(plain_text(fold(event.content.rstrip()), "red"))
             elif event.type is ev.EventType.NOTICE:
-                console.print(Text(printable(event.content), style="yellow"))
+                console.print(plain_text(event.content, "yellow"))
 
     await _interruptible(consume(), console)
 
@@ -163,7 +163,7 @@ async def _interruptible(
         if interrupted:
             console.print(Text(interrupted, style="yellow"))
     except Exception as exc:
-        console.print(Text(f"Error: {type(exc).__name__}: {exc}", style="bold red"))
+        console.print(plain_text(f"Error: {type(exc).__name__}: {exc}", "bold red"))
     finally:
         if installed:
             loop.remove_signal_handler(signal.SIGINT)
@@ -205,7 +205,7 @@ async def repl_main(
         Text("cave --plain · /help for commands · ! runs Python · Ctrl+D quits", style="dim")
     )
     for notice in services.notices:
-        console.print(Text(notice, style="yellow"))
+        console.print(plain_text(notice, "yellow"))
     services.notices.clear()
     if services.model is None:
         console.print(Markdown(NO_MODEL_HELP))

@@ -61,6 +61,7 @@ from cave_tui.frontends.tui.widgets.prompt import PromptArea, PromptInput
 from cave_tui.frontends.tui.widgets.status import StatusLine
 from cave_tui.frontends.tui.widgets.steplog import StepLog, format_duration
 from cave_tui.models.base import Usage
+from cave_tui.printable import printable
 
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
@@ -152,7 +153,7 @@ class TuiFrontEnd:
         self.app.update_status()
 
     def notify(self, message: str, severity: Severity = "information") -> None:
-        self.app.notify(message, severity=severity)
+        self.app.notify(printable(message), severity=severity, markup=False)  # names, errors
 
 
 class CaveApp(App[None]):

@@ -9,6 +9,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
 from cave_tui.frontends.tui.screens.base import CaveModal
+from cave_tui.printable import plain_text
 
 
 class ConfirmScreen(CaveModal[bool]):
@@ -32,7 +33,7 @@ class ConfirmScreen(CaveModal[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box", classes="modal-box"):
-            yield Static(self.question, id="confirm-question", markup=False)
+            yield Static(plain_text(self.question), id="confirm-question")  # may name files
             with Horizontal(classes="modal-buttons"):
                 yield Button("Yes", id="yes", variant="primary", compact=True)
                 yield Button("No", id="no", compact=True)

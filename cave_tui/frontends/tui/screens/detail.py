@@ -18,6 +18,7 @@ from textual.widgets import Button, DataTable, LoadingIndicator, Static
 
 from cave_tui.app.detail import Detail, human_bytes
 from cave_tui.frontends.tui.screens.base import CaveModal
+from cave_tui.printable import plain_text
 
 
 class DetailScreen(CaveModal[tuple[str, str] | None]):
@@ -57,7 +58,8 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="detail-box", classes="modal-box"):
-            yield Static(self.var_name, id="detail-title", classes="modal-title", markup=False)
+            title = plain_text(self.var_name, one_line=True)
+            yield Static(title, id="detail-title", classes="modal-title")
             with VerticalScroll(id="detail-body"):
                 if self.animate_:
                     yield LoadingIndicator()
@@ -88,36 +90,37 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
         body = self.query_one("#detail-body", VerticalScroll)
         await body.remove_children()
         if message.detail is None:
-            await body.mount(Static(message.error, classes="detail-error", markup=False))
+            await body.mount(Static(plain_text(message.error), classes="detail-error"))
             return
         detail = self.detail = message.detail
         size = f" · {human_bytes(detail.size_bytes)}" if detail.size_bytes is not None else ""
-        self.query_one("#detail-title", Static).update(
-            f"{detail.name} · {detail.type_name} {detail.shape}{size}".replace("  ", " ")
-        )
+        title = f"{detail.name} · {detail.type_name} {detail.shape}{size}".replace("  ", " ")
+        self.query_one("#detail-title", Static).update(plain_text(title, one_line=True))
         widgets: list[Any] = []
         if detail.is_frame:
             widgets.append(Static("head", classes="detail-heading"))
             widgets.append(self._table(["", *detail.columns], detail.head, "detail-head"))
             dtypes = "  ".join(f"{c}: {t}" for c, t in detail.dtypes)
             widgets.append(Static("dtypes", classes="detail-heading"))
-            widgets.append(Static(dtypes, id="detail-dtypes", markup=False))
+            widgets.append(Static(plain_text(dtypes), id="detail-dtypes"))
             if detail.describe:
                 widgets.append(Static("describe()", classes="detail-heading"))
                 widgets.append(
                     self._table(["", *detail.describe_columns], detail.describe, "detail-describe")
                 )
         else:
-            widgets.append(Static(detail.text, id="detail-text", markup=False))
+            widgets.append(Static(plain_text(detail.text), id="detail-text"))
         for note in detail.notes:
-            widgets.append(Static(note, classes="detail-note", markup=False))
+            widgets.append(Static(plain_text(note), classes="detail-note"))
         await body.mount_all(widgets)
 
     @staticmethod
     def _table(header: list[str], rows: list[list[str]], id: str) -> DataTable:
+        """A table of the kernel's labels and cells, each a `Text` (a str would be read as
+        markup: a column named `[/]` would crash the app, `weight [kg]` lose its unit)."""
         table: DataTable = DataTable(id=id, zebra_stripes=True, cursor_type="none")
-        table.add_columns(*header)
-        table.add_rows(rows)
+        table.add_columns(*(plain_text(label, one_line=True) for label in header))
+        table.add_rows([[plain_text(cell, one_line=True) for cell in row] for row in rows])
         return table
 
     @on(Button.Pressed)

@@ -14,6 +14,8 @@ from textual.containers import VerticalGroup, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Static
 
+from cave_tui.printable import plain_text
+
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
@@ -35,7 +37,7 @@ class UserMessage(Static):
     """What the user typed."""
 
     def __init__(self, text: str) -> None:
-        super().__init__(text, markup=False)
+        super().__init__(plain_text(text))
         self.text = text
 
 
@@ -82,14 +84,15 @@ class AgentMessage(VerticalGroup):
         from cave_tui.frontends.tui.widgets.stream_markdown import StreamingMarkdown
 
         self.markdown = StreamingMarkdown(dark=dark)
-        self.status = Static("", classes="reply-status", markup=False)
+        self.status = Static("", classes="reply-status")
         self.status.display = False
         self._pending: list[str] = []
         self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         if self.agent:  # a sub-agent is speaking: say which
-            yield Static(f"{self.agent} · step {self.step}", classes="reply-label", markup=False)
+            label = plain_text(f"{self.agent} · step {self.step}", one_line=True)
+            yield Static(label, classes="reply-label")
         yield self.markdown
         yield self.status
 
@@ -121,7 +124,7 @@ class AgentMessage(VerticalGroup):
         self.mount(EditNote(code, dark=self.markdown.dark), before=self.status)
 
     def set_status(self, text: str, kind: str = "info") -> None:
-        self.status.update(text)
+        self.status.update(plain_text(text))  # names a kernel error type
         self.status.set_classes(f"reply-status -{kind}")
         self.status.display = True
 

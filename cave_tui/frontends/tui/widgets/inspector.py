@@ -24,6 +24,7 @@ from textual.widgets import Input, Static
 
 from cave_tui.app.detail import human_bytes
 from cave_tui.frontends.tui.keys import OrderedKeys, move_focus
+from cave_tui.printable import printable_line
 from cave_tui.runtime.summary import VarInfo
 
 if TYPE_CHECKING:
@@ -65,6 +66,8 @@ def layout_columns(width: int, rows: list[VarInfo]) -> Columns:
 
 
 def cells(row: VarInfo) -> tuple[str, str, str, str, str]:
+    """The row's name, type, shape, size and preview, each one printable line (the kernel
+    chose them: an escape sequence in a name or a repr never reaches the terminal)."""
     if row.kind == "variable":
         size = human_bytes(row.size_bytes)
         preview = row.preview
@@ -73,7 +76,14 @@ def cells(row: VarInfo) -> tuple[str, str, str, str, str]:
     else:
         size = ""
         preview = row.signature or row.preview
-    return row.name, row.type_name, row.shape_text(), size, preview
+    name, type_name, shape = row.name, row.type_name, row.shape_text()
+    return (
+        printable_line(name),
+        printable_line(type_name),
+        printable_line(shape),
+        size,
+        printable_line(preview),
+    )
 
 
 class FilterInput(OrderedKeys, Input):

@@ -10,6 +10,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from cave_tui.printable import printable_line
+
 if TYPE_CHECKING:
     from textual.timer import Timer
 
@@ -103,5 +105,5 @@ class StatusLine(Static):
             parts.append(("│ ", "dim"))
             if label:
                 parts.append((label, "dim"))
-            parts.append(f"{value} ")
+            parts.append(f"{printable_line(value)} ")  # a model's or server's name
         return Content.assemble(*parts)

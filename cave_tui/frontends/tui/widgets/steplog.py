@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual.containers import VerticalGroup, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from cave_tui.agent.printable import printable
+from cave_tui.printable import plain_text, printable
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
@@ -55,13 +56,13 @@ class FoldedOutput(Static, can_focus=True):
         self.full = text
         self.folded_text, self.hidden = fold(text)
         self.expanded = False
-        super().__init__(self.folded_text, markup=False, classes=f"-{kind}")
+        super().__init__(Text(self.folded_text), classes=f"-{kind}")
 
     def action_toggle_fold(self) -> None:
         if not self.hidden:
             return
         self.expanded = not self.expanded
-        self.update(self.full if self.expanded else self.folded_text)
+        self.update(Text(self.full if self.expanded else self.folded_text))
 
     def on_click(self) -> None:
         self.action_toggle_fold()
@@ -76,7 +77,7 @@ class StepEntry(VerticalGroup):
         self.agent = agent
         self.code = code
         self.outcome = "running"
-        self.header = Static("", classes="step-header", markup=False)
+        self.header = Static("", classes="step-header")
         self.code_view = Static(self._highlight(code), classes="step-code")
         self._early: list[Static] = []  # an outcome that came before the entry was composed
         self.live: Static | None = None  # the output streamed while the cell runs
@@ -88,7 +89,7 @@ class StepEntry(VerticalGroup):
     def _highlight(code: str) -> Content:
         from textual.highlight import highlight  # pygments loads with the first cell
 
-        return highlight(code.rstrip("\n") or " ", language="python")
+        return highlight(printable(code).rstrip("\n") or " ", language="python")
 
     def compose(self) -> ComposeResult:
         yield self.header
@@ -102,7 +103,7 @@ class StepEntry(VerticalGroup):
     def _render_header(self, extra: str = "") -> None:
         who = "you" if self.agent == "user" else (self.agent or "agent")
         label = f"step {self.step} · {who}" if self.step else who
-        self.header.update(f"{label} · {self.outcome}{extra}")
+        self.header.update(plain_text(f"{label} · {self.outcome}{extra}"))  # names from the kernel
 
     def set_code(self, code: str) -> None:
         """The code changed before it ran (the user edited it)."""
@@ -121,14 +122,14 @@ class StepEntry(VerticalGroup):
         if hidden or self.live_dropped:
             shown = f"… {hidden:,} lines above …\n{shown}" if hidden else f"…\n{shown}"
         if self.live is None:
-            self.live = Static(shown, markup=False, classes="-output -live")
+            self.live = Static(Text(shown), classes="-output -live")
             self.mount(self.live)
         else:
-            self.live.update(shown)
+            self.live.update(Text(shown))
 
     def add_note(self, text: str) -> None:
         """A policy's word on this cell (a hint, a refusal, a rewind), under its output."""
-        note = Static(text, markup=False, classes="-output -note")
+        note = Static(plain_text(text), classes="-output -note")
         if self.is_mounted:
             self.mount(note)
         else:

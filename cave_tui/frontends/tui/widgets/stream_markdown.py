@@ -23,6 +23,8 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
+from cave_tui.printable import printable
+
 if TYPE_CHECKING:
     from textual.app import ComposeResult
 
@@ -35,13 +37,16 @@ class _LeftHeading(Heading):
 
 
 class ChatMarkdown(Markdown):
-    """Rich Markdown with left-aligned headings and theme-following code colours."""
+    """Rich Markdown with left-aligned headings and theme-following code colours; every
+    Markdown in the chat is drawn through it, so *markup* (an answer, a notice naming a
+    variable or a file) is passed through `printable` here: no escape sequence reaches the
+    terminal."""
 
     elements: ClassVar = {**Markdown.elements, "heading_open": _LeftHeading}
 
     def __init__(self, markup: str, dark: bool = True) -> None:
         super().__init__(
-            markup,
+            printable(markup),
             code_theme="ansi_dark" if dark else "ansi_light",
             inline_code_lexer="python",
             inline_code_theme="ansi_dark" if dark else "ansi_light",
