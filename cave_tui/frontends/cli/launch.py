@@ -16,7 +16,10 @@ import typer
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl+C stopped the start-up
 
 
-def build_model(spec: str | None, api_base: str | None, credentials: Any = None) -> Any:
+def build_model(
+    spec: str | None, api_base: str | None, credentials: Any = None, **timeouts: Any
+) -> Any:
+    """The model for *spec*; *timeouts* are the config's stream timeouts (`model_timeouts`)."""
     from cave_tui.models import model_from_spec
 
     if not spec:
@@ -29,8 +32,10 @@ def build_model(spec: str | None, api_base: str | None, credentials: Any = None)
     local = spec == "local" or spec.startswith("local:")
     try:
         if local:
-            return model_from_spec(spec, api_base=api_base, progress=_AssemblyProgress())
-        return model_from_spec(spec, api_base=api_base, credentials=credentials)
+            return model_from_spec(
+                spec, api_base=api_base, progress=_AssemblyProgress(), **timeouts
+            )
+        return model_from_spec(spec, api_base=api_base, credentials=credentials, **timeouts)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--model") from None
 
@@ -98,7 +103,7 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
     model = None
     spec = model_spec(config)
     if spec or need_model:
-        model = build_model(spec, config.api_base, credentials)
+        model = build_model(spec, config.api_base, credentials, **config.model_timeouts)
     services = AppServices(config, model=model)
     services.credentials = credentials
     notice = moved_notice(credentials)
