@@ -121,7 +121,16 @@ def open_session(
     *tasks* are asked in order once the runtime is up (the live `cave demo`).
     """
     from cave_tui.app.startup import StartupError, data_from_flags, install, needs_runtime_first
+    from cave_tui.frontends.cli.standard_streams import stdin_was_closed
 
+    if stdin_was_closed():
+        typer.echo(
+            "cave: standard input is closed, so there is nothing to read: `cave` and "
+            "`cave --plain` read what you type. To run one task without input, use "
+            "`cave run TASK`.",
+            err=True,
+        )
+        return 2
     services = services or build_services(flags, need_model=False)
     data = data_from_flags(flags)
     install(services, data)
