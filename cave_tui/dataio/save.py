@@ -173,14 +173,20 @@ def _write_delimited(obj: Any, path: Path, sep: str) -> dict[str, Any]:
     return {}
 
 
+def json_bytes(obj: Any) -> bytes:
+    """*obj* (plain JSON data) as the bytes of its `.json` file; Unsuitable if it is not."""
+    if not is_json_data(obj):
+        raise Unsuitable(f"a {type(obj).__name__} is not plain JSON data")
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
 def _write_json(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     if is_frame(obj):
         obj.to_json(path, orient="records", date_format="iso")
         return {"as": "records"}
-    if not is_json_data(obj):
-        raise Unsuitable(f"a {type(obj).__name__} is not plain JSON data")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(obj, f, ensure_ascii=False, allow_nan=False)
+    data = json_bytes(obj)
+    with open(path, "wb") as f:
+        f.write(data)
     return {}
 
 

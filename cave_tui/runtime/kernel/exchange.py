@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from cave_tui.runtime.base import Retrieved
 from cave_tui.runtime.items import Injectable
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget
 from cave_tui.runtime.kernel.injection import Payload, inject_request
@@ -66,6 +67,33 @@ class ValueExchange:
                 sup.store.note_injected(item.name)
             return error
 
+    async def inject_many(
+        self, items: list[Injectable], payloads: list[Payload]
+    ) -> list[str | None] | None:
+        """Bind *items* in the kernel in one request; per item None or why it failed. None
+        from a kernel whose agent lacks the request (attached, set up by an older cave)."""
+        sup = self._sup
+        requests, buffers = [], []
+        for item, payload in zip(items, payloads, strict=True):
+            requests.append({**inject_request(item, payload), "nbuf": len(payload[2])})
+            buffers.extend(payload[2])
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            reply = await sup.request(
+                "inject_many", {"items": requests}, buffers, what=f"injecting {len(items)} values"
+            )
+            errors = reply["data"].get("errors")
+            if not reply["data"].get("ok") or not isinstance(errors, list):
+                return None
+            if len(errors) != len(items):
+                return None
+            done = [item for item, error in zip(items, errors, strict=True) if error is None]
+            for item in done:
+                sup.injected[item.name] = item
+            sup.store.note_injected_many([item.name for item in done])
+            return [None if e is None else str(e) for e in errors]
+
     async def fetch(self, name: str) -> dict[str, Any]:
         """The kernel's encoding of *name* (KeyError if unbound, TransferError if it cannot
         come back safely)."""
@@ -85,6 +113,53 @@ class ValueExchange:
                 raise KeyError(str(data.get("error")))
             raise retrieve_error(name, str(data.get("type_name", "?")), str(data.get("error")))
         return reply
+
+    async def fetch_many(self, names: list[str]) -> list[dict[str, Any]] | None:
+        """The kernel's encodings of *names* in one request, each as `fetch` returns it but
+        with `ok` False instead of an exception; None from a kernel whose agent lacks the
+        request (attached, set up by an older cave)."""
+        sup = self._sup
+        settings = sup.settings
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            reply = await sup.request(
+                "retrieve_many",
+                {"names": names, "trusted": settings.trust_kernel, "limit": settings.json_limit},
+                what=f"retrieving {len(names)} values",
+            )
+        data, buffers = reply["data"], reply["buffers"]
+        items = data.get("items")
+        if not data.get("ok") or not isinstance(items, list) or len(items) != len(names):
+            return None
+        out, at = [], 0
+        for item in items:
+            count = int(item.get("nbuf") or 0) if isinstance(item, dict) else 0
+            out.append(
+                {
+                    "data": item if isinstance(item, dict) else {},
+                    "buffers": buffers[at : at + count],
+                }
+            )
+            at += count
+        return out
+
+    def decode_many(self, names: list[str], replies: list[dict[str, Any]]) -> list[Retrieved]:
+        """`decode` of each of *replies* (from `fetch_many`), each within its own budget."""
+        out = []
+        for name, reply in zip(names, replies, strict=True):
+            data = reply["data"]
+            try:
+                if not data.get("ok"):
+                    if data.get("error_type") == "KeyError":
+                        raise KeyError(str(data.get("error")))
+                    raise retrieve_error(
+                        name, str(data.get("type_name", "?")), str(data.get("error"))
+                    )
+                out.append(Retrieved(name, self.decode(name, reply)))
+            except (KeyError, TransferError) as exc:
+                out.append(Retrieved(name, error=exc))
+        return out
 
     def budget(self) -> DecodeBudget:
         """The bounds of one retrieve's decoding, from the settings as they are now."""
