@@ -783,14 +783,18 @@ async def load_dump(
     if inject_many is not None and rest:
         groups.append(rest)  # the runtime sends them in bounded messages, many at a time
     for group in groups:
-        if inject_many is None:
+        if inject_many is None or len(group) == 1:  # a pickle alone: unpickled once
             try:
                 await inject_variable(runtime, group[0])
                 errors: list[Exception | None] = [None]
             except Exception as exc:
                 errors = [exc]
         else:
-            errors = await inject_many(group)
+            try:
+                errors = await inject_many(group)
+            except Exception as exc:  # the kernel went away mid-way: undo the whole group too
+                bound += [v.name for v in group]
+                errors = [exc] * len(group)
         bound += [v.name for v, error in zip(group, errors, strict=True) if error is None]
         failed = next(((v, e) for v, e in zip(group, errors, strict=True) if e is not None), None)
         if failed is not None:  # the kernel could not unpickle it (or build it): undo, report
