@@ -15,7 +15,7 @@ import errno
 import io
 import os
 import sys
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 STANDARD_FDS = (0, 1, 2)
 _closed: set[int] = set()  # the standard descriptors found closed at start
@@ -76,6 +76,10 @@ class PipeSafeStream(io.TextIOBase):
 
     def writable(self) -> bool:
         return True
+
+    @property
+    def buffer(self) -> BinaryIO:  # for writers that encode themselves (prompt_toolkit)
+        return self.inner.buffer
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
