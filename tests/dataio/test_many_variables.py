@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pandas as pd
+import pytest
 
-from cave_tui.dataio import checkpoint_namespace, dump_namespace, load_dump
+from cave_tui.dataio import DataIOError, checkpoint_namespace, dump_namespace, load_dump
 from cave_tui.runtime.kernel import IPyKernelRuntime
 from cave_tui.runtime.kernel.checkpoint import CheckpointStore
 
@@ -62,6 +63,24 @@ async def test_dump_snapshot_and_load_of_many_values_take_few_round_trips(tmp_pa
         pd.testing.assert_frame_equal(
             await target.retrieve("frame"), pd.DataFrame({"a": [1, 2, 3]})
         )
+
+        # One value the kernel cannot build, in the middle of a batch: nothing is loaded.
+        await target.execute(  # (a reset would inject the loaded values again: the host's)
+            "for _n in [n for n in globals() if n[:1] == 'v' or n == 'frame']:\n"
+            "    del globals()[_n]"
+        )
+        refuse = (
+            "import _cave_kernel\n_A = type(_cave_kernel.agent)\n_real = _A.op_inject\n"
+            "def _refuse(self, data, buffers):\n"
+            "    if data['name'] == 'v300':\n        raise ValueError('cannot build it')\n"
+            "    return _real(self, data, buffers)\n_A.op_inject = _refuse\n"
+        )
+        assert (await target.execute(refuse)).success
+        with pytest.raises(DataIOError, match=r"v300 could not be restored.*nothing was loaded"):
+            await load_dump(target, tmp_path / "dump")
+        for name in ("v0", "v300", "v599", "frame"):
+            with pytest.raises(KeyError):
+                await target.retrieve(name)
     finally:
         await source.stop()
         await target.stop()
