@@ -139,10 +139,13 @@ async def _fetch_batch(runtime: Any, items: list[tuple[int, Any]]) -> list[tuple
         got = await runtime.retrieve_many([item.name for _, item in items])
     except Exception:  # the batch as a whole failed (a kernel gone…): each says why
         return [(key, item, await _retrieve(runtime, item)) for key, item in items]
-    return [
-        (key, item, _outcome(one.error, one.value))
-        for (key, item), one in zip(items, got, strict=True)
-    ]
+    out = []
+    for (key, item), one in zip(items, got, strict=True):
+        if one.error is not None and not isinstance(one.error, KeyError):
+            out.append((key, item, await _retrieve(runtime, item)))  # refused: `_retrieve`'s way
+        else:
+            out.append((key, item, _outcome(one.error, one.value)))
+    return out
 
 
 async def _retrieve_all(
