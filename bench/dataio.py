@@ -13,6 +13,10 @@ python bench/dataio.py --quick   # smaller sizes, for a smoke run
   at most 1 s; it used to rewrite every small object), a full dump (target at most 10 s),
   and a resume of a session holding them; then 600 variables through the kernel runtime
   (past its summary's cap of 500): dump, turn-end snapshot, restore into a fresh kernel.
+- 10,000 small variables in the kernel (the default runtime), as issue 29 measured them
+  (97 s to run, 73 s to resume): a full dump and a resume of a session holding them (targets
+  at most 10 s each), the snapshot after a step of 2,000 names (target at most 1 s), and
+  the real `cave run` that binds them with --dump, then `cave run --resume last`.
 Files go to a temporary folder that is deleted at the end.
 """
 
@@ -347,6 +351,95 @@ async def bench_many_in_kernel(tmp: Path, count: int) -> list[dict]:
     ]  # fmt: skip
 
 
+async def _record_in_kernel(root: Path, count: int) -> Path:
+    from cave_tui.runtime.kernel import IPyKernelRuntime
+
+    replies = [f"```python\n{small_variables(count)}\n```", "made them"]
+    agent = CaveAgent(ScriptedModel(replies), IPyKernelRuntime(), display=False)
+    recorder = SessionRecorder.create(root, title="many", agent=agent)
+    await recorder.run("make them")
+    await recorder.close()
+    await agent.runtime.stop()
+    return recorder.dir
+
+
+async def bench_many_kernel_targets(tmp: Path, count: int, step_names: int) -> list[dict]:
+    from cave_tui.runtime.kernel import IPyKernelRuntime
+
+    runtime = IPyKernelRuntime()
+    try:
+        await runtime.start()
+        await runtime.execute(small_variables(count))
+        started = time.perf_counter()
+        dumped = await dump_namespace(runtime, tmp / "k10dump")
+        dump = time.perf_counter() - started
+        assert len(dumped.saved) == count, len(dumped.saved)
+        await runtime.reset()
+        await runtime.execute(small_variables(step_names))
+        folder = tmp / "k2snap"
+        await checkpoint_namespace(runtime, folder, changed=None, resave_below=STEP_DIGEST_BELOW)
+        steps = []
+        for i in range(3):
+            await runtime.execute(f"v{i}.append({i})")  # a step that changed one name
+            started = time.perf_counter()
+            snap = await checkpoint_namespace(
+                runtime, folder, changed={f"v{i}"}, resave_below=STEP_DIGEST_BELOW
+            )
+            steps.append(time.perf_counter() - started)
+            assert snap.written == [f"v{i}"], snap.written
+    finally:
+        await runtime.stop()
+    session = await _record_in_kernel(tmp / "k10sessions", count)
+    fresh = CaveAgent(ScriptedModel([]), IPyKernelRuntime(), display=False)
+    try:
+        started = time.perf_counter()
+        result = await resume_session(session, fresh)
+        resume = time.perf_counter() - started
+        assert len(result.restored) == count, len(result.restored)
+        await result.recorder.close()
+    finally:
+        await fresh.runtime.stop()
+    step = statistics.median(steps)
+    return [
+        {"metric": f"kernel: full dump of {count:,} small variables", "value": dump,
+         "unit": "s", "target": "<= 10", "ok": dump <= 10},
+        {"metric": f"kernel: resume of a session holding {count:,} small variables",
+         "value": resume, "unit": "s", "target": "<= 10", "ok": resume <= 10},
+        {"metric": f"kernel: snapshot after a step, {step_names:,} names, 1 changed",
+         "value": step, "unit": "s", "target": "<= 1.0", "ok": step <= 1.0},
+    ]  # fmt: skip
+
+
+def bench_many_cave_run(tmp: Path, count: int) -> list[dict]:
+    """The real command line, as the issue ran it (figures, no targets: they include start-up)."""
+    import subprocess
+
+    import yaml
+
+    cave = str(Path(sys.executable).with_name("cave"))
+    work = tmp / "cave-run"
+    work.mkdir()
+    bind = f"```python\nfor i in range({count}):\n    globals()[f'v{{i}}'] = i\n```"
+    (work / "bind.yaml").write_text(yaml.safe_dump([bind, "Done."]))
+    (work / "again.yaml").write_text(yaml.safe_dump(["Fine."]))
+    env = {**os.environ, "CAVE_CONFIG_DIR": str(work / "config"), "CAVE_LOCAL_MODEL": "off"}
+    rows = []
+    for label, args in (
+        (f"cave run: bind {count:,} variables, --dump", ["--model", "scripted:bind.yaml",
+                                                           "--dump", "out", "bind"]),
+        ("cave run --resume last (restores them)", ["--model", "scripted:again.yaml",
+                                                     "--resume", "last", "again"]),
+    ):  # fmt: skip
+        started = time.perf_counter()
+        done = subprocess.run(
+            [cave, "run", "--policy", "trusted", *args], cwd=work, env=env, capture_output=True
+        )
+        took = time.perf_counter() - started
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
+        rows.append({"metric": label, "value": took, "unit": "s"})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -365,6 +458,8 @@ def main() -> None:
         rows += [
             *asyncio.run(bench_many_in_process(tmp, 10_000, 3 if args.quick else 5)),
             *asyncio.run(bench_many_in_kernel(tmp, 600)),
+            *asyncio.run(bench_many_kernel_targets(tmp, 10_000, 2_000)),
+            *bench_many_cave_run(tmp, 10_000),
         ]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from cave_tui.models.base import FIRST_TOKEN_TIMEOUT, STREAM_IDLE_TIMEOUT
 from cave_tui.security.policies import POLICIES
 
 APP_NAME = "cave"
@@ -77,6 +78,8 @@ class Config:
     max_steps: int = 10
     policies: str = "guided"  # the agent's aids: a preset or a spec (docs/policies.md)
     cell_timeout: float = DEFAULT_CELL_TIMEOUT  # seconds a cell may run; 0: no limit
+    first_token_timeout: float = FIRST_TOKEN_TIMEOUT  # request -> first text, seconds; 0: none
+    stream_idle_timeout: float = STREAM_IDLE_TIMEOUT  # between a reply's chunks, seconds; 0: none
     keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys
     # Where each value came from ("default", "file", "env", "flag"), and what was wrong.
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -94,6 +97,14 @@ class Config:
     def uses_kernel(self) -> bool:
         """Code runs in a kernel: asked for, or implied by the sandbox."""
         return self.kernel or self.sandbox
+
+    @property
+    def model_timeouts(self) -> dict[str, float]:
+        """The stream timeouts as `LiteLLMModel` (and the embedded model) take them."""
+        return {
+            "first_token_timeout": self.first_token_timeout,
+            "stream_idle_timeout": self.stream_idle_timeout,
+        }
 
     @property
     def cell_time_limit(self) -> float | None:
@@ -117,6 +128,8 @@ SETTINGS = (
     "max_steps",
     "policies",
     "cell_timeout",
+    "first_token_timeout",
+    "stream_idle_timeout",
 )
 AGENT_SETTINGS = ("policies", "max_steps")  # also read from the file's [agent] table
 # The file's [kernel] table: its key -> the setting (`kernel = true` at the top level and a
@@ -181,7 +194,7 @@ def _coerce(name: str, value: Any) -> Any:
         if number < 1:
             raise ValueError(f"max_steps must be at least 1, not {number}")
         return number
-    if name == "cell_timeout":
+    if name in ("cell_timeout", "first_token_timeout", "stream_idle_timeout"):
         return _seconds(name, value)
     raise ValueError(f"unknown setting {name!r}")
 

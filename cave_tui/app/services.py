@@ -318,7 +318,10 @@ class AppServices:
         from cave_tui.models import model_from_spec
 
         model = model_from_spec(  # ValueError on bad specs
-            spec, api_base=self.config.api_base, credentials=self.credentials
+            spec,
+            api_base=self.config.api_base,
+            credentials=self.credentials,
+            **self.config.model_timeouts,
         )
         self.model = model
         self.config.model = spec

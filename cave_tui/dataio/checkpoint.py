@@ -28,7 +28,7 @@ from cave_tui.dataio.dump import (
     _not_saved,
     _read_manifest_file,
     _Refused,
-    _retrieve,
+    _retrieve_all,
     _Writer,
     given_of,
 )
@@ -114,17 +114,20 @@ async def checkpoint_namespace(
     result.definitions = plan.definitions
     writer = _Writer(folder, sync)
     entries: dict[str, dict[str, Any]] = {}
+    to_fetch: list[tuple[int, Any]] = []
+    for i, item in enumerate(plan.values):
+        prev = old.get(item.name)
+        if prev is not None and _unchanged(item, prev, changed_set, folder):
+            entries[item.name] = _described(dict(prev), item, plan.descriptions)
+            continue
+        last = refused.get(item.name)
+        if prev is None and last is not None and _refused_again(item, last, changed_set):
+            result.skipped.append(last)  # refused last time, and unchanged since
+            continue
+        to_fetch.append((i, item))
     try:
-        for i, item in enumerate(plan.values):
+        async for i, item, obj in _retrieve_all(runtime, to_fetch):
             prev = old.get(item.name)
-            if prev is not None and _unchanged(item, prev, changed_set, folder):
-                entries[item.name] = _described(dict(prev), item, plan.descriptions)
-                continue
-            last = refused.get(item.name)
-            if prev is None and last is not None and _refused_again(item, last, changed_set):
-                result.skipped.append(last)  # refused last time, and unchanged since
-                continue
-            obj = await _retrieve(runtime, item)
             if isinstance(obj, _Refused):
                 if prev is not None and not obj.kept:
                     entries[item.name] = prev  # not reached (a kernel gone…): the last value stands

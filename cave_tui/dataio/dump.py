@@ -24,7 +24,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import AsyncIterator, Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -141,6 +141,60 @@ def _is_kernel_pickle(obj: Any) -> bool:
     from cave_tui.runtime.items import Pickled
 
     return isinstance(getattr(obj, "pickled", None), Pickled)
+
+
+FETCH_COUNT = 256  # small values asked of the runtime per round trip (`retrieve_many`)
+FETCH_BYTES = 8 << 20
+
+
+def _outcome(exc: Exception | None, value: Any) -> Any:
+    """`_retrieve`'s answer for a value or the error retrieving it raised."""
+    if exc is None:
+        return value
+    if isinstance(exc, KeyError):
+        return _GONE
+    return _Refused(getattr(exc, "detail", None) or str(exc), isinstance(exc, TypeError))
+
+
+async def _fetch_batch(runtime: Any, items: list[tuple[int, Any]]) -> list[tuple[int, Any, Any]]:
+    if not items:
+        return []
+    try:
+        got = await runtime.retrieve_many([item.name for _, item in items])
+    except Exception:  # the batch as a whole failed (a kernel gone…): each says why
+        return [(key, item, await _retrieve(runtime, item)) for key, item in items]
+    out = []
+    for (key, item), one in zip(items, got, strict=True):
+        if one.error is not None and not isinstance(one.error, KeyError):
+            out.append((key, item, await _retrieve(runtime, item)))  # refused: `_retrieve`'s way
+        else:
+            out.append((key, item, _outcome(one.error, one.value)))
+    return out
+
+
+async def _retrieve_all(
+    runtime: Any, items: list[tuple[int, Any]]
+) -> AsyncIterator[tuple[int, Any, Any]]:
+    """(key, item, `_retrieve`'s answer) for each of *items*, in order. Values known to be
+    small (a digest gave their size) come in batches from a runtime with `retrieve_many`:
+    one round trip to a kernel for up to FETCH_COUNT of them, not one each."""
+    many = getattr(runtime, "retrieve_many", None) is not None
+    pending: list[tuple[int, Any]] = []
+    weight = 0
+    for key, item in items:
+        small = many and item.size is not None and item.size < SMALL_WRITE
+        if small:
+            pending.append((key, item))
+            weight += item.size
+            if len(pending) < FETCH_COUNT and weight < FETCH_BYTES:
+                continue
+        for got in await _fetch_batch(runtime, pending):
+            yield got
+        pending, weight = [], 0
+        if not small:
+            yield key, item, await _retrieve(runtime, item)
+    for got in await _fetch_batch(runtime, pending):
+        yield got
 
 
 def _not_saved(item: Any, error: str) -> dict[str, Any]:
@@ -536,10 +590,9 @@ async def _dump_locked(
         result.modules, result.skipped = plan.modules, plan.skipped
         result.definitions = plan.definitions
         used: set[str] = set()
-        for i, item in enumerate(plan.values):
+        async for i, item, obj in _retrieve_all(runtime, list(enumerate(plan.values))):
             if progress is not None:
                 progress(Progress(i, len(plan.values), "variables", "writing", str(target)))
-            obj = await _retrieve(runtime, item)
             if isinstance(obj, _Refused):
                 result.skipped.append(obj.entry(item))
             elif obj is not _GONE:
@@ -923,27 +976,50 @@ async def load_dump(
     )
     # Pickles first: the kernel may still fail to unpickle one, and nothing else is bound yet.
     order = sorted(dump.values, key=lambda n: not isinstance(dump.values[n], Pickled))
-    bound: list[str] = []
+    variables = []
     for name in order:
         variable = Variable(name, dump.values[name], dump.descriptions.get(name))
         variable.made_by_model = dump.given is not None and name not in dump.given
-        try:
-            await inject_variable(runtime, variable)
-        except Exception as exc:  # the kernel could not unpickle it: undo, report
-            if partial:
-                reason = f"could not be restored ({exc})"
-                dump.not_restored.append({"name": name, "reason": reason})
-                del dump.values[name]
-                dump.names.remove(name)
-                continue
+        variables.append(variable)
+    bound: list[str] = []
+    inject_many = getattr(runtime, "ainject_many", None)
+    pickles = [v for v in variables if isinstance(v.value, Pickled)]
+    rest = variables[len(pickles) :]
+    groups = [[v] for v in pickles] if inject_many is not None else [[v] for v in variables]
+    if inject_many is not None and rest:
+        groups.append(rest)  # the runtime sends them in bounded messages, many at a time
+    for group in groups:
+        if inject_many is None or len(group) == 1:  # a pickle alone: unpickled once
+            try:
+                await inject_variable(runtime, group[0])
+                errors: list[Exception | None] = [None]
+            except Exception as exc:
+                errors = [exc]
+        else:
+            try:
+                errors = await inject_many(group)
+            except Exception as exc:  # the kernel went away mid-way: undo the whole group too
+                bound += [v.name for v in group]
+                errors = [exc] * len(group)
+        bound += [v.name for v, error in zip(group, errors, strict=True) if error is None]
+        if partial:  # a session's own snapshot: what could not be restored is named
+            for variable, error in zip(group, errors, strict=True):
+                if error is not None:
+                    reason = f"could not be restored ({error})"
+                    dump.not_restored.append({"name": variable.name, "reason": reason})
+                    del dump.values[variable.name]
+                    dump.names.remove(variable.name)
+            continue
+        failed = next(((v, e) for v, e in zip(group, errors, strict=True) if e is not None), None)
+        if failed is not None:  # the kernel could not unpickle it (or build it): undo, report
             for done in bound:
                 with contextlib.suppress(Exception):
                     await runtime.delete(done)
             raise DataIOError(
-                f"dump {dump.directory}: {name} could not be restored ({exc}); nothing was loaded",
+                f"dump {dump.directory}: {failed[0].name} could not be restored ({failed[1]}); "
+                "nothing was loaded",
                 path=dump.directory,
             ) from None
-        bound.append(name)
     for module in dump.modules:
         name, target = module["name"], module["module"]
         code = f"import {target}" if name == target else f"import {target} as {name}"

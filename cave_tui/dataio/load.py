@@ -93,6 +93,9 @@ def file_sha256(path: str | Path, monitor: Monitor | None = None) -> str:
     return digest.hexdigest()
 
 
+HASH_INLINE_BELOW = 1 << 20  # files smaller than this are hashed after the parse, no thread
+
+
 class _BackgroundHash:
     """Hash a file on its own thread (hashlib releases the GIL) while it is parsed."""
 
@@ -540,7 +543,13 @@ def load_file(
     background = compute_sha256 == "background"
     # Hashing beside the parser shortens a load that waits for both; in the background
     # it starts once the value is ready, so it does not compete with the parser's threads.
-    hasher = _BackgroundHash(p, Monitor()) if compute_sha256 and not background else None
+    # A small file is hashed after the parse, here: a thread each would cost more (a dump
+    # of 10,000 small variables).
+    size = p.stat().st_size
+    inline = bool(compute_sha256) and not background and size < HASH_INLINE_BELOW
+    hasher = (
+        _BackgroundHash(p, Monitor()) if compute_sha256 and not background and not inline else None
+    )
     try:
         if parquet_as_file and fmt_obj.name == "parquet":
             value: Any = _read_value(p, fmt_obj, monitor, trust, encoding, _parquet_file)
@@ -553,6 +562,8 @@ def load_file(
     if background:
         hasher = _BackgroundHash(p, Monitor())
     sha = hasher.result() if hasher is not None and not background else None
+    if inline:
+        sha = hashlib.sha256(p.read_bytes()).hexdigest()
     return Loaded(
         value=value,
         path=p,

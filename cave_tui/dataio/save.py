@@ -251,15 +251,21 @@ def _write_delimited(obj: Any, path: Path, sep: str, label: str) -> dict[str, An
     return restore
 
 
+def json_bytes(obj: Any) -> bytes:
+    """*obj* (plain JSON data) as the bytes of its `.json` file; Unsuitable if it is not."""
+    if not is_json_data(obj):
+        raise Unsuitable(f"a {type(obj).__name__} is not plain JSON data")
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
 def _write_json(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     if is_frame(obj) or is_series(obj) or is_arrow_table(obj):
         frame, restore = _flat_table(obj, "JSON")
         frame.to_json(path, orient="records", date_format="iso")
         return {**restore, "as": "records"}
-    if not is_json_data(obj):
-        raise Unsuitable(f"a {type(obj).__name__} is not plain JSON data")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(obj, f, ensure_ascii=False, allow_nan=False)
+    data = json_bytes(obj)
+    with open(path, "wb") as f:
+        f.write(data)
     return {}
 
 

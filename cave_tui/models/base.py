@@ -19,6 +19,11 @@ from typing import Any
 
 Message = dict[str, Any]  # OpenAI chat format: {"role": ..., "content": ...}
 
+# How long a streamed reply may keep us waiting (docs/models.md says why these values):
+FIRST_TOKEN_TIMEOUT = 600.0  # request sent -> first text (a local model reads a long prompt)
+STREAM_IDLE_TIMEOUT = 60.0  # one chunk -> the next, once the reply has begun
+STALL_RETRIES = 1  # a reply that stalls mid-stream is asked again this many times at most
+
 
 @dataclass
 class Usage:
@@ -157,6 +162,17 @@ class ModelError(RuntimeError):
 
 
 _KINDS = frozenset(k.value for k in ErrorKind)
+
+
+class StreamStalledError(ModelError):
+    """The server sent nothing for *waited* seconds: before the first token (`first`), or
+    between two chunks of a reply it had begun. Transient, but retried only a bounded number
+    of times (a stalled server tends to stall again)."""
+
+    def __init__(self, message: str, *, waited: float, first: bool) -> None:
+        super().__init__(message, kind=ErrorKind.TRANSIENT)
+        self.waited = waited
+        self.first = first
 
 
 class ContextOverflowError(ModelError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import time
 from collections.abc import AsyncIterator
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -18,6 +19,9 @@ from typing import Any
 from tenacity import RetryCallState, Retrying, wait_exponential_jitter
 
 from cave_tui.models.base import (
+    FIRST_TOKEN_TIMEOUT,
+    STALL_RETRIES,
+    STREAM_IDLE_TIMEOUT,
     Completion,
     ErrorKind,
     Message,
@@ -25,6 +29,7 @@ from cave_tui.models.base import (
     ModelError,
     RetryNotice,
     StreamItem,
+    StreamStalledError,
     TextDelta,
     Usage,
 )
@@ -33,6 +38,7 @@ from cave_tui.models.failures import CallTarget, classify, provider_target
 from cave_tui.models.tokens import count_messages, count_text
 
 MAX_RETRY_AFTER = 60.0
+CLOSE_TIMEOUT = 5.0  # closing a stalled stream's connection
 
 
 def import_litellm() -> Any:
@@ -105,6 +111,12 @@ class LiteLLMModel(Model):
     `api_base=` is the same as `base_url=` (litellm's name; cave's callers use it).
     `credentials=` (the app's, taken out of the environment) supply the key litellm would
     have read from the environment, per call; without them litellm reads the environment.
+
+    A streamed reply must bring its first text within `first_token_timeout` seconds of the
+    request (default: `request_timeout`) and each later chunk within `stream_idle_timeout`
+    of the one before (0 or None: no limit); a stall raises `StreamStalledError`. A reply
+    that stalls mid-stream is asked again at most `stall_retries` times; a first-token stall
+    is not (the same prompt would keep the server as long again).
     """
 
     def __init__(
@@ -118,8 +130,11 @@ class LiteLLMModel(Model):
         max_retries: int = 5,
         retry_initial: float = 0.5,
         retry_max: float = 8.0,
-        request_timeout: float = 600.0,
+        request_timeout: float = FIRST_TOKEN_TIMEOUT,
         credentials: Credentials | None = None,
+        first_token_timeout: float | None = None,
+        stream_idle_timeout: float | None = STREAM_IDLE_TIMEOUT,
+        stall_retries: int = STALL_RETRIES,
         **litellm_kwargs: Any,
     ) -> None:
         if base_url is not None and api_base is not None and base_url != api_base:
@@ -132,6 +147,11 @@ class LiteLLMModel(Model):
         self.use_stream = stream
         self.max_retries = max_retries
         self.request_timeout = request_timeout
+        self.first_token_timeout = (
+            request_timeout if first_token_timeout is None else first_token_timeout
+        )
+        self.stream_idle_timeout = stream_idle_timeout
+        self.stall_retries = stall_retries
         self.litellm_kwargs = self.kwargs = litellm_kwargs  # `kwargs`: upstream's name
         self._wait = wait_exponential_jitter(
             multiplier=retry_initial, max=retry_max, jitter=retry_initial
@@ -145,7 +165,8 @@ class LiteLLMModel(Model):
             "model": self.litellm_model,
             "messages": messages,
             "stream": stream,
-            "timeout": self.request_timeout,
+            # The HTTP client's own limit: never shorter than the first token's wait.
+            "timeout": max(self.request_timeout, self.first_token_timeout or 0.0),
             # Retries are ours alone: switch off litellm's and the OpenAI client's.
             "num_retries": 0,
             "max_retries": 0,
@@ -211,13 +232,13 @@ class LiteLLMModel(Model):
         (a missing or refused key, a refused connection, an unknown host or model, 404)."""
         litellm = import_litellm()
         target = self._target(litellm)
-        attempt = 0
+        attempt = stalls = 0
         while True:
             attempt += 1
             emitted = False
             try:
                 if self.use_stream:
-                    async for item in self._stream_once(litellm, messages, kwargs):
+                    async for item in self._stream_once(litellm, messages, kwargs, target):
                         if isinstance(item, TextDelta):
                             emitted = True
                         yield item
@@ -229,6 +250,10 @@ class LiteLLMModel(Model):
                 raise
             except Exception as exc:
                 error = classify(exc, target)
+                if isinstance(error, StreamStalledError):
+                    stalls += 1
+                    if error.first or stalls > self.stall_retries:
+                        raise error from exc
                 if error.kind != ErrorKind.TRANSIENT or attempt > self.max_retries:
                     if error.kind == ErrorKind.TRANSIENT:
                         error = ModelError(
@@ -243,15 +268,64 @@ class LiteLLMModel(Model):
                 )
                 await asyncio.sleep(delay)
 
+    def _stalled(self, target: CallTarget, waited: float, first: bool) -> StreamStalledError:
+        where = f"{target.model or self.model_id} at {target.where}"
+        if first:
+            return StreamStalledError(
+                f"{where} sent no reply within {waited:g} s of the request (first-token "
+                "timeout; a local model reading a long prompt may need more: "
+                "--first-token-timeout)",
+                waited=waited,
+                first=True,
+            )
+        return StreamStalledError(
+            f"{where} stopped sending mid-reply: nothing for {waited:g} s (stream idle "
+            "timeout: --stream-idle-timeout)",
+            waited=waited,
+            first=False,
+        )
+
+    async def _within(self, step: Any, limit: float | None, target: CallTarget, first: bool) -> Any:
+        """Await *step*, raising `StreamStalledError` when it takes over *limit* seconds."""
+        if limit is None:
+            return await step
+        try:
+            return await asyncio.wait_for(step, max(limit, 0.0))
+        except TimeoutError:
+            waited = self.first_token_timeout if first and self.first_token_timeout else limit
+            raise self._stalled(target, waited, first) from None
+
     async def _stream_once(
-        self, litellm: Any, messages: list[Message], extra: dict[str, Any]
+        self,
+        litellm: Any,
+        messages: list[Message],
+        extra: dict[str, Any],
+        target: CallTarget | None = None,
     ) -> AsyncIterator[StreamItem]:
-        response = await litellm.acompletion(**self._request(messages, True, extra))
+        target = target or CallTarget(self.model_id, self.api_base)
+        first_by = time.monotonic() + (self.first_token_timeout or 0.0)
+
+        def first_left() -> float | None:
+            return first_by - time.monotonic() if self.first_token_timeout else None
+
+        request = litellm.acompletion(**self._request(messages, True, extra))
+        response = await self._within(request, first_left(), target, True)
         finish: str | None = None
         usage: Usage | None = None
         parts: list[str] = []
+        chunks = response.__aiter__()
         try:
-            async for chunk in response:
+            while True:
+                begun = bool(parts)
+                limit = (self.stream_idle_timeout or None) if begun else first_left()
+                try:
+                    chunk = await self._within(chunks.__anext__(), limit, target, not begun)
+                except StopAsyncIteration:
+                    break
+                except StreamStalledError:
+                    if finish is not None:
+                        break  # finished; only the usage chunk or the close is late
+                    raise
                 choices = getattr(chunk, "choices", None) or []
                 if choices:
                     choice = choices[0]
@@ -271,7 +345,7 @@ class LiteLLMModel(Model):
             close = getattr(response, "aclose", None)
             if close is not None:
                 try:
-                    await close()
+                    await asyncio.wait_for(close(), CLOSE_TIMEOUT)
                 except Exception:
                     pass
         if finish is None:

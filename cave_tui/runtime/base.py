@@ -170,6 +170,16 @@ def _accepts_on_output(execute: Callable[..., Any]) -> bool:
     )
 
 
+@dataclass
+class Retrieved:
+    """One name of `Runtime.retrieve_many`: its value, or the error `retrieve` raised for it
+    (KeyError: not bound; a TypeError: the runtime keeps it to itself)."""
+
+    name: str
+    value: object = None
+    error: Exception | None = None
+
+
 class RuntimeBusyError(RuntimeError):
     """A previous cell is still running and could not be stopped."""
 
@@ -385,6 +395,17 @@ class Runtime(ABC):
     @abstractmethod
     async def retrieve(self, name: str) -> Any:
         """Return the live object bound to *name*; KeyError if there is none."""
+
+    async def retrieve_many(self, names: list[str]) -> list[Retrieved]:
+        """`retrieve` of each of *names*, in order, an error kept per name (a runtime in
+        another process fetches them in one round trip)."""
+        out = []
+        for name in names:
+            try:
+                out.append(Retrieved(name, await self.retrieve(name)))
+            except Exception as exc:
+                out.append(Retrieved(name, error=exc))
+        return out
 
     async def detail(self, name: str) -> Detail:
         """The detail view of *name* (bounded cost), computed where the object lives."""

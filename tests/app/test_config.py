@@ -179,3 +179,18 @@ def test_workdir_from_the_kernel_table_the_top_level_env_and_flags(tmp_path):
     assert config.workdir is None and "workdir 'nope' does not exist" in config.warnings[0]
     assert load_config(environ={"CAVE_WORKDIR": "w"}).source("workdir") == "env"
     assert save_setting("workdir", str(tmp_path / "w")).read_text().count("[kernel]") == 1
+
+
+def test_the_model_stream_timeouts_are_settings_that_reach_the_model(monkeypatch):
+    assert Config().first_token_timeout == 600 and Config().stream_idle_timeout == 60
+    write("stream_idle_timeout = 30\n")
+    assert load_config().stream_idle_timeout == 30
+    monkeypatch.setenv("CAVE_FIRST_TOKEN_TIMEOUT", "900")
+    config = load_config({"stream_idle_timeout": 5})
+    assert config.model_timeouts == {"first_token_timeout": 900, "stream_idle_timeout": 5}
+    config = load_config({"stream_idle_timeout": -1})
+    assert "stream_idle_timeout must be 0 (no limit)" in config.warnings[0]
+    from cave_tui.models import model_from_spec
+
+    model = model_from_spec("openai/m", api_base="http://127.0.0.1:9/v1", **config.model_timeouts)
+    assert (model.first_token_timeout, model.stream_idle_timeout) == (900, 30)

@@ -104,6 +104,16 @@ async def test_ainject_refuses_before_sending(kernel) -> None:
     assert "arr" not in await kernel.names()
 
 
+async def test_ainject_many_refuses_what_does_not_fit_and_sends_the_rest(kernel) -> None:
+    """The batched path (loads of many values) sizes each value before a byte is sent."""
+    items = [Variable("fits", [1, 2, 3]), Variable("arr", np.ones(6_000_000))]
+    errors = await asyncio.wait_for(kernel.ainject_many(items), 30)
+    assert errors[0] is None
+    assert isinstance(errors[1], KernelOutOfMemory) and str(errors[1]).startswith(REFUSED)
+    names = await kernel.names()
+    assert "fits" in names and "arr" not in names
+
+
 async def test_load_sizes_the_dump_before_decoding(kernel, files, tmp_path) -> None:
     """A valid dump holding a tiny parquet of zeros that decodes to 320 MB."""
     source = IPythonRuntime(memory_limit=None)

@@ -4,6 +4,10 @@ Each request takes the next behaviour from a queue:
   ("reply", text, finish_reason, usage)   a normal answer, streamed or not as asked
   ("status", code, headers, body)          an HTTP error (429 with Retry-After, 500, …)
   ("drop",)                                 headers sent, then the connection is cut
+  ("stall", pieces)                         headers and *pieces* text chunks sent, then
+                                            nothing (the connection held open until the
+                                            server closes); pieces=0: no first token
+`delay_first` holds back every streamed reply's first chunk (seconds).
 Every request body is recorded in `.requests`, its headers (lower-cased names) in `.headers`.
 """
 
@@ -44,6 +48,17 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header(k, v)
             self.end_headers()
             self.wfile.write(data)
+            return
+        if kind == "stall":
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            for i in range(behaviour[1]):
+                self._write_chunk(f"data: {json.dumps(_chunk(f'part{i} ', None))}\n\n".encode())
+            self.wfile.flush()
+            self.server.closing.wait()
+            self.close_connection = True
             return
         if kind == "drop":
             if body.get("stream"):
@@ -88,6 +103,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
         pieces = [text[i : i + 7] for i in range(0, len(text), 7)] or [""]
+        self.wfile.flush()
+        time.sleep(self.server.delay_first)
         for i, piece in enumerate(pieces):
             last = i == len(pieces) - 1
             chunk = _chunk(piece, finish if last else None)
@@ -129,6 +146,8 @@ class ScriptedOpenAIServer(ThreadingHTTPServer):
         self.script: deque[tuple[Any, ...]] = deque()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.delay_first = 0.0  # seconds before a streamed reply's first chunk
+        self.closing = threading.Event()  # set on exit: stalled replies end
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
     @property
@@ -140,5 +159,6 @@ class ScriptedOpenAIServer(ThreadingHTTPServer):
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.closing.set()
         self.shutdown()
         self.server_close()

@@ -128,3 +128,65 @@ async def test_extra_kwargs_reach_the_server(server):
     )
     await model.complete([{"role": "user", "content": "hi"}])
     assert server.requests[0]["temperature"] == 0 and server.requests[0]["max_tokens"] == 33
+
+
+async def test_a_stream_that_stalls_mid_reply_ends_with_a_clear_error(server):
+    """Chunks, then silence: the idle timeout ends it, retried once, naming model and URL."""
+    import time
+
+    from cave_tui.models.base import StreamStalledError
+
+    server.script.extend([("stall", 3), ("stall", 2)])
+    model = LiteLLMModel(
+        "openai/test-model",
+        api_key="local",
+        api_base=server.base_url,
+        first_token_timeout=30,  # the first token is quick here: only the idle limit is hit
+        stream_idle_timeout=0.5,
+        retry_initial=0.01,
+        retry_max=0.02,
+    )
+    started = time.monotonic()
+    with pytest.raises(StreamStalledError) as caught:
+        await model.complete([{"role": "user", "content": "hi"}])
+    assert time.monotonic() - started < 10
+    message = str(caught.value)
+    assert "openai/test-model" in message and server.base_url in message
+    assert "mid-reply" in message and "0.5 s" in message
+    assert len(server.requests) == 2  # one retry of a stalled stream, then it gives up
+
+
+async def test_no_first_token_ends_at_the_first_token_timeout_without_retry(server):
+    import time
+
+    from cave_tui.models.base import StreamStalledError
+
+    server.script.extend([("stall", 0), ("reply", "late", "stop", U1)])
+    model = LiteLLMModel(
+        "openai/test-model",
+        api_key="local",
+        api_base=server.base_url,
+        first_token_timeout=0.5,
+        stream_idle_timeout=30,
+    )
+    started = time.monotonic()
+    with pytest.raises(StreamStalledError, match=r"no reply within 0.5 s") as caught:
+        await model.complete([{"role": "user", "content": "hi"}])
+    assert time.monotonic() - started < 10
+    assert caught.value.first and server.base_url in str(caught.value)
+    assert len(server.requests) == 1
+
+
+async def test_a_slow_first_token_within_its_limit_is_not_cut_by_the_idle_limit(server):
+    """The idle limit starts with the first text: a long wait for it is the first token's."""
+    server.script.append(("reply", "hello there", "stop", U1))
+    server.delay_first = 0.8  # before the first chunk
+    model = LiteLLMModel(
+        "openai/test-model",
+        api_key="local",
+        api_base=server.base_url,
+        first_token_timeout=20,
+        stream_idle_timeout=0.3,
+    )
+    text, completion = await model.complete([{"role": "user", "content": "hi"}])
+    assert text == "hello there" and completion.finish_reason == "stop"

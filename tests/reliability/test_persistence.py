@@ -123,13 +123,18 @@ async def test_kernel_snapshots_write_only_what_changed_and_name_what_they_canno
         assert "does not come back from the kernel safely" in first.summary()
 
         fetched: list[str] = []
-        retrieve = runtime.retrieve
+        retrieve, retrieve_many = runtime.retrieve, runtime.retrieve_many
 
         async def counted(name):
             fetched.append(name)
             return await retrieve(name)
 
+        async def counted_many(names):  # small values come many per round trip
+            fetched.extend(names)
+            return await retrieve_many(names)
+
         runtime.retrieve = counted  # type: ignore[method-assign]
+        runtime.retrieve_many = counted_many  # type: ignore[method-assign]
         await runtime.execute("grow(rows)")  # in place, through a function: not reported
         second = await checkpoint_namespace(runtime, folder, changed=set())
         assert second.written == ["rows"] and fetched == ["rows"]

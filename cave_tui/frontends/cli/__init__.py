@@ -11,6 +11,9 @@ import sys
 
 def main() -> None:
     """The `cave` command."""
+    from cave_tui.frontends.cli.standard_streams import prepare_standard_streams
+
+    prepare_standard_streams()  # closed descriptors, and a reader that goes away
     if sys.argv[1:] == ["--version"]:
         from cave_tui import __version__
 

@@ -18,7 +18,10 @@ from cave_tui.printable import printable
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl+C stopped the start-up
 
 
-def build_model(spec: str | None, api_base: str | None, credentials: Any = None) -> Any:
+def build_model(
+    spec: str | None, api_base: str | None, credentials: Any = None, **timeouts: Any
+) -> Any:
+    """The model for *spec*; *timeouts* are the config's stream timeouts (`model_timeouts`)."""
     from cave_tui.models import model_from_spec
 
     if not spec:
@@ -31,8 +34,10 @@ def build_model(spec: str | None, api_base: str | None, credentials: Any = None)
     local = spec == "local" or spec.startswith("local:")
     try:
         if local:
-            return model_from_spec(spec, api_base=api_base, progress=_AssemblyProgress())
-        return model_from_spec(spec, api_base=api_base, credentials=credentials)
+            return model_from_spec(
+                spec, api_base=api_base, progress=_AssemblyProgress(), **timeouts
+            )
+        return model_from_spec(spec, api_base=api_base, credentials=credentials, **timeouts)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--model") from None
 
@@ -107,7 +112,7 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
     model = None
     spec = model_spec(config)
     if spec or need_model:
-        model = build_model(spec, config.api_base, credentials)
+        model = build_model(spec, config.api_base, credentials, **config.model_timeouts)
     services = AppServices(config, model=model)
     services.credentials = credentials
     notice = moved_notice(credentials)
@@ -125,7 +130,16 @@ def open_session(
     *tasks* are asked in order once the runtime is up (the live `cave demo`).
     """
     from cave_tui.app.startup import StartupError, data_from_flags, install, needs_runtime_first
+    from cave_tui.frontends.cli.standard_streams import stdin_was_closed
 
+    if stdin_was_closed():
+        typer.echo(
+            "cave: standard input is closed, so there is nothing to read: `cave` and "
+            "`cave --plain` read what you type. To run one task without input, use "
+            "`cave run TASK`.",
+            err=True,
+        )
+        return 2
     services = services or build_services(flags, need_model=False)
     data = data_from_flags(flags)
     install(services, data)

@@ -87,6 +87,16 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
         "Stop a cell that runs longer than SECONDS (0: no limit) [300].",
         float,
     ),
+    "first_token_timeout": (
+        ("--first-token-timeout",),
+        "Give up on a model that sends no reply within SECONDS of the request (0: no limit) [600].",
+        float,
+    ),
+    "stream_idle_timeout": (
+        ("--stream-idle-timeout",),
+        "Give up on a model reply that stops for SECONDS mid-stream (0: no limit) [60].",
+        float,
+    ),
     "plain": (("--plain",), "Line-mode REPL (prompt_toolkit) instead of the app.", bool),
     # data and sessions, wired by cave_tui.app.startup
     "inject": (
@@ -116,6 +126,8 @@ APP_OPTIONS = (
     "max_steps",
     "policies",
     "cell_timeout",
+    "first_token_timeout",
+    "stream_idle_timeout",
     "plain",
     "inject",
     "load",
@@ -146,6 +158,8 @@ SkillsOpt = Annotated[str | None, _opt("skills")]
 MaxStepsOpt = Annotated[int | None, _opt("max_steps")]
 PoliciesOpt = Annotated[str | None, _opt("policies")]
 CellTimeoutOpt = Annotated[float | None, _opt("cell_timeout")]
+FirstTokenTimeoutOpt = Annotated[float | None, _opt("first_token_timeout")]
+StreamIdleTimeoutOpt = Annotated[float | None, _opt("stream_idle_timeout")]
 ThemeOpt = Annotated[str | None, _opt("theme")]
 RunSkillsOpt = Annotated[
     list[str] | None,
@@ -224,6 +238,8 @@ def root(
     max_steps: MaxStepsOpt = None,
     policies: PoliciesOpt = None,
     cell_timeout: CellTimeoutOpt = None,
+    first_token_timeout: FirstTokenTimeoutOpt = None,
+    stream_idle_timeout: StreamIdleTimeoutOpt = None,
     plain: PlainOpt = False,
     inject: InjectOpt = None,
     load: LoadOpt = None,
@@ -263,6 +279,8 @@ def root(
         "max_steps": max_steps,
         "policies": policies,
         "cell_timeout": cell_timeout,
+        "first_token_timeout": first_token_timeout,
+        "stream_idle_timeout": stream_idle_timeout,
         "plain": plain,
         "inject": inject,
         "load": load,
@@ -293,6 +311,8 @@ def run(
     max_steps: MaxStepsOpt = None,
     policies: PoliciesOpt = None,
     cell_timeout: CellTimeoutOpt = None,
+    first_token_timeout: FirstTokenTimeoutOpt = None,
+    stream_idle_timeout: StreamIdleTimeoutOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print events as JSON lines.")] = False,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Answer yes to a command's questions.")
@@ -318,6 +338,8 @@ def run(
         "max_steps": max_steps,
         "policies": policies,
         "cell_timeout": cell_timeout,
+        "first_token_timeout": first_token_timeout,
+        "stream_idle_timeout": stream_idle_timeout,
     }
     command = task.lstrip().startswith("/")
     services = build_services(flags, need_model=not command)

@@ -12,7 +12,7 @@ installed: an attached kernel on another machine works too. `install()`:
   go out as they come, then only a bounded tail is kept and the rest is counted
   and dropped, so printing 100 MB never crosses the wire;
 * keeps the source of the functions and classes cells define (`_cave_persist`);
-* serves the host's requests on the `cave` comm (inject, retrieve, summary,
+* serves the host's requests on the `cave` comm (inject, retrieve: one value or many, summary,
   persistable, delete, reset, checkpoint, restore), with Arrow/JSON/pickle
   payloads in the message buffers.
 
@@ -483,6 +483,38 @@ class CaveKernel:
         buffers.clear()
         gc.collect()
         raise MemoryError(_memory_limit_text())
+
+    def op_inject_many(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """`op_inject` for many values in one message (each takes `nbuf` of the buffers, in
+        order); `errors` holds, per value, None or why it was not bound."""
+        errors: list[str | None] = []
+        at = 0
+        for item in data["items"]:
+            count = int(item.get("nbuf") or 0)
+            own, at = buffers[at : at + count], at + count
+            try:
+                self.op_inject(item, own)
+                errors.append(None)
+            except Exception as exc:
+                errors.append(f"{type(exc).__name__}: {exc}")
+        return {"errors": errors}, []
+
+    def op_retrieve_many(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """`op_retrieve` for many names in one message: per name its reply (with `nbuf`,
+        how many of the buffers, in order, are its own)."""
+        items: list[dict[str, Any]] = []
+        out: list[Any] = []
+        for name in data["names"]:
+            request = {"name": name, "trusted": data.get("trusted"), "limit": data["limit"]}
+            try:
+                extra, own = self.op_retrieve(request, [])
+                extra.setdefault("ok", True)
+            except Exception as exc:
+                extra, own = {"ok": False, "error_type": type(exc).__name__, "error": str(exc)}, []
+            extra["nbuf"] = len(own)
+            items.append(extra)
+            out.extend(own)
+        return {"items": items}, out
 
     def op_retrieve(self, data: dict[str, Any], buffers: list[Any]) -> Any:
         name = data["name"]

@@ -73,12 +73,19 @@ class CheckpointStore:
             self.unsaved[name] = why
 
     def store(self, reply: dict[str, Any], buffers: list[Any]) -> None:
-        """Take the kernel's checkpoint reply: entries with buffer indexes, or errors."""
+        """Take the kernel's checkpoint reply: entries with buffer indexes, or errors.
+
+        The bytes in use are counted once and then kept up to date entry by entry (a reply
+        for 10,000 names must not sum the store 10,000 times)."""
+        used = self.used()
         for item in reply.get("entries", []):
             name = str(item.get("name"))
             self.stale.pop(name, None)  # saved now, or `unsaved` says why not
+            old = self.entries.get(name)
+            others = used - (old.nbytes if old is not None else 0)  # the store but *name*
             if "error" in item:
                 self.entries.pop(name, None)
+                used = others
                 self.unsaved[name] = str(item["error"])[:300]
                 continue
             try:
@@ -87,13 +94,15 @@ class CheckpointStore:
                 self.unsaved[name] = "malformed checkpoint reply"
                 continue
             size = sum(memoryview(b).nbytes for b in payload)
-            if size > self.room_for([name]):
+            if size > max(self.budget - others, 0):
                 self.entries.pop(name, None)
+                used = others
                 self.unsaved[name] = "over the checkpoint budget"
                 continue
             self.entries[name] = Entry(
                 str(item.get("codec")), dict(item.get("meta") or {}), payload, size
             )
+            used = others + size
             self.unsaved.pop(name, None)
 
     def note_injected(self, name: str) -> None:
@@ -101,6 +110,15 @@ class CheckpointStore:
         if name not in self.names:
             self.names.append(name)
         self.forget_entry(name)
+
+    def note_injected_many(self, names: list[str]) -> None:
+        """`note_injected` of each of *names* (one look at `names`, not one each)."""
+        known = set(self.names)
+        for name in names:
+            if name not in known:
+                self.names.append(name)
+                known.add(name)
+            self.forget_entry(name)
 
     def forget_entry(self, name: str) -> None:
         """The name was rebound from the host (inject): its checkpoint is stale."""

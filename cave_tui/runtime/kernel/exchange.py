@@ -11,6 +11,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from cave_tui.runtime.base import Retrieved
 from cave_tui.runtime.items import Injectable, Pickled
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget
 from cave_tui.runtime.kernel.errors import InjectionError
@@ -86,6 +87,33 @@ class ValueExchange:
                 sup.store.note_injected(item.name)
             return error
 
+    async def inject_many(
+        self, items: list[Injectable], payloads: list[Payload]
+    ) -> list[str | None] | None:
+        """Bind *items* in the kernel in one request; per item None or why it failed. None
+        from a kernel whose agent lacks the request (attached, set up by an older cave)."""
+        sup = self._sup
+        requests, buffers = [], []
+        for item, payload in zip(items, payloads, strict=True):
+            requests.append({**inject_request(item, payload), "nbuf": len(payload[2])})
+            buffers.extend(payload[2])
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            reply = await sup.request(
+                "inject_many", {"items": requests}, buffers, what=f"injecting {len(items)} values"
+            )
+            errors = reply["data"].get("errors")
+            if not reply["data"].get("ok") or not isinstance(errors, list):
+                return None
+            if len(errors) != len(items):
+                return None
+            done = [item for item, error in zip(items, errors, strict=True) if error is None]
+            for item in done:
+                sup.injected[item.name] = item
+            sup.store.note_injected_many([item.name for item in done])
+            return [None if e is None else str(e) for e in errors]
+
     async def fetch(self, name: str) -> dict[str, Any]:
         """The kernel's encoding of *name* (KeyError if unbound, TransferError if it cannot
         come back safely). Encoding may pickle the value (its own `__getstate__`): bounded
@@ -152,6 +180,59 @@ class ValueExchange:
             str(data.get("type_name") or "object")[:200],
             str(data.get("module") or "")[:200],
         )
+
+    async def fetch_many(self, names: list[str]) -> list[dict[str, Any]] | None:
+        """The kernel's encodings of *names* in one request, each as `fetch` returns it but
+        with `ok` False instead of an exception; None from a kernel whose agent lacks the
+        request (attached, set up by an older cave)."""
+        sup = self._sup
+        settings = sup.settings
+        what = f"retrieving {len(names)} values"
+        timeout = sup.checkpoint_timeout()
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            reply = await sup.bounded_request(  # encoding may run a __getstate__ that hangs
+                "retrieve_many",
+                {"names": names, "trusted": settings.trust_kernel, "limit": settings.json_limit},
+                what=what,
+                timeout=timeout,
+                hung=f"was restarted: {what} took over {timeout:g}s and ignored the interrupt "
+                "(a __getstate__ that hangs?)",
+            )
+        if reply is None:  # the kernel was restarted: one name at a time, each bounded
+            return None
+        data, buffers = reply["data"], reply["buffers"]
+        items = data.get("items")
+        if not data.get("ok") or not isinstance(items, list) or len(items) != len(names):
+            return None
+        out, at = [], 0
+        for item in items:
+            count = int(item.get("nbuf") or 0) if isinstance(item, dict) else 0
+            out.append(
+                {
+                    "data": item if isinstance(item, dict) else {},
+                    "buffers": buffers[at : at + count],
+                }
+            )
+            at += count
+        return out
+
+    def decode_many(self, names: list[str], replies: list[dict[str, Any]]) -> list[Retrieved]:
+        """`decode` of each of *replies* (from `fetch_many`), each within its own budget."""
+        out = []
+        for name, reply in zip(names, replies, strict=True):
+            data = reply["data"]
+            try:
+                if not data.get("ok"):
+                    if data.get("error_type") == "KeyError":
+                        raise KeyError(str(data.get("error")))
+                    type_name, detail = str(data.get("type_name", "?")), str(data.get("error"))
+                    raise retrieve_error(name, type_name, detail, KeptInKernel)
+                out.append(Retrieved(name, self.decode(name, reply)))
+            except (KeyError, TransferError) as exc:
+                out.append(Retrieved(name, error=exc))
+        return out
 
     def budget(self) -> DecodeBudget:
         """The bounds of one retrieve's decoding, from the settings as they are now."""

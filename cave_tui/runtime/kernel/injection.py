@@ -5,6 +5,7 @@ Shared by the supervisor (which re-injects into each new kernel) and the `exchan
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from cave_tui.runtime.items import (
@@ -53,6 +54,32 @@ def check_room(item: Injectable, payload: Payload, use: MemoryUse | None) -> Non
             needs=needs,
             limit=use.limit,
         )
+
+
+def check_room_many(
+    items: list[Injectable],
+    payloads: list[Payload],
+    use_of: Callable[[bool], MemoryUse | None],
+) -> list[KernelOutOfMemory | None]:
+    """`check_room` of a message of several values, *use_of(needs_libraries)* giving the
+    kernel's memory: each must fit beside the ones before it (per value None, or the
+    refusal); nothing is sent for a refused one."""
+    out: list[KernelOutOfMemory | None] = []
+    uses: dict[bool, MemoryUse | None] = {}
+    added = 0
+    for item, payload in zip(items, payloads, strict=True):
+        libraries = needs_libraries(payload)
+        if libraries not in uses:
+            uses[libraries] = use_of(libraries)
+        use = uses[libraries]
+        try:
+            check_room(item, payload, use and MemoryUse(use.used + added, use.limit))
+        except KernelOutOfMemory as exc:
+            out.append(exc)
+            continue
+        out.append(None)
+        added += payload_bytes(payload) * 2
+    return out
 
 
 def inject_timeout(payload: Payload) -> float:

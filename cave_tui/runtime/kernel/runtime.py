@@ -21,6 +21,7 @@ from cave_tui.runtime.base import (
     ExecutionResult,
     NamespaceChange,
     OutputListener,
+    Retrieved,
     Runtime,
 )
 from cave_tui.runtime.detail import Detail
@@ -29,9 +30,16 @@ from cave_tui.runtime.kernel import limits
 from cave_tui.runtime.kernel.cell import CellOutcome
 from cave_tui.runtime.kernel.checkpoint import CheckpointStore
 from cave_tui.runtime.kernel.decode_limits import DECODE_LIMIT, DECODE_TIMEOUT
+from cave_tui.runtime.kernel.errors import InjectionError
 from cave_tui.runtime.kernel.exchange import KernelPickle, ValueExchange
 from cave_tui.runtime.kernel.execution import CellExecutor
-from cave_tui.runtime.kernel.injection import check_room, encode_item, needs_libraries
+from cave_tui.runtime.kernel.injection import (
+    Payload,
+    check_room,
+    check_room_many,
+    encode_item,
+    needs_libraries,
+)
 from cave_tui.runtime.kernel.ioloop import IOLoop
 from cave_tui.runtime.kernel.kinds import AttachedKernel, KernelKind, OwnedKernel
 from cave_tui.runtime.kernel.namespace import NamespaceQueries
@@ -293,6 +301,42 @@ class IPyKernelRuntime(Runtime):
             raise error
         self.namespace_changed(NamespaceChange(changed=(item.name,)))
 
+    async def ainject_many(self, items: list[Injectable]) -> list[Exception | None]:
+        """`ainject` of each of *items*, many per round trip to the kernel (up to
+        INJECT_COUNT values or about INJECT_BYTES of payload a message); per item None or
+        the error `ainject` raises for it (a value the kernel refused goes again alone, by
+        `ainject`'s own fallbacks)."""
+        errors: list[Exception | None] = [None] * len(items)
+        loop = asyncio.get_running_loop()
+        start = 0
+        while start < len(items):
+            encoded, start = await loop.run_in_executor(None, _encode_some, items, start)
+            for i, payload in encoded:
+                if isinstance(payload, InjectionError):
+                    errors[i] = payload
+            ready = [(i, p) for i, p in encoded if not isinstance(p, InjectionError)]
+            refusals = check_room_many(
+                [items[i] for i, _ in ready], [p for _, p in ready], self.memory_for_data
+            )
+            for (i, _), refusal in zip(ready, refusals, strict=True):
+                errors[i] = refusal  # before a byte is sent
+            ready = [(i, p) for (i, p), refusal in zip(ready, refusals, strict=True) if not refusal]
+            if not ready:
+                continue
+            sent = [items[i] for i, _ in ready]
+            answers = await self._call(self._exchange.inject_many(sent, [p for _, p in ready]))
+            for (i, _), answer in zip(ready, answers or ["?"] * len(ready), strict=True):
+                if answer is None:
+                    continue
+                try:  # refused in the batch (or an older kernel agent): alone, with fallbacks
+                    await self.ainject(items[i])
+                except InjectionError as exc:
+                    errors[i] = exc
+        done = tuple(item.name for item, error in zip(items, errors, strict=True) if error is None)
+        if done:
+            self.namespace_changed(NamespaceChange(changed=done))
+        return errors
+
     async def execute(
         self, code: str, timeout: float | None = None, *, on_output: OutputListener | None = None
     ) -> ExecutionResult:
@@ -316,6 +360,18 @@ class IPyKernelRuntime(Runtime):
         """*name*'s dill bytes made in the kernel, for a dump to write unread: the way a
         value `retrieve` refuses (an instance of a class a cell wrote) is still saved."""
         return await self._call(self._exchange.pickled(name))
+
+    async def retrieve_many(self, names: list[str]) -> list[Retrieved]:
+        """`retrieve` of each of *names* in one round trip to the kernel, decoded on a worker
+        thread; past the decode timeout (or from an older kernel agent) one name at a time."""
+        replies = await self._call(self._exchange.fetch_many(names))
+        if replies is not None:
+            work = asyncio.to_thread(self._exchange.decode_many, names, replies)
+            try:
+                return await asyncio.wait_for(work, self._exchange.budget().timeout)
+            except TimeoutError:
+                pass
+        return await super().retrieve_many(names)
 
     async def get_from_namespace(self, name: str) -> Any:
         """`retrieve` (upstream's kernel runtime also raises KeyError for a missing name)."""
@@ -344,6 +400,28 @@ class IPyKernelRuntime(Runtime):
 
     async def reset(self) -> None:
         await self._call(self._namespace.reset())
+
+
+INJECT_COUNT = 256  # values per `ainject_many` message
+INJECT_BYTES = 8 << 20  # payload bytes after which a message is sent
+
+
+def _encode_some(
+    items: list[Injectable], start: int
+) -> tuple[list[tuple[int, Payload | InjectionError]], int]:
+    """The payloads of *items* from *start* for one message, and where the next begins."""
+    out: list[tuple[int, Payload | InjectionError]] = []
+    size = 0
+    at = start
+    while at < len(items) and len(out) < INJECT_COUNT and size < INJECT_BYTES:
+        try:
+            payload = encode_item(items[at])
+            size += sum(memoryview(b).nbytes for b in payload[2])
+            out.append((at, payload))
+        except InjectionError as exc:
+            out.append((at, exc))
+        at += 1
+    return out, at
 
 
 def _finalize(kind: KernelKind, io: IOLoop) -> None:

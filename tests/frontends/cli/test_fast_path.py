@@ -55,6 +55,10 @@ def test_fast_path_parses_every_app_option():
             "minimal,rewind",
             "--cell-timeout",
             "2.5",
+            "--first-token-timeout",
+            "120",
+            "--stream-idle-timeout",
+            "7.5",
             "--plain",
             "--inject",
             "a.csv",
@@ -76,7 +80,8 @@ def test_fast_path_parses_every_app_option():
         "kernel": True, "memory_limit": "4G", "sandbox": True, "allow_net": True,
         "workdir": "w", "policy": "strict",
         "theme": "cave-light", "skills": "sk", "max_steps": 3, "policies": "minimal,rewind",
-        "cell_timeout": 2.5, "plain": True, "inject": ["a.csv", "b.parquet:b"], "load": "d",
+        "cell_timeout": 2.5, "first_token_timeout": 120.0, "stream_idle_timeout": 7.5,
+        "plain": True, "inject": ["a.csv", "b.parquet:b"], "load": "d",
         "dump": "out", "trust": True, "resume": "last", "sessions_dir": "s",
     }  # fmt: skip
     assert cli.fast_app_flags([])["plain"] is False
