@@ -60,7 +60,10 @@ async def test_load_replaces_the_conversation_and_draws_the_loaded_one(tmp_path)
         assert "Made `other`." in chat_text(app)
         app.prompt.text = f"/load {first}"
         app.prompt.action_submit()
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        # Mounted, with its buttons, before it is answered (as a person would see it first).
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.query("#no")
+        )
         app.screen.dismiss(True)
         await wait_for(pilot, lambda: "There are 3 species." in chat_text(app))
         await settle(pilot)
