@@ -312,6 +312,12 @@ def write_limit(runtime: Any) -> float:
     )
 
 
+HUNG_BEFORE = (
+    "pickling it did not finish in time before (its __getstate__ or __reduce__ may never "
+    "return); it is not tried again while it lives"
+)
+
+
 def _too_long(exc: TookTooLong) -> str:
     """Why a value was not saved when its write overran (the manifest's reason)."""
     how = "it was stopped" if exc.stopped else "it is stuck in native code and was abandoned"
@@ -346,9 +352,7 @@ class _Writer:
     async def add(self, key: int, obj: Any, name: str, stem: str, size: int | None) -> None:
         """Write *obj* (now, or with the next batch when its pickle is *size* < SMALL_WRITE)."""
         if obj in HUNG:
-            self._outcomes.append(
-                _Outcome(key, None, _too_long(TookTooLong(self.limit, stopped=True)))
-            )
+            self._outcomes.append(_Outcome(key, None, HUNG_BEFORE))
             return
         if size is not None and size < SMALL_WRITE:
             self._batch.append((key, obj, name, stem))

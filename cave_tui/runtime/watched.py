@@ -83,6 +83,11 @@ def set_async_exc(thread_id: int, exc: type[BaseException] | None) -> int:
     )
 
 
+def _retrieved(fut: asyncio.Future[T]) -> None:
+    if not fut.cancelled():
+        fut.exception()
+
+
 def _interrupt(thread: threading.Thread) -> None:
     if thread.is_alive() and thread.ident is not None:
         set_async_exc(thread.ident, Overran)
@@ -101,6 +106,7 @@ async def run_watched(
     *limit* counts from the start). Cancelling the wait interrupts the thread too."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[T] = loop.create_future()
+    done.add_done_callback(_retrieved)  # an outcome nobody waits for any more is no error
 
     def settle(ok: bool, value: object) -> None:
         if done.done():
