@@ -24,6 +24,7 @@ Never imports Textual.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import inspect
 import os
@@ -565,6 +566,10 @@ class AppServices:
                 sys.stderr.write(line + "\n")
             sys.stderr.flush()
             sys.stdout.flush()
+        # The atexit functions (a terminal's settings put back…), for a second at most.
+        last = threading.Thread(target=atexit._run_exitfuncs, daemon=True)
+        last.start()
+        last.join(1.0)
         os._exit(code)
 
     @contextlib.contextmanager

@@ -157,6 +157,9 @@ def leave_process(services: Any, code: int) -> int:
     code (a value whose saving never returns) must not keep Python from exiting."""
     if services.left is None:
         return code
+    from cave_tui.frontends.tui.tty import restore_typed_input
+
+    restore_typed_input()  # echo back on: os._exit runs no atexit
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
