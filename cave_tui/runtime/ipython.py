@@ -62,7 +62,7 @@ from cave_tui.runtime.summary import (
 )
 from cave_tui.runtime.tracebacks import is_cell_file
 from cave_tui.runtime.upstream import ErrorFeedbackMode
-from cave_tui.runtime.watched import HUNG
+from cave_tui.runtime.watched import HUNG_DIGESTS
 from cave_tui.runtime.watched import set_async_exc as _set_async_exc
 
 INTERRUPT_GRACE = 2.0
@@ -404,7 +404,7 @@ class IPythonRuntime(Runtime):
     ) -> list[persist.Persistable]:
         """`persist.persistable` bounded like the summary: a digest whose pickling runs a
         model-written `__getstate__` that hangs is stopped (the value goes without a digest,
-        and its object gets none again while it lives: `HUNG`); names the walk did not reach
+        and its object gets none again while it lives: `HUNG_DIGESTS`); names the walk did not reach
         by PERSIST_TOTAL_BUDGET are listed without digests."""
         rows: list[persist.Persistable] = []
 
@@ -412,13 +412,13 @@ class IPythonRuntime(Runtime):
             for name in names:
                 mark(name)
                 obj = self._ns.get(name)
-                below = 0 if obj in HUNG else digest_below
+                below = 0 if obj in HUNG_DIGESTS else digest_below
                 started = time.monotonic()
                 found = persist.persistable(self._ns, [name], self._definitions, below)
                 rows.extend(found)
                 slow = time.monotonic() - started >= PERSIST_OBJECT_BUDGET
                 if below and slow and all(row.digest is None for row in found):
-                    HUNG.add(obj)  # stopped: pickling it hangs
+                    HUNG_DIGESTS.add(obj)  # stopped: pickling it hangs
 
         _watched_walk(walk, PERSIST_OBJECT_BUDGET, PERSIST_TOTAL_BUDGET)
         done = {row.name for row in rows}

@@ -73,7 +73,8 @@ def _identity(obj: Any) -> Any:
     return obj
 
 
-HUNG = HungObjects()
+HUNG = HungObjects()  # a write (dump, snapshot) stopped: the object is not written again
+HUNG_DIGESTS = HungObjects()  # a digest stopped: no digest of it again (it is still written)
 
 
 def set_async_exc(thread_id: int, exc: type[BaseException] | None) -> int:
