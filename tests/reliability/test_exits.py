@@ -78,6 +78,8 @@ def test_asked_twice_while_the_kernel_is_stuck_saving(tmp_path):
     child = _stuck_run(tmp_path, "--kernel")
     took, err = _ask_twice(child, signal.SIGINT)
     assert took <= 10, (took, err)
-    assert child.returncode in (2, 130), err  # the first Ctrl+C may already have ended it
+    # The first Ctrl+C may already have ended the run (2); the second then lands as it
+    # leaves (130), or after its handlers are gone, as the interpreter ends (-SIGINT).
+    assert child.returncode in (2, 130, -signal.SIGINT), err
     assert "not written" in err and "Traceback" not in err, err
     assert _meta(tmp_path / "s")["status"] != "running"
