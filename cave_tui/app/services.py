@@ -10,6 +10,9 @@ the agent, and it is where other features plug in without touching the front end
 - `ready_hooks`: awaited once the runtime is up (e.g. pre-seeding the namespace).
 - `exit_hooks`: run exactly once when the front end quits, however it quits
   (`/quit`, Ctrl+Q, SIGTERM, SIGHUP, an unhandled error). A dump-on-exit goes here.
+- `leave_hooks`: called (synchronously, with the reason) when the user asks to quit again
+  while the exit hooks still run: `leave_now` stops waiting for them; a hook closes what
+  must be closed at once (the session record) and says what was not written.
 - `namespace_hooks`: called with a `NamespaceChange` after every change of the runtime's
   namespace, whatever made it (a cell however it ended, a command, a load, a reset, a
   restart): the runtime reports them, so a new source cannot forget to. Called from any
@@ -21,10 +24,15 @@ Never imports Textual.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import inspect
 import os
+import signal
+import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +45,9 @@ if TYPE_CHECKING:
 
 EventHook = Callable[[Any], Any]
 ExitHook = Callable[[], Any]
+LeaveHook = Callable[[str], None]
+STOP_BUDGET = 5.0  # seconds the runtime may take to stop at exit before it is left behind
+LEAVE_GRACE = 5.0  # seconds after `leave_now` before the process ends whatever still runs
 ReadyHook = Callable[["AppServices"], Any]
 NamespaceHook = Callable[[Any], Any]  # called with a cave_tui.runtime.base.NamespaceChange
 Approver = Callable[[str, int], Awaitable[str | None]]  # (code, its step) -> code to run or None
@@ -197,6 +208,9 @@ class AppServices:
         self.event_hooks: list[EventHook] = []
         self.ready_hooks: list[ReadyHook] = []
         self.exit_hooks: list[ExitHook] = []
+        self.leave_hooks: list[LeaveHook] = []
+        self.left: int | None = None  # the exit code once `leave_now` cut the exit short
+        self._exiting: asyncio.Future[None] | None = None
         self.namespace_hooks: list[NamespaceHook] = []
         self.notices: list[str] = list(self.config.warnings)
         # API keys the app took out of the environment (`app.credentials`); None: not taken,
@@ -486,21 +500,118 @@ class AppServices:
             yield notice
 
     # -- shutdown ------------------------------------------------------------------------
-    async def shutdown(self) -> None:
-        """Run the exit hooks (once, in order; failures are reported), then stop the runtime."""
+    @property
+    def shutting_down(self) -> bool:
+        """The exit hooks were started (a later quit request should `leave_now`)."""
+        return self._shut_down
+
+    async def shutdown(self, *, leave_on_signals: bool = False) -> None:
+        """Run the exit hooks (once, in order; failures are reported), then stop the runtime.
+
+        With *leave_on_signals*, Ctrl+C (SIGINT), SIGTERM or SIGHUP while the hooks run
+        call `leave_now` (front ends that read keys themselves call it on a second quit).
+        """
         if self._shut_down:
             return
         self._shut_down = True
+        if self.left is None:  # not when the user already asked to leave at once
+            self._exiting = asyncio.ensure_future(self._run_exit_hooks())
+        with self._leaving_on_signals(leave_on_signals and self._exiting is not None):
+            while self._exiting is not None and not self._exiting.done():
+                try:
+                    await asyncio.shield(self._exiting)
+                except asyncio.CancelledError:
+                    # Only `leave_now` cuts the exit short: a cancellation left over from
+                    # the signal that started it must not skip the dump and the close.
+                    if self.left is not None:
+                        break
+        if self._runtime is not None:
+            try:  # a runtime that will not stop in time is left behind: the exit goes on
+                await asyncio.wait_for(self._runtime.stop(), 1.0 if self.left else STOP_BUDGET)
+            except Exception:
+                pass
+
+    async def _run_exit_hooks(self) -> None:
         for hook in list(self.exit_hooks):
             try:
                 await _maybe_await(hook())
+            except asyncio.CancelledError:
+                if self.left is not None:  # `leave_now`: the leave hooks closed what must be
+                    raise
+                # Work the exit waited on was cancelled under it (the turn's, by the signal
+                # that started the exit): the next hooks still run.
+                self.notices.append("exit hook cancelled")
             except Exception as exc:
                 self.notices.append(f"exit hook failed: {type(exc).__name__}: {exc}")
-        if self._runtime is not None:
+
+    def leave_now(self, reason: str, code: int) -> None:
+        """Stop waiting for the exit hooks (a second quit request): the leave hooks close the
+        session at once and say what was not written (*reason*: why); `left` becomes *code*.
+        Safe to call from a signal handler on the loop, more than once."""
+        if self.left is not None:
+            return
+        self.left = code
+        self.exit_status = self.exit_status or "terminated"
+        for hook in list(self.leave_hooks):
             try:
-                await self._runtime.stop()
-            except Exception:
-                pass
+                hook(reason)
+            except Exception as exc:  # pragma: no cover - reported, never raised
+                self.exit_messages.append(f"cave: leave hook failed: {type(exc).__name__}: {exc}")
+        if self._exiting is not None and not self._exiting.done():
+            self._exiting.cancel()
+        with contextlib.suppress(RuntimeError):  # no loop: nothing of it to leave behind
+            # Worker threads stuck in native code are left behind: `asyncio.run` joins the
+            # default executor's threads at its end, and would wait for them for ever.
+            asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor())
+        timer = threading.Timer(LEAVE_GRACE, self._leave_process, args=(code,))
+        timer.daemon = True
+        timer.start()
+
+    def _leave_process(self, code: int) -> None:
+        """The last resort after `leave_now`: the front end did not end within LEAVE_GRACE
+        seconds (something still blocks): say what is unsaid and end the process."""
+        with contextlib.suppress(Exception):
+            for line in self.exit_messages:
+                sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+            sys.stdout.flush()
+        # The atexit functions (a terminal's settings put back…), for a second at most.
+        last = threading.Thread(target=atexit._run_exitfuncs, daemon=True)
+        last.start()
+        last.join(1.0)
+        os._exit(code)
+
+    @contextlib.contextmanager
+    def _leaving_on_signals(self, on: bool) -> Iterator[None]:
+        """While the exit hooks run, SIGINT/SIGTERM/SIGHUP call `leave_now` (if *on*)."""
+        loop = asyncio.get_running_loop()
+        installed: list[tuple[int, Any]] = []
+        for name, why in LEAVE_SIGNALS if on else ():
+            sig = getattr(signal, name, None)
+            if sig is None:
+                continue
+            previous = signal.getsignal(sig)
+            try:
+                loop.add_signal_handler(sig, self.leave_now, why, 128 + sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                continue
+            installed.append((sig, previous))
+        try:
+            yield
+        finally:
+            for sig, previous in installed:
+                loop.remove_signal_handler(sig)
+                if self.left is not None:  # leaving: a late signal must not raise instead
+                    signal.signal(sig, signal.SIG_IGN)
+                elif previous is not None:
+                    signal.signal(sig, previous)
+
+
+LEAVE_SIGNALS = (
+    ("SIGINT", "Ctrl+C was pressed again while cave was saving before exit"),
+    ("SIGTERM", "cave got SIGTERM while it was saving before exit"),
+    ("SIGHUP", "the terminal closed while cave was saving before exit"),
+)
 
 
 async def _maybe_await(value: Any) -> Any:

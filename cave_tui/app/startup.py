@@ -13,6 +13,8 @@ so a front end gets them without knowing about them:
 - exit (an exit hook, run on /quit, Ctrl+Q, SIGTERM, SIGHUP and after an unhandled error):
   dump to `--dump DIR`, then close the recording with its status. A failed dump is
   reported, noted in the session and turns the exit code into `EXIT_DUMP_FAILED` (3).
+  A second quit request meanwhile (a leave hook) closes the recording at once instead and
+  says that the dump and the exit snapshot were not written.
 
 Headless: no UI toolkit, no typer.
 """
@@ -295,15 +297,47 @@ class DataFeatures:
 
     async def on_exit(self) -> None:
         status = getattr(self.services, "exit_status", None) or self.status
-        if self.dump_pending:
-            await self.dump_now()
-        if self.dumped is not None:
-            self.services.exit_messages.append(f"cave: dumped {self.dumped.summary()}")
-        elif self.dump_error is not None:
-            self.services.exit_messages.append(f"cave: {self.dump_failure()}")
         recorder = self.services.session or self.recorder
-        if recorder is not None:
-            await recorder.close(status)
+        try:
+            if self.dump_pending:
+                try:
+                    await self.dump_now()
+                except asyncio.CancelledError:
+                    if getattr(self.services, "left", None) is not None:
+                        raise
+                    self.dump_error = "not written: the work it waited on was cancelled"
+            if self.dumped is not None:
+                self.services.exit_messages.append(f"cave: dumped {self.dumped.summary()}")
+            elif self.dump_error is not None:
+                self.services.exit_messages.append(f"cave: {self.dump_failure()}")
+            if recorder is not None:
+                await recorder.close(status)
+        finally:  # however the above ended, the session record is closed
+            if recorder is not None and not getattr(recorder, "_closed", True):
+                recorder.record_note("the exit snapshot was not taken: it was cancelled")
+                recorder.close_now(status)
+
+    def leave_now(self, reason: str) -> None:
+        """The exit was cut short (`AppServices.leave_now`): close the session record now,
+        with no exit snapshot, and say what was not written and why."""
+        status = getattr(self.services, "exit_status", None) or self.status
+        recorder = self.services.session or self.recorder
+        dump = self.data.dump if self.dump_pending and not self.failed else None
+        unwritten = f"the dump to {dump} was not written" if dump is not None else ""
+        if recorder is not None and not getattr(recorder, "_closed", False):
+            kept = f"session {recorder.id} keeps the namespace as of its last snapshot"
+            what = "the exit snapshot was not taken"
+            what = f"{unwritten} and {what}" if dump is not None else what
+            recorder.record_note(f"left at once: {reason}; {what}")
+            recorder.close_now(status)
+            text = f"cave: left at once ({reason}): {what}; {kept} (cave --resume {recorder.id})"
+        elif dump is not None:
+            text = f"cave: left at once ({reason}): {unwritten}"
+        else:
+            return
+        if dump is not None:
+            self.dump_error = f"not written: {reason}"
+        self.services.exit_messages.append(text)
 
 
 def install(
@@ -313,6 +347,7 @@ def install(
     features = DataFeatures(services, data, title=title, announce=announce)
     services.ready_hooks.append(features.on_ready)
     services.exit_hooks.append(features.on_exit)
+    services.leave_hooks.append(features.leave_now)
     services.event_hooks.append(features.on_event)
     services.turn_source = features.stream
     services.data_features = features

@@ -31,6 +31,7 @@ from cave_tui.dataio.dump import (
     _retrieve_all,
     _Writer,
     given_of,
+    write_limit,
 )
 from cave_tui.dataio.errors import DataIOError, describe_os_error
 from cave_tui.dataio.save import EXTENSIONS
@@ -112,7 +113,7 @@ async def checkpoint_namespace(
     plan = await plan_dump(runtime, resave_below)
     result = DumpResult(folder, modules=plan.modules, skipped=plan.skipped, marks=dict(marks or {}))
     result.definitions = plan.definitions
-    writer = _Writer(folder, sync)
+    writer = _Writer(folder, sync, write_limit(runtime))
     entries: dict[str, dict[str, Any]] = {}
     to_fetch: list[tuple[int, Any]] = []
     for i, item in enumerate(plan.values):

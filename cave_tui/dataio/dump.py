@@ -18,6 +18,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import errno
+import functools
 import hashlib
 import json
 import os
@@ -41,6 +42,7 @@ from cave_tui.dataio.staging import (
     is_mount_point,
     remove_stale,
 )
+from cave_tui.runtime.watched import HUNG, TookTooLong, run_watched
 
 if TYPE_CHECKING:  # the manifest schema needs pydantic: imported only when a dump is read
     from cave_tui.dataio.manifest import CheckedFile, Manifest, Restore
@@ -327,10 +329,19 @@ class _Outcome:
     batched: bool = False  # written in a batch: flushed to disk with the others at the end
 
 
-def _write_batch(batch: list[tuple[int, Any, str, str]], folder: Path) -> list[_Outcome]:
-    """Write small objects one after the other, each hashed once it is written."""
-    out = []
+def _write_batch(
+    batch: list[tuple[int, Any, str, str]],
+    folder: Path,
+    out: list[_Outcome] | None = None,
+    stop: threading.Event | None = None,
+) -> list[_Outcome]:
+    """Write small objects one after the other, each hashed once it is written; each outcome
+    goes into *out* as soon as it is known (what a stopped batch did stays there). Once
+    *stop* is set, nothing more is written."""
+    out = [] if out is None else out
     for key, obj, name, stem in batch:
+        if stop is not None and stop.is_set():
+            break
         try:
             entry, _ = _write_entry(obj, name, folder, stem, follow=False)
         except Unsuitable as exc:
@@ -343,13 +354,44 @@ def _write_batch(batch: list[tuple[int, Any, str, str]], folder: Path) -> list[_
     return out
 
 
+WRITE_LIMIT = 60.0  # seconds one value's write may go without progress (the kernel's checkpoint)
+
+
+def write_limit(runtime: Any) -> float:
+    """Seconds one value's write may go without progress: `WRITE_LIMIT`, or the runtime's
+    cell timeout if shorter (saving what a cell made never waits longer than it could run)."""
+    cell = getattr(runtime, "cell_timeout", None)
+    return (
+        min(WRITE_LIMIT, float(cell)) if isinstance(cell, int | float) and cell > 0 else WRITE_LIMIT
+    )
+
+
+HUNG_BEFORE = (
+    "pickling it did not finish in time before (its __getstate__ or __reduce__ may never "
+    "return); it is not tried again while it lives"
+)
+
+
+def _too_long(exc: TookTooLong) -> str:
+    """Why a value was not saved when its write overran (the manifest's reason)."""
+    how = "it was stopped" if exc.stopped else "it is stuck in native code and was abandoned"
+    return (
+        f"saving it took over {exc.limit:g} s ({how}; its __getstate__ or __reduce__ may "
+        "never return); it is not tried again while it lives"
+    )
+
+
 class _Writer:
     """Writes objects: big ones one at a time, hashed and fsynced on a second thread
-    meanwhile; small ones in batches on a worker thread, flushed to disk together."""
+    meanwhile; small ones in batches on a worker thread, flushed to disk together.
 
-    def __init__(self, folder: Path, sync: bool) -> None:
+    Every write runs watched (`run_watched`): one that goes *limit* seconds without
+    progress is stopped or abandoned, and its value is not saved, with the reason."""
+
+    def __init__(self, folder: Path, sync: bool, limit: float = WRITE_LIMIT) -> None:
         self.folder = folder
         self.sync = sync
+        self.limit = limit
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="cave-dump")
         self._pending: list[tuple[dict[str, Any], concurrent.futures.Future[str]]] = []
         self._batch: list[tuple[int, Any, str, str]] = []
@@ -363,6 +405,9 @@ class _Writer:
 
     async def add(self, key: int, obj: Any, name: str, stem: str, size: int | None) -> None:
         """Write *obj* (now, or with the next batch when its pickle is *size* < SMALL_WRITE)."""
+        if obj in HUNG:
+            self._outcomes.append(_Outcome(key, None, HUNG_BEFORE))
+            return
         if size is not None and size < SMALL_WRITE:
             self._batch.append((key, obj, name, stem))
             self._batch_bytes += size
@@ -370,24 +415,72 @@ class _Writer:
                 await self._flush()
             return
         if _is_kernel_pickle(obj):  # small or not: hashed from the file, with the batch
-            self._outcomes.extend(
-                await asyncio.to_thread(_write_batch, [(key, obj, name, stem)], self.folder)
-            )
+            await self._write_batch([(key, obj, name, stem)])
             return
         try:
-            entry, follower = await asyncio.to_thread(_write_entry, obj, name, self.folder, stem)
+            entry, follower = await run_watched(
+                lambda: _write_entry(obj, name, self.folder, stem),
+                limit=self.limit,
+                progress=lambda: self._written(stem),
+                name="cave-dump-write",
+            )
         except Unsuitable as exc:
             self._outcomes.append(_Outcome(key, None, str(exc)))
+            return
+        except TookTooLong as exc:
+            HUNG.add(obj)
+            self._remove(stem)
+            self._outcomes.append(_Outcome(key, None, _too_long(exc)))
             return
         assert follower is not None
         path = self.folder / entry["file"]
         self._pending.append((entry, self._pool.submit(_finish_file, path, follower, self.sync)))
         self._outcomes.append(_Outcome(key, entry))
 
+    def _paths(self, stem: str) -> list[Path]:
+        """Every file a value saved as *stem* may be written to (one per format)."""
+        return [self.folder / f"{stem}{ext}" for ext in sorted(set(EXTENSIONS.values()))]
+
+    def _written(self, stem: str) -> int:
+        """Bytes written so far of the value saved as *stem* (its progress)."""
+        total = 0
+        for path in self._paths(stem):
+            with contextlib.suppress(OSError):
+                total += path.stat().st_size
+        return total
+
+    def _remove(self, stem: str) -> None:
+        for path in self._paths(stem):
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+    async def _write_batch(self, batch: list[tuple[int, Any, str, str]]) -> None:
+        """Write *batch* watched; a value whose write overran is left out (not saved, with
+        the reason) and the rest of the batch is written after it."""
+        while batch:
+            out: list[_Outcome] = []
+            stop = threading.Event()  # an abandoned batch that wakes up writes no more
+            try:
+                await run_watched(
+                    functools.partial(_write_batch, batch, self.folder, out, stop),
+                    limit=self.limit,
+                    progress=out.__len__,
+                    name="cave-dump-batch",
+                )
+            except TookTooLong as exc:
+                stop.set()
+                out = out[:]
+                key, obj, _, stem = batch[len(out)]
+                HUNG.add(obj)
+                self._remove(stem)
+                out.append(_Outcome(key, None, _too_long(exc)))
+            self._outcomes.extend(out)
+            batch = batch[len(out) :]
+
     async def _flush(self) -> None:
         batch, self._batch, self._batch_bytes = self._batch, [], 0
         if batch:
-            self._outcomes.extend(await asyncio.to_thread(_write_batch, batch, self.folder))
+            await self._write_batch(batch)
 
     async def finish(self) -> list[_Outcome]:
         """Every outcome, in the callers' order, once all files are hashed and on disk."""
@@ -582,7 +675,7 @@ async def _dump_locked(
     except OSError as exc:
         raise DataIOError(describe_os_error(exc, "write", target), path=target) from None
     result = DumpResult(target)
-    writer = _Writer(staging.path, sync)
+    writer = _Writer(staging.path, sync, write_limit(runtime))
     try:
         from cave_tui.dataio.plan import plan_dump
 

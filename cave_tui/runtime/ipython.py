@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import ctypes
 import difflib
 import gc
 import queue
@@ -63,6 +62,8 @@ from cave_tui.runtime.summary import (
 )
 from cave_tui.runtime.tracebacks import is_cell_file
 from cave_tui.runtime.upstream import ErrorFeedbackMode
+from cave_tui.runtime.watched import HUNG_DIGESTS
+from cave_tui.runtime.watched import set_async_exc as _set_async_exc
 
 INTERRUPT_GRACE = 2.0
 # Methods that change their object. pandas' `dropna`, `fillna`, `rename`, `set_index`… return
@@ -99,12 +100,6 @@ class MemoryLimitExceeded(CellInterrupt):
 
 class MemoryLimitWarning(ResourceWarning):
     """A cell's output line: a C call past the memory limit that the runtime cannot stop."""
-
-
-def _set_async_exc(thread_id: int, exc: type[BaseException] | None) -> int:
-    return ctypes.pythonapi.PyThreadState_SetAsyncExc(
-        ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc is not None else None
-    )
 
 
 def mutation_targets(code: str, before_line: int | None = None) -> set[str]:
@@ -408,14 +403,22 @@ class IPythonRuntime(Runtime):
         self, names: list[str], digest_below: int
     ) -> list[persist.Persistable]:
         """`persist.persistable` bounded like the summary: a digest whose pickling runs a
-        model-written `__getstate__` that hangs is stopped (the value goes without a digest);
-        names the walk did not reach by PERSIST_TOTAL_BUDGET are listed without digests."""
+        model-written `__getstate__` that hangs is stopped (the value goes without a digest,
+        and its object gets none again while it lives: `HUNG_DIGESTS`); names the walk did not reach
+        by PERSIST_TOTAL_BUDGET are listed without digests."""
         rows: list[persist.Persistable] = []
 
         def walk(mark: Callable[[str], None]) -> None:
             for name in names:
                 mark(name)
-                rows.extend(persist.persistable(self._ns, [name], self._definitions, digest_below))
+                obj = self._ns.get(name)
+                below = 0 if obj in HUNG_DIGESTS else digest_below
+                started = time.monotonic()
+                found = persist.persistable(self._ns, [name], self._definitions, below)
+                rows.extend(found)
+                slow = time.monotonic() - started >= PERSIST_OBJECT_BUDGET
+                if below and slow and all(row.digest is None for row in found):
+                    HUNG_DIGESTS.add(obj)  # stopped: pickling it hangs
 
         _watched_walk(walk, PERSIST_OBJECT_BUDGET, PERSIST_TOTAL_BUDGET)
         done = {row.name for row in rows}

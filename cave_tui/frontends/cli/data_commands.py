@@ -157,7 +157,8 @@ async def run_task(
     """One recorded turn of `cave run` through the shared session lifecycle; the exit code.
 
     Start-up, recording, the dump and closing the session are `app.startup`'s, as in the
-    app; this adds what a one-shot run needs: SIGTERM/SIGHUP end the turn (exit 128+N),
+    app; this adds what a one-shot run needs: SIGTERM/SIGHUP end the turn (exit 128+N), the
+    same or Ctrl+C while the exit saves leave at once (`AppServices.leave_now`, exit 128+N),
     and messages go to stderr (or, with --json, to stdout as events). A task that starts
     with `/` is a slash command, run through `CliFrontEnd` (*yes* answers its questions).
     """
@@ -187,6 +188,8 @@ async def run_task(
     loop = asyncio.get_running_loop()
 
     def on_signal(signum: int) -> None:
+        if received:  # asked again while the turn still ends: leave now
+            services.leave_now(f"cave got {signal.Signals(signum).name} again", 128 + signum)
         received.append(signum)
         if main is not None:
             main.cancel()
@@ -209,11 +212,17 @@ async def run_task(
         for sig in (signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(sig)
         services.exit_status = status
-        await services.shutdown()
-        if features.dumped is not None:
+        await services.shutdown(leave_on_signals=True)  # Ctrl+C, SIGTERM again: leave now
+        if services.left is not None:
+            for line in services.exit_messages:
+                report(line, error=True, kind="interrupted")
+            services.exit_messages.clear()  # said
+        elif features.dumped is not None:
             report(f"cave: dumped {features.dumped.summary()}")
-        if features.dump_error is not None:
+        elif features.dump_error is not None:
             report(f"cave: {features.dump_failure()}", error=True, kind="dump")
+    if services.left is not None:
+        return int(services.left)
     if received:
         return 128 + received[0]
     return features.exit_code(_exit_code(status))

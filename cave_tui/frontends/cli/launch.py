@@ -7,6 +7,8 @@ its single entry function (`CaveApp.run_async`, `run_repl`), imported when neede
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -155,21 +157,54 @@ def open_session(
         return exc.exit_code
     for line in services.exit_messages:
         typer.echo(printable(line), err=True)
-    return services.data_features.exit_code(code)
+    return leave_process(services, services.data_features.exit_code(code))
+
+
+def run_to_the_end(services: Any, main: Any) -> int:
+    """`asyncio.run(main)`, its exit code; a Ctrl+C that escapes it (pressed again when no
+    handler of cave's listened) leaves at once like a second quit request: the session is
+    closed, what was not written is said, and the process ends (`leave_process`)."""
+    try:
+        code = int(asyncio.run(main))
+    except KeyboardInterrupt:
+        services.leave_now("Ctrl+C was pressed again", EXIT_INTERRUPTED)
+        for line in services.exit_messages:
+            typer.echo(printable(line), err=True)
+        code = EXIT_INTERRUPTED
+    return leave_process(services, code)
+
+
+def leave_process(services: Any, code: int) -> int:
+    """*code*; but when the exit was cut short (`services.left`: asked to quit again while
+    saving), end the process now with that code, stdio flushed: a thread stuck in native
+    code (a value whose saving never returns) must not keep Python from exiting."""
+    if services.left is None:
+        return code
+    from cave_tui.frontends.tui.tty import restore_typed_input
+
+    restore_typed_input()  # echo back on: os._exit runs no atexit
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(int(services.left))
 
 
 def _guarded(services: Any, body: Any) -> int:
     """Run a front end; after an unhandled error the exit hooks still run (status crashed).
-    Ctrl+C during the start-up is said and exits 130."""
+    Ctrl+C during the start-up is said and exits 130; one that escapes the front end leaves
+    at once (`leave_now`: the session closed, what was not written said)."""
     from cave_tui.app.startup import StartupError, StartupInterrupted
 
     try:
         return int(body() or 0)
     except StartupInterrupted as exc:
-        typer.echo(f"cave: {exc}", err=True)
+        typer.echo(printable(f"cave: {exc}"), err=True)
         return EXIT_INTERRUPTED
-    except (StartupError, KeyboardInterrupt):
+    except StartupError:
         raise
+    except KeyboardInterrupt:  # Ctrl+C again where no handler of cave's listened: leave now
+        services.leave_now("Ctrl+C was pressed again", EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
     except Exception:
         services.exit_status = services.exit_status or "crashed"
         asyncio.run(services.shutdown())
@@ -199,7 +234,7 @@ def open_app(
                 try:
                     await services.start()
                 except asyncio.CancelledError:  # Ctrl+C during the start-up
-                    typer.echo(f"cave: {await abort_start(services)}", err=True)
+                    typer.echo(printable(f"cave: {await abort_start(services)}"), err=True)
                     return EXIT_INTERRUPTED
             app = CaveApp(services)
             if replay is not None:
@@ -228,11 +263,11 @@ def open_replay(
     try:
         read_session(folder)
     except SessionError as exc:
-        typer.echo(f"cave: {exc}", err=True)
+        typer.echo(printable(f"cave: {exc}"), err=True)
         return 2
     services = build_services(dict(flags or {}), need_model=False)
     install(services, DataOptions(), title=f"after {Path(folder).name}")
     code = open_app(services, replay=(Path(folder), speed, trust))
     for line in services.exit_messages:
-        typer.echo(line, err=True)
+        typer.echo(printable(line), err=True)
     return code

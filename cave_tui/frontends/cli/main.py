@@ -20,7 +20,12 @@ from cave_tui.frontends.cli.data_commands import (
     register_data_commands,
     run_task,
 )
-from cave_tui.frontends.cli.launch import build_services, open_replay, open_session
+from cave_tui.frontends.cli.launch import (
+    build_services,
+    open_replay,
+    open_session,
+    run_to_the_end,
+)
 
 app = typer.Typer(
     name="cave",
@@ -345,7 +350,7 @@ def run(
     services = build_services(flags, need_model=not command)
     services.skill_dirs = list(skills or [])
     options = data or DataOptions()
-    raise typer.Exit(asyncio.run(run_task(services, task, as_json, options, yes=yes)))
+    raise typer.Exit(run_to_the_end(services, run_task(services, task, as_json, options, yes=yes)))
 
 
 @app.command()

@@ -241,7 +241,7 @@ async def repl_main(
         if not stop.is_set():
             raise
     finally:
-        await services.shutdown()
+        await services.shutdown(leave_on_signals=True)  # Ctrl+C again while saving: leave now
     return 0
 
 

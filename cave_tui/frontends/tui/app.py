@@ -116,7 +116,7 @@ class TuiFrontEnd:
         return self.app.theme
 
     def quit(self) -> None:
-        self.app.call_later(self.app.action_quit)
+        self.app.call_later(self.app.action_request_quit)
 
     def clear(self) -> None:
         self.app.action_clear()
@@ -167,7 +167,7 @@ class CaveApp(App[None]):
         Binding("ctrl+c", "interrupt", "Interrupt", priority=True, id="cave.interrupt"),
         Binding("ctrl+c", "quit_twice", "Quit", show=False, priority=True, id="cave.quit_twice"),
         Binding("escape", "cancel_turn", "Cancel turn", id="cave.cancel"),
-        Binding("ctrl+q", "quit", "Quit", priority=True, id="cave.quit"),
+        Binding("ctrl+q", "request_quit", "Quit", priority=True, id="cave.quit"),
         Binding("f1", "help", "Help", id="cave.help"),
         Binding("f2", "inspector", "Inspector", id="cave.inspector"),
         Binding("ctrl+l", "clear", "Clear", show=False, id="cave.clear"),
@@ -206,6 +206,7 @@ class CaveApp(App[None]):
         self._queued: list[str] = []  # lines sent while a turn ran: they run next, in order
         self._last_command: Any = None  # the worker of the latest /command (they run in order)
         self._quitting = False
+        self._quit_task: asyncio.Future[None] | None = None
         self._forced_quit = False  # a signal: leave whatever happens
         self._dump_warned = False  # a failed --dump was shown; the next quit leaves
         self._theme_notices: list[str] = []
@@ -312,12 +313,18 @@ class CaveApp(App[None]):
     def _on_signal(self, sig: int) -> None:
         self.services.exit_status = self.services.exit_status or "terminated"
         self._forced_quit = True
+        if self._quitting:  # signalled again while saving before exit: leave now
+            name = signal.Signals(sig).name
+            self._leave_now(f"cave got {name} while it was saving before exit", 128 + sig)
+            return
         self._signal_task = asyncio.ensure_future(self._quit_on_signal(sig))
 
     async def _quit_on_signal(self, sig: int) -> None:
         """The exit path, then leave even if the terminal cannot be restored: after SIGHUP
         the terminal is gone and Textual's last writes to it would block for ever."""
         await self.action_quit()
+        if self._quit_task is not None:
+            await self._quit_task
         code = 128 + sig
         if sig == getattr(signal, "SIGHUP", None):
             os._exit(code)  # the exit hooks ran (session closed, dump written)
@@ -895,29 +902,58 @@ class CaveApp(App[None]):
         self.cancel_turn()
 
     async def action_interrupt(self) -> None:
+        if self._quitting:
+            self._leave_now("Ctrl+C was pressed while cave was saving before exit")
+            return
         now = time.monotonic()
         if now - self._last_ctrl_c < DOUBLE_PRESS_SECONDS:
-            await self.action_quit()
+            self.action_request_quit()
             return
         self._last_ctrl_c = now
         self.cancel_turn()
         self.notify("Interrupted. Press Ctrl+C again to quit.", timeout=DOUBLE_PRESS_SECONDS)
 
     async def action_quit_twice(self) -> None:
+        if self._quitting:
+            self._leave_now("Ctrl+C was pressed while cave was saving before exit")
+            return
         now = time.monotonic()
         if now - self._last_ctrl_c < DOUBLE_PRESS_SECONDS:
-            await self.action_quit()
+            self.action_request_quit()
             return
         self._last_ctrl_c = now
         self.notify("Press Ctrl+C again to quit.", timeout=DOUBLE_PRESS_SECONDS)
 
-    async def action_quit(self) -> None:
-        """Quit after the exit hooks ran (the same path for /quit, Ctrl+Q, SIGTERM, SIGHUP)."""
-        if self._quitting or await self._dump_failed_before_quit():
+    def action_request_quit(self) -> None:
+        """Ctrl+Q and /quit: start the exit (the same path as SIGTERM, SIGHUP) and return.
+
+        The exit runs as a task, so keys still work meanwhile: quitting again (Ctrl+Q,
+        Ctrl+C, a signal) while it saves leaves at once (`_leave_now`)."""
+        if self._quitting:
+            self._leave_now("Ctrl+Q was pressed again while cave was saving before exit")
             return
         self._quitting = True
+        self._quit_task = asyncio.ensure_future(self._quit())
+
+    async def action_quit(self) -> None:
+        """Quit after the exit hooks ran: `action_request_quit`, then wait for the exit."""
+        self.action_request_quit()
+        if self._quit_task is not None:
+            await asyncio.shield(self._quit_task)
+
+    async def _quit(self) -> None:
+        if await self._dump_failed_before_quit():
+            self._quitting = False
+            return
         self.cancel_turn()
+        self.notify("Saving before quitting. Press Ctrl+Q again to leave now, without it.")
         await self.services.shutdown()
+        self.exit()
+
+    def _leave_now(self, reason: str, code: int = 130) -> None:
+        """Leave without waiting for the exit to finish saving: the session record is closed
+        at once and what was not written is said once the terminal is restored."""
+        self.services.leave_now(reason, code)
         self.exit()
 
     async def _dump_failed_before_quit(self) -> bool:

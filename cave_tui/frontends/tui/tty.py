@@ -28,7 +28,17 @@ def hold_typed_input() -> None:
         termios.tcsetattr(fd, termios.TCSANOW, attrs)
     except termios.error:
         return
+    _HELD.append((fd, before))
     atexit.register(_restore, fd, before)
+
+
+_HELD: list[tuple[int, list[Any]]] = []  # what `hold_typed_input` changed, to put back
+
+
+def restore_typed_input() -> None:
+    """Put the terminal's settings back now (before an `os._exit`, which runs no atexit)."""
+    for fd, attrs in _HELD:
+        _restore(fd, attrs)
 
 
 def _restore(fd: int, attrs: list[Any]) -> None:

@@ -175,7 +175,7 @@ async def test_bindings_that_do_not_apply_are_hidden():
 
         idle = shown()
         assert "interrupt" not in idle and "cancel_turn" not in idle
-        assert {"quit", "help", "inspector"} <= idle
+        assert {"request_quit", "help", "inspector"} <= idle
         app.prompt.text = "loop"
         await pilot.press("enter")
         await wait_for(pilot, lambda: "started" in app.services.runtime._ns)
