@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cave_tui.app.config import POLICIES, Config
+from cave_tui.printable import printable
 
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
@@ -571,8 +572,8 @@ class AppServices:
         """The last resort after `leave_now`: the front end did not end within LEAVE_GRACE
         seconds (something still blocks): say what is unsaid and end the process."""
         with contextlib.suppress(Exception):
-            for line in self.exit_messages:
-                sys.stderr.write(line + "\n")
+            for line in self.exit_messages:  # they may name the kernel's variables
+                sys.stderr.write(printable(line) + "\n")
             sys.stderr.flush()
             sys.stdout.flush()
         # The atexit functions (a terminal's settings put back…), for a second at most.
