@@ -12,6 +12,7 @@ import os
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from cave_tui.dataio.encoding import looks_like_text
 from cave_tui.dataio.errors import DataIOError
@@ -227,3 +228,17 @@ def detect_format(path: str | Path, declared: str | None = None) -> Format:
                     path=p,
                 )
     return fmt
+
+
+def npy_header(f: IO[bytes]) -> tuple[tuple[int, ...], bool, Any] | None:
+    """The (shape, fortran order, dtype) a `.npy` file's header declares, read from *f* at
+    its start without reading the data; None for a version this does not read (1.0 and
+    2.0 are). ValueError when the header is corrupt."""
+    from numpy.lib import format as npformat
+
+    version = npformat.read_magic(f)
+    if version == (1, 0):
+        return npformat.read_array_header_1_0(f)
+    if version == (2, 0):
+        return npformat.read_array_header_2_0(f)
+    return None

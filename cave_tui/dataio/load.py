@@ -372,20 +372,18 @@ def _load_jsonl(path: Path, m: Monitor, encoding: str | None) -> Any:
 
 def _load_npy(path: Path, m: Monitor, trust: bool) -> Any:
     import numpy as np
-    from numpy.lib import format as npformat
+
+    from cave_tui.dataio.formats import npy_header
 
     with open(path, "rb") as f:
         try:
-            version = npformat.read_magic(f)
-            if version == (1, 0):
-                shape, fortran, dtype = npformat.read_array_header_1_0(f)
-            elif version == (2, 0):
-                shape, fortran, dtype = npformat.read_array_header_2_0(f)
-            else:
-                f.seek(0)
-                return np.load(f, allow_pickle=trust)
+            header = npy_header(f)
         except ValueError as exc:
             raise DataIOError(f"{path}: the .npy header is corrupt ({exc})", path=path) from None
+        if header is None:  # a version numpy reads itself
+            f.seek(0)
+            return np.load(f, allow_pickle=trust)
+        shape, fortran, dtype = header
         if dtype.hasobject:
             if not trust:
                 raise TrustRequiredError(

@@ -135,16 +135,13 @@ def _fixed_width(kind: Any) -> int | None:
 
 
 def _npy(path: Path) -> DataSize:
-    from numpy.lib import format as npformat
+    from cave_tui.dataio.formats import npy_header
 
     with open(path, "rb") as f:
-        version = npformat.read_magic(f)
-        if version == (1, 0):
-            shape, _, dtype = npformat.read_array_header_1_0(f)
-        elif version == (2, 0):
-            shape, _, dtype = npformat.read_array_header_2_0(f)
-        else:
-            raise ValueError("an unknown .npy version")
+        header = npy_header(f)
+    if header is None:
+        raise ValueError("an unknown .npy version")
+    shape, _, dtype = header
     size = math.prod(shape) * dtype.itemsize
     if dtype.hasobject:
         size = max(size, path.stat().st_size) * PICKLE_FACTOR
