@@ -11,18 +11,8 @@ import json
 import time
 from pathlib import Path
 
+from tests.helpers.hanging import LAZY
 from tests.reliability.real_cave import cave, code, script
-
-LAZY = """
-class Lazy:
-    def __len__(self):
-        while True:
-            pass
-    def __sizeof__(self):
-        while True:
-            pass
-lazy = Lazy()
-"""
 
 STICKY = """
 class Sticky:

@@ -11,22 +11,7 @@ import time
 from cave_tui.runtime.ipython import IPythonRuntime
 from cave_tui.runtime.memory import rough_size
 from cave_tui.runtime.summary import fingerprints, sizeof_without_user_code
-
-HANGING = """
-class Lazy:
-    def __len__(self):
-        while True:
-            pass
-    def __sizeof__(self):
-        while True:
-            pass
-    @property
-    def shape(self):
-        while True:
-            pass
-lazy = Lazy()
-"""
-
+from tests.helpers.hanging import LAZY
 
 CALLED: list[str] = []
 
@@ -93,7 +78,7 @@ async def test_cells_after_an_object_whose_len_hangs_run_at_once():
     try:
         assert (await rt.execute("x = 41")).success
         started = time.monotonic()
-        made = await rt.execute(HANGING)
+        made = await rt.execute(LAZY)
         assert made.success, made.error_text
         assert set(made.changed) == {"Lazy", "lazy"}
         later = await rt.execute("y = 5")

@@ -13,18 +13,8 @@ import time
 
 import pytest
 
+from tests.helpers.hanging import LAZY
 from tests.runtime.kernel.conftest import make_runtime
-
-LAZY = """
-class Lazy:
-    def __len__(self):
-        while True:
-            pass
-    def __sizeof__(self):
-        while True:
-            pass
-lazy = Lazy()
-"""
 
 PICKLING_HANGS = """
 class Sticky:
