@@ -40,7 +40,8 @@ def _start(tmux: Tmux, tmp: Path, *flags: str) -> None:
     cave = f"{CAVE} --model {model} --policy trusted --sessions-dir s --dump out {' '.join(flags)}"
     shell = (
         f"cd {tmp} && env -u COLUMNS -u LINES TERM=xterm-256color {exports} {cave}; "
-        "echo CAVE-EXIT=$?; stty -a | tr ' ' '\\n' | grep -x -e echo -e -echo; sleep 30"
+        "echo CAVE-EXIT=$?; stty -a | tr ' ' '\\n' | grep -x -e echo -e -echo; echo STTY-SHOWN; "
+        "sleep 30"
     )
     tmux.run("new-session", "-d", "-x", "120", "-y", "40", shell)
 
@@ -56,8 +57,9 @@ def _stuck(tmux: Tmux, tmp: Path) -> None:
 
 
 def _left(tmux: Tmux, tmp: Path, started: float) -> float:
-    screen = tmux.wait_for("CAVE-EXIT=", timeout=60)
+    tmux.wait_for("CAVE-EXIT=", timeout=60)
     took = time.monotonic() - started
+    screen = tmux.wait_for("STTY-SHOWN", timeout=30)  # the terminal's settings, printed after
     assert tmux.run("display", "-p", "#{alternate_on}").strip() == "0"  # the main screen
     assert "\necho\n" in f"\n{screen.strip()}\n".replace(" ", "\n"), screen  # echo on
     (folder,) = [p for p in (tmp / "s").iterdir() if p.is_dir()]
