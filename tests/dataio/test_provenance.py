@@ -19,6 +19,7 @@ from cave_tui.dataio import TrustRequiredError, dump_namespace, load_dump
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime.ipython import IPythonRuntime
 from cave_tui.runtime.kernel import IPyKernelRuntime
+from cave_tui.runtime.provenance import Provenance
 from cave_tui.session import SessionRecorder, check_snapshot, resume_session
 from cave_tui.session.seal import META_KEY
 from cave_tui.session.store import read_meta
@@ -153,10 +154,21 @@ async def test_an_unknown_provenance_is_refused_with_the_manifest(tmp_path):
         await load_dump(IPythonRuntime(), target)
 
 
+POINT = """
+class Point:
+    def __setstate__(self, state):  # proof of where it is unpickled
+        open({marker!r}, "w").write("unpickled")
+        self.__dict__.update(state)
+
+p = Point()
+p.x = 1
+"""
+
+
 async def test_a_kernel_session_resumes_in_process_only_with_trust(kernel, tmp_path):
-    marker = tmp_path / "forged-ran"
+    marker, unpickled = tmp_path / "forged-ran", tmp_path / "unpickled"
     await kernel.reset()
-    cell = DEFINED + "n = 5\n"
+    cell = DEFINED + "n = 5\n" + POINT.format(marker=str(unpickled))
     replies = [f"```python\n{cell}```", f"```python\n{forging_cell(marker)}```", "done"]
     agent = CaveAgent(ScriptedModel(replies), kernel)
     recorder = SessionRecorder.create(tmp_path / "sessions", agent=agent)
@@ -165,13 +177,31 @@ async def test_a_kernel_session_resumes_in_process_only_with_trust(kernel, tmp_p
     snapshot = _manifest(recorder.namespace_dir)
     assert snapshot["provenance"] == "kernel" and read_meta(recorder.dir).get(META_KEY)
     # Sealed by this cave, yet written by a kernel: the host asks before running its code.
-    assert sorted(check_snapshot(recorder.dir)) == ["f", "g"]
+    # (a kernel resuming it asks nothing: the seal vouches for what this cave wrote there)
+    assert check_snapshot(recorder.dir, Provenance.KERNEL) == []
+    assert sorted(check_snapshot(recorder.dir)) == ["Point", "f", "g", "p"]
     fresh = CaveAgent(ScriptedModel(["ok"]), IPythonRuntime())
     result = await resume_session(recorder.dir, fresh)
-    assert "n" in result.restored and not marker.exists()
-    assert sorted(n["name"] for n in result.not_restored) == ["f", "g"]
-    await result.recorder.close()
+    assert "n" in result.restored and not marker.exists() and not unpickled.exists()
+    assert sorted(n["name"] for n in result.not_restored) == ["Point", "f", "g", "p"]
+    await result.recorder.close()  # its snapshot keeps them, for a resume with trust
+    held = _manifest(recorder.namespace_dir)
+    assert held["provenance"] == "in-process"
+    assert {d["name"]: d["origin"] for d in held["definitions"]} == {
+        "f": "reported",
+        "Point": "reported",
+        "g": "reported",
+    }
     again = CaveAgent(ScriptedModel(["ok"]), IPythonRuntime())
+    assert sorted(check_snapshot(recorder.dir)) == ["Point", "f", "g", "p"]
     result = await resume_session(recorder.dir, again, trust=True)
-    assert {"n", "f", "g"} <= set(result.restored) and marker.read_text() == "ran"
+    assert {"n", "f", "g", "p"} <= set(result.restored) and marker.read_text() == "ran"
+    assert unpickled.read_text() == "unpickled"
     await result.recorder.close()
+
+
+async def test_confinement_order():
+    inside, kernel, sandboxed = list(Provenance)
+    assert sandboxed.escapes_into(kernel) and sandboxed.escapes_into(inside)
+    assert kernel.escapes_into(inside) and not kernel.escapes_into(sandboxed)
+    assert not inside.escapes_into(inside) and not inside.escapes_into(kernel)
