@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 import textwrap
 from collections import OrderedDict
 from functools import cache
@@ -16,6 +17,7 @@ from functools import cache
 from cave_tui.runtime.persist import DEFINITION_SCAN_CHARS
 
 PER_NAME = 16  # sources kept per name (the latest ones)
+_DEFINING = re.compile(r"\b(?:def|class|lambda)\b")  # a cell without these defines nothing
 
 
 @cache
@@ -25,28 +27,29 @@ def _transformer() -> object:
     return TransformerManager()
 
 
-def _python(code: str) -> str | None:
-    """*code* as IPython compiles it (magics and `!` lines rewritten), or None."""
+def _parsed(code: str) -> tuple[str, ast.Module] | None:
+    """*code* as IPython compiles it (magics and `!` lines rewritten) and its tree, or None.
+    Valid Python runs as written (IPython's transforms change only what Python cannot
+    parse), so only a cell that does not parse is transformed: one parse for most cells."""
+    try:
+        return code, ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
     try:
         transformed = _transformer().transform_cell(code)  # type: ignore[attr-defined]
-    except Exception:  # IPython could not transform it: it did not run as written
+        return (transformed, ast.parse(transformed)) if isinstance(transformed, str) else None
+    except Exception:  # IPython could not transform it, or it is not Python: nothing ran
         return None
-    return transformed if isinstance(transformed, str) else None
 
 
 def _key(source: str) -> str:
     return hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def definitions_in(code: str) -> list[tuple[str, str]]:
-    """(name, source) of each function and class *code* defines outside any function or
-    class body (in `if`, `for`, `try`… too, dedented), and of each `name = lambda …`."""
-    if len(code) > DEFINITION_SCAN_CHARS:
-        return []
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
+def definitions_in(code: str, tree: ast.Module) -> list[tuple[str, str]]:
+    """(name, source) of each function and class *code* (parsed as *tree*) defines outside
+    any function or class body (in `if`, `for`, `try`… too, dedented), and of each
+    `name = lambda …`."""
     lines = code.splitlines(keepends=True)
     found: list[tuple[str, str]] = []
     pending: list[ast.stmt] = list(tree.body)
@@ -85,10 +88,12 @@ class SentDefinitions:
 
     def record(self, code: str) -> None:
         """Note the definitions of the cell *code* the host is about to run."""
-        python = _python(code) if len(code) <= DEFINITION_SCAN_CHARS else None
-        if python is None:
+        if len(code) > DEFINITION_SCAN_CHARS or _DEFINING.search(code) is None:
             return
-        for name, source in definitions_in(python):
+        parsed = _parsed(code)
+        if parsed is None:
+            return
+        for name, source in definitions_in(*parsed):
             kept = self._by_name.setdefault(name, OrderedDict())
             key = _key(source)
             kept.pop(key, None)

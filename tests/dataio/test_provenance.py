@@ -108,6 +108,8 @@ async def test_an_in_process_dump_loads_in_process_with_no_question(tmp_path):
     cell = "import math\n\n" + DEFINED + "\nclass Box:\n    size = 3\n\nsq = lambda v: v * v\n"
     assert (await runtime.execute(cell)).success
     assert (await runtime.execute("if True:\n    def h():\n        return 7\n")).success
+    magic = "%time y = 2\ndef k():\n    return 4\n"  # IPython's, not Python: transformed
+    assert (await runtime.execute(magic)).success
     target = tmp_path / "dump"
     await dump_namespace(runtime, target)
     manifest = _manifest(target)
@@ -117,12 +119,13 @@ async def test_an_in_process_dump_loads_in_process_with_no_question(tmp_path):
     assert by_name["Box"]["source"] == "class Box:\n    size = 3\n"
     assert by_name["sq"]["source"] == "sq = lambda v: v * v\n"
     assert by_name["h"]["source"] == "def h():\n    return 7\n"  # inside a block, dedented
+    assert by_name["k"]["source"] == "def k():\n    return 4\n"
     assert {d["origin"] for d in by_name.values()} == {"sent"}
     fresh = IPythonRuntime()
     dump = await load_dump(fresh, target)
-    assert {"f", "Box", "sq", "h", "math"} <= set(dump.names) and not dump.not_restored
-    result = await fresh.execute("print(f(1), Box.size, sq(3), h())")
-    assert result.output == "2 3 9 7\n"
+    assert {"f", "Box", "sq", "h", "k", "math"} <= set(dump.names) and not dump.not_restored
+    result = await fresh.execute("print(f(1), Box.size, sq(3), h(), k())")
+    assert result.output == "2 3 9 7 4\n"
 
 
 async def test_a_dump_without_the_mark_needs_trust_for_code_in_process(kernel, tmp_path):
