@@ -35,6 +35,7 @@ from cave_tui.dataio.dump import (
 )
 from cave_tui.dataio.errors import DataIOError, describe_os_error
 from cave_tui.dataio.save import EXTENSIONS
+from cave_tui.runtime.provenance import DefinitionOrigin
 
 STEP_DIGEST_BELOW = 1 << 20  # after a step: digests of the small values only (cheap)
 # What `_Writer` names a snapshot's file (`df.3.parquet`): one a killed snapshot left is removed.
@@ -68,11 +69,16 @@ def _refused_again(item: Any, last: dict[str, Any], changed: set[str] | None) ->
 
 def _carried(
     carry: Iterable[dict[str, Any]], plan: Any, result: DumpResult, folder: Path
-) -> list[dict[str, Any]]:
-    """The *carry* entries whose names nothing in the namespace holds now, files still there."""
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The *carry* entries whose names nothing in the namespace holds now: variables whose
+    files are still there, and definitions (kept as `reported`: they need trust to run)."""
     bound = {v.name for v in plan.values} | {m["name"] for m in result.modules}
     bound |= {d["name"] for d in result.definitions} | {s["name"] for s in result.skipped}
-    return [e for e in carry if e["name"] not in bound and (folder / e["file"]).is_file()]
+    free = [e for e in carry if e["name"] not in bound]
+    files = [e for e in free if "file" in e and (folder / e["file"]).is_file()]
+    reported = DefinitionOrigin.REPORTED.value
+    sources = [e | {"origin": reported} for e in free if "file" not in e and "source" in e]
+    return files, sources
 
 
 async def checkpoint_namespace(
@@ -89,9 +95,10 @@ async def checkpoint_namespace(
 
     *changed* names what the runtime reported changed (None: anything may have changed);
     values under *resave_below* bytes are compared by content instead (see `_unchanged`).
-    *carry* entries (pickles a resume was not trusted to load) stay listed, with their
-    files, while their names are not bound again. A crash leaves the previous checkpoint
-    complete. *marks* are written into the manifest too (a session snapshot's `log_seq`).
+    *carry* entries (pickles and definitions a resume was not trusted to load) stay
+    listed, with their files, while their names are not bound again. A crash leaves the
+    previous checkpoint complete. *marks* are written into the manifest too (a session
+    snapshot's `log_seq`).
     """
     from cave_tui.dataio.plan import SkipCause, plan_dump
 
@@ -112,7 +119,7 @@ async def checkpoint_namespace(
     changed_set = None if changed is None else set(changed)
     plan = await plan_dump(runtime, resave_below)
     result = DumpResult(folder, modules=plan.modules, skipped=plan.skipped, marks=dict(marks or {}))
-    result.definitions = plan.definitions
+    result.definitions, result.provenance = plan.definitions, plan.provenance
     writer = _Writer(folder, sync, write_limit(runtime))
     entries: dict[str, dict[str, Any]] = {}
     to_fetch: list[tuple[int, Any]] = []
@@ -166,7 +173,9 @@ async def checkpoint_namespace(
     ]
     result.saved = [entries[v.name] for v in plan.values if v.name in entries]
     # Before the manifest: the cleanup below removes every file the manifest does not list.
-    result.saved += _carried(carry, plan, result, folder)
+    files, sources = _carried(carry, plan, result, folder)
+    result.saved += files
+    result.definitions += sources
     result.given = given_of(runtime, result.saved)
     try:
         await asyncio.to_thread(atomic_write_text, folder / MANIFEST, _manifest(result), sync=sync)

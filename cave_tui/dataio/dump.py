@@ -42,6 +42,7 @@ from cave_tui.dataio.staging import (
     is_mount_point,
     remove_stale,
 )
+from cave_tui.runtime.provenance import DefinitionOrigin, Provenance
 from cave_tui.runtime.watched import HUNG, TookTooLong, run_watched
 
 if TYPE_CHECKING:  # the manifest schema needs pydantic: imported only when a dump is read
@@ -66,6 +67,7 @@ class DumpResult:
     given: list[str] = field(default_factory=list)  # of the saved names, those the user gave
     seconds: float = 0.0
     marks: dict[str, Any] = field(default_factory=dict)  # more manifest keys (a snapshot's log_seq)
+    provenance: Provenance = Provenance.IN_PROCESS  # where the runtime that wrote it runs cells
 
     @property
     def bytes(self) -> int:
@@ -508,6 +510,7 @@ def _manifest(result: DumpResult) -> str:
         "version": DUMP_VERSION,
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "cave_version": __version__,
+        "provenance": result.provenance.value,
         "variables": result.saved,
         "modules": result.modules,
         "definitions": result.definitions,
@@ -673,7 +676,7 @@ async def _dump_locked(
 
         plan = await plan_dump(runtime, RESAVE_BELOW)
         result.modules, result.skipped = plan.modules, plan.skipped
-        result.definitions = plan.definitions
+        result.definitions, result.provenance = plan.definitions, plan.provenance
         used: set[str] = set()
         async for i, item, obj in _retrieve_all(runtime, list(enumerate(plan.values))):
             if progress is not None:
@@ -798,6 +801,7 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
 # (the manifest's bytes, the names it lists) -> the names trusted without --trust
 Vouch = Callable[[bytes, list[str]], Collection[str]]
 NOT_TRUSTED = "pickled, and not trusted: loading it runs code stored in it; kept for --trust"
+NOT_TRUSTED_CODE = "a function or class whose source was not trusted to run here"
 
 
 @dataclass
@@ -809,6 +813,7 @@ class LoadedDump:
     modules: list[dict[str, str]] = field(default_factory=list)  # imports to redo
     not_restored: list[dict[str, str]] = field(default_factory=list)  # {"name", "reason"}
     held: list[dict[str, Any]] = field(default_factory=list)  # entries left out: not trusted
+    # (variables' entries, and definitions' marked `reported`: kept only for --trust)
     descriptions: dict[str, str] = field(default_factory=dict)
     definitions: list[dict[str, str]] = field(default_factory=list)  # {"name", "source"} to run
     given: set[str] | None = None  # the names the user gave; None: a dump that does not say
@@ -829,11 +834,16 @@ class LoadedDump:
 
 
 def check_dump(
-    directory: str | Path, *, vouch: Vouch | None = None, partial: bool = False
+    directory: str | Path,
+    *,
+    vouch: Vouch | None = None,
+    partial: bool = False,
+    into: Provenance = Provenance.IN_PROCESS,
 ) -> list[str]:
     """Check the dump at *directory* without loading it (the manifest, and each file's
-    presence and size); returns the names that would need trust. Raises like `read_dump`
-    (with *partial*, a bad file is not an error: `read_dump` leaves its variable out)."""
+    presence and size); returns the names that would need trust to load into a runtime
+    running as *into*. Raises like `read_dump` (with *partial*, a bad file is not an
+    error: `read_dump` leaves its variable out)."""
     from cave_tui.dataio.manifest import check_files
 
     folder = resolve_dump_dir(directory)
@@ -841,13 +851,14 @@ def check_dump(
     if not partial:
         check_files(manifest, folder)
     trusted = vouch(raw, manifest.names()) if vouch is not None else ()
-    return manifest.untrusted(folder, trusted)
+    return manifest.untrusted(folder, trusted, into)
 
 
-def _trust_message(folder: Path, manifest: Manifest, untrusted: set[str]) -> str:
+def _trust_message(folder: Path, manifest: Manifest, untrusted: set[str], into: Provenance) -> str:
     from cave_tui.dataio.module_trust import module_source
 
     pickled = [e.name for e in manifest.variables if e.name in untrusted]
+    defined = [d.name for d in manifest.definitions if d.name in untrusted]
     modules = [
         f"{m.name} = {m.module}, {module_source(m.module, [folder]).value}"
         for m in manifest.modules
@@ -856,12 +867,27 @@ def _trust_message(folder: Path, manifest: Manifest, untrusted: set[str]) -> str
     parts = []
     if pickled:
         parts.append(f"holds pickled objects ({', '.join(pickled)}), which run code when loaded")
+    if defined:
+        parts.append(f"holds functions and classes ({', '.join(defined)}) to run again")
     if modules:
         parts.append(f"imports modules that are not installed packages ({'; '.join(modules)})")
     return (
-        f"the dump {folder} " + " and ".join(parts) + "; load it only if you trust it "
-        "(confirm, or pass --trust)"
+        f"the dump {folder} " + " and ".join(parts) + f"; {_where_from(manifest, into)}; "
+        "load it only if you trust it (confirm, or pass --trust)"
     )
+
+
+def _where_from(manifest: Manifest, into: Provenance) -> str:
+    """Why the dump's code is not trusted here: where it was written, or who wrote it."""
+    if manifest.provenance is None:
+        where = "it does not say where it was written (an older cave, or not cave)"
+    else:
+        where = f"it was written by {manifest.written_by.label}"
+    if manifest.written_by.escapes_into(into):
+        return f"{where}, and would run in {into.label}, which is less confined"
+    if any(d.reported for d in manifest.definitions):
+        return f"{where}; some of its code is not a cell cave sent (only the runtime's word)"
+    return where
 
 
 def _load_safe(checked: CheckedFile, verify: bool) -> tuple[Any, str | None]:
@@ -892,6 +918,7 @@ def read_dump(
     unpickle: bool = True,
     room_of: object = None,
     partial: bool = False,
+    into: Provenance = Provenance.IN_PROCESS,
 ) -> LoadedDump:
     """Load every object of a dump (blocking). Nothing is returned unless all load, or,
     with *partial* (a session's own snapshot), a variable whose file is missing, corrupt
@@ -900,8 +927,11 @@ def read_dump(
     its memory limit before any is decoded (`NotEnoughMemoryError`).
 
     The manifest and every file are checked first (a `ManifestError` lists every
-    problem). Pickles, and modules that are not installed packages, need *trust*, or
-    their name among those *vouch* returns for the manifest's bytes (a session's seal):
+    problem). Pickles, definitions whose source the host never sent, and modules that
+    are not installed packages need *trust*, or their name among those *vouch* returns for
+    the manifest's bytes (a session's seal); loading into a runtime less confined than the
+    one that wrote the dump (*into*: the target's `Provenance`), every pickle and
+    definition needs *trust*, whatever vouches for it:
     without it a `TrustRequiredError` names them, or, with *hold_back*, they are left
     out (`held`, `not_restored`). Every pickle is hashed and compared with the manifest
     before a byte of any is unpickled (always; *verify* covers the other formats); with
@@ -927,9 +957,10 @@ def read_dump(
         checked.remove(item)
 
     trusted = vouch(raw, manifest.names()) if vouch is not None and not trust else ()
-    untrusted = set() if trust else set(manifest.untrusted(folder, trusted))
+    untrusted = set() if trust else set(manifest.untrusted(folder, trusted, into))
     if untrusted and not hold_back:
-        raise TrustRequiredError(_trust_message(folder, manifest, untrusted), path=folder)
+        message = _trust_message(folder, manifest, untrusted, into)
+        raise TrustRequiredError(message, path=folder)
     problems = []
     for item in [c for c in checked if c.entry.runs_code]:
         problem = sha256_problem(item)
@@ -991,7 +1022,14 @@ def read_dump(
     dump.not_restored.extend(left_out)
     dump.values = {e.name: values[e.name] for e in manifest.variables if e.name in values}
     dump.names = list(dump.values)
-    dump.definitions = [{"name": d.name, "source": d.source} for d in manifest.definitions]
+    for definition in manifest.definitions:
+        if definition.name in untrusted:
+            reason = f"{NOT_TRUSTED_CODE} ({_where_from(manifest, into)}); kept for --trust"
+            dump.not_restored.append({"name": definition.name, "reason": reason})
+            kept = definition.model_dump(exclude_none=True)  # held, as code not trusted here
+            dump.held.append(kept | {"origin": DefinitionOrigin.REPORTED.value})
+        else:
+            dump.definitions.append({"name": definition.name, "source": definition.source})
     for module in manifest.modules:
         source = module_source(module.module, [folder])
         if module.name in untrusted:
@@ -1044,6 +1082,7 @@ async def load_dump(
     from cave_tui.dataio.inject import inject_variable
     from cave_tui.dataio.plan import unsaved
     from cave_tui.runtime.items import Pickled, Variable
+    from cave_tui.runtime.provenance import provenance_of
 
     await asyncio.to_thread(remove_stale, Path(directory).expanduser().absolute())
     await asyncio.to_thread(remove_stale_lock, Path(directory).expanduser().absolute())
@@ -1058,6 +1097,7 @@ async def load_dump(
         unpickle=not apart,
         room_of=runtime,
         partial=partial,
+        into=provenance_of(runtime),
     )
     # Pickles first: the kernel may still fail to unpickle one, and nothing else is bound yet.
     order = sorted(dump.values, key=lambda n: not isinstance(dump.values[n], Pickled))

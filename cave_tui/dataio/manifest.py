@@ -11,6 +11,7 @@ in one `ManifestError`, before the first value is read. Imported only when a dum
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import re
@@ -28,6 +29,7 @@ from cave_tui.dataio.errors import DataIOError, NameConflictError
 from cave_tui.dataio.formats import FORMATS
 from cave_tui.dataio.module_trust import ModuleSource, module_source
 from cave_tui.dataio.names import check_name
+from cave_tui.runtime.provenance import UNMARKED, DefinitionOrigin, Provenance
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -57,6 +59,16 @@ def _bindable(name: str) -> str:
 
 # A name `--inject` would bind: checked the same way wherever a manifest names a variable.
 BindableName = Annotated[str, AfterValidator(_bindable)]
+
+
+def _one_of(kind: type[enum.Enum], value: str | None) -> str | None:
+    """*value* when it is one of *kind*'s values (or None), else a readable error."""
+    if value is None or value in {m.value for m in kind}:
+        return value
+    known = ", ".join(str(m.value) for m in kind)
+    raise PydanticCustomError(
+        "value", "unknown value {value} (known: {known})", {"value": repr(value), "known": known}
+    )
 
 
 class _Entry(BaseModel):
@@ -154,6 +166,17 @@ class DefinitionEntry(_Entry):
     source: str
     type: str = ""
     digest: str | None = None  # of the source: tells the next snapshot whether it changed
+    origin: str | None = None  # a `DefinitionOrigin`; None: a dump from before the mark
+
+    @field_validator("origin")
+    @classmethod
+    def _known_origin(cls, value: str | None) -> str | None:
+        return _one_of(DefinitionOrigin, value)
+
+    @property
+    def reported(self) -> bool:
+        """Its source is only what the runtime reported, not a cell the host sent."""
+        return self.origin == DefinitionOrigin.REPORTED.value
 
 
 class SkippedEntry(_Entry):
@@ -176,15 +199,42 @@ class Manifest(BaseModel):
     definitions: list[DefinitionEntry] = []  # since version 2
     skipped: list[SkippedEntry] = []
     given: list[BindableName] | None = None  # the saved names the user gave; the rest the model's
+    provenance: str | None = None  # a `Provenance`: where the runtime that wrote it ran cells
+
+    @field_validator("provenance")
+    @classmethod
+    def _known_provenance(cls, value: str | None) -> str | None:
+        return _one_of(Provenance, value)
+
+    @property
+    def written_by(self) -> Provenance:
+        """Where the dump's code ran; a dump from before the mark counts as a kernel's."""
+        return UNMARKED if self.provenance is None else Provenance(self.provenance)
 
     def names(self) -> list[str]:
-        return [e.name for e in self.variables] + [m.name for m in self.modules]
+        return (
+            [e.name for e in self.variables]
+            + [m.name for m in self.modules]
+            + [d.name for d in self.definitions]
+        )
 
-    def untrusted(self, folder: Path, trusted: Collection[str] = ()) -> list[str]:
-        """Names whose loading would run code that came with the dump in *folder*, bar the
-        *trusted* ones: pickled variables, and modules that are not installed packages."""
+    def untrusted(
+        self,
+        folder: Path,
+        trusted: Collection[str] = (),
+        into: Provenance = Provenance.IN_PROCESS,
+    ) -> list[str]:
+        """Names whose loading into a runtime running as *into* would run code that came with
+        the dump in *folder*, bar the *trusted* ones: pickled variables, definitions whose
+        source the host never sent, modules that are not installed packages; and, when
+        *into* is less confined than where the dump was written, every pickle and definition
+        whatever vouches for it (a seal says who wrote the dump, not where its code may run)."""
+        escapes = self.written_by.escapes_into(into)
         risky = [e.name for e in self.variables if e.runs_code]
+        risky += [d.name for d in self.definitions if escapes or d.reported]
         risky += [m.name for m in self.modules if module_source(m.module, [folder]).needs_trust]
+        if escapes:
+            return risky
         return [n for n in risky if n not in trusted]
 
 

@@ -17,7 +17,9 @@ from typing import Any
 from cave_tui.dataio.names import unloadable_name
 from cave_tui.runtime.base import persistable_from_rows
 from cave_tui.runtime.items import Function, Type
-from cave_tui.runtime.persist import Keep, Persistable
+from cave_tui.runtime.persist import Keep, Persistable, source_digest
+from cave_tui.runtime.provenance import DefinitionOrigin, Provenance, provenance_of
+from cave_tui.runtime.sent_definitions import SentDefinitions
 
 
 class SkipCause(enum.Enum):
@@ -38,6 +40,7 @@ class DumpPlan:
     definitions: list[dict[str, Any]] = field(default_factory=list)  # manifest entries
     skipped: list[dict[str, Any]] = field(default_factory=list)  # {"name", "type", "reason", …}
     descriptions: dict[str, str] = field(default_factory=dict)
+    provenance: Provenance = Provenance.IN_PROCESS  # where the runtime runs its cells
 
 
 def skip_entry(name: str, type_name: str, cause: SkipCause, reason: str) -> dict[str, Any]:
@@ -77,16 +80,27 @@ async def plan_dump(runtime: Any, digest_below: int = 0) -> DumpPlan:
             plan.skipped.append(skip)
         else:
             plan.values.append(item)
+    plan.provenance = provenance_of(runtime)
+    sent = getattr(runtime, "sent_definitions", None)
     for item in sorted(sources, key=lambda s: s.order):
-        plan.definitions.append(
-            {
-                "name": item.name,
-                "type": item.type_name,
-                "source": item.source,
-                "digest": item.digest,
-            }
-        )
+        plan.definitions.append(definition_entry(item, sent))
     return plan
+
+
+def definition_entry(item: Persistable, sent: SentDefinitions | None) -> dict[str, Any]:
+    """The manifest entry of a definition the runtime reported: the host's own copy of the
+    source when the host sent that very definition (`sent`), else the runtime's word for it,
+    marked `reported` (code the host never sent: it needs trust like a pickle)."""
+    own = sent.sent(item.name, item.source) if isinstance(sent, SentDefinitions) else None
+    source = own if own is not None else item.source
+    origin = DefinitionOrigin.SENT if own is not None else DefinitionOrigin.REPORTED
+    return {
+        "name": item.name,
+        "type": item.type_name,
+        "source": source,
+        "digest": source_digest(source),
+        "origin": origin.value,
+    }
 
 
 def unsaved(skipped: list[Any]) -> list[dict[str, str]]:

@@ -19,6 +19,8 @@ from cave_tui.runtime.detail import Detail, object_detail
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.memory import MemoryUse
 from cave_tui.runtime.persist import Keep, Persistable
+from cave_tui.runtime.provenance import Provenance
+from cave_tui.runtime.sent_definitions import SentDefinitions
 from cave_tui.runtime.summary import VarInfo
 from cave_tui.runtime.tracebacks import format_exception
 from cave_tui.runtime.upstream import CellError, ErrorFeedbackMode, minimal_error, referenced_types
@@ -257,6 +259,21 @@ class Runtime(ABC):
                 tuple(result.changed), tuple(result.deleted), everything=result.interrupted
             )
         )
+
+    # -- where cells run, and what the host sent them ------------------------------
+    @property
+    def provenance(self) -> Provenance:
+        """Where this runtime's cells run (a dump's manifest records it)."""
+        return Provenance.IN_PROCESS
+
+    @property
+    def sent_definitions(self) -> SentDefinitions:
+        """The definitions of every cell the host sent (`execute` records each one): a dump
+        keeps a function or class as source only if it is one of these."""
+        sent = self.__dict__.get("_sent_definitions")
+        if not isinstance(sent, SentDefinitions):
+            sent = self.__dict__["_sent_definitions"] = SentDefinitions()
+        return sent
 
     # -- the contract --------------------------------------------------------
     @property

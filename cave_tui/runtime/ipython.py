@@ -476,6 +476,7 @@ class IPythonRuntime(Runtime):
             # A checked cell must run as checked: no automagic/autocall rewriting of `ls`.
             self._shell.automagic = False
             self._shell.autocall = 0
+        self.sent_definitions.record(code)
         if self._worker_id is not None and threading.get_ident() == self._worker_id:
             # Called from inside one of our own cells (a sub-agent sharing this
             # runtime): run it inline; the outer cell's timeout covers it.

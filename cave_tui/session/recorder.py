@@ -408,8 +408,8 @@ class SessionRecorder:
         self.record({"type": "notice", "turn": self.turn, "content": text}, sync=True)
 
     def hold(self, entries: list[dict[str, Any]]) -> None:
-        """Keep these snapshot entries (pickles not trusted at resume) until their names are
-        bound again; the seal names them as untrusted."""
+        """Keep these snapshot entries (pickles and definitions not trusted at resume) until
+        their names are bound again; the seal names them as untrusted."""
         self.held = [dict(e) for e in entries]
 
     def _seal_snapshot(self, saved: list[dict[str, Any]]) -> None:
@@ -481,8 +481,8 @@ class SessionRecorder:
                 failed = {"type": RecordType.SNAPSHOT_FAILED.value, "turn": self.turn}
                 self.record({**failed, "step": self.step, "reason": detail}, sync=True)
                 return None
-            kept = {(e["name"], e["file"]) for e in result.saved}
-            self.held = [e for e in self.held if (e["name"], e["file"]) in kept]
+            kept = {_held_key(e) for e in [*result.saved, *result.definitions]}
+            self.held = [e for e in self.held if _held_key(e) in kept]
             self._seal_snapshot(result.saved)
             self.record(
                 {
@@ -583,3 +583,9 @@ class SessionRecorder:
         self.write_meta()
         with contextlib.suppress(Exception):
             self.log.close()
+
+
+def _held_key(entry: dict[str, Any]) -> tuple[str, str]:
+    """What identifies a held entry in a snapshot: its name and file (a variable's) or
+    source (a definition's)."""
+    return str(entry["name"]), str(entry.get("file") or entry.get("source"))

@@ -5,7 +5,8 @@ a session killed mid-turn resumes with every completed step; the namespace comes
 from the latest snapshot, whose manifest is only replaced once a snapshot is
 complete. Injected data missing from the snapshot is loaded again from its source
 when its sha256 still matches. The snapshot's pickles load without `--trust` only when
-the session's seal (`seal.py`) shows this user's cave wrote them.
+the session's seal (`seal.py`) shows this user's cave wrote them, and never without it
+into a runtime less confined than the one that wrote them (the snapshot's `provenance`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cave_tui.agent.events import Event
+from cave_tui.runtime.provenance import Provenance, provenance_of
 from cave_tui.session.log import SkippedLine
 from cave_tui.session.reader import SessionData, read_session, rebuild_history
 from cave_tui.session.recorder import SessionRecorder
@@ -135,8 +137,9 @@ def snapshot_vouch(folder: str | Path) -> Vouch:
     return vouch
 
 
-def check_snapshot(folder: str | Path) -> list[str]:
-    """Check session *folder*'s snapshot without loading it; the names that need --trust.
+def check_snapshot(folder: str | Path, into: Provenance = Provenance.IN_PROCESS) -> list[str]:
+    """Check session *folder*'s snapshot without loading it; the names that need --trust
+    to load into a runtime running as *into* (`dataio.dump.read_dump` says which).
 
     Raises `DataIOError` (a `ManifestError` lists every problem) when it cannot be restored.
     """
@@ -145,7 +148,7 @@ def check_snapshot(folder: str | Path) -> list[str]:
     snapshot = Path(folder) / NAMESPACE
     if not (snapshot / MANIFEST).exists():
         return []
-    return check_dump(snapshot, vouch=snapshot_vouch(folder), partial=True)
+    return check_dump(snapshot, vouch=snapshot_vouch(folder), partial=True, into=into)
 
 
 async def resume_session(
@@ -158,15 +161,17 @@ async def resume_session(
 ) -> ResumeResult:
     """Load session *folder* into *agent* and *runtime*, and keep recording into it.
 
-    The snapshot is checked before anything changes. Its pickles load when the session's
-    seal shows this user's cave wrote them, or with *trust*; others are left out (named in
-    `not_restored`) and stay in the snapshot for a resume with trust. On an error nothing
-    is kept: the agent's history is put back and the session is not recorded into.
+    The snapshot is checked before anything changes. Its pickles (and functions the host
+    never sent) load when the session's seal shows this user's cave wrote them and
+    *runtime* is not less confined than the runtime that wrote them, or with *trust*;
+    others are left out (named in `not_restored`) and pickles stay in the snapshot for a
+    resume with trust. On an error nothing is kept: the agent's history is put back and
+    the session is not recorded into.
     """
     from cave_tui.dataio.dump import MANIFEST, load_dump
 
     runtime = runtime if runtime is not None else agent.runtime
-    check_snapshot(folder)
+    check_snapshot(folder, provenance_of(runtime))
     first = read_session(folder)
     torn, skipped = first.report.torn_tail, first.report.skipped
     recorder = SessionRecorder.open(folder, **recorder_kwargs)  # locks the log, cuts a torn tail

@@ -168,7 +168,7 @@ def test_plain_load_refuses_a_broken_session_and_asks_before_unsealed_pickles(is
     assert "'../../../elsewhere.json' is not a file name inside the dump folder" in out
     assert "Traceback" not in out + result.stderr
     assert "alive False" in out  # the REPL went on, nothing was injected
-    assert "holds pickles that this cave did not seal (pair)" in out
+    assert "holds code not trusted to run here (pair)" in out
     assert "loaded 5 False" in out and "not restored: pair" in out
     assert not marker.exists()
 

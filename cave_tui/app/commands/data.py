@@ -262,6 +262,7 @@ async def sessions(ctx: CommandContext, args: list[str]) -> None:
 async def load(ctx: CommandContext, args: list[str]) -> None:
     from cave_tui.dataio import DataIOError
     from cave_tui.runtime.items import Function, Type
+    from cave_tui.runtime.provenance import provenance_of
     from cave_tui.session import SessionError, check_snapshot, resume_session
 
     if ctx.agent is None:
@@ -276,7 +277,8 @@ async def load(ctx: CommandContext, args: list[str]) -> None:
         ctx.print(f"{folder.name} is already the current session.")
         return
     try:  # a snapshot that cannot be restored is refused before anything changes
-        untrusted = await asyncio.to_thread(check_snapshot, folder)
+        into = provenance_of(ctx.runtime)
+        untrusted = await asyncio.to_thread(check_snapshot, folder, into)
     except DataIOError as exc:
         raise CommandError(f"cannot load {folder.name}: {exc}") from None
     if not await ctx.confirm(
@@ -286,8 +288,9 @@ async def load(ctx: CommandContext, args: list[str]) -> None:
         ctx.print("Not loaded.", style="warning")
         return
     trust = bool(untrusted) and await ctx.confirm(
-        f"Session {folder.name} holds pickles that this cave did not seal "
-        f"({', '.join(untrusted)}): loading them runs code stored in them. Load them? "
+        f"Session {folder.name} holds code not trusted to run here ({', '.join(untrusted)}): "
+        "pickles or functions this cave did not seal, or made where cells ran more confined "
+        "than here; loading them runs that code. Load them? "
         "(if not, everything else is loaded and they are kept for later)"
     )
     if current is not None:

@@ -49,6 +49,7 @@ from cave_tui.runtime.kernel.supervisor import KernelSupervisor
 from cave_tui.runtime.kernel.transport import JSON_LIMIT
 from cave_tui.runtime.memory import MemoryUse, process_rss
 from cave_tui.runtime.persist import Persistable
+from cave_tui.runtime.provenance import Provenance
 from cave_tui.runtime.summary import VarInfo
 from cave_tui.runtime.upstream import ErrorFeedbackMode
 
@@ -221,6 +222,10 @@ class IPyKernelRuntime(Runtime):
         return self._kind.runtime_dir
 
     @property
+    def provenance(self) -> Provenance:
+        return Provenance.SANDBOXED_KERNEL if self.sandbox else Provenance.KERNEL
+
+    @property
     def sandbox(self) -> bool:
         """The owned kernel runs under bubblewrap (docs/kernel.md, "Sandbox")."""
         return self._settings.sandbox
@@ -345,6 +350,7 @@ class IPyKernelRuntime(Runtime):
             return blocked
         if timeout is None:
             timeout = self.cell_timeout
+        self.sent_definitions.record(code)
         result = await self._call(self._cells.execute(code, timeout, on_output))
         self.result_changed(result)
         return self.shape_error(result)

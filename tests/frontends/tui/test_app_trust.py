@@ -55,7 +55,7 @@ async def test_load_refuses_a_broken_snapshot_and_asks_before_unsealed_pickles(t
         await pilot.press("enter")
         await _answer(pilot, "y")  # replace the conversation
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        assert "did not seal (pair)" in str(app.screen.question)
+        assert "not trusted to run here (pair)" in str(app.screen.question)
         await _answer(pilot, "n")  # but not the pickles nobody sealed
         await wait_for(pilot, lambda: "not restored: pair" in chat_text(app))
         assert app.services.runtime._ns["secret"] == 41
