@@ -25,13 +25,25 @@ from cave_tui.security.violations import SecurityViolation
 class Harm(Enum):
     """What an operation does to the path it is given, and where that is refused."""
 
-    WRITE = ("writes", frozenset({Where.HOME, Where.OUTSIDE}))
-    DELETE = ("deletes or moves", frozenset({Where.HOME, Where.OUTSIDE, Where.WORKDIR}))
+    WRITE = ("writes", frozenset({Where.DOTFILES, Where.OUTSIDE}))
+    DELETE = (
+        "deletes or moves",
+        frozenset({Where.DOTFILES, Where.HOME, Where.OUTSIDE, Where.WORKDIR, Where.TEMP_ROOT}),
+    )
     RECURSIVE = (
         "deletes the folder tree",
-        frozenset({Where.HOME, Where.OUTSIDE, Where.WORKDIR, Where.UNKNOWN}),
+        frozenset(
+            {
+                Where.DOTFILES,
+                Where.HOME,
+                Where.OUTSIDE,
+                Where.WORKDIR,
+                Where.TEMP_ROOT,
+                Where.UNKNOWN,
+            }
+        ),
     )
-    CHDIR = ("moves the working folder to", frozenset({Where.HOME, Where.OUTSIDE}))
+    CHDIR = ("moves the working folder to", frozenset({Where.DOTFILES, Where.HOME, Where.OUTSIDE}))
 
     @property
     def verb(self) -> str:
@@ -58,8 +70,9 @@ _FUNCTIONS: dict[str, tuple[Harm, tuple[tuple[int, str], ...]]] = {
     "os.lchmod": (Harm.WRITE, ((0, "path"),)),
     "os.chown": (Harm.WRITE, ((0, "path"),)),
     "os.lchown": (Harm.WRITE, ((0, "path"),)),
-    "os.symlink": (Harm.WRITE, ((1, "dst"),)),
-    "os.link": (Harm.WRITE, ((1, "dst"),)),
+    # a link to a file outside lets a later write in the folder reach it: both ends count
+    "os.symlink": (Harm.WRITE, ((0, "src"), (1, "dst"))),
+    "os.link": (Harm.WRITE, ((0, "src"), (1, "dst"))),
     "os.mkfifo": (Harm.WRITE, ((0, "path"),)),
     "os.utime": (Harm.WRITE, ((0, "path"),)),
     "shutil.copy": (Harm.WRITE, ((1, "dst"),)),
@@ -145,6 +158,16 @@ class ShellRule(SecurityRule):
                 yield cell.violation(
                     self.name, call, "getattr() on os/shutil/sys needs a literal name"
                 )
+            if (
+                isinstance(func, ast.Name)
+                and func.id == "vars"
+                and call.args
+                and (finder.qualname(call.args[0]) or "").split(".")[0]
+                in L.HARM_MODULES | L.PROCESS_MODULES
+            ):
+                yield cell.violation(
+                    self.name, call, "vars() of os/shutil/sys reads names by string"
+                )
             if call_name(func) == "get" and self._is_modules(finder, func):
                 yield from self._module_key(cell, call, call.args[0] if call.args else None)
         for sub in cell.nodes(ast.Subscript):
@@ -172,6 +195,8 @@ class ShellRule(SecurityRule):
     def _module_key(
         self, cell: Cell, node: ast.AST, key: ast.AST | None
     ) -> Iterator[SecurityViolation]:
+        if isinstance(key, ast.Name) and key.id == "__name__":
+            return  # the cell's own module
         name = literal_str(key)
         if name is None or name.split(".")[0] in L.SHELL_MODULES | {"os", "posix"}:
             yield cell.violation(
@@ -184,9 +209,10 @@ class DestructionRule(SecurityRule):
 
     Writes (`open(p, 'w')`, `Path.write_text`, `shutil.copy`, `df.to_csv`, `savefig`,
     `canvas.print_png`, ...) are refused into your home's dotfiles or anywhere outside the
-    working and temporary folders; single deletes and moves also of the working folder
-    itself; recursive deletes (`shutil.rmtree`, `os.removedirs`) unless the path is known
-    to be inside the working or temporary folder. `os.chdir` may not leave the folder.
+    working, temporary and home folders; single deletes and moves also in your home and of
+    the working folder itself; recursive deletes (`shutil.rmtree`, `os.removedirs`) unless
+    the path is known to be inside the working or temporary folder. `os.chdir` may not
+    leave for your home or outside.
     """
 
     node_types = (ast.Call, ast.Attribute, ast.Name)
@@ -245,6 +271,8 @@ class DestructionRule(SecurityRule):
             receiver, args = args[0], args[1:]  # Path.unlink(p)
         if name in _PATH_METHODS:
             yield _PATH_METHODS[name], receiver
+            if name in ("symlink_to", "hardlink_to") and args:
+                yield Harm.WRITE, args[0]
         elif name in _PATH_ONLY_METHODS and self._is_path(finder, receiver):
             if name == "open":
                 if _writes(args[0] if args else _arg(call, 99, "mode")):

@@ -105,12 +105,14 @@ DENIED_MODULE_WORDS = ("pickle", "marshal", "ctypes", "subprocess", "clipboard",
 STANDARD_FORBIDDEN_FUNCTIONS = frozenset(
     {
         "eval", "exec", "compile", "__import__", "breakpoint", "input",
-        "get_ipython", "exit", "quit", "execfile", "runfile", "globals", "locals", "vars",
+        "get_ipython", "exit", "quit", "execfile", "runfile",
         "help", "license", "credits", "copyright",
     }
 )  # fmt: skip
+# strict also refuses the namespace readers and open() (issue 30: standard lets `open`,
+# `globals()`, `vars(obj)` through; their dunder keys stay refused by StringRule).
 STRICT_FORBIDDEN_FUNCTIONS = STANDARD_FORBIDDEN_FUNCTIONS | {
-    "open", "reload", "__build_class__", "memoryview",
+    "open", "globals", "locals", "vars", "reload", "__build_class__", "memoryview",
 }  # fmt: skip
 
 # Builtins that take an attribute name as a string; strict allows only direct calls with a

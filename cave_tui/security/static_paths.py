@@ -48,12 +48,18 @@ class Where(Enum):
     LOCAL = "inside the working folder"
     WORKDIR = "the working folder itself"
     TEMP = "in the temporary folder"
+    TEMP_ROOT = "the temporary folder itself"
+    DOTFILES = "in your home's dotfiles"
     HOME = "in your home folder"
     OUTSIDE = "outside the working folder"
     UNKNOWN = "computed when the cell runs"
 
 
 Value = str | Where  # a concrete path text, or only where it lies
+_SEVERITY = (
+    Where.DOTFILES, Where.OUTSIDE, Where.HOME, Where.TEMP_ROOT, Where.WORKDIR, Where.UNKNOWN,
+    Where.TEMP, Where.LOCAL,
+)  # fmt: skip
 
 
 def _within(path: str, root: str) -> bool:
@@ -119,14 +125,14 @@ class PathFinder:
         if _within(path, self.home) and path != self.home:
             first = path[len(self.home) :].lstrip("/").split("/", 1)[0]
             if first.startswith("."):
-                return Where.HOME  # dotfiles and dot-folders: ~/.bashrc, ~/.ssh, ~/.config
+                return Where.DOTFILES  # ~/.bashrc, ~/.ssh, ~/.config: settings, keys, hooks
         if path == self.cwd:
             return Where.WORKDIR
         if _within(path, self.cwd):
             return Where.LOCAL
         for root in self.temps:
-            if _within(path, root) and path != root:
-                return Where.TEMP
+            if _within(path, root):
+                return Where.TEMP if path != root else Where.TEMP_ROOT
         if _within(path, self.home):
             return Where.HOME
         return Where.OUTSIDE
@@ -242,6 +248,14 @@ class PathFinder:
                 return inner if isinstance(inner, Where) else self.classify(inner)
         return Where.UNKNOWN
 
+    @staticmethod
+    def worst(places: list[Where]) -> Where:
+        """The place among *places* the rules are strictest about (for a loop over them)."""
+        for place in _SEVERITY:
+            if place in places:
+                return place
+        return Where.UNKNOWN
+
     def _expand(self, value: Value) -> Value:
         if isinstance(value, str) and (value == "~" or value.startswith("~/")):
             return self.home + value[1:]
@@ -294,6 +308,8 @@ class PathFinder:
         expression, listing = found
         if not listing:
             return self.value(expression, depth + 1)
+        if isinstance(expression, ast.List | ast.Tuple | ast.Set):
+            return self.worst([self.where(e) for e in expression.elts])
         if isinstance(expression, ast.Call):
             method = (
                 expression.func.attr
