@@ -109,3 +109,33 @@ def test_strict_treats_every_canvas_printer_as_a_file_writer(printer):
     # a function of the same name in the cell does not hide matplotlib's
     own = f"def {printer}(x):\n    return x\nfig.canvas.{printer}('/tmp/x')"
     assert strict.check(setup + own)
+
+
+async def test_a_real_runtime_runs_everyday_file_work_and_blocks_a_dotfile_write(
+    tmp_path, monkeypatch
+):
+    from cave_tui.runtime import IPythonRuntime
+
+    home = tmp_path / "home"
+    home.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    runtime = IPythonRuntime(security_checker=SecurityChecker.for_policy("standard"))
+    try:
+        wrote = await runtime.execute(
+            "import json, os\nos.makedirs('out', exist_ok=True)\n"
+            "with open('out/data.json', 'w') as f:\n    json.dump({'n': 3}, f)\n"
+            "with open('out/data.json') as f:\n    n = json.load(f)['n']",
+            timeout=30,
+        )
+        assert wrote.success, wrote.error_text
+        assert await runtime.retrieve("n") == 3
+        dotfile = await runtime.execute(
+            "from pathlib import Path\n(Path.home() / '.bashrc').write_text('x')", timeout=30
+        )
+    finally:
+        await runtime.stop()
+    assert dotfile.blocked
+    assert not (home / ".bashrc").exists()
