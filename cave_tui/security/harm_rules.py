@@ -144,10 +144,12 @@ class ShellRule(SecurityRule):
                 yield cell.violation(self.name, node, f"'{qual}' signals other processes")
         for call in cell.nodes(ast.Call):
             func = call.func
-            if isinstance(func, ast.Name) and func.id in L.SHELL_FUNCTIONS:
-                qual = finder.qualname(func)
-                if qual is not None and qual != func.id:
-                    yield cell.violation(self.name, call, f"'{qual}' runs programs")
+            if (
+                isinstance(func, ast.Name)
+                and func.id in L.SHELL_FUNCTIONS
+                and func.id not in cell.assigned_names
+            ):  # `from os import system` here or in an earlier cell, or `from os import *`
+                yield cell.violation(self.name, call, f"'{func.id}()' runs programs")
             if (
                 isinstance(func, ast.Name)
                 and func.id in ("getattr", "hasattr")

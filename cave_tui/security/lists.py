@@ -26,6 +26,9 @@ SHELL_MODULES = frozenset(
     {"subprocess", "_posixsubprocess", "pty", "pexpect", "ptyprocess", "sh", "plumbum",
      "asyncio.subprocess", "commands", "popen2"}
 )  # fmt: skip
+# Denied module names that are also ordinary attribute names (`df.code`, `resp.code`,
+# `cfg.commands`): `standard` refuses them as imports, not as `x.name`.
+COLUMN_LIKE_MODULE_NAMES = frozenset({"code", "sh", "commands", "gc", "nt", "imp", "pdb", "bdb"})
 # Functions that run a program or replace/duplicate the process, on any receiver
 # (`os.system`, `posix.execv`, `asyncio.create_subprocess_shell`, `pd.io.common.os.popen`).
 SHELL_FUNCTIONS = frozenset(

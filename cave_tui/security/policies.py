@@ -91,7 +91,11 @@ def _standard(extras: list[str], sandboxed: bool) -> PolicySpec:
     if not sandboxed:
         denied |= L.SHELL_MODULES
     denied -= {e.split(".")[0] for e in extras}
-    module_names = {m for m in denied if not m.startswith("_") and "." not in m}
+    module_names = {
+        m
+        for m in denied
+        if not m.startswith("_") and "." not in m and m not in L.COLUMN_LIKE_MODULE_NAMES
+    }
     rules: list[Any] = [
         ImportRule(denied),
         FunctionRule(L.STANDARD_FORBIDDEN_FUNCTIONS, match_attributes=False),

@@ -26,6 +26,16 @@ CONVENTIONAL_MODULES = {
     "tempfile": "tempfile", "glob": "glob", "osp": "os.path", "io": "io", "codecs": "codecs",
     "posix": "posix", "contextlib": "contextlib", "sys": "sys", "asyncio": "asyncio",
 }  # fmt: skip
+# Names that stand for their module's function when the cell calls them unbound
+# (`from shutil import rmtree` in an earlier cell); too generic ones (`remove`) are not here.
+BARE_FUNCTIONS = {
+    "rmtree": "shutil.rmtree", "removedirs": "os.removedirs", "unlink": "os.unlink",
+    "rmdir": "os.rmdir", "copyfile": "shutil.copyfile", "copytree": "shutil.copytree",
+    "copy2": "shutil.copy2", "symlink": "os.symlink", "chmod": "os.chmod",
+    "chown": "os.chown", "expanduser": "os.path.expanduser",
+}  # fmt: skip
+# Modules other modules re-export (`pandas.io.common.os`): a chain through one is its own.
+_REEXPORTED = frozenset({"os", "shutil", "posix", "pathlib"})
 PATH_CLASSES = frozenset(
     {"pathlib.Path", "pathlib.PosixPath", "pathlib.PurePath", "pathlib.PurePosixPath"}
 )
@@ -79,11 +89,22 @@ class PathFinder:
 
     # -- naming --------------------------------------------------------------------------
     def qualname(self, node: ast.AST, depth: int = 0) -> str | None:
-        """`shutil.rmtree`, `rm` (from shutil import rmtree as rm), `f = os.remove`: dotted."""
+        """`shutil.rmtree`, `rm` (from shutil import rmtree as rm), `f = os.remove`,
+        `pd.io.common.os.remove` (os re-exported): the dotted name, when it can be known."""
         base, attrs = chain(node)
+        for index in range(len(attrs) - 1, -1, -1):
+            if attrs[index] in _REEXPORTED and index < len(attrs) - 1:
+                return ".".join(attrs[index:])
         if not isinstance(base, ast.Name) or depth > 5:
             return None
         cell = self.cell
+        if (
+            not attrs
+            and base.id in BARE_FUNCTIONS
+            and base.id not in cell.import_aliases
+            and base.id not in cell.assigned_names
+        ):
+            return BARE_FUNCTIONS[base.id]  # imported in an earlier cell
         if base.id in cell.import_aliases:
             root = cell.import_aliases[base.id]
         elif base.id in cell.simple_aliases:
