@@ -15,7 +15,7 @@ import re
 STANDARD_DENIED_IMPORTS = frozenset(
     {
         "ctypes", "_ctypes", "cffi", "importlib", "imp", "zipimport", "marshal", "builtins",
-        "posix", "nt", "_thread", "copyreg", "gc", "pdb", "bdb", "code", "codeop", "runpy",
+        "posix", "nt", "_thread", "copyreg", "pdb", "bdb", "code", "codeop", "runpy",
         "IPython", "ipykernel", "jupyter_client", "webbrowser", "pydoc", "multiprocessing",
         "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild",
     }
@@ -184,11 +184,14 @@ CODE_ATTRIBUTES = frozenset(
     }
 )  # fmt: skip
 
-# `sys` members that start a debugger, trace or hook every frame, or reach frames: refused
-# by `standard`, which lets `import sys` through for `sys.path`, `sys.version`, `sys.stdout`.
+# `sys` and `gc` members that start a debugger, trace or hook every frame, or reach frames
+# and objects: refused by `standard`, which lets `import sys`/`import gc` through for
+# `sys.path`, `sys.version`, `sys.stdout`, `gc.collect()`.
 SYS_HOOK_ATTRIBUTES = frozenset(
     {"breakpointhook", "settrace", "setprofile", "_getframe", "addaudithook", "call_tracing",
-     "_current_frames", "monitoring", "remote_exec"}
+     "_current_frames", "monitoring", "remote_exec",
+     # gc: `gc.collect()` is everyday; these reach every object of the process
+     "get_objects", "get_referrers", "get_referents", "callbacks"}
 )  # fmt: skip
 
 # IPython and runtime plumbing reachable from injected objects (a sub-agent's runtime).
