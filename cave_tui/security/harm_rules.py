@@ -82,6 +82,8 @@ _FUNCTIONS: dict[str, tuple[Harm, tuple[tuple[int, str], ...]]] = {
     "shutil.copymode": (Harm.WRITE, ((1, "dst"),)),
     "shutil.copystat": (Harm.WRITE, ((1, "dst"),)),
     "shutil.chown": (Harm.WRITE, ((0, "path"),)),
+    "shutil.unpack_archive": (Harm.WRITE, ((1, "extract_dir"),)),
+    "shutil.make_archive": (Harm.WRITE, ((0, "base_name"),)),
     "os.chdir": (Harm.CHDIR, ((0, "path"),)),
     "contextlib.chdir": (Harm.CHDIR, ((0, "path"),)),
 }
@@ -94,7 +96,11 @@ _PATH_METHODS = {
 }  # fmt: skip
 # Methods too common elsewhere (`str.replace`, `df.rename`): judged on path objects only.
 _PATH_ONLY_METHODS = {"rename": Harm.DELETE, "replace": Harm.DELETE, "open": Harm.WRITE}
-_OPENERS = frozenset({"open", "io.open", "codecs.open"})
+# Functions that open a path with a mode (second argument or `mode=`).
+_OPENERS = frozenset(
+    {"open", "io.open", "codecs.open", "io.FileIO", "gzip.open", "bz2.open", "lzma.open",
+     "tarfile.open", "zipfile.ZipFile", "gzip.GzipFile", "bz2.BZ2File", "lzma.LZMAFile"}
+)  # fmt: skip
 _WRITE_FLAGS = frozenset({"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"})
 _RECURSIVE = frozenset(k for k, (harm, _) in _FUNCTIONS.items() if harm is Harm.RECURSIVE)
 
@@ -170,6 +176,10 @@ class ShellRule(SecurityRule):
                 yield cell.violation(
                     self.name, call, "vars() of os/shutil/sys reads names by string"
                 )
+            if call_name(func) in ("methodcaller", "attrgetter") and any(
+                self.name_problem(literal_str(a) or "") for a in call.args
+            ):
+                yield cell.violation(self.name, call, "names a function that runs programs")
             if call_name(func) == "get" and self._is_modules(finder, func):
                 yield from self._module_key(cell, call, call.args[0] if call.args else None)
         for sub in cell.nodes(ast.Subscript):
@@ -260,7 +270,8 @@ class DestructionRule(SecurityRule):
         if qual in _OPENERS or qual == "os.open":
             mode = _arg(call, 1, "flags" if qual == "os.open" else "mode")
             writes = self._flags_write(mode) if qual == "os.open" else _writes(mode)
-            path = _arg(call, 0, "file" if qual != "os.open" else "path")
+            path = _arg(call, 0, "path" if qual == "os.open" else "file")
+            path = path or _arg(call, 0, "filename") or _arg(call, 0, "name")
             if writes and path is not None:
                 yield Harm.WRITE, path
             return
@@ -271,6 +282,10 @@ class DestructionRule(SecurityRule):
         args = call.args
         if finder.qualname(receiver) in PATH_CLASSES and args:
             receiver, args = args[0], args[1:]  # Path.unlink(p)
+        if name == "extractall":  # zipfile/tarfile: the folder it writes into
+            target = _arg(call, 0, "path")
+            if target is not None:
+                yield Harm.WRITE, target
         if name in _PATH_METHODS:
             yield _PATH_METHODS[name], receiver
             if name in ("symlink_to", "hardlink_to") and args:

@@ -37,8 +37,8 @@ SHELL_FUNCTIONS = frozenset(
         "execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp", "execlpe",
         "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp",
         "spawnvpe", "posix_spawn", "posix_spawnp", "create_subprocess_exec",
-        "create_subprocess_shell", "getoutput", "getstatusoutput", "Popen", "check_output",
-        "check_call",
+        "create_subprocess_shell", "subprocess_exec", "subprocess_shell", "getoutput",
+        "getstatusoutput", "Popen", "check_output", "check_call",
     }
 )  # fmt: skip
 # Of those, names plausible as a data column (`df.system`): refused when called, or when
