@@ -47,6 +47,7 @@ _TEMP_CALLS = frozenset(
     {"tempfile.gettempdir", "tempfile.mkdtemp", "tempfile.TemporaryDirectory",
      "tempfile.NamedTemporaryFile", "tempfile.mkstemp", "tempfile.TemporaryFile"}
 )  # fmt: skip
+_WRAPPERS = frozenset({"sorted", "list", "tuple", "set", "reversed", "enumerate"})
 _LISTINGS = frozenset({"glob", "rglob", "iterdir", "listdir", "scandir", "walk", "iglob"})
 _SAME_AS_RECEIVER = frozenset({"resolve", "absolute", "with_suffix", "with_stem", "with_name"})
 _HOME_VARIABLES = frozenset({"HOME", "USERPROFILE", "XDG_CONFIG_HOME", "XDG_DATA_HOME"})
@@ -147,10 +148,11 @@ class PathFinder:
             first = path[len(self.home) :].lstrip("/").split("/", 1)[0]
             if first.startswith("."):
                 return Where.DOTFILES  # ~/.bashrc, ~/.ssh, ~/.config: settings, keys, hooks
-        if path == self.cwd:
-            return Where.WORKDIR
-        if _within(path, self.cwd):
-            return Where.LOCAL
+        if self.cwd != "/":  # a kernel working in / has no folder of its own to keep to
+            if path == self.cwd:
+                return Where.WORKDIR
+            if _within(path, self.cwd):
+                return Where.LOCAL
         for root in self.temps:
             if _within(path, root):
                 return Where.TEMP if path != root else Where.TEMP_ROOT
@@ -329,6 +331,25 @@ class PathFinder:
         expression, listing = found
         if not listing:
             return self.value(expression, depth + 1)
+        return self._listed(expression, depth)
+
+    def _listed(self, expression: ast.AST, depth: int) -> Where:
+        """Where the items of *expression* (what a loop runs over) lie."""
+        if depth > 12:
+            return Where.UNKNOWN
+        if isinstance(expression, ast.Name):  # files = glob.glob(...); for f in files
+            found = self.binding(expression)
+            if found is None:
+                return Where.UNKNOWN
+            inner, listing = found
+            return self._listed(inner, depth + 1) if not listing else Where.UNKNOWN
+        if (
+            isinstance(expression, ast.Call)
+            and isinstance(expression.func, ast.Name)
+            and expression.func.id in _WRAPPERS
+            and expression.args
+        ):
+            return self._listed(expression.args[0], depth + 1)
         if isinstance(expression, ast.List | ast.Tuple | ast.Set):
             return self.worst([self.where(e) for e in expression.elts])
         if isinstance(expression, ast.Call):

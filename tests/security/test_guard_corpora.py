@@ -84,6 +84,8 @@ def test_paths_are_judged_against_the_working_folder(tmp_path, monkeypatch):
     assert checker.check(f"open({str(tmp_path.parent / 'x.txt')!r}, 'w')") or str(
         tmp_path.parent
     ).startswith("/tmp")
+    monkeypatch.chdir("/")  # a kernel working in / has no folder of its own to keep to
+    assert checker.check("import shutil\nshutil.rmtree('srv')")
 
 
 PRINTERS = ["print_jpg", "print_tif", "print_rgba", "print_raw", "print_png", "print_pdf",
