@@ -20,6 +20,8 @@ STANDARD_DENIED_IMPORTS = frozenset(
         "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild",
     }
 )  # fmt: skip
+# Submodules of denied packages that notebooks import every day (`display`, `Markdown`).
+STANDARD_ALLOWED_SUBMODULES = frozenset({"IPython.display"})
 # Modules whose purpose is running programs: refused by `standard` when the kernel is not
 # sandboxed (in the sandbox a program runs with no more reach than the cell itself).
 SHELL_MODULES = frozenset(

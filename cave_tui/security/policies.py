@@ -97,7 +97,7 @@ def _standard(extras: list[str], sandboxed: bool) -> PolicySpec:
         if not m.startswith("_") and "." not in m and m not in L.COLUMN_LIKE_MODULE_NAMES
     }
     rules: list[Any] = [
-        ImportRule(denied),
+        ImportRule(denied, exceptions=L.STANDARD_ALLOWED_SUBMODULES),
         FunctionRule(L.STANDARD_FORBIDDEN_FUNCTIONS, match_attributes=False),
         AttributeRule(
             L.INTROSPECTION_ATTRIBUTES
