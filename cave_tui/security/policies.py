@@ -1,7 +1,9 @@
 """The named policies: `trusted`, `standard` and `strict`.
 
-`standard` is a deny-list that stops the obvious (os/subprocess imports, eval/exec/open,
-dunder attributes, pickle readers, magics). `strict` is an allow-list that closes the
+`standard` stays out of everyday work (files, os, pickles of your own data pass) and stops
+what hides code from the check (eval/exec, dunder attributes, magics) and, when the kernel
+is not sandboxed, shells and destruction outside the working folder (`harm_rules`).
+`strict` is an allow-list that closes the
 escape classes a syntax check can close (docs/security.md lists the ones it cannot),
 while leaving ordinary pandas/numpy/matplotlib analysis alone.
 """
