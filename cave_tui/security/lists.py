@@ -20,6 +20,12 @@ STANDARD_DENIED_IMPORTS = frozenset(
         "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild",
     }
 )  # fmt: skip
+# Denied modules whose harm stays inside the process that imports them (native code,
+# child processes, a browser or pager): `standard` lets them through in the sandbox.
+SANDBOX_CONTAINED_MODULES = frozenset(
+    {"ctypes", "_ctypes", "cffi", "multiprocessing", "webbrowser", "pydoc",
+     "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild"}
+)  # fmt: skip
 # Submodules of denied packages that notebooks import every day (`display`, `Markdown`).
 STANDARD_ALLOWED_SUBMODULES = frozenset({"IPython.display"})
 # Modules whose purpose is running programs: refused by `standard` when the kernel is not

@@ -90,7 +90,9 @@ def policy_spec(
 
 def _standard(extras: list[str], sandboxed: bool) -> PolicySpec:
     denied = set(L.STANDARD_DENIED_IMPORTS)
-    if not sandboxed:
+    if sandboxed:
+        denied -= L.SANDBOX_CONTAINED_MODULES
+    else:
         denied |= L.SHELL_MODULES
     denied -= {e.split(".")[0] for e in extras}
     module_names = {
@@ -107,7 +109,7 @@ def _standard(extras: list[str], sandboxed: bool) -> PolicySpec:
             | L.SYS_HOOK_ATTRIBUTES
             | (L.RUNTIME_ATTRIBUTES - {"execute"})  # con.execute() is ordinary here
             | module_names
-            | {"ctypeslib"},
+            | (set() if sandboxed else {"ctypeslib"}),
             dunder=True,
         ),
         NameRule(),
