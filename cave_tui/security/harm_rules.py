@@ -241,6 +241,15 @@ class DestructionRule(SecurityRule):
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
         finder = PathFinder(cell, self.cwd, self.home)
         for call in cell.nodes(ast.Call):
+            mapped = self._mapped(finder, call)
+            if mapped is not None and mapped[1] in mapped[0].refused:
+                harm, where = mapped
+                yield cell.violation(
+                    self.name,
+                    call,
+                    f"{harm.verb} each path of {ast.unparse(call.args[1])[:50]} "
+                    f"({where.value}); the kernel is not sandboxed",
+                )
             for harm, node in self._harms(finder, call):
                 where = finder.where(node)
                 if where in harm.refused:
@@ -257,6 +266,21 @@ class DestructionRule(SecurityRule):
                 yield cell.violation(
                     self.name, ref, "a recursive delete may only be called directly"
                 )
+
+    @staticmethod
+    def _mapped(finder: PathFinder, call: ast.Call) -> tuple[Harm, Where] | None:
+        """`map(os.remove, paths)`: the harm of the function and where the items lie."""
+        if not (isinstance(call.func, ast.Name) and call.func.id == "map" and len(call.args) == 2):
+            return None
+        qual = finder.qualname(call.args[0]) or ""
+        method = qual.rsplit(".", 1)[-1]
+        if qual in _FUNCTIONS and _FUNCTIONS[qual][1][0][0] == 0:
+            harm = _FUNCTIONS[qual][0]
+        elif qual.rsplit(".", 1)[0] in PATH_CLASSES and method in _PATH_METHODS:
+            harm = _PATH_METHODS[method]
+        else:
+            return None
+        return harm, finder.listed(call.args[1])
 
     def _harms(self, finder: PathFinder, call: ast.Call) -> Iterator[tuple[Harm, ast.AST]]:
         func = call.func

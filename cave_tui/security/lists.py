@@ -57,7 +57,11 @@ AMBIGUOUS_SHELL_FUNCTIONS = frozenset({"system", "popen", "fork", "startfile"})
 PROCESS_MODULES = frozenset({"os", "posix", "nt", "subprocess", "pty", "commands", "popen2"})
 OS_NAMING_MODULES = frozenset({"platform"})
 # Signals to processes the cell did not start (the app, other programs).
-PROCESS_KILLERS = frozenset({"os.kill", "os.killpg", "signal.pthread_kill", "signal.raise_signal"})
+# (`os._exit`/`os.abort` end the process at once: in process, that is the app itself.)
+PROCESS_KILLERS = frozenset(
+    {"os.kill", "os.killpg", "signal.pthread_kill", "signal.raise_signal", "os._exit",
+     "os.abort", "posix._exit", "posix.abort", "posix.kill"}
+)  # fmt: skip
 # Modules whose members a computed name could turn into a shell or a delete.
 HARM_MODULES = frozenset({"os", "shutil", "posix", "pathlib", "os.path", "sys", "asyncio"})
 

@@ -331,9 +331,9 @@ class PathFinder:
         expression, listing = found
         if not listing:
             return self.value(expression, depth + 1)
-        return self._listed(expression, depth)
+        return self.listed(expression, depth)
 
-    def _listed(self, expression: ast.AST, depth: int) -> Where:
+    def listed(self, expression: ast.AST, depth: int = 0) -> Where:
         """Where the items of *expression* (what a loop runs over) lie."""
         if depth > 12:
             return Where.UNKNOWN
@@ -342,14 +342,14 @@ class PathFinder:
             if found is None:
                 return Where.UNKNOWN
             inner, listing = found
-            return self._listed(inner, depth + 1) if not listing else Where.UNKNOWN
+            return self.listed(inner, depth + 1) if not listing else Where.UNKNOWN
         if (
             isinstance(expression, ast.Call)
             and isinstance(expression.func, ast.Name)
             and expression.func.id in _WRAPPERS
             and expression.args
         ):
-            return self._listed(expression.args[0], depth + 1)
+            return self.listed(expression.args[0], depth + 1)
         if isinstance(expression, ast.List | ast.Tuple | ast.Set):
             return self.worst([self.where(e) for e in expression.elts])
         if isinstance(expression, ast.Call):
