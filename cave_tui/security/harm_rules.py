@@ -341,7 +341,10 @@ class DestructionRule(SecurityRule):
         if depth > 6:
             return False
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-            return True
+            # `Path("out") / name`, `folder / "x.csv"`; not `(df.a / df.b).replace(...)`
+            return literal_str(node.right) is not None or DestructionRule._is_path(
+                finder, node.left, depth + 1
+            )
         if isinstance(node, ast.Call):
             qual = finder.qualname(node.func)
             if qual in PATH_CLASSES or (qual or "").startswith("pathlib.Path."):
