@@ -99,7 +99,8 @@ def make_runtime(
     in-process IPython runtime. A cell runs at most *cell_timeout* seconds (None: no limit);
     the runtime holds at most *memory_limit* ("auto": a share of this machine's memory; None:
     no limit). Raises SandboxUnavailable when the sandbox cannot be had here."""
-    checker = make_checker(policy, sandboxed=sandbox)
+    # Only a kernel certain to be sandboxed gets the lighter guard.
+    checker = make_checker(policy, sandboxed=sandbox is True)
     if kernel or sandbox:
         from cave_tui.runtime import IPyKernelRuntime
 
@@ -361,7 +362,7 @@ class AppServices:
 
     def set_policy(self, policy: str) -> None:
         runtime = self._runtime
-        sandboxed = bool(getattr(runtime, "sandbox", False)) if runtime is not None else False
+        sandboxed = runtime is not None and getattr(runtime, "sandbox", False) is True
         checker = make_checker(policy, sandboxed=sandboxed)
         self.config.policy = policy
         if self._runtime is not None:
