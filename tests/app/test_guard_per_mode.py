@@ -29,3 +29,15 @@ def test_make_runtime_gives_the_kernel_the_guard_of_its_mode(tmp_path, monkeypat
     assert runtime.sandbox is sandbox
     refused = runtime.security_checker.check("import os\nos.system('id')")
     assert bool(refused) is not sandbox
+
+
+@pytest.mark.parametrize("sandbox", [False, True])
+def test_policy_changes_keep_the_guard_of_the_runtimes_mode(tmp_path, monkeypatch, sandbox):
+    from cave_tui.app.config import Config
+    from cave_tui.app.services import AppServices
+
+    monkeypatch.chdir(tmp_path)
+    runtime = make_runtime(True, "strict", sandbox=sandbox)
+    services = AppServices(Config(), runtime=runtime)
+    services.set_policy("standard")  # what `/policy standard` does
+    assert bool(HARM & _rules(runtime.security_checker)) is not sandbox
