@@ -63,8 +63,9 @@ NO_MODEL_HELP = (
 )
 
 
-def make_checker(policy: str) -> Any:
-    """The security checker for *policy* (None for trusted, or when the checker is absent)."""
+def make_checker(policy: str, *, sandboxed: bool = False) -> Any:
+    """The security checker for *policy* (None for trusted, or when the checker is absent);
+    *sandboxed*: for a sandboxed kernel, where the sandbox is the boundary (docs/security.md)."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")
     if policy == "trusted":
@@ -73,7 +74,7 @@ def make_checker(policy: str) -> Any:
         from cave_tui.security import SecurityChecker
     except ImportError:
         return None
-    return SecurityChecker.for_policy(policy)
+    return SecurityChecker.for_policy(policy, sandboxed=sandboxed)
 
 
 def enter_workdir(config: Config) -> None:
@@ -98,7 +99,8 @@ def make_runtime(
     in-process IPython runtime. A cell runs at most *cell_timeout* seconds (None: no limit);
     the runtime holds at most *memory_limit* ("auto": a share of this machine's memory; None:
     no limit). Raises SandboxUnavailable when the sandbox cannot be had here."""
-    checker = make_checker(policy)
+    # Only a kernel certain to be sandboxed gets the lighter guard.
+    checker = make_checker(policy, sandboxed=sandbox is True)
     if kernel or sandbox:
         from cave_tui.runtime import IPyKernelRuntime
 
@@ -359,7 +361,9 @@ class AppServices:
             self.agent = agent
 
     def set_policy(self, policy: str) -> None:
-        checker = make_checker(policy)
+        runtime = self._runtime
+        sandboxed = runtime is not None and getattr(runtime, "sandbox", False) is True
+        checker = make_checker(policy, sandboxed=sandboxed)
         self.config.policy = policy
         if self._runtime is not None:
             self._runtime.security_checker = checker

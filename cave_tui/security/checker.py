@@ -61,9 +61,14 @@ class SecurityChecker:
         self._name_problem = build_name_problem(self.rules)
 
     @classmethod
-    def for_policy(cls, name: str, extra_imports: Iterable[str] = ()) -> SecurityChecker:
-        """The named policy: `trusted` (no checks), `standard` (deny-list), `strict`."""
-        spec = policy_spec(name, extra_imports)
+    def for_policy(
+        cls, name: str, extra_imports: Iterable[str] = (), *, sandboxed: bool = False
+    ) -> SecurityChecker:
+        """The named policy: `trusted` (no checks), `standard` (deny-list), `strict`.
+
+        *sandboxed*: the cells run in the sandboxed kernel; `standard` is lighter there.
+        """
+        spec = policy_spec(name, extra_imports, sandboxed=sandboxed)
         checker = cls(
             spec.rules, policy=spec.policy.value, magics=spec.magics, summary=spec.summary
         )

@@ -18,6 +18,28 @@ _DATA_FIRST = frozenset(
 )  # fmt: skip
 
 
+def is_io_function(name: str | None) -> bool:
+    """A reader or writer of files by name: the listed ones and every `canvas.print_<fmt>`."""
+    return name is not None and (name in L.IO_FUNCTIONS or bool(L.CANVAS_PRINTER.match(name)))
+
+
+def is_writer(name: str | None) -> bool:
+    """A listed writer, `savefig`, or a canvas printer (`print_png`, `print_jpg`, ...)."""
+    return is_io_function(name) and name not in L.READ_FUNCTIONS
+
+
+def io_target(node: ast.Call, name: str) -> ast.AST | None:
+    """The path or buffer argument of the I/O call *node* to *name*, if it has one."""
+    slot = 1 if name in _DATA_FIRST and len(node.args) >= 2 else 0
+    target = node.args[slot] if len(node.args) > slot else None
+    for k in node.keywords:
+        if k.arg in L.IO_PATH_KEYWORDS:
+            target = k.value
+    if isinstance(target, ast.Constant) and target.value is None:
+        return None  # df.to_string(buf=None) returns a string
+    return target
+
+
 _PLOTTING_CALLS = L.OPTION_SETTERS | L.RC_SETTERS | L.BACKEND_LOADERS | {"rc"}
 
 
@@ -59,7 +81,7 @@ class IORule(SecurityRule):
                 yield cell.violation(self.name, sub, "rcParams keys must be string literals")
         for attribute in cell.nodes(ast.Attribute):
             if (
-                attribute.attr in L.IO_FUNCTIONS
+                is_io_function(attribute.attr)
                 and attribute.attr not in L.GENERIC_IO_FUNCTIONS
                 and not cell.is_callee(attribute)
             ):
@@ -89,7 +111,7 @@ class IORule(SecurityRule):
         """
         for call in cell.nodes(ast.Call):
             name = call_name(call.func) or ""
-            if name in L.IO_FUNCTIONS:
+            if name in L.IO_FUNCTIONS or self._io_name(call):
                 continue  # judged with its target in _check_call
             by_name = bool(L.FILE_CALL_NAME.search(name)) and name not in cell.defined_functions
             args = [(None, a) for a in call.args] + [(k.arg, k.value) for k in call.keywords]
@@ -105,6 +127,24 @@ class IORule(SecurityRule):
                         "data with pd.read_csv('relative/path.csv') or an io buffer",
                     )
 
+    @staticmethod
+    def _io_name(node: ast.Call) -> str | None:
+        """The name of the reader or writer *node* calls, if it calls one.
+
+        A `print_<fmt>(...)` method with arguments is a canvas printer, whatever the cell
+        defines (a `def print_jpg` of its own would otherwise hide matplotlib's).
+        """
+        name = call_name(node.func)
+        if name is None or name in L.IO_FUNCTIONS:
+            return name
+        if (
+            L.CANVAS_PRINTER.match(name)
+            and isinstance(node.func, ast.Attribute)
+            and (node.args or node.keywords)
+        ):
+            return name
+        return None
+
     def _check_call(self, cell: Cell, node: ast.Call) -> Iterator[SecurityViolation]:
         name = call_name(node.func)
         for k in node.keywords:
@@ -118,11 +158,12 @@ class IORule(SecurityRule):
                 )
         if name == "getattr" and len(node.args) >= 2:
             attr = literal_str(node.args[1])
-            if attr in L.IO_FUNCTIONS or attr in L.CALLED_CAPABILITIES:
+            if is_io_function(attr) or attr in L.CALLED_CAPABILITIES:
                 yield cell.violation(self.name, node, f"getattr(..., {attr!r}) reaches I/O")
         if node.keywords or name in _PLOTTING_CALLS:
             yield from self._plotting(cell, node, name)
-        if name is None or name not in L.IO_FUNCTIONS:
+        name = self._io_name(node)
+        if name is None:
             return
         if name in L.ALWAYS_IO_FUNCTIONS:
             yield cell.violation(self.name, node, f"'{name}()' reads or writes files")
@@ -141,13 +182,7 @@ class IORule(SecurityRule):
             # `writer.write_table(t)`: a writer object's method; its sink was checked where
             # the writer was made (pq.write_table(t) without a target is an error anyway).
             return
-        slot = 1 if name in _DATA_FIRST and len(node.args) >= 2 else 0
-        target = node.args[slot] if len(node.args) > slot else None
-        for k in node.keywords:
-            if k.arg in L.IO_PATH_KEYWORDS:
-                target = k.value
-        if isinstance(target, ast.Constant) and target.value is None:
-            target = None  # df.to_string(buf=None) returns a string
+        target = io_target(node, name)
         if target is None:
             if name.startswith("to_"):
                 return  # df.to_csv() with no target returns a string
@@ -251,7 +286,28 @@ class DeserializationRule(SecurityRule):
 
     node_types = (ast.Call, ast.Constant)
 
+    def __init__(self, *, pickles: bool = True) -> None:
+        # False (standard): pickles of your own data pass; only a pickle written into the
+        # cell itself (`pickle.loads(b"cos\nsystem...")`) and the memory switches are refused.
+        self.pickles = pickles
+
     def check_cell(self, cell: Cell) -> Iterator[SecurityViolation]:
+        yield from self._memory_switches(cell)
+        if self.pickles:
+            yield from self._pickles(cell)
+            return
+        for node in cell.nodes(ast.Call):
+            if (
+                call_name(node.func) in ("loads", "load")
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, bytes)
+            ):
+                yield cell.violation(
+                    self.name, node, "a pickle written into the cell runs code unchecked"
+                )
+
+    def _memory_switches(self, cell: Cell) -> Iterator[SecurityViolation]:
         for node in cell.nodes(ast.Call):
             for k in node.keywords:
                 if (
@@ -262,6 +318,10 @@ class DeserializationRule(SecurityRule):
                     yield cell.violation(
                         self.name, k, f"{k.arg}= other than True skips a memory-safety check"
                     )
+
+    def _pickles(self, cell: Cell) -> Iterator[SecurityViolation]:
+        for node in cell.nodes(ast.Call):
+            for k in node.keywords:
                 if k.arg == "allow_pickle" and not (
                     isinstance(k.value, ast.Constant) and k.value.value is False
                 ):

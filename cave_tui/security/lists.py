@@ -9,17 +9,61 @@ from __future__ import annotations
 import re
 
 # -- imports ---------------------------------------------------------------------------------
-# `standard` is a deny-list: these modules (and their submodules) cannot be imported.
+# `standard` is a deny-list of what hides code from the checker or reaches the host's own
+# machinery (issue 30: files, `os`, `sys`, `shutil` and pickles of your own data are
+# everyday work and pass; what destroys is `harm_rules`' to judge).
 STANDARD_DENIED_IMPORTS = frozenset(
     {
-        "os", "subprocess", "sys", "shutil", "socket", "ctypes", "importlib", "pickle",
-        "marshal", "builtins", "posix", "nt", "pty", "multiprocessing", "_posixsubprocess",
-        "_thread", "dill", "cloudpickle", "shelve", "copyreg", "gc", "pdb", "bdb", "code",
-        "codeop", "runpy", "IPython", "ipykernel", "jupyter_client", "imp", "zipimport",
-        "pkgutil", "cffi", "_ctypes", "_pickle", "webbrowser", "pydoc", "joblib",
+        "ctypes", "_ctypes", "cffi", "importlib", "imp", "zipimport", "marshal", "builtins",
+        "posix", "nt", "_thread", "copyreg", "pdb", "bdb", "code", "codeop", "runpy",
+        "IPython", "ipykernel", "jupyter_client", "webbrowser", "pydoc", "multiprocessing",
         "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild",
     }
 )  # fmt: skip
+# Denied modules whose harm stays inside the process that imports them (native code,
+# child processes, a browser or pager): `standard` lets them through in the sandbox.
+SANDBOX_CONTAINED_MODULES = frozenset(
+    {"ctypes", "_ctypes", "cffi", "multiprocessing", "webbrowser", "pydoc",
+     "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild"}
+)  # fmt: skip
+# Submodules of denied packages that notebooks import every day (`display`, `Markdown`).
+STANDARD_ALLOWED_SUBMODULES = frozenset({"IPython.display"})
+# Modules whose purpose is running programs: refused by `standard` when the kernel is not
+# sandboxed (in the sandbox a program runs with no more reach than the cell itself).
+SHELL_MODULES = frozenset(
+    {"subprocess", "_posixsubprocess", "pty", "pexpect", "ptyprocess", "sh", "plumbum",
+     "asyncio.subprocess", "commands", "popen2"}
+)  # fmt: skip
+# Denied module names that are also ordinary attribute names (`df.code`, `resp.code`,
+# `cfg.commands`): `standard` refuses them as imports, not as `x.name`.
+COLUMN_LIKE_MODULE_NAMES = frozenset({"code", "sh", "commands", "gc", "nt", "imp", "pdb", "bdb"})
+# Functions that run a program or replace/duplicate the process, on any receiver
+# (`os.system`, `posix.execv`, `asyncio.create_subprocess_shell`, `pd.io.common.os.popen`).
+SHELL_FUNCTIONS = frozenset(
+    {
+        "system", "popen", "popen2", "popen3", "popen4", "fork", "forkpty", "startfile",
+        "execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp", "execlpe",
+        "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp",
+        "spawnvpe", "posix_spawn", "posix_spawnp", "create_subprocess_exec",
+        "create_subprocess_shell", "subprocess_exec", "subprocess_shell", "getoutput",
+        "getstatusoutput", "Popen", "check_output", "check_call",
+    }
+)  # fmt: skip
+# Of those, names plausible as a data column (`df.system`): refused when called, or when
+# reached from a module the cell can name.
+AMBIGUOUS_SHELL_FUNCTIONS = frozenset({"system", "popen", "fork", "startfile"})
+# Modules whose `system`/`popen`/`fork` run programs, and modules where those names only
+# describe the machine (`platform.system()`).
+PROCESS_MODULES = frozenset({"os", "posix", "nt", "subprocess", "pty", "commands", "popen2"})
+OS_NAMING_MODULES = frozenset({"platform"})
+# Signals to processes the cell did not start (the app, other programs).
+# (`os._exit`/`os.abort` end the process at once: in process, that is the app itself.)
+PROCESS_KILLERS = frozenset(
+    {"os.kill", "os.killpg", "signal.pthread_kill", "signal.raise_signal", "os._exit",
+     "os.abort", "posix._exit", "posix.abort", "posix.kill"}
+)  # fmt: skip
+# Modules whose members a computed name could turn into a shell or a delete.
+HARM_MODULES = frozenset({"os", "shutil", "posix", "pathlib", "os.path", "sys", "asyncio"})
 
 # `strict` is an allow-list (issue 3) plus io (BytesIO/StringIO for figures and CSV text),
 # warnings (filterwarnings) and copy (deepcopy), which ordinary analysis cells use, and
@@ -75,13 +119,15 @@ DENIED_MODULE_WORDS = ("pickle", "marshal", "ctypes", "subprocess", "clipboard",
 # Builtins that run code from strings, import, reach the namespace or open the host's I/O.
 STANDARD_FORBIDDEN_FUNCTIONS = frozenset(
     {
-        "eval", "exec", "compile", "open", "__import__", "breakpoint", "input",
-        "get_ipython", "exit", "quit", "execfile", "runfile", "globals", "locals", "vars",
+        "eval", "exec", "compile", "__import__", "breakpoint", "input",
+        "get_ipython", "exit", "quit", "execfile", "runfile",
         "help", "license", "credits", "copyright",
     }
 )  # fmt: skip
+# strict also refuses the namespace readers and open() (issue 30: standard lets `open`,
+# `globals()`, `vars(obj)` through; their dunder keys stay refused by StringRule).
 STRICT_FORBIDDEN_FUNCTIONS = STANDARD_FORBIDDEN_FUNCTIONS | {
-    "reload", "__build_class__", "memoryview",
+    "open", "globals", "locals", "vars", "reload", "__build_class__", "memoryview",
 }  # fmt: skip
 
 # Builtins that take an attribute name as a string; strict allows only direct calls with a
@@ -148,6 +194,16 @@ CODE_ATTRIBUTES = frozenset(
         "co_cellvars", "co_flags", "co_argcount", "co_kwonlyargcount", "co_posonlyargcount",
         "co_nlocals", "co_stacksize", "co_exceptiontable", "co_lines", "co_positions",
     }
+)  # fmt: skip
+
+# `sys` and `gc` members that start a debugger, trace or hook every frame, or reach frames
+# and objects: refused by `standard`, which lets `import sys`/`import gc` through for
+# `sys.path`, `sys.version`, `sys.stdout`, `gc.collect()`.
+SYS_HOOK_ATTRIBUTES = frozenset(
+    {"breakpointhook", "settrace", "setprofile", "_getframe", "addaudithook", "call_tracing",
+     "_current_frames", "monitoring", "remote_exec",
+     # gc: `gc.collect()` is everyday; these reach every object of the process
+     "get_objects", "get_referrers", "get_referents", "callbacks"}
 )  # fmt: skip
 
 # IPython and runtime plumbing reachable from injected objects (a sub-agent's runtime).
@@ -268,6 +324,9 @@ IO_FUNCTIONS = frozenset(
         "StataReader", "read_sas7bdat",
     }
 )  # fmt: skip
+# matplotlib canvases write a file in format <fmt> with `canvas.print_<fmt>(path)`
+# (print_png, print_jpg, print_tif, print_rgba, print_raw, ...): every such method is a writer.
+CANVAS_PRINTER = re.compile(r"^print_[a-z0-9]+$")
 # Calls that hand out a file object or write to the file system whatever their arguments.
 ALWAYS_IO_FUNCTIONS = frozenset(
     {"memmap", "DataSource", "fromfile", "tofile", "open_memmap", "OSFile", "memory_map",
@@ -279,7 +338,7 @@ ALWAYS_IO_FUNCTIONS = frozenset(
 # aliases are caught when the chain resolves to a library function (`f = np.load`).
 GENERIC_IO_FUNCTIONS = frozenset(
     {"load", "save", "dump", "open_file", "new_file", "open_stream", "new_stream",
-     "print_figure", "print_png", "read_message", "read_schema", "read_metadata",
+     "read_message", "read_schema", "read_metadata",
      "read_table", "write_table", "open_csv"}
 )  # fmt: skip
 # pandas option setters: a computed key could set `plotting.backend` (imports a module).
@@ -383,10 +442,4 @@ READ_ONLY_MMAP_MODES = frozenset({None, "r", "c"})
 ENUM_FACTORIES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 ACCESSOR_REGISTRARS = frozenset(
     {"register_dataframe_accessor", "register_series_accessor", "register_index_accessor"}
-)
-
-# Refused in `standard` as well as `strict`: deserialization that runs code. PyTables
-# stores object columns of an HDF file as pickles, so `read_hdf`/`HDFStore` unpickle too.
-DESERIALIZATION_ATTRIBUTES = frozenset(
-    {"read_pickle", "unpickle", "pickle_compat", "read_hdf", "HDFStore"}
 )

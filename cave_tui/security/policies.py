@@ -1,7 +1,9 @@
 """The named policies: `trusted`, `standard` and `strict`.
 
-`standard` is a deny-list that stops the obvious (os/subprocess imports, eval/exec/open,
-dunder attributes, pickle readers, magics). `strict` is an allow-list that closes the
+`standard` stays out of everyday work (files, os, pickles of your own data pass) and stops
+what hides code from the check (eval/exec, dunder attributes, magics) and, when the kernel
+is not sandboxed, shells and destruction outside the working folder (`harm_rules`).
+`strict` is an allow-list that closes the
 escape classes a syntax check can close (docs/security.md lists the ones it cannot),
 while leaving ordinary pandas/numpy/matplotlib analysis alone.
 """
@@ -16,6 +18,7 @@ from typing import Any
 
 from cave_tui.security import lists as L
 from cave_tui.security.dynamic_rules import AttrGetterRule, ClassFactoryRule, DispatchNameRule
+from cave_tui.security.harm_rules import DestructionRule, ShellRule
 from cave_tui.security.io_rules import DeserializationRule, IORule
 from cave_tui.security.lenient_rules import LiteralNameRule, QueryTextRule
 from cave_tui.security.module_rules import HostRule, ModuleRule
@@ -63,8 +66,14 @@ def _extras(extra_imports: Iterable[str]) -> list[str]:
     return extras
 
 
-def policy_spec(name: str, extra_imports: Iterable[str] = ()) -> PolicySpec:
-    """The rules of the policy called *name* (any case); ValueError for an unknown name."""
+def policy_spec(
+    name: str, extra_imports: Iterable[str] = (), *, sandboxed: bool = False
+) -> PolicySpec:
+    """The rules of the policy called *name* (any case); ValueError for an unknown name.
+
+    *sandboxed*: the kernel runs in the OS sandbox, which is then the boundary; `standard`
+    drops its shell and destruction rules there (strict is the same in every mode).
+    """
     try:
         policy = Policy(str(name).strip().lower())
     except ValueError:
@@ -75,38 +84,54 @@ def policy_spec(name: str, extra_imports: Iterable[str] = ()) -> PolicySpec:
     if policy is Policy.TRUSTED:
         return PolicySpec(policy, magics=True)
     if policy is Policy.STANDARD:
-        return _standard(extras)
+        return _standard(extras, sandboxed)
     return _strict(extras)
 
 
-def _standard(extras: list[str]) -> PolicySpec:
-    denied = L.STANDARD_DENIED_IMPORTS - {e.split(".")[0] for e in extras}
-    module_names = {m for m in denied if not m.startswith("_")}
-    rules = [
-        ImportRule(denied),
+def _standard(extras: list[str], sandboxed: bool) -> PolicySpec:
+    denied = set(L.STANDARD_DENIED_IMPORTS)
+    if sandboxed:
+        denied -= L.SANDBOX_CONTAINED_MODULES
+    else:
+        denied |= L.SHELL_MODULES
+    denied -= {e.split(".")[0] for e in extras}
+    module_names = {
+        m
+        for m in denied
+        if not m.startswith("_") and "." not in m and m not in L.COLUMN_LIKE_MODULE_NAMES
+    }
+    rules: list[Any] = [
+        ImportRule(denied, exceptions=L.STANDARD_ALLOWED_SUBMODULES),
         FunctionRule(L.STANDARD_FORBIDDEN_FUNCTIONS, match_attributes=False),
         AttributeRule(
             L.INTROSPECTION_ATTRIBUTES
             | L.CODE_ATTRIBUTES
+            | L.SYS_HOOK_ATTRIBUTES
             | (L.RUNTIME_ATTRIBUTES - {"execute"})  # con.execute() is ordinary here
-            | L.DESERIALIZATION_ATTRIBUTES
             | module_names
-            | {"ctypeslib"},
+            | (set() if sandboxed else {"ctypeslib"}),
             dunder=True,
         ),
         NameRule(),
         HookRule(),
-        DeserializationRule(),
+        DeserializationRule(pickles=False),
         StringRule(strict=False),
         HostRule(),
         ConstantSizeRule(),
         LiteralNameRule(),
         QueryTextRule(),
     ]
+    if not sandboxed:
+        rules += [ShellRule(), DestructionRule()]
+    where = (
+        "sandboxed kernel: the sandbox is the boundary"
+        if sandboxed
+        else "no shells or programs; no deletes, moves or writes outside the working folder"
+    )
     summary = (
-        "Security policy: standard (no os/sys/subprocess/shutil/socket/ctypes/importlib/"
-        "pickle imports, no eval/exec/compile/open, no dunder attributes, no IPython "
-        "magics or shell commands)."
+        f"Security policy: standard (files, os, pathlib, shutil and pickles of your own data "
+        f"are fine; {where}; no eval/exec/compile, no dunder attributes, no ctypes/importlib, "
+        "no IPython magics or shell commands)."
     )
     return PolicySpec(Policy.STANDARD, tuple(rules), summary=summary)
 

@@ -75,8 +75,10 @@ class ImportRule(SecurityRule):
         allowed: Iterable[str] | None = None,
         resolver: ModuleResolver | None = None,
         attribute_rules: Iterable[SecurityRule] = (),
+        exceptions: Iterable[str] = (),
     ) -> None:
         self.forbidden_modules = set(forbidden_modules)
+        self.exceptions = tuple(exceptions)  # allowed submodules of forbidden ones
         self.allowed = None if allowed is None else frozenset(allowed)
         self.resolver = resolver
         self.attribute_rules = list(attribute_rules)
@@ -84,6 +86,8 @@ class ImportRule(SecurityRule):
 
     def _is_forbidden(self, module: str | None) -> bool:
         if not module:
+            return False
+        if any(module == e or module.startswith(e + ".") for e in self.exceptions):
             return False
         parts = module.split(".")
         return any(".".join(parts[:i]) in self.forbidden_modules for i in range(len(parts), 0, -1))

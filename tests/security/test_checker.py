@@ -227,9 +227,9 @@ def test_extra_imports_extend_the_strict_allow_list():
 
 
 def test_extra_imports_lift_the_standard_deny_list():
-    assert SecurityChecker.for_policy("standard").check("import pickle")
+    assert SecurityChecker.for_policy("standard").check("import ctypes")
     assert (
-        SecurityChecker.for_policy("standard", extra_imports=("pickle",)).check("import pickle")
+        SecurityChecker.for_policy("standard", extra_imports=("ctypes",)).check("import ctypes")
         == []
     )
 
@@ -352,7 +352,7 @@ def test_standard_checks_literal_names_and_literal_query_strings(standard):
     assert standard.check('df.query(f"a > {x}")') == []
     assert standard.check('df.query("a > @df.b.mean()")') == []
     assert "LiteralNameRule" in rules_of(standard.check('import json\ngetattr(json, "builtins")'))
-    refused = standard.check('df.query("@pd.io.common.os.getcwd() == 1")')
+    refused = standard.check("df.query(\"@pd.io.common.os.system('id') == 1\")")
     assert "QueryTextRule" in rules_of(refused)
 
 

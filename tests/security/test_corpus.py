@@ -86,9 +86,14 @@ def test_counts_per_policy(checkers, capsys):
     )
     assert sum(blocked["trusted"].values()) == 0
     # standard is a deny-list, not a sandbox; it must still stop these classes outright.
-    for category in ("IPython magics and get_ipython", "dunder chains", "deserialization",
+    for category in ("IPython magics and get_ipython", "dunder chains",
                      "interactive debuggers", "objects injected by the host"):  # fmt: skip
         assert blocked["standard"][category] == total[category], category
+    # Pickles of your own data are everyday work (issue 30); a pickle written into the cell,
+    # marshal, pickle hooks and copyreg still hide code from the check.
+    hidden = [e for e in CORPUS if e.category == "deserialization" and any(
+        word in e.code for word in ("loads(b", "marshal", "__reduce__", "copyreg"))]  # fmt: skip
+    assert len(hidden) >= 4 and all(checkers["standard"].check(e.code) for e in hidden)
 
 
 @pytest.mark.parametrize("escape", CORPUS, ids=lambda e: f"{e.category[:20]}:{e.code[:30]}")

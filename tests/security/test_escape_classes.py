@@ -56,9 +56,14 @@ def test_counts_per_class(checkers, capsys):
     with capsys.disabled():
         print("\n".join(lines))
     assert sum(blocked["strict"].values()) == len(CLOSED)
-    # standard allows files, but never pickle readers, IPython's shell or literal bombs.
+    # standard allows files and pickles of your own data (issue 30), but never IPython's
+    # shell or literal bombs.
     assert blocked["standard"][EscapeClass.EXHAUSTION] == total[EscapeClass.EXHAUSTION]
-    shell = [e for e in CLOSED if e.kind is EscapeClass.IPYTHON and "history" not in e.achieves]
+    shell = [
+        e
+        for e in CLOSED
+        if e.kind is EscapeClass.IPYTHON
+        and "history" not in e.achieves
+        and "open()" not in e.achieves
+    ]
     assert shell and all(checkers["standard"].check(e.code) for e in shell)
-    pickles = [e for e in CLOSED if "pickle" in e.achieves and "read" in e.code]
-    assert len(pickles) >= 2 and all(checkers["standard"].check(e.code) for e in pickles)
