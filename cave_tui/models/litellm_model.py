@@ -34,6 +34,7 @@ from cave_tui.models.base import (
     Usage,
 )
 from cave_tui.models.credentials import Credentials
+from cave_tui.models.endpoints import key_may_go, withhold_keys
 from cave_tui.models.failures import CallTarget, classify, provider_target
 from cave_tui.models.tokens import count_messages, count_text
 
@@ -180,6 +181,9 @@ class LiteLLMModel(Model):
         kwargs.update(self.__dict__.get("_credential_kwargs") or {})  # set by `_target`
         kwargs.update(self.litellm_kwargs)
         kwargs.update(extra)
+        target = self.__dict__.get("_call_target") or self._target(import_litellm())
+        if target.key_withheld:  # the one place a key is kept from a server (endpoints.py)
+            withhold_keys(kwargs)
         if "stop" in extra and not self._supports("stop"):
             del kwargs["stop"]  # e.g. OpenAI's reasoning models refuse stop sequences
         return kwargs
@@ -219,7 +223,9 @@ class LiteLLMModel(Model):
                 key_given=bool(self.api_key),
                 custom_llm_provider=provider,
             )
-            if self.credentials and not self.api_key:  # the keys litellm misses, if held
+            if not key_may_go(target.endpoint, self.api_base):  # loopback, not named by the user
+                target = dataclasses.replace(target, key_variables=(), key_withheld=True)
+            elif self.credentials and not self.api_key:  # the keys litellm misses, if held
                 held = self.credentials
                 self.__dict__["_credential_kwargs"] = held.litellm_kwargs(target.key_variables)
                 missing = tuple(k for k in target.key_variables if k not in held)
