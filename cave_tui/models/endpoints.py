@@ -22,6 +22,7 @@ LOCAL_DEFAULTS = {
     "ollama_chat": "http://localhost:11434",
     "llamafile": "http://127.0.0.1:8080/v1",
 }
+ENV_PREFIX = {"ollama_chat": "OLLAMA"}  # providers that read another provider's variables
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
 # litellm arguments that carry a credential (`Credentials.litellm_kwargs` and `api_key=`).
 KEY_ARGUMENTS = ("api_key", "aws_access_key_id", "aws_secret_access_key", "aws_session_token")
@@ -73,13 +74,13 @@ def resolved_endpoint(
     env: Mapping[str, str] | None = None,
 ) -> str | None:
     """The base URL a call goes to: *api_base*, else the provider's environment variable
-    (`<PROVIDER>_API_BASE`, `<PROVIDER>_BASE_URL`), else its default (litellm's *default_base*
+    (`<PROVIDER>_BASE_URL`, `<PROVIDER>_API_BASE`), else its default (litellm's *default_base*
     or a local server's port); None: the provider's hosted API."""
     if api_base:
         return api_base
     env = os.environ if env is None else env
     if provider:
-        prefix = provider.upper()
+        prefix = ENV_PREFIX.get(provider, provider.upper())
         for name in (f"{prefix}_BASE_URL", f"{prefix}_API_BASE"):
             if env.get(name):
                 return env[name]

@@ -7,7 +7,7 @@ import pytest
 
 from cave_tui.models.base import ModelError, TextDelta
 from cave_tui.models.credentials import Credentials
-from cave_tui.models.endpoints import is_loopback, key_may_go
+from cave_tui.models.endpoints import is_loopback, key_may_go, resolved_endpoint
 from cave_tui.models.litellm_model import LiteLLMModel
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
@@ -77,3 +77,12 @@ def test_loopback_addresses():
     assert key_may_go("http://127.0.0.1:8000/v1/", "http://127.0.0.1:8000/v1")
     assert not key_may_go("http://127.0.0.1:8001/v1", "http://127.0.0.1:8000/v1")
     assert key_may_go("https://api.openai.com/v1", None)
+
+
+def test_the_endpoint_is_the_one_litellm_calls():
+    env = {"OLLAMA_API_BASE": "https://ollama.example.com", "OPENAI_API_BASE": "http://[::1]:9/v1"}
+    assert resolved_endpoint("ollama_chat", None, None, env) == "https://ollama.example.com"
+    assert resolved_endpoint("ollama", None, None, {}) == "http://localhost:11434"
+    assert resolved_endpoint("openai", None, None, env) == "http://[::1]:9/v1"
+    assert resolved_endpoint("openai", "http://x/v1", None, env) == "http://x/v1"
+    assert resolved_endpoint("openai", None, None, {}) is None  # the hosted API
