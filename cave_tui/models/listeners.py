@@ -68,6 +68,8 @@ def holders(inodes: set[int], proc: str = "/proc") -> dict[int, set[int]]:
     """inode -> the pids holding that socket open (those whose descriptors can be read)."""
     links = {f"socket:[{inode}]": inode for inode in inodes}
     found: dict[int, set[int]] = {}
+    if not links:
+        return found
     try:
         names = os.listdir(proc)
     except OSError:
