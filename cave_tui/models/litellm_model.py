@@ -34,7 +34,7 @@ from cave_tui.models.base import (
     Usage,
 )
 from cave_tui.models.credentials import Credentials
-from cave_tui.models.endpoints import key_may_go, withhold_keys
+from cave_tui.models.endpoints import key_may_go, resolved_endpoint, withhold_keys
 from cave_tui.models.failures import CallTarget, classify, provider_target
 from cave_tui.models.tokens import count_messages, count_text
 
@@ -181,8 +181,11 @@ class LiteLLMModel(Model):
         kwargs.update(self.__dict__.get("_credential_kwargs") or {})  # set by `_target`
         kwargs.update(self.litellm_kwargs)
         kwargs.update(extra)
+        # The one place a key is kept from a server (endpoints.py); the environment is read
+        # again per request, as litellm reads it (a base URL set since the first call counts).
         target = self.__dict__.get("_call_target") or self._target(import_litellm())
-        if target.key_withheld:  # the one place a key is kept from a server (endpoints.py)
+        now = resolved_endpoint(target.provider, self.api_base, None)
+        if target.key_withheld or not key_may_go(now, self.api_base):
             withhold_keys(kwargs)
         if "stop" in extra and not self._supports("stop"):
             del kwargs["stop"]  # e.g. OpenAI's reasoning models refuse stop sequences

@@ -86,3 +86,17 @@ def test_the_endpoint_is_the_one_litellm_calls():
     assert resolved_endpoint("openai", None, None, env) == "http://[::1]:9/v1"
     assert resolved_endpoint("openai", "http://x/v1", None, env) == "http://x/v1"
     assert resolved_endpoint("openai", None, None, {}) is None  # the hosted API
+
+
+async def test_a_base_url_set_after_the_first_call_gets_no_key(server, monkeypatch):
+    """In process, model code could point the environment at its own server mid-session."""
+    server.script.append(("reply", "ok", "stop", USAGE))
+    model = LiteLLMModel("openai/m", credentials=KEYS, max_retries=0)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
+    import litellm
+
+    assert not model._target(litellm).key_withheld  # OpenAI's own API: the key goes
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    assert await _ask(model) == "ok"
+    assert not _sent_key(server.headers[0])
