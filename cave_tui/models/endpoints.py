@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from cave_tui.models.listeners import kernel_ports
+
 # Providers whose endpoint litellm defaults to a server on this machine.
 LOCAL_DEFAULTS = {
     "ollama": "http://localhost:11434",
@@ -85,6 +87,19 @@ def resolved_endpoint(
             if env.get(name):
                 return env[name]
     return default_base or LOCAL_DEFAULTS.get(provider or "")
+
+
+def kernel_owned(url: str | None) -> bool:
+    """True when *url* is on loopback and a cave kernel listens on its port (listeners.py):
+    a kernel posing as a model server, which gets neither a key nor the conversation."""
+    if not is_loopback(url):
+        return False
+    try:
+        parts = urlsplit(url or "")
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return False
+    return port is not None and port in kernel_ports([port])
 
 
 def key_may_go(endpoint: str | None, named: str | None) -> bool:

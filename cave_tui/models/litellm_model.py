@@ -34,7 +34,13 @@ from cave_tui.models.base import (
     Usage,
 )
 from cave_tui.models.credentials import Credentials
-from cave_tui.models.endpoints import key_may_go, resolved_endpoint, withhold_keys
+from cave_tui.models.endpoints import (
+    is_loopback,
+    kernel_owned,
+    key_may_go,
+    resolved_endpoint,
+    withhold_keys,
+)
 from cave_tui.models.failures import CallTarget, classify, provider_target
 from cave_tui.models.tokens import count_messages, count_text
 
@@ -245,6 +251,7 @@ class LiteLLMModel(Model):
         while True:
             attempt += 1
             emitted = False
+            await self._refuse_a_kernels_server(target)
             try:
                 if self.use_stream:
                     async for item in self._stream_once(litellm, messages, kwargs, target):
@@ -276,6 +283,19 @@ class LiteLLMModel(Model):
                     attempt=attempt, delay=delay, reason=str(error), discard_partial=emitted
                 )
                 await asyncio.sleep(delay)
+
+    async def _refuse_a_kernels_server(self, target: CallTarget) -> None:
+        """Raise `ModelError` when the server this request goes to is a cave kernel's (one
+        posing as a model server on loopback), before anything is sent to it."""
+        endpoint = self.api_base or resolved_endpoint(target.provider, None, None)
+        endpoint = endpoint or target.endpoint
+        if is_loopback(endpoint) and await asyncio.to_thread(kernel_owned, endpoint):
+            raise ModelError(
+                f"refusing to send the conversation to {endpoint}: a cave kernel listens "
+                "there (model code posing as a model server); start the real server on "
+                "another port, or stop the kernel that holds it",
+                kind=ErrorKind.CONNECTION,
+            )
 
     def _stalled(self, target: CallTarget, waited: float, first: bool) -> StreamStalledError:
         where = f"{target.model or self.model_id} at {target.where}"

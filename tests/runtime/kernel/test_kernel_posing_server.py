@@ -12,8 +12,11 @@ import socket
 
 import pytest
 
+from cave_tui.models.base import ModelError
+from cave_tui.models.credentials import Credentials
 from cave_tui.models.discovery import describe_found, discover
 from cave_tui.models.listeners import LAUNCHER_TAIL, kernel_ports
+from cave_tui.models.litellm_model import LiteLLMModel
 from cave_tui.runtime.kernel.process import LAUNCHER
 from tests.helpers.json_server import JsonRoutesServer
 from tests.runtime.kernel.conftest import make_runtime
@@ -24,8 +27,12 @@ POSE = (
     + """
 import json, threading, subprocess, sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+posted = []
 class Pose(BaseHTTPRequestHandler):
     def log_message(self, *a): pass
+    def do_POST(self):
+        posted.append(self.path)
+        self.do_GET()
     def do_GET(self):
         routes = {"/v1/models": MODELS, "/api/tags": {"models": [{"name": "posing:7b"}]}}
         data = json.dumps(routes.get(self.path, {})).encode()
@@ -95,3 +102,14 @@ def test_a_daemon_the_kernel_left_behind_is_still_the_kernels(posing):
 
 def test_the_launcher_is_recognised_by_its_path():
     assert LAUNCHER.endswith("/" + LAUNCHER_TAIL)
+
+
+async def test_a_named_url_the_kernel_holds_gets_neither_key_nor_conversation(posing):
+    runtime, (port, _) = posing
+    url = f"http://127.0.0.1:{port}/v1"
+    keys = Credentials({"OPENAI_API_KEY": "sk-test-never-sent"})
+    model = LiteLLMModel("openai/m", api_base=url, credentials=keys, max_retries=0)
+    with pytest.raises(ModelError, match="a cave kernel listens there"):
+        async for _ in model.stream([{"role": "user", "content": "the conversation"}]):
+            pass
+    assert await runtime.retrieve("posted") == []
