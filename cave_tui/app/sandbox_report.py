@@ -54,6 +54,7 @@ def sandbox_report(*, allow_net: bool = False, show: bool = True) -> tuple[bool,
         f"sandbox: available (bubblewrap; the kernel runs {who}, with a uid of its own "
         f"inside its user namespace, and {net})"
     )
+    status += f"\n{unsandboxed_network(allow_net)}"
     if not show:
         return True, status
     env = limits.kernel_environment(
@@ -84,3 +85,16 @@ def sandbox_report(*, allow_net: bool = False, show: bool = True) -> tuple[bool,
     argv = [*bwrap_argv(plan), *kernel_argv(sys.executable, conn)[:1], "-c", "<ipykernel>"]
     filtered = f"\n\n{seccomp.describe()}" if plan.seccomp is not None else ""
     return True, f"{status}\n\n{describe(argv)}{filtered}"
+
+
+def unsandboxed_network(allow_net: bool) -> str:
+    """One line: the network an unsandboxed kernel gets here (its own on a root host that
+    allows it, runtime/kernel/netns.py; else the host's, and why)."""
+    from cave_tui.runtime.kernel.netns import private_network_problem
+
+    if allow_net:
+        return "without the sandbox: the host's network (--allow-net)"
+    problem = private_network_problem()
+    if problem is None:
+        return "without the sandbox: a network namespace of its own (its own loopback only)"
+    return f"without the sandbox: the host's network ({problem})"

@@ -330,18 +330,22 @@ class AppServices:
             return [p.name for p in self.agent.policies]
         return policy_names(self.config.policies)
 
-    def set_model(self, spec: str) -> Any:
-        """Switch to the model *spec* (litellm id or scripted:FILE); the conversation is kept."""
+    def set_model(self, spec: str, *, api_base: str | None = None) -> Any:
+        """Switch to the model *spec* (litellm id or scripted:FILE); the conversation is kept.
+        *api_base*: its server's URL, named by the user (a loopback one gets the API key only
+        so, models/endpoints.py); else the configured one stays."""
         from cave_tui.models import model_from_spec
 
         model = model_from_spec(  # ValueError on bad specs
             spec,
-            api_base=self.config.api_base,
+            api_base=api_base or self.config.api_base,
             credentials=self.credentials,
             **self.config.model_timeouts,
         )
         self.model = model
         self.config.model = spec
+        if api_base:
+            self.config.api_base = api_base
         if self.agent is not None:
             self.agent.model = model
         elif self._runtime is not None:

@@ -5,11 +5,15 @@ else 127.0.0.1:11434) and `/v1/models` on the loopback ports local servers use b
 (llama.cpp, vLLM, LM Studio, ...), plus any base URLs in `CAVE_SERVERS`. It returns only
 the servers that answered, each model with the exact `--model`/`--api-base` to use. A
 closed loopback port refuses at once, so a probe of nothing costs milliseconds.
+
+A server a cave kernel listens on (`listeners.kernel_ports`: the kernel posing as a model
+server) is listed as kernel-owned, with no models: it is never offered as one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -18,6 +22,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+
+from cave_tui.models.endpoints import is_loopback
+from cave_tui.models.listeners import kernel_ports
+from cave_tui.printable import printable_line
 
 OLLAMA_DEFAULT = "http://127.0.0.1:11434"
 # Port -> the server that uses it by default (the label is a guess until the server says).
@@ -66,6 +74,7 @@ class FoundServer:
     label: str
     base_url: str
     models: tuple[FoundModel, ...]
+    kernel_owned: bool = False  # a cave kernel listens there: never offered as a model
 
 
 def ollama_url(env: Mapping[str, str] | None = None) -> str:
@@ -179,8 +188,29 @@ async def discover(
         probes = [_probe_ollama(client, ollama_url(env))]
         probes += [_probe_openai(client, label, url) for label, url in urls]
         found = await asyncio.gather(*probes)
+    answered = await asyncio.to_thread(_mark_kernels, [s for s in found if s is not None])
     first = embedded() if embedded_model else []
-    return [*first, *(server for server in found if server is not None)]
+    return [*first, *answered]
+
+
+def _port(url: str) -> int | None:
+    try:
+        parts = urlsplit(url)
+        return parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    except ValueError:
+        return None
+
+
+def _mark_kernels(servers: list[FoundServer]) -> list[FoundServer]:
+    """*servers*, those on a loopback port a cave kernel listens on emptied and marked."""
+    ports = {_port(s.base_url) for s in servers if is_loopback(s.base_url)} - {None}
+    owned = kernel_ports(p for p in ports if p is not None) if ports else set()
+    return [
+        dataclasses.replace(s, models=(), kernel_owned=True)
+        if is_loopback(s.base_url) and _port(s.base_url) in owned
+        else s
+        for s in servers
+    ]
 
 
 def embedded() -> list[FoundServer]:
@@ -203,14 +233,19 @@ def describe_found(servers: list[FoundServer]) -> list[str]:
         ]
     lines: list[str] = []
     for server in servers:
-        if server.kind is ServerKind.EMBEDDED:
+        if server.kernel_owned:
+            lines.append(
+                f"{server.label} at {server.base_url}: kernel-owned, not offered (a cave "
+                "kernel listens there; it is not a model server)"
+            )
+        elif server.kind is ServerKind.EMBEDDED:
             lines.append(f"{server.label} (installed; cave starts it when it is used)")
         else:
             count = f"{len(server.models)} model{'s' * (len(server.models) != 1)}"
-            lines.append(f"{server.label} at {server.base_url} ({count})")
+            lines.append(printable_line(f"{server.label} at {server.base_url} ({count})"))
         for found in server.models:
             window = f"  [context {found.context_window:,}]" if found.context_window else ""
-            lines.append(f"  {found.flags}{window}")
+            lines.append(printable_line(f"  {found.flags}{window}"))
     return lines
 
 

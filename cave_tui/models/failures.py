@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cave_tui.models.base import ContextOverflowError, ErrorKind, ModelError
+from cave_tui.models.endpoints import WITHHELD_HINT, resolved_endpoint
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 524, 529})
 _OVERFLOW = re.compile(
@@ -53,6 +54,7 @@ class CallTarget:
     endpoint: str | None = None  # the base URL; None: the provider's default
     provider: str | None = None
     key_variables: tuple[str, ...] = ()  # where litellm looks for the key (OPENAI_API_KEY…)
+    key_withheld: bool = False  # a loopback server the user did not name (endpoints.py)
 
     @property
     def where(self) -> str:
@@ -66,6 +68,8 @@ class CallTarget:
 
     @property
     def key_hint(self) -> str:
+        if self.key_withheld:
+            return f"note that no API key was sent: {WITHHELD_HINT}"
         if self.key_variables:
             return "set " + " or ".join(self.key_variables) + " in the environment"
         return "check the API key"
@@ -192,4 +196,4 @@ def provider_target(
             keys = tuple(str(k) for k in found.get("missing_keys") or ())
         except Exception:
             pass
-    return CallTarget(model, api_base or default_base, provider, keys)
+    return CallTarget(model, resolved_endpoint(provider, api_base, default_base), provider, keys)

@@ -34,6 +34,13 @@ from cave_tui.models.base import (
     Usage,
 )
 from cave_tui.models.credentials import Credentials
+from cave_tui.models.endpoints import (
+    is_loopback,
+    kernel_owned,
+    key_may_go,
+    resolved_endpoint,
+    withhold_keys,
+)
 from cave_tui.models.failures import CallTarget, classify, provider_target
 from cave_tui.models.tokens import count_messages, count_text
 
@@ -180,6 +187,12 @@ class LiteLLMModel(Model):
         kwargs.update(self.__dict__.get("_credential_kwargs") or {})  # set by `_target`
         kwargs.update(self.litellm_kwargs)
         kwargs.update(extra)
+        # The one place a key is kept from a server (endpoints.py); the environment is read
+        # again per request, as litellm reads it (a base URL set since the first call counts).
+        target = self.__dict__.get("_call_target") or self._target(import_litellm())
+        now = resolved_endpoint(target.provider, self.api_base, None)
+        if target.key_withheld or not key_may_go(now, self.api_base):
+            withhold_keys(kwargs)
         if "stop" in extra and not self._supports("stop"):
             del kwargs["stop"]  # e.g. OpenAI's reasoning models refuse stop sequences
         return kwargs
@@ -219,7 +232,9 @@ class LiteLLMModel(Model):
                 key_given=bool(self.api_key),
                 custom_llm_provider=provider,
             )
-            if self.credentials and not self.api_key:  # the keys litellm misses, if held
+            if not key_may_go(target.endpoint, self.api_base):  # loopback, not named by the user
+                target = dataclasses.replace(target, key_variables=(), key_withheld=True)
+            elif self.credentials and not self.api_key:  # the keys litellm misses, if held
                 held = self.credentials
                 self.__dict__["_credential_kwargs"] = held.litellm_kwargs(target.key_variables)
                 missing = tuple(k for k in target.key_variables if k not in held)
@@ -236,6 +251,7 @@ class LiteLLMModel(Model):
         while True:
             attempt += 1
             emitted = False
+            await self._refuse_a_kernels_server(target)
             try:
                 if self.use_stream:
                     async for item in self._stream_once(litellm, messages, kwargs, target):
@@ -267,6 +283,19 @@ class LiteLLMModel(Model):
                     attempt=attempt, delay=delay, reason=str(error), discard_partial=emitted
                 )
                 await asyncio.sleep(delay)
+
+    async def _refuse_a_kernels_server(self, target: CallTarget) -> None:
+        """Raise `ModelError` when the server this request goes to is a cave kernel's (one
+        posing as a model server on loopback), before anything is sent to it."""
+        endpoint = self.api_base or resolved_endpoint(target.provider, None, None)
+        endpoint = endpoint or target.endpoint
+        if is_loopback(endpoint) and await asyncio.to_thread(kernel_owned, endpoint):
+            raise ModelError(
+                f"refusing to send the conversation to {endpoint}: a cave kernel listens "
+                "there (model code posing as a model server); start the real server on "
+                "another port, or stop the kernel that holds it",
+                kind=ErrorKind.CONNECTION,
+            )
 
     def _stalled(self, target: CallTarget, waited: float, first: bool) -> StreamStalledError:
         where = f"{target.model or self.model_id} at {target.where}"

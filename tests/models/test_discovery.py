@@ -124,3 +124,12 @@ def test_the_embedded_model_is_listed_when_installed(tmp_path, monkeypatch) -> N
     (listed,) = embedded()
     assert listed.kind is ServerKind.EMBEDDED and listed.models[0].flags == "--model local"
     assert "cave starts it" in describe_found([listed])[0]
+
+
+async def test_a_servers_model_names_are_listed_as_text_never_terminal_control() -> None:
+    hostile = {"models": [{"name": "evil\x1b]0;pwned\x07\x1b[2J:7b"}]}
+    with JsonRoutesServer({"/api/tags": hostile}) as ollama:
+        servers = await discover(env={"OLLAMA_HOST": ollama.url}, embedded_model=False)
+    lines = describe_found(servers)
+    assert any("evil" in line for line in lines)
+    assert not any("\x1b" in line or "\x07" in line for line in lines)

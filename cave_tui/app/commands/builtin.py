@@ -117,7 +117,10 @@ async def reset(ctx: CommandContext, args: list[str]) -> None:
 
 
 @registry.command(
-    "model", "Show the model and the local servers found, or switch", "[NAME]", max_args=1
+    "model",
+    "Show the model and the local servers found, or switch (URL: its server, named by you)",
+    "[NAME [URL]]",
+    max_args=2,
 )
 async def model(ctx: CommandContext, args: list[str]) -> None:
     services = ctx.services
@@ -128,7 +131,7 @@ async def model(ctx: CommandContext, args: list[str]) -> None:
         ctx.print(f"Model: `{services.model_label}`\n\nFound on this machine:\n\n{found}")
         return
     try:
-        services.set_model(args[0])
+        services.set_model(args[0], api_base=args[1] if len(args) > 1 else None)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
     ctx.print(f"Model set to `{services.model_label}` (the conversation is kept).", style="success")

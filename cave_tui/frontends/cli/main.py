@@ -69,7 +69,7 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
     ),
     "allow_net": (
         ("--allow-net/--no-allow-net",),
-        "Let the sandboxed kernel use the host's network.",
+        "Let the kernel use the host's network (else its own: sandboxed, or on a root host).",
         bool,
     ),
     "workdir": (

@@ -1,9 +1,11 @@
 """`LocalServer`: starts, watches and stops the embedded model's llama.cpp server process.
 
 The process (cave_tui.models.local.serve) listens on a free loopback port and ends with
-its owner (see serve.py), so it never outlives cave. Its stderr goes to a log file (the
-session folder's, when there is one). `ensure_running()` starts it, or starts it again
-after a crash, and waits until `/health` says the model is loaded.
+its owner (see serve.py), so it never outlives cave. Its stderr goes to a log file: the
+session folder's when there is one, else `local-model.log` in cave's data folder (never in a
+shared folder such as /tmp), opened without following a symbolic link planted there.
+`ensure_running()` starts it, or starts it again after a crash, and waits until `/health`
+says the model is loaded.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import httpx
+import platformdirs
 
 from cave_tui.models.local.weights import Weights
 
@@ -35,11 +37,41 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+LOG_NAME = "local-model.log"
+TAIL_BYTES = 64 * 1024  # of the log read for an error message
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def default_log_path() -> Path:
+    """`local-model.log` in cave's data folder (`CAVE_DATA_DIR`, else the platform's)."""
+    override = os.environ.get("CAVE_DATA_DIR")
+    folder = Path(override).expanduser() if override else platformdirs.user_data_path("cave")
+    return folder / LOG_NAME
+
+
+def open_log(path: Path) -> int:
+    """*path* opened for appending, created private; never through a symbolic link (raises
+    `LocalServerError` saying so, or why it cannot be opened)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o600)
+    except OSError as exc:
+        why = "it is a symbolic link" if path.is_symlink() else (exc.strerror or str(exc))
+        raise LocalServerError(
+            f"cannot write the local model server's log {path}: {why} (remove it, or set "
+            "CAVE_DATA_DIR to another folder)"
+        ) from None
+
+
 def _tail(path: Path, lines: int = 6) -> str:
     try:
-        text = path.read_text(errors="replace").strip().splitlines()
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
     except OSError:
         return ""
+    with os.fdopen(fd, "rb") as fh:
+        size = os.fstat(fd).st_size
+        fh.seek(max(0, size - TAIL_BYTES))
+        text = fh.read().decode(errors="replace").strip().splitlines()
     useful = [line for line in text if line.strip()][-lines:]
     return "\n".join(useful)
 
@@ -56,7 +88,7 @@ class LocalServer:
         context_size: int = DEFAULT_CONTEXT,
     ) -> None:
         self.weights = weights
-        self.log_path = log_path or Path(tempfile.gettempdir()) / f"cave-local-{os.getpid()}.log"
+        self.log_path = log_path or default_log_path()
         self.threads = threads or max(1, os.cpu_count() or 2)
         self.context_size = context_size
         self.process: subprocess.Popen[bytes] | None = None
@@ -96,17 +128,19 @@ class LocalServer:
         self.stop()
         started = time.monotonic()
         self.port = free_port()
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open_log(self.log_path)
         command = [
             sys.executable, "-m", "cave_tui.models.local.serve",
             "--model", str(self.weights.path), "--port", str(self.port),
             "--alias", self.weights.alias, "--parent", str(os.getpid()),
             "--threads", str(self.threads), "--ctx", str(self.context_size),
         ]  # fmt: skip
-        with self.log_path.open("ab") as log:
+        try:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
             )
+        finally:
+            os.close(log)
         self.starts += 1
         await self._wait_healthy(started)
         self.ready_seconds = time.monotonic() - started

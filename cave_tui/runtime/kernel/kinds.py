@@ -31,6 +31,7 @@ from cave_tui.runtime.kernel.hostfiles import (
     write_connection,
 )
 from cave_tui.runtime.kernel.install import kernel_argv
+from cave_tui.runtime.kernel.netns import private_network_problem
 from cave_tui.runtime.kernel.process import KernelExit, KernelProcess
 from cave_tui.runtime.kernel.sandbox import (
     SandboxPlan,
@@ -152,6 +153,7 @@ class OwnedKernel(KernelKind):
         self.process: KernelProcess | None = None
         self.sandbox: SandboxPlan | None = None  # what the kernel runs in (sandboxed kernels)
         self.sandbox_uid = new_uid()  # its uid inside its user namespace, kept across restarts
+        self.private_net = False  # unsandboxed, in a network namespace of its own (netns.py)
 
     def auto_memory_limit(self) -> int | None:
         return limits.half_of_ram()
@@ -253,6 +255,9 @@ class OwnedKernel(KernelKind):
             max_processes=settings.max_processes,
             runtime_dir=self.runtime_dir,
         )
+        if not settings.sandbox and not settings.allow_net:  # bwrap has its own (sandbox.py)
+            plan.private_net = private_network_problem() is None
+        self.private_net = plan.private_net
         if self.sandbox is not None and self.sandbox.seccomp is not None:
             plan.seccomp_fd = SECCOMP_FD
             plan.seccomp_program = self.sandbox.seccomp.hex()

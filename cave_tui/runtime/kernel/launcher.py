@@ -38,6 +38,8 @@ from typing import Any
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 CLONE_NEWNS = 0x00020000
+CLONE_NEWNET = 0x40000000
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 CLEANUP_SECONDS = 5.0
@@ -101,6 +103,21 @@ def _isolate_mounts(expose: dict[str, list[str]], hide_proc: bool) -> None:
             _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
 
 
+def _private_network() -> None:
+    """A network namespace of the kernel's own holding only its loopback, brought up: it
+    reaches neither the host's `127.0.0.1` nor any network, nor can it listen where the host
+    looks (the host reaches it over Unix sockets, which need no network)."""
+    import fcntl
+    import socket
+    import struct
+
+    _check(LIBC.unshare(CLONE_NEWNET), "unshare(CLONE_NEWNET)")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH22x", b"lo", 0)
+        flags = struct.unpack("16sH22x", fcntl.ioctl(sock, SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | IFF_UP))
+
+
 def _tasks_of(uid: int) -> int:
     """Threads owned by *uid* (what RLIMIT_NPROC counts)."""
     total = 0
@@ -149,6 +166,8 @@ def _become_kernel(plan: dict[str, Any], log_fd: int) -> None:
             with open(os.path.join(directory, "cgroup.procs"), "w") as fh:
                 fh.write(str(os.getpid()))
         uid, gid = plan["uid"], plan["gid"]
+        if plan.get("private_net"):
+            _private_network()
         if plan["expose"] or plan["hide_proc"]:
             _isolate_mounts(plan["expose"], plan["hide_proc"])
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -281,6 +300,9 @@ def _emit(event: dict[str, Any]) -> None:
 
 
 def main(argv: list[str]) -> None:
+    if argv[1:] == ["--probe-net"]:  # can this host give a kernel its own network? (exit 0)
+        _private_network()
+        os._exit(0)
     plan = json.loads(argv[1])
     kernel: dict[str, Any] = {"pid": None, "stop": False}
 

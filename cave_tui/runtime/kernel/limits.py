@@ -248,6 +248,7 @@ class LaunchPlan:
     runtime_dir: str | None = None  # removed by the launcher if the host dies
     seccomp_fd: int | None = None  # where the kernel's bwrap reads its seccomp filter
     seccomp_program: str = ""  # that filter, hex (written to a pipe by the launcher)
+    private_net: bool = False  # its own network namespace, loopback only (unsandboxed, root)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -237,6 +237,14 @@ class IPyKernelRuntime(Runtime):
         return describe(bwrap_argv(plan)) if plan is not None else None
 
     @property
+    def private_network(self) -> bool:
+        """The running kernel has a network namespace of its own, loopback only: sandboxed
+        without `allow_net`, or unsandboxed on a root host that allows it (netns.py)."""
+        if self.sandbox:
+            return not self._settings.allow_net
+        return bool(getattr(self._kind, "private_net", False))
+
+    @property
     def workdir(self) -> str | None:
         """The owned kernel's working directory (None until it starts, and when attached)."""
         return self._kind.workdir

@@ -36,4 +36,5 @@ class KernelSettings:
     startup_timeout: float = 60.0  # seconds a kernel gets to answer after it starts
     switch_interval: float | None = 0.0005  # the kernel's sys.setswitchinterval
     sandbox: bool = False  # run the owned kernel under bubblewrap (see sandbox.py)
-    allow_net: bool = False  # a sandboxed kernel shares the host's network
+    allow_net: bool = False  # share the host's network (else a namespace of its own: sandboxed,
+    # or unsandboxed on a root host, netns.py)
