@@ -14,6 +14,7 @@ from typing import Any
 from cave_tui.runtime.base import Retrieved
 from cave_tui.runtime.items import Injectable, Pickled
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget
+from cave_tui.runtime.kernel.decode_worker import decode_isolated, uses_worker
 from cave_tui.runtime.kernel.errors import InjectionError
 from cave_tui.runtime.kernel.injection import Payload, inject_request, inject_timeout
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
@@ -256,11 +257,17 @@ class ValueExchange:
         """The value `fetch` brought back, within *budget* (default: the settings')."""
         data = reply["data"]
         settings = self._sup.settings
+        codec, buffers = str(data.get("codec")), reply["buffers"]
+        meta = dict(data.get("meta") or {})
         try:
+            if settings.decode_in_worker and uses_worker(codec, buffers):
+                return decode_isolated(
+                    codec, meta, buffers, limit=settings.json_limit, budget=budget or self.budget()
+                )
             return decode_in_host(
-                str(data.get("codec")),
-                dict(data.get("meta") or {}),
-                reply["buffers"],
+                codec,
+                meta,
+                buffers,
                 trusted=settings.trust_kernel,
                 limit=settings.json_limit,
                 budget=budget or self.budget(),
