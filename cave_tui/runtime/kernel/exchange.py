@@ -37,6 +37,9 @@ def retrieve_error(
     return error
 
 
+KILL_GRACE = 1.0  # seconds past the decode timeout the loop waits for the worker's kill
+
+
 class KeptInKernel(TransferError):
     """The kernel refuses to send the value (not a failure to decode it here): a dump may
     ask for the kernel's own pickle of it instead (`ValueExchange.pickled`)."""
@@ -235,18 +238,24 @@ class ValueExchange:
                 out.append(Retrieved(name, error=exc))
         return out
 
+    def patience(self) -> float | None:
+        """How long the loop waits for one decode: the timeout, and the moment the decode
+        worker needs to be killed at it (so the error comes after the kill)."""
+        timeout = self._sup.settings.decode_timeout
+        return None if timeout is None else timeout + KILL_GRACE
+
     def budget(self) -> DecodeBudget:
         """The bounds of one retrieve's decoding, from the settings as they are now."""
         settings = self._sup.settings
         return DecodeBudget(settings.decode_limit, settings.decode_timeout)
 
     async def decode_off_loop(self, name: str, reply: dict[str, Any]) -> Any:
-        """`decode` in a worker thread, given up after `decode_timeout` (the loop stays free;
-        pure-Python steps stop at the deadline themselves)."""
+        """`decode` in a thread, given up after `decode_timeout` (the loop stays free; the
+        decode worker is killed at the deadline, pure-Python steps stop there themselves)."""
         budget = self.budget()
         work = asyncio.to_thread(self.decode, name, reply, budget)
         try:
-            return await asyncio.wait_for(work, budget.timeout)
+            return await asyncio.wait_for(work, self.patience())
         except TimeoutError:
             error = budget.timed_out()
             raise retrieve_error(

@@ -371,7 +371,7 @@ class IPyKernelRuntime(Runtime):
         if replies is not None:
             work = asyncio.to_thread(self._exchange.decode_many, names, replies)
             try:
-                return await asyncio.wait_for(work, self._exchange.budget().timeout)
+                return await asyncio.wait_for(work, self._exchange.patience())
             except TimeoutError:
                 pass
         return await super().retrieve_many(names)
