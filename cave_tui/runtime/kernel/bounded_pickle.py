@@ -48,6 +48,11 @@ class _Mark:
 _MARK = _Mark()
 _DICT_MODULES = ("builtins", "collections")
 _WHAT = "the objects the pickle builds"
+_FIXED: dict[int, tuple[Callable[[bytes, int], tuple[Any, ...]], int]] = {
+    0x4A: (struct.Struct("<i").unpack_from, 4),  # BININT
+    0x4D: (struct.Struct("<H").unpack_from, 2),  # BININT2
+    0x47: (struct.Struct(">d").unpack_from, 8),  # BINFLOAT
+}
 _EMPTY: dict[int, Callable[[], Any]] = {0x5D: list, 0x7D: dict, 0x8F: set}
 _SCALARS = (type(None), bool, int, float, complex, str, bytes)
 _SEQUENCES = (list, tuple, set, frozenset)
@@ -116,13 +121,13 @@ class BoundedUnpickler:
         end = len(data)
         room = self.room
         count = 0
+        pos = self.pos
         try:
             while True:
-                pos = self.pos
                 if pos >= end:
                     raise UnsafeObjectError("a truncated pickle")
                 code = data[pos]
-                self.pos = pos + 1
+                pos += 1
                 count += 1
                 if count & (TICK_EVERY - 1) == 0:
                     self.budget.tick()
@@ -140,31 +145,51 @@ class BoundedUnpickler:
                 elif code == 0x28:  # MARK
                     marks.append(len(stack))
                 elif code == 0x4B:  # BININT1
-                    if pos + 2 > end:
+                    if pos + 1 > end:
                         raise UnsafeObjectError("a truncated pickle")
-                    stack.append(data[pos + 1])
+                    stack.append(data[pos])
                     weights.append(OBJECT)
-                    self.pos = pos + 2
+                    pos += 1
                     self.used += OBJECT
                 elif code == 0x8C:  # SHORT_BINUNICODE
-                    if pos + 2 > end:
+                    if pos + 1 > end:
                         raise UnsafeObjectError("a truncated pickle")
-                    size = data[pos + 1]
-                    if pos + 2 + size > end:
+                    size = data[pos]
+                    if pos + 1 + size > end:
                         raise UnsafeObjectError("a truncated pickle")
-                    stack.append(str(data[pos + 2 : pos + 2 + size], "utf-8", "surrogatepass"))
+                    stack.append(str(data[pos + 1 : pos + 1 + size], "utf-8", "surrogatepass"))
                     weights.append(OBJECT + size)
-                    self.pos = pos + 2 + size
+                    pos += 1 + size
                     self.used += OBJECT + size
                 elif code == 0x68:  # BINGET
-                    if pos + 2 > end or data[pos + 1] not in memo:
+                    if pos + 1 > end or data[pos] not in memo:
                         raise UnsafeObjectError("a malformed pickle (memo)")
-                    value, weight = memo[data[pos + 1]]
+                    value, weight = memo[data[pos]]
                     weight = grown.get(id(value), weight)
                     stack.append(value)
                     weights.append(weight)
-                    self.pos = pos + 2
+                    pos += 1
                     self.used += weight  # used again: counted again
+                elif code == 0x86 or code == 0x85:  # TUPLE2, TUPLE1
+                    n = code - 0x84
+                    if len(stack) < n or (marks and len(stack) - n < marks[-1]):
+                        raise UnsafeObjectError("a malformed pickle (stack underflow)")
+                    items = stack[-n:]
+                    weight = OBJECT + SLOT * n
+                    for item, w in zip(items, weights[-n:], strict=True):
+                        weight += grown.get(id(item), w)
+                    del stack[-n:], weights[-n:]
+                    stack.append(tuple(items))
+                    weights.append(weight)
+                    self.used += OBJECT + SLOT * n
+                elif code in _FIXED:  # BININT, BININT2, BINFLOAT
+                    read, size = _FIXED[code]
+                    if pos + size > end:
+                        raise UnsafeObjectError("a truncated pickle")
+                    stack.append(read(data, pos)[0])
+                    pos += size
+                    weights.append(OBJECT)
+                    self.used += OBJECT
                 elif code == 0x2E:  # STOP
                     if len(stack) != 1 or marks:
                         raise UnsafeObjectError("a malformed pickle")
@@ -174,7 +199,9 @@ class BoundedUnpickler:
                     op = ops.get(code)
                     if op is None:
                         raise UnsafeObjectError(f"pickle opcode {bytes([code])!r}")
+                    self.pos = pos
                     op()
+                    pos = self.pos
                 if self.used > room:
                     self.budget.built(_WHAT, self.used)
         finally:
