@@ -92,6 +92,7 @@ class DecodeWorker:
             [sys.executable, "-c", f"from {__name__} import main; main()"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,  # a warning printed there must not reach the terminal
             env=env,
             close_fds=True,
         )
@@ -196,8 +197,11 @@ def decode_isolated(
 
 def _limit_memory(room: int) -> None:
     """Address space: what is mapped now, plus the room to build in and a margin."""
-    with open("/proc/self/statm") as f:
-        mapped = int(f.read().split()[0]) * resource.getpagesize()
+    try:
+        with open("/proc/self/statm") as f:
+            mapped = int(f.read().split()[0]) * resource.getpagesize()
+    except OSError:  # no /proc: what the process holds at its peak so far, about
+        mapped = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     cap = mapped + 2 * room + HEADROOM
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     if hard != resource.RLIM_INFINITY:
@@ -264,5 +268,5 @@ def serve(recv: Connection, send: Connection) -> None:
 def main() -> None:
     """The worker process: payloads on stdin, answers on (the original) stdout."""
     out = os.dup(1)
-    os.dup2(2, 1)  # nothing printed may reach the host's pipe
+    os.dup2(2, 1)  # nothing printed may reach the host's pipe (stderr is /dev/null)
     serve(Connection(0, writable=False), Connection(out, readable=False))
