@@ -83,13 +83,14 @@ _NOT_STRUCTURE = bytes(c for c in range(256) if c not in b"[]{}")
 
 def json_cost(data: bytes) -> tuple[int, int]:
     """About the bytes `json.loads(data)` builds, and its deepest nesting, from one linear
-    scan of the text: an object per value (and key), a slot per element, the strings' text."""
+    scan of the text: an object per value (and key), a slot per element, and the text itself
+    (a string's characters, a number's digits)."""
     from cave_tui.runtime.kernel.bounded_pickle import OBJECT, SLOT
 
     bare = _JSON_STRING.sub(b'""', data)  # strings emptied: no bracket inside one counts
     opens = bare.count(b"[") + bare.count(b"{")
     values = bare.count(b",") + bare.count(b":") + opens + 1
-    built = values * (OBJECT + SLOT) + len(data) - len(bare)
+    built = values * (OBJECT + SLOT) + len(data)  # a number's digits bound its size too
     if opens <= JSON_DEPTH:
         return built, opens
     steps = map(_JSON_STEP.__getitem__, bare.translate(None, _NOT_STRUCTURE))
