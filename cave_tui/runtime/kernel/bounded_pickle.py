@@ -27,6 +27,7 @@ from cave_tui.runtime.kernel.transport import (
 )
 
 SLOT = 8  # a reference in a container
+HASHED = 40  # an entry of a dict or set (its slot in the table, with the table's slack)
 OBJECT = 64  # an object's header, about (a float, an empty list, a small tuple)
 TICK_EVERY = 4096  # opcodes between two looks at the clock
 
@@ -53,7 +54,12 @@ _FIXED: dict[int, tuple[Callable[[bytes, int], tuple[Any, ...]], int]] = {
     0x4D: (struct.Struct("<H").unpack_from, 2),  # BININT2
     0x47: (struct.Struct(">d").unpack_from, 8),  # BINFLOAT
 }
-_EMPTY: dict[int, Callable[[], Any]] = {0x5D: list, 0x7D: dict, 0x8F: set}
+_SIZES: dict[type, int] = {list: 56, dict: 64, set: 216, frozenset: 216}  # CPython's, empty
+_EMPTY: dict[int, tuple[Callable[[], Any], int]] = {
+    0x5D: (list, _SIZES[list]),
+    0x7D: (dict, _SIZES[dict]),
+    0x8F: (set, _SIZES[set]),
+}
 _SCALARS = (type(None), bool, int, float, complex, str, bytes)
 _SEQUENCES = (list, tuple, set, frozenset)
 
@@ -136,12 +142,13 @@ class BoundedUnpickler:
                         raise UnsafeObjectError("a malformed pickle (stack underflow)")
                     memo[len(memo)] = (stack[-1], weights[-1])
                 elif code in _EMPTY:  # EMPTY_LIST, EMPTY_DICT, EMPTY_SET
-                    value = _EMPTY[code]()
+                    make, size = _EMPTY[code]
+                    value = make()
                     keep.append(value)
-                    grown[id(value)] = OBJECT
+                    grown[id(value)] = size
                     stack.append(value)
-                    weights.append(OBJECT)
-                    self.used += OBJECT
+                    weights.append(size)
+                    self.used += size
                 elif code == 0x28:  # MARK
                     marks.append(len(stack))
                 elif code == 0x4B:  # BININT1
@@ -216,9 +223,10 @@ class BoundedUnpickler:
         self.weights.append(weight)
 
     def _new_container(self, value: Any) -> None:
+        size = _SIZES.get(type(value), OBJECT)
         self.keep.append(value)
-        self.grown[id(value)] = OBJECT
-        self._push(value, OBJECT)
+        self.grown[id(value)] = size
+        self._push(value, size)
 
     def _weight_at(self, index: int) -> int:
         value = self.stack[index]
@@ -241,11 +249,11 @@ class BoundedUnpickler:
         del self.stack[at:], self.weights[at:]
         return items, weight
 
-    def _grow(self, container: Any, slots: int, weight: int) -> None:
-        """*container* gains *slots* references worth *weight* (already paid for)."""
-        self.charge(slots * SLOT)
+    def _grow(self, container: Any, slots: int, weight: int, slot: int = SLOT) -> None:
+        """*container* gains *slots* entries of *slot* bytes, worth *weight* (already paid)."""
+        self.charge(slots * slot)
         key = id(container)
-        self.grown[key] = self.grown.get(key, OBJECT) + slots * SLOT + weight
+        self.grown[key] = self.grown.get(key, OBJECT) + slots * slot + weight
 
     def _top(self) -> Any:
         if not self.stack or (self.marks and len(self.stack) <= self.marks[-1]):
@@ -401,8 +409,9 @@ class BoundedUnpickler:
 
     def op_FROZENSET(self) -> None:
         items, weight = self._pop_mark()
-        size = OBJECT + SLOT * len(items)
-        self._push(frozenset(items), size + weight, size)
+        size = _SIZES[frozenset] + HASHED * len(items)
+        self.charge(size)  # before the table is built
+        self._push(frozenset(items), size + weight, 0)
 
     def _append(self, items: list[Any], weight: int) -> None:
         target = self._top()
@@ -424,7 +433,7 @@ class BoundedUnpickler:
             raise UnsafeObjectError(f"setting items of a {type(target).__name__}")
         if len(items) % 2:
             raise UnsafeObjectError("a malformed pickle (odd SETITEMS)")
-        self._grow(target, len(items), weight)
+        self._grow(target, len(items) // 2, weight, HASHED)
         for i in range(0, len(items), 2):
             target[items[i]] = items[i + 1]
 
@@ -442,7 +451,7 @@ class BoundedUnpickler:
         target = self._top()
         if type(target) is not set:
             raise UnsafeObjectError(f"adding items to a {type(target).__name__}")
-        self._grow(target, len(items), weight)
+        self._grow(target, len(items), weight, HASHED)
         target.update(items)
 
     # -- the stack, the memo ------------------------------------------------------------------
@@ -528,12 +537,13 @@ class BoundedUnpickler:
         self._global(module, name)
 
     def _call(self, func: Any, args: tuple[Any, ...], weight: int) -> None:
+        """An allow-listed constructor on built arguments; the result is charged its entries
+        (a copied container: before the copy is made)."""
         self.budget.tick()
         build = _EXPLICIT.get(func)
-        size = OBJECT + SLOT * len(args)
-        for arg in args:  # a copy of a container: its slots, paid before they are copied
+        for arg in args:
             if type(arg) in (*_SEQUENCES, dict):
-                self.charge(SLOT * len(arg))
+                self.charge(HASHED * len(arg))  # the most a copy's entry can cost
         if build is not None:
             value = build(args)
         elif func in _CALLABLE:
@@ -548,6 +558,7 @@ class BoundedUnpickler:
             key = id(value)
             self.grown[key] = self.grown[key] + weight
         else:
+            size = OBJECT + SLOT * len(args)
             self._push(value, size + weight, size)
 
     def op_REDUCE(self) -> None:

@@ -42,6 +42,10 @@ from cave_tui.runtime.kernel.transport import (
 
 WORKER_FROM = 4096  # bytes of JSON or pickle from which the worker decodes
 WORKER_CODECS = ("json", "pickle.safe", "pickle.arrow")
+PART = 20_000  # entries of a large container per part the host loads at a time
+_SHAPES: dict[str, Any] = {
+    "list": list, "tuple": tuple, "set": set, "frozenset": frozenset, "dict": dict
+}  # fmt: skip
 HEADROOM = 512 * 1024 * 1024  # address space the worker gets beyond what it maps already
 _KINDS: dict[str, type[TransferError]] = {
     "limit": DecodeLimitExceeded,
@@ -119,9 +123,12 @@ class DecodeWorker:
         process = self._process
         return process.pid if process is not None and process.poll() is None else None
 
-    def run(self, codec: str, data: bytes, leaves: int, budget: DecodeBudget) -> bytes:
-        """The worker's reading of *data* within *budget*: the canonical pickle (or b"" for
-        JSON); the budget is charged what it built. Killed at the budget's deadline."""
+    def run(
+        self, codec: str, data: bytes, leaves: int, budget: DecodeBudget
+    ) -> tuple[str, list[bytes]]:
+        """The worker's reading of *data* within *budget*: the value's shape and its pickled
+        parts (`_pickled`; none for JSON); the budget is charged what it built. Killed at
+        the budget's deadline."""
         request = json.dumps({"codec": codec, "leaves": leaves, "room": budget.room()})
         with self._lock:
             try:
@@ -137,7 +144,7 @@ class DecodeWorker:
                 raise budget.timed_out()
             try:
                 header = json.loads(recv.recv_bytes())
-                body = recv.recv_bytes()
+                parts = [recv.recv_bytes() for _ in range(int(header.get("parts") or 0))]
             except (EOFError, OSError, ValueError):
                 self.kill()
                 error = DecodeLimitExceeded(
@@ -151,7 +158,7 @@ class DecodeWorker:
             failure.detail = str(header.get("detail") or "")
             raise failure
         budget.built("the objects the payload builds", int(header["used"]))
-        return body
+        return str(header.get("shape")), parts
 
 
 _WORKER = DecodeWorker()
@@ -183,11 +190,16 @@ def decode_isolated(
         if codec == "pickle.arrow"
         else []
     )
-    body = (worker or _WORKER).run(codec, data, len(leaves), budget)
+    shape, parts = (worker or _WORKER).run(codec, data, len(leaves), budget)
     if codec == "json":
         return json.loads(data, parse_int=_json_int())
     try:
-        return SafeUnpickler(io.BytesIO(body), leaves).load()
+        if shape == "value" and len(parts) == 1:
+            return SafeUnpickler(io.BytesIO(parts[0]), leaves).load()
+        items: list[Any] = []
+        for part in parts:  # each part's load holds the GIL briefly: the loop runs between
+            items.extend(SafeUnpickler(io.BytesIO(part), leaves).load())
+        return _SHAPES[shape](items)
     except Exception as exc:  # our own pickler wrote it: only a broken worker gets here
         raise TransferError(f"the decode worker answered malformed data: {exc}") from None
 
@@ -209,7 +221,26 @@ def _limit_memory(room: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
 
 
-def _read_one(codec: str, data: bytes, leaves: int, room: int) -> tuple[int, bytes]:
+def _pickled(value: Any) -> tuple[str, list[bytes]]:
+    """*value* pickled by the standard pickler (Arrow leaves by persistent id): in one part,
+    or a large list, tuple, set, frozenset or dict in parts of `PART` entries each, so that
+    the host never holds the GIL for long rebuilding it."""
+    shape = type(value).__name__
+    if type(value) not in _SHAPES.values() or len(value) <= PART:
+        parts = [value]
+        shape = "value"
+    else:
+        entries = list(value.items()) if type(value) is dict else list(value)
+        parts = [entries[i : i + PART] for i in range(0, len(entries), PART)]
+    out = []
+    for part in parts:
+        buffer = io.BytesIO()
+        _LeafPickler(buffer, protocol=5).dump(part)
+        out.append(buffer.getvalue())
+    return shape, out
+
+
+def _read_one(codec: str, data: bytes, leaves: int, room: int) -> tuple[int, str, list[bytes]]:
     from cave_tui.runtime.kernel.bounded_pickle import bounded_loads
 
     budget = DecodeBudget(limit=room, timeout=None)
@@ -219,7 +250,7 @@ def _read_one(codec: str, data: bytes, leaves: int, room: int) -> tuple[int, byt
             json.loads(data, parse_int=_json_int())
         except (ValueError, RecursionError) as exc:
             raise TransferError(f"malformed JSON from the kernel: {exc}") from None
-        return budget.used, b""
+        return budget.used, "json", []
     try:
         value = bounded_loads(data, [_Leaf(i) for i in range(leaves)], budget)
     except TransferError:
@@ -228,14 +259,13 @@ def _read_one(codec: str, data: bytes, leaves: int, room: int) -> tuple[int, byt
         raise
     except Exception as exc:
         raise TransferError(f"malformed pickle from the kernel: {exc}") from None
-    out = io.BytesIO()
-    _LeafPickler(out, protocol=5).dump(value)
-    return budget.used, out.getvalue()
+    return (budget.used, *_pickled(value))
 
 
-def _answer(send: Connection, header: dict[str, Any], body: bytes = b"") -> None:
-    send.send_bytes(json.dumps(header).encode())
-    send.send_bytes(body)
+def _answer(send: Connection, header: dict[str, Any], parts: list[bytes] | None = None) -> None:
+    send.send_bytes(json.dumps({**header, "parts": len(parts or [])}).encode())
+    for part in parts or []:
+        send.send_bytes(part)
 
 
 def serve(recv: Connection, send: Connection) -> None:
@@ -249,7 +279,7 @@ def serve(recv: Connection, send: Connection) -> None:
         started = time.monotonic()
         try:
             _limit_memory(int(request["room"]))
-            used, body = _read_one(
+            used, shape, parts = _read_one(
                 str(request["codec"]), data, int(request["leaves"]), int(request["room"])
             )
         except MemoryError:
@@ -262,7 +292,8 @@ def serve(recv: Connection, send: Connection) -> None:
             kind = next((k for k, t in _KINDS.items() if type(exc) is t), "malformed")
             _answer(send, {"ok": False, "kind": kind, "message": str(exc), "detail": exc.detail})
             continue
-        _answer(send, {"ok": True, "used": used, "took": time.monotonic() - started}, body)
+        took = time.monotonic() - started
+        _answer(send, {"ok": True, "used": used, "shape": shape, "took": took}, parts)
 
 
 def main() -> None:
