@@ -8,6 +8,7 @@ variable."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -81,25 +82,31 @@ async def test_an_ordinary_list_of_empty_sets_is_counted_as_built(runtime):
 
 
 async def test_a_decode_that_runs_long_in_c_is_killed_at_the_timeout(runtime):
-    """40 MB of JSON numbers: seconds of `json.loads`, a C loop no flag stops (within the
-    decode limit, so only the timeout can end it): the worker is killed at 0.3 s."""
+    """60 MB of JSON numbers: seconds of `json.loads`, a C loop no flag stops (within the
+    decode limit, so only the timeout can end it): the worker is killed at 0.3 s, and no
+    decoding goes on in the host after the error (its CPU time stays flat)."""
     await run(
         runtime,
         "import _cave_transport\n"
-        "forged = b'[' + b'1,' * 20_000_000 + b'1]'\n"
+        "forged = b'[' + b'1,' * 30_000_000 + b'1]'\n"
         "_cave_transport.original = getattr(_cave_transport, 'original', "
         "_cave_transport.encode_for_host)\n"
         "_cave_transport.encode_for_host = lambda value, **kw: ('json', {}, [forged])\n"
         "x = 1",
     )
-    previous, runtime.decode_timeout = runtime.decode_timeout, 0.3
+    previous = runtime.decode_timeout, runtime.decode_limit
+    runtime.decode_timeout, runtime.decode_limit = 0.3, 4 << 30  # only the time can stop it
     try:
         seen = await measure(runtime.retrieve("x"))
+        cpu = time.process_time()
+        await asyncio.sleep(2.0)
+        cpu_after = time.process_time() - cpu
     finally:
-        runtime.decode_timeout = previous
+        runtime.decode_timeout, runtime.decode_limit = previous
         await run(runtime, RESTORE)
     assert isinstance(seen.outcome, DecodeLimitExceeded), seen.outcome
     assert "'x'" in str(seen.outcome) and "decode timeout of 0.3 s" in str(seen.outcome)
     assert decode_worker().pid() is None  # the worker was killed, not left decoding
     assert seen.stall < STALL, seen.stall
+    assert cpu_after < 0.4, cpu_after  # nothing left decoding here
     assert await runtime.retrieve("x") == 1  # and the next value comes back
