@@ -191,9 +191,9 @@ def decode_isolated(
         else []
     )
     shape, parts = (worker or _WORKER).run(codec, data, len(leaves), budget)
-    if codec == "json":
-        return json.loads(data, parse_int=_json_int())
     try:
+        if codec == "json":
+            return json.loads(data, parse_int=_json_int())
         if shape == "value" and len(parts) == 1:
             return SafeUnpickler(io.BytesIO(parts[0]), leaves).load()
         items: list[Any] = []

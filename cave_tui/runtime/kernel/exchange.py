@@ -285,3 +285,6 @@ class ValueExchange:
             raise retrieve_error(
                 name, str(data.get("type_name", "?")), str(exc), type(exc)
             ) from None
+        except Exception as exc:  # whatever else the kernel's bytes make a decoder raise
+            detail = f"malformed data from the kernel ({type(exc).__name__}: {exc})"
+            raise retrieve_error(name, str(data.get("type_name", "?")), detail) from None

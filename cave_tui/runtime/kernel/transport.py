@@ -368,7 +368,10 @@ def _untensor(meta: dict[str, Any], buffer: Any, budget: Any = None) -> Any:
     if len(shape) > 64 or any(s < 0 for s in shape):
         raise TransferError("malformed array shape")
     present = memoryview(buffer).nbytes
-    tensor = pa.ipc.read_tensor(pa.BufferReader(pa.py_buffer(buffer)))  # headers only
+    try:
+        tensor = pa.ipc.read_tensor(pa.BufferReader(pa.py_buffer(buffer)))  # headers only
+    except (pa.ArrowException, ValueError, TypeError) as exc:
+        raise TransferError(f"malformed array payload: {exc}") from None
     width = tensor.type.bit_width // 8
     if tensor.ndim != 1 or width < 1 or tuple(tensor.strides) != (width,):
         raise TransferError(

@@ -55,6 +55,13 @@ async def test_a_forged_tensor_header_is_refused_before_any_copy():
     assert seen.rss_growth < RSS_GROWTH and seen.stall < STALL
 
 
+def test_a_garbage_tensor_message_is_a_transfer_error():
+    with pytest.raises(TransferError, match="malformed array payload"):
+        decode_in_host(
+            "arrow.tensor", {"dtype": "<i8", "shape": [3]}, [b"x" * 300], budget=DecodeBudget()
+        )
+
+
 def test_ordinary_arrays_still_come_back():
     for array in (np.arange(12.0).reshape(3, 4), np.array([], dtype="<i4"), np.eye(3)[:, ::2]):
         codec, meta, buffers = encode_for_host(array)
