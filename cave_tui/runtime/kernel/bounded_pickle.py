@@ -7,7 +7,10 @@ loop it cannot stop) and charges a `DecodeBudget` for every object it creates, a
 whole expanded size of a memoised object each time it is used again, so a pickle whose
 expansion passes the decode limit is refused before it is built. Globals resolve through
 `transport.SAFE_GLOBALS` as in `SafeUnpickler`; the builtin types among them are never
-called with kernel-chosen arguments: each is rebuilt by an explicit, bounded construction.
+called with kernel-chosen arguments: each is rebuilt by an explicit, bounded construction
+(`pickle_calls`).
+
+Over 400 lines: one short method per pickle opcode (protocols 0 to 5), which a reader needs.
 """
 
 from __future__ import annotations
@@ -16,6 +19,19 @@ import struct
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from cave_tui.runtime.kernel.pickle_calls import (
+    BUILTINS,
+    CALLABLE,
+    EXPLICIT,
+    EXPLICIT_TYPES,
+    SCALARS,
+    SEQUENCES,
+    call_name,
+    is_argument,
+    is_mutable_collection,
+    is_value,
+    resolve,
+)
 from cave_tui.runtime.kernel.transport import (
     _NUMBER_CHARS,
     SAFE_GLOBALS,
@@ -42,11 +58,6 @@ class Budget(Protocol):
     def tick(self) -> None: ...
 
 
-class _Mark:
-    """The MARK opcode's place on the stack."""
-
-
-_MARK = _Mark()
 _DICT_MODULES = ("builtins", "collections")
 _WHAT = "the objects the pickle builds"
 _FIXED: dict[int, tuple[Callable[[bytes, int], tuple[Any, ...]], int]] = {
@@ -60,8 +71,6 @@ _EMPTY: dict[int, tuple[Callable[[], Any], int]] = {
     0x7D: (dict, _SIZES[dict]),
     0x8F: (set, _SIZES[set]),
 }
-_SCALARS = (type(None), bool, int, float, complex, str, bytes)
-_SEQUENCES = (list, tuple, set, frozenset)
 
 
 def _scalar_weight(value: Any) -> int:
@@ -415,7 +424,7 @@ class BoundedUnpickler:
 
     def _append(self, items: list[Any], weight: int) -> None:
         target = self._top()
-        if type(target) is list or _is_mutable_collection(target):
+        if type(target) is list or is_mutable_collection(target):
             self._grow(target, len(items), weight)
             target.extend(items)
         else:
@@ -517,7 +526,7 @@ class BoundedUnpickler:
         if key in SAFE_GLOBALS:
             found = SAFE_GLOBALS[key]
             if found is None:
-                found = _BUILTINS.get(key) or _resolve(module, name)
+                found = BUILTINS.get(key) or resolve(module, name)
         else:
             found = _pandas_offset(module, name)
             if found is None:
@@ -540,20 +549,20 @@ class BoundedUnpickler:
         """An allow-listed constructor on built arguments; the result is charged its entries
         (a copied container: before the copy is made)."""
         self.budget.tick()
-        build = _EXPLICIT.get(func)
+        build = EXPLICIT.get(func)
         for arg in args:
-            if type(arg) in (*_SEQUENCES, dict):
+            if type(arg) in (*SEQUENCES, dict):
                 self.charge(HASHED * len(arg))  # the most a copy's entry can cost
         if build is not None:
             value = build(args)
-        elif func in _CALLABLE:
+        elif func in CALLABLE:
             for arg in args:
-                if not _is_argument(arg):
-                    raise UnsafeObjectError(f"{_name(func)}({type(arg).__name__})")
+                if not is_argument(arg):
+                    raise UnsafeObjectError(f"{call_name(func)}({type(arg).__name__})")
             value = func(*args)
         else:
-            raise UnsafeObjectError(f"calling {_name(func)}")
-        if isinstance(value, (list, dict, set, bytearray)) or _is_mutable_collection(value):
+            raise UnsafeObjectError(f"calling {call_name(func)}")
+        if isinstance(value, (list, dict, set, bytearray)) or is_mutable_collection(value):
             self._new_container(value)
             key = id(value)
             self.grown[key] = self.grown[key] + weight
@@ -573,20 +582,20 @@ class BoundedUnpickler:
         cls, _ = self._pop()
         if type(args) is not tuple or not isinstance(cls, type):
             raise UnsafeObjectError("a malformed pickle (NEWOBJ)")
-        if cls in _EXPLICIT_TYPES:
+        if cls in EXPLICIT_TYPES:
             self._call(cls, (), 0)
-        elif cls in _CALLABLE:
+        elif cls in CALLABLE:
             for arg in args:
-                if type(arg) not in _SCALARS:
+                if type(arg) not in SCALARS:
                     raise UnsafeObjectError(f"{cls.__name__}.__new__({type(arg).__name__})")
             self._push(cls.__new__(cls, *args), OBJECT + weight, OBJECT)
         else:
-            raise UnsafeObjectError(f"creating a {_name(cls)}")
+            raise UnsafeObjectError(f"creating a {call_name(cls)}")
 
     def op_BUILD(self) -> None:
         state, weight = self._pop()
         target = self._top()
-        if not _is_value(target) or type(target) in _EXPLICIT_TYPES:
+        if not is_value(target) or type(target) in EXPLICIT_TYPES:
             raise UnsafeObjectError(f"setting the state of a {type(target).__name__}")
         setstate = getattr(type(target), "__setstate__", None)
         self.charge(weight)
@@ -596,179 +605,6 @@ class BoundedUnpickler:
             target.__dict__.update(state)
         else:
             raise UnsafeObjectError(f"the state of a {type(target).__name__}")
-
-
-def _resolve(module: str, name: str) -> Any:
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
-
-
-def _name(func: Any) -> str:
-    return str(getattr(func, "__qualname__", None) or type(func).__name__)
-
-
-def _is_value(value: Any) -> bool:
-    """An instance of an allow-listed class (not a class or function itself)."""
-    kind = type(value)
-    return (
-        (kind.__module__, kind.__name__) in SAFE_GLOBALS
-        or (_pandas_offset(kind.__module__, kind.__name__) is not None)
-        or kind.__module__.startswith(("pandas", "pathlib", "datetime", "zoneinfo", "uuid"))
-    )
-
-
-def _is_argument(arg: Any) -> bool:
-    """What an allow-listed constructor may be given: values, and allow-listed factories."""
-    kind = type(arg)
-    if kind in _SCALARS or kind in _SEQUENCES or _is_value(arg):
-        return True
-    return arg in _EXPLICIT_TYPES or arg in _CALLABLE
-
-
-def _is_mutable_collection(value: Any) -> bool:
-    return type(value).__module__ == "collections" and type(value).__name__ == "deque"
-
-
-# -- the builtin types, rebuilt explicitly --------------------------------------------------
-
-
-def _one_sequence(kind: str, args: tuple[Any, ...]) -> list[Any]:
-    if not args:
-        return []
-    if len(args) != 1 or type(args[0]) not in (*_SEQUENCES, dict):
-        shown = ", ".join(type(a).__name__ for a in args)
-        raise UnsafeObjectError(f"{kind}({shown})")
-    return list(args[0])
-
-
-def _build_dict(args: tuple[Any, ...]) -> dict[Any, Any]:
-    if args and len(args) == 1 and type(args[0]) is dict:
-        return dict(args[0])
-    out: dict[Any, Any] = {}
-    for pair in _one_sequence("dict", args):
-        if type(pair) not in (tuple, list) or len(pair) != 2:
-            raise UnsafeObjectError("dict() of something other than pairs")
-        out[pair[0]] = pair[1]
-    return out
-
-
-def _build_str(args: tuple[Any, ...]) -> str:
-    if not args:
-        return ""
-    if len(args) == 1 and type(args[0]) is str:
-        return args[0]
-    raise UnsafeObjectError(f"str({', '.join(type(a).__name__ for a in args)})")
-
-
-def _build_float(args: tuple[Any, ...]) -> float:
-    if not args:
-        return 0.0
-    (arg,) = args
-    if type(arg) in (float, int) or (type(arg) is str and len(arg) <= _NUMBER_CHARS):
-        return float(arg)
-    raise UnsafeObjectError(f"float({type(arg).__name__})")
-
-
-def _build_complex(args: tuple[Any, ...]) -> complex:
-    if len(args) <= 2 and all(type(a) in (float, int) for a in args):
-        return complex(*args)
-    raise UnsafeObjectError(f"complex({', '.join(type(a).__name__ for a in args)})")
-
-
-def _build_bool(args: tuple[Any, ...]) -> bool:
-    if not args:
-        return False
-    if len(args) == 1 and type(args[0]) in (bool, int):
-        return bool(args[0])
-    raise UnsafeObjectError("bool() of something other than a number")
-
-
-def _build_bytes(kind: type) -> Callable[[tuple[Any, ...]], Any]:
-    def build(args: tuple[Any, ...]) -> Any:
-        if not args:
-            return kind()
-        if len(args) == 1 and type(args[0]) in (bytes, bytearray):
-            return kind(args[0])
-        if (
-            len(args) == 2
-            and type(args[0]) is str
-            and args[1] in ("latin1", "latin-1")  # protocol 2's bytes: bytes(text, "latin1")
-        ):
-            return kind(args[0], "latin1")
-        raise UnsafeObjectError(f"{kind.__name__}({', '.join(type(a).__name__ for a in args)})")
-
-    return build
-
-
-def _build_slice(args: tuple[Any, ...]) -> slice:
-    if 1 <= len(args) <= 3 and all(type(a) in (type(None), int) for a in args):
-        return slice(*args)
-    raise UnsafeObjectError("slice() of something other than ints")
-
-
-_EXPLICIT: dict[Any, Callable[[tuple[Any, ...]], Any]] = {
-    list: lambda args: _one_sequence("list", args),
-    tuple: lambda args: tuple(_one_sequence("tuple", args)),
-    set: lambda args: set(_one_sequence("set", args)),
-    frozenset: lambda args: frozenset(_one_sequence("frozenset", args)),
-    dict: _build_dict,
-    str: _build_str,
-    float: _build_float,
-    complex: _build_complex,
-    bool: _build_bool,
-    bytes: _build_bytes(bytes),
-    bytearray: _build_bytes(bytearray),
-    slice: _build_slice,
-}
-_BUILTINS: dict[tuple[str, str], Any] = {("builtins", t.__name__): t for t in _EXPLICIT}
-_BUILTINS[("builtins", "int")] = _bounded_int
-_EXPLICIT[_bounded_int] = lambda args: _bounded_int(*_scalars("int", args))
-_EXPLICIT_TYPES = frozenset(_EXPLICIT)
-
-
-def _scalars(kind: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
-    if any(type(a) not in _SCALARS for a in args):
-        raise UnsafeObjectError(f"{kind}({', '.join(type(a).__name__ for a in args)})")
-    return args
-
-
-class _Callables:
-    """The allow-list's other callables (constructors whose work is bounded by their
-    arguments, all counted): membership by identity, resolved on first use."""
-
-    def __init__(self) -> None:
-        self._found: set[int] | None = None
-
-    def __contains__(self, func: Any) -> bool:
-        if self._found is None:
-            found = set()
-            for (module, name), replacement in SAFE_GLOBALS.items():
-                if (module, name) in _BUILTINS:
-                    continue
-                try:
-                    found.add(id(replacement or _resolve(module, name)))
-                except (ImportError, AttributeError):
-                    continue
-            self._found = found
-        if _is_zoneinfo_unpickle(func):
-            return True
-        return id(func) in self._found or (
-            isinstance(func, type)
-            and _pandas_offset(func.__module__ or "", func.__name__) is not None
-        )
-
-
-_CALLABLE = _Callables()
-
-
-def _is_zoneinfo_unpickle(func: Any) -> bool:
-    """`getattr(ZoneInfo, "_unpickle")`, the one result `transport._safe_getattr` gives."""
-    import zoneinfo
-
-    return getattr(func, "__self__", None) is zoneinfo.ZoneInfo and (
-        getattr(func, "__name__", "") == "_unpickle"
-    )
 
 
 _OPCODES: dict[int, str] = {
