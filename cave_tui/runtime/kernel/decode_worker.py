@@ -23,6 +23,7 @@ import pickle
 import resource
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget
+from cave_tui.runtime.kernel.limits import kernel_environment
 from cave_tui.runtime.kernel.transport import (
     DecodeLimitExceeded,
     SafeUnpickler,
@@ -86,12 +88,13 @@ class DecodeWorker:
             assert self._send is not None and self._recv is not None
             return self._send, self._recv
         package = str(Path(__file__).resolve().parents[3])
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")])),
-            "OPENBLAS_NUM_THREADS": "1",
-            "OMP_NUM_THREADS": "1",
-        }
+        scratch = tempfile.gettempdir()  # never written: the worker only reads its pipe
+        env = kernel_environment(home=scratch, tmp=scratch, memory_limited=True)  # no secrets
+        env.update(
+            PYTHONPATH=os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")])),
+            OPENBLAS_NUM_THREADS="1",
+            OMP_NUM_THREADS="1",
+        )
         self._process = subprocess.Popen(
             [sys.executable, "-c", f"from {__name__} import main; main()"],
             stdin=subprocess.PIPE,

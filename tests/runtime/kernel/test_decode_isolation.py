@@ -163,3 +163,17 @@ def test_the_worker_returns_every_safe_type():
     assert back["types"] == value["types"] and back["frame"].equals(value["frame"])
     assert [type(v) for v in back["types"]] == [type(v) for v in value["types"]]
     assert pickle.loads(pickle.dumps(back["types"])) == value["types"]
+
+
+def test_the_worker_gets_no_secret_from_the_environment(monkeypatch):
+    decode_worker().kill()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-in-the-worker")
+    value = {"rows": [(i, str(i)) for i in range(2000)]}
+    codec, meta, buffers = encode_for_host(value)
+    assert decode_isolated(codec, meta, buffers, limit=64 * MB, budget=DecodeBudget()) == value
+    pid = decode_worker().pid()
+    assert pid is not None
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        environ = f.read()
+    assert b"sk-never-in-the-worker" not in environ and b"OPENAI_API_KEY" not in environ
+    decode_worker().kill()  # the next test's worker starts from the usual environment
