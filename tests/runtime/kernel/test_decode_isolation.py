@@ -5,7 +5,9 @@ the limit, the host's memory barely grows and its event loop keeps ticking."""
 from __future__ import annotations
 
 import asyncio
+import os
 import pickle
+import signal
 import time
 
 import numpy as np
@@ -177,3 +179,20 @@ def test_the_worker_gets_no_secret_from_the_environment(monkeypatch):
         environ = f.read()
     assert b"sk-never-in-the-worker" not in environ and b"OPENAI_API_KEY" not in environ
     decode_worker().kill()  # the next test's worker starts from the usual environment
+
+
+async def test_a_worker_that_dies_mid_decode_is_a_transfer_error():
+    """What the host sees when the kernel's bytes kill the worker (its memory limit, a crash)."""
+    slow = b"(" + b"cbuiltins\nint\n(tR" * 1_000_000 + b"l."
+    work = isolated("pickle.safe", slow, limit=1 << 30)
+    for _ in range(200):  # until the worker has the payload
+        await asyncio.sleep(0.01)
+        pid = decode_worker().pid()
+        if pid is not None:
+            break
+    await asyncio.sleep(0.5)  # reading it (a pure-Python reader: seconds for this one)
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(TransferError, match=r"decode worker (died|could not be started)"):
+        await work
+    assert decode_worker().pid() is None
