@@ -6,6 +6,9 @@
                                       # (writes bench/results/kernel-sandbox.json)
     python bench/kernel.py --inject-parquet  # /inject of a 1M-row parquet: kernel, in process
                                       # and read_table().to_pandas() (kernel-inject.json)
+    python bench/kernel.py --decode   # retrieves with the decode worker (the default) next to
+                                      # decoding in the host (decode_in_worker=False),
+                                      # (writes bench/results/kernel-decode.json)
 
 The frame transfers are measured against the upstream way on the same frame in the
 same run: base64 of dill bytes inside generated source code (inject), and base64 of
@@ -361,13 +364,113 @@ async def inject_parquet_main(quick: bool) -> None:
     report("kernel-inject", out, {"times": times, "load_average_before": load_before})
 
 
+async def small_round_trip(runtime: IPyKernelRuntime, repeat: int) -> float:
+    """Inject a small value and retrieve it, median in ms."""
+    value = {"a": 1, "b": [1.5, "x", None], "c": {"d": True}}
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        await runtime.ainject(Variable("small", value))
+        back = await runtime.retrieve("small")
+        samples.append(time.perf_counter() - started)
+        assert back == value
+    return statistics.median(samples) * 1000
+
+
+async def retrieve_records(runtime: IPyKernelRuntime) -> float:
+    started = time.perf_counter()
+    back = await runtime.retrieve("records")
+    elapsed = time.perf_counter() - started
+    assert len(back) == 100_000
+    return elapsed
+
+
+def pickle_readers(repeat: int) -> tuple[float, float]:
+    """The 100,000 tuples' pickle decoded in this process by the C `SafeUnpickler` (how the
+    host read kernel pickles before) and by `bounded_pickle` (how it reads them now), medians."""
+    from cave_tui.runtime.kernel.bounded_pickle import bounded_loads
+    from cave_tui.runtime.kernel.decode_limits import DecodeBudget
+    from cave_tui.runtime.kernel.transport import encode_for_host, safe_loads
+
+    _, _, buffers = encode_for_host([(i, str(i)) for i in range(100_000)])
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeat):
+        for reader, out in ((safe_loads, times[0]), (None, times[1])):
+            started = time.perf_counter()
+            if reader is None:
+                bounded_loads(buffers[0], None, DecodeBudget())
+            else:
+                reader(buffers[0])
+            out.append(time.perf_counter() - started)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
+async def decode_main(quick: bool) -> None:
+    """Round trip, 1M x 10 inject and retrieve, and a 100,000-tuple pickle retrieve, each with
+    the decode worker and with decoding in the host, turn about in one kernel (target: round
+    trip and frame retrieve with the worker <= 1.2x in the host)."""
+    load_before = os.getloadavg()
+    frame = make_frame()
+    runtime = IPyKernelRuntime(checkpoint_bytes=0)
+    await runtime.start()
+    await runtime.execute("import pandas, pyarrow\nrecords = [(i, str(i)) for i in range(100_000)]")
+    await retrieve_records(runtime)  # starts the decode worker: warm from here on
+    keys = ("round_trip", "inject", "retrieve", "records")
+    samples: dict[bool, dict[str, list[float]]] = {b: {k: [] for k in keys} for b in (True, False)}
+    for i in range(3 if quick else 7):
+        for worker in (True, False) if i % 2 == 0 else (False, True):
+            runtime.decode_in_worker = worker
+            samples[worker]["round_trip"].append(await small_round_trip(runtime, 20))
+            samples[worker]["inject"].append(await inject_new(runtime, frame))
+            samples[worker]["retrieve"].append(await retrieve_new(runtime, frame))
+            samples[worker]["records"].append(await retrieve_records(runtime))
+    await runtime.stop()
+    c_reader, bounded_reader = pickle_readers(3 if quick else 7)
+    median = {b: {k: statistics.median(v) for k, v in s.items()} for b, s in samples.items()}
+    names = {
+        "round_trip": ("inject + retrieve of a small dict (median)", "ms", 1.2),
+        "inject": ("inject 1M x 10 frame", "s", 1.2),
+        "retrieve": ("retrieve 1M x 10 frame", "s", 1.2),
+        "records": ("retrieve 100,000 (int, str) tuples (safe pickle)", "s", None),
+    }
+    rows: list[dict[str, Any]] = []
+    for key, (metric, unit, limit) in names.items():
+        inside, worker = median[False][key], median[True][key]
+        ratio = worker / inside
+        rows += [
+            {"metric": f"{metric}, decoded in the host", "value": round(inside, 3), "unit": unit},
+            {"metric": f"{metric}, decode worker", "value": round(worker, 3), "unit": unit},
+        ]
+        row: dict[str, Any] = {"metric": "  worker / host", "value": round(ratio, 2), "unit": "x"}
+        if limit is not None:
+            row.update(target=f"<= {limit}", ok=ratio <= limit)
+        rows.append(row)
+    rows += [
+        {"metric": "decoding those tuples alone: SafeUnpickler in C (before)",
+         "value": round(c_reader, 3), "unit": "s"},
+        {"metric": "decoding those tuples alone: the bounded reader (now)",
+         "value": round(bounded_reader, 3), "unit": "s"},
+        {"metric": "machine load average (1 min) at start",
+         "value": round(load_before[0], 2), "unit": ""},
+    ]  # fmt: skip
+    report(
+        "kernel-decode",
+        rows,
+        {"samples": {str(b): s for b, s in samples.items()}, "load_average_before": load_before,
+         "load_average_after": os.getloadavg(), "cores": os.cpu_count()},
+    )  # fmt: skip
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--sandbox", action="store_true", help="sandboxed vs plain kernel")
     parser.add_argument("--inject-parquet", action="store_true", help="/inject of a parquet")
+    parser.add_argument("--decode", action="store_true", help="decode worker vs in the host")
     args = parser.parse_args()
-    if args.inject_parquet:
+    if args.decode:
+        asyncio.run(decode_main(args.quick))
+    elif args.inject_parquet:
         asyncio.run(inject_parquet_main(args.quick))
     else:
         asyncio.run(sandbox_main(args.quick) if args.sandbox else main(args.quick))

@@ -9,6 +9,8 @@ time is up. Over a limit it raises `DecodeLimitExceeded`, naming the limit and t
 
 from __future__ import annotations
 
+import itertools
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -73,6 +75,28 @@ def array_bytes(array: Any) -> int:
     return objects + array.nbytes  # strings, binaries, nulls
 
 
+JSON_DEPTH = 200  # containers nested in one JSON document from the kernel
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?')  # linear: never fails once it starts
+_JSON_STEP = [1 if c in b"[{" else -1 if c in b"]}" else 0 for c in range(256)]
+_NOT_STRUCTURE = bytes(c for c in range(256) if c not in b"[]{}")
+
+
+def json_cost(data: bytes) -> tuple[int, int]:
+    """About the bytes `json.loads(data)` builds, and its deepest nesting, from one linear
+    scan of the text: an object per value (and key), a slot per element, and the text itself
+    (a string's characters, a number's digits)."""
+    from cave_tui.runtime.kernel.bounded_pickle import OBJECT, SLOT
+
+    bare = _JSON_STRING.sub(b'""', data)  # strings emptied: no bracket inside one counts
+    opens = bare.count(b"[") + bare.count(b"{")
+    values = bare.count(b",") + bare.count(b":") + opens + 1
+    built = values * (OBJECT + SLOT) + len(data)  # a number's digits bound its size too
+    if opens <= JSON_DEPTH:
+        return built, opens
+    steps = map(_JSON_STEP.__getitem__, bare.translate(None, _NOT_STRUCTURE))
+    return built, max(itertools.accumulate(steps), default=0)
+
+
 class DecodeBudget:
     """One value's decoding: bytes counted against *limit*, time against *timeout*."""
 
@@ -106,6 +130,26 @@ class DecodeBudget:
         except MalformedIPC as exc:
             raise TransferError(f"malformed Arrow stream from the kernel: {exc}") from None
         self._take("the Arrow data once decompressed", size)
+        self.tick()
+
+    def built(self, what: str, size: int) -> None:
+        """*size* more bytes of objects about to be built (pickle and JSON readers, arrays)."""
+        self._take(what, size)
+
+    def room(self) -> int:
+        """The bytes still allowed."""
+        return self.limit - self.used
+
+    def json(self, data: bytes) -> None:
+        """A JSON document, by what parsing it will build (before it is parsed)."""
+        built, depth = json_cost(data)
+        if depth > JSON_DEPTH:
+            error = DecodeLimitExceeded(
+                f"JSON nested {depth:,} deep, over the limit of {JSON_DEPTH} (fixed)"
+            )
+            error.detail = f"JSON nested over {JSON_DEPTH} deep"
+            raise error
+        self._take("the objects the JSON builds", built)
         self.tick()
 
     def frame(self, table: Any) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from cave_tui.runtime.base import Retrieved
 from cave_tui.runtime.items import Injectable, Pickled
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget
+from cave_tui.runtime.kernel.decode_worker import decode_isolated, uses_worker
 from cave_tui.runtime.kernel.errors import InjectionError
 from cave_tui.runtime.kernel.injection import Payload, inject_request, inject_timeout
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
@@ -34,6 +35,9 @@ def retrieve_error(
     )
     error.detail = f"a {type_name} does not come back from the kernel safely ({detail})"
     return error
+
+
+KILL_GRACE = 1.0  # seconds past the decode timeout the loop waits for the worker's kill
 
 
 class KeptInKernel(TransferError):
@@ -234,18 +238,24 @@ class ValueExchange:
                 out.append(Retrieved(name, error=exc))
         return out
 
+    def patience(self) -> float | None:
+        """How long the loop waits for one decode: the timeout, and the moment the decode
+        worker needs to be killed at it (so the error comes after the kill)."""
+        timeout = self._sup.settings.decode_timeout
+        return None if timeout is None else timeout + KILL_GRACE
+
     def budget(self) -> DecodeBudget:
         """The bounds of one retrieve's decoding, from the settings as they are now."""
         settings = self._sup.settings
         return DecodeBudget(settings.decode_limit, settings.decode_timeout)
 
     async def decode_off_loop(self, name: str, reply: dict[str, Any]) -> Any:
-        """`decode` in a worker thread, given up after `decode_timeout` (the loop stays free;
-        pure-Python steps stop at the deadline themselves)."""
+        """`decode` in a thread, given up after `decode_timeout` (the loop stays free; the
+        decode worker is killed at the deadline, pure-Python steps stop there themselves)."""
         budget = self.budget()
         work = asyncio.to_thread(self.decode, name, reply, budget)
         try:
-            return await asyncio.wait_for(work, budget.timeout)
+            return await asyncio.wait_for(work, self.patience())
         except TimeoutError:
             error = budget.timed_out()
             raise retrieve_error(
@@ -256,11 +266,17 @@ class ValueExchange:
         """The value `fetch` brought back, within *budget* (default: the settings')."""
         data = reply["data"]
         settings = self._sup.settings
+        codec, buffers = str(data.get("codec")), reply["buffers"]
+        meta = dict(data.get("meta") or {})
         try:
+            if settings.decode_in_worker and uses_worker(codec, buffers):
+                return decode_isolated(
+                    codec, meta, buffers, limit=settings.json_limit, budget=budget or self.budget()
+                )
             return decode_in_host(
-                str(data.get("codec")),
-                dict(data.get("meta") or {}),
-                reply["buffers"],
+                codec,
+                meta,
+                buffers,
                 trusted=settings.trust_kernel,
                 limit=settings.json_limit,
                 budget=budget or self.budget(),
@@ -269,3 +285,6 @@ class ValueExchange:
             raise retrieve_error(
                 name, str(data.get("type_name", "?")), str(exc), type(exc)
             ) from None
+        except Exception as exc:  # whatever else the kernel's bytes make a decoder raise
+            detail = f"malformed data from the kernel ({type(exc).__name__}: {exc})"
+            raise retrieve_error(name, str(data.get("type_name", "?")), detail) from None

@@ -98,6 +98,7 @@ class IPyKernelRuntime(Runtime):
     json_limit = _Setting[int]()
     decode_limit = _Setting[int]()
     decode_timeout = _Setting[float | None]()
+    decode_in_worker = _Setting[bool]()
     startup_timeout = _Setting[float]()
     switch_interval = _Setting[float | None]()
     allow_net = _Setting[bool]()
@@ -128,6 +129,7 @@ class IPyKernelRuntime(Runtime):
         allow_net: bool = False,
         decode_limit: int = DECODE_LIMIT,
         decode_timeout: float | None = DECODE_TIMEOUT,
+        decode_in_worker: bool = True,
     ) -> None:
         super().__init__(functions, variables, types, security_checker, error_feedback_mode)
         self.connection_file = str(connection_file) if connection_file is not None else None
@@ -142,6 +144,7 @@ class IPyKernelRuntime(Runtime):
             json_limit=json_limit,
             decode_limit=decode_limit,
             decode_timeout=decode_timeout,
+            decode_in_worker=decode_in_worker,
             startup_timeout=startup_timeout,
             switch_interval=switch_interval,
             sandbox=sandbox,
@@ -382,7 +385,7 @@ class IPyKernelRuntime(Runtime):
         if replies is not None:
             work = asyncio.to_thread(self._exchange.decode_many, names, replies)
             try:
-                return await asyncio.wait_for(work, self._exchange.budget().timeout)
+                return await asyncio.wait_for(work, self._exchange.patience())
             except TimeoutError:
                 pass
         return await super().retrieve_many(names)

@@ -33,6 +33,7 @@ class KernelSettings:
     json_limit: int = JSON_LIMIT  # bytes of JSON or pickle accepted from the kernel
     decode_limit: int = DECODE_LIMIT  # bytes one retrieved value may take in the host
     decode_timeout: float | None = DECODE_TIMEOUT  # seconds one retrieved value may decode
+    decode_in_worker: bool = True  # large JSON/pickles read first in a killable process
     startup_timeout: float = 60.0  # seconds a kernel gets to answer after it starts
     switch_interval: float | None = 0.0005  # the kernel's sys.setswitchinterval
     sandbox: bool = False  # run the owned kernel under bubblewrap (see sandbox.py)

@@ -351,7 +351,10 @@ def _tensor(array: Any) -> tuple[dict[str, Any], Any] | None:
     return meta, sink.getvalue()
 
 
-def _untensor(meta: dict[str, Any], buffer: Any) -> Any:
+def _untensor(meta: dict[str, Any], buffer: Any, budget: Any = None) -> Any:
+    """The array a tensor message holds, its header checked before anything is copied: one
+    contiguous dimension (no stride 0, no overlap), its bytes present in the message, its
+    element count the one *meta*'s shape says, and the copy within *budget*."""
     import numpy as np
     import pyarrow as pa
 
@@ -362,13 +365,26 @@ def _untensor(meta: dict[str, Any], buffer: Any) -> Any:
     if dtype.hasobject or dtype.kind not in "biufcmM":
         raise TransferError(f"refusing array dtype {text!r}")
     shape = tuple(int(s) for s in meta.get("shape", []))
-    flat = pa.ipc.read_tensor(pa.BufferReader(pa.py_buffer(buffer))).to_numpy()
-    if flat.ndim != 1:
-        raise TransferError("malformed array payload")
-    data = np.ascontiguousarray(flat).view(np.uint8)
-    count = math.prod(shape)
-    if data.nbytes != count * dtype.itemsize:
+    if len(shape) > 64 or any(s < 0 for s in shape):
+        raise TransferError("malformed array shape")
+    present = memoryview(buffer).nbytes
+    try:
+        tensor = pa.ipc.read_tensor(pa.BufferReader(pa.py_buffer(buffer)))  # headers only
+    except (pa.ArrowException, ValueError, TypeError) as exc:
+        raise TransferError(f"malformed array payload: {exc}") from None
+    width = tensor.type.bit_width // 8
+    if tensor.ndim != 1 or width < 1 or tuple(tensor.strides) != (width,):
+        raise TransferError(
+            f"malformed array payload (shape {tensor.shape}, strides {tensor.strides})"
+        )
+    nbytes = tensor.size * width
+    if nbytes > present:
+        raise TransferError(f"array payload claims {nbytes:,} bytes but carries {present:,}")
+    if nbytes != math.prod(shape) * dtype.itemsize:
         raise TransferError("array payload does not match its shape")
+    if budget is not None:
+        budget.built("the array", nbytes)
+    data = tensor.to_numpy().view(np.uint8)  # contiguous: a view of the message
     return data.view(dtype).reshape(shape).copy()
 
 
@@ -427,7 +443,7 @@ def decode_arrow(
     if not buffers:
         raise TransferError("missing payload")
     if codec == "arrow.tensor":
-        return _untensor(meta, buffers[0])  # read in place: no bigger than its buffer
+        return _untensor(meta, buffers[0], budget)
     if budget is not None:
         budget.arrow_stream(buffers[0])
     table = _read_ipc(buffers[0], validate)
@@ -600,20 +616,25 @@ def decode_in_host(
     if codec == "json":
         if size > limit:
             raise TransferError(f"{size:,} bytes of JSON, over the {limit:,}-byte limit")
+        data = bytes(buffers[0])
+        _host_budget(budget).json(data)  # what it builds, before it is built
         try:
-            return json.loads(bytes(buffers[0]), parse_int=_json_int())
+            return json.loads(data, parse_int=_json_int())
         except (ValueError, RecursionError) as exc:
             raise TransferError(f"malformed JSON from the kernel: {exc}") from None
     if codec in ("pickle.safe", "pickle.arrow"):
         if size > limit:
             raise TransferError(f"{size:,} bytes pickled, over the {limit:,}-byte limit")
+        budget = _host_budget(budget)
         leaves = (
             _decode_leaves(meta, buffers, validate=True, budget=budget)
             if codec == "pickle.arrow"
             else None
         )
+        from cave_tui.runtime.kernel.bounded_pickle import bounded_loads
+
         try:
-            return safe_loads(buffers[0], leaves, budget)
+            return bounded_loads(buffers[0], leaves, budget)
         except (UnsafeObjectError, DecodeLimitExceeded):
             raise
         except Exception as exc:
@@ -625,6 +646,15 @@ def decode_in_host(
 
         return dill.loads(bytes(buffers[0]))
     raise TransferError(f"unknown codec {codec!r}")
+
+
+def _host_budget(budget: Any) -> Any:
+    """*budget*, or the default `DecodeBudget` (host only: the kernel never decodes so)."""
+    if budget is not None:
+        return budget
+    from cave_tui.runtime.kernel.decode_limits import DecodeBudget
+
+    return DecodeBudget()
 
 
 def describe_type(value: Any) -> str:
