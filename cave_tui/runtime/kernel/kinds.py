@@ -283,6 +283,7 @@ class OwnedKernel(KernelKind):
             uid=self.sandbox_uid,
             allow_net=self.settings.allow_net,
             tmpfs_size=_half(self.settings.memory_limit),  # /tmp and /dev/shm: the limit
+            mounts=self.settings.mounts,
         )
 
     async def abort(self) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from typing import Any, Generic, TypeVar, overload
 
 import psutil
@@ -100,6 +100,7 @@ class IPyKernelRuntime(Runtime):
     startup_timeout = _Setting[float]()
     switch_interval = _Setting[float | None]()
     allow_net = _Setting[bool]()
+    mounts = _Setting[tuple[tuple[str, bool], ...]]()
 
     def __init__(
         self,
@@ -125,6 +126,7 @@ class IPyKernelRuntime(Runtime):
         switch_interval: float | None = 0.0005,
         sandbox: bool = False,
         allow_net: bool = False,
+        mounts: Iterable[tuple[str, bool]] = (),
         decode_limit: int = DECODE_LIMIT,
         decode_timeout: float | None = DECODE_TIMEOUT,
     ) -> None:
@@ -145,6 +147,7 @@ class IPyKernelRuntime(Runtime):
             switch_interval=switch_interval,
             sandbox=sandbox,
             allow_net=allow_net,
+            mounts=tuple(mounts),
         )
         if sandbox and self.connection_file is not None:
             raise ValueError("sandbox=True needs a kernel cave starts, not an attached one")

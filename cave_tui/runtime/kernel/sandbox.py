@@ -40,6 +40,7 @@ class SandboxPlan:
     writable: tuple[str, ...]  # the kernel's own directories (home, tmp, sockets)
     readable: tuple[str, ...]  # the Python environment and import directories
     files: tuple[str, ...] = ()  # single files bound read-only (the connection file)
+    mounts: tuple[tuple[str, bool], ...] = ()  # the user's (path, read-only), at the same path
     env: dict[str, str] = field(default_factory=dict)  # the whole environment it starts with
     uid: int = 0  # inside its user namespace (unique per kernel)
     allow_net: bool = False  # share the host's network (else only its own loopback)
@@ -59,9 +60,11 @@ def kernel_plan(
     uid: int,
     allow_net: bool,
     tmpfs_size: int | None = None,
+    mounts: Iterable[tuple[str, bool]] = (),
 ) -> SandboxPlan:
     """The plan of an owned kernel with private directory *runtime_dir* (see hostfiles.py):
-    its home, tmp and sockets writable, its connection file read-only, nothing else of it.
+    its home, tmp and sockets writable, its connection file read-only, nothing else of it;
+    plus the user's *mounts* (`--mount`: host paths, read-only when said).
 
     Raises SandboxUnavailable when *workdir* cannot be the kernel's (`check_workdir`)."""
     readable = tuple(python_paths())
@@ -72,6 +75,7 @@ def kernel_plan(
         writable=tuple(os.path.join(runtime_dir, name) for name in ("home", "tmp", "run")),
         readable=readable,
         files=(connection_file,),
+        mounts=tuple(mounts),
         env=env,
         uid=uid,
         allow_net=allow_net,
@@ -115,6 +119,7 @@ def bwrap_argv(plan: SandboxPlan) -> list[str]:
             argv += ["--symlink", os.readlink(path), path]
         else:
             argv += ["--ro-bind-try", path, path]
+    argv += _mounts(plan)
     for path in SECRET_FILES:
         if os.path.exists(path):
             argv += ["--ro-bind", "/dev/null", path]
@@ -134,6 +139,16 @@ def bwrap_argv(plan: SandboxPlan) -> list[str]:
 
 def _sized(plan: SandboxPlan) -> list[str]:
     return ["--size", str(plan.tmpfs_size)] if plan.tmpfs_size else []
+
+
+def _mounts(plan: SandboxPlan) -> list[str]:
+    """The user's mounts, outermost first; before the secrets are hidden and before the
+    kernel's own and import directories are bound, which therefore stay as they are (an
+    import directory inside a writable mount is still read-only)."""
+    argv: list[str] = []
+    for path, read_only in sorted(plan.mounts, key=lambda m: m[0].rstrip("/").count("/")):
+        argv += ["--ro-bind" if read_only else "--bind", path, path]
+    return argv
 
 
 def _binds(plan: SandboxPlan) -> list[str]:
@@ -234,4 +249,27 @@ def probe(bwrap: str, uid: int | None, gid: int | None) -> str | None:
         return None
     said = done.stderr.decode(errors="replace").strip().splitlines()
     detail = said[-1] if said else f"exit status {done.returncode}"
-    return f"bwrap cannot create user namespaces here ({detail})"
+    return f"bwrap cannot create user namespaces here ({detail}); {userns_fix()}"
+
+
+# sysctl files that turn unprivileged user namespaces off, and the value that turns them on
+USERNS_SWITCHES = (
+    ("/proc/sys/kernel/unprivileged_userns_clone", "0", "1"),  # Debian's
+    ("/proc/sys/user/max_user_namespaces", "0", "15000"),
+    ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1", "0"),  # Ubuntu 23.10+
+)
+
+
+def userns_fix() -> str:
+    """How to allow unprivileged user namespaces here: the sysctl that turns them off, when
+    one does, else what else stops them (a container's seccomp profile)."""
+    for path, off, on in USERNS_SWITCHES:
+        try:
+            with open(path) as fh:
+                value = fh.read().strip()
+        except OSError:
+            continue
+        if value == off:
+            name = path.removeprefix("/proc/sys/").replace("/", ".")
+            return f"allow them: sudo sysctl -w {name}={on}"
+    return "allow unprivileged user namespaces (in a container: a seccomp profile that allows them)"

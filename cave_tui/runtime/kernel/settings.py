@@ -37,3 +37,4 @@ class KernelSettings:
     switch_interval: float | None = 0.0005  # the kernel's sys.setswitchinterval
     sandbox: bool = False  # run the owned kernel under bubblewrap (see sandbox.py)
     allow_net: bool = False  # a sandboxed kernel shares the host's network
+    mounts: tuple[tuple[str, bool], ...] = ()  # host paths a sandboxed kernel also sees
