@@ -94,6 +94,12 @@ def test_no_sandbox_turns_it_off_without_a_warning_and_sandbox_requires_it(
     monkeypatch.setenv("CAVE_SANDBOX", "1")  # the same asked in the environment (or file)
     with pytest.raises(SystemExit):
         build_services({}, need_model=False)
+    monkeypatch.delenv("CAVE_SANDBOX")
+    (default_env / "config").mkdir()
+    (default_env / "config" / "config.toml").write_text("[kernel]\nsandbox = false\n")
+    services = build_services({}, need_model=False)  # off in the file: off, and no warning
+    assert not services.config.sandbox and services.config.source("sandbox") == "file"
+    assert not any("sandbox" in notice for notice in services.notices)
 
 
 def test_in_process_there_is_nothing_to_sandbox(default_env, monkeypatch):
