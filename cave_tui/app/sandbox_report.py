@@ -36,11 +36,12 @@ def settle_sandbox(config: Config) -> str | None:
 def _why_not(config: Config) -> str | None:
     from cave_tui.runtime.kernel import limits
     from cave_tui.runtime.kernel.errors import SandboxUnavailable
-    from cave_tui.runtime.kernel.sandbox import check_workdir, require_bwrap
+    from cave_tui.runtime.kernel.sandbox import check_mounts, check_workdir, require_bwrap
 
     try:
         require_bwrap(limits.resolve_user("auto", private_folder=False))
         check_workdir(os.getcwd())  # cells run where cave works
+        check_mounts(config.mounts)
     except SandboxUnavailable as exc:
         return str(exc)
     return None

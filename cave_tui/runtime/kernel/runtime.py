@@ -43,7 +43,13 @@ from cave_tui.runtime.kernel.injection import (
 from cave_tui.runtime.kernel.ioloop import IOLoop
 from cave_tui.runtime.kernel.kinds import AttachedKernel, KernelKind, OwnedKernel
 from cave_tui.runtime.kernel.namespace import NamespaceQueries
-from cave_tui.runtime.kernel.sandbox import bwrap_argv, check_workdir, describe, require_bwrap
+from cave_tui.runtime.kernel.sandbox import (
+    bwrap_argv,
+    check_mounts,
+    check_workdir,
+    describe,
+    require_bwrap,
+)
 from cave_tui.runtime.kernel.settings import DEFAULT_CELL_TIMEOUT, KernelSettings
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
 from cave_tui.runtime.kernel.transport import JSON_LIMIT
@@ -165,6 +171,7 @@ class IPyKernelRuntime(Runtime):
             require_bwrap(self.user)  # SandboxUnavailable now, never an unsandboxed kernel
             if self.cwd is not None:
                 check_workdir(self.cwd)  # nor a failed start later
+            check_mounts(self.mounts)
         limits.kernel_environment({}, self.extra_env, home="/", tmp="/")  # refuse secrets now
         self._sup = KernelSupervisor(
             self._kind, self._settings, self._store, self._injected, self.namespace_changed

@@ -69,13 +69,15 @@ def kernel_plan(
     Raises SandboxUnavailable when *workdir* cannot be the kernel's (`check_workdir`)."""
     readable = tuple(python_paths())
     check_workdir(workdir)
+    mounts = tuple(mounts)
+    check_mounts(mounts)
     return SandboxPlan(
         bwrap=require_bwrap(user),
         workdir=workdir,
         writable=tuple(os.path.join(runtime_dir, name) for name in ("home", "tmp", "run")),
         readable=readable,
         files=(connection_file,),
-        mounts=tuple(mounts),
+        mounts=mounts,
         env=env,
         uid=uid,
         allow_net=allow_net,
@@ -95,6 +97,20 @@ def check_workdir(workdir: str) -> None:
             "process (on sys.path), which the kernel may not write; start cave in another "
             "folder, or pass --workdir DIR"
         )
+
+
+def check_mounts(mounts: Iterable[tuple[str, bool]]) -> None:
+    """Raises SandboxUnavailable for a read-write mount inside one of the host's import
+    directories (the kernel could plant modules the host imports next); read-only is fine."""
+    imports = python_paths()
+    for path, read_only in mounts:
+        real = os.path.realpath(path)
+        inside = [p for p in imports if _under(real, [os.path.realpath(p)])]
+        if inside and not read_only:
+            raise SandboxUnavailable(
+                f"cannot mount {path} read-write in the sandbox: it is inside {inside[0]}, an "
+                f"import directory of this process; mount it read-only ({path}:ro)"
+            )
 
 
 def new_uid() -> int:
@@ -119,14 +135,13 @@ def bwrap_argv(plan: SandboxPlan) -> list[str]:
             argv += ["--symlink", os.readlink(path), path]
         else:
             argv += ["--ro-bind-try", path, path]
-    argv += _mounts(plan)
-    for path in SECRET_FILES:
+    argv += _binds(plan)
+    for path in SECRET_FILES:  # after every bind: hidden whatever the user mounted
         if os.path.exists(path):
             argv += ["--ro-bind", "/dev/null", path]
     for path in SECRET_DIRS:
         if os.path.isdir(path):
             argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
-    argv += _binds(plan)
     for path in plan.files:
         argv += ["--ro-bind", path, path]
     argv += ["--remount-ro", "/", "--chdir", plan.workdir, "--clearenv"]
@@ -141,25 +156,18 @@ def _sized(plan: SandboxPlan) -> list[str]:
     return ["--size", str(plan.tmpfs_size)] if plan.tmpfs_size else []
 
 
-def _mounts(plan: SandboxPlan) -> list[str]:
-    """The user's mounts, outermost first; before the secrets are hidden and before the
-    kernel's own and import directories are bound, which therefore stay as they are (an
-    import directory inside a writable mount is still read-only)."""
-    argv: list[str] = []
-    for path, read_only in sorted(plan.mounts, key=lambda m: m[0].rstrip("/").count("/")):
-        argv += ["--ro-bind" if read_only else "--bind", path, path]
-    return argv
-
-
 def _binds(plan: SandboxPlan) -> list[str]:
-    """The import directories read-only and the kernel's own directories read-write,
-    outermost first, so that an import directory inside a writable one (a project's `src/`
-    under the working directory) is still read-only: a later mount covers an earlier one."""
+    """The import directories read-only, the kernel's own directories and the user's mounts
+    (`plan.mounts`) as said, outermost first, so that an import directory inside a writable
+    one (a project's `src/` under the working directory) is still read-only, and a read-only
+    mount inside the working directory too: a later mount covers an earlier one."""
     rw = [os.path.abspath(path) for path in (*plan.writable, plan.workdir)]
+    rw += [path for path, read_only in plan.mounts if not read_only]
     readable = [p for p in plan.readable if not _under(p, plan.system)]
     ro = _outermost(readable)
     # one nested in another import directory is bound again when a writable one lies between
     ro += [p for p in _outermost(p for p in plan.readable if _under(p, rw)) if p not in ro]
+    ro += [path for path, read_only in plan.mounts if read_only]
     mounts = [(path, "--ro-bind") for path in ro] + [(path, "--bind") for path in rw]
     argv: list[str] = []
     for path, option in sorted(mounts, key=lambda m: (m[0].count("/"), m[1] == "--ro-bind")):

@@ -18,6 +18,7 @@ from cave_tui.app.config import load_config
 from cave_tui.app.sandbox_report import sandbox_problem, settle_sandbox
 from cave_tui.frontends.cli.launch import build_services
 from cave_tui.runtime.kernel import sandbox
+from cave_tui.runtime.kernel.errors import SandboxUnavailable
 
 CAVE = str(Path(sys.executable).with_name("cave"))
 
@@ -148,27 +149,41 @@ def test_a_missing_mount_is_a_clear_error(default_env, tmp_path):
     assert config.mount == [] and any("does not exist" in w for w in config.warnings)
 
 
-def test_mounts_are_bound_before_the_import_directories_that_stay_read_only():
+def test_mounts_never_open_an_import_directory_nor_a_secret():
     plan = sandbox.SandboxPlan(
         bwrap="/usr/bin/bwrap",
-        workdir="/srv/work",
+        workdir="/data/project",
         writable=("/run/k/home",),
-        readable=("/data/project/.venv",),
-        mounts=(("/data/project", False), ("/data/ref", True)),
+        readable=("/data/lib/.venv",),
+        mounts=(("/data/lib", False), ("/data/project/raw", True), ("/etc", False)),
     )
     argv = sandbox.bwrap_argv(plan)
     binds = [(argv[i], argv[i + 1]) for i, a in enumerate(argv) if a in ("--bind", "--ro-bind")]
-    assert ("--bind", "/data/project") in binds and ("--ro-bind", "/data/ref") in binds
     # the host imports from .venv: inside a writable mount it is bound read-only again, after
+    assert binds.index(("--bind", "/data/lib")) < binds.index(("--ro-bind", "/data/lib/.venv"))
+    # a read-only mount inside the (writable) working folder stays read-only: bound after it
     assert binds.index(("--bind", "/data/project")) < binds.index(
-        ("--ro-bind", "/data/project/.venv")
+        ("--ro-bind", "/data/project/raw")
     )
-    # the secrets stay hidden whatever is mounted
-    hidden = [
+    # the secrets stay hidden whatever is mounted: masked after every bind
+    masked = [
         argv[i + 2] for i, a in enumerate(argv) if a == "--ro-bind" and argv[i + 1] == "/dev/null"
     ]
-    mounted_at = argv.index("/data/ref")
-    assert all(argv.index(path) > mounted_at for path in hidden)
+    assert masked and all(argv.index(path) > argv.index("/etc") for path in masked)
+
+
+def test_a_writable_mount_inside_an_import_directory_is_refused(default_env, monkeypatch):
+    inside = default_env / "lib" / "pkg"
+    inside.mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [str(default_env / "lib"), *sys.path])
+    with pytest.raises(SandboxUnavailable, match="import directory"):
+        sandbox.check_mounts([(str(inside), False)])
+    sandbox.check_mounts([(str(inside), True)])  # read-only is fine
+    with pytest.raises(SystemExit):  # asked for: no start
+        build_services({"sandbox": True, "mount": [str(inside)]}, need_model=False)
+    services = build_services({"mount": [str(inside)]}, need_model=False)  # the default
+    assert not services.config.sandbox
+    assert any("read-write" in notice for notice in services.notices), services.notices
 
 
 # -- the real `cave run`, as a user starts it -----------------------------------------------
@@ -184,13 +199,18 @@ except OSError as exc:
     ro = type(exc).__name__
 with open(os.path.join(RW, "out.txt"), "w") as fh:
     fh.write("from the kernel")
+try:
+    open(os.path.join("raw", "new.txt"), "w")
+    ro += " raw written"
+except OSError as exc:
+    ro += " raw " + type(exc).__name__
 print("RESULT", rows[0], ro, os.path.exists(SECRET), list(given.columns), os.getcwd() == WORK)
 """
 
 
 def test_cave_run_is_sandboxed_by_default_with_mounts_and_injects(tmp_path):
     work, ro, rw, elsewhere = (tmp_path / n for n in ("work", "ro", "rw", "elsewhere"))
-    for folder in (work, ro, rw, elsewhere):
+    for folder in (work, ro, rw, elsewhere, work / "raw"):
         folder.mkdir()
     (ro / "d.csv").write_text("a,b\n1,2\n")
     (elsewhere / "secret.txt").write_text("not for the kernel")
@@ -203,7 +223,7 @@ def test_cave_run_is_sandboxed_by_default_with_mounts_and_injects(tmp_path):
     env.update(CAVE_CONFIG_DIR=str(tmp_path / "config"), CAVE_DATA_DIR=str(tmp_path / "data"))
     done = subprocess.run(
         [CAVE, "run", "go", "--model", f"scripted:{tmp_path / 'm.yaml'}", "--policy", "trusted",
-         "--mount", f"{ro}:ro", "--mount", str(rw), "--inject", f"{elsewhere / 'given.csv'}:given"],
+         "--mount", f"{ro}:ro", "--mount", str(rw), "--mount", "raw:ro", "--inject", f"{elsewhere / 'given.csv'}:given"],
         cwd=work, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -211,6 +231,6 @@ def test_cave_run_is_sandboxed_by_default_with_mounts_and_injects(tmp_path):
     assert banner in done.stderr, done.stderr
     # the read-only mount read, not written; the other folder of the host not there at all;
     # the injected file (read by the host) there; the cell ran in the working folder
-    assert "RESULT a,b OSError False ['x', 'y'] True" in done.stdout, done.stdout
+    assert "RESULT a,b OSError raw OSError False ['x', 'y'] True" in done.stdout, done.stdout
     assert (rw / "out.txt").read_text() == "from the kernel"
-    assert not (ro / "new.txt").exists()
+    assert not (ro / "new.txt").exists() and not (work / "raw" / "new.txt").exists()
