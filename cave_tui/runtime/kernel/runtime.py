@@ -198,7 +198,7 @@ class IPyKernelRuntime(Runtime):
 
     def memory_use(self) -> MemoryUse | None:
         """The owned kernel's resident memory and its limit (None when attached or down)."""
-        pid = self.kernel_pid
+        pid = self._kind.code_pid
         if pid is None:
             return None
         try:
@@ -213,7 +213,7 @@ class IPyKernelRuntime(Runtime):
         limit = self.memory_limit
         if limit is None:
             return None
-        return MemoryUse(limits.address_space_in_use(self.kernel_pid, libraries), limit)
+        return MemoryUse(limits.address_space_in_use(self._kind.code_pid, libraries), limit)
 
     @property
     def kernel_pid(self) -> int | None:

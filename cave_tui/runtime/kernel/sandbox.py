@@ -175,6 +175,27 @@ def _binds(plan: SandboxPlan) -> list[str]:
     return argv
 
 
+def inner_pid(outer: int, bwrap: str) -> int | None:
+    """The process bwrap *outer* started for its command (the kernel): its oldest
+    descendant that is not bwrap itself (bwrap runs as pid 1 of its PID namespace and
+    holds no cell's memory); None before it is started, or when *outer* is gone."""
+    import psutil
+
+    try:
+        children = psutil.Process(outer).children(recursive=True)
+    except (psutil.Error, OSError):
+        return None
+    own = os.path.realpath(bwrap)
+    found: list[tuple[float, int]] = []
+    for child in children:
+        try:
+            if child.exe() != own:
+                found.append((child.create_time(), child.pid))
+        except (psutil.Error, OSError):
+            continue  # gone meanwhile, or not ours to read
+    return min(found)[1] if found else None
+
+
 def describe(argv: list[str]) -> str:
     """*argv* for people: one option and its arguments per line, shell-quoted."""
     lines: list[list[str]] = [[argv[0]]]
