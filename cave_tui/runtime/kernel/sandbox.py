@@ -136,6 +136,7 @@ def bwrap_argv(plan: SandboxPlan) -> list[str]:
         else:
             argv += ["--ro-bind-try", path, path]
     argv += _binds(plan)
+    argv += _home_dotfiles(plan)
     for path in SECRET_FILES:  # after every bind: hidden whatever the user mounted
         if os.path.exists(path):
             argv += ["--ro-bind", "/dev/null", path]
@@ -154,6 +155,31 @@ def bwrap_argv(plan: SandboxPlan) -> list[str]:
 
 def _sized(plan: SandboxPlan) -> list[str]:
     return ["--size", str(plan.tmpfs_size)] if plan.tmpfs_size else []
+
+
+def _home_dotfiles(plan: SandboxPlan) -> list[str]:
+    """The host user's dotfiles and dot-folders (shell start-up files, ~/.config with cave's
+    own config.toml, ~/.ssh, ~/.local) read-only, when the home is inside a writable bind (cave
+    started in ~ or an ancestor of it): the kernel could otherwise change what the host runs
+    or how cave starts next. Symlinks and names that do not exist yet are not covered."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    writable = [*plan.writable, plan.workdir, *(p for p, ro in plan.mounts if not ro)]
+    for path in sorted(writable, key=len):
+        real = os.path.realpath(path)
+        if not _under(home, [real]):
+            continue
+        inside = os.path.join(os.path.abspath(path), os.path.relpath(home, real))
+        try:
+            names = sorted(name for name in os.listdir(home) if name.startswith("."))
+        except OSError:
+            return []
+        argv: list[str] = []
+        for name in names:
+            if not os.path.islink(os.path.join(home, name)):
+                target = os.path.normpath(os.path.join(inside, name))
+                argv += ["--ro-bind", target, target]
+        return argv
+    return []
 
 
 def _binds(plan: SandboxPlan) -> list[str]:

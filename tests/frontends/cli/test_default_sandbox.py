@@ -223,7 +223,8 @@ def test_cave_run_is_sandboxed_by_default_with_mounts_and_injects(tmp_path):
     env.update(CAVE_CONFIG_DIR=str(tmp_path / "config"), CAVE_DATA_DIR=str(tmp_path / "data"))
     done = subprocess.run(
         [CAVE, "run", "go", "--model", f"scripted:{tmp_path / 'm.yaml'}", "--policy", "trusted",
-         "--mount", f"{ro}:ro", "--mount", str(rw), "--mount", "raw:ro", "--inject", f"{elsewhere / 'given.csv'}:given"],
+         "--mount", f"{ro}:ro", "--mount", str(rw), "--mount", "raw:ro",
+         "--inject", f"{elsewhere / 'given.csv'}:given"],
         cwd=work, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -234,3 +235,50 @@ def test_cave_run_is_sandboxed_by_default_with_mounts_and_injects(tmp_path):
     assert "RESULT a,b OSError raw OSError False ['x', 'y'] True" in done.stdout, done.stdout
     assert (rw / "out.txt").read_text() == "from the kernel"
     assert not (ro / "new.txt").exists() and not (work / "raw" / "new.txt").exists()
+
+
+# -- cave started in the home folder ------------------------------------------------------
+
+
+def test_started_in_the_home_folder_the_kernel_cannot_change_its_dotfiles(default_env, monkeypatch):
+    """The working folder is writable, but not the host user's dotfiles in it: a kernel
+    must not change what the host's shell runs next, nor cave's own config.toml."""
+    import asyncio
+
+    from cave_tui.app.services import config_runtime
+
+    home = default_env / "home"
+    (home / ".config" / "cave").mkdir(parents=True)
+    (home / ".bashrc").write_text("# mine\n")
+    (home / ".config" / "cave" / "config.toml").write_text("")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(home)
+    argv = sandbox.bwrap_argv(
+        sandbox.SandboxPlan(bwrap="/usr/bin/bwrap", workdir=str(home), writable=(), readable=())
+    )
+    bashrc = argv.index(str(home / ".bashrc"))
+    assert argv[bashrc - 1] == "--ro-bind" and bashrc > argv.index(str(home))
+    runtime = config_runtime(load_config({"policy": "trusted"}))
+    code = (
+        "import os\nout = []\n"
+        "for path in ('.bashrc', '.config/cave/config.toml', 'data.csv'):\n"
+        "    try:\n"
+        "        open(path, 'a').write('x')\n"
+        "        out.append('written')\n"
+        "    except OSError as exc:\n"
+        "        out.append(type(exc).__name__)\n"
+    )
+
+    async def run() -> object:
+        await runtime.start()
+        try:
+            result = await runtime.execute(code)
+            assert result.success, result.error
+            return await runtime.retrieve("out")
+        finally:
+            await runtime.stop()
+
+    assert runtime.sandbox
+    assert asyncio.run(run()) == ["OSError", "OSError", "written"]
+    assert (home / ".bashrc").read_text() == "# mine\n"
+    assert (home / "data.csv").read_text() == "x"
