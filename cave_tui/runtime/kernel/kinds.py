@@ -157,9 +157,9 @@ class OwnedKernel(KernelKind):
     def __init__(self, settings: KernelSettings) -> None:
         self.settings = settings
         self.process: KernelProcess | None = None
+        self._inner: tuple[int, int] | None = None  # (bwrap's pid, the kernel's inside it)
         self.sandbox: SandboxPlan | None = None  # what the kernel runs in (sandboxed kernels)
         self.sandbox_uid = new_uid()  # its uid inside its user namespace, kept across restarts
-        self._inner: tuple[int, int] | None = None  # (bwrap's pid, the kernel's inside it)
 
     def auto_memory_limit(self) -> int | None:
         return limits.half_of_ram()

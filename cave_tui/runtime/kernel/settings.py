@@ -35,6 +35,6 @@ class KernelSettings:
     decode_timeout: float | None = DECODE_TIMEOUT  # seconds one retrieved value may decode
     startup_timeout: float = 60.0  # seconds a kernel gets to answer after it starts
     switch_interval: float | None = 0.0005  # the kernel's sys.setswitchinterval
+    mounts: tuple[tuple[str, bool], ...] = ()  # host paths a sandboxed kernel also sees
     sandbox: bool = False  # run the owned kernel under bubblewrap (see sandbox.py)
     allow_net: bool = False  # a sandboxed kernel shares the host's network
-    mounts: tuple[tuple[str, bool], ...] = ()  # host paths a sandboxed kernel also sees
