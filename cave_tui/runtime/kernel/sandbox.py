@@ -13,6 +13,7 @@ import secrets
 import shlex
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -87,10 +88,24 @@ def kernel_plan(
 
 
 def check_workdir(workdir: str) -> None:
-    """Raises SandboxUnavailable when *workdir* is one of the host's import directories: the
-    sandboxed kernel may write its working folder, and could plant modules there that the
+    """Raises SandboxUnavailable when *workdir* is `/`, a system directory, the temporary
+    folder (every kernel's private folder is there), or one of the host's import directories:
+    the sandboxed kernel may write its working folder, and could plant modules there that the
     host imports next."""
     work = os.path.realpath(workdir)
+    whole = ("/", *SYSTEM_PATHS)
+    if work in whole or any(_under(work, [top]) for top in ("/proc", "/dev", "/sys")):
+        raise SandboxUnavailable(
+            f"cannot sandbox the kernel in {workdir}: the kernel may write its working folder, "
+            "and this one is the host's own; start cave in a folder of its own, or pass "
+            "--workdir DIR"
+        )
+    if _under(os.path.realpath(tempfile.gettempdir()), [work]):
+        raise SandboxUnavailable(
+            f"cannot sandbox the kernel in {workdir}: it holds the private folders of every "
+            "kernel (and other users' temporary files); start cave in a folder of its own, or "
+            "pass --workdir DIR"
+        )
     if any(os.path.realpath(path) == work for path in python_paths()):
         raise SandboxUnavailable(
             f"cannot sandbox the kernel in {workdir}: it is an import directory of this "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -282,3 +283,19 @@ def test_started_in_the_home_folder_the_kernel_cannot_change_its_dotfiles(defaul
     assert asyncio.run(run()) == ["OSError", "OSError", "written"]
     assert (home / ".bashrc").read_text() == "# mine\n"
     assert (home / "data.csv").read_text() == "x"
+
+
+def test_the_root_folder_is_never_a_sandboxed_kernels_working_folder(default_env, monkeypatch):
+    """`--bind / /` would show (and, as the host's user, let it write) the whole host."""
+    for folder in ("/", "/usr", "/etc"):
+        with pytest.raises(SandboxUnavailable, match="the host's own"):
+            sandbox.check_workdir(folder)
+    with pytest.raises(SandboxUnavailable, match="private folders of every kernel"):
+        sandbox.check_workdir(tempfile.gettempdir())
+    sandbox.check_workdir(str(default_env))  # a folder inside it is fine
+    monkeypatch.chdir("/")
+    services = build_services({}, need_model=False)  # the default: unsandboxed, said why
+    assert not services.config.sandbox
+    assert any("cannot sandbox the kernel in /" in notice for notice in services.notices)
+    with pytest.raises(SystemExit):  # asked for: no start
+        build_services({"sandbox": True}, need_model=False)
