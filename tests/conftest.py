@@ -18,6 +18,10 @@ os.environ["CAVE_LOCAL_MODEL"] = "off"
 # per app test would double the suite's time. tests/frontends/test_default_runtime.py keeps
 # the default itself covered.
 os.environ["CAVE_KERNEL"] = "0"
+# Where bubblewrap works, a kernel is sandboxed by default. A test that starts one runs it
+# unsandboxed unless it is about the sandbox, which it then says (`--sandbox`, or this
+# variable cleared): tests/frontends/cli/test_default_sandbox.py covers the default itself.
+os.environ["CAVE_SANDBOX"] = "0"
 
 
 @pytest.fixture(autouse=True, scope="session")

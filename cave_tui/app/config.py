@@ -68,8 +68,11 @@ class Config:
     local_model: str | None = None  # a GGUF path or hf:OWNER/REPO/FILE for the embedded model
     kernel: bool = True  # the isolated kernel; False: the in-process runtime (--in-process)
     memory_limit: str = "auto"  # the runtime's memory limit: "auto", a size like "4G", or "off"
-    sandbox: bool = False  # the kernel under bubblewrap (implies kernel)
+    # the kernel under bubblewrap. Left at its default: wherever bubblewrap works, else the
+    # kernel runs unsandboxed with a warning (`settle_sandbox`); set, it is required.
+    sandbox: bool = True
     allow_net: bool = False  # a sandboxed kernel keeps the host's network
+    mount: list[str] = field(default_factory=list)  # more host folders a sandboxed kernel sees
     workdir: str | None = None  # the folder cave works in (cells, relative paths); None: cwd
     policy: str = "standard"
     theme: str = DEFAULT_THEME
@@ -94,9 +97,20 @@ class Config:
         return None if self.memory_limit == "off" else self.memory_limit
 
     @property
+    def sandbox_asked(self) -> bool:
+        """The sandbox was asked for (file, environment or flag), not left at its default:
+        it must work, or cave does not start."""
+        return self.sandbox and self.source("sandbox") != "default"
+
+    @property
     def uses_kernel(self) -> bool:
-        """Code runs in a kernel: asked for, or implied by the sandbox."""
-        return self.kernel or self.sandbox
+        """Code runs in a kernel: asked for, or implied by a sandbox asked for."""
+        return self.kernel or self.sandbox_asked
+
+    @property
+    def mounts(self) -> list[tuple[str, bool]]:
+        """`mount` as (absolute path, read-only) pairs, as the runtime takes them."""
+        return [parse_mount(spec) for spec in self.mount]
 
     @property
     def model_timeouts(self) -> dict[str, float]:
@@ -120,6 +134,7 @@ SETTINGS = (
     "memory_limit",
     "sandbox",
     "allow_net",
+    "mount",
     "workdir",
     "policy",
     "theme",
@@ -138,6 +153,7 @@ KERNEL_TABLE = {
     "enabled": "kernel",
     "sandbox": "sandbox",
     "allow_net": "allow_net",
+    "mount": "mount",
     "workdir": "workdir",
 }
 BOOL_SETTINGS = ("kernel", "sandbox", "allow_net")
@@ -165,6 +181,8 @@ def _coerce(name: str, value: Any) -> Any:
         return _memory_limit(value)
     if name == "workdir":
         return _workdir(value)
+    if name == "mount":
+        return _mounts(value)
     if name == "policy":
         text = str(value).strip().lower()
         if text not in POLICIES:
@@ -229,6 +247,43 @@ def _workdir(value: Any) -> str | None:
         what = "is not a folder" if path.exists() else "does not exist"
         raise ValueError(f"workdir {text!r} {what}")
     return str(path)
+
+
+READ_ONLY = ":ro"  # a mount's suffix: the kernel may read it, not write it
+NO_MOUNT = ("/proc", "/dev", "/sys")  # never mounted into the sandbox (nor below them), nor /
+
+
+def parse_mount(spec: str) -> tuple[str, bool]:
+    """`PATH[:ro]` -> (PATH, read-only), as `_mounts` wrote it (absolute, checked)."""
+    if spec.endswith(READ_ONLY):
+        return spec[: -len(READ_ONLY)], True
+    return spec, False
+
+
+def _mounts(value: Any) -> list[str]:
+    """Existing host paths, each `PATH` (read-write) or `PATH:ro`, made absolute (`~`
+    expanded). A string (the environment's) holds one or more, split like a shell does."""
+    if isinstance(value, str):
+        import shlex
+
+        value = shlex.split(value)
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ValueError("mount must be a list of paths, each PATH or PATH:ro")
+    out: list[str] = []
+    for text in value:
+        raw, read_only = parse_mount(text.strip())
+        if not raw:
+            raise ValueError(f"mount {text!r}: no path")
+        path = os.path.normpath(Path(raw).expanduser().absolute())
+        if not os.path.exists(path):
+            raise ValueError(f"mount {text!r}: {path} does not exist")
+        if path == "/" or any(path == top or path.startswith(top + "/") for top in NO_MOUNT):
+            raise ValueError(
+                f"mount {text!r}: {path} cannot be shown to the sandboxed kernel "
+                "(--no-sandbox gives it the whole host)"
+            )
+        out.append(path + (READ_ONLY if read_only else ""))
+    return out
 
 
 def _seconds(name: str, value: Any) -> float:

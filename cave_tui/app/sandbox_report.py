@@ -11,23 +11,45 @@ EXAMPLE_DIR = "/tmp/cave-kernel-XXXXXXXX"  # stands for a kernel's private direc
 
 
 def sandbox_problem(config: Config) -> str | None:
-    """Why `config.sandbox` cannot be honoured here (one line), or None when it can (or
-    the sandbox is off). Checked before anything starts: never an unsandboxed kernel."""
-    if not config.sandbox:
+    """Why the sandbox asked for (`config.sandbox_asked`) cannot be honoured here (one
+    line), or None when it can (or was not asked for: see `settle_sandbox`). Checked before
+    anything starts: never an unsandboxed kernel in its place."""
+    if not config.sandbox_asked:
         return None
+    return _why_not(config)
+
+
+def settle_sandbox(config: Config) -> str | None:
+    """Decide the sandbox left at its default: kept where it works (bubblewrap and user
+    namespaces, probed once), else turned off. Returns the one-line warning to show then
+    (the reason and the fix), None otherwise; an in-process runtime has nothing to sandbox."""
+    if not config.sandbox or config.sandbox_asked:
+        return None
+    why = _why_not(config) if config.kernel else None
+    if not config.kernel or why is not None:
+        config.sandbox = False
+    if why is None:
+        return None
+    return f"{why}; the kernel runs unsandboxed (--no-sandbox: on purpose, without this warning)"
+
+
+def _why_not(config: Config) -> str | None:
     from cave_tui.runtime.kernel import limits
     from cave_tui.runtime.kernel.errors import SandboxUnavailable
-    from cave_tui.runtime.kernel.sandbox import check_workdir, require_bwrap
+    from cave_tui.runtime.kernel.sandbox import check_mounts, check_workdir, require_bwrap
 
     try:
         require_bwrap(limits.resolve_user("auto", private_folder=False))
         check_workdir(os.getcwd())  # cells run where cave works
+        check_mounts(config.mounts)
     except SandboxUnavailable as exc:
         return str(exc)
     return None
 
 
-def sandbox_report(*, allow_net: bool = False, show: bool = True) -> tuple[bool, str]:
+def sandbox_report(
+    *, allow_net: bool = False, show: bool = True, mounts: list[tuple[str, bool]] | None = None
+) -> tuple[bool, str]:
     """(usable, text): one status line, then (with *show*) the bwrap command line of a
     kernel working in this folder (a stand-in, said, when it cannot be sandboxed here), its
     private directory shown as EXAMPLE_DIR."""
@@ -79,6 +101,7 @@ def sandbox_report(*, allow_net: bool = False, show: bool = True) -> tuple[bool,
         uid=new_uid(),
         allow_net=allow_net,
         tmpfs_size=ram_half // 2 if ram_half else None,
+        mounts=mounts or (),
     )
     import sys
 

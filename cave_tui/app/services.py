@@ -93,9 +93,11 @@ def make_runtime(
     *,
     sandbox: bool = False,
     allow_net: bool = False,
+    mounts: list[tuple[str, bool]] | None = None,
 ) -> Any:
     """The isolated kernel runtime (`kernel=True`, the app's default; `sandbox=True` implies
-    it: the kernel under bubblewrap, with the host's network only with `allow_net`) or the
+    it: the kernel under bubblewrap, with the host's network only with `allow_net` and the
+    host paths in *mounts* besides its working folder) or the
     in-process IPython runtime. A cell runs at most *cell_timeout* seconds (None: no limit);
     the runtime holds at most *memory_limit* ("auto": a share of this machine's memory; None:
     no limit). Raises SandboxUnavailable when the sandbox cannot be had here."""
@@ -114,6 +116,7 @@ def make_runtime(
             cwd=os.getcwd(),
             sandbox=sandbox,
             allow_net=allow_net,
+            mounts=mounts or (),
         )
     from cave_tui.runtime.ipython import IPythonRuntime
 
@@ -123,14 +126,19 @@ def make_runtime(
 
 
 def config_runtime(config: Config) -> Any:
-    """A fresh runtime as *config* asks for it (kernel or in process, limits, policy)."""
+    """A fresh runtime as *config* asks for it (kernel or in process, sandbox, limits,
+    policy); a sandbox left at its default is settled first (`settle_sandbox`)."""
+    from cave_tui.app.sandbox_report import settle_sandbox
+
+    settle_sandbox(config)  # said by `AppServices`, which settles it first
     return make_runtime(
-        config.kernel,
+        config.uses_kernel,
         config.policy,
         config.cell_time_limit,
         config.runtime_memory_limit,
         sandbox=config.sandbox,
         allow_net=config.allow_net,
+        mounts=config.mounts,
     )
 
 
@@ -216,6 +224,12 @@ class AppServices:
         self._exiting: asyncio.Future[None] | None = None
         self.namespace_hooks: list[NamespaceHook] = []
         self.notices: list[str] = list(self.config.warnings)
+        if runtime is None and runtime_factory is None:  # the config's runtime: sandboxed?
+            from cave_tui.app.sandbox_report import settle_sandbox
+
+            unsandboxed = settle_sandbox(self.config)
+            if unsandboxed is not None:
+                self.notices.append(unsandboxed)
         # API keys the app took out of the environment (`app.credentials`); None: not taken,
         # models read the environment.
         self.credentials: Credentials | None = None
@@ -392,6 +406,26 @@ class AppServices:
         return use.describe() if use is not None else ""
 
     @property
+    def _sandbox_reach(self) -> str:
+        """The sandboxed kernel's working folder, and the mounts it sees besides."""
+        folder = getattr(self._runtime, "workdir", None) or os.getcwd()
+        mounts = self.config.mounts
+        if not mounts:
+            return folder
+        shown = ", ".join(f"{path}{' (read-only)' if ro else ''}" for path, ro in mounts)
+        return f"{folder} (and sees {shown})"
+
+    @property
+    def sandbox_banner(self) -> str | None:
+        """One line for a start banner on the kernel's sandbox (None in process)."""
+        runtime = self._runtime
+        if runtime is None or not getattr(runtime, "isolated", False):
+            return None
+        if getattr(runtime, "sandbox", False):
+            return f"the kernel is sandboxed (bubblewrap): it writes only in {self._sandbox_reach}"
+        return "the kernel is not sandboxed: it can reach your files and the network"
+
+    @property
     def boundary_notice(self) -> str:
         """One line on where the model's code runs and what that protects."""
         from cave_tui.runtime.memory import format_bytes
@@ -403,8 +437,8 @@ class AppServices:
             held = f", at most {format_bytes(limit)} of memory" if limit else ""
             sandboxed = getattr(runtime, "sandbox", self.config.sandbox)
             walls = (
-                " It is sandboxed (bubblewrap): no access to your files outside its folder, "
-                "your secrets or other kernels"
+                f" It is sandboxed (bubblewrap): it writes only in {self._sandbox_reach}, with "
+                "no access to your other files, your secrets or other kernels"
                 + ("." if self.config.allow_net else ", and no network.")
                 if sandboxed
                 else " Unsandboxed, it can still reach files and the network (--sandbox walls "

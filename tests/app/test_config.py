@@ -15,8 +15,9 @@ def write(text: str) -> None:
 
 def test_defaults_without_a_file():
     config = load_config()
-    # The tests' environment turns the embedded model off and runs code in process.
-    assert config == Config(local_model="off", kernel=False)
+    # The tests' environment turns the embedded model off and runs code in process, and a
+    # kernel unsandboxed.
+    assert config == Config(local_model="off", kernel=False, sandbox=False)
     assert config.warnings == [] and config.source("policy") == "default"
 
 
@@ -75,7 +76,7 @@ def test_bad_values_are_reported_and_defaults_kept(monkeypatch):
 def test_invalid_toml_is_reported():
     write("model = [unclosed\n")
     config = load_config()
-    assert config == Config(local_model="off", kernel=False)
+    assert config == Config(local_model="off", kernel=False, sandbox=False)
     assert "not valid TOML" in config.warnings[0]
 
 

@@ -72,7 +72,8 @@ async def test_stream_without_model_explains(tmp_path):
 
 
 async def test_unknown_skills_dir_is_a_notice_not_a_crash(tmp_path):
-    services = AppServices(Config(skills=str(tmp_path / "none")), model=ScriptedModel(["x"]))
+    config = Config(skills=str(tmp_path / "none"), sandbox=False)  # the kernel, unsandboxed
+    services = AppServices(config, model=ScriptedModel(["x"]))
     await services.start()
     assert any("skills directory not found" in n for n in services.notices)
     await services.shutdown()

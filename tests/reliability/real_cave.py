@@ -29,6 +29,9 @@ def env(tmp_path: Path, **extra: str) -> dict[str, str]:
     out = {k: v for k, v in os.environ.items() if not k.startswith("CAVE_")}
     out.update(CAVE_CONFIG_DIR=str(tmp_path / "config"), CAVE_DATA_DIR=str(tmp_path / "data"))
     out.update(CAVE_LOCAL_MODEL="off")  # never the embedded model: every test names its own
+    # the kernel unsandboxed unless a test asks for the sandbox (`--sandbox`), as in
+    # tests/conftest.py; tests/frontends/cli/test_default_sandbox.py covers the default
+    out.update(CAVE_SANDBOX="0")
     out.update(extra)
     return out
 

@@ -35,7 +35,7 @@ async def test_a_connection_opened_in_the_kernel_is_used_across_turns(tmp_path: 
         ),
         "The sum is 3.",
     ]
-    services = AppServices(Config(kernel=True), model=ScriptedModel(replies))
+    services = AppServices(Config(kernel=True, sandbox=False), model=ScriptedModel(replies))
     try:
         await services.start()
         assert services.runtime.isolated

@@ -182,6 +182,9 @@ async def run_task(
     services.notices.clear()
     if not as_json:
         _err(f"session {recorder.id} ({recorder.dir})")
+        banner = services.sandbox_banner
+        if banner is not None:
+            _err(banner)
 
     received: list[int] = []
     main = asyncio.current_task()

@@ -64,13 +64,21 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
     ),
     "sandbox": (
         ("--sandbox/--no-sandbox",),
-        "Run the kernel in a bubblewrap sandbox (implies --kernel; `cave sandbox` shows it).",
+        "The kernel in a bubblewrap sandbox, writing only in the working folder: the default "
+        "where it works (else a warning). --sandbox requires it (implies --kernel), "
+        "--no-sandbox turns it off; `cave sandbox` shows it.",
         bool,
     ),
     "allow_net": (
         ("--allow-net/--no-allow-net",),
         "Let the kernel use the host's network (else its own: sandboxed, or on a root host).",
         bool,
+    ),
+    "mount": (
+        ("--mount",),
+        "Show the sandboxed kernel this host folder or file too, at the same path: "
+        "read-write, or read-only with :ro; repeatable.",
+        list,
     ),
     "workdir": (
         ("--workdir",),
@@ -124,6 +132,7 @@ APP_OPTIONS = (
     "memory_limit",
     "sandbox",
     "allow_net",
+    "mount",
     "workdir",
     "policy",
     "theme",
@@ -141,12 +150,13 @@ APP_OPTIONS = (
     "resume",
     "sessions_dir",
 )
+LIST_METAVARS = {"inject": "PATH[:NAME]", "mount": "PATH[:ro]"}  # one value of a repeatable
 
 
 def _opt(name: str) -> Any:
     flags, help_, kind = OPTIONS[name]
     if kind is list:  # repeatable: show what one value looks like, not list[str]
-        return typer.Option(*flags, help=help_, metavar="PATH[:NAME]")
+        return typer.Option(*flags, help=help_, metavar=LIST_METAVARS[name])
     return typer.Option(*flags, help=help_)
 
 
@@ -158,6 +168,7 @@ KernelOpt = Annotated[bool | None, _opt("kernel")]
 MemoryLimitOpt = Annotated[str | None, _opt("memory_limit")]
 SandboxOpt = Annotated[bool | None, _opt("sandbox")]
 AllowNetOpt = Annotated[bool | None, _opt("allow_net")]
+MountOpt = Annotated[list[str] | None, _opt("mount")]
 WorkdirOpt = Annotated[str | None, _opt("workdir")]
 SkillsOpt = Annotated[str | None, _opt("skills")]
 MaxStepsOpt = Annotated[int | None, _opt("max_steps")]
@@ -236,6 +247,7 @@ def root(
     memory_limit: MemoryLimitOpt = None,
     sandbox: SandboxOpt = None,
     allow_net: AllowNetOpt = None,
+    mount: MountOpt = None,
     workdir: WorkdirOpt = None,
     policy: PolicyOpt = None,
     theme: ThemeOpt = None,
@@ -277,6 +289,7 @@ def root(
         "memory_limit": memory_limit,
         "sandbox": sandbox,
         "allow_net": allow_net,
+        "mount": mount,
         "workdir": workdir,
         "policy": policy,
         "theme": theme,
@@ -311,6 +324,7 @@ def run(
     memory_limit: MemoryLimitOpt = None,
     sandbox: SandboxOpt = None,
     allow_net: AllowNetOpt = None,
+    mount: MountOpt = None,
     workdir: WorkdirOpt = None,
     skills: RunSkillsOpt = None,
     max_steps: MaxStepsOpt = None,
@@ -339,6 +353,7 @@ def run(
         "memory_limit": memory_limit,
         "sandbox": sandbox,
         "allow_net": allow_net,
+        "mount": mount,
         "workdir": workdir,
         "max_steps": max_steps,
         "policies": policies,
@@ -362,11 +377,12 @@ def demo(
     ] = False,
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
+    sandbox: SandboxOpt = None,
 ) -> None:
     """The NYC flights analysis: asked live of the embedded (or --model) model, or replayed."""
     from cave_tui.app.demo import demo_plan, demo_session_path, run_demo, run_live_demo
 
-    flags: dict[str, Any] = {"model": model, "api_base": api_base}
+    flags: dict[str, Any] = {"model": model, "api_base": api_base, "sandbox": sandbox}
     services = None if replay else build_services(flags, need_model=False)
     if services is None or services.model is None:  # the recorded replay needs no model
         if headless:
@@ -412,8 +428,9 @@ def sandbox_command(
     from cave_tui.app.config import load_config
     from cave_tui.app.sandbox_report import sandbox_report
 
-    net = allow_net if allow_net is not None else load_config().allow_net
-    ok, text = sandbox_report(allow_net=net, show=show)
+    config = load_config()
+    net = allow_net if allow_net is not None else config.allow_net
+    ok, text = sandbox_report(allow_net=net, show=show, mounts=config.mounts)
     typer.echo(text, err=not ok)
     raise typer.Exit(0 if ok else 2)
 

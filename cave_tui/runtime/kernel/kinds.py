@@ -36,6 +36,7 @@ from cave_tui.runtime.kernel.process import KernelExit, KernelProcess
 from cave_tui.runtime.kernel.sandbox import (
     SandboxPlan,
     bwrap_argv,
+    inner_pid,
     kernel_plan,
     new_uid,
 )
@@ -81,6 +82,12 @@ class KernelKind(ABC):
     def kernel_pid(self) -> int | None:
         """The kernel's process id, when cave launched it and it runs."""
         return None
+
+    @property
+    def code_pid(self) -> int | None:
+        """The process that runs the cells and holds their memory (`kernel_pid` but under
+        the sandbox, where that is bwrap)."""
+        return self.kernel_pid
 
     @property
     def has_live_process(self) -> bool:
@@ -151,6 +158,7 @@ class OwnedKernel(KernelKind):
     def __init__(self, settings: KernelSettings) -> None:
         self.settings = settings
         self.process: KernelProcess | None = None
+        self._inner: tuple[int, int] | None = None  # (bwrap's pid, the kernel's inside it)
         self.sandbox: SandboxPlan | None = None  # what the kernel runs in (sandboxed kernels)
         self.sandbox_uid = new_uid()  # its uid inside its user namespace, kept across restarts
         self.private_net = False  # unsandboxed, in a network namespace of its own (netns.py)
@@ -166,6 +174,18 @@ class OwnedKernel(KernelKind):
     @property
     def kernel_pid(self) -> int | None:
         return self.process.kernel_pid if self.process is not None else None
+
+    @property
+    def code_pid(self) -> int | None:
+        pid = self.kernel_pid
+        if pid is None or self.sandbox is None:
+            return pid
+        if self._inner is None or self._inner[0] != pid:  # found once per boot
+            inner = inner_pid(pid, self.sandbox.bwrap)
+            if inner is None:
+                return pid  # not started yet (or gone): bwrap's, until it is
+            self._inner = (pid, inner)
+        return self._inner[1]
 
     @property
     def has_live_process(self) -> bool:
@@ -288,6 +308,7 @@ class OwnedKernel(KernelKind):
             uid=self.sandbox_uid,
             allow_net=self.settings.allow_net,
             tmpfs_size=_half(self.settings.memory_limit),  # /tmp and /dev/shm: the limit
+            mounts=self.settings.mounts,
         )
 
     async def abort(self) -> None:

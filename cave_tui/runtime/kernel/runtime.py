@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from typing import Any, Generic, TypeVar, overload
 
 import psutil
@@ -43,7 +43,13 @@ from cave_tui.runtime.kernel.injection import (
 from cave_tui.runtime.kernel.ioloop import IOLoop
 from cave_tui.runtime.kernel.kinds import AttachedKernel, KernelKind, OwnedKernel
 from cave_tui.runtime.kernel.namespace import NamespaceQueries
-from cave_tui.runtime.kernel.sandbox import bwrap_argv, check_workdir, describe, require_bwrap
+from cave_tui.runtime.kernel.sandbox import (
+    bwrap_argv,
+    check_mounts,
+    check_workdir,
+    describe,
+    require_bwrap,
+)
 from cave_tui.runtime.kernel.settings import DEFAULT_CELL_TIMEOUT, KernelSettings
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
 from cave_tui.runtime.kernel.transport import JSON_LIMIT
@@ -102,6 +108,7 @@ class IPyKernelRuntime(Runtime):
     startup_timeout = _Setting[float]()
     switch_interval = _Setting[float | None]()
     allow_net = _Setting[bool]()
+    mounts = _Setting[tuple[tuple[str, bool], ...]]()
 
     def __init__(
         self,
@@ -127,6 +134,7 @@ class IPyKernelRuntime(Runtime):
         switch_interval: float | None = 0.0005,
         sandbox: bool = False,
         allow_net: bool = False,
+        mounts: Iterable[tuple[str, bool]] = (),
         decode_limit: int = DECODE_LIMIT,
         decode_timeout: float | None = DECODE_TIMEOUT,
         decode_in_worker: bool = True,
@@ -149,6 +157,7 @@ class IPyKernelRuntime(Runtime):
             switch_interval=switch_interval,
             sandbox=sandbox,
             allow_net=allow_net,
+            mounts=tuple(mounts),
         )
         if sandbox and self.connection_file is not None:
             raise ValueError("sandbox=True needs a kernel cave starts, not an attached one")
@@ -166,6 +175,7 @@ class IPyKernelRuntime(Runtime):
             require_bwrap(self.user)  # SandboxUnavailable now, never an unsandboxed kernel
             if self.cwd is not None:
                 check_workdir(self.cwd)  # nor a failed start later
+            check_mounts(self.mounts)
         limits.kernel_environment({}, self.extra_env, home="/", tmp="/")  # refuse secrets now
         self._sup = KernelSupervisor(
             self._kind, self._settings, self._store, self._injected, self.namespace_changed
@@ -192,7 +202,7 @@ class IPyKernelRuntime(Runtime):
 
     def memory_use(self) -> MemoryUse | None:
         """The owned kernel's resident memory and its limit (None when attached or down)."""
-        pid = self.kernel_pid
+        pid = self._kind.code_pid
         if pid is None:
             return None
         try:
@@ -207,7 +217,7 @@ class IPyKernelRuntime(Runtime):
         limit = self.memory_limit
         if limit is None:
             return None
-        return MemoryUse(limits.address_space_in_use(self.kernel_pid, libraries), limit)
+        return MemoryUse(limits.address_space_in_use(self._kind.code_pid, libraries), limit)
 
     @property
     def kernel_pid(self) -> int | None:

@@ -13,6 +13,7 @@ import secrets
 import shlex
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -40,6 +41,7 @@ class SandboxPlan:
     writable: tuple[str, ...]  # the kernel's own directories (home, tmp, sockets)
     readable: tuple[str, ...]  # the Python environment and import directories
     files: tuple[str, ...] = ()  # single files bound read-only (the connection file)
+    mounts: tuple[tuple[str, bool], ...] = ()  # the user's (path, read-only), at the same path
     env: dict[str, str] = field(default_factory=dict)  # the whole environment it starts with
     uid: int = 0  # inside its user namespace (unique per kernel)
     allow_net: bool = False  # share the host's network (else only its own loopback)
@@ -59,19 +61,24 @@ def kernel_plan(
     uid: int,
     allow_net: bool,
     tmpfs_size: int | None = None,
+    mounts: Iterable[tuple[str, bool]] = (),
 ) -> SandboxPlan:
     """The plan of an owned kernel with private directory *runtime_dir* (see hostfiles.py):
-    its home, tmp and sockets writable, its connection file read-only, nothing else of it.
+    its home, tmp and sockets writable, its connection file read-only, nothing else of it;
+    plus the user's *mounts* (`--mount`: host paths, read-only when said).
 
     Raises SandboxUnavailable when *workdir* cannot be the kernel's (`check_workdir`)."""
     readable = tuple(python_paths())
     check_workdir(workdir)
+    mounts = tuple(mounts)
+    check_mounts(mounts)
     return SandboxPlan(
         bwrap=require_bwrap(user),
         workdir=workdir,
         writable=tuple(os.path.join(runtime_dir, name) for name in ("home", "tmp", "run")),
         readable=readable,
         files=(connection_file,),
+        mounts=mounts,
         env=env,
         uid=uid,
         allow_net=allow_net,
@@ -81,16 +88,44 @@ def kernel_plan(
 
 
 def check_workdir(workdir: str) -> None:
-    """Raises SandboxUnavailable when *workdir* is one of the host's import directories: the
-    sandboxed kernel may write its working folder, and could plant modules there that the
+    """Raises SandboxUnavailable when *workdir* is `/`, a system directory, the temporary
+    folder (every kernel's private folder is there), or one of the host's import directories:
+    the sandboxed kernel may write its working folder, and could plant modules there that the
     host imports next."""
     work = os.path.realpath(workdir)
+    whole = ("/", *SYSTEM_PATHS)
+    if work in whole or any(_under(work, [top]) for top in ("/proc", "/dev", "/sys")):
+        raise SandboxUnavailable(
+            f"cannot sandbox the kernel in {workdir}: the kernel may write its working folder, "
+            "and this one is the host's own; start cave in a folder of its own, or pass "
+            "--workdir DIR"
+        )
+    if _under(os.path.realpath(tempfile.gettempdir()), [work]):
+        raise SandboxUnavailable(
+            f"cannot sandbox the kernel in {workdir}: it holds the private folders of every "
+            "kernel (and other users' temporary files); start cave in a folder of its own, or "
+            "pass --workdir DIR"
+        )
     if any(os.path.realpath(path) == work for path in python_paths()):
         raise SandboxUnavailable(
             f"cannot sandbox the kernel in {workdir}: it is an import directory of this "
             "process (on sys.path), which the kernel may not write; start cave in another "
             "folder, or pass --workdir DIR"
         )
+
+
+def check_mounts(mounts: Iterable[tuple[str, bool]]) -> None:
+    """Raises SandboxUnavailable for a read-write mount inside one of the host's import
+    directories (the kernel could plant modules the host imports next); read-only is fine."""
+    imports = python_paths()
+    for path, read_only in mounts:
+        real = os.path.realpath(path)
+        inside = [p for p in imports if _under(real, [os.path.realpath(p)])]
+        if inside and not read_only:
+            raise SandboxUnavailable(
+                f"cannot mount {path} read-write in the sandbox: it is inside {inside[0]}, an "
+                f"import directory of this process; mount it read-only ({path}:ro)"
+            )
 
 
 def new_uid() -> int:
@@ -115,13 +150,14 @@ def bwrap_argv(plan: SandboxPlan) -> list[str]:
             argv += ["--symlink", os.readlink(path), path]
         else:
             argv += ["--ro-bind-try", path, path]
-    for path in SECRET_FILES:
+    argv += _binds(plan)
+    argv += _home_dotfiles(plan)
+    for path in SECRET_FILES:  # after every bind: hidden whatever the user mounted
         if os.path.exists(path):
             argv += ["--ro-bind", "/dev/null", path]
     for path in SECRET_DIRS:
         if os.path.isdir(path):
             argv += ["--size", "4096", "--tmpfs", path, "--remount-ro", path]
-    argv += _binds(plan)
     for path in plan.files:
         argv += ["--ro-bind", path, path]
     argv += ["--remount-ro", "/", "--chdir", plan.workdir, "--clearenv"]
@@ -136,20 +172,69 @@ def _sized(plan: SandboxPlan) -> list[str]:
     return ["--size", str(plan.tmpfs_size)] if plan.tmpfs_size else []
 
 
+def _home_dotfiles(plan: SandboxPlan) -> list[str]:
+    """The host user's dotfiles and dot-folders (shell start-up files, ~/.config with cave's
+    own config.toml, ~/.ssh, ~/.local) read-only, when the home is inside a writable bind (cave
+    started in ~ or an ancestor of it): the kernel could otherwise change what the host runs
+    or how cave starts next. Symlinks and names that do not exist yet are not covered."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    writable = [*plan.writable, plan.workdir, *(p for p, ro in plan.mounts if not ro)]
+    for path in sorted(writable, key=len):
+        real = os.path.realpath(path)
+        if not _under(home, [real]):
+            continue
+        inside = os.path.join(os.path.abspath(path), os.path.relpath(home, real))
+        try:
+            names = sorted(name for name in os.listdir(home) if name.startswith("."))
+        except OSError:
+            return []
+        argv: list[str] = []
+        for name in names:
+            if not os.path.islink(os.path.join(home, name)):
+                target = os.path.normpath(os.path.join(inside, name))
+                argv += ["--ro-bind", target, target]
+        return argv
+    return []
+
+
 def _binds(plan: SandboxPlan) -> list[str]:
-    """The import directories read-only and the kernel's own directories read-write,
-    outermost first, so that an import directory inside a writable one (a project's `src/`
-    under the working directory) is still read-only: a later mount covers an earlier one."""
+    """The import directories read-only, the kernel's own directories and the user's mounts
+    (`plan.mounts`) as said, outermost first, so that an import directory inside a writable
+    one (a project's `src/` under the working directory) is still read-only, and a read-only
+    mount inside the working directory too: a later mount covers an earlier one."""
     rw = [os.path.abspath(path) for path in (*plan.writable, plan.workdir)]
+    rw += [path for path, read_only in plan.mounts if not read_only]
     readable = [p for p in plan.readable if not _under(p, plan.system)]
     ro = _outermost(readable)
     # one nested in another import directory is bound again when a writable one lies between
     ro += [p for p in _outermost(p for p in plan.readable if _under(p, rw)) if p not in ro]
+    ro += [path for path, read_only in plan.mounts if read_only]
     mounts = [(path, "--ro-bind") for path in ro] + [(path, "--bind") for path in rw]
     argv: list[str] = []
     for path, option in sorted(mounts, key=lambda m: (m[0].count("/"), m[1] == "--ro-bind")):
         argv += [option, path, path]
     return argv
+
+
+def inner_pid(outer: int, bwrap: str) -> int | None:
+    """The process bwrap *outer* started for its command (the kernel): its oldest
+    descendant that is not bwrap itself (bwrap runs as pid 1 of its PID namespace and
+    holds no cell's memory); None before it is started, or when *outer* is gone."""
+    import psutil
+
+    try:
+        children = psutil.Process(outer).children(recursive=True)
+    except (psutil.Error, OSError):
+        return None
+    own = os.path.realpath(bwrap)
+    found: list[tuple[float, int]] = []
+    for child in children:
+        try:
+            if child.exe() != own:
+                found.append((child.create_time(), child.pid))
+        except (psutil.Error, OSError):
+            continue  # gone meanwhile, or not ours to read
+    return min(found)[1] if found else None
 
 
 def describe(argv: list[str]) -> str:
@@ -234,4 +319,27 @@ def probe(bwrap: str, uid: int | None, gid: int | None) -> str | None:
         return None
     said = done.stderr.decode(errors="replace").strip().splitlines()
     detail = said[-1] if said else f"exit status {done.returncode}"
-    return f"bwrap cannot create user namespaces here ({detail})"
+    return f"bwrap cannot create user namespaces here ({detail}); {userns_fix()}"
+
+
+# sysctl files that turn unprivileged user namespaces off, and the value that turns them on
+USERNS_SWITCHES = (
+    ("/proc/sys/kernel/unprivileged_userns_clone", "0", "1"),  # Debian's
+    ("/proc/sys/user/max_user_namespaces", "0", "15000"),
+    ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1", "0"),  # Ubuntu 23.10+
+)
+
+
+def userns_fix() -> str:
+    """How to allow unprivileged user namespaces here: the sysctl that turns them off, when
+    one does, else what else stops them (a container's seccomp profile)."""
+    for path, off, on in USERNS_SWITCHES:
+        try:
+            with open(path) as fh:
+                value = fh.read().strip()
+        except OSError:
+            continue
+        if value == off:
+            name = path.removeprefix("/proc/sys/").replace("/", ".")
+            return f"allow them: sudo sysctl -w {name}={on}"
+    return "allow unprivileged user namespaces (in a container: a seccomp profile that allows them)"

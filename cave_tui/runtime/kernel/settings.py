@@ -36,6 +36,7 @@ class KernelSettings:
     decode_in_worker: bool = True  # large JSON/pickles read first in a killable process
     startup_timeout: float = 60.0  # seconds a kernel gets to answer after it starts
     switch_interval: float | None = 0.0005  # the kernel's sys.setswitchinterval
+    mounts: tuple[tuple[str, bool], ...] = ()  # host paths a sandboxed kernel also sees
     sandbox: bool = False  # run the owned kernel under bubblewrap (see sandbox.py)
     allow_net: bool = False  # share the host's network (else a namespace of its own: sandboxed,
     # or unsandboxed on a root host, netns.py)

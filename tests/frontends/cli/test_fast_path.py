@@ -59,6 +59,10 @@ def test_fast_path_parses_every_app_option():
             "120",
             "--stream-idle-timeout",
             "7.5",
+            "--mount",
+            "/data:ro",
+            "--mount",
+            "/ref",
             "--plain",
             "--inject",
             "a.csv",
@@ -78,7 +82,7 @@ def test_fast_path_parses_every_app_option():
     assert flags == {
         "model": "scripted:x.yaml", "api_base": "http://h", "local_model": "m.gguf",
         "kernel": True, "memory_limit": "4G", "sandbox": True, "allow_net": True,
-        "workdir": "w", "policy": "strict",
+        "mount": ["/data:ro", "/ref"], "workdir": "w", "policy": "strict",
         "theme": "cave-light", "skills": "sk", "max_steps": 3, "policies": "minimal,rewind",
         "cell_timeout": 2.5, "first_token_timeout": 120.0, "stream_idle_timeout": 7.5,
         "plain": True, "inject": ["a.csv", "b.parquet:b"], "load": "d",
@@ -89,6 +93,8 @@ def test_fast_path_parses_every_app_option():
     assert cli.fast_app_flags(["--in-process"])["kernel"] is False
     assert cli.fast_app_flags([])["kernel"] is None  # the config's default: the kernel
     assert cli.fast_app_flags(["-m", "x"])["model"] == "x"
+    assert cli.fast_app_flags(["--no-sandbox"])["sandbox"] is False
+    assert cli.fast_app_flags([])["sandbox"] is None  # the config's default: where it works
 
 
 def test_fast_path_leaves_everything_else_to_typer():

@@ -202,3 +202,16 @@ async def test_the_sandboxed_kernel_is_still_limited_and_interruptible(kernel):
     assert result.timed_out and result.interrupted
     assert (await kernel.execute("1 + 1")).output == "2\n"
     assert kernel.sandbox and "--unshare-net" in (kernel.sandbox_command or "")
+
+
+async def test_the_memory_shown_and_sized_is_the_sandboxed_kernels_own(kernel):
+    """The status line's memory and the inject pre-flight read the process that runs the
+    cells, not bwrap around it (a few MiB, whatever the kernel holds)."""
+    result = await kernel.execute("held = bytearray(200 * 1024**2)\nheld[::4096] = b'x' * 51200")
+    assert result.success, result.error
+    try:
+        use, space = kernel.memory_use(), kernel.memory_for_data()
+        assert use is not None and use.used > 200 * 1024**2, use
+        assert space is not None and space.used > 200 * 1024**2, space
+    finally:
+        await kernel.execute("del held")
