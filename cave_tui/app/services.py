@@ -224,12 +224,14 @@ class AppServices:
         self._exiting: asyncio.Future[None] | None = None
         self.namespace_hooks: list[NamespaceHook] = []
         self.notices: list[str] = list(self.config.warnings)
+        self.sandbox_unavailable = False  # the default sandbox could not work here (said)
         if runtime is None and runtime_factory is None:  # the config's runtime: sandboxed?
             from cave_tui.app.sandbox_report import settle_sandbox
 
             unsandboxed = settle_sandbox(self.config)
             if unsandboxed is not None:
                 self.notices.append(unsandboxed)
+                self.sandbox_unavailable = True
         # API keys the app took out of the environment (`app.credentials`); None: not taken,
         # models read the environment.
         self.credentials: Credentials | None = None
@@ -423,7 +425,21 @@ class AppServices:
             return None
         if getattr(runtime, "sandbox", False):
             return f"the kernel is sandboxed (bubblewrap): it writes only in {self._sandbox_reach}"
-        return "the kernel is not sandboxed: it can reach your files and the network"
+        return f"the kernel is not sandboxed: it can reach your files{self._unsandboxed_net}"
+
+    @property
+    def _unsandboxed_net(self) -> str:
+        """What an unsandboxed kernel's network is, as the end of a sentence."""
+        if getattr(self._runtime, "private_network", False):
+            return " but only its own loopback network"
+        return " and the network"
+
+    @property
+    def _unsandboxed_fix(self) -> str:
+        """How to wall an unsandboxed kernel in, for the notice."""
+        if self.sandbox_unavailable:
+            return "the sandbox cannot work here: see the warning above"
+        return "without --no-sandbox the sandbox walls it in"
 
     @property
     def boundary_notice(self) -> str:
@@ -441,8 +457,8 @@ class AppServices:
                 "no access to your other files, your secrets or other kernels"
                 + ("." if self.config.allow_net else ", and no network.")
                 if sandboxed
-                else " Unsandboxed, it can still reach files and the network (--sandbox walls "
-                "it in)."
+                else f" Unsandboxed, it can still reach your files{self._unsandboxed_net} "
+                f"({self._unsandboxed_fix})."
             )
             return (
                 f"Code runs in an isolated kernel{held}: if it crashes or runs out of memory "

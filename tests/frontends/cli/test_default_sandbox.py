@@ -79,6 +79,7 @@ def test_where_it_cannot_work_cave_starts_unsandboxed_with_one_warning(
         assert "apt-get install bubblewrap" in warning
     else:
         assert "cannot create user namespaces" in warning and "allow" in warning
+    assert "the sandbox cannot work here" in services.boundary_notice  # not "--sandbox …"
     runtime = services._build_runtime()
     assert not runtime.sandbox and runtime.label == "kernel"
 
@@ -90,6 +91,7 @@ def test_no_sandbox_turns_it_off_without_a_warning_and_sandbox_requires_it(
     services = build_services({"sandbox": False}, need_model=False)
     assert not services.config.sandbox and not services.config.sandbox_asked
     assert not any("sandbox" in notice for notice in services.notices)
+    assert "without --no-sandbox the sandbox walls it in" in services.boundary_notice
     with pytest.raises(SystemExit) as exited:  # asked for: it must work, or no start
         build_services({"sandbox": True}, need_model=False)
     assert exited.value.code == 2
