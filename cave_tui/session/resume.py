@@ -25,6 +25,7 @@ from cave_tui.session.since_snapshot import (
     AfterSnapshot,
     SnapshotState,
     StaleName,
+    add_behind,
     changes_after,
     compare,
     snapshot_mark,
@@ -200,7 +201,9 @@ async def resume_session(
             recorder.hold(dump.held)
         else:
             result.snapshot = _missing_snapshot_state(data)
-        result.after = changes_after(data.records, snapshot_mark(data.records, marks))
+        mark = snapshot_mark(data.records, marks)
+        result.after = changes_after(data.records, mark)
+        add_behind(result.after, marks, mark)
         if turns and turns not in ended:
             result.interrupted_turn = turns
             recorder.record({"type": "turn_end", "turn": turns, "status": "interrupted"}, sync=True)

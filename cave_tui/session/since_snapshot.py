@@ -140,6 +140,21 @@ def changes_after(records: list[dict[str, Any]], mark: int) -> AfterSnapshot:
     return after
 
 
+BEHIND_WHERE = "a step the snapshot had not saved yet (over its per-step bound)"
+
+
+def add_behind(after: AfterSnapshot, marks: dict[str, Any] | None, mark: int) -> None:
+    """Names the snapshot keeps an older value of (its manifest's `behind`: over a step's
+    bounds, not read again yet) count as changed after it, so resume names them."""
+    from cave_tui.dataio.checkpoint import BEHIND
+
+    behind = (marks or {}).get(BEHIND)
+    for entry in behind if isinstance(behind, list) else []:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if isinstance(name, str):
+            after.changes.setdefault(name, []).insert(0, Change(mark, BEHIND_WHERE))
+
+
 def compare(
     after: AfterSnapshot,
     present: Collection[str],

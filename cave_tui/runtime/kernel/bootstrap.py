@@ -593,13 +593,14 @@ class CaveKernel:
         """Every user name as a dump keeps it (`_cave_persist.describe`), without a cap.
         A digest that hangs (the host interrupts it) ends the digests: the rest go without."""
         limit = int(data.get("digest_below") or 0)
+        skip = set(data.get("skip_digest") or ())  # held unchanged by the snapshot already
         hidden = self._user_hidden()
         rows: list[dict[str, Any]] = []
         for name in [n for n in list(self.ns) if summary.is_user_name(n, hidden)]:
             if name not in self.ns:
                 continue
             obj = self.ns[name]
-            below = 0 if id(obj) in self._undigestable else limit
+            below = 0 if name in skip or id(obj) in self._undigestable else limit
             try:
                 row = persist.describe(name, obj, self.definitions, below)
             except KeyboardInterrupt:  # never digested again while the name holds it

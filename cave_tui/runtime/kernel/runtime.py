@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import Coroutine
+from collections.abc import Collection, Coroutine
 from typing import Any, Generic, TypeVar, overload
 
 import psutil
@@ -385,9 +385,13 @@ class IPyKernelRuntime(Runtime):
         rows = await self._call(self._namespace.summary(self.descriptions(), limit=None))
         return self.without_automatic_types(rows)
 
-    async def persistable(self, digest_below: int = 0) -> list[Persistable]:
+    async def persistable(
+        self, digest_below: int = 0, skip_digest: Collection[str] = ()
+    ) -> list[Persistable]:
         """Every user name as a dump keeps it, listed in the kernel in one round trip."""
-        rows = await self._call(self._namespace.persistable(self.descriptions(), digest_below))
+        rows = await self._call(
+            self._namespace.persistable(self.descriptions(), digest_below, skip_digest)
+        )
         automatic = self.automatic_types()
         return [row for row in rows if row.name not in automatic]
 
