@@ -64,7 +64,7 @@ class SnapshotBounds:
 
     def describe(self) -> str:
         parts = [f"{self.names:,} names" if self.names is not None else ""]
-        parts.append(f"{self.bytes / 1e6:,.0f} MB" if self.bytes is not None else "")
+        parts.append(f"{self.bytes / (1 << 20):,.0f} MiB" if self.bytes is not None else "")
         return " and ".join(p for p in parts if p) or "none"
 
 

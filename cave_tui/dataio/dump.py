@@ -168,11 +168,29 @@ async def _fetch_batch(runtime: Any, items: list[tuple[int, Any]]) -> list[tuple
     except Exception:  # the batch as a whole failed (a kernel gone…): each says why
         return [(key, item, await _retrieve(runtime, item)) for key, item in items]
     out = []
+    kept: list[tuple[int, Any, Any]] = []  # refused, to be pickled where they live
+    pickle_many = getattr(runtime, "retrieve_pickled_many", None)
     for (key, item), one in zip(items, got, strict=True):
-        if one.error is not None and not isinstance(one.error, KeyError):
+        if getattr(one.error, "pickle_in_kernel", False) and pickle_many is not None:
+            kept.append((key, item, _outcome(one.error, None)))
+        elif one.error is not None and not isinstance(one.error, KeyError):
             out.append((key, item, await _retrieve(runtime, item)))  # refused: `_retrieve`'s way
         else:
             out.append((key, item, _outcome(one.error, one.value)))
+    if kept and pickle_many is not None:  # one round trip for all of them, not two each
+        try:
+            pickles = await pickle_many([item.name for _, item, _ in kept])
+        except Exception as exc:
+            pickles = [exc] * len(kept)
+        for (key, item, refused), made in zip(kept, pickles, strict=True):
+            if isinstance(made, KeyError):
+                out.append((key, item, _GONE))
+            elif isinstance(made, Exception):
+                why = f"{refused.reason}; the kernel could not pickle it either: {made}"
+                out.append((key, item, _Refused(why)))
+            else:
+                out.append((key, item, made))
+        out.sort(key=lambda got: got[0])
     return out
 
 

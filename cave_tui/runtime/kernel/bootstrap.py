@@ -629,6 +629,26 @@ class CaveKernel:
         info = {"type_name": transport.describe_type(value), "module": kind.__module__}
         return info, [sink.getbuffer()]
 
+    def op_pickle_many(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """`op_pickle` for many names in one message (a snapshot's values the kernel keeps
+        to itself), at most `total` bytes in all: per name its reply, with `nbuf`."""
+        items: list[dict[str, Any]] = []
+        out: list[Any] = []
+        left = int(data["total"])
+        for name in data["names"]:
+            request = {"name": name, "limit": max(0, min(int(data["limit"]), left))}
+            try:
+                reply = self.op_pickle(request, [])
+                extra, own = reply if reply is not None else ({}, [])
+                extra.setdefault("ok", True)
+            except Exception as exc:
+                extra, own = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}, []
+            left -= sum(memoryview(b).nbytes for b in own)
+            extra["nbuf"] = len(own)
+            items.append(extra)
+            out.extend(own)
+        return {"items": items}, out
+
     def op_delete(self, data: dict[str, Any], buffers: list[Any]) -> Any:
         name = data["name"]
         if name not in self.ns or name in self._user_hidden():

@@ -361,6 +361,20 @@ class IPyKernelRuntime(Runtime):
         value `retrieve` refuses (an instance of a class a cell wrote) is still saved."""
         return await self._call(self._exchange.pickled(name))
 
+    async def retrieve_pickled_many(self, names: list[str]) -> list[KernelPickle | Exception]:
+        """`retrieve_pickled` of each of *names* in one round trip (each its pickle or its
+        error); one name at a time from a kernel whose agent lacks the request."""
+        got = await self._call(self._exchange.pickled_many(names))
+        if got is not None:
+            return got
+        out: list[KernelPickle | Exception] = []
+        for name in names:
+            try:
+                out.append(await self.retrieve_pickled(name))
+            except Exception as exc:
+                out.append(exc)
+        return out
+
     async def retrieve_many(self, names: list[str]) -> list[Retrieved]:
         """`retrieve` of each of *names* in one round trip to the kernel, decoded on a worker
         thread; past the decode timeout (or from an older kernel agent) one name at a time."""
