@@ -608,6 +608,8 @@ class SessionRecorder:
                     self.snapshot_soon()
             completed = True
         finally:
+            if not completed:  # Ctrl+C: the snapshot in flight stops too (the turn end's
+                await asyncio.shield(self.cancel_snapshot())  # saves what it did not)
             await asyncio.shield(self.end_turn(None if completed else "cancelled"))
 
     async def run(self, task: str, render: Callable[[ev.Event], None] | None = None) -> str:

@@ -179,3 +179,42 @@ async def test_a_slow_snapshot_does_not_hold_up_the_next_step(tmp_path):
     await recorder.close()  # the exit waits for the snapshot and takes the last one whole
     manifest = json.loads((recorder.namespace_dir / "manifest.json").read_text())
     assert {e["name"] for e in manifest["variables"]} >= {"a", "b", "slow"}
+
+
+async def test_cancelling_the_turn_cancels_its_snapshot_cleanly(tmp_path):
+    """Ctrl+C on a turn (its task cancelled) stops the step's snapshot in flight: nothing of
+    it stays; the turn end's snapshot then saves the step's values."""
+    slow_pickle.RELEASE.clear()
+    slow_step = code("from tests.helpers.slow_pickle import SlowPickle\nslow = SlowPickle()\na = 1")
+    long_step = code("import time\nfor _ in range(300):\n    time.sleep(0.1)")
+    agent = scripted_agent([slow_step, long_step, "done"], display=False)
+    recorder = SessionRecorder.create(tmp_path, agent=agent, sync=False)
+    await recorder.checkpoint()  # empty: the snapshot before the turn
+    manifest = recorder.namespace_dir / "manifest.json"
+    stepped = asyncio.Event()
+
+    async def turn() -> None:
+        async for event in recorder.stream_events("slow"):
+            if event.type is ev.EventType.EXECUTION_OUTPUT:
+                stepped.set()
+
+    task = asyncio.create_task(turn())
+    try:
+        await asyncio.wait_for(stepped.wait(), 20)
+        deadline = time.monotonic() + 20
+        while not any(p.name.startswith("SlowPickle.") for p in recorder.namespace_dir.iterdir()):
+            assert time.monotonic() < deadline, "the step's snapshot wrote nothing"
+            await asyncio.sleep(0.01)  # the class is written; `slow`, next in the batch, waits
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    finally:
+        slow_pickle.RELEASE.set()
+    await recorder.settle()  # the turn end's snapshot
+    # The step's snapshot was cancelled (no record, nothing committed): the turn end's
+    # wrote the step's values. Not cancelled, it would have written them itself.
+    snapshots = [r for r in read_session(recorder.dir).records if r["type"] == "snapshot"]
+    assert [sorted(r["written"]) for r in snapshots] == [[], ["SlowPickle", "a", "slow"]]
+    saved = {e["name"] for e in json.loads(manifest.read_text())["variables"]}
+    assert saved == {"SlowPickle", "a", "slow"}
+    await recorder.close()
