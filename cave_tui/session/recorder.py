@@ -103,6 +103,7 @@ class SessionRecorder:
         self._lock = asyncio.Lock()
         self._snapshot: asyncio.Task[None] | None = None  # the background snapshot in flight
         self._again: bool | None = None  # a request meanwhile: run once more (True: full)
+        self._asked_step: int | None = None  # the step of the last request not yet taken
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -452,6 +453,7 @@ class SessionRecorder:
         runs at a time: requests made meanwhile run as one more after it."""
         if self.runtime is None or self._closed:
             return
+        self._asked_step = self.step
         if self._snapshot is not None and not self._snapshot.done():
             self._again = full or bool(self._again)
             return
@@ -516,6 +518,9 @@ class SessionRecorder:
         async with self._lock:
             dirty = set(self._dirty)
             self._dirty.clear()
+            # The step that asked for it (the turn goes on while a background one runs).
+            step = self.step if self._asked_step is None else self._asked_step
+            self._asked_step = None
             try:
                 result = await checkpoint_namespace(
                     self.runtime,
@@ -538,7 +543,7 @@ class SessionRecorder:
                 self._warn(f"namespace snapshot failed: {detail}")
                 self.record({"type": "notice", "turn": self.turn, "content": str(exc)})
                 failed = {"type": RecordType.SNAPSHOT_FAILED.value, "turn": self.turn}
-                self.record({**failed, "step": self.step, "reason": detail}, sync=True)
+                self.record({**failed, "step": step, "reason": detail}, sync=True)
                 return None
             self._dirty.update(result.deferred)  # over the bounds: the next one reads them
             kept = {(e["name"], e["file"]) for e in result.saved}
@@ -548,7 +553,7 @@ class SessionRecorder:
                 {
                     "type": "snapshot",
                     "turn": self.turn,
-                    "step": self.step,
+                    "step": step,
                     "variables": len(result.saved),
                     "bytes": result.bytes,
                     "definitions": [d["name"] for d in result.definitions],
