@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -150,6 +150,7 @@ async def checkpoint_namespace(
     marks: dict[str, Any] | None = None,
     bounds: SnapshotBounds = UNBOUNDED,
     trust_reports: bool = False,
+    late_marks: Callable[[], dict[str, Any]] | None = None,
 ) -> DumpResult:
     """Bring the dump in *directory* up to date with the namespace, writing only what changed.
 
@@ -157,7 +158,8 @@ async def checkpoint_namespace(
     values under *resave_below* bytes are compared by content instead (see `_unchanged`).
     *carry* entries (pickles a resume was not trusted to load) stay listed, with their
     files, while their names are not bound again. A crash leaves the previous checkpoint
-    complete. *marks* are written into the manifest too (a session snapshot's `log_seq`).
+    complete. *marks* are written into the manifest too (a session snapshot's `log_seq`),
+    and *late_marks*(), asked once every value is read (its `read_seq`).
     At most *bounds* of values are read; the others are in `result.deferred` (values
     deferred by the last snapshot go first), each listed in the manifest with why.
     With *trust_reports* (and *changed* given), a value the snapshot holds that was not
@@ -249,6 +251,8 @@ async def checkpoint_namespace(
     # Before the manifest: the cleanup below removes every file the manifest does not list.
     result.saved += _carried(carry, plan, result, folder)
     result.given = given_of(runtime, result.saved)
+    if late_marks is not None:
+        result.marks.update(late_marks())
     commit = asyncio.ensure_future(
         asyncio.to_thread(atomic_write_text, folder / MANIFEST, _manifest(result), sync=sync)
     )

@@ -30,7 +30,7 @@ from typing import Any
 from cave_tui.agent import events as ev
 from cave_tui.dataio.checkpoint import UNBOUNDED, SnapshotBounds
 from cave_tui.session.log import EventLog
-from cave_tui.session.records import SNAPSHOT_SEQ, RecordType
+from cave_tui.session.records import SNAPSHOT_READ_SEQ, SNAPSHOT_SEQ, RecordType
 from cave_tui.session.store import (
     EVENTS,
     NAMESPACE,
@@ -533,6 +533,7 @@ class SessionRecorder:
                     marks={SNAPSHOT_SEQ: self.log.seq},
                     bounds=bounds,
                     trust_reports=quick,
+                    late_marks=lambda: {SNAPSHOT_READ_SEQ: self.log.seq},
                 )
             except asyncio.CancelledError:
                 self._dirty |= dirty  # the next snapshot saves them
@@ -613,8 +614,6 @@ class SessionRecorder:
                     self.snapshot_soon()
             completed = True
         finally:
-            if not completed:  # Ctrl+C: the snapshot in flight stops too (the turn end's
-                await asyncio.shield(self.cancel_snapshot())  # saves what it did not)
             await asyncio.shield(self.end_turn(None if completed else "cancelled"))
 
     async def run(self, task: str, render: Callable[[ev.Event], None] | None = None) -> str:

@@ -28,6 +28,7 @@ from cave_tui.session.since_snapshot import (
     add_behind,
     changes_after,
     compare,
+    read_mark,
     snapshot_mark,
 )
 from cave_tui.session.store import EVENTS, NAMESPACE, SessionError, read_meta
@@ -202,7 +203,7 @@ async def resume_session(
         else:
             result.snapshot = _missing_snapshot_state(data)
         mark = snapshot_mark(data.records, marks)
-        result.after = changes_after(data.records, mark)
+        result.after = changes_after(data.records, mark, read_mark(marks))
         add_behind(result.after, marks, mark)
         if turns and turns not in ended:
             result.interrupted_turn = turns
