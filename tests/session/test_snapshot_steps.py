@@ -201,3 +201,35 @@ def test_a_change_made_while_a_background_snapshot_read_the_values_is_said_to_be
     assert (
         stale["y"].describe() == "y: not restored; turn 1 step 2 bound it after the last snapshot"
     )
+
+
+async def test_a_changed_name_over_the_bound_keeps_its_older_value_and_resume_says_so(tmp_path):
+    make = "\n".join(f"w{i} = [{i}]" for i in range(120))
+    change = "\n".join(f"w{i}.append(0)" for i in range(60))
+    agent = scripted_agent([code(change), "changed"], display=False)
+    await agent.runtime.execute(make)
+    recorder = SessionRecorder.create(
+        tmp_path, agent=agent, bounds=SnapshotBounds(names=50), sync=False
+    )
+    await recorder.checkpoint()  # every value, unbounded
+    recorder.snapshot_every = "step"
+    events = recorder.stream_events("change 60")
+    stepped = False
+    async for event in events:
+        if stepped:
+            break  # killed after the step (its snapshot asked for): no turn end
+        stepped = event.type is ev.EventType.EXECUTION_OUTPUT
+    await recorder.settle()
+    manifest = json.loads((recorder.namespace_dir / "manifest.json").read_text())
+    behind = {b["name"] for b in manifest["behind"]}
+    assert len(behind) == 10 and behind <= {f"w{i}" for i in range(60)}
+    assert {e["name"] for e in manifest["variables"]} >= behind  # the older values stand
+    recorder.close_now("terminated")
+    restored = IPythonRuntime()
+    result = await resume_session(recorder.dir, scripted_agent([], display=False), restored)
+    said = " ".join(result.differences())
+    for name in behind:
+        assert f"{name}: restored the value from before a step the snapshot had not" in said
+        assert len(await restored.retrieve(name)) == 1  # the older value, as said
+    await result.recorder.close()
+    await events.aclose()
