@@ -8,6 +8,7 @@
                                       # and read_table().to_pandas() (kernel-inject.json)
     python bench/kernel.py --decode   # retrieves with the decode worker (the default) next to
                                       # decoding in the host (decode_in_worker=False),
+                                      # and a 2,000-name session snapshot
                                       # (writes bench/results/kernel-decode.json)
 
 The frame transfers are measured against the upstream way on the same frame in the
@@ -405,10 +406,10 @@ def pickle_readers(repeat: int) -> tuple[float, float]:
     return statistics.median(times[0]), statistics.median(times[1])
 
 
-async def decode_main(quick: bool) -> None:
+async def decode_main(quick: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Round trip, 1M x 10 inject and retrieve, and a 100,000-tuple pickle retrieve, each with
     the decode worker and with decoding in the host, turn about in one kernel (target: round
-    trip and frame retrieve with the worker <= 1.2x in the host)."""
+    trip and frame retrieve with the worker <= 1.2x in the host): the rows and the raw data."""
     load_before = os.getloadavg()
     frame = make_frame()
     runtime = IPyKernelRuntime(checkpoint_bytes=0)
@@ -453,12 +454,35 @@ async def decode_main(quick: bool) -> None:
         {"metric": "machine load average (1 min) at start",
          "value": round(load_before[0], 2), "unit": ""},
     ]  # fmt: skip
-    report(
-        "kernel-decode",
-        rows,
-        {"samples": {str(b): s for b, s in samples.items()}, "load_average_before": load_before,
-         "load_average_after": os.getloadavg(), "cores": os.cpu_count()},
-    )  # fmt: skip
+    raw = {"samples": {str(b): s for b, s in samples.items()}, "load_average_before": load_before,
+           "load_average_after": os.getloadavg(), "cores": os.cpu_count()}  # fmt: skip
+    return rows, raw
+
+
+def snapshot_rows(names: int = 2000) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """A session snapshot of *names* values (bench/snapshot.py), in the kernel: a step's
+    (3 changed; target <= 1 s), the same digesting every value as before, the first one."""
+    from snapshot import snapshot_figures
+
+    figures = snapshot_figures(names)
+    step = figures["kernel_step_s"]
+    rows = [
+        {"metric": f"snapshot after a step, {names:,} names, 3 changed (kernel)",
+         "value": step, "unit": "s", "target": "<= 1.0", "ok": step <= 1.0},
+        {"metric": "  the same, every value digested (before)",
+         "value": figures["kernel_step_digest_all_s"], "unit": "s"},
+        {"metric": f"first snapshot, all {names:,} names (kernel; in the background)",
+         "value": figures["kernel_first_s"], "unit": "s", "target": "<= 1.0",
+         "ok": figures["kernel_first_s"] <= 1.0},
+    ]  # fmt: skip
+    return rows, figures
+
+
+def decode_and_snapshot(quick: bool) -> None:
+    """`--decode`: the decode figures and the 2,000-name snapshot, in one run."""
+    rows, raw = asyncio.run(decode_main(quick))
+    more, figures = snapshot_rows()
+    report("kernel-decode", rows + more, raw | {"snapshot": figures})
 
 
 if __name__ == "__main__":
@@ -469,7 +493,7 @@ if __name__ == "__main__":
     parser.add_argument("--decode", action="store_true", help="decode worker vs in the host")
     args = parser.parse_args()
     if args.decode:
-        asyncio.run(decode_main(args.quick))
+        decode_and_snapshot(args.quick)
     elif args.inject_parquet:
         asyncio.run(inject_parquet_main(args.quick))
     else:

@@ -5,6 +5,9 @@ bytes carry a digest of those bytes (computed where they live, in one listing), 
 in-place mutation the runtime did not report is still caught, and an unchanged value costs
 no write at all; bigger values are rewritten when the runtime reports them changed. New
 files get new names and the manifest, replaced atomically last, is the commit point.
+A `SnapshotBounds` caps the values one snapshot reads (names and bytes); the rest are
+`deferred`: listed in the manifest (skipped as DEFERRED, or under `behind` when an older
+value stands) and read first by the next snapshot.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import asyncio
 import contextlib
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +42,34 @@ from cave_tui.dataio.save import EXTENSIONS
 from cave_tui.runtime.provenance import DefinitionOrigin
 
 STEP_DIGEST_BELOW = 1 << 20  # after a step: digests of the small values only (cheap)
+SNAPSHOT_NAMES = 1000  # values one per-step snapshot reads at most (the rest: the next one)
+SNAPSHOT_BYTES = 128 << 20  # bytes of values one per-step snapshot reads at most
+BEHIND = "behind"  # manifest key: [{"name", "reason"}], an older value stands for a newer one
+
+
+@dataclass(frozen=True)
+class SnapshotBounds:
+    """How much one snapshot reads: at most `names` values and `bytes` of them (None: no
+    bound). A value of unknown size counts as `STEP_DIGEST_BELOW`; one value always fits."""
+
+    names: int | None = SNAPSHOT_NAMES
+    bytes: int | None = SNAPSHOT_BYTES
+
+    def admits(self, count: int, weight: int, size: int) -> bool:
+        """Whether one more value of *size* fits after *count* values of *weight* bytes."""
+        if count == 0:
+            return True
+        if self.names is not None and count >= self.names:
+            return False
+        return self.bytes is None or weight + size <= self.bytes
+
+    def describe(self) -> str:
+        parts = [f"{self.names:,} names" if self.names is not None else ""]
+        parts.append(f"{self.bytes / (1 << 20):,.0f} MiB" if self.bytes is not None else "")
+        return " and ".join(p for p in parts if p) or "none"
+
+
+UNBOUNDED = SnapshotBounds(None, None)
 # What `_Writer` names a snapshot's file (`df.3.parquet`): one a killed snapshot left is removed.
 _SNAPSHOT_FILE = re.compile(
     r"^[^\W\d]\w*\.[0-9]+(?:"
@@ -81,6 +113,38 @@ def _carried(
     return files, sources
 
 
+def _deferred_names(manifest: dict[str, Any]) -> set[str]:
+    """The names a snapshot's *manifest* left for the next one (not read, or behind)."""
+    from cave_tui.dataio.plan import SkipCause
+
+    names = {
+        str(s.get("name"))
+        for s in manifest.get("skipped", [])
+        if s.get("cause") == SkipCause.DEFERRED.value
+    }
+    return names | {str(b.get("name")) for b in manifest.get(BEHIND) or [] if isinstance(b, dict)}
+
+
+def _within(
+    items: list[tuple[int, Any]], bounds: SnapshotBounds, first: set[str]
+) -> tuple[list[tuple[int, Any]], list[tuple[int, Any]]]:
+    """*items* split into those *bounds* admit and those deferred; names in *first*
+    (deferred last time) are admitted first, so nothing waits forever."""
+    ordered = sorted(items, key=lambda pair: pair[1].name not in first)
+    taken: list[tuple[int, Any]] = []
+    deferred: list[tuple[int, Any]] = []
+    weight = 0
+    for pair in ordered:
+        size = pair[1].size if pair[1].size is not None else STEP_DIGEST_BELOW
+        if not deferred and bounds.admits(len(taken), weight, size):
+            taken.append(pair)
+            weight += size
+        else:
+            deferred.append(pair)
+    taken.sort(key=lambda pair: pair[0])
+    return taken, deferred
+
+
 async def checkpoint_namespace(
     runtime: Any,
     directory: str | Path,
@@ -90,6 +154,9 @@ async def checkpoint_namespace(
     sync: bool = True,
     carry: Iterable[dict[str, Any]] = (),
     marks: dict[str, Any] | None = None,
+    bounds: SnapshotBounds = UNBOUNDED,
+    trust_reports: bool = False,
+    late_marks: Callable[[], dict[str, Any]] | None = None,
 ) -> DumpResult:
     """Bring the dump in *directory* up to date with the namespace, writing only what changed.
 
@@ -98,9 +165,14 @@ async def checkpoint_namespace(
     *carry* entries (pickles and definitions a resume was not trusted to load) stay
     listed, with their files, while their names are not bound again. A crash leaves the
     previous checkpoint complete. *marks* are written into the manifest too (a session
-    snapshot's `log_seq`).
+    snapshot's `log_seq`), and *late_marks*(), asked once every value is read (its `read_seq`).
+    At most *bounds* of values are read; the others are in `result.deferred` (values
+    deferred by the last snapshot go first), each listed in the manifest with why.
+    With *trust_reports* (and *changed* given), a value the snapshot holds that was not
+    reported changed is not looked at, not even digested: a step's snapshot costs what
+    the step changed (an unreported in-place change waits for the next one without it).
     """
-    from cave_tui.dataio.plan import SkipCause, plan_dump
+    from cave_tui.dataio.plan import SkipCause, plan_dump, skip_entry
 
     started = time.perf_counter()
     folder = Path(directory).expanduser().absolute()
@@ -117,7 +189,10 @@ async def checkpoint_namespace(
         if s.get("cause") == SkipCause.NOT_RETRIEVED.value
     }
     changed_set = None if changed is None else set(changed)
-    plan = await plan_dump(runtime, resave_below)
+    skip: set[str] = set()
+    if trust_reports and changed_set is not None:
+        skip = set(old) - changed_set - _deferred_names(previous)
+    plan = await plan_dump(runtime, resave_below, skip)
     result = DumpResult(folder, modules=plan.modules, skipped=plan.skipped, marks=dict(marks or {}))
     result.definitions, result.provenance = plan.definitions, plan.provenance
     writer = _Writer(folder, sync, write_limit(runtime))
@@ -133,6 +208,16 @@ async def checkpoint_namespace(
             result.skipped.append(last)  # refused last time, and unchanged since
             continue
         to_fetch.append((i, item))
+    to_fetch, deferred = _within(to_fetch, bounds, _deferred_names(previous))
+    for _, item in deferred:
+        result.deferred.append(item.name)
+        prev = old.get(item.name)
+        why = f"not read yet: over the snapshot's bound of {bounds.describe()} per step"
+        if prev is not None and (folder / prev["file"]).exists():
+            entries[item.name] = prev  # the older value stands until the next snapshot
+            result.marks.setdefault(BEHIND, []).append({"name": item.name, "reason": why})
+        else:
+            result.skipped.append(skip_entry(item.name, item.type_name, SkipCause.DEFERRED, why))
     try:
         async for i, item, obj in _retrieve_all(runtime, to_fetch):
             prev = old.get(item.name)
@@ -147,11 +232,8 @@ async def checkpoint_namespace(
                 await writer.add(i, obj, item.name, f"{item.name}.{version}", item.size)
             del obj
         outcomes = await writer.finish()
-    except BaseException as exc:
-        writer.abort()
-        for path in writer.files:
-            with contextlib.suppress(OSError):
-                path.unlink()
+    except BaseException as exc:  # cancelled too: the files of this one go, the last stands
+        await writer.discard()
         if not isinstance(exc, OSError):
             raise
         raise DataIOError(
@@ -177,8 +259,16 @@ async def checkpoint_namespace(
     result.saved += files
     result.definitions += sources
     result.given = given_of(runtime, result.saved)
+    if late_marks is not None:
+        result.marks.update(late_marks())
+    commit = asyncio.ensure_future(
+        asyncio.to_thread(atomic_write_text, folder / MANIFEST, _manifest(result), sync=sync)
+    )
     try:
-        await asyncio.to_thread(atomic_write_text, folder / MANIFEST, _manifest(result), sync=sync)
+        try:
+            await asyncio.shield(commit)
+        except asyncio.CancelledError:  # too late: the commit, once begun, completes
+            await commit
     except OSError as exc:
         raise DataIOError(
             describe_os_error(exc, "write", folder / MANIFEST) + "; the last snapshot is intact",

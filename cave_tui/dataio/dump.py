@@ -28,7 +28,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from cave_tui.dataio.atomic import fsync_many, fsync_path
 from cave_tui.dataio.errors import DataIOError, TrustRequiredError, describe_os_error
@@ -43,11 +43,12 @@ from cave_tui.dataio.staging import (
     remove_stale,
 )
 from cave_tui.runtime.provenance import DefinitionOrigin, Provenance
-from cave_tui.runtime.watched import HUNG, TookTooLong, run_watched
+from cave_tui.runtime.watched import GRACE, HUNG, TookTooLong, run_watched
 
 if TYPE_CHECKING:  # the manifest schema needs pydantic: imported only when a dump is read
     from cave_tui.dataio.manifest import CheckedFile, Manifest, Restore
 
+T = TypeVar("T")
 MANIFEST = "manifest.json"
 DUMP_FORMAT = "cave-dump"
 DUMP_VERSION = 2  # 2: `definitions` (functions and classes kept as source)
@@ -65,6 +66,7 @@ class DumpResult:
     definitions: list[dict[str, Any]] = field(default_factory=list)  # {"name", "source", …}
     written: list[str] = field(default_factory=list)  # names (re)written by this call
     given: list[str] = field(default_factory=list)  # of the saved names, those the user gave
+    deferred: list[str] = field(default_factory=list)  # not read: over a snapshot's bounds
     seconds: float = 0.0
     marks: dict[str, Any] = field(default_factory=dict)  # more manifest keys (a snapshot's log_seq)
     provenance: Provenance = Provenance.IN_PROCESS  # where the runtime that wrote it runs cells
@@ -168,11 +170,29 @@ async def _fetch_batch(runtime: Any, items: list[tuple[int, Any]]) -> list[tuple
     except Exception:  # the batch as a whole failed (a kernel gone…): each says why
         return [(key, item, await _retrieve(runtime, item)) for key, item in items]
     out = []
+    kept: list[tuple[int, Any, Any]] = []  # refused, to be pickled where they live
+    pickle_many = getattr(runtime, "retrieve_pickled_many", None)
     for (key, item), one in zip(items, got, strict=True):
-        if one.error is not None and not isinstance(one.error, KeyError):
+        if getattr(one.error, "pickle_in_kernel", False) and pickle_many is not None:
+            kept.append((key, item, _outcome(one.error, None)))
+        elif one.error is not None and not isinstance(one.error, KeyError):
             out.append((key, item, await _retrieve(runtime, item)))  # refused: `_retrieve`'s way
         else:
             out.append((key, item, _outcome(one.error, one.value)))
+    if kept and pickle_many is not None:  # one round trip for all of them, not two each
+        try:
+            pickles = await pickle_many([item.name for _, item, _ in kept])
+        except Exception as exc:
+            pickles = [exc] * len(kept)
+        for (key, item, refused), made in zip(kept, pickles, strict=True):
+            if isinstance(made, KeyError):
+                out.append((key, item, _GONE))
+            elif isinstance(made, Exception):
+                why = f"{refused.reason}; the kernel could not pickle it either: {made}"
+                out.append((key, item, _Refused(why)))
+            else:
+                out.append((key, item, made))
+        out.sort(key=lambda got: got[0])
     return out
 
 
@@ -399,14 +419,30 @@ class _Writer:
         self._batch: list[tuple[int, Any, str, str]] = []
         self._batch_bytes = 0
         self._outcomes: list[_Outcome] = []
+        self._stems: list[str] = []  # every value handed over, written or not yet
+        self._stop = threading.Event()  # set by `abort`: a batch writes no more
+        self._running: threading.Event | None = None  # set once the current write returned
 
     @property
     def files(self) -> list[Path]:
         """The files written so far (to remove when the write as a whole fails)."""
         return [self.folder / o.entry["file"] for o in self._outcomes if o.entry is not None]
 
+    def _tracked(self, fn: Callable[[], T]) -> Callable[[], T]:
+        """*fn*, noting when it returns (`stop` waits for that)."""
+        finished = self._running = threading.Event()
+
+        def run() -> T:
+            try:
+                return fn()
+            finally:
+                finished.set()
+
+        return run
+
     async def add(self, key: int, obj: Any, name: str, stem: str, size: int | None) -> None:
         """Write *obj* (now, or with the next batch when its pickle is *size* < SMALL_WRITE)."""
+        self._stems.append(stem)
         if obj in HUNG:
             self._outcomes.append(_Outcome(key, None, HUNG_BEFORE))
             return
@@ -421,7 +457,7 @@ class _Writer:
             return
         try:
             entry, follower = await run_watched(
-                lambda: _write_entry(obj, name, self.folder, stem),
+                self._tracked(lambda: _write_entry(obj, name, self.folder, stem)),
                 limit=self.limit,
                 progress=lambda: self._written(stem),
                 name="cave-dump-write",
@@ -461,10 +497,10 @@ class _Writer:
         the reason) and the rest of the batch is written after it."""
         while batch:
             out: list[_Outcome] = []
-            stop = threading.Event()  # an abandoned batch that wakes up writes no more
+            stop = self._stop = threading.Event()  # an abandoned batch that wakes writes no more
             try:
                 await run_watched(
-                    functools.partial(_write_batch, batch, self.folder, out, stop),
+                    self._tracked(functools.partial(_write_batch, batch, self.folder, out, stop)),
                     limit=self.limit,
                     progress=out.__len__,
                     name="cave-dump-batch",
@@ -499,7 +535,20 @@ class _Writer:
 
     def abort(self) -> None:
         """Stop after a failure: no new work; the caller removes `files`."""
+        self._stop.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+    async def discard(self, grace: float = GRACE) -> None:
+        """Stop (`abort`), give the write under way up to *grace* seconds to return (it was
+        interrupted), and remove every file of every value handed over: a cancelled
+        snapshot leaves nothing of itself (what a write stuck longer leaves, the next
+        snapshot removes)."""
+        self.abort()
+        running = self._running
+        if running is not None and not running.is_set():
+            await asyncio.to_thread(running.wait, grace)
+        for stem in self._stems:
+            self._remove(stem)
 
 
 def _manifest(result: DumpResult) -> str:

@@ -11,6 +11,8 @@ saved, whatever it holds: the manifest's schema would refuse the whole dump on l
 from __future__ import annotations
 
 import enum
+import inspect
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +31,7 @@ class SkipCause(enum.Enum):
     NAME = "name"  # a name no dump binds again (a builtin's, one the agent reserves…)
     UNSAVEABLE = "unsaveable"  # no format keeps it (a generator, an open socket…)
     NOT_RETRIEVED = "not_retrieved"  # the runtime would not hand it over (kernel safety)
+    DEFERRED = "deferred"  # over a snapshot's per-step bound: the next snapshot saves it
 
 
 @dataclass
@@ -47,23 +50,32 @@ def skip_entry(name: str, type_name: str, cause: SkipCause, reason: str) -> dict
     return {"name": name, "type": type_name, "reason": reason, "cause": cause.value}
 
 
-async def persistable(runtime: Any, digest_below: int = 0) -> list[Persistable]:
-    """`runtime.persistable()`, or a listing built from its summary for a runtime without it."""
+async def persistable(
+    runtime: Any, digest_below: int = 0, skip_digest: Collection[str] = ()
+) -> list[Persistable]:
+    """`runtime.persistable()`, or a listing built from its summary for a runtime without it.
+    Names in *skip_digest* get no digest (from a runtime that takes the argument)."""
     method = getattr(runtime, "persistable", None)
     if method is not None:
-        rows: list[Persistable] = await method(digest_below)
+        takes = skip_digest and "skip_digest" in inspect.signature(method).parameters
+        rows: list[Persistable] = await (
+            method(digest_below, skip_digest=skip_digest) if takes else method(digest_below)
+        )
         return rows
     listing = getattr(runtime, "namespace_listing", None) or runtime.namespace_summary
     return persistable_from_rows(await listing())
 
 
-async def plan_dump(runtime: Any, digest_below: int = 0) -> DumpPlan:
-    """Every user name of *runtime*, sorted by how a dump keeps it."""
+async def plan_dump(
+    runtime: Any, digest_below: int = 0, skip_digest: Collection[str] = ()
+) -> DumpPlan:
+    """Every user name of *runtime*, sorted by how a dump keeps it (*skip_digest*: see
+    `persistable`)."""
     injected = runtime.injected
     describe = getattr(runtime, "descriptions", None)
     plan = DumpPlan(descriptions=dict(describe()) if callable(describe) else {})
     sources = []
-    for item in await persistable(runtime, digest_below):
+    for item in await persistable(runtime, digest_below, skip_digest):
         host = isinstance(injected.get(item.name), Function | Type)
         why = unloadable_name(item.name)  # a dump must load back: not even as source
         if why is not None and not host:  # (the host binds its own, reserved names too)

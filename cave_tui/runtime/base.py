@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
@@ -444,11 +444,14 @@ class Runtime(ABC):
         """
         return await self.namespace_summary()
 
-    async def persistable(self, digest_below: int = 0) -> list[Persistable]:
+    async def persistable(
+        self, digest_below: int = 0, skip_digest: Collection[str] = ()
+    ) -> list[Persistable]:
         """Every user name as a dump or snapshot keeps it, never bounded by the display budget.
 
         Host-injected items are listed too (the dumper decides about them); values whose
-        pickle is under *digest_below* bytes carry its digest. This default is built from
+        pickle is under *digest_below* bytes carry its digest, but for names in
+        *skip_digest* (a snapshot already holds them, unchanged). This default is built from
         `namespace_listing()` (no digests, no definitions); the runtimes override it.
         """
         return persistable_from_rows(self.without_automatic_types(await self.namespace_listing()))

@@ -23,7 +23,7 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any
@@ -373,11 +373,14 @@ class IPythonRuntime(Runtime):
                 rows.append(bare_row(name, self._ns.get(name), descriptions.get(name, "")))
         return rows
 
-    async def persistable(self, digest_below: int = 0) -> list[persist.Persistable]:
+    async def persistable(
+        self, digest_below: int = 0, skip_digest: Collection[str] = ()
+    ) -> list[persist.Persistable]:
         hidden = (self._hidden - set(self._injected)) | self.automatic_types()
         names = user_names(self._ns, hidden, self.descriptions())
         # On a watched thread: pickling for the digests may run the objects' own code.
-        return await asyncio.to_thread(self._watched_persistable, names, digest_below)
+        skip = frozenset(skip_digest)
+        return await asyncio.to_thread(self._watched_persistable, names, digest_below, skip)
 
     def _watched_summary(
         self, hidden: set[str], descriptions: dict[str, str], limit: int | None = 10_000
@@ -400,7 +403,7 @@ class IPythonRuntime(Runtime):
         return list(rows)
 
     def _watched_persistable(
-        self, names: list[str], digest_below: int
+        self, names: list[str], digest_below: int, skip: frozenset[str] = frozenset()
     ) -> list[persist.Persistable]:
         """`persist.persistable` bounded like the summary: a digest whose pickling runs a
         model-written `__getstate__` that hangs is stopped (the value goes without a digest,
@@ -412,7 +415,7 @@ class IPythonRuntime(Runtime):
             for name in names:
                 mark(name)
                 obj = self._ns.get(name)
-                below = 0 if obj in HUNG_DIGESTS else digest_below
+                below = 0 if name in skip or obj in HUNG_DIGESTS else digest_below
                 started = time.monotonic()
                 found = persist.persistable(self._ns, [name], self._definitions, below)
                 rows.extend(found)

@@ -7,7 +7,10 @@ host's injections, loads and retrievals. Each record is flushed as it is written
 and the log is fsynced at every step boundary. Namespace snapshots need the
 runtime (async), so they are taken by `stream_events` (a drop-in wrapper of
 `agent.stream_events`) after each step and at the turn's end, or by calling
-`checkpoint()` / `end_turn()`.
+`checkpoint()` / `end_turn()`. Those of steps and turn ends run in the background
+(`snapshot_soon`: one at a time, a request meanwhile coalesced into one more, each
+bounded by `bounds`), so the turn never waits for them; `close()` waits for the one in
+flight and takes the exit snapshot whole.
 Over 400 lines: every record kind the session log holds is written here, next to the
 flush and snapshot ordering that makes a killed run resumable.
 """
@@ -25,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from cave_tui.agent import events as ev
+from cave_tui.dataio.checkpoint import UNBOUNDED, SnapshotBounds
 from cave_tui.session.log import EventLog
-from cave_tui.session.records import SNAPSHOT_SEQ, RecordType
+from cave_tui.session.records import SNAPSHOT_READ_SEQ, SNAPSHOT_SEQ, RecordType
 from cave_tui.session.store import (
     EVENTS,
     NAMESPACE,
@@ -74,10 +78,12 @@ class SessionRecorder:
         meta: dict[str, Any],
         snapshot_every: str = "step",
         sync: bool = True,
+        bounds: SnapshotBounds | None = None,
     ) -> None:
         self.dir = Path(folder)
         self.meta = meta
         self.snapshot_every = snapshot_every  # "step" | "turn"
+        self.bounds = bounds if bounds is not None else SnapshotBounds()  # per background one
         self.sync = sync
         self.log = EventLog(self.dir / EVENTS)
         self.agent: Any = None
@@ -95,6 +101,9 @@ class SessionRecorder:
         self._turn_status: str | None = None
         self._closed = False
         self._lock = asyncio.Lock()
+        self._snapshot: asyncio.Task[None] | None = None  # the background snapshot in flight
+        self._again: bool | None = None  # a request meanwhile: run once more (True: full)
+        self._asked_step: int | None = None  # the step of the last request not yet taken
 
     # -- construction --------------------------------------------------------------------
     @classmethod
@@ -439,15 +448,62 @@ class SessionRecorder:
         self._dirty.update(names)
 
     # -- snapshots and turn ends ------------------------------------------------------------
-    async def checkpoint(self, *, full: bool = False) -> Any:
+    def snapshot_soon(self, *, full: bool = False) -> None:
+        """Take a snapshot in the background, bounded by `bounds` (see `checkpoint`). One
+        runs at a time: requests made meanwhile run as one more after it."""
+        if self.runtime is None or self._closed:
+            return
+        self._asked_step = self.step
+        if self._snapshot is not None and not self._snapshot.done():
+            self._again = full or bool(self._again)
+            return
+        self._snapshot = asyncio.get_running_loop().create_task(
+            self._snapshots(full), name="cave-session-snapshot"
+        )
+
+    async def _snapshots(self, full: bool) -> None:
+        while True:
+            await self.checkpoint(full=full, bounds=self.bounds, quick=not full)
+            if self._again is None:
+                return
+            full, self._again = self._again, None
+
+    @property
+    def snapshotting(self) -> bool:
+        """Whether a background snapshot is in flight."""
+        return self._snapshot is not None and not self._snapshot.done()
+
+    async def settle(self) -> None:
+        """Wait for the background snapshot in flight, and those queued after it."""
+        while (task := self._snapshot) is not None and not task.done():
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not task.cancelled():  # this wait was cancelled, not the snapshot
+                    raise
+
+    async def cancel_snapshot(self) -> None:
+        """Stop the background snapshot in flight (and those queued): the previous one
+        stays whole, and what it did not save goes into the next."""
+        task, self._snapshot, self._again = self._snapshot, None, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def checkpoint(
+        self, *, full: bool = False, bounds: SnapshotBounds = UNBOUNDED, quick: bool = False
+    ) -> Any:
         """Snapshot the namespace into `namespace/`, writing only what changed.
 
         Small values are compared by content (a digest of their pickle, so an unseen
         in-place mutation is caught): under `STEP_DIGEST_BELOW` bytes after a step, under
         `RESAVE_BELOW` with *full* (turn ends); bigger ones are written when reported changed.
+        At most *bounds* of values are read: the others stay changed for the next one.
+        *quick* (a step's): values reported unchanged are not digested (`trust_reports`).
 
-        Returns the `DumpResult`, or None when it failed (the failure is logged and
-        reported through `warnings`/`on_warning`; the previous snapshot stays).
+        Returns the `DumpResult`, or None when it failed or was cancelled (a failure is
+        logged and reported through `warnings`/`on_warning`; the previous snapshot stays).
         """
         if self.runtime is None or self._closed:
             return None
@@ -462,6 +518,9 @@ class SessionRecorder:
         async with self._lock:
             dirty = set(self._dirty)
             self._dirty.clear()
+            # The step that asked for it (the turn goes on while a background one runs).
+            step = self.step if self._asked_step is None else self._asked_step
+            self._asked_step = None
             try:
                 result = await checkpoint_namespace(
                     self.runtime,
@@ -472,15 +531,22 @@ class SessionRecorder:
                     carry=self.held,
                     # Every record up to here is in the snapshot: resume compares the rest.
                     marks={SNAPSHOT_SEQ: self.log.seq},
+                    bounds=bounds,
+                    trust_reports=quick,
+                    late_marks=lambda: {SNAPSHOT_READ_SEQ: self.log.seq},
                 )
+            except asyncio.CancelledError:
+                self._dirty |= dirty  # the next snapshot saves them
+                raise
             except Exception as exc:  # a failed snapshot must never stop the agent's turn
                 self._dirty |= dirty
                 detail = str(exc) if isinstance(exc, DataIOError | OSError) else repr(exc)
                 self._warn(f"namespace snapshot failed: {detail}")
                 self.record({"type": "notice", "turn": self.turn, "content": str(exc)})
                 failed = {"type": RecordType.SNAPSHOT_FAILED.value, "turn": self.turn}
-                self.record({**failed, "step": self.step, "reason": detail}, sync=True)
+                self.record({**failed, "step": step, "reason": detail}, sync=True)
                 return None
+            self._dirty.update(result.deferred)  # over the bounds: the next one reads them
             kept = {_held_key(e) for e in [*result.saved, *result.definitions]}
             self.held = [e for e in self.held if _held_key(e) in kept]
             self._seal_snapshot(result.saved)
@@ -488,11 +554,12 @@ class SessionRecorder:
                 {
                     "type": "snapshot",
                     "turn": self.turn,
-                    "step": self.step,
+                    "step": step,
                     "variables": len(result.saved),
                     "bytes": result.bytes,
                     "definitions": [d["name"] for d in result.definitions],
                     "written": result.written,
+                    "deferred": result.deferred,
                     "skipped": [
                         {"name": s["name"], "reason": s["reason"], "cause": s.get("cause")}
                         for s in result.skipped
@@ -503,9 +570,15 @@ class SessionRecorder:
             return result
 
     async def end_turn(self, status: str | None = None) -> None:
-        """Close the current turn: log it, snapshot the namespace, update `meta.json`."""
+        """Close the current turn: log it, update `meta.json`, and snapshot the namespace
+        in the background (`snapshot_soon`: the turn does not wait for it)."""
+        if self._close_turn(status):
+            self.snapshot_soon(full=True)
+
+    def _close_turn(self, status: str | None) -> bool:
+        """Log the current turn's end and update `meta.json`; False if no turn was open."""
         if not self._turn_open or self._closed:
-            return
+            return False
         self._turn_open = False
         self._sync_history()
         final = status or self._turn_status or "unknown"
@@ -513,9 +586,9 @@ class SessionRecorder:
             {"type": "turn_end", "turn": self.turn, "status": final, "steps": self.step},
             sync=True,
         )
-        await self.checkpoint(full=True)
         self.meta["turns"] = self.turn
         self.write_meta()
+        return True
 
     def write_meta(self) -> None:
         self.meta["updated"] = _now_iso()
@@ -538,7 +611,7 @@ class SessionRecorder:
                     and event.type in STEP_END
                     and event.type not in TERMINAL
                 ):
-                    await self.checkpoint()
+                    self.snapshot_soon()
             completed = True
         finally:
             await asyncio.shield(self.end_turn(None if completed else "cancelled"))
@@ -559,11 +632,11 @@ class SessionRecorder:
         if self._closed:
             return
         await asyncio.to_thread(self.wait_for_hashes, 600)
-        if self._turn_open:
-            await self.end_turn("interrupted")
-        else:
+        ended = self._close_turn("interrupted")
+        if not ended:
             self._sync_history()
-            await self.checkpoint()
+        await self.settle()  # the one in flight completes; then the exit snapshot, whole
+        await self.checkpoint(full=ended)
         self._closed = True
         self.meta["status"] = status
         self.meta["turns"] = self.turn
@@ -576,6 +649,8 @@ class SessionRecorder:
         if self._closed:
             return
         self.wait_for_hashes(5)
+        if self._snapshot is not None:  # the previous snapshot stays whole
+            self._snapshot.cancel()
         self._closed = True
         with contextlib.suppress(Exception):
             self.log.append({"type": "closed", "status": status}, sync=True)

@@ -34,6 +34,9 @@ class RecordType(StrEnum):
 
 
 SNAPSHOT_SEQ = "log_seq"  # in a snapshot's manifest: the last log record it holds the effect of
+# ... and the last one logged before its values were all read: a background snapshot may
+# or may not hold the effect of the records between the two.
+SNAPSHOT_READ_SEQ = "read_seq"
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 Check = Callable[[Any], bool]
 

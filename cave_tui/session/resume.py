@@ -27,8 +27,10 @@ from cave_tui.session.since_snapshot import (
     AfterSnapshot,
     SnapshotState,
     StaleName,
+    add_behind,
     changes_after,
     compare,
+    read_mark,
     snapshot_mark,
 )
 from cave_tui.session.store import EVENTS, NAMESPACE, SessionError, read_meta
@@ -205,7 +207,9 @@ async def resume_session(
             recorder.hold(dump.held)
         else:
             result.snapshot = _missing_snapshot_state(data)
-        result.after = changes_after(data.records, snapshot_mark(data.records, marks))
+        mark = snapshot_mark(data.records, marks)
+        result.after = changes_after(data.records, mark, read_mark(marks))
+        add_behind(result.after, marks, mark)
         if turns and turns not in ended:
             result.interrupted_turn = turns
             recorder.record({"type": "turn_end", "turn": turns, "status": "interrupted"}, sync=True)

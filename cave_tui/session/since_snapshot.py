@@ -37,6 +37,7 @@ class Change:
     seq: int
     where: str  # "turn 1 step 3", "your cell 2", "the injection of sales", ...
     deleted: bool = False
+    maybe: bool = False  # ran while the snapshot read the values: it may hold the change
 
 
 @dataclass
@@ -65,6 +66,11 @@ class StaleName:
         last = self.changes[-1]
         if self.restored and last.deleted:
             return f"{self.name}: restored, but {last.where} deleted it after the last snapshot"
+        if self.restored and all(c.maybe for c in self.changes):
+            return (
+                f"{self.name}: restored a value the last snapshot read while {wheres} ran: "
+                "it may be from before or after that change"
+            )
         if self.restored:
             return (
                 f"{self.name}: restored the value from before {self.changes[0].where}; "
@@ -109,8 +115,19 @@ def snapshot_mark(records: list[dict[str, Any]], marks: dict[str, Any] | None) -
     return int(logged[-1].get("seq") or 0) if logged else 0
 
 
-def changes_after(records: list[dict[str, Any]], mark: int) -> AfterSnapshot:
-    """What the records after seq *mark* say cells, injections and loads did to names."""
+def read_mark(marks: dict[str, Any] | None) -> int | None:
+    """The seq logged before the restored snapshot's values were all read (None: not kept)."""
+    from cave_tui.session.records import SNAPSHOT_READ_SEQ
+
+    mark = (marks or {}).get(SNAPSHOT_READ_SEQ)
+    return mark if type(mark) is int else None
+
+
+def changes_after(
+    records: list[dict[str, Any]], mark: int, read: int | None = None
+) -> AfterSnapshot:
+    """What the records after seq *mark* say cells, injections and loads did to names;
+    those up to seq *read* ran while the snapshot read the values (`Change.maybe`)."""
     after = AfterSnapshot()
     for record in records:
         seq = record.get("seq")
@@ -135,9 +152,25 @@ def changes_after(records: list[dict[str, Any]], mark: int) -> AfterSnapshot:
             continue
         else:
             continue
+        maybe = read is not None and seq <= read
         for name, deleted in found:
-            after.changes.setdefault(name, []).append(Change(seq, where, deleted))
+            after.changes.setdefault(name, []).append(Change(seq, where, deleted, maybe))
     return after
+
+
+BEHIND_WHERE = "a step the snapshot had not saved yet (over its per-step bound)"
+
+
+def add_behind(after: AfterSnapshot, marks: dict[str, Any] | None, mark: int) -> None:
+    """Names the snapshot keeps an older value of (its manifest's `behind`: over a step's
+    bounds, not read again yet) count as changed after it, so resume names them."""
+    from cave_tui.dataio.checkpoint import BEHIND
+
+    behind = (marks or {}).get(BEHIND)
+    for entry in behind if isinstance(behind, list) else []:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if isinstance(name, str):
+            after.changes.setdefault(name, []).insert(0, Change(mark, BEHIND_WHERE))
 
 
 def compare(

@@ -88,3 +88,30 @@ async def test_the_kernel_pickles_what_cannot_come_back_and_trust_loads_it_there
     await kernel.reset()
     with pytest.raises(DataIOError, match="does not match its sha256"):
         await load_dump(kernel, target, trust=True)
+
+
+async def test_a_snapshot_pickles_the_values_the_kernel_keeps_in_one_round_trip(
+    kernel, tmp_path, monkeypatch
+):
+    """200 instances of a cell's class: one `pickle_many` request, not one (or two) each."""
+    from cave_tui.dataio.checkpoint import checkpoint_namespace
+    from cave_tui.runtime.kernel.supervisor import KernelSupervisor
+
+    await kernel.reset()
+    cell = "class Cell:\n    def __init__(self, x):\n        self.x = x\n"
+    cell += "\n".join(f"c{i} = Cell({i})" for i in range(200))
+    assert (await kernel.execute(cell)).success
+    asked: list[str] = []
+    bounded = KernelSupervisor.bounded_request
+
+    async def counted(self, op, *args, **kwargs):
+        asked.append(op)
+        return await bounded(self, op, *args, **kwargs)
+
+    monkeypatch.setattr(KernelSupervisor, "bounded_request", counted)
+    result = await checkpoint_namespace(kernel, tmp_path / "snap", sync=False)
+    cells = [e for e in result.saved if e["name"][0] == "c" and e["name"][1:].isdigit()]
+    assert len(cells) == 200 and not result.skipped
+    assert {e["format"] for e in cells} == {"dill"}
+    assert asked.count("pickle_many") == 1 and "pickle" not in asked
+    assert asked.count("retrieve") == 0

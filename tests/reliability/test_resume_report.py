@@ -52,9 +52,15 @@ def test_kill_9_between_a_steps_output_and_its_snapshot_is_said_on_resume(tmp_pa
         "import time\nclass Slow:\n    def __reduce__(self):\n        time.sleep(60)\n"
         "        return (int, ())\n"
     )
+    # Snapshots run in the background: step 2 starts once step 1's is logged (committed),
+    # so that one holds x = 1, as the rest of this test says.
+    logged = (
+        "import glob\nwhile not any('\"snapshot\"' in open(p).read() "
+        "for p in glob.glob('s/*/events.jsonl')):\n    time.sleep(0.05)\n"
+    )
     replies = [
         code("x = 1\nprint('x is', x)"),
-        code(f"{slow}x = 2\ny = 5\nslow = Slow()\nprint('x is', x)"),
+        code(f"{slow}{logged}x = 2\ny = 5\nslow = Slow()\nprint('x is', x)"),
         "never reached",
     ]
     model = script(tmp_path / "first.yaml", replies)

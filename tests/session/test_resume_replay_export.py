@@ -58,6 +58,7 @@ async def test_resume_after_a_crash_mid_turn_keeps_completed_steps(tmp_path):
     async for event in events:
         if event.type.value == "step" and event.step == 3:
             break  # the process "dies" here, during step 3: no turn end, no close
+    await recorder.settle()  # the snapshots of steps 1 and 2 (in the background) had time
     recorder._closed = True  # dead processes write nothing more…
     recorder.log._f.close()  # …and the OS closes (and unlocks) the log
     fresh = scripted_agent([])

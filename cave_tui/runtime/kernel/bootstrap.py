@@ -593,13 +593,14 @@ class CaveKernel:
         """Every user name as a dump keeps it (`_cave_persist.describe`), without a cap.
         A digest that hangs (the host interrupts it) ends the digests: the rest go without."""
         limit = int(data.get("digest_below") or 0)
+        skip = set(data.get("skip_digest") or ())  # held unchanged by the snapshot already
         hidden = self._user_hidden()
         rows: list[dict[str, Any]] = []
         for name in [n for n in list(self.ns) if summary.is_user_name(n, hidden)]:
             if name not in self.ns:
                 continue
             obj = self.ns[name]
-            below = 0 if id(obj) in self._undigestable else limit
+            below = 0 if name in skip or id(obj) in self._undigestable else limit
             try:
                 row = persist.describe(name, obj, self.definitions, below)
             except KeyboardInterrupt:  # never digested again while the name holds it
@@ -627,6 +628,26 @@ class CaveKernel:
         kind = type(value)
         info = {"type_name": transport.describe_type(value), "module": kind.__module__}
         return info, [sink.getbuffer()]
+
+    def op_pickle_many(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """`op_pickle` for many names in one message (a snapshot's values the kernel keeps
+        to itself), at most `total` bytes in all: per name its reply, with `nbuf`."""
+        items: list[dict[str, Any]] = []
+        out: list[Any] = []
+        left = int(data["total"])
+        for name in data["names"]:
+            request = {"name": name, "limit": max(0, min(int(data["limit"]), left))}
+            try:
+                reply = self.op_pickle(request, [])
+                extra, own = reply if reply is not None else ({}, [])
+                extra.setdefault("ok", True)
+            except Exception as exc:
+                extra, own = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}, []
+            left -= sum(memoryview(b).nbytes for b in own)
+            extra["nbuf"] = len(own)
+            items.append(extra)
+            out.extend(own)
+        return {"items": items}, out
 
     def op_delete(self, data: dict[str, Any], buffers: list[Any]) -> Any:
         name = data["name"]

@@ -185,6 +185,55 @@ class ValueExchange:
             str(data.get("module") or "")[:200],
         )
 
+    async def pickled_many(self, names: list[str]) -> list[KernelPickle | Exception] | None:
+        """`pickled` of each of *names* in one request (at most `decode_limit` bytes in
+        all), each a `KernelPickle` or the error; None when the kernel's agent lacks the
+        request or the request hung (then one name at a time)."""
+        sup = self._sup
+        limit = sup.settings.decode_limit
+        what = f"pickling {len(names)} values for a snapshot"
+        timeout = sup.checkpoint_timeout()
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            reply = await sup.bounded_request(
+                "pickle_many",
+                {"names": names, "limit": limit, "total": limit},
+                what=what,
+                timeout=timeout,
+                hung=f"was restarted: {what} took over {timeout:g}s and ignored the "
+                "interrupt (a __reduce__ that hangs?)",
+            )
+        if reply is None:
+            return None
+        data, buffers = reply["data"], reply["buffers"]
+        items = data.get("items")
+        if not data.get("ok") or not isinstance(items, list) or len(items) != len(names):
+            return None
+        out: list[KernelPickle | Exception] = []
+        at = 0
+        for item in items:
+            item = item if isinstance(item, dict) else {}
+            count = int(item.get("nbuf") or 0)
+            own, at = buffers[at : at + count], at + count
+            if not item.get("ok"):
+                if item.get("error_type") == "KeyError":
+                    out.append(KeyError(str(item.get("error"))))
+                else:
+                    error = f"the kernel could not pickle it: {item.get('error')}"
+                    out.append(TransferError(error))
+            elif len(own) != 1 or memoryview(own[0]).nbytes > limit:
+                out.append(TransferError("the kernel's pickle is malformed or over the limit"))
+            else:
+                out.append(
+                    KernelPickle(
+                        Pickled(bytes(own[0]), "dill"),
+                        str(item.get("type_name") or "object")[:200],
+                        str(item.get("module") or "")[:200],
+                    )
+                )
+        return out
+
     async def fetch_many(self, names: list[str]) -> list[dict[str, Any]] | None:
         """The kernel's encodings of *names* in one request, each as `fetch` returns it but
         with `ok` False instead of an exception; None from a kernel whose agent lacks the

@@ -9,7 +9,7 @@ round trip) pickles small values for their digests: one that hangs is interrupte
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from cave_tui.runtime.base import NamespaceChange, persistable_from_rows
@@ -98,7 +98,7 @@ class NamespaceQueries:
         return reply
 
     async def persistable(
-        self, descriptions: dict[str, str], digest_below: int
+        self, descriptions: dict[str, str], digest_below: int, skip_digest: Collection[str] = ()
     ) -> list[Persistable]:
         """Every user name as a dump keeps it, in one request; a kernel whose agent lacks
         the request (attached, set up by an older cave) is listed through `summary`."""
@@ -112,7 +112,7 @@ class NamespaceQueries:
             for below in (digest_below, 0):
                 reply = await sup.bounded_request(
                     "persistable",
-                    {"digest_below": below},
+                    {"digest_below": below, "skip_digest": sorted(skip_digest)},
                     what="listing the namespace to save it",
                     timeout=min(PERSISTABLE_TIMEOUT, sup.checkpoint_timeout()),
                     hung="was restarted: listing the namespace to save it hung in native code",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import Coroutine, Iterable
+from collections.abc import Collection, Coroutine, Iterable
 from typing import Any, Generic, TypeVar, overload
 
 import psutil
@@ -388,6 +388,20 @@ class IPyKernelRuntime(Runtime):
         value `retrieve` refuses (an instance of a class a cell wrote) is still saved."""
         return await self._call(self._exchange.pickled(name))
 
+    async def retrieve_pickled_many(self, names: list[str]) -> list[KernelPickle | Exception]:
+        """`retrieve_pickled` of each of *names* in one round trip (each its pickle or its
+        error); one name at a time from a kernel whose agent lacks the request."""
+        got = await self._call(self._exchange.pickled_many(names))
+        if got is not None:
+            return got
+        out: list[KernelPickle | Exception] = []
+        for name in names:
+            try:
+                out.append(await self.retrieve_pickled(name))
+            except Exception as exc:
+                out.append(exc)
+        return out
+
     async def retrieve_many(self, names: list[str]) -> list[Retrieved]:
         """`retrieve` of each of *names* in one round trip to the kernel, decoded on a worker
         thread; past the decode timeout (or from an older kernel agent) one name at a time."""
@@ -412,9 +426,13 @@ class IPyKernelRuntime(Runtime):
         rows = await self._call(self._namespace.summary(self.descriptions(), limit=None))
         return self.without_automatic_types(rows)
 
-    async def persistable(self, digest_below: int = 0) -> list[Persistable]:
+    async def persistable(
+        self, digest_below: int = 0, skip_digest: Collection[str] = ()
+    ) -> list[Persistable]:
         """Every user name as a dump keeps it, listed in the kernel in one round trip."""
-        rows = await self._call(self._namespace.persistable(self.descriptions(), digest_below))
+        rows = await self._call(
+            self._namespace.persistable(self.descriptions(), digest_below, skip_digest)
+        )
         automatic = self.automatic_types()
         return [row for row in rows if row.name not in automatic]
 

@@ -137,9 +137,10 @@ def test_kill_9_mid_turn_then_resume_restores_every_completed_step(tmp_path):
         start_new_session=True,
     )  # fmt: skip
     try:
-        # Wait until step 2 is complete on disk (its output and its snapshot), and step 3 runs.
-        _wait_for(lambda: any(r["type"] == "code" and r["step"] == 3 for r in _records(
-            tmp_path / "s")), proc)  # fmt: skip
+        # Wait until step 2 is complete on disk (its output and its snapshot, taken in the
+        # background), and step 3 runs.
+        _wait_for(lambda: {("code", 3), ("snapshot", 2)} <= {(r["type"], r.get("step"))
+            for r in _records(tmp_path / "s")}, proc)  # fmt: skip
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
     finally:

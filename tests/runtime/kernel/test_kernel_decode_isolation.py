@@ -8,6 +8,8 @@ variable."""
 from __future__ import annotations
 
 import asyncio
+import inspect
+import textwrap
 import time
 from collections.abc import Iterator
 
@@ -16,7 +18,16 @@ import pytest
 from cave_tui.runtime.kernel import IPyKernelRuntime
 from cave_tui.runtime.kernel.decode_worker import decode_worker
 from cave_tui.runtime.kernel.transport import DecodeLimitExceeded, TransferError
-from tests.helpers.decoding import MB, RSS_GROWTH, STALL, measure
+from tests.helpers.decoding import (
+    MB,
+    RSS_GROWTH,
+    STALL,
+    doubling_lists,
+    empty_lists_json,
+    empty_sets,
+    measure,
+    memo_reuse,
+)
 from tests.runtime.kernel.conftest import make_runtime
 from tests.runtime.kernel.test_kernel_decode_limits import RESTORE
 from tests.runtime.kernel.test_sandbox_escapes import sandbox_or_fail
@@ -110,3 +121,41 @@ async def test_a_decode_that_runs_long_in_c_is_killed_at_the_timeout(runtime):
     assert seen.stall < STALL, seen.stall
     assert cpu_after < 0.4, cpu_after  # nothing left decoding here
     assert await runtime.retrieve("x") == 1  # and the next value comes back
+
+
+PAYLOADS = {
+    "doubling lists (pickle)": ("pickle.safe", doubling_lists),
+    "one string used 200,000 times (pickle)": ("pickle.safe", memo_reuse),
+    "1.5M empty sets (pickle)": ("pickle.safe", empty_sets),
+    "3M empty lists (JSON)": ("json", empty_lists_json),
+}
+
+
+@pytest.mark.parametrize("shape", list(PAYLOADS))
+async def test_small_payloads_that_build_far_more_are_refused_by_what_they_build(runtime, shape):
+    """The payload shapes of the red-team, sent by the kernel itself (a cell replaces its
+    encoder): each is a few bytes to 9 MB, far under a 64 MB decode limit as received, and
+    builds hundreds of MB to GBs; the host refuses it by what it would build, its RSS and
+    loop untouched, the error naming the variable."""
+    codec, make = PAYLOADS[shape]
+    source = textwrap.dedent(inspect.getsource(make))
+    await run(
+        runtime,
+        f"import pickle, _cave_transport\nfrom typing import Any\n{source}\n"
+        f"forged = {make.__name__}()\n"
+        "_cave_transport.original = getattr(_cave_transport, 'original', "
+        "_cave_transport.encode_for_host)\n"
+        f"_cave_transport.encode_for_host = lambda value, **kw: ({codec!r}, {{}}, [forged])\n"
+        "x = 1",
+    )
+    previous, runtime.decode_limit = runtime.decode_limit, 64 * MB
+    try:
+        seen = await measure(runtime.retrieve("x"))
+    finally:
+        runtime.decode_limit = previous
+        await run(runtime, RESTORE)
+    assert isinstance(seen.outcome, TransferError), type(seen.outcome)  # not the value's repr
+    assert "'x'" in str(seen.outcome)
+    assert seen.rss_growth < RSS_GROWTH, seen.rss_growth
+    assert seen.stall < STALL, seen.stall
+    assert await runtime.retrieve("x") == 1  # the kernel's own encoder is back
