@@ -46,8 +46,9 @@ async def replay_demo(speed: float = 1.0, render: Any = None, runtime: Any = Non
     return await replay_session(demo_session_path(), runtime=runtime, render=render, speed=speed)
 
 
-async def run_demo(speed: float = 1.0) -> int:
-    """The headless demo: the replay printed with Rich, then what the namespace now holds."""
+async def run_demo(speed: float = 1.0, runtime: Any = None) -> int:
+    """The headless demo: the replay printed with Rich into *runtime* (a fresh in-process one
+    by default), then what the namespace now holds."""
     from rich.console import Console
 
     from cave_tui.agent.display import RichDisplay
@@ -63,7 +64,7 @@ async def run_demo(speed: float = 1.0) -> int:
         return 2
     console.print(plain_text(f"{meta.get('title', 'demo')} — {meta.get('made_by', '')}", "dim"))
     display = RichDisplay(console)
-    result = await replay_demo(speed=speed, render=display.render)
+    result = await replay_demo(speed=speed, render=display.render, runtime=runtime)
     display._flush_prose()
     try:
         rows = await result.runtime.namespace_summary()

@@ -385,8 +385,11 @@ def demo(
     flags: dict[str, Any] = {"model": model, "api_base": api_base, "sandbox": sandbox}
     services = None if replay else build_services(flags, need_model=False)
     if services is None or services.model is None:  # the recorded replay needs no model
-        if headless:
-            raise typer.Exit(asyncio.run(run_demo(speed=speed)))
+        if headless:  # into the config's runtime (the sandboxed kernel by default) if settled
+            from cave_tui.app.services import config_runtime
+
+            runtime = None if services is None else config_runtime(services.config)
+            raise typer.Exit(asyncio.run(run_demo(speed=speed, runtime=runtime)))
         raise typer.Exit(open_replay(demo_session_path(), speed=speed, flags=flags))
     questions, injects = demo_plan()
     if headless:
