@@ -108,7 +108,7 @@ class Definitions:
             return
         lines = code.splitlines(keepends=True)
         for node in tree.body:
-            found = _definition(node, code, lines)
+            found = definition_of(node, code, lines)
             if found is None:
                 continue
             name, source, is_lambda = found
@@ -134,7 +134,7 @@ class Definitions:
         self._by_name.clear()
 
 
-def _definition(node: ast.stmt, code: str, lines: list[str]) -> tuple[str, str, bool] | None:
+def definition_of(node: ast.stmt, code: str, lines: list[str]) -> tuple[str, str, bool] | None:
     """(name, source, is_lambda) when *node* defines a function, a class or a lambda."""
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         first = min([d.lineno for d in node.decorator_list] + [node.lineno])

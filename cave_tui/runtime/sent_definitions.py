@@ -14,7 +14,7 @@ import textwrap
 from collections import OrderedDict
 from functools import cache
 
-from cave_tui.runtime.persist import DEFINITION_SCAN_CHARS
+from cave_tui.runtime.persist import DEFINITION_SCAN_CHARS, definition_of
 
 PER_NAME = 16  # sources kept per name (the latest ones)
 _DEFINING = re.compile(r"\b(?:def|class|lambda)\b")  # a cell without these defines nothing
@@ -55,21 +55,12 @@ def definitions_in(code: str, tree: ast.Module) -> list[tuple[str, str]]:
     pending: list[ast.stmt] = list(tree.body)
     while pending:
         node = pending.pop(0)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            first = min([d.lineno for d in node.decorator_list] + [node.lineno])
-            text = "".join(lines[first - 1 : node.end_lineno or node.lineno])
-            if node.col_offset:  # inside a block: dedented, as the runtime reports it
+        defined = definition_of(node, code, lines)
+        if defined is not None:
+            name, text, is_lambda = defined
+            if node.col_offset and not is_lambda:  # inside a block: dedented, as reported
                 text = textwrap.dedent(text)
-            found.append((node.name, text.rstrip() + "\n"))
-        elif (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Lambda)
-        ):
-            segment = ast.get_source_segment(code, node)
-            if segment:
-                found.append((node.targets[0].id, segment + "\n"))
+            found.append((name, text))
         else:
             for part in ("body", "orelse", "finalbody", "handlers", "cases"):
                 for child in getattr(node, part, None) or ():
