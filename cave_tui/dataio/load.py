@@ -359,13 +359,15 @@ def _load_json(path: Path, m: Monitor, encoding: str | None) -> Any:
 def _load_jsonl(path: Path, m: Monitor, encoding: str | None) -> Any:
     records = []
     with _open_tracked_report(path, m, decompress=_is_gz(path)) as (f, tracked):
-        for lineno, line in enumerate(f, 1):
+        # Decoded as a stream: a UTF-16 line ends in b"\n\x00", not at the first b"\n".
+        lines: Iterator[bytes | str] = codecs.getreader(encoding)(f) if encoding else f
+        for lineno, line in enumerate(lines, 1):
             if lineno % JSONL_REPORT_LINES == 0:
                 tracked.report()
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line.decode(encoding) if encoding else line))
+                records.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 raise DataIOError(
                     f"{path}: line {lineno} is not valid JSON ({exc.msg}, column {exc.colno})",

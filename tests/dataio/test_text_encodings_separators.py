@@ -125,3 +125,10 @@ async def test_a_named_separator_wins(tmp_path: Path):
     assert named.description.endswith("separated by ';'")  # named: nothing sniffed
     assert named.source["sep"] == ";"
     pd.testing.assert_frame_equal(_exported("t", named.source), named.value)
+
+
+def test_json_lines_in_utf16(tmp_path: Path):
+    path = tmp_path / "cities.jsonl"
+    path.write_bytes("".join(f'{{"city": "{c}"}}\n' for c in CITIES).encode("utf-16"))
+    loaded = load_file(path)
+    assert loaded.encoding == "utf-16" and loaded.value["city"].tolist() == CITIES
