@@ -30,6 +30,12 @@ BOMS = (  # longest first: a UTF-32-LE mark starts with the UTF-16-LE one
 # `³`) or words with no ASCII letter at all.
 WESTERN_LETTERS = frozenset("àáâãäåæçèéêëìíîïñòóôõöøùúûüÿßœªº" + "ÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜŒ")
 IN_WORD_MARKS = frozenset("’‘·")  # apostrophes (l’été) and the Catalan middle dot (l·l)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_ACCENTED_WORD = re.compile(
+    r"[^\W\d_]*[^\x00-\x7f\W\d_][^\W\d_]*"
+)  # a word with a non-ASCII letter
+_ASCII_LETTER = re.compile(r"[a-zA-Z]")
 
 
 def check_encoding(name: str, context: str = "") -> str:
@@ -64,24 +70,23 @@ def bom_encoding(data: bytes) -> str | None:
 
 
 def _between_letters(text: str, i: int) -> bool:
-    return 0 < i < len(text) - 1 and text[i - 1].isalpha() and text[i + 1].isalpha()
+    return text[i - 1].isalpha() and text[i + 1].isalpha()
 
 
 def _is_western(text: str) -> bool:
     """*text* (bytes read as cp1252) looks like ordinary Western European text."""
-    if any(ord(c) < 32 and c not in "\t\r\n\f" for c in text):
+    if _CONTROL.search(text):
         return False
-    for i, c in enumerate(text):
-        if ord(c) < 128:
-            continue
+    for match in _NON_ASCII.finditer(text):
+        c, i = match.group(), match.start()
         if c.isalpha():
             if c not in WESTERN_LETTERS:
                 return False
-        elif c not in IN_WORD_MARKS and _between_letters(text, i):
+        elif c not in IN_WORD_MARKS and 0 < i < len(text) - 1 and _between_letters(text, i):
             return False  # `Za¿ó³æ`: Polish read as cp1252
-    words = re.findall(r"[^\W\d_]{2,}", text)
-    foreign = [w for w in words if not any(ord(c) < 128 for c in w)]
-    return len(foreign) * 10 <= len(words)  # Cyrillic or Greek read as cp1252: most words
+    accented = [w for w in _ACCENTED_WORD.findall(text) if len(w) > 1]  # not `à`, `è`
+    foreign = [w for w in accented if _ASCII_LETTER.search(w) is None]
+    return len(foreign) * 10 <= len(accented)  # Cyrillic or Greek read as cp1252: all
 
 
 def guess_encoding(data: bytes) -> str | None:
