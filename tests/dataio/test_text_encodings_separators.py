@@ -132,3 +132,21 @@ def test_json_lines_in_utf16(tmp_path: Path):
     path.write_bytes("".join(f'{{"city": "{c}"}}\n' for c in CITIES).encode("utf-16"))
     loaded = load_file(path)
     assert loaded.encoding == "utf-16" and loaded.value["city"].tolist() == CITIES
+
+
+async def test_the_separator_is_recorded_and_replayed(tmp_path: Path):
+    from cave_tui.session import SessionRecorder, read_session, replay_session
+    from tests.session.helpers import code, scripted_agent
+
+    path = tmp_path / "pipes.csv"  # sniffing would split it on '|'
+    path.write_text("a|b|c;d\n1|2|3;4\n5|6|7;8\n", encoding="utf-8")
+    agent = scripted_agent([code("print(t.d.sum())"), "12"])
+    recorder = SessionRecorder.create(tmp_path / "s", agent=agent)
+    injection = await inject_spec(agent.runtime, f"{path}:t:sep=;")
+    recorder.record_injection(injection)
+    await recorder.run("total?")
+    await recorder.close()
+    (record,) = [r for r in read_session(recorder.dir).records if r["type"] == "injection"]
+    assert record["source"]["sep"] == ";"
+    result = await replay_session(recorder.dir, pause=0)
+    assert result.ok, result.report()
