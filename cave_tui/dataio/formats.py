@@ -213,7 +213,9 @@ def detect_format(
     if kind not in fmt.magic and not named_text:
         raise DataIOError(
             f"{p}: the extension says {fmt.label} but the contents look like "
-            f"{KIND_LABELS.get(kind, kind)}; the file is misnamed or corrupt",
+            f"{KIND_LABELS.get(kind, kind)}"
+            + (f" and do not decode as {encoding}" if fmt.text and encoding else "")
+            + "; the file is misnamed or corrupt",
             path=p,
         )
     if fmt.name in ("npz", "excel"):

@@ -150,3 +150,10 @@ async def test_the_separator_is_recorded_and_replayed(tmp_path: Path):
     assert record["source"]["sep"] == ";"
     result = await replay_session(recorder.dir, pause=0)
     assert result.ok, result.report()
+
+
+def test_a_named_encoding_that_does_not_fit_says_so(tmp_path: Path):
+    path = tmp_path / "image.csv"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xd8\x00")
+    with pytest.raises(DataIOError, match=r"look like binary .* do not decode as utf-8;"):
+        load_file(path, encoding="utf-8")
