@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from cave_tui.dataio.encoding import looks_like_text
+from cave_tui.dataio.encoding import bom_encoding, decodes_as, looks_like_text
 from cave_tui.dataio.errors import DataIOError
 
 HEAD_BYTES = 4096
@@ -115,6 +115,8 @@ def sniff(head: bytes) -> str:
         return "gzip"
     if len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
         return "pickle"
+    if bom_encoding(head) is not None:  # UTF-16/32 text (Excel's "Unicode text")
+        return "text"
     if b"\x00" not in head:
         try:
             head.decode("utf-8")
@@ -167,8 +169,13 @@ def check_readable_file(path: str | Path) -> Path:
     return p
 
 
-def detect_format(path: str | Path, declared: str | None = None) -> Format:
-    """The format of *path*: from its extension (or *declared*), checked against its bytes."""
+def detect_format(
+    path: str | Path, declared: str | None = None, encoding: str | None = None
+) -> Format:
+    """The format of *path*: from its extension (or *declared*), checked against its bytes.
+
+    A text format whose *encoding* is named is checked by decoding its first bytes in it
+    (UTF-16 without a byte-order mark has NUL bytes, which alone would say binary)."""
     p = check_readable_file(path)
     size = p.stat().st_size
     if size == 0:
@@ -202,10 +209,13 @@ def detect_format(path: str | Path, declared: str | None = None) -> Format:
                 path=p,
             )
         return FORMATS[by_magic]
-    if kind not in fmt.magic:
+    named_text = fmt.text and encoding is not None and decodes_as(head, encoding)
+    if kind not in fmt.magic and not named_text:
         raise DataIOError(
             f"{p}: the extension says {fmt.label} but the contents look like "
-            f"{KIND_LABELS.get(kind, kind)}; the file is misnamed or corrupt",
+            f"{KIND_LABELS.get(kind, kind)}"
+            + (f" and do not decode as {encoding}" if fmt.text and encoding else "")
+            + "; the file is misnamed or corrupt",
             path=p,
         )
     if fmt.name in ("npz", "excel"):

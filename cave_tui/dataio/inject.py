@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cave_tui.dataio.delimiter import Delimited, check_separator
 from cave_tui.dataio.encoding import check_encoding
 from cave_tui.dataio.errors import (
     DataIOError,
@@ -29,7 +30,7 @@ from cave_tui.dataio.errors import (
     NotEnoughMemoryError,
 )
 from cave_tui.dataio.formats import detect_format
-from cave_tui.dataio.load import Loaded, describe_value, load_file_async
+from cave_tui.dataio.load import DELIMITED, Loaded, describe_value, load_file_async
 from cave_tui.dataio.names import check_name, identifier_from, name_from_path
 from cave_tui.dataio.progress import CancelLike, ProgressCallback
 from cave_tui.dataio.sizing import DataSize, check_room, estimate_file, not_enough_memory
@@ -38,6 +39,7 @@ PACKAGE_PREFIX = "pkg:"
 
 
 ENCODING_OPTION = "encoding="  # `PATH:encoding=NAME`: the text encoding of a CSV/TSV/JSON file
+SEP_OPTIONS = ("sep=", "delimiter=")  # `PATH:sep=;`: the field separator of a CSV/TSV file
 
 
 @dataclass
@@ -47,6 +49,7 @@ class InjectSpec:
     source: str
     name: str | None = None
     encoding: str | None = None  # None: UTF-8, or what the file's bytes say
+    sep: str | None = None  # None: the separator the file's first lines show
 
     @property
     def is_package(self) -> bool:
@@ -63,23 +66,32 @@ def _looks_like_name(text: str) -> bool:
 
 
 def parse_inject_spec(spec: str) -> InjectSpec:
-    """`PATH[:NAME][:encoding=ENC]` or `pkg:MODULE.ATTR[:NAME]`.
+    """`PATH[:NAME][:encoding=ENC][:sep=SEP]` (options in either order) or
+    `pkg:MODULE.ATTR[:NAME]`.
 
     A whole spec naming an existing file wins. A NAME that is not a valid variable name
-    is an `InvalidNameError`; an unknown encoding a `DataIOError`.
+    is an `InvalidNameError`; an unknown encoding or a separator that is not one
+    character a `DataIOError`.
     """
     spec = spec.strip()
     if not spec:
         raise DataIOError("empty --inject value: expected PATH[:NAME]")
     if _exists(spec):
         return InjectSpec(spec)
-    body, encoding = spec, None
-    head, sep, last = spec.rpartition(":")
-    if sep and head and last.startswith(ENCODING_OPTION):
-        encoding = check_encoding(last.removeprefix(ENCODING_OPTION), spec)
+    body, encoding, delimiter = spec, None, None
+    while True:
+        head, colon, last = body.rpartition(":")
+        if not (colon and head):
+            break
+        if last.startswith(ENCODING_OPTION) and encoding is None:
+            encoding = check_encoding(last.removeprefix(ENCODING_OPTION), spec)
+        elif last.startswith(SEP_OPTIONS) and delimiter is None:
+            delimiter = check_separator(last.partition("=")[2], spec)
+        else:
+            break
         body = head
         if _exists(body):
-            return InjectSpec(body, None, encoding)
+            return InjectSpec(body, None, encoding, delimiter)
     head, sep, name = body.rpartition(":")
     if sep and head and head != PACKAGE_PREFIX.rstrip(":"):
         if not name:
@@ -89,8 +101,8 @@ def parse_inject_spec(spec: str) -> InjectSpec:
                 check_name(name, allow_shadow=True)
             except InvalidNameError as exc:
                 raise InvalidNameError(f"{spec}: invalid name: {exc}") from None
-            return InjectSpec(head, name, encoding)
-    return InjectSpec(body, None, encoding)
+            return InjectSpec(head, name, encoding, delimiter)
+    return InjectSpec(body, None, encoding, delimiter)
 
 
 @dataclass
@@ -201,6 +213,7 @@ async def inject_file(
     progress: ProgressCallback | None = None,
     wait_for_sha256: bool = False,
     encoding: str | None = None,
+    sep: str | None = None,
 ) -> Injection:
     """Load *path* and bind it as *name* (default: the file's stem made an identifier).
 
@@ -209,7 +222,8 @@ async def inject_file(
     The name is checked before the (possibly long) load. The file's sha256 finishes
     in the background unless *wait_for_sha256*: `Injection.sha256()` waits for it,
     and `SessionRecorder.record_injection` writes the record once it is known. A text file
-    is read as *encoding*, or as the one detected when it is not UTF-8 (either is recorded).
+    is read as *encoding*, or as the one detected when it is not UTF-8 (either is recorded);
+    a CSV/TSV file is split on *sep*, or on the separator sniffed from its first lines.
     """
     from cave_tui.runtime.items import ParquetFile, Variable
 
@@ -225,6 +239,7 @@ async def inject_file(
         progress=progress,
         compute_sha256=True if wait_for_sha256 else "background",
         encoding=encoding,
+        sep=sep,
         # An isolated runtime reads a parquet file itself: one decode, not two.
         parquet_as_file=bool(getattr(runtime, "isolated", False)),
     )
@@ -279,13 +294,32 @@ def _file_source(path: Path, loaded: Loaded, trust: bool) -> dict[str, Any]:
     }
     if loaded.encoding:
         source["encoding"] = loaded.encoding
+    layout = loaded.delimited
+    if layout is not None and layout != Delimited(DELIMITED[loaded.format]):
+        source["sep"] = layout.sep
+        source["decimal"] = layout.decimal
+        source["thousands"] = layout.thousands
     if trust:
         source["trusted"] = True  # pickled contents were allowed to load
     return source
 
 
 def _read_as(loaded: Loaded) -> str:
-    return f", read as {loaded.encoding}" if loaded.encoding else ""
+    """How a text file was read, when not as plain UTF-8 and its format's own separator:
+    what was chosen, whether guessed, and the option that chooses otherwise."""
+    notes = []
+    if loaded.encoding:
+        how = " (guessed; :encoding=NAME to choose)" if loaded.encoding_guessed else ""
+        notes.append(f"read as {loaded.encoding}{how}")
+    layout = loaded.delimited
+    if layout is not None and layout.sep != DELIMITED[loaded.format]:
+        default = Delimited(DELIMITED[loaded.format]).option()
+        how = f" (sniffed; :{default} to choose)" if layout.sniffed else ""
+        notes.append(f"separated by {layout.label()}{how}")
+    if layout is not None and layout.decimal != ".":
+        thousands = f" and {layout.thousands!r} thousands" if layout.thousands else ""
+        notes.append(f"with decimal commas{thousands}")
+    return "".join(f", {note}" for note in notes)
 
 
 def content_sha256(obj: Any) -> str | None:
@@ -376,8 +410,10 @@ async def inject_spec(
     if isinstance(spec, str):
         spec = parse_inject_spec(spec)
     if spec.is_package:
-        if spec.encoding:
-            raise DataIOError(f"{spec.source}: an encoding applies to a text file, not a package")
+        if spec.encoding or spec.sep:
+            raise DataIOError(
+                f"{spec.source}: an encoding or separator applies to a text file, not a package"
+            )
         return await inject_package(runtime, spec.source, spec.name, allow_shadow=allow_shadow)
     return await inject_file(
         runtime,
@@ -386,4 +422,5 @@ async def inject_spec(
         trust=trust,
         allow_shadow=allow_shadow,
         encoding=spec.encoding,
+        sep=spec.sep,
     )

@@ -12,6 +12,7 @@ would scatter the shared progress and cancel plumbing.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import concurrent.futures
 import contextlib
 import gzip
@@ -29,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from cave_tui.dataio.encoding import check_encoding, detect_encoding
+from cave_tui.dataio.delimiter import SNIFF_CHARS, Delimited, sniff_delimited
+from cave_tui.dataio.encoding import check_encoding, encoding_of, read_sample
 from cave_tui.dataio.errors import DataIOError, LoadCancelled, TrustRequiredError
 from cave_tui.dataio.formats import Format, detect_format, sniff
 from cave_tui.dataio.progress import CancelLike, Monitor, ProgressCallback
@@ -58,6 +60,8 @@ class Loaded:
     seconds: float
     sha256_future: concurrent.futures.Future[str] | None = field(default=None, repr=False)
     encoding: str | None = None  # a text file's encoding when it is not UTF-8
+    encoding_guessed: bool = False  # detected from the bytes, not named by the user
+    delimited: Delimited | None = None  # how a CSV/TSV file was split
 
     @property
     def description(self) -> str:
@@ -300,17 +304,30 @@ def _load_feather(path: Path, m: Monitor, trust: bool) -> Any:
     return table.to_pandas()
 
 
-def _load_delimited(path: Path, m: Monitor, sep: str, encoding: str | None) -> Any:
+def _load_delimited(path: Path, m: Monitor, layout: Delimited, encoding: str | None) -> Any:
     import pandas as pd
 
     compression: Literal["gzip"] | None = "gzip" if _is_gz(path) else None
     if path.stat().st_size <= SMALL_FILE:
         m.check()
-        return pd.read_csv(path, sep=sep, compression=compression, encoding=encoding)
+        return pd.read_csv(
+            path,
+            compression=compression,
+            encoding=encoding,
+            sep=layout.sep,
+            decimal=layout.decimal,
+            thousands=layout.thousands,
+        )
     chunks = []
     with _open_tracked_report(path, m) as (f, tracked):
         reader = pd.read_csv(
-            f, sep=sep, chunksize=CSV_CHUNK_ROWS, compression=compression, encoding=encoding
+            f,
+            chunksize=CSV_CHUNK_ROWS,
+            compression=compression,
+            encoding=encoding,
+            sep=layout.sep,
+            decimal=layout.decimal,
+            thousands=layout.thousands,
         )
         with reader:
             for chunk in reader:
@@ -320,14 +337,6 @@ def _load_delimited(path: Path, m: Monitor, sep: str, encoding: str | None) -> A
     if len(chunks) == 1:
         return chunks[0]
     return pd.concat(chunks, ignore_index=True)
-
-
-def _load_csv(path: Path, m: Monitor, encoding: str | None) -> Any:
-    return _load_delimited(path, m, ",", encoding)
-
-
-def _load_tsv(path: Path, m: Monitor, encoding: str | None) -> Any:
-    return _load_delimited(path, m, "\t", encoding)
 
 
 def _load_json(path: Path, m: Monitor, encoding: str | None) -> Any:
@@ -350,13 +359,15 @@ def _load_json(path: Path, m: Monitor, encoding: str | None) -> Any:
 def _load_jsonl(path: Path, m: Monitor, encoding: str | None) -> Any:
     records = []
     with _open_tracked_report(path, m, decompress=_is_gz(path)) as (f, tracked):
-        for lineno, line in enumerate(f, 1):
+        # Decoded as a stream: a UTF-16 line ends in b"\n\x00", not at the first b"\n".
+        lines: Iterator[bytes | str] = codecs.getreader(encoding)(f) if encoding else f
+        for lineno, line in enumerate(lines, 1):
             if lineno % JSONL_REPORT_LINES == 0:
                 tracked.report()
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line.decode(encoding) if encoding else line))
+                records.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 raise DataIOError(
                     f"{path}: line {lineno} is not valid JSON ({exc.msg}, column {exc.colno})",
@@ -475,10 +486,10 @@ def _load_excel(path: Path, m: Monitor, trust: bool) -> Any:
     return out[sheets[0]] if len(sheets) == 1 else out
 
 
+# Delimited text formats, by their own separator (a file's may be sniffed or given).
+DELIMITED = {"csv": ",", "tsv": "\t"}
 # Text formats take the file's encoding (None: UTF-8) instead of the trust flag.
 TEXT_LOADERS: dict[str, Callable[[Path, Monitor, str | None], Any]] = {
-    "csv": _load_csv,
-    "tsv": _load_tsv,
     "json": _load_json,
     "jsonl": _load_jsonl,
 }
@@ -511,6 +522,7 @@ def load_file(
     progress: ProgressCallback | None = None,
     compute_sha256: bool | str = True,
     encoding: str | None = None,
+    sep: str | None = None,
     parquet_as_file: bool = False,
 ) -> Loaded:
     """Load *path* by its format. Raises `DataIOError` (or a subclass) with a clear message.
@@ -520,6 +532,8 @@ def load_file(
 
     A text file (CSV, TSV, JSON, JSON Lines) is read as *encoding* when given, else as
     UTF-8 or, when its bytes are not UTF-8, as the encoding they suggest (`Loaded.encoding`).
+    A CSV/TSV file is split on *sep* when given, else on the separator its first lines
+    show (`Loaded.delimited`).
 
     Blocking: run it on a worker thread (see `load_file_async`). Set *cancel* to stop
     it between chunks (`LoadCancelled` is raised); *progress* receives `Progress`.
@@ -529,11 +543,18 @@ def load_file(
     a large file can take longer than parsing it).
     """
     started = time.perf_counter()
-    fmt_obj = detect_format(path, fmt)
     p = Path(path).expanduser()
+    named = check_encoding(encoding, str(p)) if encoding else None
+    fmt_obj = detect_format(path, fmt, named)
     require_trust(p, fmt_obj, trust)
+    layout = None
     if fmt_obj.text:
-        encoding = check_encoding(encoding, str(p)) if encoding else detect_encoding(p)
+        sample = read_sample(p)
+        encoding = named or encoding_of(sample)
+        if fmt_obj.name in DELIMITED:
+            text = codecs.getincrementaldecoder(encoding or "utf-8-sig")(errors="replace")
+            head = text.decode(sample[: 4 * SNIFF_CHARS])
+            layout = sniff_delimited(head, DELIMITED[fmt_obj.name], sep)
     else:
         encoding = None
     monitor = Monitor(cancel, progress, str(p))
@@ -552,7 +573,7 @@ def load_file(
         if parquet_as_file and fmt_obj.name == "parquet":
             value: Any = _read_value(p, fmt_obj, monitor, trust, encoding, _parquet_file)
         else:
-            value = _read_value(p, fmt_obj, monitor, trust, encoding)
+            value = _read_value(p, fmt_obj, monitor, trust, encoding, layout=layout)
     except BaseException:
         if hasher is not None:
             hasher.stop()
@@ -571,6 +592,8 @@ def load_file(
         seconds=time.perf_counter() - started,
         sha256_future=hasher.future if hasher is not None else None,
         encoding=encoding,
+        encoding_guessed=encoding is not None and named is None,
+        delimited=layout,
     )
 
 
@@ -581,11 +604,14 @@ def _read_value(
     trust: bool,
     encoding: str | None,
     reader: Callable[[Path, Monitor], Any] | None = None,
+    layout: Delimited | None = None,
 ) -> Any:
     """Run the format's loader (or *reader*), turning library exceptions into `DataIOError`s."""
     try:
         if reader is not None:
             return reader(p, monitor)
+        if layout is not None:
+            return _load_delimited(p, monitor, layout, encoding)
         if fmt_obj.name in TEXT_LOADERS:
             return TEXT_LOADERS[fmt_obj.name](p, monitor, encoding)
         return LOADERS[fmt_obj.name](p, monitor, trust)

@@ -180,6 +180,7 @@ async def redo_setup(record: dict[str, Any], runtime: Any, *, trust: bool = Fals
         allow_shadow=True,
         fmt=source.get("format"),
         encoding=source.get("encoding"),
+        sep=source.get("sep"),
     )
     return [name]
 

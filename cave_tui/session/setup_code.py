@@ -51,8 +51,13 @@ def _file_loader(name: str, fmt: str, path: str, source: dict[str, Any]) -> list
     if fmt == "feather":
         return [_PD, f"{name} = pd.read_feather({path!r})"]
     if fmt in ("csv", "tsv"):
-        sep = ", sep='\\t'" if fmt == "tsv" else ""
-        return [_PD, f"{name} = pd.read_csv({path!r}{sep}{enc})"]
+        sep = source.get("sep") or ("\t" if fmt == "tsv" else ",")
+        options = f", sep={sep!r}" if sep != "," else ""
+        if source.get("decimal", ".") != ".":
+            options += f", decimal={source['decimal']!r}"
+        if source.get("thousands"):
+            options += f", thousands={source['thousands']!r}"
+        return [_PD, f"{name} = pd.read_csv({path!r}{options}{enc})"]
     if fmt == "json":
         data = _json_bytes(path) + (f".decode({encoding!r})" if encoding else "")
         return ["import json", *gz, f"{name} = json.loads({data})"]

@@ -46,8 +46,8 @@ def progress_line(p: Any, label: str) -> str:
 # -- /inject ---------------------------------------------------------------------------------
 @registry.command(
     "inject",
-    "Load a file (or pkg:MODULE.ATTR) into the namespace; PATH:encoding=ENC for a text file",
-    "PATH[:encoding=ENC] [as NAME]",
+    "Load a file (or pkg:MODULE.ATTR) into the namespace; PATH:encoding=ENC:sep=; for a text file",
+    "PATH[:encoding=ENC][:sep=SEP] [as NAME]",
     min_args=1,
     max_args=3,
 )
@@ -64,7 +64,7 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
     )
 
     if len(args) == 2 or (len(args) == 3 and args[1].lower() != "as"):
-        raise CommandError("usage: /inject PATH[:encoding=ENC] [as NAME]")
+        raise CommandError("usage: /inject PATH[:encoding=ENC][:sep=SEP] [as NAME]")
     try:
         spec = parse_inject_spec(args[0])
     except DataIOError as exc:
@@ -73,8 +73,10 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
         raise CommandError(f"two names for {spec.source}: {spec.name} and {args[2]}")
     source = spec.source
     name = spec.name if len(args) == 1 else args[2]
-    if spec.is_package and spec.encoding:
-        raise CommandError(f"{source}: an encoding applies to a text file, not a package")
+    if spec.is_package and (spec.encoding or spec.sep):
+        raise CommandError(
+            f"{source}: an encoding or separator applies to a text file, not a package"
+        )
     trust = allow_shadow = False
     for _ in range(MAX_CONFIRMS + 1):
         try:
@@ -91,6 +93,7 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
                     allow_shadow=allow_shadow,
                     progress=functools.partial(ctx.ui.progress, label=Path(source).name),
                     encoding=spec.encoding,
+                    sep=spec.sep,
                 )
             break
         except NameConflictError as exc:
