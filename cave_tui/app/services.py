@@ -479,13 +479,6 @@ class AppServices:
     def is_litellm(self) -> bool:
         return type(self.model).__name__ == "LiteLLMModel"
 
-    async def warm_up_model(self) -> None:
-        """Import litellm off the event loop before its first use (it takes seconds)."""
-        if self.is_litellm:
-            from cave_tui.models.litellm_model import import_litellm
-
-            await asyncio.to_thread(import_litellm)
-
     async def cost(self, usage: Any) -> float | None:
         """USD estimate from litellm's price map, computed off the event loop; None if unknown."""
         if not self.is_litellm:
@@ -519,7 +512,6 @@ class AppServices:
             await self.start()
         if self.agent is None:
             raise RuntimeError(NO_MODEL_HELP)
-        await self.warm_up_model()
         source = self.turn_source(task) if self.turn_source else self.agent.stream_events(task)
         async for event in source:
             self.emit(event)

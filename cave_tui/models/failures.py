@@ -109,15 +109,20 @@ def _is_client_setup_error(exc: BaseException) -> bool:
     return isinstance(base, type) and type(exc) is base
 
 
+def connection_refused(target: CallTarget) -> ModelError:
+    """Nothing listens where *target* points: a CONNECTION error naming the URL and model."""
+    return ModelError(
+        f"connection refused at {target.where}{target.for_model}: nothing listens there. "
+        "Is the server running, and is --api-base right?",
+        kind=ErrorKind.CONNECTION,
+    )
+
+
 def _fail_fast(exc: BaseException, target: CallTarget) -> ModelError | None:
     """A `ModelError` for a cause no retry can fix, found along the cause chain."""
     for link in causes(exc):
         if isinstance(link, ConnectionRefusedError):
-            return ModelError(
-                f"cannot connect to {target.where}{target.for_model}: connection "
-                "refused. Is the server running, and is --api-base right?",
-                kind=ErrorKind.CONNECTION,
-            )
+            return connection_refused(target)
         if isinstance(link, socket.gaierror):
             return ModelError(
                 f"cannot connect to {target.where}{target.for_model}: its host name "

@@ -33,7 +33,7 @@ from cave_tui.models.base import (
     TextDelta,
     Usage,
 )
-from cave_tui.models.credentials import Credentials
+from cave_tui.models.credentials import Credentials, litellm_argument
 from cave_tui.models.endpoints import (
     is_loopback,
     kernel_owned,
@@ -42,6 +42,7 @@ from cave_tui.models.endpoints import (
     withhold_keys,
 )
 from cave_tui.models.failures import CallTarget, classify, provider_target
+from cave_tui.models.reach import unreachable
 from cave_tui.models.tokens import count_messages, count_text
 
 MAX_RETRY_AFTER = 60.0
@@ -191,11 +192,22 @@ class LiteLLMModel(Model):
         # again per request, as litellm reads it (a base URL set since the first call counts).
         target = self.__dict__.get("_call_target") or self._target(import_litellm())
         now = resolved_endpoint(target.provider, self.api_base, None)
-        if target.key_withheld or not key_may_go(now, self.api_base):
+        if target.key_withheld or not key_may_go(now, self.api_base) or self._keyless(kwargs):
             withhold_keys(kwargs)
         if "stop" in extra and not self._supports("stop"):
             del kwargs["stop"]  # e.g. OpenAI's reasoning models refuse stop sequences
         return kwargs
+
+    def _keyless(self, kwargs: dict[str, Any]) -> bool:
+        """True when the call goes to a URL the user named and no key is held for it (none
+        given, held or in the environment): a local server that needs none. The client is
+        given a placeholder (the OpenAI SDK will not start without one) and sends no key; a
+        server that wants one answers 401, named with the variable to set."""
+        if not self.api_base or "api_key" in kwargs:
+            return False
+        target = self.__dict__.get("_call_target")
+        missing = target.key_variables if target is not None else ()
+        return any(litellm_argument(n) == "api_key" and not os.environ.get(n) for n in missing)
 
     def _supports(self, param: str) -> bool:
         """Whether litellm knows this model to accept *param* (unknown models: assume yes)."""
@@ -244,8 +256,14 @@ class LiteLLMModel(Model):
 
     async def stream(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[StreamItem]:
         """Stream one reply; retry transient failures, fail at once on the others
-        (a missing or refused key, a refused connection, an unknown host or model, 404)."""
-        litellm = import_litellm()
+        (a missing or refused key, a refused connection, an unknown host or model, 404).
+        Until a reply has come, a server on loopback at the URL the user named is first
+        asked for a connection (reach.py), before litellm's import of seconds."""
+        if self.api_base and not self.__dict__.get("_reached"):
+            named = CallTarget(self.model_id, self.api_base)
+            if (error := await asyncio.to_thread(unreachable, named)) is not None:
+                raise error
+        litellm = await asyncio.to_thread(import_litellm)  # seconds on the first call
         target = self._target(litellm)
         attempt = stalls = 0
         while True:
@@ -261,6 +279,7 @@ class LiteLLMModel(Model):
                 else:
                     async for item in self._complete_once(litellm, messages, kwargs):
                         yield item
+                self.__dict__["_reached"] = True
                 return
             except asyncio.CancelledError:
                 raise

@@ -160,7 +160,8 @@ async def run_task(
     app; this adds what a one-shot run needs: SIGTERM/SIGHUP end the turn (exit 128+N), the
     same or Ctrl+C while the exit saves leave at once (`AppServices.leave_now`, exit 128+N),
     and messages go to stderr (or, with --json, to stdout as events). A task that starts
-    with `/` is a slash command, run through `CliFrontEnd` (*yes* answers its questions).
+    with `/` is a slash command, run through `CliFrontEnd` (*yes* answers its questions);
+    one that starts with `!` is the user's own cell (`AppServices.run_python`, no model).
     """
     report = _reporter(as_json)
     features = install(services, data, title=task, announce=False)
@@ -203,6 +204,8 @@ async def run_task(
     try:
         if task.lstrip().startswith("/"):
             status = await _run_command(services, task.strip(), as_json, yes)
+        elif task.lstrip().startswith("!"):
+            status = await _run_cell(services, task.lstrip()[1:].lstrip(), as_json)
         else:
             status = await _stream_turn(services, task, as_json)
     except asyncio.CancelledError:
@@ -240,6 +243,30 @@ async def _run_command(services: AppServices, line: str, as_json: bool, yes: boo
     ok = await load_commands().dispatch(line, CommandContext(services, front_end))
     await front_end.drain()
     return "completed" if ok and not front_end.failed else "error"
+
+
+async def _run_cell(services: AppServices, code: str, as_json: bool) -> str:
+    """Run the user's own cell *code* as the app's `!` lines run (recorded as a user cell,
+    no model), shown as `cave run` shows a turn; "completed" unless the cell failed."""
+    from cave_tui.agent import events as ev
+
+    renderer = None
+    if not as_json:
+        from cave_tui.agent.display import RichDisplay
+
+        renderer = RichDisplay()
+    status = "completed"
+    async for event in services.run_python(code):
+        if as_json:
+            sys.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
+            sys.stdout.flush()
+        elif renderer is not None:
+            renderer.render(event)
+        if isinstance(event, ev.ExecutionErrorEvent):
+            status = "error"
+    if renderer is not None:
+        renderer.flush()
+    return status
 
 
 async def _stream_turn(services: AppServices, task: str, as_json: bool) -> str:

@@ -314,7 +314,11 @@ def root(
 @data_options
 def run(
     task: Annotated[
-        str, typer.Argument(help="The task for the agent, or a slash command (/vars, /export …).")
+        str,
+        typer.Argument(
+            help="The task for the agent, a slash command (/vars, /export …) or !CODE "
+            "(your own Python, run as typed: no model)."
+        ),
     ],
     model: ModelOpt = None,
     api_base: ApiBaseOpt = None,
@@ -338,7 +342,7 @@ def run(
     ] = False,
     data: DataOptions | None = None,
 ) -> None:
-    """Run one task (or one slash command), recorded as a session.
+    """Run one task (or one slash command, or one `!` cell of your own), recorded as a session.
 
     Exit 0 on a final answer (a command that did what it was asked), 1 on max steps, 2 on
     an error, 3 when --dump could not be written (the session keeps the namespace). A
@@ -361,8 +365,8 @@ def run(
         "first_token_timeout": first_token_timeout,
         "stream_idle_timeout": stream_idle_timeout,
     }
-    command = task.lstrip().startswith("/")
-    services = build_services(flags, need_model=not command)
+    own = task.lstrip().startswith(("/", "!"))  # a command or the user's own cell: no model
+    services = build_services(flags, need_model=not own)
     services.skill_dirs = list(skills or [])
     options = data or DataOptions()
     raise typer.Exit(run_to_the_end(services, run_task(services, task, as_json, options, yes=yes)))
