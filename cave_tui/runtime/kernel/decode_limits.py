@@ -1,7 +1,7 @@
 """The host's bounds on decoding one value from a kernel: bytes received, bytes materialised,
 and time.
 
-`transport.decode_in_host` asks a `DecodeBudget` before each step that could grow: the bytes
+`host_decode.decode_in_host` asks a `DecodeBudget` before each step that could grow: the bytes
 received, each Arrow stream (its decompressed size, from the message headers, before any
 body is read), each frame before pandas builds it, and (from the pickle reader) whether the
 time is up. Over a limit it raises `DecodeLimitExceeded`, naming the limit and the setting.

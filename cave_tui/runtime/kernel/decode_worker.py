@@ -38,8 +38,8 @@ from cave_tui.runtime.kernel.transport import (
     SafeUnpickler,
     TransferError,
     UnsafeObjectError,
-    _decode_leaves,
-    _json_int,
+    decode_leaves,
+    json_int,
 )
 
 WORKER_FROM = 4096  # bytes of JSON or pickle from which the worker decodes
@@ -183,20 +183,20 @@ def decode_isolated(
     worker: DecodeWorker | None = None,
 ) -> Any:
     """A JSON or pickle payload (see `uses_worker`) read by the worker first, then built
-    here from what it validated; the same errors as `transport.decode_in_host`."""
+    here from what it validated; the same errors as `host_decode.decode_in_host`."""
     budget.received(buffers)
     data = bytes(buffers[0])
     if len(data) > limit:
         raise TransferError(f"{len(data):,} bytes from the kernel, over the {limit:,}-byte limit")
     leaves = (
-        _decode_leaves(meta, buffers, validate=True, budget=budget)
+        decode_leaves(meta, buffers, validate=True, budget=budget)
         if codec == "pickle.arrow"
         else []
     )
     shape, parts = (worker or _WORKER).run(codec, data, len(leaves), budget)
     try:
         if codec == "json":
-            return json.loads(data, parse_int=_json_int())
+            return json.loads(data, parse_int=json_int())
         if shape == "value" and len(parts) == 1:
             return SafeUnpickler(io.BytesIO(parts[0]), leaves).load()
         items: list[Any] = []
@@ -250,7 +250,7 @@ def _read_one(codec: str, data: bytes, leaves: int, room: int) -> tuple[int, str
     if codec == "json":
         budget.json(data)
         try:
-            json.loads(data, parse_int=_json_int())
+            json.loads(data, parse_int=json_int())
         except (ValueError, RecursionError) as exc:
             raise TransferError(f"malformed JSON from the kernel: {exc}") from None
         return budget.used, "json", []

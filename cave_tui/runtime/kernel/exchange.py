@@ -16,9 +16,10 @@ from cave_tui.runtime.items import Injectable, Pickled
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget
 from cave_tui.runtime.kernel.decode_worker import decode_isolated, uses_worker
 from cave_tui.runtime.kernel.errors import InjectionError
+from cave_tui.runtime.kernel.host_decode import decode_in_host
 from cave_tui.runtime.kernel.injection import Payload, inject_request, inject_timeout
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
-from cave_tui.runtime.kernel.transport import SAFE_TYPE_NAMES, TransferError, decode_in_host
+from cave_tui.runtime.kernel.transport import SAFE_TYPE_NAMES, TransferError
 
 
 def retrieve_error(

@@ -88,7 +88,7 @@ def _checked_decimal_text(text: str) -> Any:
     return value
 
 
-def _json_int() -> Any:
+def json_int() -> Any:
     """JSON's int parser: Python's own while `sys.set_int_max_str_digits` bounds it, else
     the bounded one."""
     return None if 0 < sys.get_int_max_str_digits() <= MAX_DIGITS else _bounded_int
@@ -500,7 +500,7 @@ def decode_in_kernel(codec: str, meta: dict[str, Any], buffers: list[Any]) -> An
 
         return dill.loads(bytes(buffers[0]))
     if codec == "pickle.arrow":
-        return safe_loads(buffers[0], _decode_leaves(meta, buffers, validate=False))
+        return safe_loads(buffers[0], decode_leaves(meta, buffers, validate=False))
     if codec in ("parquet", "parquet.file"):  # a file the host injects, as `read_table`
         return _read_parquet(codec, meta, buffers)
     raise TransferError(f"unknown codec {codec!r}")
@@ -527,7 +527,7 @@ def _read_parquet(codec: str, meta: dict[str, Any], buffers: list[Any]) -> Any:
         raise TransferError(f"cannot read the file here ({type(exc).__name__})") from None
 
 
-def _decode_leaves(
+def decode_leaves(
     meta: dict[str, Any], buffers: list[Any], *, validate: bool, budget: Any = None
 ) -> list[Any]:
     """The Arrow leaves of a `pickle.arrow` payload, in persistent-id order."""
@@ -593,68 +593,6 @@ def encode_for_host(
         return "pickle.safe", {}, [data]
     meta = {"leaves": [[codec, leaf_meta, len(bufs)] for codec, leaf_meta, bufs in parts]}
     return "pickle.arrow", meta, [data, *(b for _, _, bufs in parts for b in bufs)]
-
-
-def decode_in_host(
-    codec: str,
-    meta: dict[str, Any],
-    buffers: list[Any],
-    *,
-    trusted: bool = False,
-    limit: int = JSON_LIMIT,
-    budget: Any = None,
-) -> Any:
-    """Host side: never runs kernel-chosen code unless *trusted*; a *budget*
-    (`decode_limits.DecodeBudget`) bounds the bytes received and materialised, and the time."""
-    if budget is not None:
-        budget.received(buffers)
-    if codec in ARROW_CODECS:
-        return decode_arrow(codec, meta, buffers, budget=budget)
-    if not buffers:
-        raise TransferError("missing payload")
-    size = memoryview(buffers[0]).nbytes
-    if codec == "json":
-        if size > limit:
-            raise TransferError(f"{size:,} bytes of JSON, over the {limit:,}-byte limit")
-        data = bytes(buffers[0])
-        _host_budget(budget).json(data)  # what it builds, before it is built
-        try:
-            return json.loads(data, parse_int=_json_int())
-        except (ValueError, RecursionError) as exc:
-            raise TransferError(f"malformed JSON from the kernel: {exc}") from None
-    if codec in ("pickle.safe", "pickle.arrow"):
-        if size > limit:
-            raise TransferError(f"{size:,} bytes pickled, over the {limit:,}-byte limit")
-        budget = _host_budget(budget)
-        leaves = (
-            _decode_leaves(meta, buffers, validate=True, budget=budget)
-            if codec == "pickle.arrow"
-            else None
-        )
-        from cave_tui.runtime.kernel.bounded_pickle import bounded_loads
-
-        try:
-            return bounded_loads(buffers[0], leaves, budget)
-        except (UnsafeObjectError, DecodeLimitExceeded):
-            raise
-        except Exception as exc:
-            raise TransferError(f"malformed pickle from the kernel: {exc}") from None
-    if codec == "dill":
-        if not trusted:
-            raise UnsafeObjectError("the kernel sent dill bytes but trust_kernel is off")
-        import dill
-
-        return dill.loads(bytes(buffers[0]))
-    raise TransferError(f"unknown codec {codec!r}")
-
-
-def _host_budget(budget: Any) -> Any:
-    """*budget*, or the default `DecodeBudget` (host only: the kernel never decodes so)."""
-    if budget is not None:
-        return budget
-    from cave_tui.runtime.kernel.decode_limits import DecodeBudget
-
-    return DecodeBudget()
 
 
 def describe_type(value: Any) -> str:

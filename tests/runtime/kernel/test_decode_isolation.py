@@ -15,11 +15,11 @@ import pytest
 
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget
 from cave_tui.runtime.kernel.decode_worker import decode_isolated, decode_worker
+from cave_tui.runtime.kernel.host_decode import decode_in_host
 from cave_tui.runtime.kernel.transport import (
     DecodeLimitExceeded,
     TransferError,
     UnsafeObjectError,
-    decode_in_host,
     encode_for_host,
 )
 from tests.helpers.decoding import (

@@ -12,10 +12,10 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from cave_tui.runtime.kernel.host_decode import decode_in_host
 from cave_tui.runtime.kernel.transport import (
     TransferError,
     UnsafeObjectError,
-    decode_in_host,
     decode_in_kernel,
     encode_for_host,
     encode_for_kernel,
