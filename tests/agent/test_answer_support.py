@@ -1,0 +1,111 @@
+"""An answer no successful cell of its turn supports is marked, in the event, the response,
+every front end and the session record; it is never withheld or delayed.
+
+Seen in issue 31: after a cell failed with KeyError, the next reply (no code run) named an
+airport as "the airline with the worst delay", and the turn ended as a normal answer.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import yaml
+from rich.console import Console
+
+from cave_tui import CaveAgent
+from cave_tui.agent import events as ev
+from cave_tui.agent.display import RichDisplay
+from cave_tui.models import ScriptedModel
+from cave_tui.runtime import IPythonRuntime, Variable
+from cave_tui.session.transcript import transcript
+
+CAVE = str(Path(sys.executable).with_name("cave"))
+FAILS = "```python\nflights.groupby('airline')['dep_delay'].mean()\n```"
+WORKS = "```python\nworst = flights.groupby('carrier')['dep_delay'].mean().idxmax()\n```"
+ANSWERS = "```python\nfinal_answer(flights.groupby('carrier')['dep_delay'].mean().idxmax())\n```"
+MADE_UP = "EWR is the airline with the worst delay."
+TASK = "which airline has the worst delay?"
+
+
+def _flights() -> pd.DataFrame:
+    return pd.DataFrame(
+        {"carrier": ["AA", "UA", "AA"], "origin": ["JFK", "EWR", "LGA"], "dep_delay": [1.0, 5, 3]}
+    )
+
+
+def _agent(replies: list[str]) -> CaveAgent:
+    runtime = IPythonRuntime(variables=[Variable("flights", _flights(), "flights")])
+    return CaveAgent(ScriptedModel(replies), runtime, policies="minimal")
+
+
+async def _turn(replies: list[str]) -> tuple[list[ev.Event], str]:
+    """The turn's events, and what RichDisplay (`--plain`, `cave run`, replay) showed."""
+    out = io.StringIO()
+    display = RichDisplay(Console(file=out, width=200, color_system=None))
+    events = []
+    async for event in _agent(replies).stream_events(TASK):
+        display.render(event)
+        events.append(event)
+    return events, out.getvalue()
+
+
+def _final(events: list[ev.Event]) -> ev.FinalResponseEvent:
+    finals = [e for e in events if isinstance(e, ev.FinalResponseEvent)]
+    assert len(finals) == 1
+    return finals[0]
+
+
+async def test_a_prose_answer_after_a_failed_cell_is_marked_not_withheld():
+    events, shown = await _turn([FAILS, MADE_UP])
+    final = _final(events)
+    assert final.content == MADE_UP  # given as it came, on time
+    assert final.support is ev.AnswerSupport.NONE and final.unsupported
+    response = await _agent([FAILS, MADE_UP]).run(TASK)
+    assert response.completed and response.content == MADE_UP
+    assert response.support is ev.AnswerSupport.NONE
+    assert MADE_UP in shown and ev.UNSUPPORTED_MARK in shown  # --plain, cave run, replay
+    assert shown.index(MADE_UP) < shown.index(ev.UNSUPPORTED_MARK)
+    # The session record keeps it: the transcript (resume, /load) reads it back.
+    (restored,) = transcript([final.to_dict()])
+    assert isinstance(restored, ev.FinalResponseEvent) and restored.unsupported
+
+
+async def test_an_answer_after_a_success_following_the_failure_is_not_marked():
+    events, shown = await _turn([FAILS, WORKS, "AA: its mean delay is the worst."])
+    assert _final(events).support is ev.AnswerSupport.CELL
+    assert ev.UNSUPPORTED_MARK not in shown
+
+
+async def test_a_success_then_a_failure_then_prose_is_marked():
+    events, shown = await _turn([WORKS, FAILS, MADE_UP])
+    assert _final(events).unsupported
+    assert ev.UNSUPPORTED_MARK in shown
+
+
+async def test_final_answer_from_a_cell_that_succeeded_and_a_reply_without_code():
+    events, shown = await _turn([FAILS, ANSWERS])
+    assert _final(events).support is ev.AnswerSupport.CELL
+    assert ev.UNSUPPORTED_MARK not in shown
+    events, shown = await _turn(["Hello! Ask me about `flights`."])
+    assert _final(events).support is ev.AnswerSupport.NO_CODE
+    assert ev.UNSUPPORTED_MARK not in shown
+
+
+def test_cave_run_json_carries_the_mark_and_the_session_records_it(tmp_path):
+    _flights().to_parquet(tmp_path / "flights.parquet")
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump([FAILS, MADE_UP]))
+    args = [CAVE, "run", TASK, "--model", f"scripted:{tmp_path / 'm.yaml'}", "--json",
+            "--inject", "flights.parquet", "--sessions-dir", "s"]  # fmt: skip
+    result = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=90)
+    assert result.returncode == 0, result.stderr
+    final = [json.loads(x) for x in result.stdout.splitlines() if '"final_response"' in x]
+    assert final and final[-1]["content"] == MADE_UP and final[-1]["support"] == "none"
+    # The session's record holds the mark too.
+    (log,) = (tmp_path / "s").rglob("events.jsonl")
+    records = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [r["support"] for r in records if r.get("type") == "final_response"] == ["none"]
