@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from cave_tui.agent import events as ev
 from cave_tui.agent.events import UNSUPPORTED_MARK
+from cave_tui.session.transcript import transcript
 
 from .conftest import chat_text, make_app, settle, submit
 
@@ -27,3 +29,15 @@ async def test_the_chat_marks_a_prose_answer_after_a_failed_cell(tmp_path: Path)
         assert text.index(MADE_UP) < text.index(UNSUPPORTED_MARK)
         await submit(pilot, "what is the largest delay?")  # a cell backs this one
         assert chat_text(app).count(UNSUPPORTED_MARK) == 1
+
+
+async def test_a_resumed_session_shows_the_mark_it_recorded():
+    recorded = ev.FinalResponseEvent(content=MADE_UP, step=2, support=ev.AnswerSupport.NONE)
+    records = [{"type": "reply", "step": 2, "text": MADE_UP}, {**recorded.to_dict(), "turn": 1}]
+    app = make_app([])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.draw_transcript(transcript(records))  # what resume and /load draw
+        await settle(pilot)
+        text = chat_text(app)
+        assert MADE_UP in text and text.count(UNSUPPORTED_MARK) == 1
