@@ -22,7 +22,9 @@ from cave_tui.agent import events as ev
 from cave_tui.agent.display import RichDisplay
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import IPythonRuntime, Variable
+from cave_tui.session import replay_session
 from cave_tui.session.transcript import transcript
+from tests.frontends.repl.test_plain import run_lines
 
 CAVE = str(Path(sys.executable).with_name("cave"))
 FAILS = "```python\nflights.groupby('airline')['dep_delay'].mean()\n```"
@@ -96,7 +98,7 @@ async def test_final_answer_from_a_cell_that_succeeded_and_a_reply_without_code(
     assert ev.UNSUPPORTED_MARK not in shown
 
 
-def test_cave_run_json_carries_the_mark_and_the_session_records_it(tmp_path):
+async def test_cave_run_json_and_its_replay_carry_the_mark(tmp_path):
     _flights().to_parquet(tmp_path / "flights.parquet")
     (tmp_path / "m.yaml").write_text(yaml.safe_dump([FAILS, MADE_UP]))
     args = [CAVE, "run", TASK, "--model", f"scripted:{tmp_path / 'm.yaml'}", "--json",
@@ -109,3 +111,17 @@ def test_cave_run_json_carries_the_mark_and_the_session_records_it(tmp_path):
     (log,) = (tmp_path / "s").rglob("events.jsonl")
     records = [json.loads(x) for x in log.read_text().splitlines()]
     assert [r["support"] for r in records if r.get("type") == "final_response"] == ["none"]
+    # `cave replay` runs the recorded turn again and shows the mark as it was.
+    out = io.StringIO()
+    display = RichDisplay(Console(file=out, width=200, color_system=None))
+    result = await replay_session(log.parent, render=display.render, pause=0)
+    assert not result.divergences
+    assert MADE_UP in out.getvalue() and ev.UNSUPPORTED_MARK in out.getvalue()
+
+
+async def test_plain_shows_the_mark(tmp_path):
+    path = tmp_path / "flights.parquet"
+    _flights().to_parquet(path)
+    lines = [f"!import pandas as pd; flights = pd.read_parquet('{path}')", TASK, "/quit"]
+    text, _services = await run_lines(lines, [FAILS, MADE_UP])
+    assert MADE_UP in text and text.count(ev.UNSUPPORTED_MARK) == 1
