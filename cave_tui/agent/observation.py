@@ -369,8 +369,7 @@ def _owner_hint(
         )
     other = others[0]
     shared = [c for c in frames[owner] if c in frames[other]]
-    merge = merge_into_new(owner, other, shared[0] if len(shared) == 1 else None, frames)
-    merged = merge.partition(" = ")[0]
+    merged, merge = merge_into_new(owner, other, shared[0] if len(shared) == 1 else None, frames)
     return (
         f"{name!r} is a column of {owner}, not of {other}. Merge them into a new frame "
         f"(keep {owner} and {other} as they are): {merge}, then use {merged}[{name!r}]."
@@ -401,8 +400,7 @@ def _join_hint(name: str, code: str, frames: Mapping[str, Mapping[str, str]]) ->
             shared = [c for c in columns if c in frames[frame]]
             if other != frame and len(shared) == 1:
                 extra = ", ".join(c for c in columns if c not in shared)
-                merge = merge_into_new(frame, other, shared[0], frames)
-                merged = merge.partition(" = ")[0]
+                merged, merge = merge_into_new(frame, other, shared[0], frames)
                 then = f", then use {merged}[{label!r}]" if other == entity else ""
                 return (
                     f"There is no column {name!r} in {frame} (its columns: "

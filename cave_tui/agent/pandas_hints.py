@@ -143,8 +143,8 @@ def new_name(taken: Iterable[str], base: str = "merged") -> str:
     return next(n for n in (base, *(f"{base}{i}" for i in range(2, 100))) if n not in names)
 
 
-def merge_into_new(left: str, right: str, on: str | None, taken: Iterable[str]) -> str:
-    """The merge a hint suggests: bound to a new name, never to *left* or *right*."""
+def merge_into_new(left: str, right: str, on: str | None, taken: Iterable[str]) -> tuple[str, str]:
+    """The merge a hint suggests and the name it binds: a new one, never *left* or *right*."""
     name = new_name(taken)
     key = f", on={on!r}" if on else ", on=<a column both have>"
-    return f"{name} = {left}.merge({right}{key})"
+    return name, f"{name} = {left}.merge({right}{key})"
