@@ -22,7 +22,7 @@ from cave_tui.agent import events as ev
 from cave_tui.agent.display import RichDisplay
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import IPythonRuntime, Variable
-from cave_tui.session import replay_session
+from cave_tui.session import export_session, replay_session
 from cave_tui.session.transcript import transcript
 from tests.frontends.repl.test_plain import run_lines
 
@@ -111,6 +111,13 @@ async def test_cave_run_json_and_its_replay_carry_the_mark(tmp_path):
     (log,) = (tmp_path / "s").rglob("events.jsonl")
     records = [json.loads(x) for x in log.read_text().splitlines()]
     assert [r["support"] for r in records if r.get("type") == "final_response"] == ["none"]
+    # The notebook and script exports keep it under the answer.
+    notebook = json.loads(export_session(log.parent, tmp_path / "t.ipynb").read_text())
+    texts = ["".join(cell["source"]) for cell in notebook["cells"]]
+    answer = next(i for i, t in enumerate(texts) if MADE_UP in t)
+    assert ev.UNSUPPORTED_MARK in "".join(texts[answer + 1 : answer + 2])
+    script = export_session(log.parent, tmp_path / "t.py").read_text()
+    assert script.index(MADE_UP) < script.index(ev.UNSUPPORTED_MARK)
     # `cave replay` runs the recorded turn again and shows the mark as it was.
     out = io.StringIO()
     display = RichDisplay(Console(file=out, width=200, color_system=None))
