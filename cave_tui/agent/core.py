@@ -212,9 +212,14 @@ class CaveAgent(AgentPrompt, AgentExtensions):
         last_text = ""
         step = 0
 
-        def done(status: AgentStatus, content: str, error: str | None = None) -> RunDone:
+        def done(
+            status: AgentStatus,
+            content: str,
+            error: str | None = None,
+            support: ev.AnswerSupport = ev.AnswerSupport.CELL,
+        ) -> RunDone:
             self.usage = self.usage + tally.usage
-            return tally.done(status, content, step, error)
+            return tally.done(status, content, step, error, support)
 
         def told(iv: Intervention) -> ev.Event:
             tally.interventions[iv.policy] += 1
@@ -268,8 +273,10 @@ class CaveAgent(AgentPrompt, AgentExtensions):
                         for doubt in doubts:
                             yield told(doubt)
                         continue
-                    yield self._emit(ev.FinalResponseEvent(content=text, step=step))
-                    yield done(AgentStatus.COMPLETED, text)
+                    support = turn.support
+                    final = ev.FinalResponseEvent(content=text, step=step, support=support)
+                    yield self._emit(final)
+                    yield done(AgentStatus.COMPLETED, text, support=support)
                     return
                 tally.snippets.append(code)
                 yield self._emit(ev.CodeEvent(content=code, code=code, step=step))
@@ -286,10 +293,13 @@ class CaveAgent(AgentPrompt, AgentExtensions):
                 if answer:  # the cell called final_answer(), succeeded and was not doubted
                     self.history.append({"role": "assistant", "content": answer[0]})
                     answered = ev.AnswerSource.FINAL_ANSWER
+                    support = turn.support  # CELL: the cell that gave it succeeded
                     yield self._emit(
-                        ev.FinalResponseEvent(content=answer[0], step=step, source=answered)
+                        ev.FinalResponseEvent(
+                            content=answer[0], step=step, source=answered, support=support
+                        )
                     )
-                    yield done(AgentStatus.COMPLETED, answer[0])
+                    yield done(AgentStatus.COMPLETED, answer[0], support=support)
                     return
         except asyncio.CancelledError:
             self._note_cancelled()

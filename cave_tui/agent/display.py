@@ -87,6 +87,8 @@ class RichDisplay:
                 self._flush_prose()
                 if isinstance(event, ev.FinalResponseEvent) and event.unseen:
                     self._answer(event)
+                if isinstance(event, ev.FinalResponseEvent) and event.unsupported:
+                    self.console.print(Text(f"{who}{ev.UNSUPPORTED_MARK}", style="bold yellow"))
             case ev.EventType.RETRY | ev.EventType.NOTICE:
                 self.console.print(plain_text(f"{who}{event.content}", "yellow"))
             case ev.EventType.ERROR | ev.EventType.MAX_STEPS_REACHED:

@@ -162,12 +162,30 @@ class AnswerSource(StrEnum):
     FINAL_ANSWER = "final_answer"  # a cell called final_answer(): never streamed, show it
 
 
+class AnswerSupport(StrEnum):
+    """Whether a cell of the turn backs its answer (agent/turn.py `Turn.support`)."""
+
+    CELL = "cell"  # the newest cell that ran succeeded (or the answer came from it)
+    NO_CODE = "no_code"  # the turn sent no code: a reply from the conversation alone
+    NONE = "none"  # code was sent, and no cell succeeded since the last failure
+
+
+UNSUPPORTED_MARK = "⚠ not supported by a successful cell: this turn's code failed or did not run"
+
+
 @dataclass
 class FinalResponseEvent(Event):
-    """The turn's answer. Front ends show `content` when `source` is FINAL_ANSWER."""
+    """The turn's answer. Front ends show `content` when `source` is FINAL_ANSWER, and
+    `UNSUPPORTED_MARK` with it when `support` is NONE (never withheld, never delayed)."""
 
     type: EventType = EventType.FINAL_RESPONSE
     source: AnswerSource = AnswerSource.REPLY
+    support: AnswerSupport = AnswerSupport.CELL
+
+    @property
+    def unsupported(self) -> bool:
+        """No successful cell of the turn backs the answer: front ends mark it."""
+        return self.support is AnswerSupport.NONE
 
     @property
     def unseen(self) -> bool:

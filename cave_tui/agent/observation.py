@@ -12,7 +12,12 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping
 
-from cave_tui.agent.pandas_hints import merge_suffixes, reduced_too_far
+from cave_tui.agent.pandas_hints import (
+    merge_into_new,
+    merge_suffixes,
+    other_kind_attribute,
+    reduced_too_far,
+)
 from cave_tui.runtime.base import ExecutionResult
 from cave_tui.runtime.capture import DROPPED_MARKER_RE
 from cave_tui.runtime.summary import VarInfo
@@ -162,7 +167,7 @@ FORMAT_MANY_HINT = (
 )
 _CELL_LINE = re.compile(r"^  File <cell>, line \d+.*\n    (?P<code>.+)$", re.MULTILINE)
 _COLUMN_NOT_FOUND = re.compile(r"^Column not found: ")
-_NO_ATTRIBUTE = re.compile(r"object has no attribute '(?P<name>[^']+)'")
+_NO_ATTRIBUTE = re.compile(r"'(?P<kind>\w+)' object has no attribute '(?P<name>[^']+)'")
 
 
 def _has_unparenthesised_mask(code: str) -> bool:
@@ -248,13 +253,17 @@ def error_hints(
             column_error = True
         elif key_match:
             name = _COLUMN_NOT_FOUND.sub("", key_match["key"])
-            column_error = bool(_COLUMN_NOT_FOUND.match(key_match["key"])) or _subscripted(
-                name, failing_line, frames
+            column_error = (
+                bool(_COLUMN_NOT_FOUND.match(key_match["key"]))
+                or _subscripted(name, failing_line, frames)
+                or _named_as_column(name, failing_line)
             )
             missing.append(name)
     elif kind == "AttributeError":
         attr = _NO_ATTRIBUTE.search(last)
-        if attr and ("DataFrame" in last or "Series" in last):
+        if attr and (other := other_kind_attribute(attr["kind"], attr["name"])):
+            hints.append(other)  # a pandas method of another type, not a column
+        elif attr and ("DataFrame" in last or "Series" in last):
             missing.append(attr["name"])
         elif reduced := reduced_too_far(failing_line, last):
             hints.append(reduced)
@@ -265,15 +274,16 @@ def error_hints(
             continue
         owners = [f for f, cols in frames.items() if name in cols]
         if owners:
-            hints.append(
-                f"{name!r} is a column of {', '.join(owners)}, not of the frame used here: "
-                f"merge with {owners[0]} first, on a column both have."
-            )
+            hints.append(_owner_hint(name, owners[0], used, frames))
             continue
         if name in every:
             continue
         close = _close(name, every)
-        if close:
+        if close and len(used) == 1:  # the frame's own columns, the closest first
+            (where,) = used
+            own = _listed(_closest_first(name, frames[where]))
+            hints.append(f"There is no column {name!r} in {where}; its columns: {own}.")
+        elif close:
             hints.append(f"There is no column {name!r}; close names: {close}.")
         elif column_error:
             hints.append(_join_hint(name, failing_line, frames))
@@ -302,6 +312,70 @@ def _frames_used(code: str, frames: Iterable[str]) -> list[str]:
     return [f for f in frames if re.search(rf"\b{re.escape(f)}\b", code)]
 
 
+# Calls whose string arguments name columns (not rows), and keywords that do anywhere.
+_COLUMN_CALLS = {
+    "groupby", "sort_values", "set_index", "pivot_table", "pivot", "value_counts", "nlargest",
+    "nsmallest", "drop_duplicates", "dropna", "melt", "explode", "agg", "aggregate",
+}  # fmt: skip
+_COLUMN_KEYWORDS = {"by", "on", "left_on", "right_on", "columns", "subset", "values", "index"}
+
+
+def _strings(node: ast.expr) -> list[str]:
+    """The string constants of *node*: itself, or the items of a list, tuple or dict keys."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    items: list[ast.expr | None] = []
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        items = list(node.elts)
+    elif isinstance(node, ast.Dict):
+        items = list(node.keys)
+    return [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+
+
+def _named_as_column(name: str, line: str) -> bool:
+    """*line* passes *name* where pandas takes column names (`.groupby('x')`, `by=`, `on=`)."""
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        if method in _COLUMN_CALLS and any(name in _strings(arg) for arg in node.args):
+            return True
+        if any(k.arg in _COLUMN_KEYWORDS and name in _strings(k.value) for k in node.keywords):
+            return True
+    return False
+
+
+def _closest_first(name: str, columns: Iterable[str]) -> list[str]:
+    """*columns* with those close to *name* (compared without case) first."""
+    columns = list(columns)
+    close = difflib.get_close_matches(name.lower(), [c.lower() for c in columns], n=5, cutoff=0.5)
+    first = [c for m in close for c in columns if c.lower() == m]
+    return list(dict.fromkeys([*first, *columns]))
+
+
+def _owner_hint(
+    name: str, owner: str, used: Iterable[str], frames: Mapping[str, Mapping[str, str]]
+) -> str:
+    """A column of *owner* used on another frame: merge the two into a new frame."""
+    others = [f for f in used if f != owner]
+    if not others:
+        return (
+            f"{name!r} is a column of {owner}, not of the frame used here: use {owner}, or "
+            f"merge it into a new frame first (a given frame keeps its name and columns)."
+        )
+    other = others[0]
+    shared = [c for c in frames[owner] if c in frames[other]]
+    merged, merge = merge_into_new(owner, other, shared[0] if len(shared) == 1 else None, frames)
+    return (
+        f"{name!r} is a column of {owner}, not of {other}. Merge them into a new frame "
+        f"(keep {owner} and {other} as they are): {merge}, then use {merged}[{name!r}]."
+    )
+
+
 def _subscripted(name: str, line: str, frames: Iterable[str]) -> bool:
     """`frame['name']` (or `frame.merge(...)['name']`) on the failing line: a column."""
     owners = "|".join(re.escape(f) for f in frames)
@@ -326,12 +400,15 @@ def _join_hint(name: str, code: str, frames: Mapping[str, Mapping[str, str]]) ->
             shared = [c for c in columns if c in frames[frame]]
             if other != frame and len(shared) == 1:
                 extra = ", ".join(c for c in columns if c not in shared)
-                then = f", then use {label!r}" if other == entity else ""
+                merged, merge = merge_into_new(frame, other, shared[0], frames)
+                then = f", then use {merged}[{label!r}]" if other == entity else ""
                 return (
-                    f"There is no column {name!r} in {frame}. To use the columns of {other} "
-                    f"({extra}), merge first: {frame}.merge({other}, on={shared[0]!r}){then}."
+                    f"There is no column {name!r} in {frame} (its columns: "
+                    f"{_listed(_closest_first(name, frames[frame]))}). To use the columns of "
+                    f"{other} ({extra}), merge into a new frame first: {merge}{then}."
                 )
-        return f"There is no column {name!r} in {frame}; its columns: {_listed(frames[frame])}."
+        listed = _listed(_closest_first(name, frames[frame]))
+        return f"There is no column {name!r} in {frame}; its columns: {listed}."
     if len(used) > 1:  # a merge: name the frame the model took the column's name from
         shown = [f for f in used if entity_stem(f) == entity_stem(name)] or used
         listing = "; ".join(f"{f}: {_listed(frames[f])}" for f in shown)

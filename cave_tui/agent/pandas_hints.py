@@ -1,10 +1,12 @@
-"""Hints for two pandas errors of shape, read from the error and the failing line.
+"""Hints for pandas errors of shape, read from the error and the failing line.
 
 - A whole-Series reduction (`.idxmax()`, `.max()`, …) gave one value where one per group
   was meant, and the next method call fails on that value (`'tuple' object has no
   attribute 'to_dict'`).
 - A column both sides of a merge have is missing from the merge's result: pandas named it
   `col_x` and `col_y`.
+- A method of another pandas type (`s.join` for `s.str.join`, a DataFrame method on a Series).
+- A merge a hint suggests is bound to a new name, so a given frame is never rebound.
 
 Each returns one line, or "" when the error is not of its class.
 """
@@ -12,7 +14,7 @@ Each returns one line, or "" when the error is not of its class.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 REDUCTIONS = "idxmax|idxmin|max|min|sum|mean|median|count|nunique|std|var|prod|argmax|argmin|item"
 _SCALAR = re.compile(
@@ -67,3 +69,82 @@ def merge_suffixes(name: str, line: str, used: Mapping[str, Mapping[str, str]]) 
         f"{name + '_x'!r} (from {left}) and {name + '_y'!r} (from {right}). Use "
         f"{name + '_y'!r} for the {name!r} of {right}."
     )
+
+
+# -- an attribute of another pandas type, and a merge under a new name --------------------------
+_OWN_TYPES = ("Series", "DataFrame", "DataFrameGroupBy", "SeriesGroupBy")
+
+
+def _pandas_attribute(kind: str, attr: str) -> tuple[str, bool]:
+    """Where *attr* lives for an object of type *kind* that lacks it ('' when nowhere), and
+    whether it is called there (a method) rather than read (a property)."""
+    import pandas as pd  # loaded only for an AttributeError on a pandas object
+    from pandas.core.groupby import DataFrameGroupBy, SeriesGroupBy
+
+    holders: list[tuple[str, object]] = []
+    if kind in ("Series", "SeriesGroupBy"):
+        # Instances: their methods are bound (callable), their properties are values.
+        text = pd.Series(["a"]).str
+        dates = pd.Series(pd.to_datetime(["2020-01-01"])).dt
+        codes = pd.Series(["a"], dtype="category").cat
+        holders += [("str", text), ("dt", dates), ("cat", codes)]
+    if kind == "DataFrameGroupBy":
+        holders.append(("SeriesGroupBy", SeriesGroupBy))
+    if kind == "SeriesGroupBy":
+        holders.append(("DataFrameGroupBy", DataFrameGroupBy))
+    if kind in ("Series", "SeriesGroupBy", "DataFrameGroupBy"):
+        holders.append(("DataFrame", pd.DataFrame))
+    if kind in ("DataFrame", "DataFrameGroupBy"):
+        holders.append(("Series", pd.Series))
+    for where, holder in holders:
+        if hasattr(holder, attr):
+            value = getattr(holder, attr)
+            return where, callable(value) and not isinstance(value, type)
+    return "", False
+
+
+def other_kind_attribute(kind: str, attr: str) -> str:
+    """A hint for `'Series' object has no attribute 'join'` when *attr* is a pandas method
+    of another type (an accessor's, a DataFrame's, a Series'); "" when it is none."""
+    if kind not in _OWN_TYPES:
+        return ""
+    where, called = _pandas_attribute(kind, attr)
+    use = f"{attr}(...)" if called else attr
+    what = "method" if called else "attribute"
+    a_what = "a method" if called else "an attribute"
+    if where in ("str", "dt", "cat"):
+        text = (
+            f"A {kind} has no `.{attr}`; `{attr}` is {a_what} of the `.{where}` accessor, "
+            f"for each value: s.{where}.{use}."
+        )
+        if attr == "join":  # str.join's receiver is the separator
+            text += " To join all values into one string: ', '.join(s.astype(str))."
+        return text
+    if where == "DataFrame":
+        return (
+            f"`{attr}` is a DataFrame {what}, and this is a {kind} (one column). Keep the "
+            f"frame (df[['a', 'b']] instead of df['a']), or make one: s.to_frame().{use}."
+        )
+    if where == "Series":
+        return (
+            f"`{attr}` is a Series {what}, and this is a {kind}: select one column first, "
+            f"e.g. df['column'].{use}."
+        )
+    if where == "SeriesGroupBy":
+        return f"`{attr}` works on one column of the groups: df.groupby('a')['b'].{use}."
+    if where == "DataFrameGroupBy":
+        return f"`{attr}` works on the groups of a frame: df.groupby('a')[['b', 'c']].{use}."
+    return ""
+
+
+def new_name(taken: Iterable[str], base: str = "merged") -> str:
+    """A name for a derived frame that rebinds nothing in *taken* (a given frame stays)."""
+    names = set(taken)
+    return next(n for n in (base, *(f"{base}{i}" for i in range(2, 100))) if n not in names)
+
+
+def merge_into_new(left: str, right: str, on: str | None, taken: Iterable[str]) -> tuple[str, str]:
+    """The merge a hint suggests and the name it binds: a new one, never *left* or *right*."""
+    name = new_name(taken)
+    key = f", on={on!r}" if on else ", on=<a column both have>"
+    return name, f"{name} = {left}.merge({right}{key})"

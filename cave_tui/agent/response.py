@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from cave_tui.agent.events import AnswerSupport
 from cave_tui.models.base import Usage
 
 
@@ -36,6 +37,8 @@ class AgentResponse:
     error: str | None = None
     max_steps: int = 0  # the limit the run had
     interventions: dict[str, int] = field(default_factory=dict)  # policy name -> count
+    # What backs a completed run's answer: NONE when no successful cell does (it is marked).
+    support: AnswerSupport = AnswerSupport.CELL
 
     @property
     def completed(self) -> bool:
@@ -69,7 +72,14 @@ class RunTally:
     snippets: list[str] = field(default_factory=list)
     interventions: Counter[str] = field(default_factory=Counter)
 
-    def done(self, status: AgentStatus, content: str, steps: int, error: str | None) -> RunDone:
+    def done(
+        self,
+        status: AgentStatus,
+        content: str,
+        steps: int,
+        error: str | None,
+        support: AnswerSupport = AnswerSupport.CELL,
+    ) -> RunDone:
         """The end-of-run marker with the response this tally adds up to."""
         return RunDone(
             AgentResponse(
@@ -82,5 +92,6 @@ class RunTally:
                 error=error,
                 max_steps=self.max_steps,
                 interventions=dict(self.interventions),
+                support=support,
             )
         )

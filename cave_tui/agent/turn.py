@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from cave_tui.agent.events import AnswerSupport
 from cave_tui.models.base import Message
 from cave_tui.runtime.base import ExecutionResult, Runtime
 from cave_tui.runtime.summary import VarInfo
@@ -114,6 +115,15 @@ class Turn:
         """The newest cell that ran, when it failed."""
         ran = [cell for cell in self.cells if cell.ran]
         return ran[-1] if ran and ran[-1].failed else None
+
+    @property
+    def support(self) -> AnswerSupport:
+        """What backs an answer given now: CELL when the newest cell that ran succeeded,
+        NO_CODE when the turn sent no code, else NONE (its last cell failed, or none ran)."""
+        if not self.cells:
+            return AnswerSupport.NO_CODE
+        ran = [cell for cell in self.cells if cell.ran]
+        return AnswerSupport.CELL if ran and ran[-1].ok else AnswerSupport.NONE
 
     @property
     def failed_in_row(self) -> int:

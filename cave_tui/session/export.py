@@ -51,6 +51,14 @@ def _answer(turn: RecordedTurn) -> str:
     return str(record.get("content") or "")
 
 
+def _unsupported(turn: RecordedTurn) -> str:
+    """The mark of an answer no successful cell of its turn supports ("" for the others)."""
+    from cave_tui.agent.events import UNSUPPORTED_MARK, AnswerSupport
+
+    record = turn.answer or {}
+    return UNSUPPORTED_MARK if record.get("support") == AnswerSupport.NONE else ""
+
+
 def _outputs(outcome: dict[str, Any] | None) -> list[Any]:
     from nbformat.v4 import new_output
 
@@ -183,6 +191,8 @@ def to_notebook(session: str | Path | SessionData) -> Any:
         answer = _answer(turn)
         if answer:
             cells.append(new_markdown_cell(f"**cave:** {answer}"))
+        if mark := _unsupported(turn):
+            cells.append(new_markdown_cell(f"*{mark}*"))
         if turn.status not in (None, "completed"):
             cells.append(new_markdown_cell(f"*Turn ended: {turn.status}.*"))
     add_setup(trailing)
@@ -280,6 +290,8 @@ def to_script(session: str | Path | SessionData, *, max_output_lines: int = 40) 
         answer = _answer(turn)
         if answer:
             parts.append(f"# %% [markdown]\n{_comment('cave: ' + answer)}")
+        if mark := _unsupported(turn):
+            parts.append(f"# %% [markdown]\n{_comment(mark)}")
     add_setup(trailing)
     if needs_final_answer:
         stub = f"# %% [markdown]\n{_comment(FINAL_ANSWER_NOTE)}\n\n# %%\n{FINAL_ANSWER_CODE}"

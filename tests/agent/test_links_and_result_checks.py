@@ -177,9 +177,11 @@ def test_a_column_named_after_a_lookup_frame_is_rewritten_to_its_name_column():
     for code in ("flights.merge(airlines, on='carrier')['airline']", "merged['airline']"):
         (hint,) = error_hints(code, error, frames)
         assert hint.endswith(rewrite)
+    # The merge it suggests binds a new name: neither a given frame nor `merged` is rebound.
     assert error_hints("flights['airline']", error, frames) == [
-        "There is no column 'airline' in flights. To use the columns of airlines (name), merge "
-        "first: flights.merge(airlines, on='carrier'), then use 'name'."
+        "There is no column 'airline' in flights (its columns: carrier, dest). To use the "
+        "columns of airlines (name), merge into a new frame first: "
+        "merged2 = flights.merge(airlines, on='carrier'), then use merged2['name']."
     ]
 
 

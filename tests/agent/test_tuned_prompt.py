@@ -136,12 +136,12 @@ async def test_observation_hints_for_common_mistakes(runtime):
     agent = CaveAgent(ScriptedModel([]), runtime)
     cases = {
         "flights[flights['carrier'] == 'AA' | flights['carrier'] == 'UA']": PRECEDENCE_HINT,
-        "flights.groupby('Carier').size()": "There is no column 'Carier'; close names: carrier.",
-        "flights[['carrier', 'delay']]": "close names: dep_delay",
+        "flights.groupby('Carier').size()": "no column 'Carier' in flights; its columns: carrier,",
+        "flights[['carrier', 'delay']]": "no column 'delay' in flights; its columns: dep_delay,",
         "import pandas as pd\npd.read_csv('flights.csv')": "`flights` is already defined",
         "import pandas as pd\npd.read_csv('data/other.csv')": FILE_HINT,
         "flights[flights.carrier == 'AA' and flights.dep_delay > 1]": "not and/or/not",
-        "flights.dep_delays": "There is no column 'dep_delays'; close names: dep_delay.",
+        "flights.dep_delays": "no column 'dep_delays' in flights; its columns: dep_delay,",
     }
     for code, expected in cases.items():
         result = await runtime.execute(code)
@@ -180,8 +180,8 @@ async def test_observation_hints_for_common_mistakes(runtime):
         elsewhere,
         {"flights": {"carrier": "str"}, "airlines": {"carrier": "str", "name": "str"}},
     ) == [
-        "'name' is a column of airlines, not of the frame used here: merge with airlines first, "
-        "on a column both have."
+        "'name' is a column of airlines, not of the frame used here: use airlines, or merge it "
+        "into a new frame first (a given frame keeps its name and columns)."
     ]
 
 

@@ -675,6 +675,10 @@ class CaveApp(App[None]):
             status.activity = "done"
             if getattr(event, "unseen", False):  # FinalResponseEvent from final_answer()
                 chat.add_answer(event.content, agent)
+            if getattr(event, "unsupported", False):  # no successful cell backs it
+                from cave_tui.agent.events import UNSUPPORTED_MARK  # loaded: the event came from it
+
+                chat.add_notice(UNSUPPORTED_MARK, "warning")
         elif kind == "max_steps_reached":
             chat.add_notice(event.content, "warning")
         elif kind == "notice":

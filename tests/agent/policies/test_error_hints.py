@@ -14,8 +14,9 @@ def test_a_column_no_frame_has_gets_the_merge_that_would_bring_it():
     }
     code = "flights.groupby('carrier')['airline'].size()"
     assert error_hints(code, missing, frames) == [
-        "There is no column 'airline' in flights. To use the columns of airlines (name), merge "
-        "first: flights.merge(airlines, on='carrier'), then use 'name'."
+        "There is no column 'airline' in flights (its columns: carrier, dest). To use the "
+        "columns of airlines (name), merge into a new frame first: "
+        "merged = flights.merge(airlines, on='carrier'), then use merged['name']."
     ]
     # No frame shares a column with the one used: its columns are listed.
     assert error_hints("airlines['airline']", missing, {"airlines": {"carrier": "str"}}) == [
