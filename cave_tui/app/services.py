@@ -381,12 +381,16 @@ class AppServices:
             self.agent = agent
 
     def set_policy(self, policy: str) -> None:
+        """Check the model's cells with *policy* from now on (ValueError: unknown), recorded
+        in the session, when there is one, so replay sets it at the same point."""
         runtime = self._runtime
         sandboxed = runtime is not None and getattr(runtime, "sandbox", False) is True
         checker = make_checker(policy, sandboxed=sandboxed)
         self.config.policy = policy
         if self._runtime is not None:
             self._runtime.security_checker = checker
+        if self.session is not None:
+            self.session.record_policy(policy)
 
     # -- labels for status lines ------------------------------------------------------
     @property
@@ -527,6 +531,7 @@ class AppServices:
 
     async def run_python(self, code: str) -> AsyncIterator[ev.Event]:
         """Run *code* directly in the namespace (no model), yielding `agent="user"` events.
+        The user's own code: the security policy does not refuse it (it guards the model's).
 
         Yields a `CodeEvent`, `OutputEvent`s while it runs, then an `ExecutionOutputEvent`
         or `ExecutionErrorEvent`; each goes to the event hooks first, like the agent's.
@@ -544,7 +549,9 @@ class AppServices:
         yield code_event
         cell = CellEvents(agent=ev.USER_AGENT)
         result: Any = None
-        async for item in cell.run(execute_streaming(self._runtime, code, None, cell.output.write)):
+        # The user's own cell: the guard does not read it (the sandbox still bounds it).
+        running = execute_streaming(self._runtime, code, None, cell.output.write, checked=False)
+        async for item in cell.run(running):
             if isinstance(item, ExecutionResult):
                 result = item
             else:

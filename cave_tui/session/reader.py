@@ -9,6 +9,7 @@ from typing import Any
 
 from cave_tui.agent.events import USER_AGENT, CodeSource, InterventionKind, NoticeKind
 from cave_tui.session.log import ReadReport, read_records
+from cave_tui.session.records import RecordType
 from cave_tui.session.store import EVENTS, SessionError, read_meta
 
 OUTCOME_TYPES = ("execution_output", "execution_error", "security_error")
@@ -99,13 +100,22 @@ class UserCell:
     seq: int = 0
 
 
-# Before a turn, in the order they happened: injection/load records and the user's cells.
-SetupItem = dict[str, Any] | UserCell
+@dataclass
+class PolicyChange:
+    """The user set the security policy (`/policy NAME`) between turns."""
+
+    policy: str
+    seq: int = 0
+
+
+# Before a turn, in the order they happened: injection/load records, the user's cells and
+# policy changes.
+SetupItem = dict[str, Any] | UserCell | PolicyChange
 
 
 def _setup_order(item: SetupItem) -> float:
     """Where *item* happened: an injection logged late (its hash) keeps its call's place."""
-    if isinstance(item, UserCell):
+    if isinstance(item, UserCell | PolicyChange):
         return float(item.seq)
     if item.get("after_seq") is not None:
         return int(item["after_seq"]) + 0.5
@@ -160,6 +170,12 @@ def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[SetupIte
                 setup.setdefault(before, []).append(cell)
             elif kind in OUTCOME_TYPES and number in cells:
                 cells[number].outcome = record
+            continue
+        if kind == RecordType.POLICY:
+            logged = record.get("before_turn")
+            placed = max(turns, default=0) + 1 if logged is None else int(logged)
+            change = PolicyChange(str(record["policy"]), int(record.get("seq") or 0))
+            setup.setdefault(placed, []).append(change)
             continue
         if kind in ("injection", "load"):
             # `before_turn` places it (a background hash may log it a little late).

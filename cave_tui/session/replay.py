@@ -19,6 +19,7 @@ from typing import Any
 
 from cave_tui.agent import events as ev
 from cave_tui.session.reader import (
+    PolicyChange,
     RecordedStep,
     RecordedTurn,
     SetupItem,
@@ -198,6 +199,11 @@ async def _redo(
     from cave_tui.session.user_cells import code_event, run_user_cell
 
     for item in items:
+        if isinstance(item, PolicyChange):
+            set_policy(runtime, item.policy)
+            if render is not None:
+                render(ev.NoticeEvent(content=f"(the security policy was set to {item.policy})"))
+            continue
         if not isinstance(item, UserCell):
             await redo_setup(item, runtime, trust=trust)
             continue
@@ -232,16 +238,27 @@ def replayable_steps(turn: RecordedTurn) -> list[RecordedStep]:
     return steps[: done[-1] + 1] if done else []
 
 
-def checker_for(policy: str | None) -> Any:
-    """The security checker the recording ran under, so blocked cells are blocked again."""
+def checker_for(policy: str | None, *, sandboxed: bool = False) -> Any:
+    """The security checker the recording ran under, so blocked cells are blocked again
+    (*sandboxed*: replayed into a sandboxed kernel, which has the lighter guard)."""
     if not policy or policy in ("trusted", "custom"):
         return None
     try:
         from cave_tui.security import SecurityChecker
 
-        return SecurityChecker.for_policy(policy)
+        return SecurityChecker.for_policy(policy, sandboxed=sandboxed)
     except (ImportError, AttributeError, ValueError):
         return None
+
+
+def set_policy(runtime: Any, policy: str) -> None:
+    """Set the recorded policy change on *runtime* (ReplayError for a policy not known here)."""
+    from cave_tui.security.policies import POLICIES
+
+    if policy not in POLICIES:
+        raise ReplayError(f"the session set an unknown security policy {policy!r}")
+    sandboxed = getattr(runtime, "sandbox", False) is True
+    runtime.security_checker = checker_for(policy, sandboxed=sandboxed)
 
 
 def _replies(steps: list[RecordedStep]) -> list[Any]:

@@ -1,0 +1,95 @@
+"""Issue 31.4: the user's own `!` cells are the user's: the security policy (which guards the
+model's code) never refuses them, in any policy; the model's cells are still checked; a
+`/policy NAME` during a session is recorded and replay sets it at the same point."""
+
+from __future__ import annotations
+
+import pytest
+
+from cave_tui.agent import events as ev
+from cave_tui.app.commands import CommandContext, load_commands
+from cave_tui.app.config import Config
+from cave_tui.app.services import AppServices
+from cave_tui.app.startup import DataOptions, install
+from cave_tui.models import ScriptedModel
+from cave_tui.session import SessionStore, read_session, replay_session
+from cave_tui.session.reader import recorded_turns
+from tests.helpers.front_end import RecordingFrontEnd
+from tests.session.helpers import code
+
+IMPORT_OS = "import os\nprint(os.path.basename(os.getcwd()))"
+WRITE_FILE = "open('x.txt', 'w').write('1')"
+SUBPROCESS = "import subprocess\nprint(subprocess.run(['true']).returncode)"  # standard refuses
+OUTCOMES = (ev.ExecutionOutputEvent, ev.ExecutionErrorEvent, ev.SecurityErrorEvent)
+
+
+async def _cell(services: AppServices, src: str) -> ev.Event:
+    events = [e async for e in services.run_python(src)]
+    return next(e for e in events if isinstance(e, OUTCOMES))
+
+
+@pytest.mark.parametrize("policy", ["standard", "strict"])
+async def test_the_users_own_cells_run_under_any_policy(tmp_path, monkeypatch, policy):
+    monkeypatch.chdir(tmp_path)
+    services = AppServices(Config(kernel=False, policy=policy))
+    await services.start()
+    try:
+        assert services.runtime.security_checker is not None  # the guard is on
+        imported = await _cell(services, IMPORT_OS)
+        assert isinstance(imported, ev.ExecutionOutputEvent), imported
+        assert imported.output.strip() == tmp_path.name
+        wrote = await _cell(services, WRITE_FILE)
+        assert isinstance(wrote, ev.ExecutionOutputEvent), wrote
+        assert (tmp_path / "x.txt").read_text() == "1"
+        ran = await _cell(services, SUBPROCESS)
+        assert isinstance(ran, ev.ExecutionOutputEvent), ran
+        assert ran.output.strip() == "0"
+    finally:
+        await services.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("policy", "src"), [("standard", SUBPROCESS), ("strict", IMPORT_OS), ("strict", WRITE_FILE)]
+)
+async def test_the_models_cells_are_still_checked(tmp_path, monkeypatch, policy, src):
+    monkeypatch.chdir(tmp_path)
+    services = AppServices(Config(kernel=False, policy=policy), model=ScriptedModel([code(src)]))
+    await services.start()
+    try:
+        events = [e async for e in services.stream("do it")]
+        assert any(isinstance(e, ev.SecurityErrorEvent) for e in events)
+        assert not any(isinstance(e, ev.ExecutionOutputEvent) for e in events)
+        assert not (tmp_path / "x.txt").exists()
+    finally:
+        await services.shutdown()
+
+
+async def test_a_policy_change_is_recorded_and_replayed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    replies = [code(IMPORT_OS), "refused.", code(IMPORT_OS), "done."]
+    services = AppServices(Config(kernel=False, policy="strict"), model=ScriptedModel(replies))
+    install(services, DataOptions(sessions_dir=tmp_path / "sessions"))
+    ctx = CommandContext(services, RecordingFrontEnd())
+    await services.start()
+    assert isinstance(await _cell(services, IMPORT_OS), ev.ExecutionOutputEvent)
+    first = [e async for e in services.stream("where are we?")]
+    assert any(isinstance(e, ev.SecurityErrorEvent) for e in first)
+    assert await load_commands().dispatch("/policy trusted", ctx)
+    second = [e async for e in services.stream("where are we, trusted?")]
+    assert any(isinstance(e, ev.ExecutionOutputEvent) for e in second)
+    await services.shutdown()
+
+    folder = SessionStore(tmp_path / "sessions").resolve("last")
+    data = read_session(folder)
+    assert data.meta["policy"] == "strict"  # what it started with
+    (policy,) = data.of_type("policy")
+    assert policy["policy"] == "trusted" and policy["before_turn"] == 2
+    turns, _ = recorded_turns(data)
+    assert [type(item).__name__ for item in turns[1].setup] == ["PolicyChange"]
+    result = await replay_session(folder, pause=0)
+    try:
+        assert result.ok, result.report()
+        assert (result.cells, result.steps) == (1, 2)  # the user's cell ran again, unrefused
+        assert result.runtime.security_checker is None  # trusted, as at the end
+    finally:
+        await result.runtime.stop()
