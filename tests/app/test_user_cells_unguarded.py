@@ -4,6 +4,10 @@ model's code) never refuses them, in any policy; the model's cells are still che
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from cave_tui.agent import events as ev
@@ -17,6 +21,7 @@ from cave_tui.session.reader import recorded_turns
 from tests.helpers.front_end import RecordingFrontEnd
 from tests.session.helpers import code
 
+CAVE = str(Path(sys.executable).with_name("cave"))
 IMPORT_OS = "import os\nprint(os.path.basename(os.getcwd()))"
 WRITE_FILE = "open('x.txt', 'w').write('1')"
 SUBPROCESS = "import subprocess\nprint(subprocess.run(['true']).returncode)"  # standard refuses
@@ -91,5 +96,39 @@ async def test_a_policy_change_is_recorded_and_replayed(tmp_path, monkeypatch):
         assert result.ok, result.report()
         assert (result.cells, result.steps) == (1, 2)  # the user's cell ran again, unrefused
         assert result.runtime.security_checker is None  # trusted, as at the end
+    finally:
+        await result.runtime.stop()
+    args = [CAVE, "replay", folder.name, "--headless", "--check", "--sessions-dir", "sessions"]
+    done = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "matches the recording" in done.stdout
+
+
+async def test_resuming_under_another_policy_is_a_recorded_change(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    sessions = tmp_path / "sessions"
+    services = AppServices(
+        Config(kernel=False, policy="strict"), model=ScriptedModel([code(IMPORT_OS), "no."])
+    )
+    install(services, DataOptions(sessions_dir=sessions))
+    await services.start()
+    [e async for e in services.stream("where are we?")]
+    await services.shutdown()
+    folder = SessionStore(sessions).resolve("last")
+
+    resumed = AppServices(
+        Config(kernel=False, policy="trusted"), model=ScriptedModel([code(IMPORT_OS), "here."])
+    )
+    install(resumed, DataOptions(sessions_dir=sessions, resume=folder.name))
+    await resumed.start()
+    again = [e async for e in resumed.stream("and now?")]
+    assert any(isinstance(e, ev.ExecutionOutputEvent) for e in again)
+    await resumed.shutdown()
+
+    (policy,) = read_session(folder).of_type("policy")
+    assert policy["policy"] == "trusted" and policy["before_turn"] == 2
+    result = await replay_session(folder, pause=0)
+    try:
+        assert result.ok, result.report()
     finally:
         await result.runtime.stop()
