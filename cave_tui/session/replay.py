@@ -280,11 +280,14 @@ class RecordedApprovals:
     """The replay agent's approval hook: each step runs what ran when it was recorded.
 
     A step the user edited runs the edit, a skipped step is skipped again, any other
-    runs the model's code. `on_event` (an event sink) tracks which step is asking.
+    runs the model's code; a `/policy` the user set during the turn is set again before
+    the step it preceded. `on_event` (an event sink) tracks which step is asking.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, set_policy: Callable[[str], None] | None = None) -> None:
         self.steps: dict[int, RecordedStep] = {}
+        self.policies: dict[int, str] = {}  # the turn's `/policy` changes, by step
+        self._set_policy = set_policy
         self._step = 0
 
     def on_event(self, event: ev.Event) -> None:
@@ -292,6 +295,9 @@ class RecordedApprovals:
             self._step = event.step
 
     async def __call__(self, code: str) -> str | None:
+        policy = self.policies.get(self._step)
+        if policy is not None and self._set_policy is not None:  # set while the turn ran
+            self._set_policy(policy)
         recorded = self.steps.get(self._step)
         if recorded is None or recorded.run is StepRun.AS_WRITTEN:
             return code
@@ -339,7 +345,7 @@ async def replay_session(
         runtime = IPythonRuntime(security_checker=checker_for(data.meta.get("policy")))
     longest = max((max(t.steps, default=0) for t in turns), default=1)
     steps_allowed = max_steps or int(data.meta.get("max_steps") or 0) or max(longest, 10)
-    approvals = RecordedApprovals()
+    approvals = RecordedApprovals(lambda policy: set_policy(runtime, policy))
     agent = CaveAgent(
         ScriptedModel([], model_id=f"replay:{data.id}"),
         runtime,
@@ -357,6 +363,7 @@ async def replay_session(
         await _redo(turn.setup, runtime, result, render, trust)
         steps = replayable_steps(turn)
         approvals.steps = {step.step: step for step in steps}
+        approvals.policies = dict(turn.policies)
         finished = turn.status in FINISHED
         agent.model = ScriptedModel(_replies(steps), model_id=f"replay:{data.id}")
         outcomes: dict[int, dict[str, Any]] = {}

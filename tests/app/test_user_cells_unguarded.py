@@ -132,3 +132,31 @@ async def test_resuming_under_another_policy_is_a_recorded_change(tmp_path, monk
         assert result.ok, result.report()
     finally:
         await result.runtime.stop()
+
+
+async def test_a_policy_changed_during_a_turn_applies_from_the_next_step(tmp_path, monkeypatch):
+    """`/policy` runs at once, a turn running or not (the app does not queue commands)."""
+    monkeypatch.chdir(tmp_path)
+    replies = [code("x = 1\nprint(x)"), code(IMPORT_OS), "done."]
+    services = AppServices(Config(kernel=False, policy="strict"), model=ScriptedModel(replies))
+    install(services, DataOptions(sessions_dir=tmp_path / "sessions"))
+    ctx = CommandContext(services, RecordingFrontEnd())
+    await services.start()
+    events = []
+    async for event in services.stream("go"):
+        events.append(event)
+        if isinstance(event, ev.ExecutionOutputEvent) and event.step == 1:  # between steps
+            assert await load_commands().dispatch("/policy trusted", ctx)
+    outputs = [e for e in events if isinstance(e, ev.ExecutionOutputEvent)]
+    assert [e.step for e in outputs] == [1, 2]  # step 2 ran under trusted
+    await services.shutdown()
+
+    folder = SessionStore(tmp_path / "sessions").resolve("last")
+    (turn,), trailing = recorded_turns(read_session(folder))
+    assert turn.policies == {2: "trusted"} and trailing == []
+    result = await replay_session(folder, pause=0)
+    try:
+        assert result.ok, result.report()
+        assert result.runtime.security_checker is None
+    finally:
+        await result.runtime.stop()
