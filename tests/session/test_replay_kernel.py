@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from cave_tui.app.config import Config
 from cave_tui.app.replay_runtime import SessionRuntime, replay_flags
 from cave_tui.app.services import AppServices
@@ -25,9 +27,9 @@ SHOWN = "prices.describe().loc[['count', 'max']]"
 USER_CELL = "print(len(open('prices.csv').read().splitlines()))"
 
 
-async def _record(workdir: Path, sessions: Path) -> Path:
+async def _record(workdir: Path, sessions: Path, *, sandbox: bool) -> Path:
     services = AppServices(
-        Config(kernel=True, sandbox=False, policy="standard"),
+        Config(kernel=True, sandbox=sandbox, policy="standard"),
         model=ScriptedModel([code(READ), code(SHOWN), "Summed."]),
     )
     install(services, DataOptions(sessions_dir=sessions))
@@ -42,18 +44,20 @@ async def _record(workdir: Path, sessions: Path) -> Path:
     return SessionStore(sessions).resolve("last")
 
 
-async def test_a_kernel_session_replays_in_a_kernel_without_divergence(tmp_path, monkeypatch):
+# The app's default is the sandboxed kernel (where bubblewrap works: here, as the suite's
+# sandbox tests need it); the suite itself runs kernels unsandboxed.
+@pytest.mark.parametrize(("sandbox", "label"), [(False, "kernel"), (True, "kernel (sandbox)")])
+async def test_a_kernel_session_replays_in_a_kernel_without_divergence(
+    tmp_path, monkeypatch, sandbox, label
+):
     workdir = tmp_path / "work"
     workdir.mkdir()
     (workdir / "prices.csv").write_text("item,price\na,1.5\nb,2.5\nc,4\n")
     monkeypatch.chdir(workdir)
-    folder = await _record(workdir, tmp_path / "sessions")
+    folder = await _record(workdir, tmp_path / "sessions", sandbox=sandbox)
     data = read_session(folder)
-    assert (data.meta["runtime"], data.meta["kernel"], data.meta["sandbox"]) == (
-        "kernel",
-        True,
-        False,
-    )
+    meta = (data.meta["runtime"], data.meta["kernel"], data.meta["sandbox"])
+    assert meta == (label, True, sandbox)
     assert data.meta["cwd"] == str(workdir)
     outputs = [r.get("output", "") for r in data.records if r["type"] == "execution_output"]
     assert outputs[:2] == ["4\n", "8.0\n"]  # the user's cell and the relative read
@@ -67,7 +71,7 @@ async def test_a_kernel_session_replays_in_a_kernel_without_divergence(tmp_path,
     assert done.returncode == 0, done.stdout + done.stderr
     report = " ".join(done.stdout.split())
     assert "matches the recording: 1 turns, 2 steps, 1 user cells, 3 outputs compared" in report
-    assert f"replaying in kernel, in {workdir}" in " ".join(done.stderr.split())
+    assert f"replaying in {label}, in {workdir}" in " ".join(done.stderr.split())
 
 
 def test_the_command_line_overrides_the_sessions_runtime(tmp_path):
