@@ -372,13 +372,19 @@ class AppServices:
         """Go on live after a replay: the conversation of *agent* becomes this session's.
 
         Our own agent (with its skills and approval hook) takes over the history; with no
-        model yet, the replayed agent is kept and gets the model `/model` sets later.
+        model yet, the replayed agent is kept and gets the model `/model` sets later. A
+        policy the replay set (the session's `/policy`) stays, and is this session's too.
         """
         if self.agent is not None and self.agent is not agent:
             self.agent.history[:] = [dict(m) for m in agent.history]
         elif self.agent is None:
             agent.model = self.model if self.model is not None else agent.model
             self.agent = agent
+        from cave_tui.session.recorder import policy_of
+
+        policy = policy_of(self._runtime)
+        if policy in POLICIES and policy != self.config.policy:
+            self.set_policy(policy)
 
     def set_policy(self, policy: str) -> None:
         """Check the model's cells with *policy* from now on (ValueError: unknown), recorded

@@ -160,3 +160,28 @@ async def test_a_policy_changed_during_a_turn_applies_from_the_next_step(tmp_pat
         assert result.runtime.security_checker is None
     finally:
         await result.runtime.stop()
+
+
+async def test_going_on_after_a_replay_keeps_the_policy_it_set(tmp_path, monkeypatch):
+    """The app replays into its own runtime (`/replay`, `cave replay` without --headless):
+    the policy the session ended with is the app's afterwards, said and recorded."""
+    monkeypatch.chdir(tmp_path)
+    services = AppServices(Config(kernel=False, policy="strict"), model=ScriptedModel([]))
+    install(services, DataOptions(sessions_dir=tmp_path / "sessions"))
+    ctx = CommandContext(services, RecordingFrontEnd())
+    await services.start()
+    assert await load_commands().dispatch("/policy trusted", ctx)
+    assert isinstance(await _cell(services, "y = 2"), ev.ExecutionOutputEvent)
+    await services.shutdown()
+    recorded = SessionStore(tmp_path / "sessions").resolve("last")
+
+    app = AppServices(Config(kernel=False, policy="strict"), model=ScriptedModel([]))
+    install(app, DataOptions(sessions_dir=tmp_path / "sessions"))
+    await app.start()
+    result = await replay_session(recorded, runtime=app.runtime, pause=0)
+    app.continue_from(result.agent)
+    assert app.config.policy == "trusted" and app.runtime.security_checker is None
+    assert app.session is not None
+    (policy,) = read_session(app.session.dir).of_type("policy")
+    assert policy["policy"] == "trusted"
+    await app.shutdown()
