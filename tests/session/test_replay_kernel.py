@@ -24,7 +24,9 @@ READ = "import pandas as pd\nprices = pd.read_csv('prices.csv')\nprint(prices.pr
 # A value shown as the kernel shows it (its display hook, not print). A matplotlib figure
 # diverged the same way in the issue; importing matplotlib twice costs ~9 s here, so a frame.
 SHOWN = "prices.describe().loc[['count', 'max']]"
-USER_CELL = "print(len(open('prices.csv').read().splitlines()))"
+# The user's own cell: `standard` refuses `import subprocess` in the model's cells (in an
+# unsandboxed kernel), never in the user's (issue 31.4), recording or replaying.
+USER_CELL = "import subprocess\nprint(len(open('prices.csv').read().splitlines()))"
 
 
 async def _record(workdir: Path, sessions: Path, *, sandbox: bool) -> Path:
