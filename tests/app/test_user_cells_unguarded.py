@@ -17,6 +17,7 @@ from cave_tui.app.services import AppServices
 from cave_tui.app.startup import DataOptions, install
 from cave_tui.models import ScriptedModel
 from cave_tui.session import SessionStore, read_session, replay_session
+from cave_tui.session.export import to_notebook, to_script
 from cave_tui.session.reader import recorded_turns
 from tests.helpers.front_end import RecordingFrontEnd
 from tests.session.helpers import code
@@ -91,6 +92,9 @@ async def test_a_policy_change_is_recorded_and_replayed(tmp_path, monkeypatch):
     assert policy["policy"] == "trusted" and policy["before_turn"] == 2
     turns, _ = recorded_turns(data)
     assert [type(item).__name__ for item in turns[1].setup] == ["PolicyChange"]
+    note = "The user set the security policy to `trusted`."
+    assert note in to_script(folder)  # exports say it where it happened
+    assert any(note in cell.source for cell in to_notebook(folder).cells)
     result = await replay_session(folder, pause=0)
     try:
         assert result.ok, result.report()
