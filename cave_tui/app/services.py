@@ -372,21 +372,31 @@ class AppServices:
         """Go on live after a replay: the conversation of *agent* becomes this session's.
 
         Our own agent (with its skills and approval hook) takes over the history; with no
-        model yet, the replayed agent is kept and gets the model `/model` sets later.
+        model yet, the replayed agent is kept and gets the model `/model` sets later. A
+        policy the replay set (the session's `/policy`) stays, and is this session's too.
         """
         if self.agent is not None and self.agent is not agent:
             self.agent.history[:] = [dict(m) for m in agent.history]
         elif self.agent is None:
             agent.model = self.model if self.model is not None else agent.model
             self.agent = agent
+        from cave_tui.session.recorder import policy_of
+
+        policy = policy_of(self._runtime)
+        if policy in POLICIES and policy != self.config.policy:
+            self.set_policy(policy)
 
     def set_policy(self, policy: str) -> None:
+        """Check the model's cells with *policy* from now on (ValueError: unknown), recorded
+        in the session, when there is one, so replay sets it at the same point."""
         runtime = self._runtime
         sandboxed = runtime is not None and getattr(runtime, "sandbox", False) is True
         checker = make_checker(policy, sandboxed=sandboxed)
         self.config.policy = policy
         if self._runtime is not None:
             self._runtime.security_checker = checker
+        if self.session is not None:
+            self.session.record_policy(policy)
 
     # -- labels for status lines ------------------------------------------------------
     @property
@@ -519,6 +529,7 @@ class AppServices:
 
     async def run_python(self, code: str) -> AsyncIterator[ev.Event]:
         """Run *code* directly in the namespace (no model), yielding `agent="user"` events.
+        The user's own code: the security policy does not refuse it (it guards the model's).
 
         Yields a `CodeEvent`, `OutputEvent`s while it runs, then an `ExecutionOutputEvent`
         or `ExecutionErrorEvent`; each goes to the event hooks first, like the agent's.
@@ -536,7 +547,9 @@ class AppServices:
         yield code_event
         cell = CellEvents(agent=ev.USER_AGENT)
         result: Any = None
-        async for item in cell.run(execute_streaming(self._runtime, code, None, cell.output.write)):
+        # The user's own cell: the guard does not read it (the sandbox still bounds it).
+        running = execute_streaming(self._runtime, code, None, cell.output.write, checked=False)
+        async for item in cell.run(running):
             if isinstance(item, ExecutionResult):
                 result = item
             else:

@@ -12,7 +12,7 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, cast
 
 from cave_tui.runtime import upstream
 from cave_tui.runtime.detail import Detail, object_detail
@@ -149,25 +149,36 @@ OutputListener = Callable[[str], None]  # a running cell's output, chunk by chun
 
 
 def execute_streaming(
-    runtime: Any, code: str, timeout: float | None, on_output: OutputListener
+    runtime: Any,
+    code: str,
+    timeout: float | None,
+    on_output: OutputListener,
+    *,
+    checked: bool = True,
 ) -> Awaitable[ExecutionResult]:
-    """`runtime.execute(code, timeout)`, streaming its output to *on_output* when it can.
+    """`runtime.execute(code, timeout)`, streaming its output to *on_output* when it can;
+    *checked*=False: the user's own cell, which the security checker does not read.
 
     A runtime written to upstream's interface (`execute(code, timeout)`) runs unchanged:
-    the keyword is passed only to an `execute` that accepts it.
+    each keyword is passed only to an `execute` that accepts it.
     """
-    if _accepts_on_output(type(runtime).execute):
-        return runtime.execute(code, timeout=timeout, on_output=on_output)
-    return runtime.execute(code, timeout=timeout)
+    execute = type(runtime).execute
+    options: dict[str, Any] = {"timeout": timeout}
+    if _accepts(execute, "on_output"):
+        options["on_output"] = on_output
+    if not checked and _accepts(execute, "checked"):
+        options["checked"] = False
+    return cast("Awaitable[ExecutionResult]", runtime.execute(code, **options))
 
 
 @functools.cache
-def _accepts_on_output(execute: Callable[..., Any]) -> bool:
+def _accepts(execute: Callable[..., Any], keyword: str) -> bool:
+    """*execute* takes the keyword argument *keyword* (by name or through `**kwargs`)."""
     try:
         parameters = inspect.signature(execute).parameters
     except (TypeError, ValueError):
         return False
-    return "on_output" in parameters or any(
+    return keyword in parameters or any(
         p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
     )
 
@@ -401,12 +412,19 @@ class Runtime(ABC):
 
     @abstractmethod
     async def execute(
-        self, code: str, timeout: float | None = None, *, on_output: OutputListener | None = None
+        self,
+        code: str,
+        timeout: float | None = None,
+        *,
+        on_output: OutputListener | None = None,
+        checked: bool = True,
     ) -> ExecutionResult:
         """Run *code* as one cell. Never raises for errors in the code itself.
 
         *on_output* receives the cell's output as it is written (from any thread), before
         the cell ends; the result's `output` holds all of it (bounded) as before.
+        *checked*: the security checker reads the cell first (the model's code); False for
+        the user's own cells (`!`), which only the sandbox bounds.
         """
 
     @abstractmethod
@@ -477,9 +495,10 @@ class Runtime(ABC):
             return []
         return list(self.security_checker.check(code))
 
-    def blocked_result(self, code: str) -> ExecutionResult | None:
-        """The result for a cell the security checker refuses, or None when it may run."""
-        violations = self.check_security(code)
+    def blocked_result(self, code: str, *, checked: bool = True) -> ExecutionResult | None:
+        """The result for a cell the security checker refuses, or None when it may run
+        (always None when not *checked*: the user's own cell)."""
+        violations = self.check_security(code) if checked else []
         if not violations:
             return None
         if all(getattr(v, "rule", "") == SYNTAX_RULE for v in violations):

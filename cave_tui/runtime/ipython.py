@@ -470,9 +470,14 @@ class IPythonRuntime(Runtime):
         self._pending = None
 
     async def execute(
-        self, code: str, timeout: float | None = None, *, on_output: OutputListener | None = None
+        self,
+        code: str,
+        timeout: float | None = None,
+        *,
+        on_output: OutputListener | None = None,
+        checked: bool = True,
     ) -> ExecutionResult:
-        blocked = self.blocked_result(code)
+        blocked = self.blocked_result(code, checked=checked)
         if blocked is not None:
             return blocked
         if self.security_checker is not None:

@@ -17,6 +17,7 @@ from cave_tui.agent.final_answer import FINAL_NAME
 from cave_tui.dataio.atomic import atomic_write_text
 from cave_tui.session.cell_fate import RAISES_TAG, CellFate, Fate, cell_fate
 from cave_tui.session.reader import (
+    PolicyChange,
     RecordedStep,
     RecordedTurn,
     SessionData,
@@ -112,6 +113,10 @@ def _user_cell_note(cell: UserCell) -> str:
     return USER_CELL_NOTE + ("" if cell.outcome is not None else f" {INTERRUPTED_NOTE}")
 
 
+def _policy_note(change: PolicyChange) -> str:
+    return f"*The user set the security policy to `{change.policy}`.*"
+
+
 def _step_fate(step: RecordedStep) -> Fate:
     return cell_fate(step.outcome, step.run, step.refused_by)
 
@@ -163,6 +168,9 @@ def to_notebook(session: str | Path | SessionData) -> Any:
 
     def add_setup(items: list[SetupItem]) -> None:
         for item in items:
+            if isinstance(item, PolicyChange):
+                cells.append(new_markdown_cell(_policy_note(item)))
+                continue
             if isinstance(item, UserCell):
                 cells.append(new_markdown_cell(_user_cell_note(item)))
                 metadata = {"cave": {"by": "user"}, "tags": ["user"]}
@@ -267,6 +275,9 @@ def to_script(session: str | Path | SessionData, *, max_output_lines: int = 40) 
 
     def add_setup(items: list[SetupItem]) -> None:
         for item in items:
+            if isinstance(item, PolicyChange):
+                parts.append(f"# %% [markdown]\n{_comment(_policy_note(item))}")
+                continue
             if isinstance(item, UserCell):
                 note = _user_cell_note(item).replace("**", "")
                 parts.append(f"# %% [markdown]\n{_comment(note)}")

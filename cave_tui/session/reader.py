@@ -9,6 +9,7 @@ from typing import Any
 
 from cave_tui.agent.events import USER_AGENT, CodeSource, InterventionKind, NoticeKind
 from cave_tui.session.log import ReadReport, read_records
+from cave_tui.session.records import RecordType
 from cave_tui.session.store import EVENTS, SessionError, read_meta
 
 OUTCOME_TYPES = ("execution_output", "execution_error", "security_error")
@@ -99,13 +100,22 @@ class UserCell:
     seq: int = 0
 
 
-# Before a turn, in the order they happened: injection/load records and the user's cells.
-SetupItem = dict[str, Any] | UserCell
+@dataclass
+class PolicyChange:
+    """The user set the security policy (`/policy NAME`) between turns."""
+
+    policy: str
+    seq: int = 0
+
+
+# Before a turn, in the order they happened: injection/load records, the user's cells and
+# policy changes.
+SetupItem = dict[str, Any] | UserCell | PolicyChange
 
 
 def _setup_order(item: SetupItem) -> float:
     """Where *item* happened: an injection logged late (its hash) keeps its call's place."""
-    if isinstance(item, UserCell):
+    if isinstance(item, UserCell | PolicyChange):
         return float(item.seq)
     if item.get("after_seq") is not None:
         return int(item["after_seq"]) + 0.5
@@ -120,6 +130,8 @@ class RecordedTurn:
     status: str | None = None  # from turn_end; None if the process died mid-turn
     answer: dict[str, Any] | None = None  # the final_response record, if the turn had one
     setup: list[SetupItem] = field(default_factory=list)  # what happened before it, in order
+    # The user's `/policy` during the turn: step -> the policy set before that step's code ran.
+    policies: dict[int, str] = field(default_factory=dict)
 
     def step(self, n: int) -> RecordedStep:
         return self.steps.setdefault(n, RecordedStep(n))
@@ -141,11 +153,13 @@ def _refuses(record: dict[str, Any], step: RecordedStep) -> bool:
 def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[SetupItem]]:
     """The turns in order, and what happened after the last turn (injections, user cells).
 
-    Each turn's `setup` holds the injections, loads and user cells before it, in order.
+    Each turn's `setup` holds the injections, loads, user cells and policy changes before
+    it, in order; a policy changed during a turn goes to the step whose code came next.
     """
     turns: dict[int, RecordedTurn] = {}
     setup: dict[int, list[SetupItem]] = {}
     cells: dict[int, UserCell] = {}
+    midturn: dict[int, list[tuple[dict[str, Any], PolicyChange]]] = {}  # by the turn it ran in
     for record in data.records:
         if record.get("subagent"):
             continue
@@ -160,6 +174,16 @@ def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[SetupIte
                 setup.setdefault(before, []).append(cell)
             elif kind in OUTCOME_TYPES and number in cells:
                 cells[number].outcome = record
+            continue
+        if kind == RecordType.POLICY:
+            change = PolicyChange(str(record["policy"]), int(record.get("seq") or 0))
+            during = turns.get(int(record.get("turn") or 0))
+            if during is not None and during.status is None:  # the turn runs: its next step
+                midturn.setdefault(during.turn, []).append((record, change))
+                continue
+            logged = record.get("before_turn")
+            placed = max(turns, default=0) + 1 if logged is None else int(logged)
+            setup.setdefault(placed, []).append(change)
             continue
         if kind in ("injection", "load"):
             # `before_turn` places it (a background hash may log it a little late).
@@ -181,6 +205,8 @@ def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[SetupIte
             turn.step(step_no).error = record
         elif kind == "code":
             turn.step(step_no).add_code(record)
+            for _, change in midturn.pop(turn_no, []):  # set before this step's code ran
+                turn.policies[step_no] = change.policy
         elif kind == "notice" and record.get("kind") == NoticeKind.CODE_SKIPPED:
             turn.step(step_no).run = StepRun.SKIPPED
         elif kind == "intervention" and _refuses(record, turn.step(step_no)):
@@ -193,6 +219,11 @@ def recorded_turns(data: SessionData) -> tuple[list[RecordedTurn], list[SetupIte
             turn.answer = record
         elif kind == "turn_end":
             turn.status = str(record.get("status"))
+    for changes in midturn.values():  # no step ran after it in its turn: from the next on
+        for record, change in changes:
+            logged = record.get("before_turn")
+            placed = int(record.get("turn") or 0) + 1 if logged is None else int(logged)
+            setup.setdefault(placed, []).append(change)
     trailing: list[SetupItem] = []
     for before, records in sorted(setup.items()):
         records.sort(key=_setup_order)

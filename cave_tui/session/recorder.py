@@ -64,6 +64,28 @@ def _unseen(event: ev.Event) -> bool:
     return isinstance(event, ev.FinalResponseEvent) and event.unseen
 
 
+def policy_of(runtime: Any) -> str:
+    """The name of the security policy *runtime* checks cells with ("custom": not a named one)."""
+    if runtime is None:
+        return ""
+    checker = getattr(runtime, "security_checker", None)
+    policy = getattr(checker, "policy", None)
+    return "trusted" if checker is None else policy if isinstance(policy, str) else "custom"
+
+
+def runtime_meta(runtime: Any) -> dict[str, Any]:
+    """What the session's meta says of the runtime it runs in, for replay to run there too:
+    its label, whether it is a kernel, sandboxed, and its security policy."""
+    if runtime is None:
+        return {"runtime": None}
+    return {
+        "runtime": getattr(runtime, "label", None),
+        "kernel": getattr(runtime, "isolated", False) is True,
+        "sandbox": getattr(runtime, "sandbox", False) is True,
+        "policy": policy_of(runtime),
+    }
+
+
 def _now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
@@ -138,7 +160,7 @@ class SessionRecorder:
             "status": "running",
             "cave_version": __version__,
             "model": model,
-            "runtime": getattr(runtime or getattr(agent, "runtime", None), "label", None),
+            **runtime_meta(runtime or getattr(agent, "runtime", None)),
             "cwd": os.getcwd(),
             "pid": os.getpid(),
             "turns": 0,
@@ -189,11 +211,8 @@ class SessionRecorder:
             self.meta["model"] = model
         self.meta["max_steps"] = getattr(agent, "max_steps", None)
         self.meta["policies"] = [p.name for p in getattr(agent, "policies", [])]
-        checker = getattr(self.runtime, "security_checker", None)
-        policy = getattr(checker, "policy", None)
-        self.meta["policy"] = (
-            "trusted" if checker is None else policy if isinstance(policy, str) else "custom"
-        )
+        if not self.meta.get("policy"):  # the policy the session started with (changes: records)
+            self.meta["policy"] = policy_of(self.runtime)
 
     def detach(self) -> None:
         """Stop listening to the agent (best effort: the core has no remove_event_sink yet)."""
@@ -351,6 +370,17 @@ class SessionRecorder:
             "cell": int(self.meta.get("user_cells") or 0),
         }
         self.record(record, sync=kind is not ev.EventType.CODE)
+
+    def record_policy(self, policy: str) -> None:
+        """Log that the user set the security policy to *policy* (`/policy`): replay sets
+        it again in its place among the turns and the user's cells."""
+        record = {
+            "type": RecordType.POLICY.value,
+            "turn": self.turn,
+            "before_turn": self.turn + 1,
+            "policy": policy,
+        }
+        self.record(record, sync=True)
 
     def record_injection(self, injection: Any) -> None:
         """Log an injection (an `Injection` or its record) with its source and sha256.

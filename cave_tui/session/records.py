@@ -31,6 +31,7 @@ class RecordType(StrEnum):
     TURN_END = "turn_end"
     RESUME = "resume"
     CLOSED = "closed"
+    POLICY = "policy"  # the user set the security policy (`/policy NAME`): replay applies it
 
 
 SNAPSHOT_SEQ = "log_seq"  # in a snapshot's manifest: the last log record it holds the effect of
@@ -103,6 +104,7 @@ FIELDS: dict[str, tuple[Check, str]] = {
 TYPED_FIELDS: dict[str, dict[str, tuple[Check, str]]] = {
     RecordType.HISTORY_RESET: {"messages": (_messages, "a list of messages ({role, content})")},
     RecordType.RESUME: {"messages": (_int, "an integer")},
+    RecordType.POLICY: {"policy": (_text, "a string")},
 }
 REQUIRED: dict[str, tuple[str, ...]] = {
     RecordType.MESSAGE: ("role",),
@@ -110,6 +112,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     RecordType.INJECTION: ("name",),
     RecordType.LOAD: ("path", "names"),
     RecordType.RETRIEVAL: ("name",),
+    RecordType.POLICY: ("policy",),
 }
 KNOWN = frozenset(RecordType) | frozenset(EventType)
 

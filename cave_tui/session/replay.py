@@ -19,6 +19,7 @@ from typing import Any
 
 from cave_tui.agent import events as ev
 from cave_tui.session.reader import (
+    PolicyChange,
     RecordedStep,
     RecordedTurn,
     SetupItem,
@@ -199,6 +200,11 @@ async def _redo(
     from cave_tui.session.user_cells import code_event, run_user_cell
 
     for item in items:
+        if isinstance(item, PolicyChange):
+            set_policy(runtime, item.policy)
+            if render is not None:
+                render(ev.NoticeEvent(content=f"(the security policy was set to {item.policy})"))
+            continue
         if not isinstance(item, UserCell):
             await redo_setup(item, runtime, trust=trust)
             continue
@@ -233,16 +239,27 @@ def replayable_steps(turn: RecordedTurn) -> list[RecordedStep]:
     return steps[: done[-1] + 1] if done else []
 
 
-def checker_for(policy: str | None) -> Any:
-    """The security checker the recording ran under, so blocked cells are blocked again."""
+def checker_for(policy: str | None, *, sandboxed: bool = False) -> Any:
+    """The security checker the recording ran under, so blocked cells are blocked again
+    (*sandboxed*: replayed into a sandboxed kernel, which has the lighter guard)."""
     if not policy or policy in ("trusted", "custom"):
         return None
     try:
         from cave_tui.security import SecurityChecker
 
-        return SecurityChecker.for_policy(policy)
+        return SecurityChecker.for_policy(policy, sandboxed=sandboxed)
     except (ImportError, AttributeError, ValueError):
         return None
+
+
+def set_policy(runtime: Any, policy: str) -> None:
+    """Set the recorded policy change on *runtime* (ReplayError for a policy not known here)."""
+    from cave_tui.security.policies import POLICIES
+
+    if policy not in POLICIES:
+        raise ReplayError(f"the session set an unknown security policy {policy!r}")
+    sandboxed = getattr(runtime, "sandbox", False) is True
+    runtime.security_checker = checker_for(policy, sandboxed=sandboxed)
 
 
 def _replies(steps: list[RecordedStep]) -> list[Any]:
@@ -264,11 +281,14 @@ class RecordedApprovals:
     """The replay agent's approval hook: each step runs what ran when it was recorded.
 
     A step the user edited runs the edit, a skipped step is skipped again, any other
-    runs the model's code. `on_event` (an event sink) tracks which step is asking.
+    runs the model's code; a `/policy` the user set during the turn is set again before
+    the step it preceded. `on_event` (an event sink) tracks which step is asking.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, set_policy: Callable[[str], None] | None = None) -> None:
         self.steps: dict[int, RecordedStep] = {}
+        self.policies: dict[int, str] = {}  # the turn's `/policy` changes, by step
+        self._set_policy = set_policy
         self._step = 0
 
     def on_event(self, event: ev.Event) -> None:
@@ -276,6 +296,9 @@ class RecordedApprovals:
             self._step = event.step
 
     async def __call__(self, code: str) -> str | None:
+        policy = self.policies.get(self._step)
+        if policy is not None and self._set_policy is not None:  # set while the turn ran
+            self._set_policy(policy)
         recorded = self.steps.get(self._step)
         if recorded is None or recorded.run is StepRun.AS_WRITTEN:
             return code
@@ -323,7 +346,7 @@ async def replay_session(
         runtime = IPythonRuntime(security_checker=checker_for(data.meta.get("policy")))
     longest = max((max(t.steps, default=0) for t in turns), default=1)
     steps_allowed = max_steps or int(data.meta.get("max_steps") or 0) or max(longest, 10)
-    approvals = RecordedApprovals()
+    approvals = RecordedApprovals(lambda policy: set_policy(runtime, policy))
     agent = CaveAgent(
         ScriptedModel([], model_id=f"replay:{data.id}"),
         runtime,
@@ -341,6 +364,7 @@ async def replay_session(
         await _redo(turn.setup, runtime, result, render, trust)
         steps = replayable_steps(turn)
         approvals.steps = {step.step: step for step in steps}
+        approvals.policies = dict(turn.policies)
         finished = turn.status in FINISHED
         agent.model = ScriptedModel(_replies(steps), model_id=f"replay:{data.id}")
         outcomes: dict[int, dict[str, Any]] = {}

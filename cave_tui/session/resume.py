@@ -19,7 +19,7 @@ from cave_tui.agent.events import Event
 from cave_tui.runtime.provenance import Provenance, provenance_of
 from cave_tui.session.log import SkippedLine
 from cave_tui.session.reader import SessionData, read_session, rebuild_history
-from cave_tui.session.recorder import SessionRecorder
+from cave_tui.session.recorder import SessionRecorder, policy_of
 from cave_tui.session.records import RecordType
 from cave_tui.session.seal import META_KEY as SEAL_KEY
 from cave_tui.session.seal import Seal, vouched_names
@@ -249,8 +249,21 @@ async def resume_session(
         },
         sync=True,
     )
+    policy = policy_of(runtime)
+    if policy and policy != policy_at_end(data):  # resumed under another policy: a change
+        recorder.record_policy(policy)
     recorder.write_meta()
     return result
+
+
+def policy_at_end(data: SessionData) -> str | None:
+    """The security policy the session's model cells were checked with when it ended: its
+    last `policy` record's, else the one it started with (None: not recorded)."""
+    changes = data.of_type(RecordType.POLICY)
+    if changes:
+        return str(changes[-1]["policy"])
+    policy = data.meta.get("policy")
+    return policy if isinstance(policy, str) else None
 
 
 def _missing_snapshot_state(data: SessionData) -> SnapshotState:

@@ -20,5 +20,13 @@ def code_event(cell: UserCell) -> ev.CodeEvent:
 
 
 async def run_user_cell(cell: UserCell, runtime: Any) -> ev.Event:
-    """Run *cell*'s code on *runtime*; the outcome event, as `run_python` reports it."""
-    return ev.user_cell_event(await runtime.execute(cell.code))
+    """Run *cell*'s code on *runtime*, unchecked as the user's own (`run_python`); the
+    outcome event, as `run_python` reports it."""
+    from cave_tui.runtime.base import execute_streaming
+
+    result = await execute_streaming(runtime, cell.code, None, _drop, checked=False)
+    return ev.user_cell_event(result)
+
+
+def _drop(_: str) -> None:
+    """Output is compared once the cell ends: the chunks are not needed."""

@@ -3,7 +3,7 @@
 `@data_options` adds `--inject/--load/--dump/--trust/--resume/--sessions-dir` to any
 typer command and hands them over as one `DataOptions`; `run_task` runs one recorded
 turn (or one slash command) through the shared session lifecycle, also ending it on
-SIGTERM/SIGHUP and after an unhandled error; `register_data_commands` adds `cave replay`.
+SIGTERM/SIGHUP and after an unhandled error; `replay_command` is `cave replay` (main.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from cave_tui.app.services import AppServices
 from cave_tui.app.startup import DataOptions, StartupError, abort_start, install
 from cave_tui.printable import plain_text, printable
 
-__all__ = ["DataOptions", "data_options", "normalize_argv", "register_data_commands", "run_task"]
+__all__ = ["DataOptions", "data_options", "normalize_argv", "replay_command", "run_task"]
 
 EXIT_STARTUP = 2  # a pre-seed file could not be loaded, a session could not be resumed
 EXIT_INTERRUPTED = 128 + signal.SIGINT  # Ctrl+C during the start-up
@@ -317,24 +317,43 @@ async def replay_command(
     speed: float,
     sessions_dir: Path | None,
     trust: bool,
+    kernel: bool | None = None,
+    sandbox: bool | None = None,
 ) -> int:
+    """Replay *session* printed (`--headless`/`--check`) in the runtime it ran in, in its
+    working folder; *kernel*/*sandbox* (None: the session's) override the runtime."""
     from cave_tui.agent.display import RichDisplay
+    from cave_tui.app.replay_runtime import ReplayRuntimeError, replay_runtime
     from cave_tui.dataio import DataIOError
-    from cave_tui.session import SessionError, SessionStore, replay_session
+    from cave_tui.runtime.kernel.errors import SandboxUnavailable
+    from cave_tui.session import SessionError, SessionStore, read_session, replay_session
 
     try:
-        folder = SessionStore(sessions_dir).resolve(session)
+        folder = SessionStore(sessions_dir).resolve(session).absolute()  # before any chdir
+        meta = read_session(folder).meta
     except SessionError as exc:
         _err(f"cave: {exc}")
         return EXIT_STARTUP
+    try:
+        runtime, notices = replay_runtime(meta, kernel=kernel, sandbox=sandbox)
+    except (ReplayRuntimeError, SandboxUnavailable) as exc:
+        _err(f"cave: cannot replay {folder.name}: {exc}")
+        return EXIT_STARTUP
+    except OSError as exc:
+        _err(f"cave: cannot replay {folder.name} in its working folder: {exc.strerror or exc}")
+        return EXIT_STARTUP
+    for notice in notices:
+        _err(f"cave: {notice}")
+    _err(f"cave: replaying in {runtime.label}, in {Path.cwd()}")
     display = RichDisplay()
     pause = 0.0 if check else None
     try:
         result = await replay_session(
-            folder, render=display.render, speed=speed, pause=pause, trust=trust
+            folder, runtime=runtime, render=display.render, speed=speed, pause=pause, trust=trust
         )
     except (SessionError, DataIOError) as exc:
         _err(f"cave: cannot replay {folder}: {exc}")
+        await runtime.stop()
         return EXIT_STARTUP
     try:
         display._flush_prose()
@@ -342,54 +361,3 @@ async def replay_command(
     finally:
         await result.runtime.stop()
     return 1 if check and not result.ok else 0
-
-
-def register_data_commands(app: typer.Typer) -> None:
-    """Add `cave replay` to the app."""
-
-    @app.command()
-    def replay(
-        session: Annotated[str, typer.Argument(help="Session ID, path, or last.")],
-        headless: Annotated[
-            bool, typer.Option("--headless", help="Print the replay (no TUI).")
-        ] = False,
-        check: Annotated[
-            bool,
-            typer.Option(
-                "--check", help="Compare every output; on a difference exit 1 with a diff."
-            ),
-        ] = False,
-        speed: Annotated[float, typer.Option("--speed", help="Replay speed factor.")] = 1.0,
-        sessions_dir: Annotated[
-            Path | None, typer.Option("--sessions-dir", help="Where sessions are (./sessions).")
-        ] = None,
-        trust: Annotated[
-            bool, typer.Option("--trust", help="Allow pickle/dill injections to load.")
-        ] = False,
-    ) -> None:
-        """Replay a recorded session: the recorded replies, the code run again live.
-
-        In the app (the default) the session then goes on live; --headless prints it.
-        """
-        if not headless and not check:
-            from cave_tui.frontends.cli.launch import open_replay
-            from cave_tui.session import SessionError, SessionStore
-
-            try:
-                folder = SessionStore(sessions_dir).resolve(session)
-            except SessionError as exc:
-                _err(f"cave: {exc}")
-                raise typer.Exit(EXIT_STARTUP) from None
-            raise typer.Exit(open_replay(folder, speed=speed, trust=trust))
-        raise typer.Exit(
-            asyncio.run(
-                replay_command(
-                    session,
-                    headless=headless,
-                    check=check,
-                    speed=speed,
-                    sessions_dir=sessions_dir,
-                    trust=trust,
-                )
-            )
-        )

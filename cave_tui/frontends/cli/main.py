@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -17,7 +18,7 @@ from cave_tui.app.startup import DataOptions
 from cave_tui.frontends.cli.data_commands import (
     data_options,
     normalize_argv,
-    register_data_commands,
+    replay_command,
     run_task,
 )
 from cave_tui.frontends.cli.launch import (
@@ -26,6 +27,7 @@ from cave_tui.frontends.cli.launch import (
     open_session,
     run_to_the_end,
 )
+from cave_tui.printable import printable
 
 app = typer.Typer(
     name="cave",
@@ -442,7 +444,56 @@ def sandbox_command(
     raise typer.Exit(0 if ok else 2)
 
 
-register_data_commands(app)
+@app.command()
+def replay(
+    session: Annotated[str, typer.Argument(help="Session ID, path, or last.")],
+    headless: Annotated[
+        bool, typer.Option("--headless", help="Print the replay (no TUI).")
+    ] = False,
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Compare every output; on a difference exit 1 with a diff."),
+    ] = False,
+    speed: Annotated[float, typer.Option("--speed", help="Replay speed factor.")] = 1.0,
+    sessions_dir: Annotated[
+        Path | None, typer.Option("--sessions-dir", help="Where sessions are (./sessions).")
+    ] = None,
+    trust: Annotated[
+        bool, typer.Option("--trust", help="Allow pickle/dill injections to load.")
+    ] = False,
+    kernel: KernelOpt = None,
+    sandbox: SandboxOpt = None,
+) -> None:
+    """Replay a recorded session: the recorded replies, the code run again live, in the
+    runtime the session ran in (--kernel/--in-process, --sandbox/--no-sandbox override it)
+    and in its working folder.
+
+    In the app (the default) the session then goes on live; --headless prints it.
+    """
+    if not headless and not check:
+        from cave_tui.app.replay_runtime import replay_flags
+        from cave_tui.session import SessionError, SessionStore, read_session
+
+        try:
+            folder = SessionStore(sessions_dir).resolve(session).absolute()
+            flags, notices = replay_flags(read_session(folder).meta, kernel=kernel, sandbox=sandbox)
+        except SessionError as exc:
+            typer.echo(printable(f"cave: {exc}"), err=True)
+            raise typer.Exit(2) from None
+        for notice in notices:
+            typer.echo(printable(f"cave: {notice}"), err=True)
+        raise typer.Exit(open_replay(folder, speed=speed, trust=trust, flags=flags))
+    run = replay_command(
+        session,
+        headless=headless,
+        check=check,
+        speed=speed,
+        sessions_dir=sessions_dir,
+        trust=trust,
+        kernel=kernel,
+        sandbox=sandbox,
+    )
+    raise typer.Exit(asyncio.run(run))
 
 
 def main() -> None:

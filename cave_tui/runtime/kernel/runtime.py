@@ -364,9 +364,14 @@ class IPyKernelRuntime(Runtime):
         return errors
 
     async def execute(
-        self, code: str, timeout: float | None = None, *, on_output: OutputListener | None = None
+        self,
+        code: str,
+        timeout: float | None = None,
+        *,
+        on_output: OutputListener | None = None,
+        checked: bool = True,
     ) -> ExecutionResult:
-        blocked = self.blocked_result(code)
+        blocked = self.blocked_result(code, checked=checked)
         if blocked is not None:
             return blocked
         if timeout is None:
