@@ -13,7 +13,16 @@ async def test_deleting_the_session_folder_mid_turn_loses_nothing(tmp_path):
     agent = scripted_agent(
         [
             code("before = 1\nprint('first')"),
-            code("import shutil\nshutil.rmtree(folder)\nprint('deleted')"),
+            # A background snapshot may be writing into the folder: delete until it is gone.
+            code(
+                "import os, shutil, time\n"
+                "for _ in range(100):\n"
+                "    shutil.rmtree(folder, ignore_errors=True)\n"
+                "    if not os.path.exists(folder):\n"
+                "        break\n"
+                "    time.sleep(0.05)\n"
+                "print('deleted')"
+            ),
             code("after = before + 1\nprint('third')"),
             "Done.",
         ]
