@@ -280,7 +280,7 @@ async def compact(ctx: CommandContext, args: list[str]) -> None:
         return
     step = len(agent.history)
     done = False
-    async for event in compactor.compact_now(step):
+    async for event in compactor.compact_now(step, requested=True):
         if not isinstance(event, ev.CompactedEvent):
             ctx.ui.render(event)
         elif event.tokens_after < event.tokens_before:
