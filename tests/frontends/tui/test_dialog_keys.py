@@ -120,3 +120,20 @@ async def test_keys_queued_for_the_input_before_the_dialog_opened_stay_the_input
         app.prompt.post_message(events.Key("enter", None))
         await _pause(pilot)
         assert isinstance(app.screen, ConfirmScreen)  # Enter was the input's, not "No"
+
+
+async def test_enter_right_after_a_paste_into_an_open_dialog_does_not_answer_it(tmp_path):
+    from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
+
+    app = make_app([])
+    app.answer_grace = ANSWER_GRACE
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await _open_shadow_dialog(app, pilot, _csv(tmp_path))
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.answers_from(app.answer_grace) <= time.monotonic())
+        app.post_message(events.Paste("!print(list)"))  # a line pasted, Enter right after
+        _burst(app, "", "enter")
+        await wait_for(pilot, lambda: app.prompt.text == "!print(list)")
+        await _pause(pilot)
+        assert app.screen is screen and isinstance(screen, ConfirmScreen)

@@ -89,8 +89,10 @@ class CaveModal(ModalScreen[R]):
         """Where *event* goes: to this dialog, to the input below, or nowhere (too soon)."""
         focused = self.focused
         if isinstance(event, events.Paste):
-            typing_here = focused is not None and focused.check_consume_key("a", "a")
-            return KeyRoute.DIALOG if typing_here else KeyRoute.INPUT
+            if focused is not None and focused.check_consume_key("a", "a"):
+                return KeyRoute.DIALOG
+            self._typed_at = max(self._typed_at, event.time)
+            return KeyRoute.INPUT
         if focused is not None and focused.check_consume_key(event.key, event.character):
             return KeyRoute.DIALOG  # an editor in the dialog takes its own typing
         is_text = event.is_printable or event.key == "backspace"
