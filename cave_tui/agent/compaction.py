@@ -172,18 +172,28 @@ class Compactor:
             self.effective_window = served
             self.window_source = source
 
-    async def compact_now(self, step: int, reactive: bool = True) -> AsyncIterator[ev.Event]:
-        """Compact now; *reactive* means the provider already rejected the prompt."""
+    async def compact_now(
+        self, step: int, reactive: bool = True, *, requested: bool = False
+    ) -> AsyncIterator[ev.Event]:
+        """Compact now; *reactive* means the provider already rejected the prompt.
+
+        *requested* (the user's `/compact`): compact as hard as after a rejection, but no
+        prompt was rejected, so the window is not lowered.
+        """
         tokens = await self.current_tokens()
-        if reactive and tokens < self.effective_window:
+        if reactive and not requested and tokens < self.effective_window:
             # The real limit is below what we were told (or our count is low): learn it.
             self.effective_window = max(MIN_WINDOW, int(tokens * 0.9))
-        async for event in self._compact(step, tokens, reactive=reactive):
+        why = "asked for" if requested else None
+        async for event in self._compact(step, tokens, reactive=reactive or requested, why=why):
             yield event
 
     # -- the tiers ---------------------------------------------------------------------
-    async def _compact(self, step: int, before: int, reactive: bool) -> AsyncIterator[ev.Event]:
-        why = "the provider rejected the prompt as too long" if reactive else "over threshold"
+    async def _compact(
+        self, step: int, before: int, reactive: bool, why: str | None = None
+    ) -> AsyncIterator[ev.Event]:
+        if why is None:
+            why = "the provider rejected the prompt as too long" if reactive else "over threshold"
         yield ev.CompactingEvent(
             step=step,
             tokens_before=before,

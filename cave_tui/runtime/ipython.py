@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import difflib
 import gc
 import queue
 import threading
@@ -57,6 +56,7 @@ from cave_tui.runtime.summary import (
     describable_without_user_code,
     fingerprints,
     is_user_name,
+    missing_name_message,
     summarize_namespace,
     user_names,
 )
@@ -324,9 +324,7 @@ class IPythonRuntime(Runtime):
 
     def _missing_message(self, name: str) -> str:
         names = [n for n in self._ns if not n.startswith("_") and n not in self._hidden]
-        close = difflib.get_close_matches(name, names, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        return f"no variable named {name!r} in the runtime (not managed by it){hint}"
+        return missing_name_message(name, names)
 
     async def delete(self, name: str) -> None:
         if name not in self._ns or name in self._hidden:

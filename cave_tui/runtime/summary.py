@@ -17,11 +17,13 @@ as one module (the kernel runs this file as it is).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import enum
 import inspect
 import os
 import sys
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -659,6 +661,38 @@ def describable_without_user_code(obj: Any, depth: int = 0) -> bool:
 
 def is_user_name(name: str, hidden: set[str] | frozenset[str] = HIDDEN_NAMES) -> bool:
     return not name.startswith("_") and name not in hidden
+
+
+MISSING_NAMES_SHOWN = 8  # names listed when none is close to a missing one
+
+
+def close_names(name: str, names: Iterable[str], n: int = 3) -> list[str]:
+    """Up to *n* names the user may have meant by *name*: near spellings first (difflib),
+    then names that contain it (`nosuch` → `nosuch_frame_2024`, too long for difflib)."""
+    pool = sorted(set(names))
+    close = difflib.get_close_matches(name, pool, n=n)
+    wanted = name.lower()
+    for other in pool:
+        if len(close) >= n:
+            break
+        if wanted and other not in close and wanted in other.lower():
+            close.append(other)
+    return close
+
+
+def missing_name_message(name: str, names: Iterable[str]) -> str:
+    """The error for a name the runtime does not hold: the close names, else what it holds."""
+    pool = sorted(set(names))
+    close = close_names(name, pool)
+    if close:
+        hint = f"; did you mean {', '.join(close)}?"
+    elif pool:
+        shown = ", ".join(pool[:MISSING_NAMES_SHOWN])
+        more = len(pool) - MISSING_NAMES_SHOWN
+        hint = f"; it holds {shown}" + (f" and {more} more (/vars)" if more > 0 else "")
+    else:
+        hint = "; it holds no variables yet"
+    return f"no variable named {name!r} in the runtime (not managed by it){hint}"
 
 
 def summarize_namespace(

@@ -65,7 +65,7 @@ def _record_in_the_app(tmux: Tmux, tmp_path: Path) -> Path:
     tmux.wait_for("│ add up the wide table")
     tmux.keys("Enter")
     tmux.wait_for(APPROVAL_HINT)  # step 1: edit it (`offset` is not defined yet)
-    tmux.keys("C-e")
+    tmux.answer("C-e")
     tmux.wait_for("Edit the code, then Run")
     tmux.keys("-l", "offset = 1000")
     tmux.keys("Enter")
@@ -73,10 +73,10 @@ def _record_in_the_app(tmux: Tmux, tmp_path: Path) -> Path:
     tmux.keys("C-r")
     _wait_record(folder, lambda r: r["type"] == "execution_output" and r.get("step") == 1)
     tmux.wait_for(APPROVAL_HINT)  # step 2: skip it
-    tmux.keys("Escape")
+    tmux.answer("Escape")
     _wait_record(folder, lambda r: r.get("kind") == "code_skipped")
     tmux.wait_for(APPROVAL_HINT)  # step 3: final_answer, run as written
-    tmux.keys("C-r")
+    tmux.answer("C-r")
     tmux.wait_for("The total is 1090.")
     tmux.keys("-l", "!print(total * 2)")
     tmux.wait_for("│ !print(total * 2)")

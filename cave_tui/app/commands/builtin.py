@@ -280,9 +280,12 @@ async def compact(ctx: CommandContext, args: list[str]) -> None:
         return
     step = len(agent.history)
     done = False
-    async for event in compactor.compact_now(step):
-        ctx.ui.render(event)
-        if isinstance(event, ev.CompactedEvent) and event.tokens_after < event.tokens_before:
+    async for event in compactor.compact_now(step, requested=True):
+        if not isinstance(event, ev.CompactedEvent):
+            ctx.ui.render(event)
+        elif event.tokens_after < event.tokens_before:
+            # The outcome is told once, here: rendered too, the event would say
+            # "compacted" even when nothing was.
             ctx.print(
                 f"Compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens.",
                 style="success",

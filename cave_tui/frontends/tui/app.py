@@ -53,6 +53,7 @@ from cave_tui.frontends.tui.messages import (
     StartFailed,
     TurnFinished,
 )
+from cave_tui.frontends.tui.screens.base import ANSWER_GRACE, CaveModal, KeyRoute
 from cave_tui.frontends.tui.themes import BUNDLED, load_themes
 from cave_tui.frontends.tui.widgets.chat import ChatPane
 from cave_tui.frontends.tui.widgets.inspector import Inspector, VarTable
@@ -185,6 +186,7 @@ class CaveApp(App[None]):
         history_file: Path | bool | None = True,
         persist_settings: bool = True,
         start_delay: float = STARTUP_DELAY,
+        answer_grace: float = ANSWER_GRACE,
     ) -> None:
         super().__init__()
         load_commands()
@@ -196,6 +198,7 @@ class CaveApp(App[None]):
             self.animation_level = "none"
         self.persist_settings = persist_settings
         self.start_delay = start_delay
+        self.answer_grace = answer_grace  # a dialog's quiet time before an answer key counts
         path = history_path() if history_file is True else (history_file or None)
         self.history = InputHistory(path)
         self.front_end = TuiFrontEnd(self)
@@ -264,6 +267,21 @@ class CaveApp(App[None]):
         if isinstance(event, events.Key | events.Paste) and self._early_input is not None:
             self._early_input.append(event)
             return
+        if isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
+            await self._route_key(event)
+            return
+        await super().on_event(event)
+
+    async def _route_key(self, event: events.Key | events.Paste) -> None:
+        """A dialog never takes keys meant for the input (screens/base.py: the key rule)."""
+        screen = self._screen_stack[-1] if self._screen_stack else None
+        if isinstance(screen, CaveModal):
+            route = screen.route(event, self.answer_grace)
+            if route is KeyRoute.INPUT:
+                self.prompt.post_message(PromptInput.Typed(screen.typed(event)))
+                return
+            if route is KeyRoute.DROP:
+                return
         await super().on_event(event)
 
     def on_mount(self) -> None:

@@ -24,7 +24,6 @@ Over 400 lines: the kernel receives this file whole, as the one module `_cave_ke
 
 from __future__ import annotations
 
-import difflib
 import re
 import sys
 import time
@@ -547,9 +546,7 @@ class CaveKernel:
 
     def _missing(self, name: str) -> str:
         names = [n for n in self.ns if summary.is_user_name(n, self._user_hidden())]
-        close = difflib.get_close_matches(name, names, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        return f"no variable named {name!r} in the runtime (not managed by it){hint}"
+        return str(summary.missing_name_message(name, names))
 
     def op_summary(self, data: dict[str, Any], buffers: list[Any]) -> Any:
         """`summarize` per name, as `summarize_namespace` does, but able to stop: the

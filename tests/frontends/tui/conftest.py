@@ -32,7 +32,11 @@ def make_app(
     history: Path | None = None,
     persist: bool = False,
 ) -> Any:
-    """A CaveApp with a ScriptedModel (or no model), stable rendering, no real clock."""
+    """A CaveApp with a ScriptedModel (or no model), stable rendering, no real clock.
+
+    Dialogs take an answer key as soon as they are open (`answer_grace=0`), as the tests
+    that press one expect; test_dialog_keys.py tests the grace itself.
+    """
     from cave_tui.frontends.tui.app import CaveApp
 
     model = ScriptedModel(replies) if replies is not None else None
@@ -44,6 +48,7 @@ def make_app(
         history_file=history,
         persist_settings=persist,
         start_delay=0,
+        answer_grace=0,
     )
 
 

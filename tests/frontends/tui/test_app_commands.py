@@ -213,8 +213,11 @@ async def test_compact_on_by_default_off_and_configured():
     app = make_app([])
     async with app.run_test() as pilot:
         await settle(pilot)
+        compactor = app.services.agent._compactor
+        window = compactor.effective_window
         await submit(pilot, "/compact")  # on by default (context_window=128000), nothing yet
         assert "Nothing to compact yet." in last_notice(app)
+        assert compactor.effective_window == window  # asked for: no prompt was rejected
         app.services.agent._compactor = None  # an agent built with context_window=None
         await submit(pilot, "/compact")
         assert "Compaction is not configured" in last_notice(app)
@@ -224,15 +227,15 @@ async def test_compact_on_by_default_off_and_configured():
         calls = []
 
         class FakeCompactor:
-            async def compact_now(self, step, reactive=False):
+            async def compact_now(self, step, reactive=False, *, requested=False):
                 calls.append(step)
                 yield ev.CompactingEvent(tokens_before=900)
                 yield ev.CompactedEvent(tokens_before=900, tokens_after=300, tier=2)
 
         app.services.agent._compactor = FakeCompactor()
         await submit(pilot, "/compact")
-        assert calls and "Compacted: 900 → 300 tokens." in chat_text(app)
-        assert "Context compacted: 900 → 300 tokens." in chat_text(app)
+        assert calls and chat_text(app).count("900 → 300 tokens") == 1  # told once
+        assert "Compacted: 900 → 300 tokens." in chat_text(app)
 
 
 async def test_cost_counts_tokens():

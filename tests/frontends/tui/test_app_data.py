@@ -32,6 +32,7 @@ def make_data_app(replies: list | None, data: DataOptions):
         history_file=None,
         persist_settings=False,
         start_delay=0,
+        answer_grace=0,  # as make_app: dialogs answered as soon as they are open
     )
     return app
 

@@ -142,7 +142,7 @@ def test_every_documented_command_is_taken_exactly_as_sent(tmux, tmp_path, size,
         if answer is not None:  # a dialog: answer it; the next line follows at once
             assert shows is not None
             tmux.wait_for(shows)
-            tmux.keys(answer)
+            tmux.answer(answer)
             if answer == "Escape":  # ESC then a byte at once reads as Alt+key in a terminal:
                 _wait_gone(tmux, shows)  # a person sees the dialog close, then types
     typist.paste(BLOCK)

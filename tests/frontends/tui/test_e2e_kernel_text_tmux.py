@@ -99,5 +99,5 @@ def wait_gone(tmux: Tmux, text: str) -> None:  # noqa: F811
 
 def close_detail(tmux: Tmux) -> None:  # noqa: F811
     """Esc, then wait: a key sent at once after Esc would be read as Alt+key."""
-    tmux.keys("Escape")
+    tmux.answer("Escape")
     wait_gone(tmux, DETAIL_BUTTONS)

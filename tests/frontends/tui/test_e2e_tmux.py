@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cave_tui.frontends.tui.screens.base import ANSWER_GRACE
 from tests.helpers.paths import REPO_ROOT
 
 pytestmark = [
@@ -70,6 +71,12 @@ class Tmux:
 
     def keys(self, *keys: str) -> None:
         self.run("send-keys", *keys)
+
+    def answer(self, *keys: str) -> None:
+        """Answer the dialog on screen as a person does, once it has been there a moment:
+        an answer key sooner is taken as typing (cave_tui/frontends/tui/screens/base.py)."""
+        time.sleep(ANSWER_GRACE)
+        self.keys(*keys)
 
     def kill(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
@@ -236,7 +243,7 @@ def test_load_in_the_app_resumes_another_session(tmux, tmp_path):
     tmux.keys("-l", f"/load {other}")  # pasted, Enter right behind it
     tmux.keys("Enter")
     tmux.wait_for("Replace the current conversation")
-    tmux.keys("y")
+    tmux.answer("y")
     screen = tmux.wait_for(f"resumed session {other}")
     assert "make kept" in screen  # the loaded conversation is drawn
     assert "cannot" not in screen and "not available" not in screen

@@ -6,6 +6,8 @@ paste), before any of them is handled: the pilot's `press` would wait between ke
 
 from __future__ import annotations
 
+import time
+
 from textual import events
 from textual.keys import _character_to_key
 
@@ -18,6 +20,12 @@ def _burst(app, text: str, *then: str) -> None:
         app.post_message(events.Key(_character_to_key(char), char))
     for key in then:
         app.post_message(events.Key(key, None))
+
+
+async def _answers_taken(pilot) -> None:
+    """Wait until the open dialog takes answer keys (screens/base.py: the key rule)."""
+    screen = pilot.app.screen
+    await wait_for(pilot, lambda: screen.answers_from(pilot.app.answer_grace) <= time.monotonic())
 
 
 async def test_a_fast_line_then_enter_is_sent_exactly():
@@ -88,6 +96,7 @@ async def test_keys_typed_right_after_closing_a_dialog_reach_the_input():
         app.prompt.action_submit()
         await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen))
         await settle(pilot)
+        await _answers_taken(pilot)  # an answer key counts once the dialog was on screen
         _burst(app, "", "escape")  # close it, then type at once (`d` would delete b2)
         _burst(app, "/vars", "enter")
         await wait_for(pilot, lambda: "/vars" in sent)
@@ -95,6 +104,7 @@ async def test_keys_typed_right_after_closing_a_dialog_reach_the_input():
         app.prompt.text = "/reset"
         app.prompt.action_submit()
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await _answers_taken(pilot)
         _burst(app, "n")  # the answer, then a line typed straight after it
         _burst(app, "!x = 1", "enter")
         await wait_for(pilot, lambda: "x" in app.services.runtime._ns)

@@ -1,12 +1,44 @@
-"""The look shared by cave's modal screens (parsed when the first modal opens, not at start)."""
+"""The look and the key rule shared by cave's modal screens (parsed when the first opens).
+
+Key rule: a dialog never takes keys meant for the input. Text typed as it opens, or while
+it is open, goes to the input below (in order with the keys before it); an answer key
+counts only once the dialog has been open, with no typing, for `ANSWER_GRACE`.
+"""
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
+from enum import Enum, auto
 from typing import TypeVar
 
+from textual import events
 from textual.screen import ModalScreen
 
 R = TypeVar("R")
+
+ANSWER_GRACE = 0.5  # seconds of quiet (no typing, dialog open) before an answer key counts
+
+
+class KeyRoute(Enum):
+    """Where a key that reaches an open dialog goes."""
+
+    DIALOG = auto()  # the dialog (or the app) handles it as usual
+    INPUT = auto()  # typing: it goes to the input below the dialog
+    DROP = auto()  # an answer key typed too soon to be an answer, and not text
+
+
+@dataclass(frozen=True)
+class TypedText:
+    """What a routed key does to the input: erase *erase* characters, then insert *text*."""
+
+    text: str = ""
+    erase: int = 0
+
+
+def _now() -> float:
+    # Textual stamps each event with `time.monotonic()` on POSIX (perf_counter on Windows).
+    return time.monotonic()
 
 
 class CaveModal(ModalScreen[R]):
@@ -42,3 +74,44 @@ class CaveModal(ModalScreen[R]):
         }
     }
     """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._opened_at = _now()  # keys stamped earlier were typed before it existed
+        self._typed_at = 0.0  # the last key this dialog sent to the input
+
+    def answers_from(self, grace: float = ANSWER_GRACE) -> float:
+        """From when (monotonic seconds) an answer key counts: *grace* after it opened or
+        after the last key it sent to the input."""
+        return max(self._opened_at, self._typed_at) + grace
+
+    def route(self, event: events.Key | events.Paste, grace: float = ANSWER_GRACE) -> KeyRoute:
+        """Where *event* goes: to this dialog, to the input below, or nowhere (too soon)."""
+        focused = self.focused
+        if isinstance(event, events.Paste):
+            if focused is not None and focused.check_consume_key("a", "a"):
+                return KeyRoute.DIALOG
+            self._typed_at = max(self._typed_at, event.time)
+            return KeyRoute.INPUT
+        if focused is not None and focused.check_consume_key(event.key, event.character):
+            return KeyRoute.DIALOG  # an editor in the dialog takes its own typing
+        is_text = event.is_printable or event.key == "backspace"
+        answer_now = event.time >= self.answers_from(grace)
+        if is_text and not (answer_now and self._is_answer(event.key)):
+            self._typed_at = max(self._typed_at, event.time)
+            return KeyRoute.INPUT
+        if not answer_now and self._is_answer(event.key):
+            return KeyRoute.DROP
+        return KeyRoute.DIALOG
+
+    def _is_answer(self, key: str) -> bool:
+        return any(key in bindings.key_to_bindings for _, bindings in self._modal_binding_chain)
+
+    @staticmethod
+    def typed(event: events.Key | events.Paste) -> TypedText:
+        """What a key routed to the input does there."""
+        if isinstance(event, events.Paste):
+            return TypedText(event.text)
+        if event.key == "backspace":
+            return TypedText(erase=1)
+        return TypedText(event.character or "")

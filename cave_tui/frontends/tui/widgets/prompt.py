@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 
 from cave_tui.app.history import InputHistory
 from cave_tui.frontends.tui.keys import OrderedKeys
+from cave_tui.frontends.tui.screens.base import TypedText
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
@@ -49,6 +50,13 @@ class PromptInput(OrderedKeys, TextArea):
         def __init__(self, text: str) -> None:
             super().__init__()
             self.text = text
+
+    class Typed(Message, bubble=False):
+        """Keys an open dialog handed back to the input, in order with those typed before."""
+
+        def __init__(self, typed: TypedText) -> None:
+            super().__init__()
+            self.typed = typed
 
     def __init__(self, *, history: InputHistory, completer: Completer, id: str | None = None):
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, compact=True)
@@ -135,6 +143,12 @@ class PromptInput(OrderedKeys, TextArea):
         # are already queued for this input and belong to the next line.
         self.post_message(self.Submitted(text))
         self.clear()
+
+    def on_prompt_input_typed(self, message: Typed) -> None:
+        for _ in range(message.typed.erase):
+            self.action_delete_left()
+        if message.typed.text:
+            self.insert(message.typed.text)
 
     def action_newline(self) -> None:
         self.insert("\n")
