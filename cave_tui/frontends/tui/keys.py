@@ -43,17 +43,8 @@ class OrderedKeys(_Base):
             return
         if self.check_consume_key(event.key, event.character):
             return  # typed text: the widget's own handler inserts it
-        covered = self.screen is not self.app.screen  # a dialog opened after it was typed
-        if await self._run_binding(event.key) or covered:
-            # A key typed for this widget never reaches a dialog opened over it since.
+        # Private Textual API (pinned <9): the non-priority binding chain from the focused
+        # widget up, as `App._on_key` runs it once the key has bubbled to the app.
+        if await self.app._check_bindings(event.key):
             event.stop()
             event.prevent_default()
-
-    async def _run_binding(self, key: str) -> bool:
-        """Run *key*'s non-priority binding from this widget up its own screen, as
-        `App._check_bindings` does for the active screen (private Textual API, pinned <9)."""
-        for namespace, bindings in self.screen._modal_binding_chain:
-            for binding in bindings.key_to_bindings.get(key, ()):
-                if not binding.priority and await self.app.run_action(binding.action, namespace):
-                    return True
-        return False

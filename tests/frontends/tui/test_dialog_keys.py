@@ -102,26 +102,6 @@ async def test_an_answer_key_typed_before_the_dialog_showed_and_a_paste_go_to_th
         assert app.prompt.text == "yes = list(range(3))"
 
 
-async def test_keys_queued_for_the_input_before_the_dialog_opened_stay_the_inputs(tmp_path):
-    from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
-
-    app = make_app([])
-    app.answer_grace = ANSWER_GRACE
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await _open_shadow_dialog(app, pilot, _csv(tmp_path))
-        # Typed before the dialog opened, still waiting in the input's queue when it did:
-        # Ctrl+J must add a line there, not press the dialog's focused button.
-        for key, char in (("x", "x"), ("ctrl+j", None), ("y", "y")):
-            app.prompt.post_message(events.Key(key, char))
-        await wait_for(pilot, lambda: app.prompt.text == "x\ny")
-        await _pause(pilot)
-        assert isinstance(app.screen, ConfirmScreen)
-        app.prompt.post_message(events.Key("enter", None))
-        await _pause(pilot)
-        assert isinstance(app.screen, ConfirmScreen)  # Enter was the input's, not "No"
-
-
 async def test_enter_right_after_a_paste_into_an_open_dialog_does_not_answer_it(tmp_path):
     from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
 
