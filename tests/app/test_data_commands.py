@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from cave_tui.app.commands import load_commands
+from cave_tui.app.commands.data import shown_path
 from cave_tui.session import SessionRecorder, read_session
 from tests.helpers.front_end import RecordingContext
 from tests.session.helpers import TWO_TURNS, code, scripted_agent
@@ -75,7 +76,7 @@ async def test_retrieve_reports_path_and_size_and_never_overwrites_silently(regi
     session = ctx.services.session
     assert await registry.dispatch("/retrieve summary", ctx)
     path = session.retrieved_dir / "summary.parquet"
-    assert str(path) in ctx.last and "parquet" in ctx.last and "KB" in ctx.last
+    assert shown_path(path) in ctx.last and "parquet" in ctx.last and "KB" in ctx.last
     before = path.read_bytes()
     ctx.runtime.inject(Variable("summary", frame.head(1)))
     ctx.answers = [False]
@@ -147,3 +148,41 @@ async def test_dump_command(registry, ctx, tmp_path):
     ctx.answers = [False]
     assert await registry.dispatch(f"/dump {tmp_path / 'd'}", ctx)
     assert "previous dump" in ctx.questions[-1] and "Not dumped" in ctx.last
+
+
+async def test_dump_and_reset_name_only_what_the_user_has_and_show_plain_paths(
+    registry, tmp_path, monkeypatch
+):
+    """Issue 31: `/dump` and `/reset` named `activate_skill` (the agent's tool) and printed
+    `…/work/../dump1`; a skill's helpers are the host's too, not objects the user gave."""
+    from cave_tui import CaveAgent
+    from cave_tui.models import ScriptedModel
+    from cave_tui.runtime import Function, IPythonRuntime, Variable
+    from cave_tui.skills import Skill
+
+    def helper() -> int:
+        return 1
+
+    skill = Skill("tidy", "Tidy data", "Use helper().", functions=[Function(helper)])
+    agent = CaveAgent(
+        ScriptedModel([code("activate_skill('tidy')"), "ok"]), IPythonRuntime(), skills=[skill]
+    )
+    await agent.run("tidy up")
+    assert "helper" in await agent.runtime.names()
+    ctx = RecordingContext(agent, answers=[True])
+    ctx.runtime.inject(Variable("sales", [1, 2]))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+
+    assert await registry.dispatch("/dump ../dump1", ctx)
+    said = ctx.last
+    assert f"in {tmp_path / 'dump1'}" in said and ".." not in said, said
+    assert "activate_skill" not in said and "helper" not in said, said
+    assert await registry.dispatch("/dump inner/../here", ctx)
+    assert "in here" in ctx.last and ".." not in ctx.last, ctx.last
+
+    assert await registry.dispatch("/reset", ctx)
+    assert "sales" in ctx.questions[-1] and "sales" in ctx.last
+    for text in (ctx.questions[-1], ctx.last):
+        assert "activate_skill" not in text and "helper" not in text, text

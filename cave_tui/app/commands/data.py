@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,19 @@ MAX_CONFIRMS = 3
 
 def _session(ctx: CommandContext) -> Any:
     return ctx.services.session
+
+
+def user_path(arg: str) -> Path:
+    """The path a user typed, absolute and normalised (`~` expanded, `..` folded away)."""
+    return Path(os.path.normpath(Path(arg).expanduser().absolute()))
+
+
+def shown_path(path: Path) -> str:
+    """*path* as a message shows it: normalised, relative to the working folder inside it."""
+    path = Path(os.path.normpath(path.absolute()))
+    with contextlib.suppress(ValueError):
+        return str(path.relative_to(Path.cwd())) or "."
+    return str(path)
 
 
 def _human(size: float) -> str:
@@ -177,7 +191,7 @@ async def retrieve(ctx: CommandContext, args: list[str]) -> None:
         session.record_retrieval(name, saved)
     note = f" ({saved.note})" if saved.note else ""
     ctx.print(
-        f"Saved `{name}` ({describe_value(obj)}) to {saved.path} — "
+        f"Saved `{name}` ({describe_value(obj)}) to {shown_path(saved.path)} — "
         f"{_human(saved.bytes)}, {saved.format}{note}"
     )
 
@@ -190,7 +204,7 @@ async def dump(ctx: CommandContext, args: list[str]) -> None:
     from cave_tui.dataio import DataIOError, dump_namespace
     from cave_tui.dataio.dump import check_dump_target, named_entries
 
-    target = Path(args[0]).expanduser().absolute()
+    target = user_path(args[0])
     sessions = ctx.services.sessions_dir
     try:
         contents = check_dump_target(target, sessions=sessions)  # refused: never asked
@@ -198,7 +212,7 @@ async def dump(ctx: CommandContext, args: list[str]) -> None:
         raise CommandError(str(exc)) from None
     kept = f" (what it does not list stays: {named_entries(contents.others)})"
     if contents.dump and not await ctx.confirm(
-        f"{target} holds a previous dump. Replace it?{kept if contents.others else ''}"
+        f"{shown_path(target)} holds a previous dump. Replace it?{kept if contents.others else ''}"
     ):
         ctx.print("Not dumped.", style="warning")
         return
@@ -206,7 +220,7 @@ async def dump(ctx: CommandContext, args: list[str]) -> None:
         result = await dump_namespace(ctx.runtime, target, sessions=sessions)
     except DataIOError as exc:
         raise CommandError(str(exc)) from None
-    ctx.print(f"Dumped {result.summary()}")
+    ctx.print(f"Dumped {result.summary(shown_path(result.directory))}")
 
 
 # -- sessions ------------------------------------------------------------------------------------
