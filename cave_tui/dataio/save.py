@@ -17,11 +17,14 @@ import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cave_tui.dataio.atomic import atomic_path, cleanup_temp_files
 from cave_tui.dataio.errors import DataIOError, FileExistsConflict, describe_os_error
 from cave_tui.dataio.formats import FORMATS, format_for_extension
+
+if TYPE_CHECKING:
+    from cave_tui.runtime.items import Pickled
 
 EXTENSIONS = {
     "parquet": ".parquet",
@@ -105,8 +108,26 @@ def preferred_format(obj: Any) -> str:
     return "pickle"
 
 
+def kernel_pickle(obj: Any) -> Pickled | None:
+    """The bytes of a `KernelPickle` (a value the kernel keeps, pickled where it lives), else
+    None. They are written as they are, never unpickled in this process."""
+    from cave_tui.runtime.items import Pickled
+
+    made = getattr(obj, "pickled", None)
+    return made if isinstance(made, Pickled) else None
+
+
+KERNEL_PICKLE_NOTE = (
+    "written as the kernel's own pickle: loading it back runs code, so only where you trust it"
+)
+
+
 def candidate_formats(obj: Any) -> list[str]:
-    """Formats to try in order: the preferred one, then the generic fallbacks."""
+    """Formats to try in order: the preferred one, then the generic fallbacks (a kernel's
+    pickle: its own format only)."""
+    made = kernel_pickle(obj)
+    if made is not None:
+        return [made.format]
     first = preferred_format(obj)
     rest = [f for f in ("pickle", "dill") if f != first]
     return [first, *rest]
@@ -424,7 +445,16 @@ def write_in_format(obj: Any, path: Path, fmt: str, **options: Any) -> dict[str,
     Options: `checksums=False` leaves out Parquet page checksums (dumps, whose manifest
     holds each file's sha256, do not need them).
     """
-    return WRITERS[fmt](obj, path, **options)
+    made = kernel_pickle(obj)
+    if made is None:
+        return WRITERS[fmt](obj, path, **options)
+    if fmt not in ("pickle", "dill"):
+        raise Unsuitable(
+            f"the kernel keeps this {obj.type_name} to itself: only its pickle can be written "
+            "(.pkl or .dill)"
+        )
+    path.write_bytes(made.data)
+    return {}
 
 
 def save_object(
@@ -464,8 +494,9 @@ def save_object(
                 restore = write_in_format(obj, tmp, candidate)
         except Unsuitable as exc:
             if pinned:
+                what = getattr(obj, "type_name", "") if kernel_pickle(obj) else ""
                 raise DataIOError(
-                    f"cannot save a {type(obj).__name__} as {FORMATS[candidate].label} "
+                    f"cannot save a {what or type(obj).__name__} as {FORMATS[candidate].label} "
                     f"({final.name}): {exc}; use another extension, or none to let cave choose",
                     path=final,
                 ) from None
@@ -479,6 +510,10 @@ def save_object(
             from cave_tui.dataio.load import file_sha256
 
             sha = file_sha256(final)
+        made = kernel_pickle(obj)
+        if made is not None:
+            candidate = made.format  # dill bytes stay dill, whatever the extension
+            notes.append(KERNEL_PICKLE_NOTE)
         return Saved(final, candidate, size, sha, restore, "; ".join([*notes, *_stated(restore)]))
     raise DataIOError(
         f"cannot save {type(obj).__name__} to {target}: " + "; ".join(notes), path=target

@@ -160,6 +160,25 @@ async def _save_asking(ctx: CommandContext, obj: Any, target: Path) -> Saved | N
             overwrite = True
 
 
+async def _retrieve_for_file(runtime: Any, name: str) -> Any:
+    """*name*'s value for `/retrieve` to write: the object, or, for a value the kernel keeps
+    to itself (one the host cannot decode safely), the kernel's own pickle of it, written as
+    opaque bytes and never unpickled here. KeyError when unbound; other refusals as raised."""
+    try:
+        return await runtime.retrieve(name)
+    except Exception as exc:
+        pickle_it = getattr(runtime, "retrieve_pickled", None)
+        if not getattr(exc, "pickle_in_kernel", False) or pickle_it is None:
+            raise
+        refused = exc
+    try:
+        return await pickle_it(name)
+    except KeyError:
+        raise
+    except Exception as failure:
+        raise CommandError(f"{refused}; the kernel could not pickle it either: {failure}") from None
+
+
 @registry.command(
     "retrieve",
     "Save a variable to a file (frame→parquet, array→npy, data→json, else pickle)",
@@ -169,11 +188,11 @@ async def _save_asking(ctx: CommandContext, obj: Any, target: Path) -> Saved | N
 )
 async def retrieve(ctx: CommandContext, args: list[str]) -> None:
     from cave_tui.dataio import DataIOError, describe_value
-    from cave_tui.dataio.save import target_for
+    from cave_tui.dataio.save import kernel_pickle, target_for
 
     name = args[0]
     try:
-        obj = await ctx.runtime.retrieve(name)
+        obj = await _retrieve_for_file(ctx.runtime, name)
     except KeyError as exc:
         raise CommandError(str(exc.args[0] if exc.args else exc)) from None
     try:
@@ -190,8 +209,9 @@ async def retrieve(ctx: CommandContext, args: list[str]) -> None:
     if session is not None:
         session.record_retrieval(name, saved)
     note = f" ({saved.note})" if saved.note else ""
+    what = obj.type_name if kernel_pickle(obj) is not None else describe_value(obj)
     ctx.print(
-        f"Saved `{name}` ({describe_value(obj)}) to {shown_path(saved.path)} — "
+        f"Saved `{name}` ({what}) to {shown_path(saved.path)} — "
         f"{_human(saved.bytes)}, {saved.format}{note}"
     )
 
