@@ -37,6 +37,7 @@ EXTENSIONS = {
     "npz": ".npz",
     "pickle": ".pkl",
     "dill": ".dill",
+    "excel": ".xlsx",
 }
 SERIES_COLUMN = "__cave_series__"
 
@@ -425,6 +426,31 @@ def _write_dill(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     return {}
 
 
+def _write_excel(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
+    """A frame or Series as one sheet, flat as a text format writes it (`_flat_table`: the
+    index as leading columns), or a dict of them as one sheet each (openpyxl)."""
+    import importlib.util
+
+    if importlib.util.find_spec("openpyxl") is None:
+        raise Unsuitable("writing .xlsx needs the openpyxl package (pip install openpyxl)")
+    one = not isinstance(obj, dict)
+    items = [("Sheet1", obj)] if one else [(str(k), v) for k, v in obj.items()]
+    if not items or not all(is_frame(v) or is_series(v) for _, v in items):
+        raise Unsuitable("a workbook holds a DataFrame or Series, or a dict of them (one a sheet)")
+    flat = [(sheet, *_flat_table(value, "a sheet")) for sheet, value in items]
+    import pandas as pd
+
+    try:
+        with pd.ExcelWriter(path, engine="openpyxl") as book:
+            for sheet, frame, _ in flat:
+                frame.to_excel(book, sheet_name=sheet, index=False)
+    except OSError:
+        raise
+    except Exception as exc:  # a sheet name Excel refuses, a timezone-aware column…
+        raise Unsuitable(f"{type(exc).__name__}: {str(exc)[:200]}") from None
+    return flat[0][2] if one else {}
+
+
 WRITERS: dict[str, Callable[..., dict[str, Any]]] = {
     "parquet": _write_parquet,
     "feather": _write_feather,
@@ -436,6 +462,7 @@ WRITERS: dict[str, Callable[..., dict[str, Any]]] = {
     "npz": _write_npz,
     "pickle": _write_pickle,
     "dill": _write_dill,
+    "excel": _write_excel,
 }
 
 

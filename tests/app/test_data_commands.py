@@ -186,3 +186,39 @@ async def test_dump_and_reset_name_only_what_the_user_has_and_show_plain_paths(
     assert "sales" in ctx.questions[-1] and "sales" in ctx.last
     for text in (ctx.questions[-1], ctx.last):
         assert "activate_skill" not in text and "helper" not in text, text
+
+
+async def test_a_workbook_sheet_is_injected_by_name_and_a_frame_retrieved_as_xlsx(
+    registry, ctx, tmp_path
+):
+    """Issue 31: `.xlsx` had no sheet option and could not be written; `.xls` was unknown."""
+    first = pd.DataFrame({"city": ["Zürich", "São Paulo"], "price": [1.5, 2.0]})
+    other = pd.DataFrame({"n": [1, 2, 3]})
+    with pd.ExcelWriter(tmp_path / "book.xlsx") as book:
+        first.to_excel(book, sheet_name="Prices", index=False)
+        other.to_excel(book, sheet_name="Counts", index=False)
+
+    assert await registry.dispatch(f"/inject {tmp_path / 'book.xlsx'}:sheet=Counts as counts", ctx)
+    pd.testing.assert_frame_equal(await ctx.runtime.retrieve("counts"), other)
+    assert await registry.dispatch(f"/inject {tmp_path / 'book.xlsx'}:prices:sheet=Prices", ctx)
+    pd.testing.assert_frame_equal(await ctx.runtime.retrieve("prices"), first)
+    session = ctx.services.session
+    session.wait_for_hashes(30)
+    records = [r for r in read_session(session.dir).records if r["type"] == "injection"]
+    assert [r["source"].get("sheet") for r in records] == ["Counts", "Prices"]
+
+    assert not await registry.dispatch(f"/inject {tmp_path / 'book.xlsx'}:sheet=Nope", ctx)
+    assert "no sheet named 'Nope'" in ctx.last and "Prices, Counts" in ctx.last
+
+    assert await registry.dispatch(f"/retrieve prices {tmp_path / 'out.xlsx'}", ctx)
+    assert "Excel" in ctx.last or "excel" in ctx.last, ctx.last
+    pd.testing.assert_frame_equal(pd.read_excel(tmp_path / "out.xlsx"), first)
+    from cave_tui.runtime.items import Variable
+
+    ctx.runtime.inject(Variable("x", 5))
+    assert not await registry.dispatch(f"/retrieve x {tmp_path / 'x.xlsx'}", ctx)
+    assert "a workbook holds a DataFrame" in ctx.last and not (tmp_path / "x.xlsx").exists()
+
+    (tmp_path / "old.xls").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504))
+    assert not await registry.dispatch(f"/inject {tmp_path / 'old.xls'}", ctx)
+    assert "needs the xlrd package" in ctx.last, ctx.last  # xlrd is not a dependency

@@ -60,8 +60,9 @@ def progress_line(p: Any, label: str) -> str:
 # -- /inject ---------------------------------------------------------------------------------
 @registry.command(
     "inject",
-    "Load a file (or pkg:MODULE.ATTR) into the namespace; PATH:encoding=ENC:sep=; for a text file",
-    "PATH[:encoding=ENC][:sep=SEP] [as NAME]",
+    "Load a file (or pkg:MODULE.ATTR) into the namespace; PATH:encoding=ENC:sep=; for a text "
+    "file, PATH:sheet=NAME for a workbook",
+    "PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [as NAME]",
     min_args=1,
     max_args=3,
 )
@@ -78,7 +79,7 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
     )
 
     if len(args) == 2 or (len(args) == 3 and args[1].lower() != "as"):
-        raise CommandError("usage: /inject PATH[:encoding=ENC][:sep=SEP] [as NAME]")
+        raise CommandError("usage: /inject PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [as NAME]")
     try:
         spec = parse_inject_spec(args[0])
     except DataIOError as exc:
@@ -87,9 +88,9 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
         raise CommandError(f"two names for {spec.source}: {spec.name} and {args[2]}")
     source = spec.source
     name = spec.name if len(args) == 1 else args[2]
-    if spec.is_package and (spec.encoding or spec.sep):
+    if spec.is_package and (spec.encoding or spec.sep or spec.sheet):
         raise CommandError(
-            f"{source}: an encoding or separator applies to a text file, not a package"
+            f"{source}: an encoding, separator or sheet applies to a file, not a package"
         )
     trust = allow_shadow = False
     for _ in range(MAX_CONFIRMS + 1):
@@ -108,6 +109,7 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
                     progress=functools.partial(ctx.ui.progress, label=Path(source).name),
                     encoding=spec.encoding,
                     sep=spec.sep,
+                    sheet=spec.sheet,
                 )
             break
         except NameConflictError as exc:
