@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import time
 
 import pandas as pd
 import pytest
@@ -203,8 +204,13 @@ async def test_a_workbook_sheet_is_injected_by_name_and_a_frame_retrieved_as_xls
     assert await registry.dispatch(f"/inject {tmp_path / 'book.xlsx'}:prices:sheet=Prices", ctx)
     pd.testing.assert_frame_equal(await ctx.runtime.retrieve("prices"), first)
     session = ctx.services.session
-    session.wait_for_hashes(30)
-    records = [r for r in read_session(session.dir).records if r["type"] == "injection"]
+    deadline = time.monotonic() + 30  # a record is written once its file's hash is known
+    while True:
+        session.wait_for_hashes(30)
+        records = [r for r in read_session(session.dir).records if r["type"] == "injection"]
+        if len(records) == 2 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert [r["source"].get("sheet") for r in records] == ["Counts", "Prices"]
 
     assert not await registry.dispatch(f"/inject {tmp_path / 'book.xlsx'}:sheet=Nope", ctx)
