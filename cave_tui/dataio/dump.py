@@ -80,16 +80,22 @@ class DumpResult:
         """The names a restore brings back: variables, then definitions (not modules)."""
         return [e["name"] for e in self.saved] + [d["name"] for d in self.definitions]
 
-    def summary(self) -> str:
-        text = f"{len(self.saved)} variables ({self.bytes:,} bytes) in {self.directory}"
+    def summary(self, where: str | None = None) -> str:
+        """One line for the user; *where*: the folder as the message names it (else absolute)."""
+        shown = where or self.directory
+        text = f"{len(self.saved)} variables ({self.bytes:,} bytes) in {shown}"
         if self.definitions:
             text += (
                 f"; {len(self.definitions)} functions and classes kept as their source: "
                 + ", ".join(d["name"] for d in self.definitions[:8])
                 + (" …" if len(self.definitions) > 8 else "")
             )
-        if self.skipped:
-            why = (f"{s['name']} ({s['reason']})" for s in self.skipped)
+        from cave_tui.dataio.plan import SkipCause
+
+        # The host's own tools (activate_skill…) are injected again: not the user's to hear of.
+        skipped = [s for s in self.skipped if s.get("cause") != SkipCause.HOST.value]
+        if skipped:
+            why = (f"{s['name']} ({s['reason']})" for s in skipped)
             text += "; not saved: " + "; ".join(why)
         return text
 
@@ -691,7 +697,7 @@ async def dump_namespace(
     """
     from cave_tui.dataio.dump_lock import dump_lock
 
-    target = Path(directory).expanduser().absolute()
+    target = Path(os.path.normpath(Path(directory).expanduser().absolute()))
     problem = _place_problem(target, sessions)
     if problem is not None:  # before the lock file beside it is made
         check_dump_target(target, sessions=sessions)

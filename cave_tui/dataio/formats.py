@@ -51,6 +51,7 @@ FORMATS: dict[str, Format] = {
         Format("pickle", "pickle", (".pkl", ".pickle"), ("pickle",), runs_code=True),
         Format("dill", "dill", (".dill",), ("pickle",), runs_code=True),
         Format("excel", "Excel", (".xlsx", ".xlsm"), ("zip",)),
+        Format("xls", "Excel 97-2003", (".xls",), ("ole2",)),
     ]
 }
 

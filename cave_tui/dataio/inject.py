@@ -40,6 +40,7 @@ PACKAGE_PREFIX = "pkg:"
 
 ENCODING_OPTION = "encoding="  # `PATH:encoding=NAME`: the text encoding of a CSV/TSV/JSON file
 SEP_OPTIONS = ("sep=", "delimiter=")  # `PATH:sep=;`: the field separator of a CSV/TSV file
+SHEET_OPTION = "sheet="  # `PATH:sheet=NAME`: the one sheet of an Excel workbook to read
 
 
 @dataclass
@@ -50,6 +51,7 @@ class InjectSpec:
     name: str | None = None
     encoding: str | None = None  # None: UTF-8, or what the file's bytes say
     sep: str | None = None  # None: the separator the file's first lines show
+    sheet: str | None = None  # None: an Excel workbook's only sheet, or all of them
 
     @property
     def is_package(self) -> bool:
@@ -66,7 +68,7 @@ def _looks_like_name(text: str) -> bool:
 
 
 def parse_inject_spec(spec: str) -> InjectSpec:
-    """`PATH[:NAME][:encoding=ENC][:sep=SEP]` (options in either order) or
+    """`PATH[:NAME][:encoding=ENC][:sep=SEP][:sheet=NAME]` (options in any order) or
     `pkg:MODULE.ATTR[:NAME]`.
 
     A whole spec naming an existing file wins. A NAME that is not a valid variable name
@@ -78,7 +80,7 @@ def parse_inject_spec(spec: str) -> InjectSpec:
         raise DataIOError("empty --inject value: expected PATH[:NAME]")
     if _exists(spec):
         return InjectSpec(spec)
-    body, encoding, delimiter = spec, None, None
+    body, encoding, delimiter, sheet = spec, None, None, None
     while True:
         head, colon, last = body.rpartition(":")
         if not (colon and head):
@@ -87,11 +89,15 @@ def parse_inject_spec(spec: str) -> InjectSpec:
             encoding = check_encoding(last.removeprefix(ENCODING_OPTION), spec)
         elif last.startswith(SEP_OPTIONS) and delimiter is None:
             delimiter = check_separator(last.partition("=")[2], spec)
+        elif last.startswith(SHEET_OPTION) and sheet is None:
+            sheet = last.removeprefix(SHEET_OPTION)
+            if not sheet:
+                raise DataIOError(f"{spec}: the sheet name after 'sheet=' is empty")
         else:
             break
         body = head
         if _exists(body):
-            return InjectSpec(body, None, encoding, delimiter)
+            return InjectSpec(body, None, encoding, delimiter, sheet)
     head, sep, name = body.rpartition(":")
     if sep and head and head != PACKAGE_PREFIX.rstrip(":"):
         if not name:
@@ -101,8 +107,8 @@ def parse_inject_spec(spec: str) -> InjectSpec:
                 check_name(name, allow_shadow=True)
             except InvalidNameError as exc:
                 raise InvalidNameError(f"{spec}: invalid name: {exc}") from None
-            return InjectSpec(head, name, encoding, delimiter)
-    return InjectSpec(body, None, encoding, delimiter)
+            return InjectSpec(head, name, encoding, delimiter, sheet)
+    return InjectSpec(body, None, encoding, delimiter, sheet)
 
 
 @dataclass
@@ -214,6 +220,7 @@ async def inject_file(
     wait_for_sha256: bool = False,
     encoding: str | None = None,
     sep: str | None = None,
+    sheet: str | None = None,
 ) -> Injection:
     """Load *path* and bind it as *name* (default: the file's stem made an identifier).
 
@@ -223,7 +230,8 @@ async def inject_file(
     in the background unless *wait_for_sha256*: `Injection.sha256()` waits for it,
     and `SessionRecorder.record_injection` writes the record once it is known. A text file
     is read as *encoding*, or as the one detected when it is not UTF-8 (either is recorded);
-    a CSV/TSV file is split on *sep*, or on the separator sniffed from its first lines.
+    a CSV/TSV file is split on *sep*, or on the separator sniffed from its first lines;
+    an Excel workbook gives its *sheet* when named (recorded too).
     """
     from cave_tui.runtime.items import ParquetFile, Variable
 
@@ -240,6 +248,7 @@ async def inject_file(
         compute_sha256=True if wait_for_sha256 else "background",
         encoding=encoding,
         sep=sep,
+        sheet=sheet,
         # An isolated runtime reads a parquet file itself: one decode, not two.
         parquet_as_file=bool(getattr(runtime, "isolated", False)),
     )
@@ -259,7 +268,7 @@ async def inject_file(
         ) from None
     return Injection(
         name=name,
-        source=_file_source(p, loaded, trust),
+        source=_file_source(p, loaded, trust) | ({"sheet": sheet} if sheet else {}),
         type_name="DataFrame"
         if isinstance(loaded.value, ParquetFile)
         else type(loaded.value).__name__,
@@ -410,9 +419,9 @@ async def inject_spec(
     if isinstance(spec, str):
         spec = parse_inject_spec(spec)
     if spec.is_package:
-        if spec.encoding or spec.sep:
+        if spec.encoding or spec.sep or spec.sheet:
             raise DataIOError(
-                f"{spec.source}: an encoding or separator applies to a text file, not a package"
+                f"{spec.source}: an encoding, separator or sheet applies to a file, not a package"
             )
         return await inject_package(runtime, spec.source, spec.name, allow_shadow=allow_shadow)
     return await inject_file(
@@ -423,4 +432,5 @@ async def inject_spec(
         allow_shadow=allow_shadow,
         encoding=spec.encoding,
         sep=spec.sep,
+        sheet=spec.sheet,
     )

@@ -470,19 +470,33 @@ def _load_dill(path: Path, m: Monitor, trust: bool) -> Any:
     return _load_pickle(path, m, trust, use_dill=True)
 
 
-def _load_excel(path: Path, m: Monitor, trust: bool) -> Any:
-    if importlib.util.find_spec("openpyxl") is None:
+# The package pandas reads each Excel format with (`pip install` name = module name).
+EXCEL_ENGINES: dict[str, Literal["openpyxl", "xlrd"]] = {"excel": "openpyxl", "xls": "xlrd"}
+
+
+def _load_excel(path: Path, m: Monitor, fmt: str, sheet: str | None) -> Any:
+    """One sheet as a frame (*sheet*, or the only one), else {sheet name: frame}."""
+    engine = EXCEL_ENGINES[fmt]
+    if importlib.util.find_spec(engine) is None:
         raise DataIOError(
-            f"{path}: reading Excel files needs openpyxl (pip install openpyxl)", path=path
+            f"{path}: reading {path.suffix or 'Excel'} files needs the {engine} package "
+            f"(pip install {engine}, or pip install 'cave-tui[excel]')",
+            path=path,
         )
     import pandas as pd
 
-    with pd.ExcelFile(path, engine="openpyxl") as book:
+    with pd.ExcelFile(path, engine=engine) as book:
         sheets = [str(s) for s in book.sheet_names]
+        if sheet is not None:
+            if sheet not in sheets:
+                raise DataIOError(
+                    f"{path}: no sheet named {sheet!r}; its sheets: {', '.join(sheets)}", path=path
+                )
+            sheets = [sheet]
         out = {}
-        for i, sheet in enumerate(sheets):
+        for i, name in enumerate(sheets):
             m.report(i, len(sheets), "sheets")
-            out[sheet] = pd.read_excel(book, sheet_name=sheet)
+            out[name] = pd.read_excel(book, sheet_name=name)
     return out[sheets[0]] if len(sheets) == 1 else out
 
 
@@ -500,7 +514,6 @@ LOADERS: dict[str, Callable[[Path, Monitor, bool], Any]] = {
     "npz": _load_npz,
     "pickle": _load_pickle,
     "dill": _load_dill,
-    "excel": _load_excel,
 }
 
 
@@ -523,6 +536,7 @@ def load_file(
     compute_sha256: bool | str = True,
     encoding: str | None = None,
     sep: str | None = None,
+    sheet: str | None = None,
     parquet_as_file: bool = False,
 ) -> Loaded:
     """Load *path* by its format. Raises `DataIOError` (or a subclass) with a clear message.
@@ -533,7 +547,8 @@ def load_file(
     A text file (CSV, TSV, JSON, JSON Lines) is read as *encoding* when given, else as
     UTF-8 or, when its bytes are not UTF-8, as the encoding they suggest (`Loaded.encoding`).
     A CSV/TSV file is split on *sep* when given, else on the separator its first lines
-    show (`Loaded.delimited`).
+    show (`Loaded.delimited`). An Excel workbook gives its *sheet* as a frame when named,
+    else its only sheet, else {sheet name: frame}.
 
     Blocking: run it on a worker thread (see `load_file_async`). Set *cancel* to stop
     it between chunks (`LoadCancelled` is raised); *progress* receives `Progress`.
@@ -547,6 +562,8 @@ def load_file(
     named = check_encoding(encoding, str(p)) if encoding else None
     fmt_obj = detect_format(path, fmt, named)
     require_trust(p, fmt_obj, trust)
+    if sheet is not None and fmt_obj.name not in EXCEL_ENGINES:
+        raise DataIOError(f"{p}: a sheet applies to an Excel workbook, not {fmt_obj.label}")
     layout = None
     if fmt_obj.text:
         sample = read_sample(p)
@@ -573,7 +590,7 @@ def load_file(
         if parquet_as_file and fmt_obj.name == "parquet":
             value: Any = _read_value(p, fmt_obj, monitor, trust, encoding, _parquet_file)
         else:
-            value = _read_value(p, fmt_obj, monitor, trust, encoding, layout=layout)
+            value = _read_value(p, fmt_obj, monitor, trust, encoding, layout=layout, sheet=sheet)
     except BaseException:
         if hasher is not None:
             hasher.stop()
@@ -605,6 +622,7 @@ def _read_value(
     encoding: str | None,
     reader: Callable[[Path, Monitor], Any] | None = None,
     layout: Delimited | None = None,
+    sheet: str | None = None,
 ) -> Any:
     """Run the format's loader (or *reader*), turning library exceptions into `DataIOError`s."""
     try:
@@ -614,6 +632,8 @@ def _read_value(
             return _load_delimited(p, monitor, layout, encoding)
         if fmt_obj.name in TEXT_LOADERS:
             return TEXT_LOADERS[fmt_obj.name](p, monitor, encoding)
+        if fmt_obj.name in EXCEL_ENGINES:
+            return _load_excel(p, monitor, fmt_obj.name, sheet)
         return LOADERS[fmt_obj.name](p, monitor, trust)
     except DataIOError:
         raise

@@ -17,11 +17,14 @@ import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cave_tui.dataio.atomic import atomic_path, cleanup_temp_files
 from cave_tui.dataio.errors import DataIOError, FileExistsConflict, describe_os_error
 from cave_tui.dataio.formats import FORMATS, format_for_extension
+
+if TYPE_CHECKING:
+    from cave_tui.runtime.items import Pickled
 
 EXTENSIONS = {
     "parquet": ".parquet",
@@ -34,6 +37,7 @@ EXTENSIONS = {
     "npz": ".npz",
     "pickle": ".pkl",
     "dill": ".dill",
+    "excel": ".xlsx",
 }
 SERIES_COLUMN = "__cave_series__"
 
@@ -105,8 +109,26 @@ def preferred_format(obj: Any) -> str:
     return "pickle"
 
 
+def kernel_pickle(obj: Any) -> Pickled | None:
+    """The bytes of a `KernelPickle` (a value the kernel keeps, pickled where it lives), else
+    None. They are written as they are, never unpickled in this process."""
+    from cave_tui.runtime.items import Pickled
+
+    made = getattr(obj, "pickled", None)
+    return made if isinstance(made, Pickled) else None
+
+
+KERNEL_PICKLE_NOTE = (
+    "written as the kernel's own pickle: loading it back runs code, so only where you trust it"
+)
+
+
 def candidate_formats(obj: Any) -> list[str]:
-    """Formats to try in order: the preferred one, then the generic fallbacks."""
+    """Formats to try in order: the preferred one, then the generic fallbacks (a kernel's
+    pickle: its own format only)."""
+    made = kernel_pickle(obj)
+    if made is not None:
+        return [made.format]
     first = preferred_format(obj)
     rest = [f for f in ("pickle", "dill") if f != first]
     return [first, *rest]
@@ -404,6 +426,31 @@ def _write_dill(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     return {}
 
 
+def _write_excel(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
+    """A frame or Series as one sheet, flat as a text format writes it (`_flat_table`: the
+    index as leading columns), or a dict of them as one sheet each (openpyxl)."""
+    import importlib.util
+
+    if importlib.util.find_spec("openpyxl") is None:
+        raise Unsuitable("writing .xlsx needs the openpyxl package (pip install openpyxl)")
+    one = not isinstance(obj, dict)
+    items = [("Sheet1", obj)] if one else [(str(k), v) for k, v in obj.items()]
+    if not items or not all(is_frame(v) or is_series(v) for _, v in items):
+        raise Unsuitable("a workbook holds a DataFrame or Series, or a dict of them (one a sheet)")
+    flat = [(sheet, *_flat_table(value, "a sheet")) for sheet, value in items]
+    import pandas as pd
+
+    try:
+        with pd.ExcelWriter(path, engine="openpyxl") as book:
+            for sheet, frame, _ in flat:
+                frame.to_excel(book, sheet_name=sheet, index=False)
+    except OSError:
+        raise
+    except Exception as exc:  # a sheet name Excel refuses, a timezone-aware column…
+        raise Unsuitable(f"{type(exc).__name__}: {str(exc)[:200]}") from None
+    return flat[0][2] if one else {}
+
+
 WRITERS: dict[str, Callable[..., dict[str, Any]]] = {
     "parquet": _write_parquet,
     "feather": _write_feather,
@@ -415,6 +462,7 @@ WRITERS: dict[str, Callable[..., dict[str, Any]]] = {
     "npz": _write_npz,
     "pickle": _write_pickle,
     "dill": _write_dill,
+    "excel": _write_excel,
 }
 
 
@@ -424,7 +472,16 @@ def write_in_format(obj: Any, path: Path, fmt: str, **options: Any) -> dict[str,
     Options: `checksums=False` leaves out Parquet page checksums (dumps, whose manifest
     holds each file's sha256, do not need them).
     """
-    return WRITERS[fmt](obj, path, **options)
+    made = kernel_pickle(obj)
+    if made is None:
+        return WRITERS[fmt](obj, path, **options)
+    if fmt not in ("pickle", "dill"):
+        raise Unsuitable(
+            f"the kernel keeps this {obj.type_name} to itself: only its pickle can be written "
+            "(.pkl or .dill)"
+        )
+    path.write_bytes(made.data)
+    return {}
 
 
 def save_object(
@@ -464,8 +521,9 @@ def save_object(
                 restore = write_in_format(obj, tmp, candidate)
         except Unsuitable as exc:
             if pinned:
+                what = getattr(obj, "type_name", "") if kernel_pickle(obj) else ""
                 raise DataIOError(
-                    f"cannot save a {type(obj).__name__} as {FORMATS[candidate].label} "
+                    f"cannot save a {what or type(obj).__name__} as {FORMATS[candidate].label} "
                     f"({final.name}): {exc}; use another extension, or none to let cave choose",
                     path=final,
                 ) from None
@@ -479,6 +537,10 @@ def save_object(
             from cave_tui.dataio.load import file_sha256
 
             sha = file_sha256(final)
+        made = kernel_pickle(obj)
+        if made is not None:
+            candidate = made.format  # dill bytes stay dill, whatever the extension
+            notes.append(KERNEL_PICKLE_NOTE)
         return Saved(final, candidate, size, sha, restore, "; ".join([*notes, *_stated(restore)]))
     raise DataIOError(
         f"cannot save {type(obj).__name__} to {target}: " + "; ".join(notes), path=target

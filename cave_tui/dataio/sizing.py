@@ -216,6 +216,7 @@ _SIZERS = {
     "pickle": _pickle,
     "dill": _pickle,
     "excel": _excel,
+    "xls": _excel,
 }
 
 

@@ -340,11 +340,14 @@ class Runtime(ABC):
 
     def given_names(self) -> set[str]:
         """Names of the items the user injected: not the automatic types, nor values a
-        restore brought back that the model had made."""
+        restore brought back that the model had made, nor the host's own tools (`by_host`:
+        `activate_skill` and a skill's helpers)."""
         return {
             name
             for name, item in self._injected.items()
-            if not getattr(item, "automatic", False) and not getattr(item, "made_by_model", False)
+            if not getattr(item, "automatic", False)
+            and not getattr(item, "made_by_model", False)
+            and not getattr(item, "by_host", False)
         }
 
     def without_automatic_types(self, rows: list[VarInfo]) -> list[VarInfo]:

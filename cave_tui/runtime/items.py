@@ -30,6 +30,8 @@ def validate_name(name: object) -> str:
 class Variable:
     """A named object placed in the runtime namespace."""
 
+    by_host: bool = False  # the host's own tool (a skill's): never named as the user's
+
     def __init__(self, name: str, value: Any = None, description: str | None = None) -> None:
         self.name = validate_name(name)
         self.value = value
@@ -51,6 +53,8 @@ class Variable:
 
 class Function:
     """A callable the model may call; its signature and docstring go in the prompt."""
+
+    by_host: bool = False  # the host's own tool (a skill's): never named as the user's
 
     def __init__(
         self,
@@ -92,6 +96,8 @@ class Function:
 
 class Type:
     """A class the model may instantiate or check against; its schema goes in the prompt."""
+
+    by_host: bool = False  # the host's own tool (a skill's): never named as the user's
 
     def __init__(
         self,

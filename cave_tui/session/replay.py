@@ -182,6 +182,7 @@ async def redo_setup(record: dict[str, Any], runtime: Any, *, trust: bool = Fals
         fmt=source.get("format"),
         encoding=source.get("encoding"),
         sep=source.get("sep"),
+        sheet=source.get("sheet"),
     )
     return [name]
 

@@ -82,7 +82,9 @@ def _file_loader(name: str, fmt: str, path: str, source: dict[str, Any]) -> list
             f"    {name} = {{key: _z[key] for key in _z.files}}",
             "del _z",
         ]
-    if fmt == "excel":
+    if fmt in ("excel", "xls"):
+        if source.get("sheet"):
+            return [_PD, f"{name} = pd.read_excel({path!r}, sheet_name={source['sheet']!r})"]
         return [
             _PD,
             f"_sheets = pd.read_excel({path!r}, sheet_name=None)",

@@ -122,6 +122,7 @@ class SkillBridge:
         if first:
             exports = skill.load_exports()  # imports injection.py: now, not at discovery
             for item in exports:
+                item.by_host = True  # the skill's, not the user's (`given_names`)
                 self.agent.runtime.inject(item)
             with self._lock:
                 self._exported[skill.name] = exports
@@ -252,13 +253,13 @@ def install_skills(agent: Any) -> SkillBridge:
     skills = coerce_skills(agent.skills)
     agent.skills = skills
     bridge = SkillBridge(agent, skills)
-    agent.runtime.inject(
-        Function(
-            bridge.make_activate_function(),
-            description="Load a skill's instructions and helpers",
-            name=ACTIVATE_NAME,
-        )
+    activate = Function(
+        bridge.make_activate_function(),
+        description="Load a skill's instructions and helpers",
+        name=ACTIVATE_NAME,
     )
+    activate.by_host = True  # the agent's tool, never named to the user as theirs
+    agent.runtime.inject(activate)
     agent._result_hooks.append(bridge.after_cell)
     agent._skill_bridge = bridge
     # Upstream's agents keep their skills in `_skill_registry`, and upstream's skill

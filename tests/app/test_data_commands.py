@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pickle
+import time
 
 import pandas as pd
 import pytest
 
 from cave_tui.app.commands import load_commands
+from cave_tui.app.commands.data import shown_path
 from cave_tui.session import SessionRecorder, read_session
 from tests.helpers.front_end import RecordingContext
 from tests.session.helpers import TWO_TURNS, code, scripted_agent
@@ -75,7 +77,7 @@ async def test_retrieve_reports_path_and_size_and_never_overwrites_silently(regi
     session = ctx.services.session
     assert await registry.dispatch("/retrieve summary", ctx)
     path = session.retrieved_dir / "summary.parquet"
-    assert str(path) in ctx.last and "parquet" in ctx.last and "KB" in ctx.last
+    assert shown_path(path) in ctx.last and "parquet" in ctx.last and "KB" in ctx.last
     before = path.read_bytes()
     ctx.runtime.inject(Variable("summary", frame.head(1)))
     ctx.answers = [False]
@@ -147,3 +149,82 @@ async def test_dump_command(registry, ctx, tmp_path):
     ctx.answers = [False]
     assert await registry.dispatch(f"/dump {tmp_path / 'd'}", ctx)
     assert "previous dump" in ctx.questions[-1] and "Not dumped" in ctx.last
+
+
+async def test_dump_and_reset_name_only_what_the_user_has_and_show_plain_paths(
+    registry, tmp_path, monkeypatch
+):
+    """Issue 31: `/dump` and `/reset` named `activate_skill` (the agent's tool) and printed
+    `…/work/../dump1`; a skill's helpers are the host's too, not objects the user gave."""
+    from cave_tui import CaveAgent
+    from cave_tui.models import ScriptedModel
+    from cave_tui.runtime import Function, IPythonRuntime, Variable
+    from cave_tui.skills import Skill
+
+    def helper() -> int:
+        return 1
+
+    skill = Skill("tidy", "Tidy data", "Use helper().", functions=[Function(helper)])
+    agent = CaveAgent(
+        ScriptedModel([code("activate_skill('tidy')"), "ok"]), IPythonRuntime(), skills=[skill]
+    )
+    await agent.run("tidy up")
+    assert "helper" in await agent.runtime.names()
+    ctx = RecordingContext(agent, answers=[True])
+    ctx.runtime.inject(Variable("sales", [1, 2]))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+
+    assert await registry.dispatch("/dump ../dump1", ctx)
+    said = ctx.last
+    assert f"in {tmp_path / 'dump1'}" in said and ".." not in said, said
+    assert "activate_skill" not in said and "helper" not in said, said
+    assert await registry.dispatch("/dump inner/../here", ctx)
+    assert "in here" in ctx.last and ".." not in ctx.last, ctx.last
+
+    assert await registry.dispatch("/reset", ctx)
+    assert "sales" in ctx.questions[-1] and "sales" in ctx.last
+    for text in (ctx.questions[-1], ctx.last):
+        assert "activate_skill" not in text and "helper" not in text, text
+
+
+async def test_a_workbook_sheet_is_injected_by_name_and_a_frame_retrieved_as_xlsx(
+    registry, ctx, tmp_path
+):
+    """Issue 31: `.xlsx` had no sheet option and could not be written; `.xls` was unknown."""
+    first = pd.DataFrame({"city": ["Zürich", "São Paulo"], "price": [1.5, 2.0]})
+    other = pd.DataFrame({"n": [1, 2, 3]})
+    with pd.ExcelWriter(tmp_path / "book.xlsx") as book:
+        first.to_excel(book, sheet_name="Prices", index=False)
+        other.to_excel(book, sheet_name="Counts", index=False)
+
+    assert await registry.dispatch(f"/inject {tmp_path / 'book.xlsx'}:sheet=Counts as counts", ctx)
+    pd.testing.assert_frame_equal(await ctx.runtime.retrieve("counts"), other)
+    assert await registry.dispatch(f"/inject {tmp_path / 'book.xlsx'}:prices:sheet=Prices", ctx)
+    pd.testing.assert_frame_equal(await ctx.runtime.retrieve("prices"), first)
+    session = ctx.services.session
+    deadline = time.monotonic() + 30  # a record is written once its file's hash is known
+    while True:
+        session.wait_for_hashes(30)
+        records = [r for r in read_session(session.dir).records if r["type"] == "injection"]
+        if len(records) == 2 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert [r["source"].get("sheet") for r in records] == ["Counts", "Prices"]
+
+    assert not await registry.dispatch(f"/inject {tmp_path / 'book.xlsx'}:sheet=Nope", ctx)
+    assert "no sheet named 'Nope'" in ctx.last and "Prices, Counts" in ctx.last
+
+    assert await registry.dispatch(f"/retrieve prices {tmp_path / 'out.xlsx'}", ctx)
+    assert "Excel" in ctx.last or "excel" in ctx.last, ctx.last
+    pd.testing.assert_frame_equal(pd.read_excel(tmp_path / "out.xlsx"), first)
+    from cave_tui.runtime.items import Variable
+
+    ctx.runtime.inject(Variable("x", 5))
+    assert not await registry.dispatch(f"/retrieve x {tmp_path / 'x.xlsx'}", ctx)
+    assert "a workbook holds a DataFrame" in ctx.last and not (tmp_path / "x.xlsx").exists()
+
+    (tmp_path / "old.xls").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504))
+    assert not await registry.dispatch(f"/inject {tmp_path / 'old.xls'}", ctx)
+    assert "needs the xlrd package" in ctx.last, ctx.last  # xlrd is not a dependency

@@ -183,13 +183,28 @@ def test_arrays_and_plain_data_round_trip(tmp_path):
 
 def test_every_format_that_is_written_is_covered():
     """A new writer needs its round trip here."""
-    assert set(WRITERS) == {*TEXT, "parquet", "feather", "pickle", "dill", "npy", "npz"}
+    assert set(WRITERS) == {*TEXT, "parquet", "feather", "pickle", "dill", "npy", "npz", "excel"}
 
 
-def test_excel_is_refused_not_written(tmp_path):
-    with pytest.raises(DataIOError, match="saving as Excel is not supported"):
-        save_object(FLIGHTS, tmp_path / "f.xlsx")
-    assert list(tmp_path.iterdir()) == []
+@pytest.mark.parametrize("kind", list(TABLES))
+def test_excel_keeps_the_index_and_the_keys(kind, tmp_path):
+    """Issue 31: `.xlsx` was refused; a sheet is written flat like a text format."""
+    obj = TABLES[kind]
+    path = tmp_path / f"{kind}.xlsx"
+    if kind == "multiindex-columns":
+        with pytest.raises(DataIOError, match="MultiIndex columns"):
+            save_object(obj, path)
+        assert list(tmp_path.iterdir()) == []  # nothing half-written
+        return
+    saved = save_object(obj, path)
+    assert saved.format == "excel"
+    got = _as_frame(load_file(saved.path).value)
+    expected = _flat(obj)
+    if kind == "int-labels":  # Excel keeps the header cells as numbers
+        got.columns = got.columns.astype(str)
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+    if kind in ("mean-per-airline", "two-key-group-by", "frame-group-by"):
+        assert saved.restore["index"] == list(obj.index.names)
 
 
 def test_retrieve_through_cave_run_keeps_both_keys(tmp_path):

@@ -100,7 +100,7 @@ def _names(names: list[str], shown: int = 8) -> str:
 @registry.command("reset", "Clear the namespace and the conversation", max_args=0)
 async def reset(ctx: CommandContext, args: list[str]) -> None:
     runtime = await _runtime(ctx)
-    kept = sorted(getattr(runtime, "injected", {}) or {})
+    kept = sorted(runtime.given_names())  # what the user gave: not the host's own tools
     restore = (
         f" Injected objects ({_names(kept)}) are put back as they were injected." if kept else ""
     )

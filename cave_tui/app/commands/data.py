@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,19 @@ MAX_CONFIRMS = 3
 
 def _session(ctx: CommandContext) -> Any:
     return ctx.services.session
+
+
+def user_path(arg: str) -> Path:
+    """The path a user typed, absolute and normalised (`~` expanded, `..` folded away)."""
+    return Path(os.path.normpath(Path(arg).expanduser().absolute()))
+
+
+def shown_path(path: Path) -> str:
+    """*path* as a message shows it: normalised, relative to the working folder inside it."""
+    path = Path(os.path.normpath(path.absolute()))
+    with contextlib.suppress(ValueError):
+        return str(path.relative_to(Path.cwd())) or "."
+    return str(path)
 
 
 def _human(size: float) -> str:
@@ -46,8 +60,9 @@ def progress_line(p: Any, label: str) -> str:
 # -- /inject ---------------------------------------------------------------------------------
 @registry.command(
     "inject",
-    "Load a file (or pkg:MODULE.ATTR) into the namespace; PATH:encoding=ENC:sep=; for a text file",
-    "PATH[:encoding=ENC][:sep=SEP] [as NAME]",
+    "Load a file (or pkg:MODULE.ATTR) into the namespace; PATH:encoding=ENC:sep=; for a text "
+    "file, PATH:sheet=NAME for a workbook",
+    "PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [as NAME]",
     min_args=1,
     max_args=3,
 )
@@ -64,7 +79,7 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
     )
 
     if len(args) == 2 or (len(args) == 3 and args[1].lower() != "as"):
-        raise CommandError("usage: /inject PATH[:encoding=ENC][:sep=SEP] [as NAME]")
+        raise CommandError("usage: /inject PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [as NAME]")
     try:
         spec = parse_inject_spec(args[0])
     except DataIOError as exc:
@@ -73,9 +88,9 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
         raise CommandError(f"two names for {spec.source}: {spec.name} and {args[2]}")
     source = spec.source
     name = spec.name if len(args) == 1 else args[2]
-    if spec.is_package and (spec.encoding or spec.sep):
+    if spec.is_package and (spec.encoding or spec.sep or spec.sheet):
         raise CommandError(
-            f"{source}: an encoding or separator applies to a text file, not a package"
+            f"{source}: an encoding, separator or sheet applies to a file, not a package"
         )
     trust = allow_shadow = False
     for _ in range(MAX_CONFIRMS + 1):
@@ -94,6 +109,7 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
                     progress=functools.partial(ctx.ui.progress, label=Path(source).name),
                     encoding=spec.encoding,
                     sep=spec.sep,
+                    sheet=spec.sheet,
                 )
             break
         except NameConflictError as exc:
@@ -146,6 +162,25 @@ async def _save_asking(ctx: CommandContext, obj: Any, target: Path) -> Saved | N
             overwrite = True
 
 
+async def _retrieve_for_file(runtime: Any, name: str) -> Any:
+    """*name*'s value for `/retrieve` to write: the object, or, for a value the kernel keeps
+    to itself (one the host cannot decode safely), the kernel's own pickle of it, written as
+    opaque bytes and never unpickled here. KeyError when unbound; other refusals as raised."""
+    try:
+        return await runtime.retrieve(name)
+    except Exception as exc:
+        pickle_it = getattr(runtime, "retrieve_pickled", None)
+        if not getattr(exc, "pickle_in_kernel", False) or pickle_it is None:
+            raise
+        refused = exc
+    try:
+        return await pickle_it(name)
+    except KeyError:
+        raise
+    except Exception as failure:
+        raise CommandError(f"{refused}; the kernel could not pickle it either: {failure}") from None
+
+
 @registry.command(
     "retrieve",
     "Save a variable to a file (frame→parquet, array→npy, data→json, else pickle)",
@@ -155,11 +190,11 @@ async def _save_asking(ctx: CommandContext, obj: Any, target: Path) -> Saved | N
 )
 async def retrieve(ctx: CommandContext, args: list[str]) -> None:
     from cave_tui.dataio import DataIOError, describe_value
-    from cave_tui.dataio.save import target_for
+    from cave_tui.dataio.save import kernel_pickle, target_for
 
     name = args[0]
     try:
-        obj = await ctx.runtime.retrieve(name)
+        obj = await _retrieve_for_file(ctx.runtime, name)
     except KeyError as exc:
         raise CommandError(str(exc.args[0] if exc.args else exc)) from None
     try:
@@ -176,8 +211,9 @@ async def retrieve(ctx: CommandContext, args: list[str]) -> None:
     if session is not None:
         session.record_retrieval(name, saved)
     note = f" ({saved.note})" if saved.note else ""
+    what = obj.type_name if kernel_pickle(obj) is not None else describe_value(obj)
     ctx.print(
-        f"Saved `{name}` ({describe_value(obj)}) to {saved.path} — "
+        f"Saved `{name}` ({what}) to {shown_path(saved.path)} — "
         f"{_human(saved.bytes)}, {saved.format}{note}"
     )
 
@@ -190,7 +226,7 @@ async def dump(ctx: CommandContext, args: list[str]) -> None:
     from cave_tui.dataio import DataIOError, dump_namespace
     from cave_tui.dataio.dump import check_dump_target, named_entries
 
-    target = Path(args[0]).expanduser().absolute()
+    target = user_path(args[0])
     sessions = ctx.services.sessions_dir
     try:
         contents = check_dump_target(target, sessions=sessions)  # refused: never asked
@@ -198,7 +234,7 @@ async def dump(ctx: CommandContext, args: list[str]) -> None:
         raise CommandError(str(exc)) from None
     kept = f" (what it does not list stays: {named_entries(contents.others)})"
     if contents.dump and not await ctx.confirm(
-        f"{target} holds a previous dump. Replace it?{kept if contents.others else ''}"
+        f"{shown_path(target)} holds a previous dump. Replace it?{kept if contents.others else ''}"
     ):
         ctx.print("Not dumped.", style="warning")
         return
@@ -206,7 +242,7 @@ async def dump(ctx: CommandContext, args: list[str]) -> None:
         result = await dump_namespace(ctx.runtime, target, sessions=sessions)
     except DataIOError as exc:
         raise CommandError(str(exc)) from None
-    ctx.print(f"Dumped {result.summary()}")
+    ctx.print(f"Dumped {result.summary(shown_path(result.directory))}")
 
 
 # -- sessions ------------------------------------------------------------------------------------

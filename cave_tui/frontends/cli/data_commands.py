@@ -37,8 +37,8 @@ _OPTIONS: list[tuple[str, Any, Any]] = [
             list[str] | None,
             typer.Option(
                 "--inject",
-                help="Load PATH[:NAME][:encoding=ENC][:sep=SEP] (or pkg:MODULE.ATTR[:NAME]) into "
-                "the namespace; repeatable.",
+                help="Load PATH[:NAME][:encoding=ENC][:sep=SEP][:sheet=NAME] "
+                "(or pkg:MODULE.ATTR[:NAME]) into the namespace; repeatable.",
             ),
         ],
         None,

@@ -116,8 +116,8 @@ OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
     # data and sessions, wired by cave_tui.app.startup
     "inject": (
         ("--inject",),
-        "Load PATH[:NAME][:encoding=ENC][:sep=SEP] (or pkg:MODULE.ATTR[:NAME]) into the "
-        "namespace; repeatable.",
+        "Load PATH[:NAME][:encoding=ENC][:sep=SEP][:sheet=NAME] (or pkg:MODULE.ATTR[:NAME]) "
+        "into the namespace; repeatable.",
         list,
     ),
     "load": (("--load",), "Restore a dump folder into the namespace.", str),
