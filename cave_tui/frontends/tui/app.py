@@ -415,6 +415,7 @@ class CaveApp(App[None]):
             first, *rest = self.startup_tasks
             self.startup_tasks = []
             self._queued.extend(rest)
+            self.status.queued = len(self._queued)
             self._run_line(first, queued=True)
 
     # -- status --------------------------------------------------------------------------------
