@@ -261,6 +261,16 @@ class CaveApp(App[None]):
         yield self.status
         yield KeyBar(id="keys")
 
+    def _fit_layout(self) -> None:
+        """Choose the layout from the terminal's size now, before the first paint: Textual
+        sets the breakpoint classes when the screen handles its Resize, which a busy start
+        (an `--inject` load) could delay long after the wide layout was drawn."""
+        width = self.size.width
+        fitting = [name for minimum, name in self.HORIZONTAL_BREAKPOINTS if width >= minimum]
+        self.screen.update_classes(
+            {name: name == fitting[-1] for _, name in self.HORIZONTAL_BREAKPOINTS}, animate=False
+        )
+
     async def on_event(self, event: events.Event) -> None:
         # Keys typed while the app starts (before the input has the focus) are held, then
         # given to the input in order: else they went to the bare screen and were lost.
@@ -285,6 +295,7 @@ class CaveApp(App[None]):
         await super().on_event(event)
 
     def on_mount(self) -> None:
+        self._fit_layout()
         prompt = self.prompt
         prompt.cursor_blink = self.animate_ui
         self.screen.set_focus(prompt)
@@ -404,6 +415,7 @@ class CaveApp(App[None]):
             first, *rest = self.startup_tasks
             self.startup_tasks = []
             self._queued.extend(rest)
+            self.status.queued = len(self._queued)
             self._run_line(first, queued=True)
 
     # -- status --------------------------------------------------------------------------------
@@ -445,10 +457,7 @@ class CaveApp(App[None]):
             # Sent while a turn or a cell runs (typed ahead, pasted): it runs next, in order.
             self._accept(text)
             self._queued.append(text)
-            self.notify(
-                f"Queued ({len(self._queued)}): it runs when the current turn ends.",
-                severity="information",
-            )
+            self.status.queued = len(self._queued)  # told in the status line: no toast on the input
             return
         self._run_line(text)
 
@@ -599,7 +608,11 @@ class CaveApp(App[None]):
     async def _approve(self, code: str, step: int) -> str | None:
         from cave_tui.frontends.tui.screens.approve import ApprovalScreen
 
-        return await self.ask_screen(ApprovalScreen(code, step))
+        self.status.approving = True
+        try:
+            return await self.ask_screen(ApprovalScreen(code, step))
+        finally:
+            self.status.approving = False
 
     async def ask_screen(self, screen: Any) -> Any:
         """Push a modal screen and wait for its result (from any task, worker or not).
@@ -628,8 +641,11 @@ class CaveApp(App[None]):
         self.busy = False
         self.status.activity = ""
         self.call_later(self.chat.flush_all)
+        self.status.reply_done()
         if self._queued:
-            self._run_line(self._queued.pop(0), queued=True)
+            line = self._queued.pop(0)
+            self.status.queued = len(self._queued)
+            self._run_line(line, queued=True)
 
     def render_event(self, event: ev.Event) -> None:
         """Draw one core event (live, replayed, or from a command like /compact)."""
@@ -646,9 +662,12 @@ class CaveApp(App[None]):
         elif kind == "step":
             status.step = event.step
             status.activity = "thinking"
+            status.model_called()
         elif kind == "text":
-            chat.reply(event.step, agent).feed(getattr(event, "written", event.content))
+            written = getattr(event, "written", event.content)
+            chat.reply(event.step, agent).feed(written)
             status.activity = "writing"
+            status.streamed(written)
         elif kind == "code":
             code = getattr(event, "code", event.content)
             earlier = log.current(event.step, agent)
@@ -656,6 +675,7 @@ class CaveApp(App[None]):
                 chat.reply(event.step, agent).show_edit(code)
             log.add_code(event.step, agent, code)
             status.activity = f"running step {event.step}"
+            status.reply_done()
         elif kind == "output":
             entry = log.current(event.step, agent)
             if entry is not None:
@@ -691,6 +711,7 @@ class CaveApp(App[None]):
                 reply.set_status(f"✗ {error_type}", "error")
         elif kind == "final_response":
             status.activity = "done"
+            status.reply_done()
             if getattr(event, "unseen", False):  # FinalResponseEvent from final_answer()
                 chat.add_answer(event.content, agent)
             if getattr(event, "unsupported", False):  # no successful cell backs it

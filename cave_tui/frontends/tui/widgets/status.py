@@ -1,5 +1,6 @@
-"""The status line: model, runtime and its memory, policy, approval, step, tokens in/out,
-cost, elapsed."""
+"""The status line: what the turn does now (reading the prompt, writing at a live speed,
+waiting for your approval), queued lines, model, runtime and its memory, policy, approval,
+step, tokens in/out, cost, elapsed."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from cave_tui.models.tokens import count_text
 from cave_tui.printable import printable_line
 
 if TYPE_CHECKING:
     from textual.timer import Timer
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+REDRAW = 0.25  # seconds: the live speed is redrawn at most this often
+SPEED_AFTER = 0.5  # seconds of streaming before a speed is shown (one chunk says nothing)
 
 
 def tokens(n: int) -> str:
@@ -36,6 +40,8 @@ class StatusLine(Static):
     cost: reactive[float | None] = reactive(None)
     busy = reactive(False)
     activity = reactive("")
+    queued = reactive(0)  # lines sent while busy, waiting to run
+    approving = reactive(False)  # the approval dialog is open
 
     def __init__(
         self, *, clock: Callable[[], float], animate: bool = True, id: str | None = None
@@ -47,6 +53,62 @@ class StatusLine(Static):
         self.finished: float | None = None
         self._frame = 0
         self._ticker: Timer | None = None
+        self._reading: float | None = None  # when the model was asked (until its first token)
+        self._first_token: float | None = None  # when its first token came
+        self._streamed = 0  # tokens streamed since, the first chunk's excluded (~cl100k)
+        self._writing = False  # the model's reply is streaming
+        self._redrawn = 0.0
+        self.first_token_after: float | None = None  # seconds, of the latest model call
+        self.speed: float | None = None  # tokens per second, of the latest model call
+
+    def model_called(self) -> None:
+        """The model was asked: "reading the prompt…" until its first token."""
+        self._reading = self.clock()
+        self._first_token = None
+        self._writing = False
+        self._streamed = 0
+        self.first_token_after = self.speed = None
+        self.refresh()
+
+    def streamed(self, text: str) -> None:
+        """A chunk of the model's reply arrived: time to first token, then the live speed."""
+        now = self.clock()
+        self._writing = True
+        if self._first_token is None:
+            self._first_token = now
+            started = self._reading if self._reading is not None else now
+            self.first_token_after = max(0.0, now - started)
+            self._reading = None
+            self.refresh()
+            return
+        self._streamed += count_text(text)
+        took = now - self._first_token
+        if took >= SPEED_AFTER:
+            self.speed = self._streamed / took
+        if now - self._redrawn >= REDRAW:  # many chunks a second: a few redraws
+            self._redrawn = now
+            self.refresh()
+
+    def reply_done(self) -> None:
+        """The model's reply is complete (its code runs now, or the turn ended)."""
+        self._reading = None
+        self._writing = False
+        self.refresh()
+
+    def _activity(self) -> str:
+        if self.approving:
+            return "waiting for your approval"
+        if self._reading is not None:
+            return f"reading the prompt… {self.clock() - self._reading:.0f}s"
+        activity = self.activity or "working"
+        if self._writing:
+            parts = [activity]
+            if self.first_token_after is not None:
+                parts.append(f"first token {self.first_token_after:.1f}s")
+            if self.speed is not None:
+                parts.append(f"~{self.speed:.0f} tok/s")
+            return " · ".join(parts)
+        return activity
 
     def on_mount(self) -> None:
         if self.animate_:
@@ -76,23 +138,29 @@ class StatusLine(Static):
         parts: list[tuple[str, str] | str] = []
         if self.busy:
             mark = SPINNER[self._frame % len(SPINNER)] if self.animate_ else "●"
-            parts.append((f" {mark} {self.activity or 'working'} ", "$text-warning"))
+            parts.append((f" {mark} {self._activity()} ", "$text-warning"))
         else:
             parts.append((" ● ready ", "$text-success"))
+        if self.queued:
+            parts.append((f"{self.queued} queued, runs next ", "$text-accent"))
         # (priority, label, value): the lowest priorities go first when the line is too narrow.
+        # The state (runtime and its memory, step, time) outlives the settings: a setting at
+        # its default says least, so it goes first.
         facts = [
-            (9, "", self.model),
-            (7, "", self.runtime),
-            (4, "policy ", self.policy),
-            (5, "approve ", self.approve),
+            (10, "", self.runtime),
+            (7, "", self.model),
+            (5 if self.policy != "standard" else 1, "policy ", self.policy),
+            (5 if self.approve != "auto" else 2, "approve ", self.approve),
             (8, "step ", str(self.step)),
-            (7, "", f"{tokens(self.tokens_in)} in / {tokens(self.tokens_out)} out tokens"),
+            (4, "", f"{tokens(self.tokens_in)} in / {tokens(self.tokens_out)} out tokens"),
         ]
         if self.memory:
-            facts.append((3, "mem ", self.memory))
+            facts.insert(1, (9, "mem ", self.memory))
+        if self.speed is not None and not self.busy:
+            facts.append((3, "", f"~{self.speed:.0f} tok/s"))
         if self.cost is not None:
-            facts.append((6, "", f"${self.cost:.4f}"))
-        facts.append((8, "", f"{self.elapsed:.1f}s"))
+            facts.append((3, "", f"${self.cost:.4f}"))
+        facts.append((6, "", f"{self.elapsed:.1f}s"))
         width = self.size.width or 200
         used = sum(len(p[0]) if isinstance(p, tuple) else len(p) for p in parts)
 
