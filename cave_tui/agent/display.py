@@ -84,7 +84,11 @@ class RichDisplay:
                 elif output.strip():
                     self.console.print(plain_text(fold(output.rstrip()), "dim"))
             case ev.EventType.EXECUTION_ERROR | ev.EventType.SECURITY_ERROR:
-                self._streamed.discard((event.agent, event.step))
+                output = getattr(event, "output", "")
+                if (event.agent, event.step) in self._streamed:
+                    self._streamed.discard((event.agent, event.step))  # shown as it came
+                elif output.strip() and output not in event.content:  # e.g. a resumed cell
+                    self.console.print(plain_text(fold(output.rstrip()), "dim"))
                 self.console.print(plain_text(fold(event.content.rstrip()), "red"))
             case ev.EventType.FINAL_RESPONSE:
                 self._flush_prose()
