@@ -56,3 +56,30 @@ async def test_an_interrupted_user_cell_is_recorded_and_resumes_with_its_output(
     text = console.export_text()
     assert "first answer 42" in text and "begun" in text, text
     assert "interrupted" in text, text
+
+
+async def test_a_user_cell_cut_off_with_cave_resumes_as_stopped(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    services = AppServices(Config(kernel=False))
+    features = install(services, DataOptions(sessions_dir=tmp_path / "s"), announce=False)
+    await services.start()
+    try:
+        async for _ in services.run_python("x = 1"):
+            pass
+        # cave killed while the next cell ran: its code was recorded, its outcome never was
+        features.recorder.record_user_cell(
+            ev.CodeEvent(content="y = 2", code="y = 2", agent=ev.USER_AGENT)
+        )
+    finally:
+        await services.shutdown()
+    records = read_session(SessionStore(tmp_path / "s").resolve(features.recorder.id)).records
+    shown = [e for e in transcript(records) if e.agent == ev.USER_AGENT]
+    assert [type(e) for e in shown] == [
+        ev.CodeEvent,
+        ev.ExecutionOutputEvent,
+        ev.CodeEvent,
+        ev.ExecutionErrorEvent,
+    ]
+    assert shown[3].interrupted and "did not finish" in shown[3].content
