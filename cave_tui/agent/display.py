@@ -135,8 +135,10 @@ class RichDisplay:
 
 def is_preformatted(text: str) -> bool:
     """*text* is laid out in columns (a DataFrame's or Series' repr, a printed table): most of
-    its lines, two at least, have a run of spaces inside them."""
+    its lines, two at least, have a run of spaces inside them; a Markdown table is not."""
     lines = [line for line in text.splitlines() if line.strip()]
+    if any(line.lstrip().startswith("|") for line in lines):  # a Markdown table
+        return False
     aligned = sum(1 for line in lines if _INNER_SPACES.search(line))
     return len(lines) >= 2 and aligned * 2 >= len(lines)
 
