@@ -7,6 +7,7 @@ time and tokens.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -65,7 +66,9 @@ class RichDisplay:
                 code = getattr(event, "code", event.content)
                 self.console.print(
                     Panel(
-                        Syntax(printable(code).rstrip(), "python", theme="ansi_dark"),
+                        Syntax(
+                            printable(code).rstrip(), "python", theme="ansi_dark", word_wrap=True
+                        ),  # a long line wraps: code is shown whole, never cut at the width
                         title=Text(f"{who}step {event.step}"),  # not markup
                     )
                 )
@@ -81,7 +84,11 @@ class RichDisplay:
                 elif output.strip():
                     self.console.print(plain_text(fold(output.rstrip()), "dim"))
             case ev.EventType.EXECUTION_ERROR | ev.EventType.SECURITY_ERROR:
-                self._streamed.discard((event.agent, event.step))
+                output = getattr(event, "output", "")
+                if (event.agent, event.step) in self._streamed:
+                    self._streamed.discard((event.agent, event.step))  # shown as it came
+                elif output.strip() and output not in event.content:  # e.g. a resumed cell
+                    self.console.print(plain_text(fold(output.rstrip()), "dim"))
                 self.console.print(plain_text(fold(event.content.rstrip()), "red"))
             case ev.EventType.FINAL_RESPONSE:
                 self._flush_prose()
@@ -108,7 +115,7 @@ class RichDisplay:
             return
         if event.agent:
             self.console.print(plain_text(f"[{event.agent}]", "dim"))
-        self.console.print(Markdown(printable(event.content)))  # the kernel's final_answer text
+        self.console.print(answer_renderable(event.content))  # the kernel's final_answer text
 
     def flush(self) -> None:
         """Print the prose still held back (it is printed once its reply is complete)."""
@@ -124,6 +131,29 @@ class RichDisplay:
                 style="dim",
             )
         )
+
+
+def is_preformatted(text: str) -> bool:
+    """*text* is laid out in columns (a DataFrame's or Series' repr, a printed table): most of
+    its lines, two at least, have a run of spaces inside them; a Markdown table is not."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if any(line.lstrip().startswith("|") for line in lines):  # a Markdown table
+        return False
+    aligned = sum(1 for line in lines if _INNER_SPACES.search(line))
+    return len(lines) >= 2 and aligned * 2 >= len(lines)
+
+
+_INNER_SPACES = re.compile(r"\S {2,}\S")
+
+
+def answer_renderable(text: str) -> Markdown | Text:
+    """A final_answer() answer to print: a table's text as its lines (Markdown would join them
+    into one paragraph), folded rather than cut when wider than the terminal; prose as Markdown."""
+    if is_preformatted(text):
+        out = plain_text(text.strip("\n"))
+        out.no_wrap, out.overflow = True, "fold"
+        return out
+    return Markdown(printable(text))
 
 
 def intervention_line(event: ev.InterventionEvent, width: int = 160) -> str:

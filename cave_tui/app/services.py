@@ -31,6 +31,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -547,14 +548,35 @@ class AppServices:
         yield code_event
         cell = CellEvents(agent=ev.USER_AGENT)
         result: Any = None
+        shown: list[str] = []  # its output so far: kept in the outcome if it is interrupted
+        started = time.monotonic()
         # The user's own cell: the guard does not read it (the sandbox still bounds it).
         running = execute_streaming(self._runtime, code, None, cell.output.write, checked=False)
-        async for item in cell.run(running):
-            if isinstance(item, ExecutionResult):
-                result = item
-            else:
-                self.emit(item)
-                yield item
+        try:
+            async for item in cell.run(running):
+                if isinstance(item, ExecutionResult):
+                    result = item
+                else:
+                    if isinstance(item, ev.OutputEvent):
+                        shown.append(item.content)
+                    self.emit(item)
+                    yield item
+        except (asyncio.CancelledError, GeneratorExit):
+            # Interrupted (Ctrl+C, the front end closing): its outcome is recorded all the
+            # same, so a resumed session shows it interrupted, not still running.
+            self.emit(
+                ev.user_cell_event(
+                    ExecutionResult(
+                        success=False,
+                        output="".join(shown),
+                        error="interrupted by the user",
+                        error_type="KeyboardInterrupt",
+                        duration=time.monotonic() - started,
+                        interrupted=True,
+                    )
+                )
+            )
+            raise
         event = ev.user_cell_event(result)
         self.emit(event)
         yield event

@@ -46,6 +46,7 @@ class DataOptions:
     trust: bool = False
     resume: str | None = None
     sessions_dir: Path | None = None
+    record: bool = True  # False: start no new session (a resumed one is still recorded)
 
 
 class StartupError(Exception):
@@ -213,15 +214,18 @@ class DataFeatures:
             if self.recorder is not None:
                 self.recorder.close_now("startup_failed")
             raise
+        for result in done:
+            verb = "Loaded" if isinstance(result, LoadedDump) else "Injected"
+            self.messages.append(f"{verb} {result.summary()}")
+        if self.recorder is None and not self.data.record:  # e.g. `cave run "/cmd"`
+            services.notices.extend(self.messages)
+            return
         if self.recorder is None:
             self.recorder = SessionRecorder.create(
                 store.root, title=self.title, agent=services.agent, runtime=runtime
             )
         self.recorder.on_warning = lambda text: services.notices.append(text)
         record_preseed(self.recorder, done, trusted=self.data.trust)
-        for result in done:
-            verb = "Loaded" if isinstance(result, LoadedDump) else "Injected"
-            self.messages.append(f"{verb} {result.summary()}")
         if self.announce:
             self.messages.append(f"Recording session {self.recorder.id} ({self.recorder.dir}).")
         services.notices.extend(self.messages)

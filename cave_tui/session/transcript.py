@@ -30,9 +30,14 @@ DRAWN = {
 }
 
 
+UNFINISHED = "did not finish: cave stopped while it ran"
+
+
 def transcript(records: Iterable[dict[str, Any]]) -> list[ev.Event]:
-    """The drawable events of a session's records, in order."""
+    """The drawable events of a session's records, in order. A `!` cell with no outcome
+    record (cave stopped while it ran) is shown interrupted, never still running."""
     events: list[ev.Event] = []
+    unfinished: dict[int, int] = {}  # a user cell's number -> its code event's index
     for record in records:
         if record.get("type") == "reply":
             text = str(record.get("text") or "")
@@ -41,5 +46,15 @@ def transcript(records: Iterable[dict[str, Any]]) -> list[ev.Event]:
             continue
         event = ev.event_from_dict(record)
         if event is not None and event.type in DRAWN:
+            if event.agent == ev.USER_AGENT and isinstance(record.get("cell"), int):
+                if event.type is ev.EventType.CODE:
+                    unfinished[record["cell"]] = len(events)
+                else:
+                    unfinished.pop(record["cell"], None)
             events.append(event)
+    for index in sorted(unfinished.values(), reverse=True):
+        stopped = ev.ExecutionErrorEvent(
+            content=UNFINISHED, error=UNFINISHED, agent=ev.USER_AGENT, interrupted=True
+        )
+        events.insert(index + 1, stopped)
     return events

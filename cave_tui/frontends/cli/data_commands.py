@@ -9,11 +9,10 @@ SIGTERM/SIGHUP and after an unhandled error; `replay_command` is `cave replay` (
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import inspect
-import json
 import signal
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,6 +21,7 @@ import typer
 
 from cave_tui.app.services import AppServices
 from cave_tui.app.startup import DataOptions, StartupError, abort_start, install
+from cave_tui.frontends.cli.json_events import SessionLine, StatusLine, write_line
 from cave_tui.printable import plain_text, printable
 
 __all__ = ["DataOptions", "data_options", "normalize_argv", "replay_command", "run_task"]
@@ -140,8 +140,7 @@ def _reporter(as_json: bool) -> Any:
             return
         text = text.removeprefix("cave: ")
         event = ev.ErrorEvent(content=text, kind=kind) if error else ev.NoticeEvent(content=text)
-        sys.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
-        sys.stdout.flush()
+        write_line(event)
 
     return report
 
@@ -154,6 +153,26 @@ def _exit_code(status: str) -> int:
 async def run_task(
     services: AppServices, task: str, as_json: bool, data: DataOptions, *, yes: bool = False
 ) -> int:
+    """`_run_task`; with --json its last line is the run's `status` (outcome, exit code)."""
+    ran: list[str] = []
+    code = EXIT_INTERRUPTED
+    try:
+        code = await _run_task(services, task, as_json, data, ran, yes=yes)
+    finally:
+        if as_json:
+            write_line(StatusLine.of(ran[-1] if ran else "error", code))
+    return code
+
+
+async def _run_task(
+    services: AppServices,
+    task: str,
+    as_json: bool,
+    data: DataOptions,
+    ran: list[str],
+    *,
+    yes: bool = False,
+) -> int:
     """One recorded turn of `cave run` through the shared session lifecycle; the exit code.
 
     Start-up, recording, the dump and closing the session are `app.startup`'s, as in the
@@ -162,8 +181,12 @@ async def run_task(
     and messages go to stderr (or, with --json, to stdout as events). A task that starts
     with `/` is a slash command, run through `CliFrontEnd` (*yes* answers its questions);
     one that starts with `!` is the user's own cell (`AppServices.run_python`, no model).
+    A slash command alone starts no session (it does no work to keep: it never becomes
+    `last`); with `--resume` it acts on, and is recorded in, the resumed session.
     """
     report = _reporter(as_json)
+    if task.lstrip().startswith("/"):
+        data = dataclasses.replace(data, record=False)
     features = install(services, data, title=task, announce=False)
     try:
         await services.start()
@@ -177,12 +200,16 @@ async def run_task(
         await services.shutdown()
         return EXIT_INTERRUPTED
     recorder = features.recorder
-    recorder.on_warning = lambda text: report(f"cave: {text}")
+    if recorder is not None:
+        recorder.on_warning = lambda text: report(f"cave: {text}")
     for text in services.notices:  # a resumed session's summary, skills skipped, …
         report(f"cave: {text}")
     services.notices.clear()
+    if as_json and recorder is not None:
+        write_line(SessionLine(recorder.id, str(Path(recorder.dir).absolute())))
     if not as_json:
-        _err(f"session {recorder.id} ({recorder.dir})")
+        if recorder is not None:
+            _err(f"session {recorder.id} ({recorder.dir})")
         banner = services.sandbox_banner
         if banner is not None:
             _err(banner)
@@ -213,11 +240,13 @@ async def run_task(
     except Exception as exc:  # an unhandled error: dump and record it, then exit non-zero
         status = "crashed"
         report(f"cave: unhandled error: {type(exc).__name__}: {exc}", error=True, kind="crash")
-        recorder.record_note(f"unhandled error: {type(exc).__name__}: {exc}")
+        if recorder is not None:
+            recorder.record_note(f"unhandled error: {type(exc).__name__}: {exc}")
     finally:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(sig)
         services.exit_status = status
+        ran.append(status)
         await services.shutdown(leave_on_signals=True)  # Ctrl+C, SIGTERM again: leave now
         if services.left is not None:
             for line in services.exit_messages:
@@ -258,8 +287,7 @@ async def _run_cell(services: AppServices, code: str, as_json: bool) -> str:
     status = "completed"
     async for event in services.run_python(code):
         if as_json:
-            sys.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
-            sys.stdout.flush()
+            write_line(event)
         elif renderer is not None:
             renderer.render(event)
         if isinstance(event, ev.ExecutionErrorEvent):
@@ -285,8 +313,7 @@ async def _stream_turn(services: AppServices, task: str, as_json: bool) -> str:
     started = loop.time()
     async for event in services.stream(task):
         if as_json:
-            sys.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
-            sys.stdout.flush()
+            write_line(event)
         elif renderer is not None:
             renderer.render(event)
         steps = max(steps, event.step)

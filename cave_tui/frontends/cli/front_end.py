@@ -8,8 +8,6 @@ Output goes to stdout (Markdown through Rich), errors and warnings to stderr; wi
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import AsyncIterable
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +17,7 @@ from rich.markdown import Markdown
 from cave_tui.agent import events as ev
 from cave_tui.app.commands.registry import Severity
 from cave_tui.app.console_front_end import ConsoleFrontEnd
+from cave_tui.frontends.cli.json_events import write_line
 from cave_tui.printable import plain_text, printable
 
 if TYPE_CHECKING:
@@ -49,8 +48,7 @@ class CliFrontEnd(ConsoleFrontEnd):
         self.failed = False  # an error was printed
 
     def _event(self, event: ev.Event) -> None:
-        sys.stdout.write(json.dumps(event.to_dict(), default=str) + "\n")
-        sys.stdout.flush()
+        write_line(event)
 
     def print(self, text: str, *, style: str = "") -> None:
         if style == "error":

@@ -130,7 +130,7 @@ def test_run_exit_codes_and_json(tmp_path):
     result = cave("run", "set x", "--model", f"scripted:{done}", "--json", env_dir=tmp_path)
     assert result.returncode == 0, result.stderr
     kinds = [json.loads(line)["type"] for line in result.stdout.splitlines()]
-    assert kinds[0] == "user" and kinds[-1] == "final_response"
+    assert kinds[:2] == ["session", "user"] and kinds[-2:] == ["final_response", "status"]
     looping = tmp_path / "loop.yaml"
     looping.write_text('- "```python\\nx = 1\\n```"\n')
     result = cave("run", "t", "--model", f"scripted:{looping}", "--max-steps", "1",

@@ -136,4 +136,5 @@ def test_json_run_reports_a_start_failure_as_an_error_event(tmp_path):
     )  # fmt: skip
     assert result.returncode == 2
     events = [json.loads(line) for line in result.stdout.splitlines()]
-    assert events[-1]["type"] == "error" and "missing.csv" in events[-1]["content"]
+    assert events[-2]["type"] == "error" and "missing.csv" in events[-2]["content"]
+    assert events[-1] == {"type": "status", "status": "error", "exit_code": 2}
