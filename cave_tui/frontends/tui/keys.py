@@ -63,28 +63,6 @@ class TypingOwner(Protocol):
 class OrderedKeys(_Base):
     """Mixin for focusable widgets; put it before the widget class in the bases."""
 
-    async def _on_key(self, event: events.Key) -> None:
-        focused = self.app.focused
-        if focused is not None and focused is not self and self.screen is focused.screen:
-            if self in focused.ancestors:
-                return  # bubbled up from the focused widget, which had its turn
-            # Focus moved on (an earlier key's action) while this key waited in our queue.
-            event.stop()
-            event.prevent_default()
-            focused.post_message(events.Key(event.key, event.character))
-            return
-        if self.check_consume_key(event.key, event.character):
-            return  # typed text: the widget's own handler inserts it
-        if self._hand_to_input(event):
-            event.stop()
-            event.prevent_default()
-            return
-        covered = self.screen is not self.app.screen  # a dialog opened after it was typed
-        if await self._run_binding(event.key) or covered:
-            # A key typed for this widget never reaches a dialog opened over it since.
-            event.stop()
-            event.prevent_default()
-
     def on_paste(self, event: events.Paste) -> None:
         # Named `on_`: Input's `_on_paste` is sync, TextArea's async; this runs before both.
         if self._hand_to_input(event):
@@ -97,6 +75,28 @@ class OrderedKeys(_Base):
         if takes_typing(self) or not isinstance(app, TypingOwner):
             return False
         return app.take_typing(self, event)
+
+    async def _on_key(self, event: events.Key) -> None:
+        focused = self.app.focused
+        if focused is not None and focused is not self and self.screen is focused.screen:
+            if self in focused.ancestors:
+                return  # bubbled up from the focused widget, which had its turn
+            # Focus moved on (an earlier key's action) while this key waited in our queue.
+            event.stop()
+            event.prevent_default()
+            focused.post_message(events.Key(event.key, event.character))
+            return
+        if self._hand_to_input(event):
+            event.stop()
+            event.prevent_default()
+            return
+        if self.check_consume_key(event.key, event.character):
+            return  # typed text: the widget's own handler inserts it
+        covered = self.screen is not self.app.screen  # a dialog opened after it was typed
+        if await self._run_binding(event.key) or covered:
+            # A key typed for this widget never reaches a dialog opened over it since.
+            event.stop()
+            event.prevent_default()
 
     async def _run_binding(self, key: str) -> bool:
         """Run *key*'s non-priority binding from this widget up its own screen, as
