@@ -63,6 +63,10 @@ async def test_shift_tab_reaches_the_chat_and_log_they_scroll_and_typing_returns
         _burst(app, "hello")
         await wait_for(pilot, lambda: app.prompt.text == "hello")
         assert app.focused is app.prompt
+        app.screen.set_focus(None)  # nothing has the focus (a click on a bare area)
+        _burst(app, " there")
+        await wait_for(pilot, lambda: app.prompt.text == "hello there")
+        assert app.focused is app.prompt
 
 
 async def test_typing_with_the_inspector_focused_goes_to_the_input_and_enter_sends_it():
