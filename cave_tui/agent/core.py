@@ -10,6 +10,8 @@ may intervene at each point; the loop itself owns no heuristic.
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
@@ -130,6 +132,9 @@ class CaveAgent(AgentPrompt, AgentExtensions):
         if not rewind:  # upstream-era switch, kept: the same as leaving the policy out
             self.policies = [p for p in self.policies if p.name != "rewind"]
         self._turn: Turn | None = None
+        # Set (from any thread) by `stop_turn()`: the running turn ends after its cell.
+        self._stop_requested = threading.Event()
+        self.in_cell = False  # True from just before a cell of a turn runs until it returns
         self.usage = Usage()  # across all runs of this agent
         self.history: list[Message] = [
             normalize_message(m)
@@ -159,6 +164,30 @@ class CaveAgent(AgentPrompt, AgentExtensions):
         self._pipeline = PolicyPipeline(resolve_policies(spec))
 
     # -- running -----------------------------------------------------------------
+    def stop_turn(self) -> None:
+        """Ask the running turn to end, cancelled, once its current cell returns, without
+        asking the model again or starting another cell (thread-safe). The caller interrupts
+        the cell itself, for as long as `in_cell` reads True after this call."""
+        self._stop_requested.set()
+
+    async def stop(self, grace: float = 5.0) -> bool:
+        """`stop_turn()`, and interrupt the turn's cell until it has returned (a cell about to
+        start is caught once it has); True unless the cell still ran after *grace* seconds."""
+        self.stop_turn()
+        deadline = time.monotonic() + grace
+        while self.in_cell:
+            if time.monotonic() >= deadline:
+                return False
+            await self.runtime.interrupt()
+            await self._cell_over(0.2)  # a moment for the interrupted cell to end, then again
+        return True
+
+    async def _cell_over(self, wait: float) -> None:
+        """Return once no cell of ours runs, or after *wait* seconds."""
+        deadline = time.monotonic() + wait
+        while self.in_cell and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+
     async def run(self, task: str) -> AgentResponse:
         """Run one user turn to its end and return the outcome (rendered when `display`)."""
         response: AgentResponse | None = None
@@ -206,6 +235,7 @@ class CaveAgent(AgentPrompt, AgentExtensions):
 
     async def _run_events(self, task: str) -> AsyncIterator[ev.Event | RunDone]:
         tally = RunTally(self.max_steps)
+        self._stop_requested.clear()
         self.history.append({"role": "user", "content": task})
         turn = self._turn = Turn(task, self.history[-1], self.history, self.runtime)
         yield self._emit(ev.UserEvent(content=task))
@@ -221,6 +251,10 @@ class CaveAgent(AgentPrompt, AgentExtensions):
             self.usage = self.usage + tally.usage
             return tally.done(status, content, step, error, support)
 
+        def stopped() -> ev.Event:
+            self._note_cancelled()
+            return self._emit(ev.CancelledEvent(content="Interrupted.", step=step))
+
         def told(iv: Intervention) -> ev.Event:
             tally.interventions[iv.policy] += 1
             event = ev.InterventionEvent(content=iv.text, step=step, policy=iv.policy, kind=iv.kind)
@@ -228,6 +262,10 @@ class CaveAgent(AgentPrompt, AgentExtensions):
 
         try:
             while step < self.max_steps:
+                if self._stop_requested.is_set():  # stopped by whoever drives us (a parent)
+                    yield stopped()
+                    yield done(AgentStatus.CANCELLED, last_text, error="interrupted")
+                    return
                 step += 1
                 yield self._emit(ev.StepEvent(step=step))
                 if self._compactor is not None:
@@ -277,6 +315,10 @@ class CaveAgent(AgentPrompt, AgentExtensions):
                     final = ev.FinalResponseEvent(content=text, step=step, support=support)
                     yield self._emit(final)
                     yield done(AgentStatus.COMPLETED, text, support=support)
+                    return
+                if self._stop_requested.is_set():  # the reply came after the stop: not run
+                    yield stopped()
+                    yield done(AgentStatus.CANCELLED, last_text, error="interrupted")
                     return
                 tally.snippets.append(code)
                 yield self._emit(ev.CodeEvent(content=code, code=code, step=step))
@@ -338,7 +380,10 @@ class CaveAgent(AgentPrompt, AgentExtensions):
         if self.final_answer and FINAL_NAME in code:
             await self.runtime.execute(DEFINE_CODE)  # (re)defined here: see final_answer.py
         result: ExecutionResult | None = None
+        self.in_cell = True  # before the check: `stop_turn()`'s caller reads it after setting
         try:
+            if self._stop_requested.is_set():
+                return  # stopped before the cell started: the turn ends without it
             marks = MarkedAnswerFilter() if self.final_answer else None
             # Events of sub-agents driven by this cell arrive while it runs.
             async for item in self._subagents.execute(code, self.max_exec_timeout, step):
@@ -356,6 +401,8 @@ class CaveAgent(AgentPrompt, AgentExtensions):
         except Exception as exc:  # the runtime itself failed (e.g. kernel could not start)
             error = f"{type(exc).__name__}: {exc}"
             result = ExecutionResult(success=False, error=error, error_type=type(exc).__name__)
+        finally:
+            self.in_cell = False
         assert result is not None
         given = take_final_answer(result) if self.final_answer else None
         appendix = "".join(hook(result) for hook in self._result_hooks)  # may consume output

@@ -25,6 +25,8 @@ from cave_tui.agent import events as ev
 from cave_tui.agent.cell_output import CellEvents
 from cave_tui.runtime.base import execute_streaming
 
+CHILD_STOP_GRACE = 5.0  # seconds a stopped parent cell waits for a sub-agent's cell to stop
+
 
 def describe_agent(agent: Any, name: str) -> str:
     """One line for the namespace description: what it is and how to drive it."""
@@ -104,9 +106,13 @@ class SubAgentHub:
         async def stop_children() -> None:
             # A cell awaiting a sub-agent only stops once the sub-agent's own cell
             # does: interrupt theirs, then ours (the runtime interrupts on cancel).
+            # Each child's turn ends with its cell: it does not ask its model again. A cell
+            # about to start when we look is interrupted once it has (or is not started).
             for child in self._children:
-                if child.runtime is not runtime:
-                    await child.runtime.interrupt()
+                if child.runtime is runtime:
+                    child.stop_turn()  # its cell is ours: interrupted with it
+                else:
+                    await child.stop(CHILD_STOP_GRACE)
 
         try:
             running = execute_streaming(runtime, code, timeout, cell.output.write)

@@ -566,6 +566,8 @@ class IPythonRuntime(Runtime):
         started = time.perf_counter()
         error: BaseException | None = None
         watch: CellWatch | None = None
+        if self._watchdog is not None:
+            self._watchdog.start()  # not in the cell's window: see MemoryWatchdog.start
         with self._cell_lock:
             self._in_cell = True
         try:

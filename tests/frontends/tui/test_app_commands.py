@@ -448,3 +448,25 @@ async def test_config_warnings_are_shown(isolated_dirs):
         assert "policy must be one of" in text
         assert "API keys are read only from the environment" in text
         assert "sk-123" not in text
+
+
+async def test_a_cell_sent_while_a_command_runs_runs_after_it():
+    """Issue 31.10 (the flaky "sum is 3"): a `!` cell pasted right after answering /reset ran
+    while the reset went on; the reset then cleared the chat, and its output was gone."""
+    app = make_app([])
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        app.prompt.text = "/reset"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        # Sent before the command has finished (here: while it still asks).
+        app.prompt.text = "!a = 1\nb = a + 1\nprint('sum is', a + b)"
+        app.prompt.action_submit()
+        await pilot.pause(1.0)  # the dialog waits for its answer (no settling), past its grace
+        assert "a" not in app.services.runtime._ns  # it waits for the command
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.services.runtime._ns.get("b") == 2)
+        await settle(pilot)
+        # The reset came first (its chat cleared before), then the cell: its names stay.
+        assert "Namespace and conversation reset." in chat_text(app)
+        assert app.services.runtime._ns["a"] == 1
