@@ -49,4 +49,5 @@ def test_cave_run_with_skills_dir(tmp_path):
     result = next(e for e in events if e["type"] == "execution_output")
     assert "=== Skill 'greeting' instructions (in full) ===\nSAY HI" in result["content"]
     assert "=== Skill 'charts' instructions (in full) ===" in result["content"]  # bundled
-    assert events[-1] == {**events[-1], "type": "final_response", "content": "Hi!"}
+    assert events[-2] == {**events[-2], "type": "final_response", "content": "Hi!"}
+    assert events[-1] == {"type": "status", "status": "completed", "exit_code": 0}
