@@ -113,6 +113,7 @@ class SessionRecorder:
         self.turn = int(meta.get("turns") or 0)
         self.step = 0
         self.warnings: list[str] = []
+        self._lost_told_turn: int | None = None  # the turn a deleted folder was told in
         self.on_warning: Callable[[str], None] | None = None
         self._main: str | None = None
         self._messages: list[dict[str, Any]] = []
@@ -267,6 +268,9 @@ class SessionRecorder:
             self._warn(f"the session folder {self.dir} is gone and cannot be re-created: {exc}")
             return False
         self.write_meta()
+        if self._lost_told_turn == self.turn:
+            return True  # deleted again in the same turn (as it was being re-created): told
+        self._lost_told_turn = self.turn
         text = (
             f"the session folder {self.dir} was deleted while recording; it was re-created "
             f"with everything recorded so far ({size:,} bytes of events), and the namespace "

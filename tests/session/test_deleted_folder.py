@@ -13,14 +13,17 @@ async def test_deleting_the_session_folder_mid_turn_loses_nothing(tmp_path):
     agent = scripted_agent(
         [
             code("before = 1\nprint('first')"),
-            # A background snapshot may be writing into the folder: delete until it is gone.
+            # A background snapshot may be writing into the folder: finish the deletion if it raced.
             code(
-                "import os, shutil, time\n"
-                "for _ in range(100):\n"
-                "    shutil.rmtree(folder, ignore_errors=True)\n"
-                "    if not os.path.exists(folder):\n"
+                "import shutil, time\n"
+                "for _ in range(100):  # once: a retry only finishes a deletion that raced\n"
+                "    try:\n"
+                "        shutil.rmtree(folder)\n"
                 "        break\n"
-                "    time.sleep(0.05)\n"
+                "    except FileNotFoundError:\n"
+                "        break\n"
+                "    except OSError:  # a file written meanwhile: 'Directory not empty'\n"
+                "        time.sleep(0.05)\n"
                 "print('deleted')"
             ),
             code("after = before + 1\nprint('third')"),
