@@ -42,7 +42,6 @@ from cave_tui.app.commands.registry import Severity
 from cave_tui.app.config import history_path, save_setting
 from cave_tui.app.history import InputHistory
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
-from cave_tui.frontends.tui.keys import is_typing, move_focus
 from cave_tui.frontends.tui.messages import (
     AgentEvent,
     ChatNotice,
@@ -67,8 +66,6 @@ from cave_tui.models.base import Usage
 from cave_tui.printable import printable
 
 if TYPE_CHECKING:
-    from textual.widget import Widget
-
     from cave_tui.agent import events as ev
     from cave_tui.dataio.progress import Progress
 
@@ -77,7 +74,6 @@ DOUBLE_PRESS_SECONDS = 2.0
 LEAVE_AFTER_SIGNAL = 10.0  # seconds a signalled app may take to restore the terminal
 MEMORY_REFRESH = 2.0  # seconds between updates of the runtime's memory in the status line
 STARTUP_DELAY = 0.3  # idle time before the runtime is built (typing pushes it back)
-TYPING_GRACE = 1.0  # seconds after a key typed for the input when Enter on a pane is its too
 
 
 def _slash_commands() -> Any:
@@ -211,7 +207,6 @@ class CaveApp(App[None]):
         self.usage = Usage()
         self._last_ctrl_c = -1e9
         self._early_input: list[events.Event] | None = []  # None once the input has the focus
-        self._typed_at = -1e9  # when the last key typed for the input arrived (monotonic s)
         self._queued: list[str] = []  # lines sent while a turn ran: they run next, in order
         self._last_command: Any = None  # the worker of the latest /command (they run in order)
         self._quitting = False
@@ -289,44 +284,16 @@ class CaveApp(App[None]):
         await super().on_event(event)
 
     async def _route_key(self, event: events.Key | events.Paste) -> None:
-        """Typing goes to the input: a dialog never takes it (screens/base.py: the key rule),
-        nor does a pane that has the focus (the chat, the log, the inspector's table)."""
+        """A dialog never takes keys meant for the input (screens/base.py: the key rule)."""
         screen = self._screen_stack[-1] if self._screen_stack else None
         if isinstance(screen, CaveModal):
             route = screen.route(event, self.answer_grace)
             if route is KeyRoute.INPUT:
-                self._typed_at = max(self._typed_at, event.time)
                 self.prompt.post_message(PromptInput.Typed(screen.typed(event)))
                 return
             if route is KeyRoute.DROP:
                 return
-        elif screen is self.prompt.screen:
-            if screen.focused is None:
-                move_focus(self.prompt)  # nothing has the focus: a key would be lost
-            if is_typing(event) and screen.focused is self.prompt:
-                self._typed_at = max(self._typed_at, event.time)
         await super().on_event(event)
-
-    def take_typing(self, widget: Widget, event: events.Key | events.Paste) -> bool:
-        """Typing that reached a pane (the chat, the log, the inspector's table) goes to the
-        input, and so does Enter within `TYPING_GRACE` of it: the input takes the focus and
-        the key (`keys.TypingOwner`)."""
-        prompt = self.prompt
-        if widget.screen is not prompt.screen:
-            return False
-        if isinstance(event, events.Paste):
-            forwarded: events.Key | events.Paste = events.Paste(event.text)
-        elif is_typing(event) or (
-            event.key == "enter" and event.time - self._typed_at < TYPING_GRACE
-        ):
-            forwarded = events.Key(event.key, event.character)
-        else:
-            return False
-        if is_typing(event):
-            self._typed_at = max(self._typed_at, event.time)
-        move_focus(prompt)  # now: the keys queued after it follow it there, in order
-        prompt.post_message(forwarded)
-        return True
 
     def on_mount(self) -> None:
         self._fit_layout()

@@ -9,15 +9,11 @@ A widget with this mixin runs a key's binding (its own, then its ancestors', key
 applied, exactly as the app would) while it handles the key, so the action happens before
 the next key is looked at. Keys that were queued for it after focus moved elsewhere (an
 action that focuses another widget) go on to the newly focused widget, in order.
-
-A widget that is no editor (the chat, the log, the inspector's table) hands typing on to
-the app's input (`TypingOwner`): the input takes the focus and the text, so nothing typed
-is lost, and the keys queued after it follow it there.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from textual import events
 
@@ -29,66 +25,21 @@ else:
     _Base = object
 
 
-NEWLINE_KEYS = ("ctrl+j", "alt+enter", "shift+enter")
-"""Keys that add a line in an editor (Enter sends, in the input)."""
-
-
-def is_typing(event: events.Key | events.Paste) -> bool:
-    """Whether *event* is typing: a printable key, Backspace or a paste."""
-    if isinstance(event, events.Paste):
-        return True
-    return event.is_printable or event.key == "backspace"
-
-
-def takes_typing(widget: Widget | None) -> bool:
-    """Whether *widget* is an editor that inserts typed text itself (an input, a filter)."""
-    return widget is not None and widget.check_consume_key("a", "a")
-
-
 def move_focus(widget: Widget) -> None:
     """Focus *widget* now (Widget.focus() defers it, and typed keys would overtake it)."""
     widget.screen.set_focus(widget)
 
 
-@runtime_checkable
-class TypingOwner(Protocol):
-    """An app whose one input takes the typing that reaches a widget that is no editor."""
-
-    def take_typing(self, widget: Widget, event: events.Key | events.Paste) -> bool:
-        """Give *event*, which reached *widget*, to the input (focusing it) when it is meant
-        for the input; say whether it did."""
-        ...
-
-
 class OrderedKeys(_Base):
     """Mixin for focusable widgets; put it before the widget class in the bases."""
-
-    def on_paste(self, event: events.Paste) -> None:
-        # Named `on_`: Input's `_on_paste` is sync, TextArea's async; this runs before both.
-        if self._hand_to_input(event):
-            event.stop()
-            event.prevent_default()
-
-    def _hand_to_input(self, event: events.Key | events.Paste) -> bool:
-        """Typing that reached a widget that is no editor goes to the app's input."""
-        app = self.app
-        if takes_typing(self) or not isinstance(app, TypingOwner):
-            return False
-        return app.take_typing(self, event)
 
     async def _on_key(self, event: events.Key) -> None:
         focused = self.app.focused
         if focused is not None and focused is not self and self.screen is focused.screen:
-            if self in focused.ancestors:
-                return  # bubbled up from the focused widget, which had its turn
             # Focus moved on (an earlier key's action) while this key waited in our queue.
             event.stop()
             event.prevent_default()
             focused.post_message(events.Key(event.key, event.character))
-            return
-        if self._hand_to_input(event):
-            event.stop()
-            event.prevent_default()
             return
         if self.check_consume_key(event.key, event.character):
             return  # typed text: the widget's own handler inserts it

@@ -15,8 +15,6 @@ from typing import TypeVar
 from textual import events
 from textual.screen import ModalScreen
 
-from cave_tui.frontends.tui.keys import is_typing, takes_typing
-
 R = TypeVar("R")
 
 ANSWER_GRACE = 0.5  # seconds of quiet (no typing, dialog open) before an answer key counts
@@ -91,14 +89,15 @@ class CaveModal(ModalScreen[R]):
         """Where *event* goes: to this dialog, to the input below, or nowhere (too soon)."""
         focused = self.focused
         if isinstance(event, events.Paste):
-            if takes_typing(focused):
+            if focused is not None and focused.check_consume_key("a", "a"):
                 return KeyRoute.DIALOG
             self._typed_at = max(self._typed_at, event.time)
             return KeyRoute.INPUT
         if focused is not None and focused.check_consume_key(event.key, event.character):
             return KeyRoute.DIALOG  # an editor in the dialog takes its own typing
+        is_text = event.is_printable or event.key == "backspace"
         answer_now = event.time >= self.answers_from(grace)
-        if is_typing(event) and not (answer_now and self._is_answer(event.key)):
+        if is_text and not (answer_now and self._is_answer(event.key)):
             self._typed_at = max(self._typed_at, event.time)
             return KeyRoute.INPUT
         if not answer_now and self._is_answer(event.key):

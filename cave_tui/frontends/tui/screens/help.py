@@ -17,8 +17,6 @@ KEYS = """\
 | Ctrl+J, Alt+Enter | new line in the input |
 | ↑ / ↓ | previous / next input from history |
 | Tab | complete a `/command` |
-| Shift+Tab, Tab | focus the inspector, the log, the chat (typing goes back to the input) |
-| ↑ ↓ PgUp PgDn Home End | scroll the chat or the log that has the focus |
 | Ctrl+C | interrupt the running cell or model stream; twice quits |
 | Esc | cancel the running turn |
 | Ctrl+Q | quit |

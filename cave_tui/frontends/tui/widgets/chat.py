@@ -14,7 +14,6 @@ from textual.containers import VerticalGroup, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Static
 
-from cave_tui.frontends.tui.keys import OrderedKeys
 from cave_tui.printable import plain_text
 
 if TYPE_CHECKING:
@@ -130,7 +129,7 @@ class AgentMessage(VerticalGroup):
         self.status.display = True
 
 
-class ChatPane(OrderedKeys, VerticalScroll):
+class ChatPane(VerticalScroll):
     """The conversation, newest at the bottom; follows new content unless scrolled up."""
 
     def __init__(self, *, id: str | None = None) -> None:

@@ -14,7 +14,6 @@ from textual.containers import VerticalGroup, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from cave_tui.frontends.tui.keys import OrderedKeys
 from cave_tui.printable import plain_text, printable
 
 if TYPE_CHECKING:
@@ -47,7 +46,7 @@ def format_duration(seconds: float | None) -> str:
     return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
 
-class FoldedOutput(OrderedKeys, Static, can_focus=True):
+class FoldedOutput(Static, can_focus=True):
     """Cell output; folded when long, unfolded on Enter or click."""
 
     BINDINGS = [("enter", "toggle_fold", "Unfold")]
@@ -168,7 +167,7 @@ class StepEntry(VerticalGroup):
             self.mount_all(widgets)
 
 
-class StepLog(OrderedKeys, VerticalScroll):
+class StepLog(VerticalScroll):
     """Every cell that ran, newest at the bottom."""
 
     def __init__(self, *, id: str | None = None) -> None:
