@@ -10,8 +10,10 @@ cancelled `/inject` injects nothing); Ctrl+D or /quit leaves.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
-from collections.abc import AsyncIterable, Iterable
+import sys
+from collections.abc import AsyncIterable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
@@ -229,20 +231,51 @@ async def repl_main(
             text = line.strip()
             if not text:
                 continue
-            if text.startswith("/"):
-                await run_command(text, ctx, front_end)
-            elif text.startswith("!"):
-                await run_python(services, text[1:].lstrip(), console)
-            elif services.agent is None:
-                console.print(Markdown(NO_MODEL_HELP))
-            else:
-                await run_turn(services, line, console)
+            with _typeahead_unechoed(input is None):
+                if text.startswith("/"):
+                    await run_command(text, ctx, front_end)
+                elif text.startswith("!"):
+                    await run_python(services, text[1:].lstrip(), console)
+                elif services.agent is None:
+                    console.print(Markdown(NO_MODEL_HELP))
+                else:
+                    await run_turn(services, line, console)
     except asyncio.CancelledError:
         if not stop.is_set():
             raise
     finally:
         await services.shutdown(leave_on_signals=True)  # Ctrl+C again while saving: leave now
     return 0
+
+
+@contextlib.contextmanager
+def _typeahead_unechoed(own_terminal: bool) -> Iterator[None]:
+    """While a turn or command runs, the terminal does not echo what is typed: the text
+    waits in the terminal's buffer and appears after the next prompt, where it can be
+    edited, instead of being printed raw in the middle of the output (Ctrl+C still works)."""
+    if not own_terminal:
+        yield
+        return
+    try:
+        import termios
+
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+    except (ImportError, OSError, ValueError, AttributeError):
+        yield  # not a terminal (a pipe, a test's stream) or not POSIX
+        return
+    quiet = list(saved)
+    quiet[3] = saved[3] & ~(termios.ECHO | termios.ECHONL)
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    except (OSError, termios.error):
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError, termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
 def draw_transcript(console: Console, events: list[ev.Event]) -> None:

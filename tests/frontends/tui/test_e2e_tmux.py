@@ -133,6 +133,29 @@ def test_plain_repl_runs_a_task_and_a_command(tmux, tmp_path):
     tmux.wait_for("CAVE-EXIT=0")
 
 
+def test_plain_repl_keeps_a_line_typed_during_a_turn_for_the_next_prompt(tmux, tmp_path):
+    """A line pasted while the turn runs is not echoed into the output: it waits, and
+    appears after the next prompt, whole and editable."""
+    script = tmp_path / "replies.yaml"
+    script.write_text(
+        '- "Working.\\n\\n```python\\nimport time\\ntime.sleep(3)\\nslept = 1\\n```"\n'
+        '- "Done: **slept** is set."\n'
+    )
+    tmux.start([str(CAVE), "--plain", "--model", f"scripted:{script}"], width=100, height=40)
+    tmux.wait_for("cave›")
+    tmux.keys("-l", "sleep a little")
+    tmux.keys("Enter")
+    tmux.wait_for("time.sleep(3)")
+    tmux.keys("-l", "/vars")
+    screen = tmux.wait_for("cave› /vars")
+    assert "Done: slept is set." in screen
+    assert not any(line.startswith("/vars") for line in screen.splitlines()), screen
+    tmux.keys("Enter")
+    assert "int" in tmux.wait_for("slept  ")
+    tmux.keys("C-d")
+    tmux.wait_for("CAVE-EXIT=0")
+
+
 def test_sigterm_quits_through_the_exit_path(tmux, tmp_path):
     script = tmp_path / "replies.yaml"
     script.write_text(REPLIES)
