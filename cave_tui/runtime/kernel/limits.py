@@ -177,7 +177,10 @@ def needed_paths() -> list[str]:
     paths.update(editable_paths())
     import cave_tui
 
-    paths.add(os.path.dirname(os.path.dirname(os.path.abspath(cave_tui.__file__))))
+    # cave's own package, not the folder holding it: run from a checkout (an editable
+    # install), the host imports only `cave_tui` from there, so the checkout itself can be
+    # the kernel's writable working folder with the package read-only inside it.
+    paths.add(os.path.dirname(os.path.abspath(cave_tui.__file__)))
     return sorted(p for p in paths if p and os.path.exists(p))
 
 

@@ -263,6 +263,25 @@ def test_a_workdir_that_is_an_import_directory_is_refused(monkeypatch, tmp_path)
         )
 
 
+def test_cave_s_own_checkout_can_be_the_working_directory(monkeypatch):
+    """Run from a checkout (the README's `pip install -e .` then `cave demo`), the host
+    imports only `cave_tui` from it: the checkout is the writable working folder and the
+    package inside it stays read-only (it used to be refused, so the demo ran unsandboxed)."""
+    import cave_tui
+
+    package = os.path.dirname(os.path.abspath(cave_tui.__file__))
+    checkout = os.path.dirname(package)
+    real = os.path.realpath(checkout)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if os.path.realpath(p or ".") != real])
+    monkeypatch.chdir("/")  # sys.path's "" would be the checkout
+    readable = tuple(sandbox.python_paths())
+    assert package in readable and checkout not in readable
+    sandbox.check_workdir(checkout)  # no SandboxUnavailable
+    argv = sandbox.bwrap_argv(plan(workdir=checkout, readable=readable))
+    rw, ro = argv.index(checkout), argv.index(package)
+    assert argv[rw - 1] == "--bind" and argv[ro - 1] == "--ro-bind" and rw < ro
+
+
 def test_private_tmpfs_are_sized_and_dev_is_read_only():
     argv = sandbox.bwrap_argv(plan(tmpfs_size=1 << 29))
     for path in ("/tmp", "/dev/shm"):

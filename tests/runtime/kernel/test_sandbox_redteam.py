@@ -292,6 +292,45 @@ async def test_a_working_directory_holding_import_directories(project: Path, vic
     assert kernel.runtime_dir is None
 
 
+async def test_cave_s_own_checkout_as_working_directory_keeps_the_package_read_only(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """Started in cave's checkout (the README's first command), the sandboxed kernel writes
+    there, but not into `cave_tui`, which the host imports next, nor into its environment."""
+    sandbox_or_fail()
+    import cave_tui
+
+    package = Path(cave_tui.__file__).resolve().parent
+    checkout = package.parent
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if Path(p or ".").resolve() != checkout])
+    monkeypatch.chdir("/")
+    note = f"cave-redteam-{uuid.uuid4().hex[:8]}.txt"
+    kernel = IPyKernelRuntime(sandbox=True, cwd=checkout, cell_timeout=60, interrupt_grace=1.0)
+    try:
+        await kernel.start()
+        outcome = await value(
+            kernel,
+            "import os, sys\nout = {}\n"
+            f"for path in ['cave_tui/_planted.py', 'cave_tui/agent/_planted.py', {note!r},\n"
+            "             os.path.join(sys.prefix, '_planted.pth')]:\n"
+            "    try:\n"
+            "        open(path, 'a').write('raise SystemExit')\n"
+            "        out[os.path.basename(path)] = 'written'\n"
+            "    except OSError as exc:\n"
+            "        out[os.path.basename(path)] = type(exc).__name__\n",
+        )
+    finally:
+        await kernel.stop()
+        (checkout / note).unlink(missing_ok=True)
+    assert outcome == {
+        "_planted.py": "OSError",  # both: cave_tui/ and cave_tui/agent/
+        note: "written",
+        "_planted.pth": "OSError",
+    }
+    assert not (package / "_planted.py").exists()
+    assert not (package / "agent" / "_planted.py").exists()
+
+
 async def test_the_host_never_dials_a_socket_the_kernel_points_it_to(kernel):
     """The kernel swaps its bound sockets (and the next boot's) for symlinks to a Unix socket
     of the host and drops its end: ZMQ would reconnect through them, as the host's user."""
