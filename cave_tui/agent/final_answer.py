@@ -42,7 +42,18 @@ def take_final_answer(result: ExecutionResult) -> str | None:
     if not answers:
         return None
     result.output = _MARKED.sub("", result.output)
-    return answers[-1].strip() if result.success else None
+    return _trimmed(answers[-1]) if result.success else None
+
+
+def _trimmed(answer: str) -> str:
+    """*answer* without its surrounding blank space, but a table's first line keeps its
+    indent (a frame's header is indented to sit over its columns)."""
+    if "\n" not in answer.strip():
+        return answer.strip()
+    lines = answer.rstrip().splitlines()
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return "\n".join(lines)
 
 
 class MarkedAnswerFilter:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual.containers import VerticalGroup, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Static
@@ -59,7 +60,17 @@ class Answer(Static):
     """A turn's answer given by final_answer() in a cell (never streamed as prose)."""
 
     def __init__(self, text: str, agent: str | None = None, *, dark: bool = True) -> None:
-        super().__init__(_markdown(f"**{agent}:** {text}" if agent else text, dark))
+        # loaded already: the answer came from the agent
+        from cave_tui.agent.display import answer_renderable
+
+        body = answer_renderable(text)
+        if isinstance(body, Text):  # a frame's or Series' lines, never joined into prose
+            if agent:
+                body = Text.assemble((f"{agent}:\n", "bold"), body)
+                body.no_wrap, body.overflow = True, "fold"
+            super().__init__(body)
+        else:
+            super().__init__(_markdown(f"**{agent}:** {text}" if agent else text, dark))
         self.text = text
         self.agent = agent
 
