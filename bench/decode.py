@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from bench._common import median_time, report
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget
-from cave_tui.runtime.kernel.transport import (
+from cave_tui.runtime.shipped.transport import (
     DecodeLimitExceeded,
     decode_in_host,
     encode_for_host,

@@ -391,7 +391,7 @@ def pickle_readers(repeat: int) -> tuple[float, float]:
     host read kernel pickles before) and by `bounded_pickle` (how it reads them now), medians."""
     from cave_tui.runtime.kernel.bounded_pickle import bounded_loads
     from cave_tui.runtime.kernel.decode_limits import DecodeBudget
-    from cave_tui.runtime.kernel.transport import encode_for_host, safe_loads
+    from cave_tui.runtime.shipped.transport import encode_for_host, safe_loads
 
     _, _, buffers = encode_for_host([(i, str(i)) for i in range(100_000)])
     times: tuple[list[float], list[float]] = ([], [])

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cave_tui.parsing.cell_syntax import is_cell_code
+
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
@@ -43,15 +45,6 @@ class CodeBlock:
     end_line: int
 
 
-def _parses(code: str) -> bool:
-    try:
-        compile(code, "<cell>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-        return True
-    except (SyntaxError, ValueError):
-        # IPython syntax (magics, `!cmd`) does not parse as Python but is code.
-        return bool(re.match(r"\s*[%!]", code))
-
-
 def extract_blocks(text: str, identifier: str = "python") -> list[CodeBlock]:
     """All code blocks of *text* that should run, in order."""
     infos = PYTHON_INFOS | {identifier.lower()}
@@ -69,9 +62,9 @@ def extract_blocks(text: str, identifier: str = "python") -> list[CodeBlock]:
         code = token.content
         if info and info not in infos:
             continue
-        if not info and not (code.strip() and _parses(code)):
+        if not info and not (code.strip() and is_cell_code(code)):
             continue
-        if info and not _parses(code):
+        if info and not is_cell_code(code):
             extended = _extend(lines, start, end, token.markup)
             if extended is not None:
                 code, end = extended
@@ -90,7 +83,7 @@ def _extend(lines: list[str], start: int, end: int, markup: str) -> tuple[str, i
         match = _CLOSE.match(lines[j])
         if match and match.group(1)[0] == fence_char and len(match.group(1)) >= len(markup):
             candidate = "\n".join(lines[start + 1 : j]) + "\n"
-            if _parses(candidate):
+            if is_cell_code(candidate):
                 return candidate, j + 1
     return None
 

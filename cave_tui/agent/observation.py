@@ -20,7 +20,7 @@ from cave_tui.agent.pandas_hints import (
 )
 from cave_tui.runtime.base import ExecutionResult
 from cave_tui.runtime.capture import DROPPED_MARKER_RE
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.shipped.summary import VarInfo
 
 HEAD_SHARE = 0.6
 
@@ -298,12 +298,12 @@ def frame_columns(rows: Iterable[VarInfo]) -> dict[str, dict[str, str]]:
 
 
 def frame_keys(rows: Iterable[VarInfo]) -> dict[str, str]:
-    """The lookup frames' key columns (runtime/links.py): name → column."""
+    """The lookup frames' key columns (runtime/shipped/links.py): name → column."""
     return {r.name: r.relations.key for r in rows if r.relations.key}
 
 
 def frame_levels(rows: Iterable[VarInfo]) -> dict[str, dict[str, list[str]]]:
-    """The frames' categorical values: name → column → values (runtime/links.py levels)."""
+    """The frames' categorical values: name → column → values (runtime/shipped/links.py levels)."""
     return {r.name: {c: list(v) for c, v in r.levels.items()} for r in rows if r.levels}
 
 

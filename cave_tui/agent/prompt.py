@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from cave_tui.runtime.summary import Column, VarInfo
+from cave_tui.runtime.shipped.summary import Column, VarInfo
 
 DEFAULT_INSTRUCTIONS = (
     "You are a data analyst working in a live, persistent IPython session that already holds "

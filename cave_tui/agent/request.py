@@ -21,7 +21,7 @@ from cave_tui.agent.prompt import (
 from cave_tui.agent.turn import Turn
 from cave_tui.models.base import Message
 from cave_tui.runtime.base import Runtime
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.shipped.summary import VarInfo
 
 
 class AgentPrompt:

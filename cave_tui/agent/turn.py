@@ -12,7 +12,7 @@ from typing import Any
 from cave_tui.agent.events import AnswerSupport
 from cave_tui.models.base import Message
 from cave_tui.runtime.base import ExecutionResult, Runtime
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.shipped.summary import VarInfo
 
 
 def normalize_code(code: str) -> str:

@@ -1,5 +1,5 @@
 """Saving one namespace object from the inspector (`r` in the detail view); the detail
-itself is computed by `cave_tui.runtime.detail` where the object lives."""
+itself is computed by `cave_tui.runtime.shipped.detail` where the object lives."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-from cave_tui.runtime.detail import Detail, human_bytes, is_frame, object_detail
+from cave_tui.runtime.shipped.detail import Detail, human_bytes, is_frame, object_detail
 
 __all__ = [
     "Detail",

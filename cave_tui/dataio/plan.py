@@ -19,9 +19,9 @@ from typing import Any
 from cave_tui.dataio.names import unloadable_name
 from cave_tui.runtime.base import persistable_from_rows
 from cave_tui.runtime.items import Function, Type
-from cave_tui.runtime.persist import Keep, Persistable, source_digest
 from cave_tui.runtime.provenance import DefinitionOrigin, Provenance, provenance_of
 from cave_tui.runtime.sent_definitions import SentDefinitions
+from cave_tui.runtime.shipped.persist import Keep, Persistable, source_digest
 
 
 class SkipCause(enum.Enum):

@@ -14,8 +14,8 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-# The kernel launcher's script (cave_tui/runtime/kernel/launcher.py), as its command line names it.
-LAUNCHER_TAIL = os.path.join("cave_tui", "runtime", "kernel", "launcher.py")
+# The kernel launcher's script (cave_tui/runtime/shipped/launcher.py), as its command line names it.
+LAUNCHER_TAIL = os.path.join("cave_tui", "runtime", "shipped", "launcher.py")
 LISTEN = "0A"  # TCP state in /proc/net/tcp
 MAX_DEPTH = 256  # ancestors walked (a loop in a changing /proc ends here)
 

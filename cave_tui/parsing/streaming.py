@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from cave_tui.agent.extraction import _parses
+from cave_tui.parsing.cell_syntax import is_cell_code
 
 FENCE = "```"
 _DELIMITERS = ("\n", " ", "\r")
@@ -145,7 +145,7 @@ class StreamingTextParser:
         code = self._pending
         at = code.find(FENCE)
         while at >= 0:
-            if _parses(code[:at]):
+            if is_cell_code(code[:at]):
                 self._pending = code[at + len(FENCE) :]
                 self.in_code_block = False
                 self.first_code_block_completed = True

@@ -7,7 +7,7 @@ from typing import Any
 from cave_tui.runtime.base import ExecutionResult, Runtime, RuntimeBusyError
 from cave_tui.runtime.items import Function, Type, Variable
 from cave_tui.runtime.memory import MemoryUse
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.shipped.summary import VarInfo
 from cave_tui.runtime.upstream import CellError, ErrorFeedbackMode, TypeSchemaExtractor
 
 __all__ = [

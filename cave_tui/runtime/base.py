@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, cast
 
 from cave_tui.runtime import upstream
-from cave_tui.runtime.detail import Detail, object_detail
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.memory import MemoryUse
-from cave_tui.runtime.persist import Keep, Persistable
 from cave_tui.runtime.provenance import Provenance
 from cave_tui.runtime.sent_definitions import SentDefinitions
-from cave_tui.runtime.summary import VarInfo
-from cave_tui.runtime.tracebacks import format_exception
+from cave_tui.runtime.shipped.detail import Detail, object_detail
+from cave_tui.runtime.shipped.persist import Keep, Persistable
+from cave_tui.runtime.shipped.summary import VarInfo
+from cave_tui.runtime.shipped.tracebacks import format_exception
 from cave_tui.runtime.upstream import CellError, ErrorFeedbackMode, minimal_error, referenced_types
 
 

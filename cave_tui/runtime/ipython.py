@@ -15,7 +15,6 @@ interlock; each part is a few methods of the one class that owns the shell.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import gc
 import queue
@@ -27,7 +26,6 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any
 
-from cave_tui.runtime import links, persist
 from cave_tui.runtime.base import (
     ExecutionResult,
     NamespaceChange,
@@ -36,7 +34,6 @@ from cave_tui.runtime.base import (
     RuntimeBusyError,
 )
 from cave_tui.runtime.capture import OutputCapture, routed_streams
-from cave_tui.runtime.display import pin_display
 from cave_tui.runtime.failures import RuntimeFailure
 from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
 from cave_tui.runtime.memory import (
@@ -48,7 +45,10 @@ from cave_tui.runtime.memory import (
     rough_size,
 )
 from cave_tui.runtime.memory_watchdog import CellWatch, MemoryWatchdog, stopped_message
-from cave_tui.runtime.summary import (
+from cave_tui.runtime.shipped import links, persist
+from cave_tui.runtime.shipped.display_options import pin_display
+from cave_tui.runtime.shipped.mutation import mutation_targets
+from cave_tui.runtime.shipped.summary import (
     HIDDEN_NAMES,
     VarInfo,
     bare_row,
@@ -60,23 +60,12 @@ from cave_tui.runtime.summary import (
     summarize_namespace,
     user_names,
 )
-from cave_tui.runtime.tracebacks import is_cell_file
+from cave_tui.runtime.shipped.tracebacks import is_cell_file
 from cave_tui.runtime.upstream import ErrorFeedbackMode
 from cave_tui.runtime.watched import HUNG_DIGESTS
 from cave_tui.runtime.watched import set_async_exc as _set_async_exc
 
 INTERRUPT_GRACE = 2.0
-# Methods that change their object. pandas' `dropna`, `fillna`, `rename`, `set_index`… return
-# a new object unless `inplace=True` (checked apart): listing them said `[changed: penguins]`
-# after `sexed = penguins.dropna(...)`, and the model was told of a change that never was.
-_MUTATORS = frozenset(
-    {
-        "append", "extend", "insert", "pop", "remove", "clear", "update", "sort", "reverse",
-        "add", "discard", "setdefault", "popitem", "__setitem__",
-    }
-)  # fmt: skip
-
-
 SUMMARY_OBJECT_BUDGET = 0.5  # seconds to describe one object before it is skipped
 SUMMARY_TOTAL_BUDGET = 5.0  # seconds for a whole namespace summary
 PERSIST_OBJECT_BUDGET = 2.0  # seconds to pickle one small value for its digest
@@ -100,52 +89,6 @@ class MemoryLimitExceeded(CellInterrupt):
 
 class MemoryLimitWarning(ResourceWarning):
     """A cell's output line: a C call past the memory limit that the runtime cannot stop."""
-
-
-def mutation_targets(code: str, before_line: int | None = None) -> set[str]:
-    """Names a cell may mutate in place: `x[...] = `, `x.a = `, `x.append(...)`, `inplace=True`.
-
-    With *before_line*, only statements above that line count (a failed cell never ran the
-    rest: saying it changed a frame there would send the model after a change that never was).
-    """
-    try:
-        tree = compile(
-            code, "<cell>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
-        )
-    except SyntaxError:
-        return set()
-    names: set[str] = set()
-
-    def root(node: ast.AST) -> str | None:
-        while isinstance(node, ast.Attribute | ast.Subscript):
-            node = node.value
-        return node.id if isinstance(node, ast.Name) else None
-
-    for node in ast.walk(tree):
-        if before_line is not None and getattr(node, "lineno", 0) >= before_line:
-            continue
-        targets: list[ast.AST] = []
-        if isinstance(node, ast.Assign):
-            targets = list(node.targets)
-        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
-            targets = [node.target]
-        elif isinstance(node, ast.Delete):
-            targets = list(node.targets)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            inplace = any(
-                k.arg == "inplace" and isinstance(k.value, ast.Constant) and k.value.value is True
-                for k in node.keywords
-            )
-            if node.func.attr in _MUTATORS or inplace:
-                name = root(node.func.value)
-                if name:
-                    names.add(name)
-        for target in targets:
-            if isinstance(target, ast.Attribute | ast.Subscript):
-                name = root(target)
-                if name:
-                    names.add(name)
-    return names
 
 
 def _failed_line(error: BaseException | None) -> int | None:
@@ -783,7 +726,7 @@ def _watched_walk(
 
 
 def _relate(ns: dict[str, Any], rows: list[VarInfo]) -> None:
-    """Lookup keys and links between frames (runtime/links.py): a hint, never an error."""
+    """Lookup keys and links between frames (runtime/shipped/links.py): a hint, never an error."""
     try:
         links.annotate(ns, rows)
     except Exception:

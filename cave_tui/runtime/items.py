@@ -2,7 +2,7 @@
 
 The names and constructor signatures follow upstream CaveAgent so its examples
 port by changing the import. Descriptions are rendered live by
-`cave_tui.runtime.summary`, not frozen here at injection time.
+`cave_tui.runtime.shipped.summary`, not frozen here at injection time.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cave_tui.runtime import upstream
-from cave_tui.runtime.summary import signature_of
+from cave_tui.runtime.shipped.summary import signature_of
 
 
 def validate_name(name: object) -> str:

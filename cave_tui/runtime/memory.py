@@ -15,7 +15,7 @@ from typing import Any
 
 import psutil
 
-from cave_tui.runtime.summary import library_attribute, sizeof_without_user_code
+from cave_tui.runtime.shipped.summary import library_attribute, sizeof_without_user_code
 
 AUTO_SHARE_OF_RAM = 0.8  # "auto": at most this share of the machine's memory
 MemoryLimitSetting = int | str | None  # bytes, "500M"/"4G", "auto", or None (no limit)

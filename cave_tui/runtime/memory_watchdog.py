@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 
 from cave_tui.runtime.memory import format_bytes, process_rss
-from cave_tui.runtime.tracebacks import is_cell_file
+from cave_tui.runtime.shipped.tracebacks import is_cell_file
 
 DEFAULT_INTERVAL = 0.05  # seconds between samples while a cell runs
 DEFAULT_GRACE = 1.0  # seconds a stopped cell may take before it is called unstoppable

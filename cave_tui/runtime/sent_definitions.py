@@ -14,7 +14,7 @@ import textwrap
 from collections import OrderedDict
 from functools import cache
 
-from cave_tui.runtime.persist import DEFINITION_SCAN_CHARS, definition_of
+from cave_tui.runtime.shipped.persist import DEFINITION_SCAN_CHARS, definition_of
 
 PER_NAME = 16  # sources kept per name (the latest ones)
 _DEFINING = re.compile(r"\b(?:def|class|lambda)\b")  # a cell without these defines nothing

@@ -17,7 +17,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, ForwardRef, Union, get_args, get_origin
 
-from cave_tui.runtime.summary import signature_of
+from cave_tui.runtime.shipped.summary import signature_of
 
 
 class ErrorFeedbackMode(enum.Enum):

@@ -25,8 +25,9 @@ def user_skills_dir() -> Path:
 
 
 def bundled_skills_dir() -> Path | None:
-    """The repository's top-level `skills/` folder, when cave runs from a checkout."""
-    folder = Path(__file__).resolve().parents[2] / "skills"
+    """The skills shipped with cave: `cave_tui/skills/bundled/`, a link to the repository's
+    top-level `skills/` folder in a checkout, the folder itself in an installed wheel."""
+    folder = (Path(__file__).resolve().parent / "bundled").resolve()
     return folder if folder.is_dir() else None
 
 

@@ -8,7 +8,7 @@ import re
 from cave_tui.agent.observation import cut_middle, shape_result
 from cave_tui.runtime.capture import DROPPED_MARKER
 from cave_tui.runtime.ipython import IPythonRuntime
-from cave_tui.runtime.kernel import bootstrap
+from cave_tui.runtime.shipped import bootstrap
 
 
 def _elided(observation: str) -> int:

@@ -1,5 +1,5 @@
 """Lookup keys, links between frames, categorical values and values made of codes
-(runtime/links.py), and what the agent does with them: the namespace lines and the column
+(runtime/shipped/links.py), and what the agent does with them: the namespace lines and the column
 and row hints. The answer checks that use them are tested in tests/agent/policies/."""
 
 import json
@@ -9,9 +9,10 @@ import pandas as pd
 
 from cave_tui.agent.observation import error_hints, frame_columns, frame_levels
 from cave_tui.agent.prompt import describe_namespace
-from cave_tui.runtime import IPythonRuntime, Variable, links
+from cave_tui.runtime import IPythonRuntime, Variable
 from cave_tui.runtime.base import ExecutionResult
-from cave_tui.runtime.summary import Codes, Link, Relations, VarInfo, summarize
+from cave_tui.runtime.shipped import links
+from cave_tui.runtime.shipped.summary import Codes, Link, Relations, VarInfo, summarize
 from tests.agent.policies.frames import AIRPORTS, FLIGHTS
 
 

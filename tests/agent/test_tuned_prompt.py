@@ -25,7 +25,7 @@ from cave_tui.agent.prompt import describe_namespace
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import Function, IPythonRuntime, Type, Variable
 from cave_tui.runtime.base import ExecutionResult
-from cave_tui.runtime.summary import summarize_namespace
+from cave_tui.runtime.shipped.summary import summarize_namespace
 
 # -- final_answer ----------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from cave_tui.dataio import checkpoint_namespace, dump_namespace, load_dump, rea
 from cave_tui.dataio import staging as staging_module
 from cave_tui.runtime.ipython import IPythonRuntime
 from cave_tui.runtime.items import Function, Variable
-from cave_tui.runtime.persist import content_digest
+from cave_tui.runtime.shipped.persist import content_digest
 from tests.helpers.paths import REPO_ROOT
 
 ROOT = REPO_ROOT

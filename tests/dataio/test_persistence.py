@@ -134,7 +134,7 @@ async def test_a_reserved_name_the_host_binds_is_the_hosts_not_a_lost_name():
     """The agent's tools sit under reserved names (a kernel lists them): the host binds them
     again, so they are skipped as the host's, not as names lost to the dump."""
     from cave_tui.runtime.items import Function
-    from cave_tui.runtime.persist import Keep, Persistable
+    from cave_tui.runtime.shipped.persist import Keep, Persistable
 
     def activate_skill(name: str) -> str:
         return name

@@ -10,7 +10,7 @@ import time
 
 from cave_tui.runtime.ipython import IPythonRuntime
 from cave_tui.runtime.memory import rough_size
-from cave_tui.runtime.summary import fingerprints, sizeof_without_user_code
+from cave_tui.runtime.shipped.summary import fingerprints, sizeof_without_user_code
 from tests.helpers.hanging import LAZY
 
 CALLED: list[str] = []

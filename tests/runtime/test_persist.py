@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cave_tui.runtime.ipython import IPythonRuntime
-from cave_tui.runtime.persist import Definitions, Keep, Persistable, content_digest
+from cave_tui.runtime.shipped.persist import Definitions, Keep, Persistable, content_digest
 
 MANY = 10_050  # past the in-process summary's cap of 10,000
 

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 
 from cave_tui.agent.prompt import describe_namespace
-from cave_tui.runtime.summary import (
+from cave_tui.runtime.shipped.summary import (
     Codes,
     Column,
     Link,
@@ -110,7 +110,7 @@ def test_description_lists_functions_types_variables():
 
 
 def test_describable_without_user_code():
-    from cave_tui.runtime.summary import describable_without_user_code
+    from cave_tui.runtime.shipped.summary import describable_without_user_code
 
     class Mine:
         pass
@@ -165,7 +165,7 @@ def test_is_empty_is_decided_from_the_object_not_its_preview():
 
 
 def test_rows_round_trip_through_json_exactly():
-    from cave_tui.runtime import links
+    from cave_tui.runtime.shipped import links
 
     ns = {
         "frame": pd.DataFrame({"faa": ["JFK", "LGA"], "name": ["a", "b"]}),
@@ -238,7 +238,7 @@ def test_rows_in_the_old_string_form_still_load():
 
 def test_a_new_frame_at_a_freed_frames_address_gets_its_own_relations():
     """The relation caches are by id and shape; a reused id must not hand over old answers."""
-    from cave_tui.runtime.links import frame_key
+    from cave_tui.runtime.shipped.links import frame_key
 
     for _ in range(200):
         old = pd.DataFrame({"dest": ["ORD", "LGA", "ORD"], "n": [1, 2, 3]})

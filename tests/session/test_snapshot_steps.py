@@ -16,8 +16,8 @@ import pytest
 from cave_tui.agent import events as ev
 from cave_tui.dataio import checkpoint as checkpoint_module
 from cave_tui.dataio.checkpoint import SnapshotBounds
-from cave_tui.runtime import persist
 from cave_tui.runtime.ipython import IPythonRuntime
+from cave_tui.runtime.shipped import persist
 from cave_tui.session import SessionRecorder, read_session, resume_session
 from tests.helpers import slow_pickle
 from tests.session.helpers import code, scripted_agent

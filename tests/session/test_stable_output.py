@@ -8,9 +8,9 @@ import os
 import subprocess
 import sys
 
-from cave_tui.runtime.display import PANDAS_OPTIONS
 from cave_tui.runtime.ipython import IPythonRuntime
 from cave_tui.runtime.kernel import IPyKernelRuntime
+from cave_tui.runtime.shipped.display_options import PANDAS_OPTIONS
 from cave_tui.session import SessionRecorder, read_session, replay_session
 from cave_tui.session.reader import recorded_turns
 from tests.session.helpers import code, scripted_agent

@@ -11,12 +11,12 @@ from cave_tui.agent.observation import frame_columns
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
 from cave_tui.agent.policies.request import wanted
 from cave_tui.agent.turn import Answer, Turn
-from cave_tui.runtime.summary import Codes, Link, VarInfo
+from cave_tui.runtime.shipped.summary import Codes, Link, VarInfo
 
 
 class CodedResult(NamedTuple):
     name: str
-    codes: Codes  # whose key's codes, in the result's values or index (runtime/links.py)
+    codes: Codes  # whose key's codes, in the result's values or index (runtime/shipped/links.py)
     column: str  # the lookup frame's column the request asks for: "name", "tzone"
     facts: str = ""  # a frame whose `codes.source` column links to that key ("flights")
     type_name: str = ""  # of the result: "str", "list", "Series", ...
@@ -27,7 +27,7 @@ def coded_results(
 ) -> list[CodedResult]:
     """Results made of codes where the request asks for another column of their lookup frame.
 
-    A result stored this turn made of a lookup frame's codes (runtime/links.py), where
+    A result stored this turn made of a lookup frame's codes (runtime/shipped/links.py), where
     the request names another column of that frame ("the full names", "by tzone"):
     the model kept the codes it had instead of looking up what was asked.
     """

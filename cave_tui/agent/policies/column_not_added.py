@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from cave_tui.agent.observation import frame_columns
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
 from cave_tui.agent.turn import Answer, Turn
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.shipped.summary import VarInfo
 
 _ADD_COLUMN = re.compile(
     r"\badd (?:a |the )?(?:new )?(?:column `?(\w+)`?|`(\w+)` column) to `(\w+)`", re.IGNORECASE

@@ -10,7 +10,7 @@ from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionK
 from cave_tui.agent.policies.request import wanted
 from cave_tui.agent.policies.text_for_numbers import _NUMBER_NOUNS
 from cave_tui.agent.turn import Answer, Turn
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.shipped.summary import VarInfo
 
 _COUNT_WORDS = re.compile(rf"\b(?:{'|'.join(_NUMBER_NOUNS['count'])})\b", re.IGNORECASE)
 # Calls that leave one row (or value) per group: counting after them gives ones.

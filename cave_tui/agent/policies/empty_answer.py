@@ -20,7 +20,7 @@ from cave_tui.agent.policies.spelling import (
     unknown_levels,
 )
 from cave_tui.agent.turn import Answer, Turn
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.shipped.summary import VarInfo
 
 
 def empty_results(rows: Iterable[VarInfo], names: Iterable[str]) -> list[str]:

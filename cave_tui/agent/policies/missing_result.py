@@ -11,7 +11,7 @@ from cave_tui.agent.policies.not_done import speaks_of_failure
 from cave_tui.agent.policies.request import wanted
 from cave_tui.agent.policies.resend import may_pass
 from cave_tui.agent.turn import Answer, Turn
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.shipped.summary import VarInfo
 
 
 def missing_names(

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
 from cave_tui.agent.policies.request import wanted
 from cave_tui.agent.turn import Answer, Turn
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.shipped.summary import VarInfo
 
 _NUMBER_WORDS = re.compile(
     r"\b(?:count|counts|how many|number of|percentage|percent|share|mean|average|total|sum)\b",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from cave_tui.agent.observation import entity_stem
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
 from cave_tui.agent.turn import Turn
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.shipped.summary import VarInfo
 
 MAX_TIPS = 2
 TIPS_HEADER = "Tips for this request:"

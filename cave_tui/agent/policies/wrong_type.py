@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
 from cave_tui.agent.policies.request import wanted
 from cave_tui.agent.turn import Answer, Turn
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.shipped.summary import VarInfo
 
 # "number of engines" is no type, nor "the frame `flights`": only words that name one.
 _TYPE_WORDS = re.compile(

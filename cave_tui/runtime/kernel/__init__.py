@@ -14,7 +14,7 @@ from cave_tui.runtime.kernel.errors import (
     SandboxUnavailable,
 )
 from cave_tui.runtime.kernel.runtime import IPyKernelRuntime
-from cave_tui.runtime.kernel.transport import TransferError, UnsafeObjectError
+from cave_tui.runtime.shipped.transport import TransferError, UnsafeObjectError
 
 __all__ = [
     "CellOutcome",

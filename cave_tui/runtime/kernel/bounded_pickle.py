@@ -32,7 +32,7 @@ from cave_tui.runtime.kernel.pickle_calls import (
     is_value,
     resolve,
 )
-from cave_tui.runtime.kernel.transport import (
+from cave_tui.runtime.shipped.transport import (
     _NUMBER_CHARS,
     SAFE_GLOBALS,
     UnsafeObjectError,

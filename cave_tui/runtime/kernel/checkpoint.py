@@ -198,7 +198,7 @@ def names_bound_by(code: str) -> list[str]:
     """The top-level names *code* binds or changes in place (assignments, imports, `def`,
     `class`, `x.append(...)`, `x[i] = ...`): what a cell stopped without a report may
     have changed."""
-    from cave_tui.runtime.ipython import mutation_targets
+    from cave_tui.runtime.shipped.mutation import mutation_targets
 
     try:
         tree = ast.parse(code)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cave_tui.runtime.kernel.arrow_sizes import MalformedIPC, decoded_size
-from cave_tui.runtime.kernel.transport import JSON_LIMIT, DecodeLimitExceeded, TransferError
+from cave_tui.runtime.shipped.transport import JSON_LIMIT, DecodeLimitExceeded, TransferError
 
 DECODE_LIMIT = 16 * JSON_LIMIT  # 1 GiB: bytes one retrieved value may take in the host
 DECODE_TIMEOUT = 60.0  # seconds one retrieved value may take to decode

@@ -33,7 +33,7 @@ from typing import Any
 
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget
 from cave_tui.runtime.kernel.limits import kernel_environment
-from cave_tui.runtime.kernel.transport import (
+from cave_tui.runtime.shipped.transport import (
     DecodeLimitExceeded,
     SafeUnpickler,
     TransferError,

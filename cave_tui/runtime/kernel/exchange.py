@@ -19,7 +19,7 @@ from cave_tui.runtime.kernel.errors import InjectionError
 from cave_tui.runtime.kernel.host_decode import decode_in_host
 from cave_tui.runtime.kernel.injection import Payload, inject_request, inject_timeout
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
-from cave_tui.runtime.kernel.transport import SAFE_TYPE_NAMES, TransferError
+from cave_tui.runtime.shipped.transport import SAFE_TYPE_NAMES, TransferError
 
 
 def retrieve_error(

@@ -10,7 +10,7 @@ from typing import Any
 
 from cave_tui.runtime.kernel.bounded_pickle import bounded_loads
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget
-from cave_tui.runtime.kernel.transport import (
+from cave_tui.runtime.shipped.transport import (
     ARROW_CODECS,
     JSON_LIMIT,
     DecodeLimitExceeded,

@@ -18,8 +18,8 @@ from cave_tui.runtime.items import (
     validate_name,
 )
 from cave_tui.runtime.kernel.errors import InjectionError, KernelOutOfMemory, NotTransferable
-from cave_tui.runtime.kernel.transport import TransferError, describe_type, encode_for_kernel
 from cave_tui.runtime.memory import MemoryUse, format_bytes, not_enough_memory_text
+from cave_tui.runtime.shipped.transport import TransferError, describe_type, encode_for_kernel
 
 Payload = tuple[str, dict[str, Any], list[Any]]  # (codec, meta, buffers)
 OUT_OF_MEMORY = "MemoryError"  # the kernel's error_type when its limit could not hold a value

@@ -5,12 +5,59 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import sys
-from pathlib import Path
 from typing import Any
 
-_HERE = Path(__file__).resolve().parent  # runtime/kernel/: the kernel-side modules
-_RUNTIME = _HERE.parent  # runtime/: modules the host and the kernel both run
+from cave_tui.runtime.shipped import SHIPPED_DIR
+
+# The kernel's module name for each shipped file (cave_tui/runtime/shipped/), in load order:
+# the kernel receives their source and imports nothing of cave.
+KERNEL_MODULES = {
+    "_cave_summary": "summary",
+    "_cave_links": "links",
+    "_cave_tracebacks": "tracebacks",
+    "_cave_transport": "transport",
+    "_cave_mutation": "mutation",
+    "_cave_display": "display_options",
+    "_cave_persist": "persist",
+    "_cave_detail": "detail",
+    "_cave_kernel": "bootstrap",
+}
+_SHIPPED_PACKAGE = "cave_tui.runtime.shipped"
+_SHIPPED_IMPORT = re.compile(
+    r"^(\s*)from " + re.escape(_SHIPPED_PACKAGE) + r"\.(\w+) import", re.MULTILINE
+)
+
+
+class ShippedImportError(ImportError):
+    """A shipped module imports a part of cave that the kernel does not receive."""
+
+
+def kernel_source(stem: str, text: str | None = None) -> str:
+    """The source of shipped module *stem* (or *text*, given as its source) as the kernel runs
+    it: its imports of other shipped modules name their kernel modules (`from _cave_summary
+    import ...`); any other import of `cave_tui` raises `ShippedImportError`."""
+    by_stem = {file: name for name, file in KERNEL_MODULES.items()}
+
+    def kernel_import(match: re.Match[str]) -> str:
+        target = match.group(2)
+        if target not in by_stem:
+            raise ShippedImportError(f"{stem}.py imports {_SHIPPED_PACKAGE}.{target}, not shipped")
+        return f"{match.group(1)}from {by_stem[target]} import"
+
+    if text is None:
+        text = (SHIPPED_DIR / f"{stem}.py").read_text()
+    text = _SHIPPED_IMPORT.sub(kernel_import, text)
+    for node in ast.walk(ast.parse(text)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        for name in names:
+            if name == "cave_tui" or name.startswith("cave_tui."):
+                raise ShippedImportError(f"{stem}.py imports {name}: the kernel has no cave_tui")
+    return text
+
 
 _BOOT = """
 def _cave_boot(sources, config):
@@ -31,19 +78,6 @@ def _cave_boot(sources, config):
 """
 
 
-def _mutation_source() -> str:
-    """`mutation_targets` from ipython.py, without importing IPython in the host."""
-    text = (_RUNTIME / "ipython.py").read_text()
-    parts = ["import ast"]
-    for node in ast.parse(text).body:
-        if (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "_MUTATORS" for t in node.targets)
-        ) or (isinstance(node, ast.FunctionDef) and node.name == "mutation_targets"):
-            parts.append(ast.get_source_segment(text, node) or "")
-    return "\n\n".join(parts)
-
-
 # ipykernel_launcher, minus the debugger: importing debugpy is a sixth of a kernel's start.
 KERNEL_MAIN = """\
 import sys
@@ -58,21 +92,10 @@ _SOURCES: dict[str, str] | None = None
 
 
 def bootstrap_sources() -> dict[str, str]:
+    """The kernel's module name -> source of every shipped module (read once)."""
     global _SOURCES
     if _SOURCES is None:
-        _SOURCES = {
-            "_cave_summary": (_RUNTIME / "summary.py").read_text(),
-            "_cave_links": (_RUNTIME / "links.py").read_text(),
-            "_cave_tracebacks": (_RUNTIME / "tracebacks.py").read_text(),
-            "_cave_transport": (_HERE / "transport.py").read_text(),
-            "_cave_mutation": _mutation_source(),
-            "_cave_display": (_RUNTIME / "display.py").read_text(),
-            "_cave_persist": (_RUNTIME / "persist.py").read_text(),
-            "_cave_detail": (_RUNTIME / "detail.py")
-            .read_text()
-            .replace("from cave_tui.runtime.summary import", "from _cave_summary import"),
-            "_cave_kernel": (_HERE / "bootstrap.py").read_text(),
-        }
+        _SOURCES = {name: kernel_source(stem) for name, stem in KERNEL_MODULES.items()}
     return _SOURCES
 
 

@@ -13,11 +13,11 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 from cave_tui.runtime.base import NamespaceChange, persistable_from_rows
-from cave_tui.runtime.detail import Detail
 from cave_tui.runtime.kernel.errors import KernelDiedError
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
-from cave_tui.runtime.persist import Persistable
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.shipped.detail import Detail
+from cave_tui.runtime.shipped.persist import Persistable
+from cave_tui.runtime.shipped.summary import VarInfo
 
 SUMMARY_LIMIT = 500
 SUMMARY_TIMEOUT = 3.0

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cave_tui.runtime.kernel.transport import (
+from cave_tui.runtime.shipped.transport import (
     _NUMBER_CHARS,
     SAFE_GLOBALS,
     UnsafeObjectError,

@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from cave_tui.runtime.kernel.errors import KernelLaunchError
@@ -30,8 +29,9 @@ from cave_tui.runtime.kernel.limits import (
     cgroup_oom_kills,
     remove_cgroup,
 )
+from cave_tui.runtime.shipped import SHIPPED_DIR
 
-LAUNCHER = str(Path(__file__).with_name("launcher.py"))
+LAUNCHER = str(SHIPPED_DIR / "launcher.py")
 _SIGNAL_WORDS = {
     "SIGSEGV": "crashed with a segmentation fault (SIGSEGV)",
     "SIGBUS": "crashed with a bus error (SIGBUS)",

@@ -24,7 +24,6 @@ from cave_tui.runtime.base import (
     Retrieved,
     Runtime,
 )
-from cave_tui.runtime.detail import Detail
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.kernel import limits
 from cave_tui.runtime.kernel.cell import CellOutcome
@@ -52,11 +51,12 @@ from cave_tui.runtime.kernel.sandbox import (
 )
 from cave_tui.runtime.kernel.settings import DEFAULT_CELL_TIMEOUT, KernelSettings
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
-from cave_tui.runtime.kernel.transport import JSON_LIMIT
 from cave_tui.runtime.memory import MemoryUse, process_rss
-from cave_tui.runtime.persist import Persistable
 from cave_tui.runtime.provenance import Provenance
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.shipped.detail import Detail
+from cave_tui.runtime.shipped.persist import Persistable
+from cave_tui.runtime.shipped.summary import VarInfo
+from cave_tui.runtime.shipped.transport import JSON_LIMIT
 from cave_tui.runtime.upstream import ErrorFeedbackMode
 
 T = TypeVar("T")

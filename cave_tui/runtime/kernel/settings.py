@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from cave_tui.runtime.kernel.decode_limits import DECODE_LIMIT, DECODE_TIMEOUT
 from cave_tui.runtime.kernel.limits import KernelUser
-from cave_tui.runtime.kernel.transport import JSON_LIMIT
+from cave_tui.runtime.shipped.transport import JSON_LIMIT
 
 DEFAULT_CELL_TIMEOUT = 300.0
 DEFAULT_CHECKPOINT_TIMEOUT = 60.0

@@ -5,7 +5,7 @@ import pandas as pd
 
 from cave_tui.agent.policies.all_missing import missing_note
 from cave_tui.runtime import IPythonRuntime, Variable
-from cave_tui.runtime.summary import summarize
+from cave_tui.runtime.shipped.summary import summarize
 
 from .helpers import fenced, interventions, run_turn
 

@@ -3,8 +3,9 @@
 from cave_tui.agent import CaveAgent
 from cave_tui.agent.policies.codes_for_names import CodedResult, coded_results, codes_note
 from cave_tui.models import ScriptedModel
-from cave_tui.runtime import Variable, links
-from cave_tui.runtime.summary import Codes, summarize
+from cave_tui.runtime import Variable
+from cave_tui.runtime.shipped import links
+from cave_tui.runtime.shipped.summary import Codes, summarize
 from tests.agent.policies.frames import AIRLINES, AIRPORTS, FLIGHTS
 
 

@@ -3,7 +3,7 @@
 import pandas as pd
 
 from cave_tui.agent.policies.column_not_added import column_note, columns_not_added
-from cave_tui.runtime.summary import summarize
+from cave_tui.runtime.shipped.summary import summarize
 
 
 def test_a_column_the_request_asks_to_add_is_checked():

@@ -3,7 +3,7 @@
 import pandas as pd
 
 from cave_tui.agent.policies.counts_of_one import ones_for_counts, ones_note
-from cave_tui.runtime.summary import summarize
+from cave_tui.runtime.shipped.summary import summarize
 
 REDUCED = ["firsts = flights.groupby('carrier').first()", "n = firsts['origin'].value_counts()"]
 

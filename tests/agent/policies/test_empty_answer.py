@@ -8,7 +8,7 @@ from cave_tui.agent.policies.empty_answer import empty_results
 from cave_tui.agent.policies.spelling import misspelt_values
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import Variable
-from cave_tui.runtime.summary import summarize
+from cave_tui.runtime.shipped.summary import summarize
 from tests.agent.policies.helpers import fenced, interventions, run_turn
 
 

@@ -7,7 +7,7 @@ from cave_tui.agent import events as ev
 from cave_tui.agent.policies.missing_result import missing_names, missing_note, stored_as
 from cave_tui.agent.policies.request import result_names
 from cave_tui.models import ScriptedModel
-from cave_tui.runtime.summary import summarize
+from cave_tui.runtime.shipped.summary import summarize
 
 
 def test_missing_names_are_the_results_a_request_asks_to_store_and_the_turn_did_not():

@@ -5,7 +5,7 @@ import pandas as pd
 from cave_tui.agent import CaveAgent
 from cave_tui.agent.policies.text_for_numbers import text_for_numbers, text_note
 from cave_tui.models import ScriptedModel
-from cave_tui.runtime.summary import summarize
+from cave_tui.runtime.shipped.summary import summarize
 
 
 def test_text_where_the_request_asks_for_numbers_is_named():

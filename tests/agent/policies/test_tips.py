@@ -4,8 +4,8 @@ from cave_tui.agent import CaveAgent
 from cave_tui.agent.policies.tips import MAX_TIPS, TIPS_HEADER, tips_for, tips_text
 from cave_tui.agent.prompt import DEFAULT_SYSTEM_INSTRUCTIONS
 from cave_tui.models import ScriptedModel
-from cave_tui.runtime import links
-from cave_tui.runtime.summary import summarize
+from cave_tui.runtime.shipped import links
+from cave_tui.runtime.shipped.summary import summarize
 from tests.agent.policies.frames import AIRLINES, AIRPORTS, FLIGHTS
 
 

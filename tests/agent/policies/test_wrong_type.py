@@ -5,7 +5,7 @@ import pandas as pd
 from cave_tui.agent import CaveAgent
 from cave_tui.agent.policies.wrong_type import type_note, wrong_types
 from cave_tui.models import ScriptedModel
-from cave_tui.runtime.summary import summarize
+from cave_tui.runtime.shipped.summary import summarize
 
 
 def test_a_result_of_another_type_than_the_request_names_is_found():

@@ -9,7 +9,7 @@ from cave_tui.frontends.tui.widgets import steplog as log_mod
 from cave_tui.frontends.tui.widgets.chat import ChatPane
 from cave_tui.frontends.tui.widgets.inspector import VarTable
 from cave_tui.frontends.tui.widgets.steplog import FoldedOutput, StepLog, fold
-from cave_tui.runtime.summary import summarize
+from cave_tui.runtime.shipped.summary import summarize
 
 
 class Panes(App):

@@ -16,7 +16,7 @@ import pytest
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget
 from cave_tui.runtime.kernel.decode_worker import decode_isolated, decode_worker
 from cave_tui.runtime.kernel.host_decode import decode_in_host
-from cave_tui.runtime.kernel.transport import (
+from cave_tui.runtime.shipped.transport import (
     DecodeLimitExceeded,
     TransferError,
     UnsafeObjectError,

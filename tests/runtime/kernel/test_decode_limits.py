@@ -19,7 +19,7 @@ import pytest
 from cave_tui.runtime.kernel.arrow_sizes import MalformedIPC, decoded_size
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget, frame_bytes
 from cave_tui.runtime.kernel.host_decode import decode_in_host
-from cave_tui.runtime.kernel.transport import (
+from cave_tui.runtime.shipped.transport import (
     DecodeLimitExceeded,
     TransferError,
     encode_for_host,

@@ -17,7 +17,7 @@ import pytest
 
 from cave_tui.runtime.kernel import IPyKernelRuntime
 from cave_tui.runtime.kernel.decode_worker import decode_worker
-from cave_tui.runtime.kernel.transport import DecodeLimitExceeded, TransferError
+from cave_tui.runtime.shipped.transport import DecodeLimitExceeded, TransferError
 from tests.helpers.decoding import (
     MB,
     RSS_GROWTH,

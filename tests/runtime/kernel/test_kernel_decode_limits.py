@@ -11,7 +11,7 @@ import pytest
 
 from cave_tui.dataio import checkpoint_namespace
 from cave_tui.dataio.plan import SkipCause
-from cave_tui.runtime.kernel.transport import DecodeLimitExceeded
+from cave_tui.runtime.shipped.transport import DecodeLimitExceeded
 from cave_tui.security import SecurityChecker
 
 MB = 1024 * 1024

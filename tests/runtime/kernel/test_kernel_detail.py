@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cave_tui.runtime.detail import Detail
+from cave_tui.runtime.shipped.detail import Detail
 
 
 async def test_detail_of_a_large_frame_never_retrieves_it(kernel, monkeypatch):

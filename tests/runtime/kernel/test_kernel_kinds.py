@@ -170,7 +170,7 @@ def test_the_launcher_and_the_shipped_sources_are_found_in_the_package():
     """The launcher runs as a script from the package's folder (its modules must not shadow
     the standard library there), and the kernel gets the runtime's side as source text."""
     here = Path(LAUNCHER).parent
-    assert Path(LAUNCHER).is_file() and here.name == "kernel"
+    assert Path(LAUNCHER).is_file() and here.name == "shipped"
     shadowing = {p.stem for p in here.glob("*.py")} & set(sys.stdlib_module_names)
     assert not shadowing
     sources = bootstrap_sources()

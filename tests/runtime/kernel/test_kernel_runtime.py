@@ -27,7 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from cave_tui.runtime import Function, Type, Variable, links
+from cave_tui.runtime import Function, Type, Variable
 from cave_tui.runtime.ipython import IPythonRuntime
 from cave_tui.runtime.kernel import (
     InjectionError,
@@ -35,7 +35,8 @@ from cave_tui.runtime.kernel import (
     TransferError,
     UnsafeObjectError,
 )
-from cave_tui.runtime.summary import Codes, Column, Link, summarize_namespace
+from cave_tui.runtime.shipped import links
+from cave_tui.runtime.shipped.summary import Codes, Column, Link, summarize_namespace
 from tests.runtime.kernel.conftest import make_runtime
 
 SECRETS = {
@@ -589,7 +590,7 @@ def test_constructor_refuses_secrets_in_env():
 
 def test_safe_unpickler_is_what_the_host_uses():
     """Sanity: the allow-list refuses os.system even when pickled by the host itself."""
-    from cave_tui.runtime.kernel.transport import safe_loads
+    from cave_tui.runtime.shipped.transport import safe_loads
 
     class Bad:
         def __reduce__(self):

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from cave_tui.runtime.kernel.host_decode import decode_in_host
-from cave_tui.runtime.kernel.transport import (
+from cave_tui.runtime.shipped.transport import (
     TransferError,
     UnsafeObjectError,
     decode_in_kernel,

@@ -25,7 +25,7 @@ from textual.widgets import Input, Static
 from cave_tui.app.detail import human_bytes
 from cave_tui.frontends.tui.keys import OrderedKeys, move_focus
 from cave_tui.printable import printable_line
-from cave_tui.runtime.summary import VarInfo
+from cave_tui.runtime.shipped.summary import VarInfo
 
 if TYPE_CHECKING:
     from textual import events

@@ -97,7 +97,7 @@ class Codes:
 
 @dataclass
 class Relations:
-    """A row's relations to the namespace's lookup frames, found by runtime/links.py."""
+    """A row's relations to the namespace's lookup frames, found by runtime/shipped/links.py."""
 
     key: str = ""  # a lookup frame's key column: one row per value
     links: list[Link] = field(default_factory=list)  # a frame's columns holding such keys
@@ -142,7 +142,7 @@ class VarInfo:
     description: str = ""
     fingerprint: str = ""  # cheap change detector: type, id, size
     methods: list[str] = field(default_factory=list)  # a class's ".name(args) -> T  # doc"
-    # Set by runtime/links.py on the whole namespace's rows:
+    # Set by runtime/shipped/links.py on the whole namespace's rows:
     levels: dict[str, list[str]] = field(default_factory=dict)  # a frame's few text values
     relations: Relations = field(default_factory=Relations)
     is_empty: bool = False  # a variable holding nothing: see `holds_nothing`

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cave_tui.runtime.summary import bounded_repr, summarize  # kernel: _cave_summary
+from cave_tui.runtime.shipped.summary import bounded_repr, summarize  # kernel: _cave_summary
 
 HEAD_ROWS = 20
 MAX_COLUMNS = 40

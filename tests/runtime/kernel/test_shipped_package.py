@@ -1,0 +1,80 @@
+"""The modules that run inside the kernel sit in one package, cave_tui.runtime.shipped, and
+import nothing of cave_tui outside it (the kernel receives them as source, without cave)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import grimp
+import pytest
+
+from cave_tui.runtime.kernel.install import (
+    KERNEL_MODULES,
+    ShippedImportError,
+    bootstrap_sources,
+    kernel_source,
+)
+from cave_tui.runtime.kernel.process import LAUNCHER
+from cave_tui.runtime.shipped import SHIPPED_DIR
+
+SHIPPED = "cave_tui.runtime.shipped"
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_every_shipped_module_is_sent_to_the_kernel_or_run_there_as_the_launcher() -> None:
+    on_disk = {p.stem for p in SHIPPED_DIR.glob("*.py")} - {"__init__"}
+    assert on_disk == set(KERNEL_MODULES.values()) | {Path(LAUNCHER).stem}
+    assert Path(LAUNCHER).parent == SHIPPED_DIR
+
+
+def test_the_shipped_modules_import_nothing_of_cave_tui_outside_their_package() -> None:
+    graph = grimp.build_graph("cave_tui", cache_dir=None)
+    outside = {
+        (m, imported)
+        for m in graph.find_descendants(SHIPPED) | {SHIPPED}
+        for imported in graph.find_modules_directly_imported_by(m)
+        if imported.startswith("cave_tui") and not imported.startswith(SHIPPED)
+    }
+    assert outside == set()
+    # The import-linter contract names every other module of cave_tui (or a package of it).
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    (contract,) = [
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c.get("source_modules") == [SHIPPED]
+    ]
+    forbidden = contract["forbidden_modules"]
+    ancestors = {"cave_tui", "cave_tui.runtime"}
+    uncovered = sorted(
+        m
+        for m in graph.modules
+        if m.startswith("cave_tui")
+        and m not in ancestors
+        and not m.startswith(SHIPPED)
+        and not any(m == f or m.startswith(f + ".") for f in forbidden)
+    )
+    assert uncovered == []
+
+
+def test_the_kernel_gets_each_shipped_module_with_its_imports_renamed() -> None:
+    sources = bootstrap_sources()
+    assert list(sources) == list(KERNEL_MODULES)
+    assert "from _cave_summary import bounded_repr, summarize" in sources["_cave_detail"]
+    for name, text in sources.items():
+        assert "cave_tui" not in "\n".join(
+            line for line in text.splitlines() if line.lstrip().startswith(("from ", "import "))
+        ), name
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "from cave_tui.printable import printable",
+        "import cave_tui.runtime.base",
+        "    from cave_tui.runtime.shipped.launcher import main",
+    ],
+)
+def test_a_shipped_module_that_imports_other_cave_code_is_refused(line: str) -> None:
+    with pytest.raises(ShippedImportError):
+        kernel_source("summary", f"def f():\n    pass\n\n\nif True:\n    {line.strip()}\n")
