@@ -57,6 +57,11 @@ class Usage:
 TokenUsage = Usage  # upstream's name; its three counts come first, in the same order
 
 
+def rate(tokens_per_second: float) -> str:
+    """A generation speed as people read it: `0.4`, `7.5`, `42` (a slow model is never `0`)."""
+    return f"{tokens_per_second:.1f}" if tokens_per_second < 10 else f"{tokens_per_second:.0f}"
+
+
 @dataclass
 class TextDelta:
     """A piece of the reply's text."""

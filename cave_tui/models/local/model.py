@@ -18,6 +18,7 @@ from cave_tui.models.base import (
     ModelError,
     StreamItem,
     TextDelta,
+    rate,
 )
 from cave_tui.models.local.server import LocalServer, LocalServerError
 from cave_tui.models.local.weights import Progress, WeightsError, find_weights
@@ -56,7 +57,7 @@ class LocalModel(Model):
     @property
     def label(self) -> str:
         """`local:ALIAS (embedded[, N tok/s])`, for status lines."""
-        speed = f", {self.tokens_per_second:.0f} tok/s" if self.tokens_per_second else ""
+        speed = f", {rate(self.tokens_per_second)} tok/s" if self.tokens_per_second else ""
         return f"local:{self.alias} (embedded{speed})"
 
     @property

@@ -13,7 +13,7 @@ from cave_tui.app.services import AppServices
 from cave_tui.frontends.tui.app import CaveApp
 from cave_tui.frontends.tui.screens.approve import ApprovalScreen
 from cave_tui.models import ScriptedModel
-from cave_tui.models.base import Completion
+from cave_tui.models.base import Completion, rate
 
 from .conftest import make_app, settle, wait_for
 
@@ -76,7 +76,7 @@ async def test_reading_the_prompt_then_first_token_and_a_live_speed():
         assert app.status.first_token_after == 3.25  # asked, then a quarter second on
         assert "first token 3.2s" in text, text
         assert app.status.speed is not None and app.status.speed >= 3, text  # >= 1 word a chunk
-        assert f"~{app.status.speed:.0f} tok/s" in text, text
+        assert f"~{rate(app.status.speed)} tok/s" in text, text
         model.finish.set()
         await settle(pilot)
         assert "● ready" in status_text(app) and "tok/s" in status_text(app)  # last call's
@@ -161,3 +161,7 @@ async def test_the_narrow_layout_is_there_at_the_first_paint():
         await settle(pilot)
         assert app.screen.has_class("-narrow")
     assert seen == [True]
+
+
+def test_a_slow_model_s_speed_is_never_shown_as_zero():
+    assert [rate(0.4), rate(7.46), rate(42.4)] == ["0.4", "7.5", "42"]

@@ -11,6 +11,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from cave_tui.models.base import rate
 from cave_tui.models.tokens import count_text
 from cave_tui.printable import printable_line
 
@@ -106,7 +107,7 @@ class StatusLine(Static):
             if self.first_token_after is not None:
                 parts.append(f"first token {self.first_token_after:.1f}s")
             if self.speed is not None:
-                parts.append(f"~{self.speed:.0f} tok/s")
+                parts.append(f"~{rate(self.speed)} tok/s")
             return " · ".join(parts)
         return activity
 
@@ -157,7 +158,7 @@ class StatusLine(Static):
         if self.memory:
             facts.insert(1, (9, "mem ", self.memory))
         if self.speed is not None and not self.busy:
-            facts.append((3, "", f"~{self.speed:.0f} tok/s"))
+            facts.append((3, "", f"~{rate(self.speed)} tok/s"))
         if self.cost is not None:
             facts.append((3, "", f"${self.cost:.4f}"))
         facts.append((6, "", f"{self.elapsed:.1f}s"))
