@@ -153,3 +153,31 @@ def test_bad_flags_get_typer_messages(tmp_path):
     assert result.returncode == 2 and "script file not found" in result.stderr
     result = cave("--policy", "loose", env_dir=tmp_path)
     assert result.returncode == 2 and "unknown policy 'loose'" in result.stderr
+
+
+def _cave_here(*args: str, env_dir: Path) -> subprocess.CompletedProcess[str]:
+    """`cave` as `cave()` runs it, importing cave_tui from where this test does."""
+    import os
+
+    env = {"PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run(
+        [str(CAVE), *args], capture_output=True, text=True, timeout=60, check=False,
+        env={**env, "PATH": "/usr/bin:/bin", "CAVE_CONFIG_DIR": str(env_dir / "config"),
+             "CAVE_DATA_DIR": str(env_dir / "data"), "CAVE_LOCAL_MODEL": "off",
+             "CAVE_KERNEL": "0", "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )  # fmt: skip
+
+
+def test_guard_is_the_checker_flag_and_policy_its_deprecated_alias(tmp_path):
+    done = tmp_path / "done.yaml"
+    done.write_text('- "```python\\nimport os\\nx = os.getpid()\\n```"\n- "done."\n')
+    model = f"scripted:{done}"
+    old = _cave_here("run", "t", "--model", model, "--policy", "trusted", "--json",
+                     env_dir=tmp_path)  # fmt: skip
+    assert old.returncode == 0, old.stderr
+    assert "--policy is deprecated" in old.stderr and "use --guard" in old.stderr
+    assert '"security_error"' not in old.stdout  # trusted: the checker refused nothing
+    new = _cave_here("run", "t", "--model", model, "--guard", "trusted", "--json", env_dir=tmp_path)
+    assert new.returncode == 0 and "deprecated" not in new.stderr
+    bad = _cave_here("run", "t", "--guard", "loose", env_dir=tmp_path)
+    assert bad.returncode == 2 and "--guard" in bad.stderr and "unknown guard" in bad.stderr
