@@ -9,14 +9,28 @@ Imports only the standard library and platformdirs so `cave --help` stays fast.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import tomllib
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from cave_tui.app.settings import (
+    Command,
+    Declared,
+    SettingValue,
+    aliases,
+    boolean,
+    declared_in,
+    non_empty_text,
+    one_of,
+    optional_text,
+    seconds,
+    setting,
+    whole_number_from,
+)
 from cave_tui.models.base import FIRST_TOKEN_TIMEOUT, STREAM_IDLE_TIMEOUT
 from cave_tui.security.policies import POLICIES
 
@@ -24,8 +38,6 @@ APP_NAME = "cave"
 APPROVE_MODES = ("auto", "ask")
 DEFAULT_THEME = "cave-dark"
 DEFAULT_CELL_TIMEOUT = 300.0  # the front ends' limit on one cell, in seconds (0: none)
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
 
 
 def config_dir() -> Path:
@@ -59,37 +71,144 @@ def history_path() -> Path:
     return data_dir() / "history"
 
 
+GUARDS = POLICIES  # the security checker's policies: what `--guard` takes
+_ALL = (Command.APP, Command.RUN)  # the settings of `cave`, `cave --plain` and `cave run`
+
+
+def _approve(name: str, value: object) -> str:
+    text = str(value).strip().lower()
+    if text not in APPROVE_MODES:
+        raise ValueError(f"{name} must be auto or ask, not {value!r}")
+    return text
+
+
+def _policies(name: str, value: object) -> str:
+    """The agent's aids: a preset or a spec; UnknownPolicyError (a ValueError) lists them."""
+    from cave_tui.agent.policies.presets import policy_names  # only when one is set
+
+    text = str(value).strip()
+    policy_names(text)
+    return text
+
+
 @dataclass
 class Config:
-    """Every setting the front ends read. Field names are the TOML keys."""
+    """Every setting, declared once: the field's name (the TOML key, `CAVE_NAME`), type and
+    default, and with `setting(...)` its help, check, flags and the commands taking them.
+    `SETTINGS` is this table; the command line, the config file and `/set` are made from it."""
 
-    model: str | None = None  # litellm id or scripted:FILE
-    api_base: str | None = None
-    local_model: str | None = None  # a GGUF path or hf:OWNER/REPO/FILE for the embedded model
-    kernel: bool = True  # the isolated kernel; False: the in-process runtime (--in-process)
-    memory_limit: str = "auto"  # the runtime's memory limit: "auto", a size like "4G", or "off"
+    model: str | None = setting(
+        None, optional_text, "litellm model id, or scripted:FILE (a YAML list of replies).",
+        flags=("--model", "-m"), commands=(*_ALL, Command.DEMO), live=True,
+    )  # fmt: skip
+    api_base: str | None = setting(
+        None, optional_text, "Base URL of an OpenAI-compatible server.",
+        flags=("--api-base",), commands=(*_ALL, Command.DEMO),
+    )  # fmt: skip
+    local_model: str | None = setting(  # a GGUF path or hf:OWNER/REPO/FILE
+        None, optional_text,
+        "Serve this GGUF file (or hf:OWNER/REPO/FILE) with the embedded llama.cpp.",
+        flags=("--gguf",), commands=_ALL,
+    )  # fmt: skip
+    kernel: bool = setting(  # the isolated kernel; False: the in-process runtime
+        True, boolean,
+        "Run code in an isolated Jupyter kernel (the default), or in this process.",
+        flags=("--kernel/--in-process", " /--no-kernel"), commands=(*_ALL, Command.REPLAY),
+        table="kernel", table_key="enabled",
+    )  # fmt: skip
+    memory_limit: str = setting(
+        "auto", lambda name, value: _memory_limit(value),
+        "The runtime's memory limit: auto (half of this machine's memory), off, or a size "
+        "like 4G [auto].",
+        flags=("--memory-limit",), commands=_ALL,
+    )  # fmt: skip
     # the kernel under bubblewrap. Left at its default: wherever bubblewrap works, else the
     # kernel runs unsandboxed with a warning (`settle_sandbox`); set, it is required.
-    sandbox: bool = True
-    allow_net: bool = False  # a sandboxed kernel keeps the host's network
-    mount: list[str] = field(default_factory=list)  # more host folders a sandboxed kernel sees
-    workdir: str | None = None  # the folder cave works in (cells, relative paths); None: cwd
-    policy: str = "standard"
-    theme: str = DEFAULT_THEME
-    skills: str | None = None  # an extra skills directory
-    approve: str = "auto"  # "auto" runs code at once, "ask" shows Run / Edit / Skip first
-    max_steps: int = 10
-    policies: str = "guided"  # the agent's aids: a preset or a spec (docs/policies.md)
-    cell_timeout: float = DEFAULT_CELL_TIMEOUT  # seconds a cell may run; 0: no limit
-    first_token_timeout: float = FIRST_TOKEN_TIMEOUT  # request -> first text, seconds; 0: none
-    stream_idle_timeout: float = STREAM_IDLE_TIMEOUT  # between a reply's chunks, seconds; 0: none
-    keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys
+    sandbox: bool = setting(
+        True, boolean,
+        "The kernel in a bubblewrap sandbox, writing only in the working folder: the default "
+        "where it works (else a warning). --sandbox requires it (implies --kernel), "
+        "--no-sandbox turns it off; `cave sandbox` shows it.",
+        flags=("--sandbox/--no-sandbox",),
+        commands=(*_ALL, Command.DEMO, Command.REPLAY), table="kernel",
+    )  # fmt: skip
+    allow_net: bool = setting(
+        False, boolean,
+        "Let the kernel use the host's network (else its own: sandboxed, or on a root host).",
+        flags=("--allow-net/--no-allow-net",), commands=(*_ALL, Command.SANDBOX),
+        table="kernel",
+    )  # fmt: skip
+    mount: list[str] = setting(  # noqa: RUF009 (copied: `setting` makes a default_factory)
+        [], lambda name, value: _mounts(value),
+        "Show the sandboxed kernel this host folder or file too, at the same path: "
+        "read-write, or read-only with :ro; repeatable.",
+        flags=("--mount",), commands=_ALL, metavar="PATH[:ro]", table="kernel",
+    )  # fmt: skip
+    workdir: str | None = setting(  # the folder cave works in; None: the current one
+        None, lambda name, value: _workdir(value),
+        "Work in DIR as if cave were started there: cells run there, relative paths and "
+        "./sessions resolve there [the current folder].",
+        flags=("--workdir",), commands=_ALL, table="kernel",
+    )  # fmt: skip
+    guard: str = setting(  # the security checker of the model's cells (was `policy`)
+        "standard", one_of(*GUARDS),
+        "The security checker of the model's code: trusted, standard or strict [standard] "
+        "(--policy: its old name, deprecated).",
+        flags=("--guard",), commands=_ALL, old_names=("policy",), live=True,
+    )  # fmt: skip
+    theme: str = setting(
+        DEFAULT_THEME, non_empty_text, "Theme of the app (see /theme).",
+        flags=("--theme",), commands=(Command.APP,), live=True,
+    )  # fmt: skip
+    skills: str | None = setting(
+        None, optional_text, "Also load Agent Skills from this directory.",
+        flags=("--skills",), commands=(Command.APP,),  # `cave run --skills` is repeatable
+    )  # fmt: skip
+    approve: str = setting(
+        "auto", _approve,
+        "auto runs the model's code at once, ask shows Run / Edit / Skip first [auto].",
+        live=True,
+    )  # fmt: skip
+    max_steps: int = setting(
+        10, whole_number_from(1), "Model calls allowed per turn [10].",
+        flags=("--max-steps",), commands=_ALL, table="agent", live=True,
+    )  # fmt: skip
+    policies: str = setting(  # the agent's aids: a preset or a spec (docs/policies.md)
+        "guided", _policies,
+        "The agent's aids: guided, minimal, strict, off, or a spec like guided,-tips [guided].",
+        flags=("--policies",), commands=_ALL, table="agent", live=True,
+    )  # fmt: skip
+    cell_timeout: float = setting(
+        DEFAULT_CELL_TIMEOUT, seconds,
+        "Stop a cell that runs longer than SECONDS (0: no limit) [300].",
+        flags=("--cell-timeout",), commands=_ALL,
+    )  # fmt: skip
+    first_token_timeout: float = setting(
+        FIRST_TOKEN_TIMEOUT, seconds,
+        "Give up on a model that sends no reply within SECONDS of the request (0: no limit) [600].",
+        flags=("--first-token-timeout",), commands=_ALL,
+    )  # fmt: skip
+    stream_idle_timeout: float = setting(
+        STREAM_IDLE_TIMEOUT, seconds,
+        "Give up on a model reply that stops for SECONDS mid-stream (0: no limit) [60].",
+        flags=("--stream-idle-timeout",), commands=_ALL,
+    )  # fmt: skip
+    keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys ([keymap])
     # Where each value came from ("default", "file", "env", "flag"), and what was wrong.
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     warnings: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def source(self, name: str) -> str:
-        return self.sources.get(name, "default")
+        return self.sources.get(ALIASES.get(name, name), "default")
+
+    @property
+    def policy(self) -> str:
+        """The old name of `guard` (deprecated)."""
+        return self.guard
+
+    @policy.setter
+    def policy(self, value: str) -> None:
+        self.guard = value
 
     @property
     def runtime_memory_limit(self) -> int | str | None:
@@ -126,95 +245,27 @@ class Config:
         return self.cell_timeout or None
 
 
-SETTINGS = (
-    "model",
-    "api_base",
-    "local_model",
-    "kernel",
-    "memory_limit",
-    "sandbox",
-    "allow_net",
-    "mount",
-    "workdir",
-    "policy",
-    "theme",
-    "skills",
-    "approve",
-    "max_steps",
-    "policies",
-    "cell_timeout",
-    "first_token_timeout",
-    "stream_idle_timeout",
-)
-AGENT_SETTINGS = ("policies", "max_steps")  # also read from the file's [agent] table
-# The file's [kernel] table: its key -> the setting (`kernel = true` at the top level and a
-# [kernel] table cannot both be written in TOML, so `enabled` stands for `kernel` there).
-KERNEL_TABLE = {
-    "enabled": "kernel",
-    "sandbox": "sandbox",
-    "allow_net": "allow_net",
-    "mount": "mount",
-    "workdir": "workdir",
-}
-BOOL_SETTINGS = ("kernel", "sandbox", "allow_net")
+TABLE: tuple[Declared, ...] = tuple(declared_in(fields(Config)))
+"""The settings, in the order `--help` and `/set` show them."""
+SETTINGS = tuple(d.name for d in TABLE)
+BY_NAME: dict[str, Declared] = {d.name: d for d in TABLE}
+ALIASES = aliases(TABLE)  # every name a setting is known by (old ones too) -> its name
 _SECRET_HINTS = ("api_key", "apikey", "secret", "token", "password")
 
 
-def _coerce(name: str, value: Any) -> Any:
-    """Check and convert one setting; raises ValueError with a readable reason."""
-    if name in ("model", "api_base", "local_model", "skills"):
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            raise ValueError(f"{name} must be a string")
-        return value.strip() or None
-    if name in BOOL_SETTINGS:
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
-        raise ValueError(f"{name} must be true or false")
-    if name == "memory_limit":
-        return _memory_limit(value)
-    if name == "workdir":
-        return _workdir(value)
-    if name == "mount":
-        return _mounts(value)
-    if name == "policy":
-        text = str(value).strip().lower()
-        if text not in POLICIES:
-            raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {value!r}")
-        return text
-    if name == "policies":
-        from cave_tui.agent.policies.presets import policy_names  # only when one is set
+def declared(name: str) -> Declared:
+    """The setting called *name* (or an old name of it); ValueError names the known ones."""
+    found = BY_NAME.get(ALIASES.get(name, ""))
+    if found is None:
+        raise ValueError(f"unknown setting {name!r} (known: {', '.join(SETTINGS)})")
+    return found
 
-        text = str(value).strip()
-        policy_names(text)  # UnknownPolicyError (a ValueError) lists the valid names
-        return text
-    if name == "approve":
-        text = str(value).strip().lower()
-        if text not in APPROVE_MODES:
-            raise ValueError(f"approve must be auto or ask, not {value!r}")
-        return text
-    if name == "theme":
-        text = str(value).strip()
-        if not text:
-            raise ValueError("theme must not be empty")
-        return text
-    if name == "max_steps":
-        try:
-            number = int(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"max_steps must be a whole number, not {value!r}") from None
-        if number < 1:
-            raise ValueError(f"max_steps must be at least 1, not {number}")
-        return number
-    if name in ("cell_timeout", "first_token_timeout", "stream_idle_timeout"):
-        return _seconds(name, value)
-    raise ValueError(f"unknown setting {name!r}")
+
+def _coerce(name: str, value: object) -> SettingValue:
+    """Check and convert one setting (its name or an old one); ValueError says why."""
+    if name not in ALIASES:
+        raise ValueError(f"unknown setting {name!r}")
+    return declared(name).setting.check(name, value)
 
 
 _SIZE = re.compile(r"\d+(\.\d+)?\s*[KMGT](I?B)?|\d+\s*B?", re.IGNORECASE)
@@ -286,17 +337,6 @@ def _mounts(value: Any) -> list[str]:
     return out
 
 
-def _seconds(name: str, value: Any) -> float:
-    """A number of seconds, 0 or more (0 means no limit)."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number of seconds, not {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(number) or number < 0:
-        raise ValueError(f"{name} must be 0 (no limit) or a positive number of seconds")
-    return number
-
-
 def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -313,28 +353,33 @@ def _read_file(path: Path, warnings: list[str]) -> dict[str, Any]:
 
 
 def load_config(
-    flags: dict[str, Any] | None = None,
+    flags: Mapping[str, object] | None = None,
     *,
-    environ: dict[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
     path: Path | None = None,
 ) -> Config:
-    """Defaults < config file < `CAVE_*` environment < flags (None flags are ignored)."""
+    """Defaults < config file < `CAVE_*` environment < *flags* (setting name -> value, e.g.
+    `LaunchOptions.settings`; None values and names that are not settings are ignored).
+    A setting's old name is read too, in the file, the environment and *flags*."""
     env = os.environ if environ is None else environ
     config = Config()
     path = path or config_path()
     data = _read_file(path, config.warnings)
 
-    def apply(name: str, value: Any, source: str) -> None:
+    def apply(key: str, value: object, source: str) -> None:
         try:
-            setattr(config, name, _coerce(name, value))
-            config.sources[name] = source
+            setattr(config, ALIASES[key], _coerce(key, value))
+            config.sources[ALIASES[key]] = source
         except ValueError as exc:
             config.warnings.append(f"{source} setting ignored: {exc}")
 
-    tables = {"agent": {name: name for name in AGENT_SETTINGS}, "kernel": KERNEL_TABLE}
+    tables: dict[str, dict[str, str]] = {}
+    for d in TABLE:
+        if d.setting.table is not None:
+            tables.setdefault(d.setting.table, {})[d.setting.table_key or d.name] = d.name
     for table, names in tables.items():
         section = data.get(table)
-        if table == "kernel" and not isinstance(section, dict):
+        if table in SETTINGS and not isinstance(section, dict):
             continue  # `kernel = true`: the setting itself, read below
         section = data.pop(table, None)
         if isinstance(section, dict):
@@ -352,58 +397,62 @@ def load_config(
                 config.sources["keymap"] = "file"
             else:
                 config.warnings.append("[keymap] must map binding ids to key strings; ignored")
+        elif key in ALIASES:  # a setting (first_token_timeout is no secret)
+            apply(key, value, "file")
         elif any(hint in key.lower() for hint in _SECRET_HINTS):
             config.warnings.append(
                 f"{path}: {key!r} ignored: API keys are read only from the environment "
                 "(e.g. OPENAI_API_KEY), never from the config file"
             )
-        elif key in SETTINGS:
-            apply(key, value, "file")
         else:
             config.warnings.append(f"{path}: unknown setting {key!r} ignored")
-    for name in SETTINGS:
-        value = env.get(f"CAVE_{name.upper()}")
-        if value is not None:
-            apply(name, value, "env")
+    for d in TABLE:
+        for name, variable in reversed(list(zip(d.file_keys, d.env, strict=True))):
+            value = env.get(variable)  # the current name last, so it wins over an old one
+            if value is not None:
+                apply(name, value, "env")
     for name, value in (flags or {}).items():
-        if value is not None and name in SETTINGS:
+        if value is not None and name in ALIASES:
             apply(name, value, "flag")
     return config
 
 
-def check_setting(name: str, value: Any) -> Any:
+def check_setting(name: str, value: object) -> SettingValue:
     """*value* checked and converted for setting *name*; ValueError says what is wrong."""
     return _coerce(name, value)
 
 
-def save_setting(name: str, value: Any, path: Path | None = None) -> Path:
-    """Persist one setting in config.toml, keeping the user's comments and layout (tomlkit)."""
+def save_setting(name: str, value: object, path: Path | None = None) -> Path:
+    """Persist one setting in config.toml, keeping the user's comments and layout (tomlkit).
+    A setting of a file table ([kernel], …) already written as a table is written there; an
+    old name of the setting, if the file has it, gives way to the current one."""
     import tomlkit
 
-    if name not in SETTINGS:
-        raise ValueError(f"unknown setting {name!r}")
-    value = _coerce(name, value)
+    checked = _coerce(name, value)
+    found = declared(name)
     path = path or config_path()
     try:
         doc = tomlkit.parse(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         doc = tomlkit.document()
-    table_key = {setting: key for key, setting in KERNEL_TABLE.items()}.get(name)
-    kernel_table = doc.get("kernel")
-    if table_key is not None and (name != "kernel" or isinstance(kernel_table, dict)):
-        if not isinstance(kernel_table, dict):
-            enabled = kernel_table
-            kernel_table = tomlkit.table()
-            if isinstance(enabled, bool):  # `kernel = true` becomes [kernel] enabled = true
-                kernel_table["enabled"] = enabled
-            doc["kernel"] = kernel_table
-        target, name = kernel_table, table_key  # sandbox and allow_net live in [kernel]
+    for old in found.setting.old_names:
+        doc.pop(old, None)
+    key, table = found.name, found.setting.table
+    target: MutableMapping[str, object] = doc
+    if table == "kernel":  # `kernel = true` and [kernel] cannot both be written: it moves
+        table_value = doc.get(table)
+        if found.name != table or isinstance(table_value, dict):
+            if not isinstance(table_value, dict):
+                enabled = table_value
+                table_value = tomlkit.table()
+                if isinstance(enabled, bool):  # `kernel = true` becomes [kernel] enabled = true
+                    table_value["enabled"] = enabled
+                doc[table] = table_value
+            target, key = table_value, found.setting.table_key or found.name
+    if checked is None:
+        target.pop(key, None)
     else:
-        target = doc
-    if value is None:
-        target.pop(name, None)
-    else:
-        target[name] = value
+        target[key] = checked
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
@@ -413,8 +462,4 @@ def save_setting(name: str, value: Any, path: Path | None = None) -> Path:
 
 def describe(config: Config) -> list[tuple[str, str, str]]:
     """(setting, value, source) rows for help screens."""
-    return [
-        (f.name, str(getattr(config, f.name)), config.source(f.name))
-        for f in fields(config)
-        if f.name in SETTINGS
-    ]
+    return [(d.name, str(getattr(config, d.name)), config.source(d.name)) for d in TABLE]

@@ -64,7 +64,7 @@ def replay_flags(
     ran = SessionRuntime.from_meta(meta)
     use_kernel = ran.kernel if kernel is None else kernel
     use_sandbox = (ran.sandbox and use_kernel) if sandbox is None else sandbox
-    flags: dict[str, Any] = {"kernel": use_kernel, "sandbox": use_sandbox, "policy": ran.policy}
+    flags: dict[str, Any] = {"kernel": use_kernel, "sandbox": use_sandbox, "guard": ran.policy}
     notices: list[str] = []
     if ran.workdir is not None and ran.workdir.is_dir():
         flags["workdir"] = str(ran.workdir)

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cave_tui.app.config import POLICIES, Config
+from cave_tui.app.launch_options import LaunchOptions
 from cave_tui.printable import printable
 
 if TYPE_CHECKING:
@@ -237,7 +238,7 @@ class AppServices:
         # models read the environment.
         self.credentials: Credentials | None = None
         self.transcript: list[Any] = []  # a resumed session's events: drawn once by the front end
-        self.flags: dict[str, Any] = {}  # every command-line option, for features that read more
+        self.launch = LaunchOptions()  # what the command line asked for (typed)
         self.session: SessionRecorder | None = None  # the recording, when there is one
         self.sessions_dir: Path | None = None  # where sessions are recorded and listed
         # Where a turn's events come from (default `agent.stream_events`); the session

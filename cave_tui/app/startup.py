@@ -74,19 +74,6 @@ async def abort_start(services: Any) -> StartupInterrupted:
     return StartupInterrupted("interrupted while starting; nothing started")
 
 
-def data_from_flags(flags: dict[str, Any]) -> DataOptions:
-    """The `DataOptions` in a front end's flags dict (missing keys mean the defaults)."""
-    load, dump, sdir = flags.get("load"), flags.get("dump"), flags.get("sessions_dir")
-    return DataOptions(
-        inject=list(flags.get("inject") or []),
-        load=Path(load) if load else None,
-        dump=Path(dump) if dump else None,
-        trust=bool(flags.get("trust")),
-        resume=flags.get("resume") or None,
-        sessions_dir=Path(sdir) if sdir else None,
-    )
-
-
 async def preseed(
     runtime: Any, data: DataOptions, on_item: Callable[[str], Any] | None = None
 ) -> list[Injection | LoadedDump]:

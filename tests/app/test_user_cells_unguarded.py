@@ -37,7 +37,7 @@ async def _cell(services: AppServices, src: str) -> ev.Event:
 @pytest.mark.parametrize("policy", ["standard", "strict"])
 async def test_the_users_own_cells_run_under_any_policy(tmp_path, monkeypatch, policy):
     monkeypatch.chdir(tmp_path)
-    services = AppServices(Config(kernel=False, policy=policy))
+    services = AppServices(Config(kernel=False, guard=policy))
     await services.start()
     try:
         assert services.runtime.security_checker is not None  # the guard is on
@@ -59,7 +59,7 @@ async def test_the_users_own_cells_run_under_any_policy(tmp_path, monkeypatch, p
 )
 async def test_the_models_cells_are_still_checked(tmp_path, monkeypatch, policy, src):
     monkeypatch.chdir(tmp_path)
-    services = AppServices(Config(kernel=False, policy=policy), model=ScriptedModel([code(src)]))
+    services = AppServices(Config(kernel=False, guard=policy), model=ScriptedModel([code(src)]))
     await services.start()
     try:
         events = [e async for e in services.stream("do it")]
@@ -73,7 +73,7 @@ async def test_the_models_cells_are_still_checked(tmp_path, monkeypatch, policy,
 async def test_a_policy_change_is_recorded_and_replayed(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     replies = [code(IMPORT_OS), "refused.", code(IMPORT_OS), "done."]
-    services = AppServices(Config(kernel=False, policy="strict"), model=ScriptedModel(replies))
+    services = AppServices(Config(kernel=False, guard="strict"), model=ScriptedModel(replies))
     install(services, DataOptions(sessions_dir=tmp_path / "sessions"))
     ctx = CommandContext(services, RecordingFrontEnd())
     await services.start()
@@ -112,7 +112,7 @@ async def test_resuming_under_another_policy_is_a_recorded_change(tmp_path, monk
     monkeypatch.chdir(tmp_path)
     sessions = tmp_path / "sessions"
     services = AppServices(
-        Config(kernel=False, policy="strict"), model=ScriptedModel([code(IMPORT_OS), "no."])
+        Config(kernel=False, guard="strict"), model=ScriptedModel([code(IMPORT_OS), "no."])
     )
     install(services, DataOptions(sessions_dir=sessions))
     await services.start()
@@ -121,7 +121,7 @@ async def test_resuming_under_another_policy_is_a_recorded_change(tmp_path, monk
     folder = SessionStore(sessions).resolve("last")
 
     resumed = AppServices(
-        Config(kernel=False, policy="trusted"), model=ScriptedModel([code(IMPORT_OS), "here."])
+        Config(kernel=False, guard="trusted"), model=ScriptedModel([code(IMPORT_OS), "here."])
     )
     install(resumed, DataOptions(sessions_dir=sessions, resume=folder.name))
     await resumed.start()
@@ -142,7 +142,7 @@ async def test_a_policy_changed_during_a_turn_applies_from_the_next_step(tmp_pat
     """`/policy` runs at once, a turn running or not (the app does not queue commands)."""
     monkeypatch.chdir(tmp_path)
     replies = [code("x = 1\nprint(x)"), code(IMPORT_OS), "done."]
-    services = AppServices(Config(kernel=False, policy="strict"), model=ScriptedModel(replies))
+    services = AppServices(Config(kernel=False, guard="strict"), model=ScriptedModel(replies))
     install(services, DataOptions(sessions_dir=tmp_path / "sessions"))
     ctx = CommandContext(services, RecordingFrontEnd())
     await services.start()
@@ -170,7 +170,7 @@ async def test_going_on_after_a_replay_keeps_the_policy_it_set(tmp_path, monkeyp
     """The app replays into its own runtime (`/replay`, `cave replay` without --headless):
     the policy the session ended with is the app's afterwards, said and recorded."""
     monkeypatch.chdir(tmp_path)
-    services = AppServices(Config(kernel=False, policy="strict"), model=ScriptedModel([]))
+    services = AppServices(Config(kernel=False, guard="strict"), model=ScriptedModel([]))
     install(services, DataOptions(sessions_dir=tmp_path / "sessions"))
     ctx = CommandContext(services, RecordingFrontEnd())
     await services.start()
@@ -179,7 +179,7 @@ async def test_going_on_after_a_replay_keeps_the_policy_it_set(tmp_path, monkeyp
     await services.shutdown()
     recorded = SessionStore(tmp_path / "sessions").resolve("last")
 
-    app = AppServices(Config(kernel=False, policy="strict"), model=ScriptedModel([]))
+    app = AppServices(Config(kernel=False, guard="strict"), model=ScriptedModel([]))
     install(app, DataOptions(sessions_dir=tmp_path / "sessions"))
     await app.start()
     result = await replay_session(recorded, runtime=app.runtime, pause=0)

@@ -25,7 +25,7 @@ __all__ = [
     "registry",
 ]
 
-COMMAND_MODULES = ("builtin", "data")
+COMMAND_MODULES = ("builtin", "data", "settings")
 
 
 def load_commands() -> CommandRegistry:

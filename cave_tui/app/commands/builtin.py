@@ -139,12 +139,15 @@ async def model(ctx: CommandContext, args: list[str]) -> None:
 
 
 @registry.command(
-    "policy", "Show the security policy, or set it", "[trusted|standard|strict]", max_args=1
+    "policy",
+    "Show the security checker's policy (the guard setting), or set it",
+    "[trusted|standard|strict]",
+    max_args=1,
 )
 async def policy(ctx: CommandContext, args: list[str]) -> None:
     services = ctx.services
     if not args:
-        current = services.config.policy
+        current = services.config.guard
         ctx.print(f"Policy: `{current}` (choices: {', '.join(POLICIES)})")
         return
     name = args[0].lower()

@@ -10,11 +10,14 @@ import asyncio
 import contextlib
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from cave_tui.app.launch_options import LaunchOptions
+from cave_tui.app.settings import SettingValue
 from cave_tui.printable import printable
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl+C stopped the start-up
@@ -59,41 +62,25 @@ class _AssemblyProgress:
             sys.stderr.flush()
 
 
-def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
+def build_services(launch: LaunchOptions | Mapping[str, SettingValue], *, need_model: bool) -> Any:
     """Config (file < CAVE_* < flags) -> `AppServices` with the model; the runtime starts later.
+    *launch* may be just the settings given (name -> value).
 
-    *flags* holds every command-line option by name; settings are picked from it,
-    the rest (e.g. data flags) is left for the features that read `services.flags`.
+    A bad setting given on the command line stops the start (`typer.BadParameter` naming
+    its flag); a bad one in the file or the environment is a warning (`load_config`).
     """
-    from cave_tui.app.config import POLICIES, SETTINGS, check_setting, load_config
+    from cave_tui.app.config import check_setting, declared, load_config
     from cave_tui.app.services import AppServices
 
-    config = load_config(flags)
-    timeout = flags.get("cell_timeout")
-    if timeout is not None and not timeout >= 0:
-        raise typer.BadParameter(
-            f"{timeout:g} is not 0 (no limit) or a positive number of seconds",
-            param_hint="--cell-timeout",
-        )
-    if flags.get("policy") is not None and flags["policy"] not in POLICIES:
-        raise typer.BadParameter(
-            f"unknown policy {flags['policy']!r}: use one of {', '.join(POLICIES)}",
-            param_hint="--policy",
-        )
-    for name, value in flags.items():  # a bad flag stops the start (a bad file setting warns)
-        if value is not None and name in SETTINGS and name != "policies":
-            try:
-                check_setting(name, value)
-            except ValueError as exc:
-                hint = "--" + name.replace("_", "-")
-                raise typer.BadParameter(str(exc), param_hint=hint) from None
-    if flags.get("policies") is not None:
-        from cave_tui.agent.policies.presets import UnknownPolicyError, policy_names
-
+    if not isinstance(launch, LaunchOptions):
+        launch = LaunchOptions(settings=launch)
+    for name, value in launch.settings.items():
         try:
-            policy_names(flags["policies"])
-        except UnknownPolicyError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--policies") from None
+            check_setting(name, value)
+        except ValueError as exc:
+            hint = declared(name).setting.flags[0].partition("/")[0]
+            raise typer.BadParameter(str(exc), param_hint=hint) from None
+    config = load_config(launch.settings)
     from cave_tui.app.services import enter_workdir
 
     try:
@@ -120,18 +107,18 @@ def build_services(flags: dict[str, Any], *, need_model: bool) -> Any:
     notice = moved_notice(credentials)
     if notice is not None:
         services.notices.append(notice)
-    services.flags = dict(flags)
+    services.launch = launch
     return services
 
 
 def open_session(
-    flags: dict[str, Any], services: Any = None, *, tasks: list[str] | None = None
+    launch: LaunchOptions, services: Any = None, *, tasks: list[str] | None = None
 ) -> int:
     """`cave` itself: the app, or the plain REPL with --plain (both recorded as sessions).
 
     *tasks* are asked in order once the runtime is up (the live `cave demo`).
     """
-    from cave_tui.app.startup import StartupError, data_from_flags, install, needs_runtime_first
+    from cave_tui.app.startup import StartupError, install, needs_runtime_first
     from cave_tui.frontends.cli.standard_streams import stdin_was_closed
 
     if stdin_was_closed():
@@ -142,11 +129,11 @@ def open_session(
             err=True,
         )
         return 2
-    services = services or build_services(flags, need_model=False)
-    data = data_from_flags(flags)
+    services = services or build_services(launch, need_model=False)
+    data = launch.data
     install(services, data)
     try:
-        if flags.get("plain"):
+        if launch.plain:
             from cave_tui.frontends.repl.plain import run_repl
 
             code = _guarded(services, lambda: run_repl(services))
@@ -254,7 +241,7 @@ def open_app(
 
 
 def open_replay(
-    folder: Any, *, speed: float = 1.0, trust: bool = False, flags: dict[str, Any] | None = None
+    folder: Any, *, speed: float = 1.0, trust: bool = False, launch: LaunchOptions | None = None
 ) -> int:
     """The app, replaying session *folder* once the runtime is up, then live (recorded too)."""
     from cave_tui.app.startup import DataOptions, install
@@ -265,7 +252,7 @@ def open_replay(
     except SessionError as exc:
         typer.echo(printable(f"cave: {exc}"), err=True)
         return 2
-    services = build_services(dict(flags or {}), need_model=False)
+    services = build_services(launch or LaunchOptions(), need_model=False)
     install(services, DataOptions(), title=f"after {Path(folder).name}")
     code = open_app(services, replay=(Path(folder), speed, trust))
     for line in services.exit_messages:

@@ -10,6 +10,9 @@ from pathlib import Path
 import typer.main
 
 import cave_tui.frontends.cli.main as cli
+from cave_tui.app.settings import Command
+from cave_tui.app.startup import DataOptions
+from cave_tui.frontends.cli.setting_options import flag_names
 
 CAVE = Path(sys.executable).with_name("cave")
 
@@ -27,7 +30,7 @@ def cave(*args: str, env_dir: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_fast_path_parses_every_app_option():
+def test_fast_path_parses_every_app_option(tmp_path):
     flags = cli.fast_app_flags(
         [
             "--model",
@@ -42,7 +45,7 @@ def test_fast_path_parses_every_app_option():
             "--sandbox",
             "--allow-net",
             "--workdir",
-            "w",
+            str(tmp_path),
             "--policy",
             "strict",
             "--theme",
@@ -60,9 +63,9 @@ def test_fast_path_parses_every_app_option():
             "--stream-idle-timeout",
             "7.5",
             "--mount",
-            "/data:ro",
+            f"{tmp_path}:ro",
             "--mount",
-            "/ref",
+            str(tmp_path),
             "--plain",
             "--inject",
             "a.csv",
@@ -79,22 +82,24 @@ def test_fast_path_parses_every_app_option():
             "s",
         ]
     )
-    assert flags == {
+    assert dict(flags.settings) == {
         "model": "scripted:x.yaml", "api_base": "http://h", "local_model": "m.gguf",
         "kernel": True, "memory_limit": "4G", "sandbox": True, "allow_net": True,
-        "mount": ["/data:ro", "/ref"], "workdir": "w", "policy": "strict",
+        "mount": [f"{tmp_path}:ro", str(tmp_path)], "workdir": str(tmp_path), "guard": "strict",
         "theme": "cave-light", "skills": "sk", "max_steps": 3, "policies": "minimal,rewind",
         "cell_timeout": 2.5, "first_token_timeout": 120.0, "stream_idle_timeout": 7.5,
-        "plain": True, "inject": ["a.csv", "b.parquet:b"], "load": "d",
-        "dump": "out", "trust": True, "resume": "last", "sessions_dir": "s",
     }  # fmt: skip
-    assert cli.fast_app_flags([])["plain"] is False
-    assert cli.fast_app_flags(["--no-kernel"])["kernel"] is False
-    assert cli.fast_app_flags(["--in-process"])["kernel"] is False
-    assert cli.fast_app_flags([])["kernel"] is None  # the config's default: the kernel
-    assert cli.fast_app_flags(["-m", "x"])["model"] == "x"
-    assert cli.fast_app_flags(["--no-sandbox"])["sandbox"] is False
-    assert cli.fast_app_flags([])["sandbox"] is None  # the config's default: where it works
+    assert flags.plain is True and flags.data == DataOptions(
+        inject=["a.csv", "b.parquet:b"], load=Path("d"), dump=Path("out"), trust=True,
+        resume="last", sessions_dir=Path("s"),
+    )  # fmt: skip
+    assert cli.fast_app_flags([]).plain is False
+    assert cli.fast_app_flags(["--no-kernel"]).get("kernel") is False
+    assert cli.fast_app_flags(["--in-process"]).get("kernel") is False
+    assert cli.fast_app_flags([]).get("kernel") is None  # the config's default: the kernel
+    assert cli.fast_app_flags(["-m", "x"]).get("model") == "x"
+    assert cli.fast_app_flags(["--no-sandbox"]).get("sandbox") is False
+    assert cli.fast_app_flags([]).get("sandbox") is None  # the config's default: where it works
 
 
 def test_fast_path_leaves_everything_else_to_typer():
@@ -106,13 +111,14 @@ def test_fast_path_leaves_everything_else_to_typer():
 def test_fast_path_and_typer_know_the_same_options():
     command = typer.main.get_command(cli.app)
     typer_names = {p.name for p in command.params} - {"version"}
-    assert typer_names == set(cli.APP_OPTIONS)
+    settings = flag_names(Command.APP)
+    assert typer_names == set(settings) | set(cli.LAUNCH_OPTIONS)
     for param in command.params:
-        if param.name in cli.OPTIONS:
-            flags = cli.OPTIONS[param.name][0]
-            declared = set(param.opts) | set(getattr(param, "secondary_opts", []))
-            listed = {f.strip() for flag in flags for f in flag.split("/")} - {""}
-            assert declared == listed, param.name
+        declared = set(param.opts) | set(getattr(param, "secondary_opts", []))
+        if param.name in settings:
+            assert declared == settings[param.name], param.name
+        elif param.name in cli.LAUNCH_OPTIONS:
+            assert declared == set(cli.LAUNCH_OPTIONS[param.name][0]), param.name
 
 
 def test_help_lists_the_options_and_subcommands(tmp_path):
@@ -147,3 +153,31 @@ def test_bad_flags_get_typer_messages(tmp_path):
     assert result.returncode == 2 and "script file not found" in result.stderr
     result = cave("--policy", "loose", env_dir=tmp_path)
     assert result.returncode == 2 and "unknown policy 'loose'" in result.stderr
+
+
+def _cave_here(*args: str, env_dir: Path) -> subprocess.CompletedProcess[str]:
+    """`cave` as `cave()` runs it, importing cave_tui from where this test does."""
+    import os
+
+    env = {"PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run(
+        [str(CAVE), *args], capture_output=True, text=True, timeout=60, check=False,
+        env={**env, "PATH": "/usr/bin:/bin", "CAVE_CONFIG_DIR": str(env_dir / "config"),
+             "CAVE_DATA_DIR": str(env_dir / "data"), "CAVE_LOCAL_MODEL": "off",
+             "CAVE_KERNEL": "0", "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )  # fmt: skip
+
+
+def test_guard_is_the_checker_flag_and_policy_its_deprecated_alias(tmp_path):
+    done = tmp_path / "done.yaml"
+    done.write_text('- "```python\\nimport os\\nx = os.getpid()\\n```"\n- "done."\n')
+    model = f"scripted:{done}"
+    old = _cave_here("run", "t", "--model", model, "--policy", "trusted", "--json",
+                     env_dir=tmp_path)  # fmt: skip
+    assert old.returncode == 0, old.stderr
+    assert "--policy is deprecated" in old.stderr and "use --guard" in old.stderr
+    assert '"security_error"' not in old.stdout  # trusted: the checker refused nothing
+    new = _cave_here("run", "t", "--model", model, "--guard", "trusted", "--json", env_dir=tmp_path)
+    assert new.returncode == 0 and "deprecated" not in new.stderr
+    bad = _cave_here("run", "t", "--guard", "loose", env_dir=tmp_path)
+    assert bad.returncode == 2 and "--guard" in bad.stderr and "unknown guard" in bad.stderr

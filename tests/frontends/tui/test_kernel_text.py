@@ -37,7 +37,7 @@ def assert_no_control(text: str) -> None:
 
 
 async def test_names_reprs_class_names_and_answers_are_drawn_without_escapes():
-    app = make_app([ANSWER.replace(r"\n", "\n")], config=Config(kernel=False, policy="trusted"))
+    app = make_app([ANSWER.replace(r"\n", "\n")], config=Config(kernel=False, guard="trusted"))
     async with app.run_test(size=(150, 45)) as pilot:
         await settle(pilot)
         await submit(pilot, SETUP)
@@ -57,7 +57,7 @@ async def test_names_reprs_class_names_and_answers_are_drawn_without_escapes():
 
 
 async def test_the_detail_view_shows_markup_like_labels_whole():
-    app = make_app([], config=Config(kernel=False, policy="trusted"))
+    app = make_app([], config=Config(kernel=False, guard="trusted"))
     async with app.run_test(size=(150, 45)) as pilot:
         await settle(pilot)
         await submit(pilot, SETUP)
