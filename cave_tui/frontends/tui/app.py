@@ -42,6 +42,7 @@ from cave_tui.app.commands.registry import Severity
 from cave_tui.app.config import history_path, save_setting
 from cave_tui.app.history import InputHistory
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
+from cave_tui.frontends.tui.keys import is_text, move_focus
 from cave_tui.frontends.tui.messages import (
     AgentEvent,
     ChatNotice,
@@ -66,6 +67,8 @@ from cave_tui.models.base import Usage
 from cave_tui.printable import printable
 
 if TYPE_CHECKING:
+    from textual.widget import Widget
+
     from cave_tui.agent import events as ev
     from cave_tui.dataio.progress import Progress
 
@@ -284,7 +287,8 @@ class CaveApp(App[None]):
         await super().on_event(event)
 
     async def _route_key(self, event: events.Key | events.Paste) -> None:
-        """A dialog never takes keys meant for the input (screens/base.py: the key rule)."""
+        """A dialog never takes keys meant for the input (screens/base.py: the key rule);
+        text typed where nothing has the focus goes to the input (else it was lost)."""
         screen = self._screen_stack[-1] if self._screen_stack else None
         if isinstance(screen, CaveModal):
             route = screen.route(event, self.answer_grace)
@@ -293,7 +297,25 @@ class CaveApp(App[None]):
                 return
             if route is KeyRoute.DROP:
                 return
+        elif screen is self.prompt.screen and screen.focused is None and is_text(event):
+            move_focus(self.prompt)
         await super().on_event(event)
+
+    def take_typing(self, widget: Widget, event: events.Key | events.Paste) -> bool:
+        """Text typed in a pane (the chat, the log, the inspector's table) goes to the input,
+        which takes the focus now, so the keys queued after it follow it (`keys.TypingOwner`)."""
+        prompt = self.prompt
+        if widget.screen is not prompt.screen:
+            return False
+        forwarded: events.Key | events.Paste = (
+            events.Paste(event.text)
+            if isinstance(event, events.Paste)
+            else events.Key(event.key, event.character)
+        )
+        forwarded._set_forwarded()  # if it bubbles back up, the app must not route it again
+        move_focus(prompt)
+        prompt.post_message(forwarded)
+        return True
 
     def on_mount(self) -> None:
         self._fit_layout()

@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static, TextArea
 
+from cave_tui.frontends.tui.keys import NEWLINE_KEYS, OrderedKeys
 from cave_tui.frontends.tui.screens.base import CaveModal
+
+
+class CodeEditor(OrderedKeys, TextArea):
+    """The code, editable after Edit: Enter and the input's new-line keys (Ctrl+J, …) add a
+    line; keys are taken in the order typed (`OrderedKeys`), as in the input."""
+
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        if not self.read_only and key in NEWLINE_KEYS:
+            return True  # its own typing: never a dialog's answer key
+        return super().check_consume_key(key, character)
+
+    async def _on_key(self, event: events.Key) -> None:
+        # Textual calls each class's `_on_key` in turn (TextArea's after this one).
+        if not self.read_only and event.key in NEWLINE_KEYS:
+            event.stop()
+            event.prevent_default()  # TextArea's own handler knows only Enter
+            start, end = self.selection
+            self._replace_via_keyboard("\n", start, end)
 
 
 class ApprovalScreen(CaveModal[str | None]):
@@ -34,7 +53,7 @@ class ApprovalScreen(CaveModal[str | None]):
         with Vertical(id="approve-box", classes="modal-box"):
             title = f"Step {self.step}: run this code?" if self.step else "Run this code?"
             yield Static(title, id="approve-title", classes="modal-title", markup=False)
-            editor = TextArea(
+            editor = CodeEditor(
                 self.code.rstrip("\n"), id="approve-code", read_only=True, soft_wrap=False
             )
             editor.cursor_blink = self.app.animation_level != "none"

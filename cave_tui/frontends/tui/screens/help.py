@@ -17,12 +17,16 @@ KEYS = """\
 | Ctrl+J, Alt+Enter | new line in the input |
 | ↑ / ↓ | previous / next input from history |
 | Tab | complete a `/command` |
+| Shift+Tab | focus the inspector, its filter, the log, the chat; then Tab moves on |
+| ↑ ↓ PgUp PgDn Home End | scroll the chat or the log that has the focus |
+| typing, pasting | in the chat, the log or the inspector: goes to the input |
 | Ctrl+C | interrupt the running cell or model stream; twice quits |
 | Esc | cancel the running turn |
 | Ctrl+Q | quit |
 | Ctrl+P | command palette (every command) |
 | F2 | inspector: focus it (wide) or show/hide it (narrow) |
-| Enter (inspector) | open the detail view of the variable |
+| Enter (inspector) | open the detail view of the variable (after text typed there: send the line) |
+| Ctrl+J (approval Edit) | new line in the code |
 | Ctrl+O | unfold (or fold) the newest long output in the log |
 | F1 | this help |
 """

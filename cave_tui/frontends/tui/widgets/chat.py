@@ -15,6 +15,7 @@ from textual.containers import VerticalGroup, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Static
 
+from cave_tui.frontends.tui.keys import SCROLL_HINT, OrderedKeys
 from cave_tui.printable import plain_text
 
 if TYPE_CHECKING:
@@ -140,8 +141,12 @@ class AgentMessage(VerticalGroup):
         self.status.display = True
 
 
-class ChatPane(VerticalScroll):
-    """The conversation, newest at the bottom; follows new content unless scrolled up."""
+class ChatPane(OrderedKeys, VerticalScroll):
+    """The conversation, newest at the bottom; follows new content unless scrolled up.
+    Focused (Shift+Tab), the arrows, PgUp/PgDn, Home/End scroll it; text typed goes to
+    the input (`OrderedKeys`)."""
+
+    BINDINGS = [SCROLL_HINT]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)

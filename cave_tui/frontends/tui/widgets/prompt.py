@@ -20,7 +20,7 @@ from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
 from cave_tui.app.history import InputHistory
-from cave_tui.frontends.tui.keys import OrderedKeys
+from cave_tui.frontends.tui.keys import NEWLINE_KEYS, OrderedKeys
 from cave_tui.frontends.tui.screens.base import TypedText
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ class PromptInput(OrderedKeys, TextArea):
 
     BINDINGS = [
         Binding("enter", "submit", "Send", id="cave.send"),
-        Binding("ctrl+j,alt+enter,shift+enter", "newline", "New line", id="cave.newline"),
+        Binding(",".join(NEWLINE_KEYS), "newline", "New line", id="cave.newline"),
         # Tab never moves focus out of the input: what is typed next would be lost.
         Binding("tab", "complete", "Complete", show=False),
         Binding("escape", "dismiss", "Close", show=False),

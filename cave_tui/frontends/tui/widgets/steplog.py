@@ -14,6 +14,7 @@ from textual.containers import VerticalGroup, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
+from cave_tui.frontends.tui.keys import SCROLL_HINT, OrderedKeys
 from cave_tui.printable import plain_text, printable
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def format_duration(seconds: float | None) -> str:
     return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
 
-class FoldedOutput(Static, can_focus=True):
+class FoldedOutput(OrderedKeys, Static, can_focus=True):
     """Cell output; folded when long, unfolded on Enter or click."""
 
     BINDINGS = [("enter", "toggle_fold", "Unfold")]
@@ -167,8 +168,11 @@ class StepEntry(VerticalGroup):
             self.mount_all(widgets)
 
 
-class StepLog(VerticalScroll):
-    """Every cell that ran, newest at the bottom."""
+class StepLog(OrderedKeys, VerticalScroll):
+    """Every cell that ran, newest at the bottom. Focused (Shift+Tab), the arrows,
+    PgUp/PgDn, Home/End scroll it; text typed goes to the input (`OrderedKeys`)."""
+
+    BINDINGS = [SCROLL_HINT]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
