@@ -60,7 +60,7 @@ from cave_tui.runtime.shipped.summary import (
     summarize_namespace,
     user_names,
 )
-from cave_tui.runtime.shipped.tracebacks import is_cell_file
+from cave_tui.runtime.shipped.tracebacks import is_cell_file, precise_syntax_errors
 from cave_tui.runtime.upstream import ErrorFeedbackMode
 from cave_tui.runtime.watched import HUNG_DIGESTS
 from cave_tui.runtime.watched import set_async_exc as _set_async_exc
@@ -162,6 +162,7 @@ class IPythonRuntime(Runtime):
         config.HistoryManager.enabled = False
         shell = _QuietShell(config=config, user_ns=ns)
         shell.colors = "nocolor"
+        precise_syntax_errors(shell)  # "'(' was never closed", not "incomplete input"
 
         class _CaptureHook(DisplayHook):
             """Writes the last expression's value, bounded, without storing `_`/`Out`."""

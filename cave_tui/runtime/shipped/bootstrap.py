@@ -220,6 +220,8 @@ class CaveKernel:
             sys.setswitchinterval(float(interval))
         self._fatal_errors_to_launcher()
         self._compact_tracebacks()
+        if tracebacks is not None:  # "'(' was never closed", not "incomplete input"
+            tracebacks.precise_syntax_errors(self.shell)
         if display is not None:  # a cell's output must not depend on a terminal
             display.pin_display()
         self._report_in_reply()

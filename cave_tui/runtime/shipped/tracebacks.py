@@ -11,10 +11,28 @@ from __future__ import annotations
 import re
 import traceback
 from types import TracebackType
+from typing import Any
 
 INNER_FRAMES = 3
 _CELL_FILE = re.compile(r"^<ipython-input-\d+-[0-9a-f]+>$|/ipykernel_\d+/\d+\.py$|^<cell>$")
 _INTERNAL = ("/IPython/", "/ipykernel/", "/cave_tui/runtime/", "/asyncio/")
+
+
+# codeop's flag (Python 3.11+) for consoles that ask for more lines: with it, `print((1)`
+# fails as "incomplete input" instead of Python's "'(' was never closed".
+_ALLOW_INCOMPLETE_INPUT = 0x4000
+
+
+def precise_syntax_errors(shell: Any) -> None:
+    """Make *shell* compile a cell as Python compiles a file, so a cell that does not parse
+    fails with Python's own message and line: IPython's compiler inherits codeop's
+    "allow incomplete input" flag, meant for a console deciding whether to read more."""
+    import codeop
+
+    flag = getattr(codeop, "PyCF_ALLOW_INCOMPLETE_INPUT", _ALLOW_INCOMPLETE_INPUT)
+    compiler = getattr(shell, "compile", None)
+    if compiler is not None and isinstance(getattr(compiler, "flags", None), int):
+        compiler.flags &= ~flag
 
 
 def is_cell_file(filename: str) -> bool:

@@ -91,8 +91,9 @@ async def test_a_syntax_error_in_a_python_cell_is_a_syntax_error():
         entry = app.steplog.query_one(StepEntry)
         assert entry.outcome == "SyntaxError"
         shown = app.steplog.query_one(FoldedOutput).full
-        # Your own cells run unchecked, so Python's (IPython's) own message is shown.
-        assert "SyntaxError" in shown and ("never closed" in shown or "incomplete input" in shown)
+        # Your own cells run unchecked: Python's own message and line, not "incomplete input".
+        assert "SyntaxError: '(' was never closed" in shown and "x = (" in shown
+        assert "incomplete input" not in shown
 
 
 async def test_a_refused_cell_shows_its_reason_under_its_header():

@@ -80,7 +80,11 @@ class StepEntry(VerticalGroup):
         self.outcome = "running"
         self.header = Static("", classes="step-header")
         self.code_view = Static(self._highlight(code), classes="step-code")
-        self._early: list[Static] = []  # an outcome that came before the entry was composed
+        # What came before on_mount ran (its header and code are composed by then): mounted
+        # there, in order. Not `is_mounted`: Textual sets that only after on_mount *and* the
+        # mounts it waits on, so an outcome arriving in that wait was set aside for good.
+        self._early: list[Static] = []
+        self._placing = False  # on_mount ran: widgets are mounted at once, in order
         self.live: Static | None = None  # the output streamed while the cell runs
         self.live_text = ""
         self.live_dropped = 0  # characters streamed but no longer kept
@@ -97,9 +101,26 @@ class StepEntry(VerticalGroup):
         yield self.code_view
 
     def on_mount(self) -> None:
+        self._placing = True
         if self._early:  # a cell refused at once: its outcome goes under the header and code
             self.mount_all(self._early)
             self._early = []
+
+    def _place(self, *widgets: Static) -> None:
+        """Put *widgets* under what the entry shows, in order (set aside until on_mount)."""
+        if not widgets:
+            return
+        if self._placing:
+            self.mount_all(widgets)
+        else:
+            self._early.extend(widgets)
+
+    def _take_away(self, widget: Static) -> None:
+        """Remove *widget*, placed or still set aside."""
+        if widget in self._early:
+            self._early.remove(widget)
+        else:
+            widget.remove()
 
     def _render_header(self, extra: str = "") -> None:
         who = "you" if self.agent == "user" else (self.agent or "agent")
@@ -124,17 +145,13 @@ class StepEntry(VerticalGroup):
             shown = f"… {hidden:,} lines above …\n{shown}" if hidden else f"…\n{shown}"
         if self.live is None:
             self.live = Static(Text(shown), classes="-output -live")
-            self.mount(self.live)
+            self._place(self.live)
         else:
             self.live.update(Text(shown))
 
     def add_note(self, text: str) -> None:
         """A policy's word on this cell (a hint, a refusal, a rewind), under its output."""
-        note = Static(plain_text(text), classes="-output -note")
-        if self.is_mounted:
-            self.mount(note)
-        else:
-            self._early.append(note)
+        self._place(Static(plain_text(text), classes="-output -note"))
 
     def finish(
         self,
@@ -154,7 +171,7 @@ class StepEntry(VerticalGroup):
         self.set_class(outcome != "ok", "-failed")
         widgets = []
         if output.strip() and self.live is not None:  # the whole output replaces the live tail
-            self.live.remove()
+            self._take_away(self.live)
             self.live = None
         elif self.live is not None and self.live_text.strip():
             output = ""  # interrupted: the streamed output stays
@@ -162,10 +179,7 @@ class StepEntry(VerticalGroup):
             widgets.append(FoldedOutput(output.rstrip("\n"), "output"))
         if error.strip():
             widgets.append(FoldedOutput(error.rstrip("\n"), "error"))
-        if widgets and not self.is_mounted:
-            self._early.extend(widgets)
-        elif widgets:
-            self.mount_all(widgets)
+        self._place(*widgets)
 
 
 class StepLog(OrderedKeys, VerticalScroll):
