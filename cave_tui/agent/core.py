@@ -16,17 +16,19 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from typing import Any
 
 from cave_tui.agent import events as ev
-from cave_tui.agent.approval import SKIPPED_NOTE, gate
+from cave_tui.agent.approval import SKIPPED_NOTE, Approved, gate
+from cave_tui.agent.conversation import Conversation
 from cave_tui.agent.events import InterventionKind
 from cave_tui.agent.extensions import AgentExtensions
 from cave_tui.agent.extraction import extract_code
 from cave_tui.agent.final_answer import (
     DEFINE_CODE,
     FINAL_NAME,
+    AcceptedAnswer,
     MarkedAnswerFilter,
     take_final_answer,
 )
-from cave_tui.agent.messages import close_open_fence, normalize_message
+from cave_tui.agent.messages import close_open_fence
 from cave_tui.agent.observation import shape_result
 from cave_tui.agent.policies import (
     DEFAULT_PRESET,
@@ -136,11 +138,7 @@ class CaveAgent(AgentPrompt, AgentExtensions):
         self._stop_requested = threading.Event()
         self.in_cell = False  # True from just before a cell of a turn runs until it returns
         self.usage = Usage()  # across all runs of this agent
-        self.history: list[Message] = [
-            normalize_message(m)
-            for m in (messages or [])
-            if normalize_message(m)["role"] != "system"
-        ]
+        self.conversation = Conversation(messages or [])
         self._compactor: Any = None
         self._skill_bridge: Any = None
         # Called with each cell's result; each returns text appended to the observation
@@ -236,8 +234,8 @@ class CaveAgent(AgentPrompt, AgentExtensions):
     async def _run_events(self, task: str) -> AsyncIterator[ev.Event | RunDone]:
         tally = RunTally(self.max_steps)
         self._stop_requested.clear()
-        self.history.append({"role": "user", "content": task})
-        turn = self._turn = Turn(task, self.history[-1], self.history, self.runtime)
+        request = self.conversation.add_task(task)
+        turn = self._turn = Turn(task, request, self.conversation, self.runtime)
         yield self._emit(ev.UserEvent(content=task))
         last_text = ""
         step = 0
@@ -252,7 +250,7 @@ class CaveAgent(AgentPrompt, AgentExtensions):
             return tally.done(status, content, step, error, support)
 
         def stopped() -> ev.Event:
-            self._note_cancelled()
+            self.conversation.note_interruption()
             return self._emit(ev.CancelledEvent(content="Interrupted.", step=step))
 
         def told(iv: Intervention) -> ev.Event:
@@ -285,14 +283,14 @@ class CaveAgent(AgentPrompt, AgentExtensions):
                         reply,
                         step,
                         options,
-                        self.history,
+                        self.conversation,
                         self._compactor,
                         self.python_block_identifier,
                     ):
                         yield self._emit(event)
                 except ModelError as exc:
                     if reply.text:
-                        self.history.append({"role": "assistant", "content": reply.text})
+                        self.conversation.add_reply(reply.text)
                     tally.usage = tally.usage + reply.usage
                     yield self._emit(ev.ErrorEvent(content=str(exc), step=step, kind=exc.kind))
                     yield done(AgentStatus.ERROR, str(exc), error=str(exc))
@@ -301,13 +299,12 @@ class CaveAgent(AgentPrompt, AgentExtensions):
                 tally.usage = tally.usage + reply.usage
                 text = close_open_fence(reply.text) if self.stop_after_code else reply.text
                 last_text = text
-                reply_message: Message = {"role": "assistant", "content": text}
-                self.history.append(reply_message)
+                reply_message = self.conversation.add_reply(text)
                 code = extract_code(text, self.python_block_identifier)
                 if code is None:
                     doubts = await self._pipeline.before_answer(turn, Answer(text))
                     if doubts:
-                        self.history.append({"role": "user", "content": _joined(doubts)})
+                        self.conversation.add_note("\n".join(iv.text for iv in doubts))
                         for doubt in doubts:
                             yield told(doubt)
                         continue
@@ -323,28 +320,34 @@ class CaveAgent(AgentPrompt, AgentExtensions):
                 tally.snippets.append(code)
                 yield self._emit(ev.CodeEvent(content=code, code=code, step=step))
                 if self.approve is not None:
-                    chosen: list[str] = []
-                    async for event in gate(self.approve, code, step, self.history, chosen):
-                        yield self._emit(event)
-                    if not chosen:
+                    approved: Approved | None = None
+                    async for event in gate(self.approve, code, step, self.conversation):
+                        if isinstance(event, Approved):
+                            approved = event
+                        else:
+                            yield self._emit(event)
+                    if approved is None:
                         continue
-                    code = tally.snippets[-1] = chosen[0]
-                answer: list[str] = []
-                async for item in self._execute(turn, step, code, reply_message, answer):
-                    yield told(item) if isinstance(item, Intervention) else self._emit(item)
-                if answer:  # the cell called final_answer(), succeeded and was not doubted
-                    self.history.append({"role": "assistant", "content": answer[0]})
+                    code = tally.snippets[-1] = approved.code
+                answer: AcceptedAnswer | None = None
+                async for item in self._execute(turn, step, code, reply_message):
+                    if isinstance(item, AcceptedAnswer):
+                        answer = item
+                    else:
+                        yield told(item) if isinstance(item, Intervention) else self._emit(item)
+                if answer is not None:
+                    self.conversation.add_reply(answer.text)
                     answered = ev.AnswerSource.FINAL_ANSWER
                     support = turn.support  # CELL: the cell that gave it succeeded
                     yield self._emit(
                         ev.FinalResponseEvent(
-                            content=answer[0], step=step, source=answered, support=support
+                            content=answer.text, step=step, source=answered, support=support
                         )
                     )
-                    yield done(AgentStatus.COMPLETED, answer[0], support=support)
+                    yield done(AgentStatus.COMPLETED, answer.text, support=support)
                     return
         except asyncio.CancelledError:
-            self._note_cancelled()
+            self.conversation.note_interruption()
             raise
         finally:
             self._turn = None
@@ -355,15 +358,11 @@ class CaveAgent(AgentPrompt, AgentExtensions):
         )
         yield done(AgentStatus.MAX_STEPS_REACHED, last_text)
 
-    def _note_cancelled(self) -> None:
-        """Leave the history valid after a cancelled turn: it must end with a user turn or reply."""
-        if self.history and self.history[-1]["role"] == "assistant":
-            self.history.append({"role": "user", "content": "[The user interrupted this step.]"})
-
     async def _execute(
-        self, turn: Turn, step: int, code: str, reply: Message, answer: list[str]
-    ) -> AsyncIterator[ev.Event | Intervention]:
-        """Run one cell unless a policy refuses it; an accepted final answer goes in *answer*."""
+        self, turn: Turn, step: int, code: str, reply: Message
+    ) -> AsyncIterator[ev.Event | Intervention | AcceptedAnswer]:
+        """Run one cell unless a policy refuses it: its events and notes, then
+        `AcceptedAnswer` when it called final_answer(), succeeded and was not doubted."""
         refusal = await self._pipeline.before_cell(turn, code)
         if refusal is not None:
             turn.refuse(
@@ -396,7 +395,7 @@ class CaveAgent(AgentPrompt, AgentExtensions):
                 else:
                     yield item
         except asyncio.CancelledError:
-            self.history.append({"role": "user", "content": "Execution interrupted by the user."})
+            self.conversation.note_cell_interrupted()
             raise
         except Exception as exc:  # the runtime itself failed (e.g. kernel could not start)
             error = f"{type(exc).__name__}: {exc}"
@@ -417,9 +416,7 @@ class CaveAgent(AgentPrompt, AgentExtensions):
         if given is not None:
             doubts = await self._pipeline.before_answer(turn, Answer(given, cell))
             observation += "".join(f"\n{d.text}" for d in doubts)
-        message: Message = {"role": "user", "content": observation}
-        self.history.append(message)
-        cell.messages.append(message)
+        cell.messages.append(self.conversation.add_observation(observation))
         yield ev.cell_event(result, observation, step, appendix)
         notice = ev.runtime_notice(result, step)
         if notice is not None:  # the observation tells the model; this tells the user
@@ -432,15 +429,22 @@ class CaveAgent(AgentPrompt, AgentExtensions):
         for doubt in doubts:
             yield doubt
         if given is not None and not doubts:
-            answer.append(given)
+            yield AcceptedAnswer(given)
 
-    # -- conveniences ----------------------------------------------------------------
+    # -- the conversation --------------------------------------------------------------
+    @property
+    def history(self) -> list[Message]:
+        """The conversation's messages without the system one: the list itself, as upstream's
+        users read and edit it (the loop changes it through `conversation`)."""
+        return self.conversation.messages
+
+    @history.setter
+    def history(self, messages: list[Any]) -> None:
+        self.conversation.replace(messages)
+
     def reset_history(self) -> None:
-        self.history.clear()
-
-
-def _joined(interventions: list[Intervention]) -> str:
-    return "\n".join(iv.text for iv in interventions)
+        """Forget the conversation (the runtime is not touched)."""
+        self.conversation.reset()
 
 
 def _own_output(item: Any) -> bool:

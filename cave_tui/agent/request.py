@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cave_tui.agent.messages import merge_consecutive, normalize_message
+from cave_tui.agent.conversation import Conversation
+from cave_tui.agent.messages import merge_consecutive
 from cave_tui.agent.prompt import (
     FINAL_ANSWER_INSTRUCTIONS,
     SKILLS_HEADER,
@@ -28,7 +29,7 @@ class AgentPrompt:
     """The request-building half of `CaveAgent` (its attributes are set by `CaveAgent`)."""
 
     runtime: Runtime
-    history: list[Message]
+    conversation: Conversation
     instructions: str
     system_instructions: str
     system_prompt_template: str
@@ -42,13 +43,12 @@ class AgentPrompt:
     @property
     def messages(self) -> list[Message]:
         """System prompt plus history, as the provider would see it (without the namespace)."""
-        return [{"role": "system", "content": self.system_prompt()}, *self.history]
+        return [{"role": "system", "content": self.system_prompt()}, *self.conversation]
 
     @messages.setter
     def messages(self, messages: list[Any]) -> None:
         """Replace the conversation (a leading system message is rebuilt, not kept)."""
-        kept = [normalize_message(m) for m in messages]
-        self.history[:] = [m for m in kept if m["role"] != "system"]
+        self.conversation.replace(messages)
 
     def build_system_prompt(self) -> str:
         """The system prompt of the next model call (upstream's name for `system_prompt()`)."""
@@ -101,9 +101,9 @@ class AgentPrompt:
         if uses_inline_namespace(self.system_prompt_template):
             rows = await self._rows()
             system = self.system_prompt(legacy_sections(rows))
-            return merge_consecutive([{"role": "system", "content": system}, *self.history])
+            return merge_consecutive([{"role": "system", "content": system}, *self.conversation])
         request = merge_consecutive(
-            [{"role": "system", "content": self.system_prompt()}, *self.history]
+            [{"role": "system", "content": self.system_prompt()}, *self.conversation]
         )
         namespace = self._describe(await self._rows())
         if turn is not None:  # the policies' tips for this call (the loop asked them)
