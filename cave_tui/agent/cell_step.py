@@ -4,11 +4,14 @@ conversation with the policies' notes (`CaveAgent`'s loop calls `run_cell_step`)
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from cave_tui.agent import events as ev
+from cave_tui.agent.conversation import Conversation
 from cave_tui.agent.events import InterventionKind
+from cave_tui.agent.extensions import Extensions
 from cave_tui.agent.final_answer import (
     DEFINE_CODE,
     FINAL_NAME,
@@ -17,17 +20,28 @@ from cave_tui.agent.final_answer import (
     take_final_answer,
 )
 from cave_tui.agent.observation import shape_result
-from cave_tui.agent.policies import Intervention
+from cave_tui.agent.policies import Intervention, PolicyPipeline
 from cave_tui.agent.turn import Answer, CellRecord, Turn
 from cave_tui.models.base import Message
-from cave_tui.runtime.base import ExecutionResult
+from cave_tui.runtime.base import ExecutionResult, Runtime
 
-if TYPE_CHECKING:
-    from cave_tui.agent.core import CaveAgent
+
+class StepAgent(Protocol):
+    """What a cell step uses of its agent (`CaveAgent`)."""
+
+    runtime: Runtime
+    conversation: Conversation
+    extensions: Extensions
+    final_answer: bool
+    max_exec_output: int
+    max_exec_timeout: float | None
+    in_cell: bool  # set here: True while the cell runs
+    _pipeline: PolicyPipeline
+    _stop_requested: threading.Event
 
 
 async def run_cell_step(
-    agent: CaveAgent, turn: Turn, step: int, code: str, reply: Message
+    agent: StepAgent, turn: Turn, step: int, code: str, reply: Message
 ) -> AsyncIterator[ev.Event | Intervention | AcceptedAnswer]:
     """Run one cell unless a policy refuses it: its events and notes, then
     `AcceptedAnswer` when it called final_answer(), succeeded and was not doubted."""
