@@ -14,6 +14,7 @@ from typing import Any
 
 from cave_tui.agent.breaker import CircuitBreaker
 from cave_tui.agent.compaction import Compactor
+from cave_tui.agent.conversation import Conversation
 from cave_tui.models.base import Model
 from cave_tui.types import message_from_dict
 
@@ -30,12 +31,17 @@ class CompactionState:
 
 
 class _Conversation:
-    """The part of an agent a `Compactor` reads: `history`, `model`, `build_request()`."""
+    """The part of an agent a `Compactor` uses: `history`, `conversation`, `model`,
+    `build_request()`."""
 
     def __init__(self, model: Model, head: list[dict[str, Any]], history: list[dict[str, Any]]):
         self.model = model
-        self.history = history
+        self.conversation = Conversation.over(history)
         self._head = head
+
+    @property
+    def history(self) -> list[dict[str, Any]]:
+        return self.conversation.messages
 
     async def build_request(self) -> list[dict[str, Any]]:
         return [*self._head, *self.history]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 
 from cave_tui.agent import events as ev
-from cave_tui.models.base import Message
+from cave_tui.agent.conversation import Conversation
 
 SKIPPED_NOTE = "The user chose not to run that code block; it did not run. Continue without it."
 SKIPPED_NOTICE = "code skipped by the user"
@@ -18,21 +19,28 @@ def edited_note(code: str) -> str:
     return f"The user edited your code before running it; this ran instead:\n```python\n{code}\n```"
 
 
-async def gate(
-    approve: Approver, code: str, step: int, history: list[Message], chosen: list[str]
-) -> AsyncIterator[ev.Event]:
-    """Ask *approve* about *code*; the code to run (maybe edited) goes in *chosen*, none if skipped.
+@dataclass(frozen=True)
+class Approved:
+    """`gate`'s last item when the cell is to run: its code (the model's, or the user's edit)."""
 
-    The model is told in *history* when its cell was skipped or edited.
+    code: str
+
+
+async def gate(
+    approve: Approver, code: str, step: int, conversation: Conversation
+) -> AsyncIterator[ev.Event | Approved]:
+    """Ask *approve* about *code*: its events, then `Approved` unless the user skipped it.
+
+    The model is told in *conversation* when its cell was skipped or edited.
     """
     approved = await approve(code)
     if approved is None:
-        history.append({"role": "user", "content": SKIPPED_NOTE})
+        conversation.add_note(SKIPPED_NOTE)
         yield ev.NoticeEvent(content=SKIPPED_NOTICE, step=step, kind=ev.NoticeKind.CODE_SKIPPED)
         return
     if approved.strip() != code.strip():
-        history.append({"role": "user", "content": edited_note(approved)})
+        conversation.add_note(edited_note(approved))
         yield ev.CodeEvent(content=approved, code=approved, step=step, source=ev.CodeSource.EDITED)
     else:
         approved = code
-    chosen.append(approved)
+    yield Approved(approved)

@@ -10,9 +10,9 @@ the call). Three tiers, cheapest first:
    kept), guarded by a circuit breaker that half-opens after a cool-down;
 3. trim: drop the oldest messages, then cut oversized ones, as a last resort.
 
-Only `agent.history` changes: the system prompt is rebuilt by the agent on every
-call and the runtime is never touched, so the namespace description appended to
-the next request still tells the model what is live.
+Only the agent's conversation changes (`Conversation.compacted`): the system prompt
+is rebuilt by the agent on every call and the runtime is never touched, so the
+namespace description appended to the next request still tells the model what is live.
 
 Token counts: the provider's reported prompt tokens for the last request, plus a
 cl100k count of the messages added since (`models.tokens`); a full cl100k count
@@ -232,7 +232,7 @@ class Compactor:
                 tier = 3
                 notes.append(trimmed)
 
-        self.agent.history[:] = history
+        self.agent.conversation.compacted(history)
         self._anchor = (tokens, len(history))  # same units as *before*, until the next report
         self._futile_at = len(history) if tier == 0 else None
         self.compactions += 1

@@ -13,21 +13,18 @@ import asyncio
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cave_tui.agent import events as ev
-from cave_tui.agent.approval import SKIPPED_NOTE, gate
-from cave_tui.agent.events import InterventionKind
-from cave_tui.agent.extensions import AgentExtensions
+from cave_tui.agent.approval import SKIPPED_NOTE, Approved, gate
+from cave_tui.agent.cell_step import run_cell_step
+from cave_tui.agent.conversation import Conversation
+from cave_tui.agent.extensions import Alias, Extensions
 from cave_tui.agent.extraction import extract_code
 from cave_tui.agent.final_answer import (
-    DEFINE_CODE,
-    FINAL_NAME,
-    MarkedAnswerFilter,
-    take_final_answer,
+    AcceptedAnswer,
 )
-from cave_tui.agent.messages import close_open_fence, normalize_message
-from cave_tui.agent.observation import shape_result
+from cave_tui.agent.messages import close_open_fence
 from cave_tui.agent.policies import (
     DEFAULT_PRESET,
     AgentPolicy,
@@ -40,7 +37,7 @@ from cave_tui.agent.prompt import (
     DEFAULT_SYSTEM_INSTRUCTIONS,
     DEFAULT_SYSTEM_PROMPT_TEMPLATE,
 )
-from cave_tui.agent.request import AgentPrompt
+from cave_tui.agent.request import PromptBuilder
 from cave_tui.agent.response import (
     AgentResponse,
     AgentStatus,
@@ -49,9 +46,15 @@ from cave_tui.agent.response import (
     RunTally,
 )
 from cave_tui.agent.streaming import Reply, stream_reply
-from cave_tui.agent.turn import Answer, CellRecord, Turn
+from cave_tui.agent.subagents import describe_agent
+from cave_tui.agent.turn import Answer, Turn
 from cave_tui.models.base import Message, Model, ModelError, Usage
-from cave_tui.runtime.base import ExecutionResult, Runtime
+from cave_tui.runtime.base import Runtime
+
+if TYPE_CHECKING:
+    from cave_tui.agent.compaction import Compactor
+    from cave_tui.skills.registry import SkillRegistry
+    from cave_tui.skills.runtime_bridge import SkillBridge
 
 __all__ = [
     "SKIPPED_NOTE",
@@ -68,8 +71,18 @@ CODE_END_STOP = "\n```\n"
 DEFAULT_CONTEXT_WINDOW = 128_000  # upstream's default: compaction on, at ~77% of it
 
 
-class CaveAgent(AgentPrompt, AgentExtensions):
-    """An agent that acts by writing Python into a persistent runtime."""
+class CaveAgent:
+    """An agent that acts by writing Python into a persistent runtime.
+
+    Composed of its `conversation`, the `prompt` builder and its `extensions` (skills,
+    compaction, sub-agents, event sinks); their public methods are the agent's too.
+    """
+
+    # Upstream-era private names, still used by code written against them.
+    _compactor: Alias[Compactor | None] = Alias("compactor")
+    _skill_registry: Alias[SkillRegistry] = Alias("skill_registry")
+    _skill_bridge: Alias[SkillBridge | None] = Alias("skill_bridge")
+    _sinks: Alias[list[Callable[[ev.Event], None]]] = Alias("sinks")
 
     def __init__(
         self,
@@ -136,18 +149,10 @@ class CaveAgent(AgentPrompt, AgentExtensions):
         self._stop_requested = threading.Event()
         self.in_cell = False  # True from just before a cell of a turn runs until it returns
         self.usage = Usage()  # across all runs of this agent
-        self.history: list[Message] = [
-            normalize_message(m)
-            for m in (messages or [])
-            if normalize_message(m)["role"] != "system"
-        ]
-        self._compactor: Any = None
-        self._skill_bridge: Any = None
-        # Called with each cell's result; each returns text appended to the observation
-        # after the output-limit cut (skills deliver their instructions whole this way).
-        self._result_hooks: list[Callable[[ExecutionResult], str]] = []
-        self._sinks: list[Callable[[ev.Event], None]] = []
-        self._setup_extensions(CaveAgent)
+        self.conversation = Conversation(messages or [])
+        self.prompt = PromptBuilder(self)
+        self.extensions = Extensions(self, CaveAgent)
+        self.extensions.install(self)
 
     def __repr__(self) -> str:
         name = f"name={self.name!r}, " if self.name else ""
@@ -226,18 +231,14 @@ class CaveAgent(AgentPrompt, AgentExtensions):
     def _emit(self, event: ev.Event) -> ev.Event:
         if event.agent is None:
             event.agent = self.name
-        for sink in self._sinks:
-            try:
-                sink(event)
-            except Exception:
-                pass
+        self.extensions.emit(event)
         return event
 
     async def _run_events(self, task: str) -> AsyncIterator[ev.Event | RunDone]:
         tally = RunTally(self.max_steps)
         self._stop_requested.clear()
-        self.history.append({"role": "user", "content": task})
-        turn = self._turn = Turn(task, self.history[-1], self.history, self.runtime)
+        request = self.conversation.add_task(task)
+        turn = self._turn = Turn(task, request, self.conversation, self.runtime)
         yield self._emit(ev.UserEvent(content=task))
         last_text = ""
         step = 0
@@ -252,7 +253,7 @@ class CaveAgent(AgentPrompt, AgentExtensions):
             return tally.done(status, content, step, error, support)
 
         def stopped() -> ev.Event:
-            self._note_cancelled()
+            self.conversation.note_interruption()
             return self._emit(ev.CancelledEvent(content="Interrupted.", step=step))
 
         def told(iv: Intervention) -> ev.Event:
@@ -268,10 +269,11 @@ class CaveAgent(AgentPrompt, AgentExtensions):
                     return
                 step += 1
                 yield self._emit(ev.StepEvent(step=step))
-                if self._compactor is not None:
-                    async for event in self._compactor.maybe_compact(step):
+                compactor = self.extensions.compactor
+                if compactor is not None:
+                    async for event in compactor.maybe_compact(step):
                         yield self._emit(event)
-                    tally.usage = tally.usage + self._compactor.take_usage()  # summariser calls
+                    tally.usage = tally.usage + compactor.take_usage()  # summariser calls
                 for tip in await self._pipeline.before_request(turn):
                     yield told(tip)
                 reply = Reply()
@@ -281,18 +283,18 @@ class CaveAgent(AgentPrompt, AgentExtensions):
                 try:
                     async for event in stream_reply(
                         self.model,
-                        self.build_request,
+                        self.prompt.build_request,
                         reply,
                         step,
                         options,
-                        self.history,
-                        self._compactor,
+                        self.conversation,
+                        compactor,
                         self.python_block_identifier,
                     ):
                         yield self._emit(event)
                 except ModelError as exc:
                     if reply.text:
-                        self.history.append({"role": "assistant", "content": reply.text})
+                        self.conversation.add_reply(reply.text)
                     tally.usage = tally.usage + reply.usage
                     yield self._emit(ev.ErrorEvent(content=str(exc), step=step, kind=exc.kind))
                     yield done(AgentStatus.ERROR, str(exc), error=str(exc))
@@ -301,13 +303,12 @@ class CaveAgent(AgentPrompt, AgentExtensions):
                 tally.usage = tally.usage + reply.usage
                 text = close_open_fence(reply.text) if self.stop_after_code else reply.text
                 last_text = text
-                reply_message: Message = {"role": "assistant", "content": text}
-                self.history.append(reply_message)
+                reply_message = self.conversation.add_reply(text)
                 code = extract_code(text, self.python_block_identifier)
                 if code is None:
                     doubts = await self._pipeline.before_answer(turn, Answer(text))
                     if doubts:
-                        self.history.append({"role": "user", "content": _joined(doubts)})
+                        self.conversation.add_note("\n".join(iv.text for iv in doubts))
                         for doubt in doubts:
                             yield told(doubt)
                         continue
@@ -323,28 +324,34 @@ class CaveAgent(AgentPrompt, AgentExtensions):
                 tally.snippets.append(code)
                 yield self._emit(ev.CodeEvent(content=code, code=code, step=step))
                 if self.approve is not None:
-                    chosen: list[str] = []
-                    async for event in gate(self.approve, code, step, self.history, chosen):
-                        yield self._emit(event)
-                    if not chosen:
+                    approved: Approved | None = None
+                    async for gated in gate(self.approve, code, step, self.conversation):
+                        if isinstance(gated, Approved):
+                            approved = gated
+                        else:
+                            yield self._emit(gated)
+                    if approved is None:
                         continue
-                    code = tally.snippets[-1] = chosen[0]
-                answer: list[str] = []
-                async for item in self._execute(turn, step, code, reply_message, answer):
-                    yield told(item) if isinstance(item, Intervention) else self._emit(item)
-                if answer:  # the cell called final_answer(), succeeded and was not doubted
-                    self.history.append({"role": "assistant", "content": answer[0]})
+                    code = tally.snippets[-1] = approved.code
+                answer: AcceptedAnswer | None = None
+                async for item in run_cell_step(self, turn, step, code, reply_message):
+                    if isinstance(item, AcceptedAnswer):
+                        answer = item
+                    else:
+                        yield told(item) if isinstance(item, Intervention) else self._emit(item)
+                if answer is not None:
+                    self.conversation.add_reply(answer.text)
                     answered = ev.AnswerSource.FINAL_ANSWER
                     support = turn.support  # CELL: the cell that gave it succeeded
                     yield self._emit(
                         ev.FinalResponseEvent(
-                            content=answer[0], step=step, source=answered, support=support
+                            content=answer.text, step=step, source=answered, support=support
                         )
                     )
-                    yield done(AgentStatus.COMPLETED, answer[0], support=support)
+                    yield done(AgentStatus.COMPLETED, answer.text, support=support)
                     return
         except asyncio.CancelledError:
-            self._note_cancelled()
+            self.conversation.note_interruption()
             raise
         finally:
             self._turn = None
@@ -355,94 +362,66 @@ class CaveAgent(AgentPrompt, AgentExtensions):
         )
         yield done(AgentStatus.MAX_STEPS_REACHED, last_text)
 
-    def _note_cancelled(self) -> None:
-        """Leave the history valid after a cancelled turn: it must end with a user turn or reply."""
-        if self.history and self.history[-1]["role"] == "assistant":
-            self.history.append({"role": "user", "content": "[The user interrupted this step.]"})
+    # -- the conversation --------------------------------------------------------------
+    @property
+    def history(self) -> list[Message]:
+        """The conversation's messages without the system one: the list itself, as upstream's
+        users read and edit it (the loop changes it through `conversation`)."""
+        return self.conversation.messages
 
-    async def _execute(
-        self, turn: Turn, step: int, code: str, reply: Message, answer: list[str]
-    ) -> AsyncIterator[ev.Event | Intervention]:
-        """Run one cell unless a policy refuses it; an accepted final answer goes in *answer*."""
-        refusal = await self._pipeline.before_cell(turn, code)
-        if refusal is not None:
-            turn.refuse(
-                code,
-                step,
-                refusal.text,
-                refusal.retract,
-                rewound=refusal.kind is InterventionKind.REWIND,
-            )
-            turn.resample += refusal.resample
-            yield refusal
-            return
-        turn.resample = 0
-        if self.final_answer and FINAL_NAME in code:
-            await self.runtime.execute(DEFINE_CODE)  # (re)defined here: see final_answer.py
-        result: ExecutionResult | None = None
-        self.in_cell = True  # before the check: `stop_turn()`'s caller reads it after setting
-        try:
-            if self._stop_requested.is_set():
-                return  # stopped before the cell started: the turn ends without it
-            marks = MarkedAnswerFilter() if self.final_answer else None
-            # Events of sub-agents driven by this cell arrive while it runs.
-            async for item in self._subagents.execute(code, self.max_exec_timeout, step):
-                if isinstance(item, ExecutionResult):
-                    result = item
-                elif marks is not None and _own_output(item):
-                    item.content = marks.feed(item.content)  # the answer is shown apart
-                    if item.content or item.dropped:
-                        yield item
-                else:
-                    yield item
-        except asyncio.CancelledError:
-            self.history.append({"role": "user", "content": "Execution interrupted by the user."})
-            raise
-        except Exception as exc:  # the runtime itself failed (e.g. kernel could not start)
-            error = f"{type(exc).__name__}: {exc}"
-            result = ExecutionResult(success=False, error=error, error_type=type(exc).__name__)
-        finally:
-            self.in_cell = False
-        assert result is not None
-        given = take_final_answer(result) if self.final_answer else None
-        appendix = "".join(hook(result) for hook in self._result_hooks)  # may consume output
-        cell = CellRecord(code, result, step, messages=[reply])
-        turn.record(cell)
-        notes = await self._pipeline.after_cell(turn, cell)
-        hints = [n.text for n in notes if n.kind is InterventionKind.HINT]
-        observation = shape_result(result, self.max_exec_output, hints)
-        observation += appendix
-        observation += "".join(f"\n{n.text}" for n in notes if n.kind is InterventionKind.KEEP)
-        doubts: list[Intervention] = []
-        if given is not None:
-            doubts = await self._pipeline.before_answer(turn, Answer(given, cell))
-            observation += "".join(f"\n{d.text}" for d in doubts)
-        message: Message = {"role": "user", "content": observation}
-        self.history.append(message)
-        cell.messages.append(message)
-        yield ev.cell_event(result, observation, step, appendix)
-        notice = ev.runtime_notice(result, step)
-        if notice is not None:  # the observation tells the model; this tells the user
-            yield notice
-        for note in notes:
-            rewind = note.kind is InterventionKind.REWIND
-            if not rewind or turn.rewind(note.request):
-                turn.resample += rewind and note.resample
-                yield note
-        for doubt in doubts:
-            yield doubt
-        if given is not None and not doubts:
-            answer.append(given)
+    @history.setter
+    def history(self, messages: list[Any]) -> None:
+        self.conversation.replace(messages)
 
-    # -- conveniences ----------------------------------------------------------------
     def reset_history(self) -> None:
-        self.history.clear()
+        """Forget the conversation (the runtime is not touched)."""
+        self.conversation.reset()
 
+    @property
+    def messages(self) -> list[Message]:
+        """System prompt plus history, as the provider would see it (without the namespace)."""
+        return self.prompt.messages()
 
-def _joined(interventions: list[Intervention]) -> str:
-    return "\n".join(iv.text for iv in interventions)
+    @messages.setter
+    def messages(self, messages: list[Any]) -> None:
+        """Replace the conversation (a leading system message is rebuilt, not kept)."""
+        self.conversation.replace(messages)
 
+    # -- the prompt (`PromptBuilder`) -------------------------------------------------------
+    @property
+    def turn(self) -> Turn | None:
+        """The turn in progress, if any."""
+        return self._turn
 
-def _own_output(item: Any) -> bool:
-    """A streamed chunk of this agent's own cell (a sub-agent's is tagged with its name)."""
-    return isinstance(item, ev.OutputEvent) and item.agent is None
+    def build_system_prompt(self) -> str:
+        """The system prompt of the next model call (upstream's name for `system_prompt()`)."""
+        return self.prompt.system_prompt()
+
+    def system_prompt(self, legacy: dict[str, str] | None = None) -> str:
+        return self.prompt.system_prompt(legacy)
+
+    async def build_request(self) -> list[Message]:
+        """The messages for the next model call: stable prefix first, namespace last."""
+        return await self.prompt.build_request()
+
+    async def namespace_text(self) -> str:
+        return await self.prompt.namespace_text()
+
+    # -- the extensions (`Extensions`) ----------------------------------------------------
+    @property
+    def compactor(self) -> Compactor | None:
+        """The `Compactor` when `context_window` is set (its breaker, counts), else None."""
+        return self.extensions.compactor
+
+    def add_event_sink(self, sink: Callable[[ev.Event], None]) -> None:
+        """Also send every event of this agent to *sink* (used to forward sub-agent events)."""
+        self.extensions.sinks.append(sink)
+
+    def attach_subagent(self, agent: CaveAgent, label: str | None = None) -> None:
+        """Forward *agent*'s events into this agent's stream while its cells run (agents
+        injected into this agent's runtime are attached automatically)."""
+        self.extensions.subagents.attach(agent, label)
+
+    def __cave_describe__(self, name: str) -> str:
+        """How this agent reads in another agent's namespace description."""
+        return describe_agent(self, name)

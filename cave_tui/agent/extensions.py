@@ -1,59 +1,73 @@
-"""`AgentExtensions`: skills, compaction and sub-agents, installed beside `CaveAgent`'s loop."""
+"""`Extensions`: skills, compaction, sub-agents and event sinks, composed into `CaveAgent`.
+
+The loop calls into what this holds: it sends every event to `sinks`, adds what
+`result_hooks` return to a cell's observation, asks `compactor` before each model
+call and runs cells through `subagents`, which forwards sub-agents' events.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from cave_tui.agent import events as ev
 from cave_tui.runtime.base import ExecutionResult
 
+if TYPE_CHECKING:
+    from cave_tui.agent.compaction import Compactor
+    from cave_tui.agent.subagents import SubAgentHub
+    from cave_tui.skills.registry import SkillRegistry
+    from cave_tui.skills.runtime_bridge import SkillBridge
 
-class AgentExtensions:
-    """The extension half of `CaveAgent` (the loop calls into what this installs)."""
+T = TypeVar("T")
 
-    skills: list[Any]
-    context_window: int | None
-    _compactor: Any
-    _sinks: list[Callable[[ev.Event], None]]
-    _result_hooks: list[Callable[[ExecutionResult], str]]
 
-    def _setup_extensions(self, agent_class: type[Any]) -> None:
-        """Install skills and compaction when configured; *agent_class* is what a sub-agent
-        found in the runtime is an instance of."""
+class Extensions:
+    """An agent's add-ons around its loop; `install` sets up skills and compaction."""
+
+    def __init__(self, agent: Any, agent_class: type[Any]) -> None:
+        """*agent_class* is what a sub-agent found in *agent*'s runtime is an instance of."""
         from cave_tui.agent.subagents import SubAgentHub
-
-        self._subagents = SubAgentHub(self, agent_class)
         from cave_tui.skills.registry import SkillRegistry
 
-        self._skill_registry = SkillRegistry()  # upstream's: filled by install_skills
-        if self.skills:
+        self.sinks: list[Callable[[ev.Event], None]] = []
+        # Called with each cell's result; each returns text appended to the observation
+        # after the output-limit cut (skills deliver their instructions whole this way).
+        self.result_hooks: list[Callable[[ExecutionResult], str]] = []
+        self.compactor: Compactor | None = None
+        self.subagents: SubAgentHub = SubAgentHub(agent, agent_class)
+        self.skill_registry: SkillRegistry = SkillRegistry()  # upstream's: filled by skills
+        self.skill_bridge: SkillBridge | None = None
+
+    def install(self, agent: Any) -> None:
+        """Install *agent*'s skills and compaction when it has them configured."""
+        if agent.skills:
             from cave_tui.skills.runtime_bridge import install_skills
 
-            install_skills(self)
-        if self.context_window:
+            install_skills(agent)
+        if agent.context_window:
             from cave_tui.agent.compaction import Compactor
 
-            self._compactor = Compactor(self, self.context_window)
+            self.compactor = Compactor(agent, agent.context_window)
 
-    def add_event_sink(self, sink: Callable[[ev.Event], None]) -> None:
-        """Also send every event of this agent to *sink* (used to forward sub-agent events)."""
-        self._sinks.append(sink)
+    def emit(self, event: ev.Event) -> None:
+        """Send *event* to every sink; a failing sink never stops the others or the loop."""
+        for sink in self.sinks:
+            try:
+                sink(event)
+            except Exception:
+                pass
 
-    @property
-    def compactor(self) -> Any:
-        """The `Compactor` when `context_window` is set (its breaker, counts), else None."""
-        return self._compactor
 
-    def attach_subagent(self, agent: Any, label: str | None = None) -> None:
-        """Forward *agent*'s events into this agent's stream while its cells run.
+class Alias(Generic[T]):
+    """An agent attribute that is its `extensions`' attribute *name* (read and set):
+    upstream-era private names that code written against them still uses."""
 
-        Agents injected into this agent's runtime are attached automatically.
-        """
-        self._subagents.attach(agent, label)
+    def __init__(self, name: str) -> None:
+        self.name = name
 
-    def __cave_describe__(self, name: str) -> str:
-        """How this agent reads in another agent's namespace description."""
-        from cave_tui.agent.subagents import describe_agent
+    def __get__(self, agent: Any, owner: type[Any] | None = None) -> T:
+        return cast(T, getattr(agent.extensions, self.name))
 
-        return describe_agent(self, name)
+    def __set__(self, agent: Any, value: T) -> None:
+        setattr(agent.extensions, self.name, value)

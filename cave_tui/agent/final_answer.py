@@ -17,6 +17,7 @@ that fails after calling it goes on as any failure does.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from cave_tui.runtime.base import ExecutionResult
 
@@ -25,6 +26,14 @@ OPEN = "\u27eacave-final\u27eb"
 CLOSE = "\u27ea/cave-final\u27eb"
 ANSWER_CHARS = 4000  # an answer is for a person to read: a huge repr is cut
 _MARKED = re.compile(re.escape(OPEN) + r"(.*?)" + re.escape(CLOSE) + r"\r?\n?", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class AcceptedAnswer:
+    """The last item of a cell that called final_answer(), succeeded and was not doubted."""
+
+    text: str
+
 
 DEFINE_CODE = f'''\
 def final_answer(answer):

@@ -1,4 +1,4 @@
-"""`AgentPrompt`: what `CaveAgent` sends the model, built from its settings and history.
+"""`PromptBuilder`: what `CaveAgent` sends the model, built from its settings and conversation.
 
 The system prompt is stable across a session (prompt caches), the live namespace and
 the policies' tips go last, in the newest user message, never into history.
@@ -6,9 +6,10 @@ the policies' tips go last, in the newest user message, never into history.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
-from cave_tui.agent.messages import merge_consecutive, normalize_message
+from cave_tui.agent.conversation import Conversation
+from cave_tui.agent.messages import merge_consecutive
 from cave_tui.agent.prompt import (
     FINAL_ANSWER_INSTRUCTIONS,
     SKILLS_HEADER,
@@ -24,11 +25,11 @@ from cave_tui.runtime.base import Runtime
 from cave_tui.runtime.shipped.summary import VarInfo
 
 
-class AgentPrompt:
-    """The request-building half of `CaveAgent` (its attributes are set by `CaveAgent`)."""
+class PromptSettings(Protocol):
+    """What the builder reads from its agent, live (a user may change a setting between turns)."""
 
     runtime: Runtime
-    history: list[Message]
+    conversation: Conversation
     instructions: str
     system_instructions: str
     system_prompt_template: str
@@ -37,73 +38,77 @@ class AgentPrompt:
     max_exec_timeout: float | None
     namespace_budget: int | None
     skills: list[Any]
-    _turn: Turn | None
 
     @property
+    def turn(self) -> Turn | None:
+        """The turn in progress, if any (its namespace summary is shared with the policies)."""
+
+
+class PromptBuilder:
+    """Builds `CaveAgent`'s system prompt and requests from *settings* (the agent itself)."""
+
+    def __init__(self, settings: PromptSettings) -> None:
+        self.settings = settings
+
     def messages(self) -> list[Message]:
         """System prompt plus history, as the provider would see it (without the namespace)."""
-        return [{"role": "system", "content": self.system_prompt()}, *self.history]
-
-    @messages.setter
-    def messages(self, messages: list[Any]) -> None:
-        """Replace the conversation (a leading system message is rebuilt, not kept)."""
-        kept = [normalize_message(m) for m in messages]
-        self.history[:] = [m for m in kept if m["role"] != "system"]
-
-    def build_system_prompt(self) -> str:
-        """The system prompt of the next model call (upstream's name for `system_prompt()`)."""
-        return self.system_prompt()
+        return [{"role": "system", "content": self.system_prompt()}, *self.settings.conversation]
 
     def system_prompt(self, legacy: dict[str, str] | None = None) -> str:
+        """The system prompt; *legacy* fills an upstream-style template's namespace sections."""
+        settings = self.settings
         system_instructions = render_template(
-            self.system_instructions,
+            settings.system_instructions,
             {
-                "python_block_identifier": self.python_block_identifier,
-                "final_answer": FINAL_ANSWER_INSTRUCTIONS if self.final_answer else "",
+                "python_block_identifier": settings.python_block_identifier,
+                "final_answer": FINAL_ANSWER_INSTRUCTIONS if settings.final_answer else "",
             },
         )
         values: dict[str, Any] = {
-            "instructions": self.instructions,
+            "instructions": settings.instructions,
             "system_instructions": system_instructions,
-            "python_block_identifier": self.python_block_identifier,
+            "python_block_identifier": settings.python_block_identifier,
             "skills": self._skills_text(),
             "security": self._security_text(),
         }
         values.update(legacy or {"functions": "", "variables": "", "types": ""})
-        prompt = render_template(self.system_prompt_template, values).strip()
-        if self.max_exec_timeout is not None:
-            prompt += "\n\n" + TIMEOUT_NOTE.format(seconds=f"{self.max_exec_timeout:g}")
+        prompt = render_template(settings.system_prompt_template, values).strip()
+        if settings.max_exec_timeout is not None:
+            prompt += "\n\n" + TIMEOUT_NOTE.format(seconds=f"{settings.max_exec_timeout:g}")
         return prompt
 
     def _skills_text(self) -> str:
-        if not self.skills:
+        skills = self.settings.skills
+        if not skills:
             return ""
-        lines = [f"- {s.name}: {s.description}" for s in self.skills]
+        lines = [f"- {s.name}: {s.description}" for s in skills]
         return SKILLS_HEADER + "\n" + "\n".join(lines)
 
     def _security_text(self) -> str:
-        checker = getattr(self.runtime, "security_checker", None)
+        checker = getattr(self.settings.runtime, "security_checker", None)
         line = getattr(checker, "prompt_line", None)
         if callable(line):
             line = line()
         return f"\n\n{line}" if line else ""
 
     async def namespace_text(self) -> str:
-        return self._describe(await self.runtime.namespace_summary())
+        """The live namespace as the next request describes it."""
+        return self._describe(await self.settings.runtime.namespace_summary())
 
     def _describe(self, rows: list[VarInfo]) -> str:
-        kwargs = {"budget": self.namespace_budget} if self.namespace_budget else {}
-        return describe_namespace(rows, **kwargs)
+        budget = self.settings.namespace_budget
+        return describe_namespace(rows, budget) if budget else describe_namespace(rows)
 
     async def build_request(self) -> list[Message]:
         """The messages for the next model call: stable prefix first, namespace last."""
-        turn = self._turn
-        if uses_inline_namespace(self.system_prompt_template):
+        turn = self.settings.turn
+        conversation = self.settings.conversation
+        if uses_inline_namespace(self.settings.system_prompt_template):
             rows = await self._rows()
             system = self.system_prompt(legacy_sections(rows))
-            return merge_consecutive([{"role": "system", "content": system}, *self.history])
+            return merge_consecutive([{"role": "system", "content": system}, *conversation])
         request = merge_consecutive(
-            [{"role": "system", "content": self.system_prompt()}, *self.history]
+            [{"role": "system", "content": self.system_prompt()}, *conversation]
         )
         namespace = self._describe(await self._rows())
         if turn is not None:  # the policies' tips for this call (the loop asked them)
@@ -116,6 +121,7 @@ class AgentPrompt:
         return request
 
     async def _rows(self) -> list[VarInfo]:
-        if self._turn is not None:
-            return await self._turn.rows()
-        return await self.runtime.namespace_summary()
+        turn = self.settings.turn
+        return await (
+            turn.rows() if turn is not None else self.settings.runtime.namespace_summary()
+        )

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cave_tui.agent import events as ev
+from cave_tui.agent.conversation import Conversation
 from cave_tui.models.adapt import stream_items
 from cave_tui.models.base import (
     Completion,
@@ -44,12 +45,12 @@ async def stream_reply(
     reply: Reply,
     step: int,
     options: dict[str, Any],
-    history: list[Message],
+    conversation: Conversation,
     compactor: Any = None,
     language: str = "python",
 ) -> AsyncIterator[ev.Event]:
     """Stream one reply into *reply*, yielding its events; on cancel the partial reply
-    joins *history*."""
+    joins *conversation*."""
     request = await build_request()
     overflow_retries = 0
     continuations = 0
@@ -84,7 +85,7 @@ async def stream_reply(
                     finish = item.finish_reason
                     reply.usage = reply.usage + item.usage
                     if compactor is not None and continuations == 0:
-                        compactor.observe_usage(item.usage, item.usage_reported, len(history))
+                        compactor.observe_usage(item.usage, item.usage_reported, len(conversation))
                     yield ev.UsageEvent(
                         step=step,
                         prompt_tokens=item.usage.prompt_tokens,
@@ -105,10 +106,7 @@ async def stream_reply(
             continue
         except asyncio.CancelledError:
             reply.text += attempt_text
-            if reply.text:
-                history.append(
-                    {"role": "assistant", "content": reply.text + "\n[interrupted by the user]"}
-                )
+            conversation.add_cut_reply(reply.text)
             raise
         prose.end()
         if pending or prose.text:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from cave_tui.agent.conversation import Conversation
 from cave_tui.agent.events import AnswerSupport
 from cave_tui.models.base import Message
 from cave_tui.runtime.base import ExecutionResult, Runtime
@@ -29,8 +30,8 @@ class CellRecord:
     step: int
     ran: bool = True  # False: a policy refused it, or the user skipped it
     hints: list[str] = field(default_factory=list)  # added to its observation on failure
-    # The history messages of the exchange (the reply and its observation), by identity:
-    # a rewind keeps the ones of cells that ran without error.
+    # The conversation's messages of the exchange (the reply and its observation), by
+    # identity: a rewind keeps the ones of cells that ran without error.
     messages: list[Message] = field(default_factory=list)
 
     @property
@@ -57,10 +58,10 @@ class Answer:
 class Turn:
     """The state of the user turn in progress; the loop makes a new one per turn."""
 
-    def __init__(self, task: str, request: Message, history: list[Message], runtime: Runtime):
+    def __init__(self, task: str, request: Message, conversation: Conversation, runtime: Runtime):
         self.task = task  # the user's words, never rewritten
-        self.request = request  # its history entry (a rewind replaces it)
-        self.history = history  # the agent's history, shared
+        self.request = request  # its message in the conversation (a rewind replaces it)
+        self.conversation = conversation  # the agent's, shared
         self.runtime = runtime
         self.cells: list[CellRecord] = []
         self.doubted = False  # an answer was questioned: asked once per turn
@@ -144,26 +145,17 @@ class Turn:
         self.record(CellRecord(code, ExecutionResult(success=False), step, ran=False))
         if rewound:
             return
-        history = self.history
-        if not (retract and len(history) >= 2 and history[-1]["role"] == "assistant"):
-            history.append({"role": "user", "content": note})
-            return
-        history.pop()
-        last = history[-1]
-        if note not in last["content"]:
-            history[-1] = {**last, "content": f"{last['content']}\n{note}"}
-            for cell in self.cells:  # the observation keeps its place in a later rewind
-                cell.messages = [history[-1] if m is last else m for m in cell.messages]
+        if not (retract and self.conversation.retract_reply(note)):
+            self.conversation.add_note(note)
 
     def rewind(self, request: str) -> bool:
         """Drop the turn's exchanges but those of cells that ran without error, and replace
         the request's text with *request*. False when compaction replaced the request."""
-        start = next((i for i, m in enumerate(self.history) if m is self.request), None)
-        if start is None:
+        kept = [m for cell in self.cells if cell.ok for m in cell.messages]
+        new = self.conversation.rewind(self.request, kept, request)
+        if new is None:
             return False
-        kept = {id(m) for cell in self.cells if cell.ok for m in cell.messages}
-        self.history[start + 1 :] = [m for m in self.history[start + 1 :] if id(m) in kept]
-        self.request = self.history[start] = {"role": "user", "content": request}
+        self.request = new
         self.rewinds += 1
         self.rewound_at = len(self.cells)
         return True

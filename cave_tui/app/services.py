@@ -378,7 +378,7 @@ class AppServices:
         policy the replay set (the session's `/policy`) stays, and is this session's too.
         """
         if self.agent is not None and self.agent is not agent:
-            self.agent.history[:] = [dict(m) for m in agent.history]
+            self.agent.conversation.replace(agent.history)
         elif self.agent is None:
             agent.model = self.model if self.model is not None else agent.model
             self.agent = agent

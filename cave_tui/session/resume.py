@@ -177,11 +177,11 @@ async def resume_session(
     first = read_session(folder)
     torn, skipped = first.report.torn_tail, first.report.skipped
     recorder = SessionRecorder.open(folder, **recorder_kwargs)  # locks the log, cuts a torn tail
-    before = list(agent.history)
+    before = agent.conversation.snapshot()
     try:
         data = read_session(folder)
         history = rebuild_history(data.records)
-        agent.history[:] = history
+        agent.conversation.replace(history)
         turns = max((int(r.get("turn") or 0) for r in data.of_type("user")), default=0)
         ended = {int(r.get("turn") or 0) for r in data.of_type("turn_end")}
         recorder.turn = turns
@@ -213,7 +213,7 @@ async def resume_session(
         if turns and turns not in ended:
             result.interrupted_turn = turns
             recorder.record({"type": "turn_end", "turn": turns, "status": "interrupted"}, sync=True)
-            agent.history.append({"role": "user", "content": RESUME_NOTE})
+            agent.conversation.add_note(RESUME_NOTE)
             recorder._sync_history()
         held = {e["name"] for e in recorder.held}
         fresh = await _reinject_missing(data.of_type("injection"), runtime, result, trust, held)
@@ -223,12 +223,12 @@ async def resume_session(
         differences = result.differences()
         if differences:
             note = STALE_NOTE.format(details="; ".join(differences) + ".")
-            agent.history.append({"role": "user", "content": note})
+            agent.conversation.add_note(note)
             recorder._sync_history()
     except BaseException as exc:
         recorder.detach()
         recorder.log.close()
-        agent.history[:] = before
+        agent.conversation.replace(before)
         if isinstance(exc, KeyError | TypeError | ValueError):  # a record of a shape not caught
             raise SessionError(
                 f"cannot resume {Path(folder).name}: a record of its {EVENTS} is unusable "

@@ -1,6 +1,6 @@
 """How skills reach the runtime: `activate_skill(name)` and the full-body delivery.
 
-`install_skills(agent)` (called by `AgentExtensions._setup_extensions`) binds
+`install_skills(agent)` (called by `Extensions.install`) binds
 `activate_skill` in the agent's runtime. Calling it:
 
 1. imports the skill's `injection.py` at that moment (never at discovery) and
@@ -260,11 +260,11 @@ def install_skills(agent: Any) -> SkillBridge:
     )
     activate.by_host = True  # the agent's tool, never named to the user as theirs
     agent.runtime.inject(activate)
-    agent._result_hooks.append(bridge.after_cell)
-    agent._skill_bridge = bridge
+    agent.extensions.result_hooks.append(bridge.after_cell)
+    agent.extensions.skill_bridge = bridge
     # Upstream's agents keep their skills in `_skill_registry`, and upstream's skill
     # examples list them from there (`agent._skill_registry.list_skills()`).
     registry = SkillRegistry()
     registry.add_skills(skills)
-    agent._skill_registry = registry
+    agent.extensions.skill_registry = registry
     return bridge

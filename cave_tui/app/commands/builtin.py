@@ -274,7 +274,7 @@ async def skill(ctx: CommandContext, args: list[str]) -> None:
 @registry.command("compact", "Compact the conversation now to free context", max_args=0)
 async def compact(ctx: CommandContext, args: list[str]) -> None:
     agent = _need_agent(ctx)
-    compactor = getattr(agent, "_compactor", None)
+    compactor = agent.compactor
     if compactor is None or not hasattr(compactor, "compact_now"):
         ctx.print(
             "Compaction is not configured for this agent (it needs a context window).",

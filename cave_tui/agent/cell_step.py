@@ -1,0 +1,119 @@
+"""One cell of a turn: a policy may refuse it; else it runs, and its observation joins the
+conversation with the policies' notes (`CaveAgent`'s loop calls `run_cell_step`)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+from cave_tui.agent import events as ev
+from cave_tui.agent.conversation import Conversation
+from cave_tui.agent.events import InterventionKind
+from cave_tui.agent.extensions import Extensions
+from cave_tui.agent.final_answer import (
+    DEFINE_CODE,
+    FINAL_NAME,
+    AcceptedAnswer,
+    MarkedAnswerFilter,
+    take_final_answer,
+)
+from cave_tui.agent.observation import shape_result
+from cave_tui.agent.policies import Intervention, PolicyPipeline
+from cave_tui.agent.turn import Answer, CellRecord, Turn
+from cave_tui.models.base import Message
+from cave_tui.runtime.base import ExecutionResult, Runtime
+
+
+class StepAgent(Protocol):
+    """What a cell step uses of its agent (`CaveAgent`)."""
+
+    runtime: Runtime
+    conversation: Conversation
+    extensions: Extensions
+    final_answer: bool
+    max_exec_output: int
+    max_exec_timeout: float | None
+    in_cell: bool  # set here: True while the cell runs
+    _pipeline: PolicyPipeline
+    _stop_requested: threading.Event
+
+
+async def run_cell_step(
+    agent: StepAgent, turn: Turn, step: int, code: str, reply: Message
+) -> AsyncIterator[ev.Event | Intervention | AcceptedAnswer]:
+    """Run one cell unless a policy refuses it: its events and notes, then
+    `AcceptedAnswer` when it called final_answer(), succeeded and was not doubted."""
+    refusal = await agent._pipeline.before_cell(turn, code)
+    if refusal is not None:
+        turn.refuse(
+            code,
+            step,
+            refusal.text,
+            refusal.retract,
+            rewound=refusal.kind is InterventionKind.REWIND,
+        )
+        turn.resample += refusal.resample
+        yield refusal
+        return
+    turn.resample = 0
+    if agent.final_answer and FINAL_NAME in code:
+        await agent.runtime.execute(DEFINE_CODE)  # (re)defined here: see final_answer.py
+    result: ExecutionResult | None = None
+    agent.in_cell = True  # before the check: `stop_turn()`'s caller reads it after setting
+    try:
+        if agent._stop_requested.is_set():
+            return  # stopped before the cell started: the turn ends without it
+        marks = MarkedAnswerFilter() if agent.final_answer else None
+        # Events of sub-agents driven by this cell arrive while it runs.
+        async for item in agent.extensions.subagents.execute(code, agent.max_exec_timeout, step):
+            if isinstance(item, ExecutionResult):
+                result = item
+            elif marks is not None and _own_output(item):
+                item.content = marks.feed(item.content)  # the answer is shown apart
+                if item.content or item.dropped:
+                    yield item
+            else:
+                yield item
+    except asyncio.CancelledError:
+        agent.conversation.note_cell_interrupted()
+        raise
+    except Exception as exc:  # the runtime itself failed (e.g. kernel could not start)
+        error = f"{type(exc).__name__}: {exc}"
+        result = ExecutionResult(success=False, error=error, error_type=type(exc).__name__)
+    finally:
+        agent.in_cell = False
+    assert result is not None
+    given = take_final_answer(result) if agent.final_answer else None
+    appendix = "".join(hook(result) for hook in agent.extensions.result_hooks)  # may take output
+    cell = CellRecord(code, result, step, messages=[reply])
+    turn.record(cell)
+    notes = await agent._pipeline.after_cell(turn, cell)
+    hints = [n.text for n in notes if n.kind is InterventionKind.HINT]
+    observation = shape_result(result, agent.max_exec_output, hints)
+    observation += appendix
+    observation += "".join(f"\n{n.text}" for n in notes if n.kind is InterventionKind.KEEP)
+    doubts: list[Intervention] = []
+    if given is not None:
+        doubts = await agent._pipeline.before_answer(turn, Answer(given, cell))
+        observation += "".join(f"\n{d.text}" for d in doubts)
+    cell.messages.append(agent.conversation.add_observation(observation))
+    yield ev.cell_event(result, observation, step, appendix)
+    notice = ev.runtime_notice(result, step)
+    if notice is not None:  # the observation tells the model; this tells the user
+        yield notice
+    for note in notes:
+        rewind = note.kind is InterventionKind.REWIND
+        if not rewind or turn.rewind(note.request):
+            turn.resample += rewind and note.resample
+            yield note
+    for doubt in doubts:
+        yield doubt
+    if given is not None and not doubts:
+        yield AcceptedAnswer(given)
+
+
+def _own_output(item: Any) -> bool:
+    """A streamed chunk of this agent's own cell (a sub-agent's is tagged with its name)."""
+    return isinstance(item, ev.OutputEvent) and item.agent is None

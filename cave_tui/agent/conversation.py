@@ -1,0 +1,138 @@
+"""`Conversation`: the agent's message list, changed only through named operations.
+
+The list holds OpenAI-style `{"role", "content"}` dicts, never the system message (the
+agent rebuilds it on every call). `agent.history` is this list itself, as upstream's
+users read and edit it; the loop, compaction and resume go through the operations
+below, each of which states what it keeps true.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Iterator
+from typing import Any
+
+from cave_tui.agent.messages import normalize_message
+from cave_tui.models.base import Message
+
+STEP_INTERRUPTED = "[The user interrupted this step.]"
+CELL_INTERRUPTED = "Execution interrupted by the user."
+REPLY_INTERRUPTED = "\n[interrupted by the user]"
+
+
+class Conversation:
+    """The messages of an agent's conversation, oldest first, without the system message."""
+
+    def __init__(self, messages: Iterable[Any] = ()) -> None:
+        self._messages: list[Message] = []
+        self.replace(messages)
+
+    @classmethod
+    def over(cls, messages: list[Message]) -> Conversation:
+        """A conversation that edits *messages* itself (not a copy; compaction's adapter)."""
+        conversation = cls()
+        conversation._messages = messages
+        return conversation
+
+    @property
+    def messages(self) -> list[Message]:
+        """The list itself, always the same object (`agent.history`)."""
+        return self._messages
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._messages)
+
+    @property
+    def last(self) -> Message | None:
+        return self._messages[-1] if self._messages else None
+
+    # -- adding --------------------------------------------------------------------------
+    def _add(self, role: str, text: str) -> Message:
+        message: Message = {"role": role, "content": text}
+        self._messages.append(message)
+        return message
+
+    def add_task(self, text: str) -> Message:
+        """The user's request that opens a turn; the message returned is the turn's anchor."""
+        return self._add("user", text)
+
+    def add_reply(self, text: str) -> Message:
+        """The model's reply (its code, or its answer)."""
+        return self._add("assistant", text)
+
+    def add_observation(self, text: str) -> Message:
+        """What a cell did, as the model reads it: the user message after the reply."""
+        return self._add("user", text)
+
+    def add_note(self, text: str) -> Message:
+        """A user message telling the model something (a skipped or refused cell, a doubt
+        about its answer, a resumed session's state)."""
+        return self._add("user", text)
+
+    def add_cut_reply(self, text: str) -> None:
+        """The part of a reply that streamed before the user stopped it, marked as cut
+        (nothing when no text came)."""
+        if text:
+            self._add("assistant", text + REPLY_INTERRUPTED)
+
+    def note_interruption(self) -> None:
+        """After a stopped turn: the conversation ends with a user message, so the next
+        request alternates validly (a note follows a trailing reply; otherwise no change)."""
+        last = self.last
+        if last is not None and last["role"] == "assistant":
+            self._add("user", STEP_INTERRUPTED)
+
+    def note_cell_interrupted(self) -> Message:
+        """The observation of a cell the user stopped while it ran."""
+        return self._add("user", CELL_INTERRUPTED)
+
+    # -- rewriting a turn ---------------------------------------------------------------
+    def retract_reply(self, note: str) -> bool:
+        """Drop the newest reply and add *note* to the message before it (once), so a
+        refused resend is not fed back. The amended message keeps its identity: a turn's
+        request and cells that hold it still find it. False, with nothing changed, unless
+        the conversation ends with a reply that follows another message."""
+        messages = self._messages
+        if len(messages) < 2 or messages[-1]["role"] != "assistant":
+            return False
+        messages.pop()
+        before = messages[-1]
+        if note not in before["content"]:
+            before["content"] = f"{before['content']}\n{note}"
+        return True
+
+    def rewind(self, request: Message, keep: Collection[Message], text: str) -> Message | None:
+        """Drop every message after *request* but those in *keep* (by identity), and put
+        *text* in a new request message in its place; the new request, or None (nothing
+        changed) when *request* is no longer here (compaction replaced it)."""
+        messages = self._messages
+        start = next((i for i, m in enumerate(messages) if m is request), None)
+        if start is None:
+            return None
+        kept = {id(m) for m in keep}
+        messages[start + 1 :] = [m for m in messages[start + 1 :] if id(m) in kept]
+        new: Message = {"role": "user", "content": text}
+        messages[start] = new
+        return new
+
+    # -- replacing ----------------------------------------------------------------------
+    def compacted(self, messages: list[Message]) -> None:
+        """Put compaction's result in place (a summary for a span, the oldest dropped, old
+        outputs cleared); the messages it kept stay the same objects."""
+        self._messages[:] = messages
+
+    def replace(self, messages: Iterable[Any]) -> None:
+        """Become *messages* (dicts or upstream's message objects, copied as dicts); a
+        system message among them is left out (the agent rebuilds it)."""
+        normalized = [normalize_message(m) for m in messages]
+        self._messages[:] = [m for m in normalized if m["role"] != "system"]
+
+    def snapshot(self) -> list[Message]:
+        """A copy of the messages, to `replace` with if what follows fails."""
+        return [dict(m) for m in self._messages]
+
+    def reset(self) -> None:
+        """Forget every message."""
+        self._messages.clear()
