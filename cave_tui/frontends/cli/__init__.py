@@ -19,6 +19,12 @@ def main() -> None:
 
         sys.stdout.write(f"cave {__version__}\n")
         return
+    if "--plain" not in sys.argv[1:]:
+        # Before anything slow is imported: Enter typed while cave starts must stay Enter
+        # (frontends/tui/tty.py); the line front ends read no terminal in cooked mode.
+        from cave_tui.frontends.tui.tty import hold_typed_input
+
+        hold_typed_input()
     from cave_tui.frontends.cli.main import main as run
 
     run()

@@ -370,10 +370,6 @@ def main() -> None:
     argv = sys.argv[1:] = normalize_argv(argv)
     options = fast_app_flags(argv)
     if options is not None:
-        if not options.plain:
-            from cave_tui.frontends.tui.tty import hold_typed_input
-
-            hold_typed_input()
         try:
             services = build_services(options, need_model=False)
         except typer.BadParameter:

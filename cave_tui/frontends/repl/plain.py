@@ -12,8 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import sys
-from collections.abc import AsyncIterable, Iterable, Iterator
+from collections.abc import AsyncIterable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
@@ -32,6 +31,7 @@ from cave_tui.app.config import history_path
 from cave_tui.app.console_front_end import ConsoleFrontEnd
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
 from cave_tui.app.startup import abort_start
+from cave_tui.frontends.terminal_modes import echo_off
 from cave_tui.printable import plain_text, printable
 
 if TYPE_CHECKING:
@@ -231,7 +231,8 @@ async def repl_main(
             text = line.strip()
             if not text:
                 continue
-            with _typeahead_unechoed(input is None):
+            # typed ahead during a turn: shown after the next prompt, not into the output
+            with echo_off() if input is None else contextlib.nullcontext():
                 if text.startswith("/"):
                     await run_command(text, ctx, front_end)
                 elif text.startswith("!"):
@@ -246,39 +247,6 @@ async def repl_main(
     finally:
         await services.shutdown(leave_on_signals=True)  # Ctrl+C again while saving: leave now
     return 0
-
-
-@contextlib.contextmanager
-def _typeahead_unechoed(own_terminal: bool) -> Iterator[None]:
-    """While a turn or command runs, the terminal does not echo what is typed: the text
-    waits in the terminal's buffer and appears after the next prompt, where it can be
-    edited, instead of being printed raw in the middle of the output (Ctrl+C still works)."""
-    if not own_terminal:
-        yield
-        return
-    try:
-        import termios
-    except ImportError:  # not POSIX
-        yield
-        return
-    try:
-        fd = sys.stdin.fileno()
-        saved = termios.tcgetattr(fd)
-    except (OSError, ValueError, AttributeError, termios.error):
-        yield  # not a terminal (a pipe, a test's stream)
-        return
-    quiet = list(saved)
-    quiet[3] = saved[3] & ~(termios.ECHO | termios.ECHONL)
-    try:
-        termios.tcsetattr(fd, termios.TCSANOW, quiet)
-    except (OSError, termios.error):
-        yield
-        return
-    try:
-        yield
-    finally:
-        with contextlib.suppress(OSError, termios.error):
-            termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
 def draw_transcript(console: Console, events: list[ev.Event]) -> None:
