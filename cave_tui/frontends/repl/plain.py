@@ -258,11 +258,14 @@ def _typeahead_unechoed(own_terminal: bool) -> Iterator[None]:
         return
     try:
         import termios
-
+    except ImportError:
+        yield  # not POSIX
+        return
+    try:
         fd = sys.stdin.fileno()
         saved = termios.tcgetattr(fd)
-    except (ImportError, OSError, ValueError, AttributeError):
-        yield  # not a terminal (a pipe, a test's stream) or not POSIX
+    except (OSError, ValueError, AttributeError, termios.error):
+        yield  # not a terminal (/dev/null, a pipe, a test's stream): termios.error says so
         return
     quiet = list(saved)
     quiet[3] = saved[3] & ~(termios.ECHO | termios.ECHONL)
