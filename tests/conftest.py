@@ -10,6 +10,9 @@ import pytest
 from cave_tui.runtime import IPythonRuntime, Variable
 from tests.helpers.isolation import isolated_dirs  # noqa: F401 (a fixture, used by name)
 
+# How the tests are split across xdist workers (pyproject's addopts run them in parallel).
+pytest_plugins = ["tests.helpers.parallel"]
+
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # The embedded model (1.1 GB, seconds to load) only where a test asks for it by name.
 os.environ["CAVE_LOCAL_MODEL"] = "off"

@@ -22,6 +22,9 @@ from cave_tui.models.local.weights import (
     find_weights,
 )
 
+# The embedded model's server takes the cores: one at a time (tests/helpers/parallel.py).
+pytestmark = pytest.mark.xdist_group("local-model")
+
 
 @pytest.fixture(scope="module")
 def weights() -> Weights:

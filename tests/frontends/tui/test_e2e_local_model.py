@@ -14,6 +14,8 @@ from .test_e2e_tmux import CAVE, tmux  # noqa: F401 (the fixture)
 
 pytestmark = [
     pytest.mark.e2e,
+    # The embedded model's server takes the cores: one at a time (tests/helpers/parallel.py).
+    pytest.mark.xdist_group("local-model"),
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
     pytest.mark.skipif(
         not local_model_installed(),

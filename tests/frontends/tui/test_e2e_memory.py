@@ -16,6 +16,8 @@ from .test_e2e_tmux import CAVE, tmux  # noqa: F401 (the fixture)
 
 pytestmark = [
     pytest.mark.e2e,
+    # Fills the kernel's default memory limit (half the machine's): never two at once.
+    pytest.mark.xdist_group("memory"),
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
 
