@@ -131,7 +131,8 @@ async def _record_in_process(tmp_path: Path) -> Path:
     sales.to_parquet(tmp_path / "sales.parquet")
     runtime = IPythonRuntime(security_checker=SecurityChecker.for_policy("standard"))
     replies = [reply for turn in IN_PROCESS_TURNS for reply in turn]
-    agent = CaveAgent(ScriptedModel(replies), runtime, max_exec_timeout=0.5, display=False)
+    # the endless cell stops at the limit; the others must finish within it on a loaded machine
+    agent = CaveAgent(ScriptedModel(replies), runtime, max_exec_timeout=3, display=False)
     recorder = SessionRecorder.create(tmp_path / "sessions", agent=agent)
     await runtime.start()
     recorder.record_injection(
