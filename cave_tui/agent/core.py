@@ -283,7 +283,7 @@ class CaveAgent:
                 try:
                     async for event in stream_reply(
                         self.model,
-                        self.prompt.build_request,
+                        self.build_request,  # a subclass may override it
                         reply,
                         step,
                         options,

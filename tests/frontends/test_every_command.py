@@ -75,6 +75,7 @@ def script(other: str) -> list[Step]:
         Step("/compact", "ompact"),
         Step("/cost", "tokens in"),
         Step("/config", "Config file:"),
+        Step("/set max_steps 7", "`max_steps` set to `7`"),
         Step("/inject birds.csv as birds", "Injected `birds`"),
         Step("/retrieve birds", "birds.parquet"),
         Step("/restore birds", "Restored `birds`"),

@@ -31,7 +31,7 @@ USER_CELL = "import subprocess\nprint(len(open('prices.csv').read().splitlines()
 
 async def _record(workdir: Path, sessions: Path, *, sandbox: bool) -> Path:
     services = AppServices(
-        Config(kernel=True, sandbox=sandbox, policy="standard"),
+        Config(kernel=True, sandbox=sandbox, guard="standard"),
         model=ScriptedModel([code(READ), code(SHOWN), "Summed."]),
     )
     install(services, DataOptions(sessions_dir=sessions))
@@ -81,12 +81,12 @@ def test_the_command_line_overrides_the_sessions_runtime(tmp_path):
     ran = SessionRuntime.from_meta(meta)  # a session recorded before `kernel`/`sandbox`
     assert (ran.kernel, ran.sandbox, ran.policy) == (True, True, "strict")
     flags, notices = replay_flags(meta)
-    assert flags == {"kernel": True, "sandbox": True, "policy": "strict", "workdir": str(tmp_path)}
+    assert flags == {"kernel": True, "sandbox": True, "guard": "strict", "workdir": str(tmp_path)}
     assert notices == []
     flags, _ = replay_flags(meta, kernel=False)  # --in-process
     assert (flags["kernel"], flags["sandbox"]) == (False, False)
     flags, _ = replay_flags(meta, sandbox=False)  # --no-sandbox
     assert (flags["kernel"], flags["sandbox"]) == (True, False)
     flags, notices = replay_flags({"runtime": "ipython", "cwd": str(tmp_path / "gone")})
-    assert (flags["kernel"], flags["sandbox"], flags["policy"]) == (False, False, "trusted")
+    assert (flags["kernel"], flags["sandbox"], flags["guard"]) == (False, False, "trusted")
     assert "workdir" not in flags and "is gone" in notices[0]

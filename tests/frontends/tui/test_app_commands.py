@@ -260,7 +260,7 @@ async def test_clear_and_config():
         assert len(app.chat.children) == 0 and len(app.steplog.children) == 0
         assert len(app.services.agent.history) == 2  # the conversation is kept
         await submit(pilot, "/config")
-        assert "| policy | standard | default |" in last_notice(app)
+        assert "| guard | standard | default |" in last_notice(app)
 
 
 async def test_quit_command_runs_exit_hooks():

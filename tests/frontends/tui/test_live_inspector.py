@@ -82,7 +82,7 @@ async def test_load_lists_the_loaded_sessions_names_only(tmp_path):
 
 
 async def test_every_name_is_listed_and_found_past_ten_thousand(tmp_path):
-    app = make_app(config=Config(kernel=False, policy="trusted"))  # the checker refuses globals()
+    app = make_app(config=Config(kernel=False, guard="trusted"))  # the checker refuses globals()
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await submit(pilot, "!for _i in range(10_021):\n    globals()[f'v{_i}'] = _i")
