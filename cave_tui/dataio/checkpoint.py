@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -157,6 +158,7 @@ async def checkpoint_namespace(
     bounds: SnapshotBounds = UNBOUNDED,
     trust_reports: bool = False,
     late_marks: Callable[[], dict[str, Any]] | None = None,
+    parents: bool = True,
 ) -> DumpResult:
     """Bring the dump in *directory* up to date with the namespace, writing only what changed.
 
@@ -171,13 +173,16 @@ async def checkpoint_namespace(
     With *trust_reports* (and *changed* given), a value the snapshot holds that was not
     reported changed is not looked at, not even digested: a step's snapshot costs what
     the step changed (an unreported in-place change waits for the next one without it).
+    Without *parents*, a *directory* whose parent is gone is not re-created (FileNotFoundError).
     """
     from cave_tui.dataio.plan import SkipCause, plan_dump, skip_entry
 
     started = time.perf_counter()
     folder = Path(directory).expanduser().absolute()
+    if not parents and not folder.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "the folder is gone", str(folder.parent))
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=parents, exist_ok=True)
     except OSError as exc:
         raise DataIOError(describe_os_error(exc, "write", folder), path=folder) from None
     previous = _read_manifest_file(folder) if (folder / MANIFEST).exists() else {}

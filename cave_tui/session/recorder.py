@@ -255,6 +255,13 @@ class SessionRecorder:
             self._warn(f"could not write to the session log {self.log.path}: {exc}")
             return None
 
+    def _folder_gone(self) -> bool:
+        """The session folder (or its log) was deleted or moved away."""
+        try:
+            return not self.dir.is_dir() or self.log.lost()
+        except OSError:
+            return True
+
     def recover_folder(self) -> bool:
         """If the session folder (or its log) was deleted or moved away while recording,
         re-create it with every record so far, the metadata and, at the next snapshot,
@@ -497,7 +504,7 @@ class SessionRecorder:
 
     async def _snapshots(self, full: bool) -> None:
         while True:
-            await self.checkpoint(full=full, bounds=self.bounds, quick=not full)
+            await self.checkpoint(full=full, bounds=self.bounds, quick=not full, recover=False)
             if self._again is None:
                 return
             full, self._again = self._again, None
@@ -526,7 +533,12 @@ class SessionRecorder:
                 await task
 
     async def checkpoint(
-        self, *, full: bool = False, bounds: SnapshotBounds = UNBOUNDED, quick: bool = False
+        self,
+        *,
+        full: bool = False,
+        bounds: SnapshotBounds = UNBOUNDED,
+        quick: bool = False,
+        recover: bool = True,
     ) -> Any:
         """Snapshot the namespace into `namespace/`, writing only what changed.
 
@@ -538,10 +550,16 @@ class SessionRecorder:
 
         Returns the `DumpResult`, or None when it failed or was cancelled (a failure is
         logged and reported through `warnings`/`on_warning`; the previous snapshot stays).
+        Without *recover* (a background snapshot, which runs beside the cells) a deleted
+        session folder is left alone, never re-created under a cell that may be deleting it:
+        the next step re-creates it (`recover_folder`) and the next snapshot saves it all.
         """
         if self.runtime is None or self._closed:
             return None
-        self.recover_folder()
+        if recover:
+            self.recover_folder()
+        elif self._folder_gone():
+            return None
         from cave_tui.dataio.checkpoint import (
             RESAVE_BELOW,
             STEP_DIGEST_BELOW,
@@ -568,12 +586,15 @@ class SessionRecorder:
                     bounds=bounds,
                     trust_reports=quick,
                     late_marks=lambda: {SNAPSHOT_READ_SEQ: self.log.seq},
+                    parents=recover,
                 )
             except asyncio.CancelledError:
                 self._dirty |= dirty  # the next snapshot saves them
                 raise
             except Exception as exc:  # a failed snapshot must never stop the agent's turn
                 self._dirty |= dirty
+                if not recover and self._folder_gone():
+                    return None  # deleted as it was written: told and redone at the next step
                 detail = str(exc) if isinstance(exc, DataIOError | OSError) else repr(exc)
                 self._warn(f"namespace snapshot failed: {detail}")
                 self.record({"type": "notice", "turn": self.turn, "content": str(exc)})

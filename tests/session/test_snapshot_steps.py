@@ -233,3 +233,28 @@ async def test_a_changed_name_over_the_bound_keeps_its_older_value_and_resume_sa
         assert len(await restored.retrieve(name)) == 1  # the older value, as said
     await result.recorder.close()
     await events.aclose()
+
+
+async def test_a_background_snapshot_never_re_creates_a_deleted_session_folder(tmp_path):
+    """A cell may be deleting the session folder while a step's snapshot runs beside it: the
+    snapshot leaves the folder gone (re-creating it made the cell's rmtree fail); the next
+    step boundary re-creates it with every record, and the next snapshot saves it all."""
+    import shutil
+
+    agent = scripted_agent([code("a = 1"), "made a"], display=False)
+    recorder = SessionRecorder.create(tmp_path, agent=agent, sync=False)
+    await recorder.run("make a")
+    await recorder.settle()
+    shutil.rmtree(recorder.dir)
+    recorder.mark_changed("a")
+    recorder.snapshot_soon()
+    await recorder.settle()
+    assert not recorder.dir.exists()
+    assert not recorder.warnings  # nothing failed: it waits for the next step
+    recorder.record({"type": "notice", "turn": recorder.turn, "content": "step"}, sync=True)
+    assert recorder.dir.is_dir() and len(recorder.warnings) == 1  # re-created, told once
+    assert await recorder.checkpoint(full=True) is not None
+    await recorder.close()
+    data = read_session(recorder.dir)
+    assert [r["type"] for r in data.records][:2] == ["session", "message"]
+    assert (recorder.namespace_dir / "manifest.json").exists()
