@@ -18,10 +18,10 @@ flush and snapshot ordering that makes a killed run resumable.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import json
 import os
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -120,6 +120,7 @@ class SessionRecorder:
         self._dirty: set[str] = set()
         self.held: list[dict[str, Any]] = []  # snapshot entries a resume was not trusted to load
         self._pending_hashes: set[Any] = set()
+        self._hashes_written = threading.Condition()
         self._turn_open = False
         self._turn_status: str | None = None
         self._closed = False
@@ -405,23 +406,29 @@ class SessionRecorder:
         pending = getattr(injection, "sha256_future", None)
 
         def write(_: Any = None) -> None:
-            self._pending_hashes.discard(pending)
-            data = injection.to_record() if hasattr(injection, "to_record") else dict(injection)
-            record = {"type": "injection", "before_turn": before, "after_seq": after, **data}
-            self.record(record, sync=True)
+            try:
+                data = injection.to_record() if hasattr(injection, "to_record") else dict(injection)
+                record = {"type": "injection", "before_turn": before, "after_seq": after, **data}
+                self.record(record, sync=True)
+            finally:
+                with self._hashes_written:  # only now: the record is in the log
+                    self._pending_hashes.discard(pending)
+                    self._hashes_written.notify_all()
 
         name = injection.name if hasattr(injection, "name") else injection["name"]
         self._dirty.add(name)
         if pending is not None and not pending.done():
-            self._pending_hashes.add(pending)
+            with self._hashes_written:
+                self._pending_hashes.add(pending)
             pending.add_done_callback(write)
         else:
             write()
 
     def wait_for_hashes(self, timeout: float | None = None) -> None:
-        """Block until background sha256s of injected files are recorded."""
-        if self._pending_hashes:
-            concurrent.futures.wait(list(self._pending_hashes), timeout)
+        """Block until background sha256s of injected files are recorded (the records
+        written, not only the sums known: a future's waiters wake before its callbacks run)."""
+        with self._hashes_written:
+            self._hashes_written.wait_for(lambda: not self._pending_hashes, timeout)
 
     def record_load(
         self, dump: Any, manifest_sha256: str | None = None, *, trusted: bool | None = None
