@@ -28,20 +28,20 @@ import threading
 import time
 from collections.abc import AsyncIterable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.reactive import var
 from textual.worker import Worker
 
 from cave_tui.app.commands import CommandContext, load_commands, registry
-from cave_tui.app.commands.registry import Severity
 from cave_tui.app.config import history_path, save_setting
 from cave_tui.app.history import InputHistory
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
+from cave_tui.frontends.tui.front_end import TuiFrontEnd
 from cave_tui.frontends.tui.keys import is_text, move_focus
 from cave_tui.frontends.tui.messages import (
     AgentEvent,
@@ -54,23 +54,23 @@ from cave_tui.frontends.tui.messages import (
     ServicesReady,
     StartFailed,
     TurnFinished,
+    TurnOutcome,
 )
 from cave_tui.frontends.tui.screens.base import ANSWER_GRACE, CaveModal, KeyRoute
 from cave_tui.frontends.tui.themes import BUNDLED, load_themes
 from cave_tui.frontends.tui.widgets.chat import ChatPane
+from cave_tui.frontends.tui.widgets.conversation import Conversation
 from cave_tui.frontends.tui.widgets.inspector import Inspector, VarTable
 from cave_tui.frontends.tui.widgets.keybar import KeyBar
 from cave_tui.frontends.tui.widgets.prompt import PromptArea, PromptInput
 from cave_tui.frontends.tui.widgets.status import StatusLine
-from cave_tui.frontends.tui.widgets.steplog import StepLog, format_duration
+from cave_tui.frontends.tui.widgets.steplog import StepLog
 from cave_tui.models.base import Usage
-from cave_tui.printable import printable
 
 if TYPE_CHECKING:
     from textual.widget import Widget
 
     from cave_tui.agent import events as ev
-    from cave_tui.dataio.progress import Progress
 
 # The agent package is imported lazily: the app renders events by their type value.
 DOUBLE_PRESS_SECONDS = 2.0
@@ -88,77 +88,6 @@ def _slash_commands() -> Any:
 
 
 FALLBACK_THEME = "cave-dark"
-
-
-class TuiFrontEnd:
-    """`FrontEnd` for the app: what commands ask of it, one method per action.
-
-    `print` and `progress` may be called from any thread (a loader reports progress from its
-    worker thread): off the app's thread they only post a message.
-    """
-
-    def __init__(self, app: CaveApp) -> None:
-        self.app = app
-
-    def print(self, text: str, *, style: str = "") -> None:
-        if self.app.in_app_thread:
-            self.app.chat.add_notice(text, style or "info")
-        else:
-            self.app.post_message(ChatNotice(text, style or "info"))
-
-    async def confirm(self, question: str) -> bool:
-        from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
-
-        return bool(await self.app.ask_screen(ConfirmScreen(question)))
-
-    def progress(self, progress: Progress, label: str) -> None:
-        self.app.post_message(LoadProgress(progress, label))
-
-    def theme_names(self) -> list[str]:
-        return sorted(self.app.available_themes)
-
-    def current_theme(self) -> str:
-        return self.app.theme
-
-    def quit(self) -> None:
-        self.app.call_later(self.app.action_request_quit)
-
-    def clear(self) -> None:
-        self.app.action_clear()
-
-    def set_theme(self, name: str) -> None:
-        self.app.set_theme(name)
-
-    def insert(self, text: str, *, replace: bool = False) -> None:
-        if replace:
-            self.app.prompt.set_text(text)
-            self.app.prompt.focus()
-        else:
-            self.app.prompt.insert_text(text)
-
-    def refresh_status(self) -> None:
-        self.app.update_status()
-
-    def show(self, name: str) -> None:
-        self.app.open_detail(name)
-
-    def render(self, event: Any) -> None:
-        self.app.render_event(event)
-
-    def replay_events(self, events: AsyncIterable[Any]) -> None:
-        self.app.replay(events)
-
-    def replay_session(self, folder: Path, *, speed: float = 1.0, trust: bool = False) -> None:
-        self.app.replay_session(folder, speed=speed, trust=trust)
-
-    def session_loaded(self, transcript: list[Any]) -> None:
-        # The inspector follows the runtime's own change reports.
-        self.app.action_clear()
-        self.app.draw_transcript(transcript)
-        self.app.update_status()
-
-    def notify(self, message: str, severity: Severity = "information") -> None:
-        self.app.notify(printable(message), severity=severity, markup=False)  # names, errors
 
 
 class CaveApp(App[None]):
@@ -248,18 +177,19 @@ class CaveApp(App[None]):
 
     def compose(self) -> ComposeResult:
         # References are kept: `query_one` would search a modal screen when one is open.
-        self.chat = ChatPane(id="chat")
-        self.steplog = StepLog(id="log")
-        self.inspector = Inspector(id="inspector")
-        prompt_area = PromptArea(history=self.history, completer=registry.complete)
-        self.prompt: PromptInput = prompt_area.input
         self.status = StatusLine(id="status", clock=self.clock, animate=self.animate_ui)
         if self.busy:
             self.status.busy = True
+        self.conversation = Conversation(
+            self.status, on_usage=self._count_usage, animate=self.animate_ui, id="work"
+        )
+        self.chat: ChatPane = self.conversation.chat
+        self.steplog: StepLog = self.conversation.steplog
+        self.inspector = Inspector(id="inspector")
+        prompt_area = PromptArea(history=self.history, completer=registry.complete)
+        self.prompt: PromptInput = prompt_area.input
         with Horizontal(id="main"):
-            with Vertical(id="work"):
-                yield self.chat
-                yield self.steplog
+            yield self.conversation
             yield self.inspector
         yield prompt_area
         yield self.status
@@ -601,7 +531,7 @@ class CaveApp(App[None]):
             self.services.emit(event)
             self.post_message(AgentEvent(event))
 
-        outcome = "done"
+        outcome = TurnOutcome.DONE
         try:
             await self.services.start()
             result = await replay_session(
@@ -612,12 +542,12 @@ class CaveApp(App[None]):
         except asyncio.CancelledError:
             cancelled = ev.CancelledEvent(content="Replay interrupted: the namespace is kept.")
             self.post_message(AgentEvent(cancelled))
-            self.post_message(TurnFinished("cancelled"))
+            self.post_message(TurnFinished(TurnOutcome.CANCELLED))
             raise
         except Exception as exc:
             error = ev.ErrorEvent(content=f"cannot replay {folder}: {exc}", kind="replay")
             self.post_message(AgentEvent(error))
-            outcome = "error"
+            outcome = TurnOutcome.ERROR
         self.post_message(TurnFinished(outcome))
 
     def on_replay_finished(self, message: ReplayFinished) -> None:
@@ -635,7 +565,7 @@ class CaveApp(App[None]):
     async def _consume(self, events: AsyncIterable[ev.Event]) -> None:
         from cave_tui.agent import events as ev
 
-        outcome = "done"
+        outcome = TurnOutcome.DONE
         try:
             async for event in events:
                 self.post_message(AgentEvent(event))
@@ -643,13 +573,13 @@ class CaveApp(App[None]):
             cancelled = ev.CancelledEvent(content="Interrupted: the partial output is kept.")
             self.services.emit(cancelled)
             self.post_message(AgentEvent(cancelled))
-            self.post_message(TurnFinished("cancelled"))
+            self.post_message(TurnFinished(TurnOutcome.CANCELLED))
             raise
         except Exception as exc:
             error = ev.ErrorEvent(content=f"{type(exc).__name__}: {exc}", kind="app")
             self.services.emit(error)
             self.post_message(AgentEvent(error))
-            outcome = "error"
+            outcome = TurnOutcome.ERROR
         self.post_message(TurnFinished(outcome))
 
     async def _approve(self, code: str, step: int) -> str | None:
@@ -693,176 +623,23 @@ class CaveApp(App[None]):
 
     def render_event(self, event: ev.Event) -> None:
         """Draw one core event (live, replayed, or from a command like /compact)."""
-        kind = event.type
-        agent = event.agent
-        chat, log, status = self.chat, self.steplog, self.status
-        if agent == "user":
-            self._render_user_code(event)
-            return
-        if kind == "user":
-            chat.add_user(event.content)
-            log.new_turn()
-            status.step = 0
-        elif kind == "step":
-            status.step = event.step
-            status.activity = "thinking"
-            status.model_called()
-        elif kind == "text":
-            written = getattr(event, "written", event.content)
-            chat.reply(event.step, agent).feed(written)
-            status.activity = "writing"
-            status.streamed(written)
-        elif kind == "code":
-            code = getattr(event, "code", event.content)
-            earlier = log.current(event.step, agent)
-            if earlier is not None and earlier.outcome == "running":  # edited before it ran
-                chat.reply(event.step, agent).show_edit(code)
-            log.add_code(event.step, agent, code)
-            status.activity = f"running step {event.step}"
-            status.reply_done()
-        elif kind == "output":
-            entry = log.current(event.step, agent)
-            if entry is not None:
-                entry.add_output(event.content, getattr(event, "dropped", 0))
-        elif kind == "execution_output":
-            changed = list(getattr(event, "changed", []))
-            duration = self._duration(getattr(event, "duration", None))
-            entry = log.current(event.step, agent)
-            if entry is not None:
-                entry.finish(
-                    "ok", output=getattr(event, "output", ""), duration=duration, changed=changed
-                )
-            reply = chat.existing_reply(event.step, agent)
-            if reply is not None:
-                text = "✓ ran" + (f" in {duration}" if duration else "")
-                if changed:
-                    text += " · changed " + ", ".join(changed[:6])
-                reply.set_status(text, "success")
-        elif kind in ("execution_error", "security_error"):
-            blocked = kind == "security_error"
-            error_type = "blocked" if blocked else (getattr(event, "error_type", "") or "error")
-            entry = log.current(event.step, agent)
-            if entry is not None:
-                entry.finish(
-                    error_type,
-                    output=getattr(event, "output", ""),
-                    error=getattr(event, "error", "") or event.content,
-                    duration=self._duration(getattr(event, "duration", None)),
-                    changed=list(getattr(event, "changed", [])),
-                )
-            reply = chat.existing_reply(event.step, agent)
-            if reply is not None:
-                reply.set_status(f"✗ {error_type}", "error")
-        elif kind == "final_response":
-            status.activity = "done"
-            status.reply_done()
-            if getattr(event, "unseen", False):  # FinalResponseEvent from final_answer()
-                chat.add_answer(event.content, agent)
-            if getattr(event, "unsupported", False):  # no successful cell backs it
-                from cave_tui.agent.events import UNSUPPORTED_MARK  # loaded: the event came from it
-
-                chat.add_notice(UNSUPPORTED_MARK, "warning")
-        elif kind == "max_steps_reached":
-            chat.add_notice(event.content, "warning")
-        elif kind == "notice":
-            from cave_tui.agent.events import NoticeKind  # loaded: the event came from it
-
-            if getattr(event, "kind", None) is NoticeKind.CODE_SKIPPED:
-                entry = log.current(event.step, agent)
-                if entry is not None:
-                    entry.finish("skipped")
-                reply = chat.existing_reply(event.step, agent)
-                if reply is not None:
-                    reply.set_status("skipped by you", "warning")
-            else:
-                chat.add_notice(event.content, "info")
-        elif kind == "intervention":
-            self._render_intervention(cast("ev.InterventionEvent", event))
-        elif kind == "retry":
-            chat.add_notice(f"Model call failed, {event.content}", "warning")
-        elif kind == "usage":
-            self.usage = self.usage + Usage(
-                getattr(event, "prompt_tokens", 0),
-                getattr(event, "completion_tokens", 0),
-                getattr(event, "total_tokens", 0),
-                model_calls=1,
-            )
-            status.tokens_in = self.usage.prompt_tokens
-            status.tokens_out = self.usage.completion_tokens
-            status.model = self.services.model_label  # a local model's speed
-            if self.services.is_litellm:
-                self._update_cost()
-        elif kind == "error":
-            chat.add_notice(
-                f"**Error** ({getattr(event, 'kind', 'error')}): {event.content}", "error"
-            )
-        elif kind == "cancelled":
-            chat.add_notice(event.content or "Interrupted.", "warning")
-            for entry in log.entries.values():
-                if entry.outcome == "running":
-                    entry.finish("interrupted")
-        elif kind == "compacting":
-            chat.add_notice("Compacting the conversation…", "info")
-        elif kind == "compacted":
-            before = getattr(event, "tokens_before", 0)
-            after = getattr(event, "tokens_after", 0)
-            chat.add_notice(f"Context compacted: {before:,} → {after:,} tokens.", "info")
-
-    def _render_intervention(self, event: ev.InterventionEvent) -> None:
-        """A policy's act: a note in the code log; a refusal ends its cell; a kept object
-        is told in the chat too (the user may want it back)."""
-        from cave_tui.agent.display import intervention_line
-        from cave_tui.agent.events import InterventionKind  # loaded: the event came from it
-
-        line = intervention_line(event)
-        entry = self.steplog.current(event.step, event.agent)
-        refused = event.kind is InterventionKind.REFUSE
-        if entry is not None and (refused or entry.outcome == "running"):  # never ran
-            entry.finish(f"not run · {event.policy}", error=event.content)
-        elif entry is not None:
-            entry.add_note(line)
-        if event.kind is InterventionKind.KEEP:
-            self.chat.add_notice(f"{event.content} (/restore NAME)", "info")
-        elif event.kind is not InterventionKind.TIP and entry is None:
-            self.chat.add_notice(line, "info")
+        self.conversation.show(event)
 
     def draw_transcript(self, events: list[ev.Event]) -> None:
         """Draw a recorded session's events (resume, /load) as they were; then it settles."""
-        for event in events:
-            self.render_event(event)
-        self.chat.flush_all()
-        self.status.activity = ""
+        self.conversation.draw(events)
 
-    def _render_user_code(self, event: ev.Event) -> None:
-        from cave_tui.agent import events as ev  # loaded: the event came from it
-
-        log = self.steplog
-        if isinstance(event, ev.CodeEvent):
-            log.add_code(0, "user", getattr(event, "code", event.content))
-            return
-        entry = log.current(0, "user")
-        if entry is None:
-            return
-        if isinstance(event, ev.OutputEvent):
-            entry.add_output(event.content, getattr(event, "dropped", 0))
-            return
-        changed = list(getattr(event, "changed", []))
-        duration = self._duration(getattr(event, "duration", None))
-        if isinstance(event, ev.ExecutionOutputEvent):
-            entry.finish(
-                "ok", output=getattr(event, "output", ""), duration=duration, changed=changed
-            )
-        else:
-            entry.finish(
-                getattr(event, "error_type", "") or "error",
-                output=getattr(event, "output", ""),
-                error=getattr(event, "error", "") or event.content,
-                duration=duration,
-                changed=changed,
-            )
-
-    def _duration(self, seconds: float | None) -> str:
-        return format_duration(seconds) if self.animate_ui else ""
+    def _count_usage(self, event: ev.UsageEvent) -> None:
+        """A model call's tokens: added to the run's, shown with its cost (LiteLLM's)."""
+        self.usage = self.usage + Usage(
+            event.prompt_tokens, event.completion_tokens, event.total_tokens, model_calls=1
+        )
+        status = self.status
+        status.tokens_in = self.usage.prompt_tokens
+        status.tokens_out = self.usage.completion_tokens
+        status.model = self.services.model_label  # a local model's speed
+        if self.services.is_litellm:
+            self._update_cost()
 
     @work(group="cost", exclusive=True, exit_on_error=False)
     async def _update_cost(self) -> None:
@@ -1085,8 +862,7 @@ class CaveApp(App[None]):
             self.notify("No folded output in the log.", severity="information")
 
     def action_clear(self) -> None:
-        self.chat.clear()
-        self.steplog.clear()
+        self.conversation.clear()
 
 
 async def _listing_off_loop(runtime: Any) -> Any:
