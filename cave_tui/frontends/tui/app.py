@@ -1,9 +1,12 @@
-"""`CaveApp`: the Textual front end.
+"""`CaveApp`: the Textual front end, the wiring of the screen.
 
-Over 400 lines because it is the wiring of the whole screen: one handler per message and
-per key action, and `TuiFrontEnd` (what commands ask of the app), which calls into it.
-What has a concern of its own lives beside it: widgets/, screens/, keys.py (key order),
-messages.py (what workers post).
+One handler per message and per key action; each concern with a name of its own lives
+beside it, and the app holds one of each: `Conversation` (widgets/conversation.py: the chat
+and the code log, one handler per event class), `TurnRunner` (turns.py), `SentLines`
+(sent_lines.py: what a sent line does, and its queue), `KeyRouter` (key_routing.py),
+`ExitControl` (exiting.py), `NamespaceFeed` (namespace_feed.py: the inspector's rows),
+`ThemeChoice` (theme_choice.py), `AppStart` (start_up.py), `TuiFrontEnd` (front_end.py:
+what commands ask of the app); messages.py holds what workers post.
 
 Data flows one way. The app sends requests to the core (a task, a command, a line
 of Python) and renders the events the core streams back. Turns run in an async
@@ -21,7 +24,6 @@ Extension points for other features (see docs/tui.md):
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections.abc import AsyncIterable, Callable
@@ -57,6 +59,7 @@ from cave_tui.frontends.tui.messages import (
 from cave_tui.frontends.tui.namespace_feed import NamespaceFeed
 from cave_tui.frontends.tui.screens.base import ANSWER_GRACE
 from cave_tui.frontends.tui.sent_lines import SentLines
+from cave_tui.frontends.tui.start_up import STARTUP_DELAY, AppStart
 from cave_tui.frontends.tui.theme_choice import ThemeChoice
 from cave_tui.frontends.tui.turns import TurnRunner
 from cave_tui.frontends.tui.widgets.chat import ChatPane
@@ -72,10 +75,6 @@ if TYPE_CHECKING:
     from textual.widget import Widget
 
     from cave_tui.agent import events as ev
-
-# The agent package is imported lazily: the app renders events by their type value.
-MEMORY_REFRESH = 2.0  # seconds between updates of the runtime's memory in the status line
-STARTUP_DELAY = 0.3  # idle time before the runtime is built (typing pushes it back)
 
 
 def _slash_commands() -> Any:
@@ -125,7 +124,6 @@ class CaveApp(App[None]):
         self.animate_ui = animate
         if not animate:
             self.animation_level = "none"
-        self.start_delay = start_delay
         self.answer_grace = answer_grace  # a dialog's quiet time before an answer key counts
         path = history_path() if history_file is True else (history_file or None)
         self.history = InputHistory(path)
@@ -133,7 +131,6 @@ class CaveApp(App[None]):
         self.ctx = CommandContext(services, self.front_end)
         self.usage = Usage()
         self.keys = KeyRouter(self)
-        self._memory_timer: Any = None  # refreshes the runtime's memory in the status line
         # (session folder, speed, trust) replayed once the runtime is up (`cave demo`)
         self.startup_replay: tuple[Path, float, bool] | None = None
         self.startup_tasks: list[str] = []  # asked in order once the runtime is up (cave demo)
@@ -145,6 +142,7 @@ class CaveApp(App[None]):
         self.exiting = ExitControl(self)
         self.namespace = NamespaceFeed(self)
         self.lines = SentLines(self)
+        self.start_up = AppStart(self, start_delay)
         services.approver = self.turns.approve
         # Every namespace change reaches the inspector from the runtime itself.
         services.namespace_hooks.append(lambda change: self.post_message(NamespaceChanged(change)))
@@ -204,29 +202,10 @@ class CaveApp(App[None]):
         if self.services.model is None and self.startup_replay is None:
             self.chat.add_notice(NO_MODEL_HELP, "warning")
         self.exiting.install_signal_handlers()
-        # Build the runtime (IPython import) only once the first frame is on screen and the
-        # input takes keys: its import competes for the GIL with the first paint.
-        self._start_timer: Any = None
-        if self.start_delay > 0:
-            self._start_timer = self.set_timer(self.start_delay, self._start_when_idle)
-        else:
-            self.start_services()
-
-    def _start_when_idle(self) -> None:
-        self._start_timer = None
-        self.start_services()
+        self.start_up.begin()  # start_up.py: once the first frame is drawn
 
     def on_unmount(self) -> None:
         self.exiting.remove_signal_handlers()
-
-    @work(group="startup", exit_on_error=False)
-    async def start_services(self) -> None:
-        try:
-            await self.services.start()
-        except Exception as exc:
-            self.post_message(StartFailed(f"{type(exc).__name__}: {exc}"))
-            return
-        self.post_message(ServicesReady())
 
     @property
     def in_app_thread(self) -> bool:
@@ -246,25 +225,7 @@ class CaveApp(App[None]):
         self.chat.add_notice(f"The runtime could not start: {message.error}", "error")
 
     def on_services_ready(self, message: ServicesReady) -> None:
-        self.draw_transcript(self.services.transcript)
-        self.services.transcript.clear()
-        self.chat.add_notice(self.services.boundary_notice, "dim")
-        for notice in self.services.notices:
-            self.chat.add_notice(notice, "warning")
-        self.services.notices.clear()
-        self.update_status()
-        if self._memory_timer is None:  # the runtime's memory in the status line, kept current
-            self._memory_timer = self.set_interval(MEMORY_REFRESH, self.update_status)
-        self.refresh_inspector()
-        if self.startup_replay is not None:
-            folder, speed, trust = self.startup_replay
-            self.startup_replay = None
-            self.replay_session(folder, speed=speed, trust=trust)
-        elif self.startup_tasks and self.services.model is not None:
-            first, *rest = self.startup_tasks
-            self.startup_tasks = []
-            self.lines.queue(rest)
-            self.lines.run(first, queued=True)
+        self.start_up.ready()
 
     # -- status --------------------------------------------------------------------------------
     def update_status(self) -> None:
@@ -287,8 +248,7 @@ class CaveApp(App[None]):
     def _typing(self) -> None:
         # The runtime's build (IPython import) competes with typing for the GIL: while the
         # user types before it started, push it back; a submitted task starts it at once.
-        if self._start_timer is not None:
-            self._start_timer.reset()
+        self.start_up.typed()
 
     # -- input (sent_lines.py) ----------------------------------------------------------------
     @on(PromptInput.Submitted)
@@ -322,26 +282,6 @@ class CaveApp(App[None]):
 
     def on_replay_finished(self, message: ReplayFinished) -> None:
         self.turns.replay_finished(message)
-
-    async def ask_screen(self, screen: Any) -> Any:
-        """Push a modal screen and wait for its result (from any task, worker or not).
-
-        If the waiting task is cancelled (the turn was interrupted), the screen is closed.
-        """
-        loop = asyncio.get_running_loop()
-        result: asyncio.Future[Any] = loop.create_future()
-
-        def done(value: Any) -> None:
-            if not result.done():
-                result.set_result(value)
-
-        self.push_screen(screen, callback=done)
-        try:
-            return await result
-        except asyncio.CancelledError:
-            if screen.is_attached and self.screen is screen:
-                self.pop_screen()
-            raise
 
     def on_agent_event(self, message: AgentEvent) -> None:
         self.render_event(message.event)

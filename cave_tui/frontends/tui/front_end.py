@@ -33,9 +33,11 @@ class TuiFrontEnd:
             self.app.post_message(ChatNotice(text, style or "info"))
 
     async def confirm(self, question: str) -> bool:
+        from cave_tui.frontends.tui.screens.base import ask_screen
         from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
 
-        return bool(await self.app.ask_screen(ConfirmScreen(question)))
+        answer: bool | None = await ask_screen(self.app, ConfirmScreen(question))
+        return bool(answer)
 
     def progress(self, progress: Progress, label: str) -> None:
         self.app.post_message(LoadProgress(progress, label))

@@ -114,11 +114,11 @@ class TurnRunner:
     async def approve(self, code: str, step: int) -> str | None:
         """Approval mode: the user's answer for a step's code (its edit, or None to skip)."""
         from cave_tui.frontends.tui.screens.approve import ApprovalScreen
+        from cave_tui.frontends.tui.screens.base import ask_screen
 
         self.app.status.approving = True
         try:
-            result: str | None = await self.app.ask_screen(ApprovalScreen(code, step))
-            return result
+            return await ask_screen(self.app, ApprovalScreen(code, step))
         finally:
             self.app.status.approving = False
 
