@@ -34,7 +34,6 @@ from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.reactive import var
 from textual.worker import Worker
 
 from cave_tui.app.commands import CommandContext, load_commands, registry
@@ -43,6 +42,7 @@ from cave_tui.app.history import InputHistory
 from cave_tui.app.services import NO_MODEL_HELP, AppServices
 from cave_tui.frontends.tui.exiting import ExitControl
 from cave_tui.frontends.tui.front_end import TuiFrontEnd
+from cave_tui.frontends.tui.host import CaveHost
 from cave_tui.frontends.tui.key_routing import KeyRouter
 from cave_tui.frontends.tui.messages import (
     AgentEvent,
@@ -62,7 +62,6 @@ from cave_tui.frontends.tui.sent_lines import SentLines
 from cave_tui.frontends.tui.start_up import STARTUP_DELAY, AppStart
 from cave_tui.frontends.tui.theme_choice import ThemeChoice
 from cave_tui.frontends.tui.turns import TurnRunner
-from cave_tui.frontends.tui.widgets.chat import ChatPane
 from cave_tui.frontends.tui.widgets.conversation import Conversation
 from cave_tui.frontends.tui.widgets.inspector import Inspector, VarTable
 from cave_tui.frontends.tui.widgets.keybar import KeyBar
@@ -85,7 +84,7 @@ def _slash_commands() -> Any:
     return SlashCommands
 
 
-class CaveApp(App[None]):
+class CaveApp(CaveHost):
     """Chat, code/output log, live namespace inspector, one input."""
 
     CSS_PATH = "app.tcss"
@@ -102,8 +101,6 @@ class CaveApp(App[None]):
         Binding("ctrl+l", "clear", "Clear", show=False, id="cave.clear"),
         Binding("ctrl+o", "unfold", "Unfold output", show=False, id="cave.unfold"),
     ]
-
-    busy = var(False, bindings=True)
 
     def __init__(
         self,
@@ -156,11 +153,11 @@ class CaveApp(App[None]):
         self.conversation = Conversation(
             self.status, on_usage=self._count_usage, animate=self.animate_ui, id="work"
         )
-        self.chat: ChatPane = self.conversation.chat
+        self.chat = self.conversation.chat
         self.steplog: StepLog = self.conversation.steplog
         self.inspector = Inspector(id="inspector")
         prompt_area = PromptArea(history=self.history, completer=registry.complete)
-        self.prompt: PromptInput = prompt_area.input
+        self.prompt = prompt_area.input
         with Horizontal(id="main"):
             yield self.conversation
             yield self.inspector
@@ -264,6 +261,11 @@ class CaveApp(App[None]):
 
     def run_command_line(self, line: str) -> None:
         self.lines.run_command_line(line)
+
+    def run_lines(self, lines: list[str]) -> None:
+        first, *rest = lines
+        self.lines.queue(rest)
+        self.lines.run(first, queued=True)
 
     # -- turns (turns.py) ----------------------------------------------------------------------
     def start_turn(self, task: str) -> None:

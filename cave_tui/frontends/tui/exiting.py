@@ -15,7 +15,7 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cave_tui.frontends.tui.app import CaveApp
+    from cave_tui.frontends.tui.host import CaveHost
 
 DOUBLE_PRESS_SECONDS = 2.0
 LEAVE_AFTER_SIGNAL = 10.0  # seconds a signalled app may take to restore the terminal
@@ -24,7 +24,7 @@ LEAVE_AFTER_SIGNAL = 10.0  # seconds a signalled app may take to restore the ter
 class ExitControl:
     """The app's quit keys and signals; one exit task at a time."""
 
-    def __init__(self, app: CaveApp) -> None:
+    def __init__(self, app: CaveHost) -> None:
         self.app = app
         self._last_ctrl_c = -1e9
         self._quitting = False

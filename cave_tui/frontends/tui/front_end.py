@@ -13,7 +13,7 @@ from cave_tui.printable import printable
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
     from cave_tui.dataio.progress import Progress
-    from cave_tui.frontends.tui.app import CaveApp
+    from cave_tui.frontends.tui.host import CaveHost
 
 
 class TuiFrontEnd:
@@ -23,7 +23,7 @@ class TuiFrontEnd:
     worker thread): off the app's thread they only post a message.
     """
 
-    def __init__(self, app: CaveApp) -> None:
+    def __init__(self, app: CaveHost) -> None:
         self.app = app
 
     def print(self, text: str, *, style: str = "") -> None:

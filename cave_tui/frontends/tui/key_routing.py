@@ -18,13 +18,13 @@ from cave_tui.frontends.tui.widgets.prompt import PromptInput
 if TYPE_CHECKING:
     from textual.widget import Widget
 
-    from cave_tui.frontends.tui.app import CaveApp
+    from cave_tui.frontends.tui.host import CaveHost
 
 
 class KeyRouter:
     """Routes the app's keys and pastes; `consumed` says when Textual must not see one."""
 
-    def __init__(self, app: CaveApp) -> None:
+    def __init__(self, app: CaveHost) -> None:
         self.app = app
         self.early: list[events.Key | events.Paste] | None = []  # None once the input has focus
 

@@ -14,14 +14,14 @@ from cave_tui.app.commands import registry
 from cave_tui.frontends.tui.messages import NamespaceRows
 
 if TYPE_CHECKING:
-    from cave_tui.frontends.tui.app import CaveApp
+    from cave_tui.frontends.tui.host import CaveHost
     from cave_tui.runtime.shipped.summary import VarInfo
 
 
 class NamespaceFeed:
     """One namespace listing at a time; changes that arrive meanwhile make one more."""
 
-    def __init__(self, app: CaveApp) -> None:
+    def __init__(self, app: CaveHost) -> None:
         self.app = app
         self._loading = False
         self._dirty = False

@@ -16,13 +16,13 @@ from cave_tui.app.commands import registry
 from cave_tui.app.services import NO_MODEL_HELP
 
 if TYPE_CHECKING:
-    from cave_tui.frontends.tui.app import CaveApp
+    from cave_tui.frontends.tui.host import CaveHost
 
 
 class SentLines:
     """Runs or queues the lines the user sends."""
 
-    def __init__(self, app: CaveApp) -> None:
+    def __init__(self, app: CaveHost) -> None:
         self.app = app
         self.queued: list[str] = []  # lines sent while a turn ran: they run next, in order
         self._last_command: Worker[None] | None = None  # the latest /command's worker

@@ -15,7 +15,7 @@ from textual.timer import Timer
 from cave_tui.frontends.tui.messages import ServicesReady, StartFailed
 
 if TYPE_CHECKING:
-    from cave_tui.frontends.tui.app import CaveApp
+    from cave_tui.frontends.tui.host import CaveHost
 
 MEMORY_REFRESH = 2.0  # seconds between updates of the runtime's memory in the status line
 STARTUP_DELAY = 0.3  # idle time before the runtime is built (typing pushes it back)
@@ -24,7 +24,7 @@ STARTUP_DELAY = 0.3  # idle time before the runtime is built (typing pushes it b
 class AppStart:
     """Starts the app's services once, when the screen is idle, and settles the screen after."""
 
-    def __init__(self, app: CaveApp, delay: float = STARTUP_DELAY) -> None:
+    def __init__(self, app: CaveHost, delay: float = STARTUP_DELAY) -> None:
         self.app = app
         self.delay = delay
         self._timer: Timer | None = None
@@ -75,7 +75,5 @@ class AppStart:
             app.startup_replay = None
             app.replay_session(folder, speed=speed, trust=trust)
         elif app.startup_tasks and services.model is not None:
-            first, *rest = app.startup_tasks
-            app.startup_tasks = []
-            app.lines.queue(rest)
-            app.lines.run(first, queued=True)
+            tasks, app.startup_tasks = app.startup_tasks, []
+            app.run_lines(tasks)

@@ -14,7 +14,7 @@ from cave_tui.frontends.tui.themes import BUNDLED, load_themes
 if TYPE_CHECKING:
     from textual.theme import Theme
 
-    from cave_tui.frontends.tui.app import CaveApp
+    from cave_tui.frontends.tui.host import CaveHost
 
 FALLBACK_THEME = "cave-dark"
 
@@ -22,7 +22,7 @@ FALLBACK_THEME = "cave-dark"
 class ThemeChoice:
     """Registers the themes with the app and follows its theme changes."""
 
-    def __init__(self, app: CaveApp, *, persist: bool = True) -> None:
+    def __init__(self, app: CaveHost, *, persist: bool = True) -> None:
         self.app = app
         self.persist = persist  # a chosen theme is saved in config.toml
         self.notices: list[str] = []  # shown in the chat once it is up

@@ -17,13 +17,13 @@ from cave_tui.app.services import NO_MODEL_HELP, AppServices
 from cave_tui.frontends.tui.messages import AgentEvent, ReplayFinished, TurnFinished, TurnOutcome
 
 if TYPE_CHECKING:
-    from cave_tui.frontends.tui.app import CaveApp
+    from cave_tui.frontends.tui.host import CaveHost
 
 
 class TurnRunner:
     """Starts the app's runs (one at a time, in the "agent" worker group) and says their end."""
 
-    def __init__(self, app: CaveApp) -> None:
+    def __init__(self, app: CaveHost) -> None:
         self.app = app
         self.services: AppServices = app.services
 
