@@ -5,6 +5,8 @@ event was told by its `type`, and for `getattr(event, ...)` guessing at a field.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,14 @@ if row.kind == "variable" or d.type == "bool" or outcome == "error": pass
 @pytest.mark.parametrize("path", SCANNED, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_front_ends_handle_events_by_class(path: Path) -> None:
     assert violations(path.read_text()) == [], path
+
+
+def test_the_event_classes_load_without_the_agent_loop() -> None:
+    """The TUI imports the event classes at start-up: that must not load the loop (core.py,
+    the models, the runtime), which `cave_tui.agent` loads on first use of `CaveAgent`."""
+    code = "import sys, cave_tui.agent.events\nprint(' '.join(sys.modules))"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(run.stdout.split())
+    assert "cave_tui.agent.events" in loaded
+    heavy = {"cave_tui.agent.core", "cave_tui.models", "cave_tui.runtime"}
+    assert not heavy & loaded, heavy & loaded
