@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import AsyncIterable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -71,12 +71,13 @@ from cave_tui.frontends.tui.widgets.steplog import StepLog
 from cave_tui.models.base import Usage
 
 if TYPE_CHECKING:
+    from textual.command import Provider
     from textual.widget import Widget
 
     from cave_tui.agent import events as ev
 
 
-def _slash_commands() -> Any:
+def _slash_commands() -> type[Provider]:
     from cave_tui.frontends.tui.palette import (
         SlashCommands,  # textual.command loads with the palette
     )

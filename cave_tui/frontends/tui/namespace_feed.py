@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cave_tui.app.commands import registry
 from cave_tui.frontends.tui.messages import NamespaceRows
 
 if TYPE_CHECKING:
     from cave_tui.frontends.tui.host import CaveHost
+    from cave_tui.runtime.base import Runtime
     from cave_tui.runtime.shipped.summary import VarInfo
 
 
@@ -100,7 +101,7 @@ class NamespaceFeed:
         app.chat.add_notice(f"Retrieved `{name}` to `{path}` ({size}).", "success")
 
 
-async def _listing_off_loop(runtime: Any) -> list[VarInfo]:
+async def _listing_off_loop(runtime: Runtime) -> list[VarInfo]:
     """`namespace_listing()` (every name), on a worker thread for the in-process runtime.
 
     Describing 10,000 names takes ~0.4 s of Python; off the event loop the app keeps
@@ -109,7 +110,5 @@ async def _listing_off_loop(runtime: Any) -> list[VarInfo]:
     from cave_tui.runtime.ipython import IPythonRuntime
 
     if isinstance(runtime, IPythonRuntime):
-        rows: list[VarInfo] = await asyncio.to_thread(asyncio.run, runtime.namespace_listing())
-        return rows
-    listed: list[VarInfo] = await runtime.namespace_listing()
-    return listed
+        return await asyncio.to_thread(asyncio.run, runtime.namespace_listing())
+    return await runtime.namespace_listing()
