@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from cave_tui.agent import events as ev
 from cave_tui.models.base import Message
@@ -10,7 +12,26 @@ from cave_tui.models.base import Message
 SKIPPED_NOTE = "The user chose not to run that code block; it did not run. Continue without it."
 SKIPPED_NOTICE = "code skipped by the user"
 
-Approver = Callable[[str], Awaitable[str | None]]
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """The step the user is asked to approve: the model's *code* at *step* of the turn."""
+
+    code: str
+    step: int
+
+
+@runtime_checkable
+class StepApprover(Protocol):
+    """An approval hook given the whole step (`ApprovalRequest`), not just its code."""
+
+    async def approve_step(self, request: ApprovalRequest) -> str | None:
+        """The code to run (maybe edited), or None to skip it."""
+        ...
+
+
+CodeApprover = Callable[[str], Awaitable[str | None]]  # upstream's hook: the code alone
+Approver = CodeApprover | StepApprover
 
 
 def edited_note(code: str) -> str:
@@ -25,7 +46,10 @@ async def gate(
 
     The model is told in *history* when its cell was skipped or edited.
     """
-    approved = await approve(code)
+    if isinstance(approve, StepApprover):
+        approved = await approve.approve_step(ApprovalRequest(code, step))
+    else:
+        approved = await approve(code)
     if approved is None:
         history.append({"role": "user", "content": SKIPPED_NOTE})
         yield ev.NoticeEvent(content=SKIPPED_NOTICE, step=step, kind=ev.NoticeKind.CODE_SKIPPED)

@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Any
 
 from cave_tui.agent import events as ev
-from cave_tui.agent.approval import SKIPPED_NOTE, gate
+from cave_tui.agent.approval import SKIPPED_NOTE, Approver, gate
+from cave_tui.agent.cells import CellAuthor, cell_event, run_cell
 from cave_tui.agent.events import InterventionKind
 from cave_tui.agent.extensions import AgentExtensions
 from cave_tui.agent.extraction import extract_code
@@ -89,7 +90,7 @@ class CaveAgent(AgentPrompt, AgentExtensions):
         context_window: int | None = DEFAULT_CONTEXT_WINDOW,
         name: str | None = None,
         namespace_budget: int | None = None,
-        approve: Callable[[str], Awaitable[str | None]] | None = None,
+        approve: Approver | None = None,
         stop_after_code: bool = True,
         final_answer: bool = True,
         loop_temperature: float | None = 0.7,
@@ -386,10 +387,18 @@ class CaveAgent(AgentPrompt, AgentExtensions):
                 return  # stopped before the cell started: the turn ends without it
             marks = MarkedAnswerFilter() if self.final_answer else None
             # Events of sub-agents driven by this cell arrive while it runs.
-            async for item in self._subagents.execute(code, self.max_exec_timeout, step):
+            cell_run = run_cell(
+                self.runtime,
+                code,
+                author=CellAuthor.AGENT,
+                timeout=self.max_exec_timeout,
+                step=step,
+                add_on=self._subagents,
+            )
+            async for item in cell_run:
                 if isinstance(item, ExecutionResult):
                     result = item
-                elif marks is not None and _own_output(item):
+                elif marks is not None and isinstance(item, ev.OutputEvent) and _own_output(item):
                     item.content = marks.feed(item.content)  # the answer is shown apart
                     if item.content or item.dropped:
                         yield item
@@ -420,7 +429,9 @@ class CaveAgent(AgentPrompt, AgentExtensions):
         message: Message = {"role": "user", "content": observation}
         self.history.append(message)
         cell.messages.append(message)
-        yield ev.cell_event(result, observation, step, appendix)
+        yield cell_event(
+            result, author=CellAuthor.AGENT, observation=observation, step=step, delivered=appendix
+        )
         notice = ev.runtime_notice(result, step)
         if notice is not None:  # the observation tells the model; this tells the user
             yield notice

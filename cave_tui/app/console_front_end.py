@@ -85,7 +85,7 @@ class ConsoleFrontEnd:
 
     async def _show(self, name: str) -> None:
         try:
-            detail = await self.services.runtime.detail(name)
+            detail = await self.services.live_runtime.detail(name)
         except KeyError as exc:
             self.print(str(exc).strip("'\""), style="error")
             return

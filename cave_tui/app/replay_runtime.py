@@ -83,8 +83,8 @@ def replay_runtime(
     the session's working folder (entered: the process works there from now on), and the
     notices to show. Raises ReplayRuntimeError when its sandbox cannot be had here, and
     OSError when the working folder cannot be entered."""
+    from cave_tui.app.runtime_choice import config_runtime, enter_workdir
     from cave_tui.app.sandbox_report import sandbox_problem
-    from cave_tui.app.services import config_runtime, enter_workdir
 
     flags, notices = replay_flags(meta, kernel=kernel, sandbox=sandbox)
     config = load_config(flags)

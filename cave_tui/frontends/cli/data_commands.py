@@ -245,7 +245,7 @@ async def _run_task(
     finally:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(sig)
-        services.exit_status = status
+        services.note_exit(status)
         ran.append(status)
         await services.shutdown(leave_on_signals=True)  # Ctrl+C, SIGTERM again: leave now
         if services.left is not None:
@@ -321,7 +321,8 @@ async def _stream_turn(services: AppServices, task: str, as_json: bool) -> str:
             usage = usage + Usage(event.prompt_tokens, event.completion_tokens, event.total_tokens)
         if isinstance(event, ev.FinalResponseEvent | ev.MaxStepsReachedEvent | ev.ErrorEvent):
             content = event.content
-    status = services.data_features.recorder.turn_status or "error"
+    recorder = services.session
+    status = (recorder.turn_status if recorder is not None else None) or "error"
     if renderer is not None:
         renderer.close(
             AgentResponse(

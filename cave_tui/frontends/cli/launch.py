@@ -81,7 +81,7 @@ def build_services(launch: LaunchOptions | Mapping[str, SettingValue], *, need_m
             hint = declared(name).setting.flags[0].partition("/")[0]
             raise typer.BadParameter(str(exc), param_hint=hint) from None
     config = load_config(launch.settings)
-    from cave_tui.app.services import enter_workdir
+    from cave_tui.app.runtime_choice import enter_workdir
 
     try:
         enter_workdir(config)
@@ -102,12 +102,10 @@ def build_services(launch: LaunchOptions | Mapping[str, SettingValue], *, need_m
     spec = model_spec(config)
     if spec or need_model:
         model = build_model(spec, config.api_base, credentials, **config.model_timeouts)
-    services = AppServices(config, model=model)
-    services.credentials = credentials
+    services = AppServices(config, model=model, credentials=credentials, launch=launch)
     notice = moved_notice(credentials)
     if notice is not None:
         services.notices.append(notice)
-    services.launch = launch
     return services
 
 
@@ -193,7 +191,7 @@ def _guarded(services: Any, body: Any) -> int:
         services.leave_now("Ctrl+C was pressed again", EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
     except Exception:
-        services.exit_status = services.exit_status or "crashed"
+        services.note_exit("crashed")
         asyncio.run(services.shutdown())
         raise
 
@@ -229,10 +227,10 @@ def open_app(
             app.startup_tasks = list(tasks or [])
             await app.run_async()
             if app.return_code:  # Textual caught an unhandled error and closed the app
-                services.exit_status = services.exit_status or "crashed"
+                services.note_exit("crashed")
             return app.return_code or 0
         except BaseException:
-            services.exit_status = services.exit_status or "crashed"
+            services.note_exit("crashed")
             raise
         finally:
             await services.shutdown()

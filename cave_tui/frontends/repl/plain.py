@@ -290,7 +290,7 @@ def draw_transcript(console: Console, events: list[ev.Event]) -> None:
 
 
 def _on_signal(services: AppServices, stop: asyncio.Event, main: Any) -> None:
-    services.exit_status = services.exit_status or "terminated"
+    services.note_exit("terminated")
     stop.set()
     if main is not None:
         main.cancel()

@@ -67,6 +67,7 @@ from cave_tui.printable import printable
 
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
+    from cave_tui.agent.approval import ApprovalRequest
     from cave_tui.dataio.progress import Progress
 
 # The agent package is imported lazily: the app renders events by their type value.
@@ -221,7 +222,7 @@ class CaveApp(App[None]):
         self._register_themes()
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
-        services.approver = self._approve
+        services.use_approver(self._approve)
         # Every namespace change reaches the inspector from the runtime itself.
         services.namespace_hooks.append(lambda change: self.post_message(NamespaceChanged(change)))
         self._inspector_loading = False
@@ -341,7 +342,7 @@ class CaveApp(App[None]):
                 pass
 
     def _on_signal(self, sig: int) -> None:
-        self.services.exit_status = self.services.exit_status or "terminated"
+        self.services.note_exit("terminated")
         self._forced_quit = True
         if self._quitting:  # signalled again while saving before exit: leave now
             name = signal.Signals(sig).name
@@ -630,12 +631,12 @@ class CaveApp(App[None]):
             outcome = "error"
         self.post_message(TurnFinished(outcome))
 
-    async def _approve(self, code: str, step: int) -> str | None:
+    async def _approve(self, request: ApprovalRequest) -> str | None:
         from cave_tui.frontends.tui.screens.approve import ApprovalScreen
 
         self.status.approving = True
         try:
-            return await self.ask_screen(ApprovalScreen(code, step))
+            return await self.ask_screen(ApprovalScreen(request.code, request.step))
         finally:
             self.status.approving = False
 
@@ -768,7 +769,7 @@ class CaveApp(App[None]):
             status.tokens_in = self.usage.prompt_tokens
             status.tokens_out = self.usage.completion_tokens
             status.model = self.services.model_label  # a local model's speed
-            if self.services.is_litellm:
+            if self.services.priced:
                 self._update_cost()
         elif kind == "error":
             chat.add_notice(
@@ -920,7 +921,7 @@ class CaveApp(App[None]):
         from cave_tui.app.detail import default_filename, free_path, human_bytes, write_object
 
         try:
-            obj = await self.services.runtime.retrieve(name)
+            obj = await self.services.live_runtime.retrieve(name)
             path = free_path(Path.cwd() / "retrieved", default_filename(name, obj))
             await asyncio.to_thread(write_object, obj, path)
         except Exception as exc:
@@ -1073,9 +1074,7 @@ async def _listing_off_loop(runtime: Any) -> Any:
     Describing 10,000 names takes ~0.4 s of Python; off the event loop the app keeps
     drawing meanwhile. The kernel runtime's listing is already asynchronous I/O.
     """
-    from cave_tui.runtime.ipython import IPythonRuntime
-
-    if isinstance(runtime, IPythonRuntime):
+    if runtime.in_process:
         return await asyncio.to_thread(asyncio.run, runtime.namespace_listing())
     return await runtime.namespace_listing()
 
