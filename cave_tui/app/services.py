@@ -129,6 +129,11 @@ class AppServices:
     def credentials(self) -> Credentials | None:
         return self.models.credentials
 
+    @credentials.setter
+    def credentials(self, credentials: Credentials | None) -> None:
+        """API keys taken out of the environment, for the models built from now on."""
+        self.models.credentials = credentials
+
     @property
     def session(self) -> SessionRecorder | None:
         """The recording, when there is one (`SessionState.recorder`: its one place)."""
@@ -141,6 +146,11 @@ class AppServices:
     @property
     def sessions_dir(self) -> Path | None:
         return self.sessions.sessions_dir
+
+    @sessions_dir.setter
+    def sessions_dir(self, folder: Path | None) -> None:
+        """Where sessions are recorded and listed (`SessionState.sessions_dir`)."""
+        self.sessions.sessions_dir = folder
 
     @property
     def transcript(self) -> list[ev.Event]:

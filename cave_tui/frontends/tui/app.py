@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import AsyncIterable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -66,10 +66,13 @@ from cave_tui.models.base import Usage
 from cave_tui.printable import printable
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
     from cave_tui.agent import events as ev
     from cave_tui.agent.approval import ApprovalRequest
     from cave_tui.dataio.progress import Progress
 
+ScreenResult = TypeVar("ScreenResult")  # what a modal screen gives back
 # The agent package is imported lazily: the app renders events by their type value.
 DOUBLE_PRESS_SECONDS = 2.0
 LEAVE_AFTER_SIGNAL = 10.0  # seconds a signalled app may take to restore the terminal
@@ -107,7 +110,8 @@ class TuiFrontEnd:
     async def confirm(self, question: str) -> bool:
         from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
 
-        return bool(await self.app.ask_screen(ConfirmScreen(question)))
+        answer = await self.app.ask_screen(ConfirmScreen(question))
+        return answer is True
 
     def progress(self, progress: Progress, label: str) -> None:
         self.app.post_message(LoadProgress(progress, label))
@@ -140,16 +144,16 @@ class TuiFrontEnd:
     def show(self, name: str) -> None:
         self.app.open_detail(name)
 
-    def render(self, event: Any) -> None:
+    def render(self, event: ev.Event) -> None:
         self.app.render_event(event)
 
-    def replay_events(self, events: AsyncIterable[Any]) -> None:
+    def replay_events(self, events: AsyncIterable[ev.Event]) -> None:
         self.app.replay(events)
 
     def replay_session(self, folder: Path, *, speed: float = 1.0, trust: bool = False) -> None:
         self.app.replay_session(folder, speed=speed, trust=trust)
 
-    def session_loaded(self, transcript: list[Any]) -> None:
+    def session_loaded(self, transcript: list[ev.Event]) -> None:
         # The inspector follows the runtime's own change reports.
         self.app.action_clear()
         self.app.draw_transcript(transcript)
@@ -640,15 +644,15 @@ class CaveApp(App[None]):
         finally:
             self.status.approving = False
 
-    async def ask_screen(self, screen: Any) -> Any:
+    async def ask_screen(self, screen: Screen[ScreenResult]) -> ScreenResult | None:
         """Push a modal screen and wait for its result (from any task, worker or not).
 
         If the waiting task is cancelled (the turn was interrupted), the screen is closed.
         """
         loop = asyncio.get_running_loop()
-        result: asyncio.Future[Any] = loop.create_future()
+        result: asyncio.Future[ScreenResult | None] = loop.create_future()
 
-        def done(value: Any) -> None:
+        def done(value: ScreenResult | None) -> None:
             if not result.done():
                 result.set_result(value)
 
