@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from cave_tui.agent import CaveAgent
     from cave_tui.agent import events as ev
     from cave_tui.agent.approval import ApprovalRequest
-    from cave_tui.app.startup import DataFeatures
     from cave_tui.models.base import Model, Usage
     from cave_tui.models.credentials import Credentials
     from cave_tui.runtime.base import NamespaceChange, Runtime
@@ -158,19 +157,15 @@ class AppServices:
         return self.sessions.transcript
 
     @property
-    def data_features(self) -> DataFeatures:
-        """The session/data features (`startup.install`); RuntimeError before they are."""
-        from cave_tui.app.startup import DataFeatures
-
-        if not isinstance(self.features, DataFeatures):
-            raise RuntimeError("no session features installed (app.startup.install)")
+    def data_features(self) -> SessionFeatures | None:
+        """The session/data features (`startup.install`), None before they are plugged in."""
         return self.features
 
     def use_session(self, features: SessionFeatures) -> None:
         """Plug *features* in: they start with the runtime, stream each turn, see every
         event and run at exit (`SessionFeatures`)."""
         self.features = features
-        self.ready_hooks.append(features.on_ready)
+        self.ready_hooks.append(lambda _services: features.on_ready())
         self.exits.exit_hooks.append(features.on_exit)
         self.exits.leave_hooks.append(features.leave_now)
         self.event_hooks.append(features.on_event)

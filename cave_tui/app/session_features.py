@@ -1,6 +1,7 @@
 """The session part of `AppServices`: the recording (one source of truth) and the
 `SessionFeatures` protocol the session/data features implement (`startup.DataFeatures`)
-to plug into a front-end session: start-up, each turn's events, the user's own cells, exit.
+to plug into a front-end session: start-up, each turn's events, the user's own cells, exit
+and its dump.
 Never imports Textual."""
 
 from __future__ import annotations
@@ -12,14 +13,13 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
-    from cave_tui.app.services import AppServices
     from cave_tui.session import SessionRecorder
 
 
 class SessionFeatures(Protocol):
     """What a session feature does at each point of a front-end session."""
 
-    async def on_ready(self, services: AppServices) -> None:
+    async def on_ready(self) -> None:
         """The runtime is up: resume or start the recording, pre-seed the namespace."""
         ...
 
@@ -37,6 +37,23 @@ class SessionFeatures(Protocol):
 
     def leave_now(self, reason: str) -> None:
         """A second quit request during the exit: close what must be closed at once."""
+        ...
+
+    @property
+    def dump_pending(self) -> bool:
+        """An exit dump is asked for and not written yet."""
+        ...
+
+    async def dump_now(self) -> bool:
+        """Write the exit dump now; False when it failed (`dump_failure` says why)."""
+        ...
+
+    def dump_failure(self) -> str:
+        """What to tell the user when the dump failed: why, and where the data still is."""
+        ...
+
+    def exit_code(self, code: int) -> int:
+        """The process's exit code for the front end's *code* (a failed dump changes it)."""
         ...
 
 

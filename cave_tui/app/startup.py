@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from cave_tui.app.data_options import DataOptions
 
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
@@ -39,19 +40,6 @@ if TYPE_CHECKING:
 
 DATA_FLAGS = ("inject", "load", "dump", "trust", "resume", "sessions_dir")
 EXIT_DUMP_FAILED = 3  # the exit code when `--dump DIR` could not be written
-
-
-@dataclass
-class DataOptions:
-    """The data/session options of one command invocation."""
-
-    inject: list[str] = field(default_factory=list)
-    load: Path | None = None
-    dump: Path | None = None
-    trust: bool = False
-    resume: str | None = None
-    sessions_dir: Path | None = None
-    record: bool = True  # False: start no new session (a resumed one is still recorded)
 
 
 class StartupError(Exception):
@@ -179,7 +167,8 @@ class DataFeatures:
         )
 
     # -- start-up ------------------------------------------------------------------------
-    async def on_ready(self, services: AppServices) -> None:
+    async def on_ready(self) -> None:
+        services = self.services
         from cave_tui.app.live_objects import explain_data_error
         from cave_tui.dataio import DataIOError
         from cave_tui.dataio.dump import LoadedDump, check_dump_target

@@ -153,7 +153,9 @@ def open_session(
         return exc.exit_code
     for line in services.exit_messages:
         typer.echo(printable(line), err=True)
-    return leave_process(services, services.data_features.exit_code(code))
+    features = services.data_features
+    assert features is not None  # installed above
+    return leave_process(services, features.exit_code(code))
 
 
 def run_to_the_end(services: AppServices, main: Coroutine[object, object, int]) -> int:
