@@ -72,10 +72,14 @@ class _AssemblyProgress:
 
 
 def build_services(
-    launch: LaunchOptions | Mapping[str, SettingValue], *, need_model: bool
+    launch: LaunchOptions | Mapping[str, SettingValue],
+    *,
+    need_model: bool,
+    skill_dirs: list[str] | tuple[str, ...] = (),
 ) -> AppServices:
     """Config (file < CAVE_* < flags) -> `AppServices` with the model; the runtime starts later.
-    *launch* may be just the settings given (name -> value).
+    *launch* may be just the settings given (name -> value); *skill_dirs* are searched for
+    skills besides the configured folder.
 
     A bad setting given on the command line stops the start (`typer.BadParameter` naming
     its flag); a bad one in the file or the environment is a warning (`load_config`).
@@ -113,7 +117,9 @@ def build_services(
     spec = model_spec(config)
     if spec or need_model:
         model = build_model(spec, config.api_base, credentials, **config.model_timeouts)
-    services = AppServices(config, model=model, credentials=credentials, launch=launch)
+    services = AppServices(
+        config, model=model, credentials=credentials, launch=launch, skill_dirs=skill_dirs
+    )
     notice = moved_notice(credentials)
     if notice is not None:
         services.notices.append(notice)

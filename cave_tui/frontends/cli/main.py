@@ -226,8 +226,7 @@ def run(
     own = task.lstrip().startswith(("/", "!"))  # a command or the user's own cell: no model
     options = data or DataOptions()
     launch = LaunchOptions(settings=settings or {}, data=options)
-    services = build_services(launch, need_model=not own)
-    services.skill_dirs = list(skills or [])
+    services = build_services(launch, need_model=not own, skill_dirs=skills or [])
     raise typer.Exit(run_to_the_end(services, run_task(services, task, as_json, options, yes=yes)))
 
 
