@@ -466,10 +466,12 @@ class AppServices:
     async def shutdown(self, *, leave_on_signals: bool = False) -> None:
         """Run the exit hooks (once, in order; failures are reported), then stop the runtime
         (`Exits.shutdown`)."""
-        runtime = self._runtime
-        await self.exits.shutdown(
-            runtime.stop if runtime is not None else None, leave_on_signals=leave_on_signals
-        )
+        await self.exits.shutdown(self._stop_runtime, leave_on_signals=leave_on_signals)
+
+    async def _stop_runtime(self) -> None:
+        """Stop the runtime, if one was built (by the time the exit hooks are done)."""
+        if self._runtime is not None:
+            await self._runtime.stop()
 
     def leave_now(self, reason: str, code: int) -> None:
         """Stop waiting for the exit hooks (`Exits.leave_now`)."""
