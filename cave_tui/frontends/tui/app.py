@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import AsyncIterable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -67,11 +67,14 @@ from cave_tui.models.base import Usage
 from cave_tui.printable import printable
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
     from textual.widget import Widget
 
     from cave_tui.agent import events as ev
+    from cave_tui.agent.approval import ApprovalRequest
     from cave_tui.dataio.progress import Progress
 
+ScreenResult = TypeVar("ScreenResult")  # what a modal screen gives back
 # The agent package is imported lazily: the app renders events by their type value.
 DOUBLE_PRESS_SECONDS = 2.0
 LEAVE_AFTER_SIGNAL = 10.0  # seconds a signalled app may take to restore the terminal
@@ -109,7 +112,8 @@ class TuiFrontEnd:
     async def confirm(self, question: str) -> bool:
         from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
 
-        return bool(await self.app.ask_screen(ConfirmScreen(question)))
+        answer = await self.app.ask_screen(ConfirmScreen(question))
+        return answer is True
 
     def progress(self, progress: Progress, label: str) -> None:
         self.app.post_message(LoadProgress(progress, label))
@@ -142,16 +146,16 @@ class TuiFrontEnd:
     def show(self, name: str) -> None:
         self.app.open_detail(name)
 
-    def render(self, event: Any) -> None:
+    def render(self, event: ev.Event) -> None:
         self.app.render_event(event)
 
-    def replay_events(self, events: AsyncIterable[Any]) -> None:
+    def replay_events(self, events: AsyncIterable[ev.Event]) -> None:
         self.app.replay(events)
 
     def replay_session(self, folder: Path, *, speed: float = 1.0, trust: bool = False) -> None:
         self.app.replay_session(folder, speed=speed, trust=trust)
 
-    def session_loaded(self, transcript: list[Any]) -> None:
+    def session_loaded(self, transcript: list[ev.Event]) -> None:
         # The inspector follows the runtime's own change reports.
         self.app.action_clear()
         self.app.draw_transcript(transcript)
@@ -224,7 +228,7 @@ class CaveApp(App[None]):
         self._register_themes()
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
-        services.approver = self._approve
+        services.use_approver(self._approve)
         # Every namespace change reaches the inspector from the runtime itself.
         services.namespace_hooks.append(lambda change: self.post_message(NamespaceChanged(change)))
         self._inspector_loading = False
@@ -363,7 +367,7 @@ class CaveApp(App[None]):
                 pass
 
     def _on_signal(self, sig: int) -> None:
-        self.services.exit_status = self.services.exit_status or "terminated"
+        self.services.note_exit("terminated")
         self._forced_quit = True
         if self._quitting:  # signalled again while saving before exit: leave now
             name = signal.Signals(sig).name
@@ -652,24 +656,24 @@ class CaveApp(App[None]):
             outcome = "error"
         self.post_message(TurnFinished(outcome))
 
-    async def _approve(self, code: str, step: int) -> str | None:
+    async def _approve(self, request: ApprovalRequest) -> str | None:
         from cave_tui.frontends.tui.screens.approve import ApprovalScreen
 
         self.status.approving = True
         try:
-            return await self.ask_screen(ApprovalScreen(code, step))
+            return await self.ask_screen(ApprovalScreen(request.code, request.step))
         finally:
             self.status.approving = False
 
-    async def ask_screen(self, screen: Any) -> Any:
+    async def ask_screen(self, screen: Screen[ScreenResult]) -> ScreenResult | None:
         """Push a modal screen and wait for its result (from any task, worker or not).
 
         If the waiting task is cancelled (the turn was interrupted), the screen is closed.
         """
         loop = asyncio.get_running_loop()
-        result: asyncio.Future[Any] = loop.create_future()
+        result: asyncio.Future[ScreenResult | None] = loop.create_future()
 
-        def done(value: Any) -> None:
+        def done(value: ScreenResult | None) -> None:
             if not result.done():
                 result.set_result(value)
 
@@ -790,7 +794,7 @@ class CaveApp(App[None]):
             status.tokens_in = self.usage.prompt_tokens
             status.tokens_out = self.usage.completion_tokens
             status.model = self.services.model_label  # a local model's speed
-            if self.services.is_litellm:
+            if self.services.priced:
                 self._update_cost()
         elif kind == "error":
             chat.add_notice(
@@ -942,7 +946,7 @@ class CaveApp(App[None]):
         from cave_tui.app.detail import default_filename, free_path, human_bytes, write_object
 
         try:
-            obj = await self.services.runtime.retrieve(name)
+            obj = await self.services.live_runtime.retrieve(name)
             path = free_path(Path.cwd() / "retrieved", default_filename(name, obj))
             await asyncio.to_thread(write_object, obj, path)
         except Exception as exc:
@@ -1095,9 +1099,7 @@ async def _listing_off_loop(runtime: Any) -> Any:
     Describing 10,000 names takes ~0.4 s of Python; off the event loop the app keeps
     drawing meanwhile. The kernel runtime's listing is already asynchronous I/O.
     """
-    from cave_tui.runtime.ipython import IPythonRuntime
-
-    if isinstance(runtime, IPythonRuntime):
+    if runtime.in_process:
         return await asyncio.to_thread(asyncio.run, runtime.namespace_listing())
     return await runtime.namespace_listing()
 

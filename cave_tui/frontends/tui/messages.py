@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
+
+if TYPE_CHECKING:
+    from cave_tui.agent import events as ev
+    from cave_tui.dataio.progress import Progress
+    from cave_tui.runtime.base import NamespaceChange
+    from cave_tui.runtime.shipped.summary import VarInfo
 
 
 class AgentEvent(Message):
     """One core event, posted by the turn worker for the app to render."""
 
-    def __init__(self, event: Any) -> None:
+    def __init__(self, event: ev.Event) -> None:
         super().__init__()
         self.event = event
 
@@ -45,7 +51,7 @@ class CostEstimate(Message):
 
 
 class NamespaceRows(Message):
-    def __init__(self, rows: list[Any], changed: set[str]) -> None:
+    def __init__(self, rows: list[VarInfo], changed: set[str]) -> None:
         super().__init__()
         self.rows = rows
         self.changed = changed
@@ -54,9 +60,9 @@ class NamespaceRows(Message):
 class NamespaceChanged(Message):
     """The runtime's namespace changed (posted from any thread by the services' hook)."""
 
-    def __init__(self, change: Any) -> None:
+    def __init__(self, change: NamespaceChange) -> None:
         super().__init__()
-        self.change = change  # cave_tui.runtime.base.NamespaceChange
+        self.change = change
 
 
 class ChatNotice(Message):
@@ -71,7 +77,7 @@ class ChatNotice(Message):
 class LoadProgress(Message):
     """A load's progress (`cave_tui.dataio.Progress`), posted from the loader's thread."""
 
-    def __init__(self, progress: Any, label: str) -> None:
+    def __init__(self, progress: Progress, label: str) -> None:
         super().__init__()
         self.progress = progress
         self.label = label
