@@ -32,7 +32,9 @@ class HostedModel(LiteLLMModel):
 async def test_the_price_comes_from_the_models_capability_not_its_class_name():
     scripted = AppServices(Config(kernel=False), model=ScriptedModel(["ok"]))
     assert not scripted.priced and await scripted.cost(Usage(10, 5, 15)) is None
-    hosted = AppServices(Config(kernel=False), model=HostedModel("openai/gpt-4o-mini", api_key="sk-test"))
+    hosted = AppServices(
+        Config(kernel=False), model=HostedModel("openai/gpt-4o-mini", api_key="sk-test")
+    )
     assert hosted.priced and type(hosted.model).__name__ != "LiteLLMModel"
     cost = await hosted.cost(Usage(1000, 1000, 2000))
     assert cost is not None and cost > 0
