@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.conversation import Conversation
@@ -11,7 +12,26 @@ from cave_tui.agent.conversation import Conversation
 SKIPPED_NOTE = "The user chose not to run that code block; it did not run. Continue without it."
 SKIPPED_NOTICE = "code skipped by the user"
 
-Approver = Callable[[str], Awaitable[str | None]]
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """The step the user is asked to approve: the model's *code* at *step* of the turn."""
+
+    code: str
+    step: int
+
+
+@runtime_checkable
+class StepApprover(Protocol):
+    """An approval hook given the whole step (`ApprovalRequest`), not just its code."""
+
+    async def approve_step(self, request: ApprovalRequest) -> str | None:
+        """The code to run (maybe edited), or None to skip it."""
+        ...
+
+
+CodeApprover = Callable[[str], Awaitable[str | None]]  # upstream's hook: the code alone
+Approver = CodeApprover | StepApprover
 
 
 def edited_note(code: str) -> str:
@@ -33,7 +53,10 @@ async def gate(
 
     The model is told in *conversation* when its cell was skipped or edited.
     """
-    approved = await approve(code)
+    if isinstance(approve, StepApprover):
+        approved = await approve.approve_step(ApprovalRequest(code, step))
+    else:
+        approved = await approve(code)
     if approved is None:
         conversation.add_note(SKIPPED_NOTE)
         yield ev.NoticeEvent(content=SKIPPED_NOTICE, step=step, kind=ev.NoticeKind.CODE_SKIPPED)

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 from cave_tui.agent import events as ev
+from cave_tui.agent.cells import CellAuthor, cell_event, run_cell
 from cave_tui.agent.conversation import Conversation
 from cave_tui.agent.events import InterventionKind
 from cave_tui.agent.extensions import Extensions
@@ -67,10 +68,18 @@ async def run_cell_step(
             return  # stopped before the cell started: the turn ends without it
         marks = MarkedAnswerFilter() if agent.final_answer else None
         # Events of sub-agents driven by this cell arrive while it runs.
-        async for item in agent.extensions.subagents.execute(code, agent.max_exec_timeout, step):
+        cell_run = run_cell(
+            agent.runtime,
+            code,
+            author=CellAuthor.AGENT,
+            timeout=agent.max_exec_timeout,
+            step=step,
+            add_on=agent.extensions.subagents,
+        )
+        async for item in cell_run:
             if isinstance(item, ExecutionResult):
                 result = item
-            elif marks is not None and _own_output(item):
+            elif marks is not None and isinstance(item, ev.OutputEvent) and _own_output(item):
                 item.content = marks.feed(item.content)  # the answer is shown apart
                 if item.content or item.dropped:
                     yield item
@@ -99,7 +108,9 @@ async def run_cell_step(
         doubts = await agent._pipeline.before_answer(turn, Answer(given, cell))
         observation += "".join(f"\n{d.text}" for d in doubts)
     cell.messages.append(agent.conversation.add_observation(observation))
-    yield ev.cell_event(result, observation, step, appendix)
+    yield cell_event(
+        result, author=CellAuthor.AGENT, observation=observation, step=step, delivered=appendix
+    )
     notice = ev.runtime_notice(result, step)
     if notice is not None:  # the observation tells the model; this tells the user
         yield notice

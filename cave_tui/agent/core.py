@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cave_tui.agent import events as ev
-from cave_tui.agent.approval import SKIPPED_NOTE, Approved, gate
+from cave_tui.agent.approval import SKIPPED_NOTE, Approved, Approver, gate
 from cave_tui.agent.cell_step import run_cell_step
 from cave_tui.agent.conversation import Conversation
 from cave_tui.agent.extensions import Alias, Extensions
@@ -102,7 +102,7 @@ class CaveAgent:
         context_window: int | None = DEFAULT_CONTEXT_WINDOW,
         name: str | None = None,
         namespace_budget: int | None = None,
-        approve: Callable[[str], Awaitable[str | None]] | None = None,
+        approve: Approver | None = None,
         stop_after_code: bool = True,
         final_answer: bool = True,
         loop_temperature: float | None = 0.7,

@@ -314,69 +314,12 @@ def event_from_dict(data: dict[str, Any]) -> Event | None:
     return cls(**kwargs)
 
 
-def user_cell_event(result: Any) -> Event:
-    """The outcome event of a cell the user ran (an `ExecutionResult`), as front ends show it."""
-    if result.success:
-        return ExecutionOutputEvent(
-            content=result.output,
-            output=result.output,
-            changed=list(result.changed),
-            deleted=list(getattr(result, "deleted", None) or []),
-            duration=result.duration,
-            agent=USER_AGENT,
-        )
-    return ExecutionErrorEvent(
-        content=result.error_text or "",
-        output=result.output,
-        error=result.error_text or "",
-        error_type=result.error_type or "",
-        changed=list(result.changed),
-        deleted=list(getattr(result, "deleted", None) or []),
-        duration=result.duration,
-        agent=USER_AGENT,
-        timed_out=result.timed_out,
-        interrupted=result.interrupted,
-    )
-
-
 def runtime_notice(result: Any, step: int = 0, agent: str | None = None) -> Event | None:
     """The notice for the user of what the runtime reported with a cell's result (a kernel
     restarted while idle or after the cell, state lost): the model reads it too."""
     if not result.notice:
         return None
     return NoticeEvent(content=str(result.notice), step=step, agent=agent, kind=NoticeKind.RUNTIME)
-
-
-def cell_event(result: Any, observation: str, step: int, delivered: str = "") -> Event:
-    """The event of a cell that ran: its output, its error or its blocked code. *delivered*
-    is text handed over with the output (a skill's instructions, in full)."""
-    printed = (result.stdout or "") + delivered  # upstream's content: the output, the error
-    if result.success:
-        return ExecutionOutputEvent(
-            content=printed,
-            observation=observation,
-            step=step,
-            output=result.output,
-            changed=list(result.changed),
-            deleted=list(getattr(result, "deleted", None) or []),
-            duration=result.duration,
-        )
-    if result.blocked:
-        violations = [violation_dict(v) for v in result.security_violations]
-        return SecurityErrorEvent(content=observation, step=step, violations=violations)
-    return ExecutionErrorEvent(
-        content=printed,
-        observation=observation,
-        step=step,
-        output=result.output,
-        error=result.error_text or "",
-        error_type=result.error_type or "",
-        changed=list(result.changed),
-        deleted=list(getattr(result, "deleted", None) or []),
-        duration=result.duration,
-        timed_out=result.timed_out,
-        interrupted=result.interrupted,
-    )
 
 
 def violation_dict(v: Any) -> dict[str, Any]:

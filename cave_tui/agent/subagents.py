@@ -4,26 +4,26 @@ A `CaveAgent` injected as a `Variable` into another agent's runtime is an
 ordinary object there: generated code calls `await cleaner.run(task)` (top-level
 await runs on the runtime's own worker loop) or `cleaner.run_sync(task)`.
 
-While a cell of the parent runs, the parent's `SubAgentHub` forwards every event
-of its attached sub-agents (and the cell's own output, see cell_output.py) into the
-parent's own event stream, in order and as they happen, tagged with the sub-agent's
-name (`Event.agent`; nested agents read `outer/inner`). Sub-agents run on the
-runtime's worker thread (or wherever the cell sends them), so the hand-off is
-thread-safe: the sub-agent's event sink schedules the event on the parent's loop,
-and the parent drains that queue while it awaits the cell.
+While a cell of the parent runs, the parent's `SubAgentHub` (an add-on of
+`cells.run_cell`) forwards every event of its attached sub-agents (and the cell's own
+output, see cell_output.py) into the parent's own event stream, in order and as they
+happen, tagged with the sub-agent's name (`Event.agent`; nested agents read
+`outer/inner`). Sub-agents run on the runtime's worker thread (or wherever the cell
+sends them), so the hand-off is thread-safe: the sub-agent's event sink schedules the
+event on the parent's loop, and the parent drains that queue while it awaits the cell.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from typing import Any
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.cell_output import CellEvents
-from cave_tui.runtime.base import execute_streaming
 
 CHILD_STOP_GRACE = 5.0  # seconds a stopped parent cell waits for a sub-agent's cell to stop
 
@@ -53,6 +53,7 @@ class SubAgentHub:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[ev.Event] | None = None
+        self._runtime: object = None  # the parent's runtime while its cell runs
 
     @property
     def children(self) -> list[str]:
@@ -94,30 +95,27 @@ class SubAgentHub:
 
         return sink
 
-    async def execute(self, code: str, timeout: float | None, step: int = 0) -> AsyncIterator[Any]:
-        """Run *code* in the parent's runtime; yield its output and forwarded events as they
-        come (`CellEvents`), then the result."""
+    @contextlib.contextmanager
+    def around(self, cell: CellEvents) -> Iterator[None]:
+        """While *cell* (of the parent) runs, forward the attached sub-agents' events into
+        its queue (`cells.run_cell` add-on); agents injected since are attached first."""
         self.scan()
-        runtime = self.agent.runtime
-        cell = CellEvents(step)
+        self._runtime = self.agent.runtime
         with self._lock:
             self._loop, self._queue = cell.loop, cell.queue
-
-        async def stop_children() -> None:
-            # A cell awaiting a sub-agent only stops once the sub-agent's own cell
-            # does: interrupt theirs, then ours (the runtime interrupts on cancel).
-            # Each child's turn ends with its cell: it does not ask its model again. A cell
-            # about to start when we look is interrupted once it has (or is not started).
-            for child in self._children:
-                if child.runtime is runtime:
-                    child.stop_turn()  # its cell is ours: interrupted with it
-                else:
-                    await child.stop(CHILD_STOP_GRACE)
-
         try:
-            running = execute_streaming(runtime, code, timeout, cell.output.write)
-            async for item in cell.run(running, on_stop=stop_children):
-                yield item
+            yield
         finally:
             with self._lock:
                 self._loop = self._queue = None
+
+    async def on_stop(self) -> None:
+        """The parent's cell is stopped: a cell awaiting a sub-agent only stops once the
+        sub-agent's own cell does, so theirs are interrupted first. Each child's turn ends
+        with its cell (it does not ask its model again); a cell about to start when we look
+        is interrupted once it has (or is not started)."""
+        for child in self._children:
+            if child.runtime is self._runtime:
+                child.stop_turn()  # its cell is ours: interrupted with it
+            else:
+                await child.stop(CHILD_STOP_GRACE)

@@ -19,6 +19,7 @@ from cave_tui.agent.display import RichDisplay
 from cave_tui.app.commands.data import progress_line
 
 if TYPE_CHECKING:
+    from cave_tui.agent import events as ev
     from cave_tui.app.services import AppServices
     from cave_tui.dataio.progress import Progress
 
@@ -64,7 +65,7 @@ class ConsoleFrontEnd:
     def refresh_status(self) -> None:
         pass  # there is no status line
 
-    def render(self, event: Any) -> None:
+    def render(self, event: ev.Event) -> None:
         RichDisplay(self.console).render(event)
 
     def show(self, name: str) -> None:
@@ -74,7 +75,7 @@ class ConsoleFrontEnd:
         self.start(self._replay(folder, speed, trust))
 
     # -- work a command started ----------------------------------------------------------
-    def start(self, work: Coroutine[Any, Any, None]) -> None:
+    def start(self, work: Coroutine[object, object, None]) -> None:
         """Run *work* before the next prompt, or before the run ends (see `drain`)."""
         self._tasks.append(asyncio.ensure_future(work))
 
@@ -85,7 +86,7 @@ class ConsoleFrontEnd:
 
     async def _show(self, name: str) -> None:
         try:
-            detail = await self.services.runtime.detail(name)
+            detail = await self.services.live_runtime.detail(name)
         except KeyError as exc:
             self.print(str(exc).strip("'\""), style="error")
             return

@@ -10,8 +10,15 @@ way the runtime is left with the data loaded for the user to continue.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cave_tui.agent import events as ev
+    from cave_tui.models.base import Model
+    from cave_tui.runtime.base import Runtime
+    from cave_tui.session.replay import ReplayResult
 
 DEMO_SESSION = "demo-flights"
 
@@ -36,7 +43,11 @@ def demo_plan() -> tuple[list[str], list[str]]:
     return questions, injects
 
 
-async def replay_demo(speed: float = 1.0, render: Any = None, runtime: Any = None) -> Any:
+async def replay_demo(
+    speed: float = 1.0,
+    render: Callable[[ev.Event], None] | None = None,
+    runtime: Runtime | None = None,
+) -> ReplayResult:
     """Replay the demo into *runtime* (fresh by default); returns the `ReplayResult`.
 
     The agent and runtime in the result stay alive: a front end continues live from there.
@@ -46,7 +57,7 @@ async def replay_demo(speed: float = 1.0, render: Any = None, runtime: Any = Non
     return await replay_session(demo_session_path(), runtime=runtime, render=render, speed=speed)
 
 
-async def run_demo(speed: float = 1.0, runtime: Any = None) -> int:
+async def run_demo(speed: float = 1.0, runtime: Runtime | None = None) -> int:
     """The headless demo: the replay printed with Rich into *runtime* (a fresh in-process one
     by default), then what the namespace now holds."""
     from rich.console import Console
@@ -83,7 +94,7 @@ async def run_demo(speed: float = 1.0, runtime: Any = None) -> int:
     return 0 if result.ok else 1
 
 
-async def run_live_demo(model: Any, questions: list[str], runtime: Any = None) -> int:
+async def run_live_demo(model: Model, questions: list[str], runtime: Runtime | None = None) -> int:
     """The headless live demo: each question asked of *model* on the real data in *runtime*
     (a fresh in-process one by default; stopped at the end), printed."""
     from cave_tui.agent import CaveAgent

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pickle
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from cave_tui.runtime.shipped.detail import Detail, human_bytes, is_frame, object_detail
 
@@ -19,11 +19,11 @@ __all__ = [
 ]
 
 
-def default_filename(name: str, obj: Any) -> str:
+def default_filename(name: str, obj: object) -> str:
     return f"{name}.parquet" if is_frame(obj) else f"{name}.pkl"
 
 
-def write_object(obj: Any, path: Path) -> Path:
+def write_object(obj: object, path: Path) -> Path:
     """Save *obj* (a frame to parquet, anything else pickled with dill); never overwrites."""
     path = Path(path)
     if path.exists():
@@ -31,7 +31,8 @@ def write_object(obj: Any, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".part")
     if is_frame(obj):
-        frame = obj.to_frame() if type(obj).__name__ == "Series" else obj
+        found = cast(Any, obj)  # a pandas DataFrame or Series (`is_frame`)
+        frame = found.to_frame() if type(obj).__name__ == "Series" else found
         frame.to_parquet(tmp)
     else:
         try:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from cave_tui.app.config import ALIASES, SETTINGS
+from cave_tui.app.data_options import DataOptions
 from cave_tui.app.settings import SettingValue
-from cave_tui.app.startup import DataOptions
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,16 @@ command line's `--kernel/--in-process` and `--sandbox/--no-sandbox` override the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cave_tui.app.config import POLICIES, load_config
+from cave_tui.app.settings import SettingValue
+
+if TYPE_CHECKING:
+    from cave_tui.runtime.base import Runtime
 
 KERNEL_LABEL = "kernel"  # the label of a kernel runtime starts so ("kernel (sandbox)")
 SANDBOX_LABEL = "(sandbox)"
@@ -32,7 +37,7 @@ class SessionRuntime:
     workdir: Path | None  # None: not recorded
 
     @classmethod
-    def from_meta(cls, meta: dict[str, Any]) -> SessionRuntime:
+    def from_meta(cls, meta: Mapping[str, object]) -> SessionRuntime:
         """From the meta; a session recorded before `kernel`/`sandbox` were, by its label."""
         label = str(meta.get("runtime") or "")
         kernel = meta.get("kernel")
@@ -55,8 +60,8 @@ class SessionRuntime:
 
 
 def replay_flags(
-    meta: dict[str, Any], *, kernel: bool | None = None, sandbox: bool | None = None
-) -> tuple[dict[str, Any], list[str]]:
+    meta: Mapping[str, object], *, kernel: bool | None = None, sandbox: bool | None = None
+) -> tuple[dict[str, SettingValue], list[str]]:
     """The settings (as flags, for `load_config`) to replay the session of *meta* with: its
     runtime, policy and working folder; *kernel*/*sandbox* (the command line's, None: not
     given) win over the session's. A working folder that is gone is a notice (relative paths
@@ -64,7 +69,11 @@ def replay_flags(
     ran = SessionRuntime.from_meta(meta)
     use_kernel = ran.kernel if kernel is None else kernel
     use_sandbox = (ran.sandbox and use_kernel) if sandbox is None else sandbox
-    flags: dict[str, Any] = {"kernel": use_kernel, "sandbox": use_sandbox, "guard": ran.policy}
+    flags: dict[str, SettingValue] = {
+        "kernel": use_kernel,
+        "sandbox": use_sandbox,
+        "guard": ran.policy,
+    }
     notices: list[str] = []
     if ran.workdir is not None and ran.workdir.is_dir():
         flags["workdir"] = str(ran.workdir)
@@ -77,14 +86,14 @@ def replay_flags(
 
 
 def replay_runtime(
-    meta: dict[str, Any], *, kernel: bool | None = None, sandbox: bool | None = None
-) -> tuple[Any, list[str]]:
+    meta: Mapping[str, object], *, kernel: bool | None = None, sandbox: bool | None = None
+) -> tuple[Runtime, list[str]]:
     """A fresh runtime to replay the session of *meta* in (see `replay_flags`), built in
     the session's working folder (entered: the process works there from now on), and the
     notices to show. Raises ReplayRuntimeError when its sandbox cannot be had here, and
     OSError when the working folder cannot be entered."""
+    from cave_tui.app.runtime_choice import config_runtime, enter_workdir
     from cave_tui.app.sandbox_report import sandbox_problem
-    from cave_tui.app.services import config_runtime, enter_workdir
 
     flags, notices = replay_flags(meta, kernel=kernel, sandbox=sandbox)
     config = load_config(flags)

@@ -1,12 +1,13 @@
 """The session lifecycle every front end shares (the app, `cave --plain`, `cave run`).
 
-`install(services, data)` plugs the data and session pieces into `AppServices` as hooks,
-so a front end gets them without knowing about them:
+`install(services, data)` plugs the data and session pieces into `AppServices` as its
+`SessionFeatures` (`services.use_session`), so a front end gets them without knowing about
+them; the recording itself is held once, in `services.sessions` (`SessionState`):
 
 - start-up (a ready hook): resume a session or start a new recording, then pre-seed the
   namespace (`--load`, then each `--inject`); a file that cannot be loaded raises
   `StartupError` naming it (the CLI exits 2);
-- turns: `services.turn_source` streams through `SessionRecorder.stream_events`, which
+- turns: `DataFeatures.stream` streams through `SessionRecorder.stream_events`, which
   records every event (as the agent's event sink) and snapshots after each step;
 - the user's own `!` cells (an event hook): `SessionRecorder.record_user_cell` logs them
   in their place among the turns, and what they changed goes into the next snapshot;
@@ -23,30 +24,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cave_tui.app.data_options import DataOptions
 
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
-    from cave_tui.dataio.dump import LoadedDump
+    from cave_tui.app.services import AppServices
+    from cave_tui.dataio.dump import DumpResult, LoadedDump
     from cave_tui.dataio.inject import Injection
+    from cave_tui.models.base import Model
+    from cave_tui.runtime.base import Runtime
+    from cave_tui.session import SessionRecorder
 
 DATA_FLAGS = ("inject", "load", "dump", "trust", "resume", "sessions_dir")
 EXIT_DUMP_FAILED = 3  # the exit code when `--dump DIR` could not be written
-
-
-@dataclass
-class DataOptions:
-    """The data/session options of one command invocation."""
-
-    inject: list[str] = field(default_factory=list)
-    load: Path | None = None
-    dump: Path | None = None
-    trust: bool = False
-    resume: str | None = None
-    sessions_dir: Path | None = None
-    record: bool = True  # False: start no new session (a resumed one is still recorded)
 
 
 class StartupError(Exception):
@@ -65,17 +58,17 @@ class StartupInterrupted(StartupError):
     """Ctrl+C stopped the start-up (a long `--load`/`--inject`): nothing was started."""
 
 
-async def abort_start(services: Any) -> StartupInterrupted:
+async def abort_start(services: AppServices) -> StartupInterrupted:
     """Stop the start-up under way and say what it was doing (raise the result)."""
     await services.abort_start()
-    features = getattr(services, "data_features", None)
+    features = services.features if isinstance(services.features, DataFeatures) else None
     if isinstance(features, DataFeatures):
         return StartupInterrupted(features.interrupted())
     return StartupInterrupted("interrupted while starting; nothing started")
 
 
 async def preseed(
-    runtime: Any, data: DataOptions, on_item: Callable[[str], Any] | None = None
+    runtime: Runtime, data: DataOptions, on_item: Callable[[str], None] | None = None
 ) -> list[Injection | LoadedDump]:
     """Apply `--load` then each `--inject`; returns what was loaded, in order, to record.
 
@@ -105,7 +98,7 @@ async def preseed(
 
 
 def record_preseed(
-    recorder: Any, done: list[Injection | LoadedDump], *, trusted: bool = False
+    recorder: SessionRecorder, done: list[Injection | LoadedDump], *, trusted: bool = False
 ) -> None:
     """Log each pre-seed in the session: a dump's manifest hash (and whether its pickles
     were trusted), an injection's source."""
@@ -120,7 +113,7 @@ def record_preseed(
             recorder.record_injection(result)
 
 
-def prepare_local_model(model: Any, folder: Path) -> None:
+def prepare_local_model(model: Model | None, folder: Path) -> None:
     """The embedded model's server logs into the session folder and starts loading now."""
     from cave_tui.models.local import LocalModel
 
@@ -139,19 +132,32 @@ class DataFeatures:
     """The session recorder and data options of one front-end session."""
 
     def __init__(
-        self, services: Any, data: DataOptions, *, title: str = "cave", announce: bool = True
+        self,
+        services: AppServices,
+        data: DataOptions,
+        *,
+        title: str = "cave",
+        announce: bool = True,
     ) -> None:
         self.services = services
         self.data = data
         self.title = title
         self.announce = announce  # say "Recording session …" among the start-up notices
-        self.recorder: Any = None
-        self.dumped: Any = None  # the `DumpResult` of the exit dump
+        self.dumped: DumpResult | None = None  # the exit dump's outcome
         self.dump_error: str | None = None
         self.messages: list[str] = []  # shown by the front end once it is up
         self.status = "closed"
         self.failed = False  # the start failed: nothing to dump
         self.stage = "starting the runtime"  # what the start-up is doing (said if interrupted)
+
+    @property
+    def recorder(self) -> SessionRecorder | None:
+        """The recording (`services.sessions.recorder`: held there only)."""
+        return self.services.sessions.recorder
+
+    @recorder.setter
+    def recorder(self, recorder: SessionRecorder | None) -> None:
+        self.services.sessions.recorder = recorder
 
     def interrupted(self) -> str:
         """What to tell the user when Ctrl+C stops the start-up."""
@@ -161,7 +167,8 @@ class DataFeatures:
         )
 
     # -- start-up ------------------------------------------------------------------------
-    async def on_ready(self, services: Any) -> None:
+    async def on_ready(self) -> None:
+        services = self.services
         from cave_tui.app.live_objects import explain_data_error
         from cave_tui.dataio import DataIOError
         from cave_tui.dataio.dump import LoadedDump, check_dump_target
@@ -169,9 +176,9 @@ class DataFeatures:
 
         if self.recorder is not None:
             return
-        runtime = services.runtime
+        runtime = services.live_runtime
         store = SessionStore(self.data.sessions_dir)
-        services.sessions_dir = store.root
+        services.sessions.sessions_dir = store.root
         if self.data.dump is not None:  # fail now, not after the work, on a bad target
             try:
                 check_dump_target(self.data.dump.expanduser().absolute(), sessions=store.root)
@@ -216,7 +223,6 @@ class DataFeatures:
         if self.announce:
             self.messages.append(f"Recording session {self.recorder.id} ({self.recorder.dir}).")
         services.notices.extend(self.messages)
-        services.session = self.recorder
         prepare_local_model(services.model, self.recorder.dir)
 
     def _loading(self, option: str) -> None:
@@ -225,9 +231,10 @@ class DataFeatures:
     # -- turns ---------------------------------------------------------------------------
     def stream(self, task: str) -> AsyncIterator[ev.Event]:
         """The turn's events through the recorder (attached to the agent when it appears)."""
-        recorder = self.services.session or self.recorder
+        recorder = self.recorder
         agent = self.services.agent
-        if recorder is None or getattr(recorder, "_closed", False):
+        assert agent is not None  # `AppServices.stream` asks only once there is one
+        if recorder is None or recorder.closed:
             return agent.stream_events(task)
         if recorder.agent is not agent:
             if recorder.agent is not None:
@@ -235,12 +242,12 @@ class DataFeatures:
             recorder.attach(agent, self.services.runtime)
         return recorder.stream_events(task)
 
-    def on_event(self, event: Any) -> None:
+    def on_event(self, event: ev.Event) -> None:
         """The user's own `!` cells are recorded (and what they changed is snapshotted)."""
         from cave_tui.agent.events import USER_AGENT
 
-        recorder = self.services.session or self.recorder
-        if recorder is not None and getattr(event, "agent", None) == USER_AGENT:
+        recorder = self.recorder
+        if recorder is not None and event.agent == USER_AGENT:
             recorder.record_user_cell(event)
 
     # -- exit ------------------------------------------------------------------------------
@@ -263,7 +270,7 @@ class DataFeatures:
             self.dumped = await dump_namespace(runtime, target, sessions=sessions)
         except DataIOError as exc:
             self.dump_error = str(exc)
-            recorder = self.services.session or self.recorder
+            recorder = self.recorder
             if recorder is not None:
                 recorder.record_note(f"dump failed: {exc}")
             return False
@@ -273,7 +280,7 @@ class DataFeatures:
     def dump_failure(self) -> str:
         """What to tell the user when the dump failed: why, and where the data still is."""
         text = f"dump failed: {self.dump_error}"
-        recorder = self.services.session or self.recorder
+        recorder = self.recorder
         if recorder is not None:
             text += (
                 f". Nothing is lost: session {recorder.id} keeps the namespace "
@@ -287,14 +294,14 @@ class DataFeatures:
         return EXIT_DUMP_FAILED if self.dump_error is not None and code in (0, 1) else code
 
     async def on_exit(self) -> None:
-        status = getattr(self.services, "exit_status", None) or self.status
-        recorder = self.services.session or self.recorder
+        status = self.services.exit_status or self.status
+        recorder = self.recorder
         try:
             if self.dump_pending:
                 try:
                     await self.dump_now()
                 except asyncio.CancelledError:
-                    if getattr(self.services, "left", None) is not None:
+                    if self.services.left is not None:
                         raise
                     self.dump_error = "not written: the work it waited on was cancelled"
             if self.dumped is not None:
@@ -304,18 +311,18 @@ class DataFeatures:
             if recorder is not None:
                 await recorder.close(status)
         finally:  # however the above ended, the session record is closed
-            if recorder is not None and not getattr(recorder, "_closed", True):
+            if recorder is not None and not recorder.closed:
                 recorder.record_note("the exit snapshot was not taken: it was cancelled")
                 recorder.close_now(status)
 
     def leave_now(self, reason: str) -> None:
         """The exit was cut short (`AppServices.leave_now`): close the session record now,
         with no exit snapshot, and say what was not written and why."""
-        status = getattr(self.services, "exit_status", None) or self.status
-        recorder = self.services.session or self.recorder
+        status = self.services.exit_status or self.status
+        recorder = self.recorder
         dump = self.data.dump if self.dump_pending and not self.failed else None
         unwritten = f"the dump to {dump} was not written" if dump is not None else ""
-        if recorder is not None and not getattr(recorder, "_closed", False):
+        if recorder is not None and not recorder.closed:
             kept = f"session {recorder.id} keeps the namespace as of its last snapshot"
             what = "the exit snapshot was not taken"
             what = f"{unwritten} and {what}" if dump is not None else what
@@ -332,14 +339,9 @@ class DataFeatures:
 
 
 def install(
-    services: Any, data: DataOptions, *, title: str = "cave", announce: bool = True
+    services: AppServices, data: DataOptions, *, title: str = "cave", announce: bool = True
 ) -> DataFeatures:
     """Wire data and session features into *services* (see the module docstring)."""
     features = DataFeatures(services, data, title=title, announce=announce)
-    services.ready_hooks.append(features.on_ready)
-    services.exit_hooks.append(features.on_exit)
-    services.leave_hooks.append(features.leave_now)
-    services.event_hooks.append(features.on_event)
-    services.turn_source = features.stream
-    services.data_features = features
+    services.use_session(features)
     return features

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 Message = dict[str, Any]  # OpenAI chat format: {"role": ..., "content": ...}
 
@@ -191,6 +191,8 @@ class Model(ABC):
     """Anything that turns a list of chat messages into a streamed reply."""
 
     model_id: str = "model"
+    # True when `cost()` can estimate a price (a hosted model in litellm's price map).
+    priced: ClassVar[bool] = False
 
     @abstractmethod
     def stream(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[StreamItem]:
@@ -244,3 +246,7 @@ class Model(ABC):
     @property
     def label(self) -> str:
         return self.model_id
+
+    def cost(self, usage: Usage) -> float | None:
+        """USD estimate of *usage*; None when this model has no price (`priced` is False)."""
+        return None

@@ -127,6 +127,8 @@ class LiteLLMModel(Model):
     is not (the same prompt would keep the server as long again).
     """
 
+    priced = True
+
     def __init__(
         self,
         model_id: str,

@@ -206,6 +206,9 @@ class Runtime(ABC):
     unpickles_out_of_process: ClassVar[bool] = False
     # True when cells run in another process, which may crash or run out of memory alone.
     isolated: ClassVar[bool] = False
+    # True when the namespace lives in this process and its calls run on the caller's
+    # thread: a long listing is better run off the event loop (the in-process runtime).
+    in_process: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -530,6 +533,27 @@ class Runtime(ABC):
     def label(self) -> str:
         """Short name for status lines."""
         return type(self).__name__
+
+    # -- capabilities front ends read (defaults: no sandbox, no own network, no limit) ----
+    @property
+    def sandbox(self) -> bool:
+        """Its code runs under bubblewrap (the sandboxed kernel)."""
+        return False
+
+    @property
+    def private_network(self) -> bool:
+        """Its code has a network namespace of its own, loopback only."""
+        return False
+
+    @property
+    def workdir(self) -> str | None:
+        """The folder its code runs in, when it is not this process's (None: ours)."""
+        return None
+
+    @property
+    def memory_limit(self) -> int | None:
+        """The memory (bytes) at which a running cell is stopped (None: no limit)."""
+        return None
 
     def memory_use(self) -> MemoryUse | None:
         """The memory its code holds now, cheap enough for a status line (None: unknown)."""

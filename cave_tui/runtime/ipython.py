@@ -106,6 +106,8 @@ def _failed_line(error: BaseException | None) -> int | None:
 class IPythonRuntime(Runtime):
     """In-process runtime: zero-copy access to injected objects, shared host memory."""
 
+    in_process = True
+
     def __init__(
         self,
         functions: list[Function] | None = None,

@@ -130,6 +130,11 @@ class SessionRecorder:
         self._asked_step: int | None = None  # the step of the last request not yet taken
 
     # -- construction --------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        """The recording was closed: nothing more is written."""
+        return self._closed
+
     @classmethod
     def create(
         cls,

@@ -1,15 +1,20 @@
 """Replaying the user's own cells (`!` lines): run the recorded code, as the front end did.
 
 `AppServices.run_python` runs a `!` cell on the runtime directly (no model, no agent
-history) and reports it as `agent == USER_AGENT` events; replay does the same here.
+history) with `cells.run_cell(author=USER)`; replay runs it the same way (`author=REPLAY`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cave_tui.agent import events as ev
+from cave_tui.agent.cells import CellAuthor, cell_event, run_cell
+from cave_tui.runtime.base import ExecutionResult
 from cave_tui.session.reader import UserCell
+
+if TYPE_CHECKING:
+    from cave_tui.runtime.base import Runtime
 
 
 def code_event(cell: UserCell) -> ev.CodeEvent:
@@ -19,14 +24,12 @@ def code_event(cell: UserCell) -> ev.CodeEvent:
     )
 
 
-async def run_user_cell(cell: UserCell, runtime: Any) -> ev.Event:
+async def run_user_cell(cell: UserCell, runtime: Runtime) -> ev.Event:
     """Run *cell*'s code on *runtime*, unchecked as the user's own (`run_python`); the
-    outcome event, as `run_python` reports it."""
-    from cave_tui.runtime.base import execute_streaming
-
-    result = await execute_streaming(runtime, cell.code, None, _drop, checked=False)
-    return ev.user_cell_event(result)
-
-
-def _drop(_: str) -> None:
-    """Output is compared once the cell ends: the chunks are not needed."""
+    outcome event, as `run_python` reports it (output is compared once the cell ends)."""
+    result: ExecutionResult | None = None
+    async for item in run_cell(runtime, cell.code, author=CellAuthor.REPLAY):
+        if isinstance(item, ExecutionResult):
+            result = item
+    assert result is not None  # `run_cell` ends with the result
+    return cell_event(result, author=CellAuthor.REPLAY)

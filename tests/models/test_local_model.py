@@ -23,7 +23,8 @@ from cave_tui.models.local.weights import (
 )
 
 # The embedded model's server takes the cores: one at a time (tests/helpers/parallel.py).
-pytestmark = pytest.mark.xdist_group("local-model")
+# A real model on CPU, beside the other workers: minutes, not the suite's 120 s per test.
+pytestmark = [pytest.mark.xdist_group("local-model"), pytest.mark.timeout(400)]
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from cave_tui.app.commands.registry import CommandContext, CommandError, registry
 
 if TYPE_CHECKING:
+    from cave_tui.dataio.progress import Progress
     from cave_tui.dataio.save import Saved
 
 MAX_CONFIRMS = 3
@@ -50,7 +51,7 @@ def _human(size: float) -> str:
     return f"{size:,.1f} TB"
 
 
-def progress_line(p: Any, label: str) -> str:
+def progress_line(p: Progress, label: str) -> str:
     """One line for a `Progress` report: `reading flights.csv: 42% (3,000 of 7,000 bytes)`."""
     pct = f"{100 * p.fraction:.0f}%" if p.total else ""
     amount = f"{p.done:,.0f} of {p.total:,.0f} {p.unit}"
@@ -335,11 +336,12 @@ async def load(ctx: CommandContext, args: list[str]) -> None:
     if current is not None:
         await current.close()
         current.detach()
-    injected = ctx.runtime.injected
-    for name in await ctx.runtime.names():
+    runtime = ctx.services.live_runtime
+    injected = runtime.injected
+    for name in await runtime.names():
         if not isinstance(injected.get(name), Function | Type):
             with contextlib.suppress(KeyError):
-                await ctx.runtime.delete(name)
+                await runtime.delete(name)
     try:
         result = await resume_session(folder, ctx.agent, ctx.runtime, trust=trust)
     except (SessionError, DataIOError) as exc:

@@ -13,13 +13,16 @@ import shlex
 from collections.abc import AsyncIterable, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 Severity = Literal["information", "warning", "error"]  # a notification's (Textual's names)
 
 if TYPE_CHECKING:
+    from cave_tui.agent import CaveAgent
+    from cave_tui.agent import events as ev
     from cave_tui.app.services import AppServices
     from cave_tui.dataio.progress import Progress
+    from cave_tui.runtime.base import Runtime
 
 
 class CommandError(Exception):
@@ -69,16 +72,16 @@ class FrontEnd(Protocol):
     def show(self, name: str) -> None:
         """Open the detail view of variable *name*."""
 
-    def render(self, event: Any) -> None:
+    def render(self, event: ev.Event) -> None:
         """Draw one core event as if it had streamed."""
 
-    def replay_events(self, events: AsyncIterable[Any]) -> None:
+    def replay_events(self, events: AsyncIterable[ev.Event]) -> None:
         """Draw an event stream as a live turn (cancellable); events go to the hooks."""
 
     def replay_session(self, folder: Path, *, speed: float = 1.0, trust: bool = False) -> None:
         """Replay a recorded session here, then continue live from it."""
 
-    def session_loaded(self, transcript: list[Any]) -> None:
+    def session_loaded(self, transcript: list[ev.Event]) -> None:
         """`/load` replaced the conversation: draw the loaded one (its events)."""
 
     def notify(self, message: str, severity: Severity = "information") -> None:
@@ -93,12 +96,12 @@ class CommandContext:
     ui: FrontEnd
 
     @property
-    def agent(self) -> Any:
+    def agent(self) -> CaveAgent | None:
         """The `CaveAgent`, or None until a model is configured."""
         return self.services.agent
 
     @property
-    def runtime(self) -> Any:
+    def runtime(self) -> Runtime | None:
         """The `Runtime`, or None until it is started (`await services.start()`)."""
         return self.services.runtime
 

@@ -13,9 +13,9 @@ import dataclasses
 import functools
 import inspect
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -85,7 +85,7 @@ _OPTIONS: list[tuple[str, Any, Any]] = [
 ]
 
 
-def data_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+def data_options(fn: Callable[..., object]) -> Callable[..., object]:
     """Add the data/session options to a typer command; it receives them as `data=`."""
     names = [name for name, _, _ in _OPTIONS]
     base = inspect.signature(fn, eval_str=True)
@@ -96,11 +96,9 @@ def data_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     ]
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        values = {name: kwargs.pop(name, None) for name in names}
-        values["inject"] = list(values["inject"] or [])
-        values["trust"] = bool(values["trust"])
-        return fn(*args, data=DataOptions(**values), **kwargs)
+    def wrapper(*args: object, **kwargs: object) -> object:
+        given = {name: kwargs.pop(name, None) for name in names}
+        return fn(*args, data=_data_options(given), **kwargs)
 
     # inspect (and so typer) reads __signature__; typeshed does not declare it on functions.
     wrapper.__signature__ = base.replace(parameters=[*params, *extra])  # type: ignore[attr-defined]
@@ -109,6 +107,18 @@ def data_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         **{name: ann for name, ann, _ in _OPTIONS},
     }
     return wrapper
+
+
+def _data_options(given: Mapping[str, object]) -> DataOptions:
+    """The options as typer parsed them (the types of `_OPTIONS`; None: not given)."""
+    return DataOptions(
+        inject=list(cast("list[str] | None", given["inject"]) or []),
+        load=cast("Path | None", given["load"]),
+        dump=cast("Path | None", given["dump"]),
+        trust=bool(given["trust"]),
+        resume=cast("str | None", given["resume"]),
+        sessions_dir=cast("Path | None", given["sessions_dir"]),
+    )
 
 
 def normalize_argv(argv: list[str]) -> list[str]:
@@ -245,7 +255,7 @@ async def _run_task(
     finally:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(sig)
-        services.exit_status = status
+        services.note_exit(status)
         ran.append(status)
         await services.shutdown(leave_on_signals=True)  # Ctrl+C, SIGTERM again: leave now
         if services.left is not None:
@@ -321,7 +331,8 @@ async def _stream_turn(services: AppServices, task: str, as_json: bool) -> str:
             usage = usage + Usage(event.prompt_tokens, event.completion_tokens, event.total_tokens)
         if isinstance(event, ev.FinalResponseEvent | ev.MaxStepsReachedEvent | ev.ErrorEvent):
             content = event.content
-    status = services.data_features.recorder.turn_status or "error"
+    recorder = services.session
+    status = (recorder.turn_status if recorder is not None else None) or "error"
     if renderer is not None:
         renderer.close(
             AgentResponse(

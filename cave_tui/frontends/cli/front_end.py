@@ -9,7 +9,7 @@ Output goes to stdout (Markdown through Rich), errors and warnings to stderr; wi
 from __future__ import annotations
 
 from collections.abc import AsyncIterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markdown import Markdown
@@ -21,6 +21,7 @@ from cave_tui.frontends.cli.json_events import write_line
 from cave_tui.printable import plain_text, printable
 
 if TYPE_CHECKING:
+    from cave_tui.agent import events as ev
     from cave_tui.app.services import AppServices
     from cave_tui.dataio.progress import Progress
 
@@ -82,16 +83,16 @@ class CliFrontEnd(ConsoleFrontEnd):
     def set_theme(self, name: str) -> None:
         self.print("Themes are not available in `cave run`.", style="warning")
 
-    def render(self, event: Any) -> None:
+    def render(self, event: ev.Event) -> None:
         if self.as_json:
             self._event(event)
         else:
             super().render(event)
 
-    def replay_events(self, events: AsyncIterable[Any]) -> None:
+    def replay_events(self, events: AsyncIterable[ev.Event]) -> None:
         self.print("Replaying events is not available in `cave run`.", style="warning")
 
-    def session_loaded(self, transcript: list[Any]) -> None:
+    def session_loaded(self, transcript: list[ev.Event]) -> None:
         for event in transcript:
             self.render(event)
 

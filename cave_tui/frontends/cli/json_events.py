@@ -11,7 +11,6 @@ import json
 import sys
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from cave_tui.agent import events as ev
 
@@ -72,7 +71,7 @@ class StatusLine:
         }
 
 
-def event_dict(event: ev.Event) -> dict[str, Any]:
+def event_dict(event: ev.Event) -> dict[str, object]:
     """*event* as its JSON line: a text chunk's `content` is its text as written."""
     data = event.to_dict()
     if isinstance(event, ev.TextEvent):

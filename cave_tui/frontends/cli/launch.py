@@ -10,9 +10,9 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -20,12 +20,20 @@ from cave_tui.app.launch_options import LaunchOptions
 from cave_tui.app.settings import SettingValue
 from cave_tui.printable import printable
 
+if TYPE_CHECKING:
+    from cave_tui.app.services import AppServices
+    from cave_tui.models.base import Model
+    from cave_tui.models.credentials import Credentials
+
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl+C stopped the start-up
 
 
 def build_model(
-    spec: str | None, api_base: str | None, credentials: Any = None, **timeouts: Any
-) -> Any:
+    spec: str | None,
+    api_base: str | None,
+    credentials: Credentials | None = None,
+    **timeouts: float,
+) -> Model:
     """The model for *spec*; *timeouts* are the config's stream timeouts (`model_timeouts`)."""
     from cave_tui.models import model_from_spec
 
@@ -39,8 +47,9 @@ def build_model(
     local = spec == "local" or spec.startswith("local:")
     try:
         if local:
+            progress = _AssemblyProgress()
             return model_from_spec(
-                spec, api_base=api_base, progress=_AssemblyProgress(), **timeouts
+                spec, api_base=api_base, credentials=None, progress=progress, **timeouts
             )
         return model_from_spec(spec, api_base=api_base, credentials=credentials, **timeouts)
     except ValueError as exc:
@@ -62,9 +71,15 @@ class _AssemblyProgress:
             sys.stderr.flush()
 
 
-def build_services(launch: LaunchOptions | Mapping[str, SettingValue], *, need_model: bool) -> Any:
+def build_services(
+    launch: LaunchOptions | Mapping[str, SettingValue],
+    *,
+    need_model: bool,
+    skill_dirs: list[str] | tuple[str, ...] = (),
+) -> AppServices:
     """Config (file < CAVE_* < flags) -> `AppServices` with the model; the runtime starts later.
-    *launch* may be just the settings given (name -> value).
+    *launch* may be just the settings given (name -> value); *skill_dirs* are searched for
+    skills besides the configured folder.
 
     A bad setting given on the command line stops the start (`typer.BadParameter` naming
     its flag); a bad one in the file or the environment is a warning (`load_config`).
@@ -81,7 +96,7 @@ def build_services(launch: LaunchOptions | Mapping[str, SettingValue], *, need_m
             hint = declared(name).setting.flags[0].partition("/")[0]
             raise typer.BadParameter(str(exc), param_hint=hint) from None
     config = load_config(launch.settings)
-    from cave_tui.app.services import enter_workdir
+    from cave_tui.app.runtime_choice import enter_workdir
 
     try:
         enter_workdir(config)
@@ -102,17 +117,17 @@ def build_services(launch: LaunchOptions | Mapping[str, SettingValue], *, need_m
     spec = model_spec(config)
     if spec or need_model:
         model = build_model(spec, config.api_base, credentials, **config.model_timeouts)
-    services = AppServices(config, model=model)
-    services.credentials = credentials
+    services = AppServices(
+        config, model=model, credentials=credentials, launch=launch, skill_dirs=skill_dirs
+    )
     notice = moved_notice(credentials)
     if notice is not None:
         services.notices.append(notice)
-    services.launch = launch
     return services
 
 
 def open_session(
-    launch: LaunchOptions, services: Any = None, *, tasks: list[str] | None = None
+    launch: LaunchOptions, services: AppServices | None = None, *, tasks: list[str] | None = None
 ) -> int:
     """`cave` itself: the app, or the plain REPL with --plain (both recorded as sessions).
 
@@ -144,10 +159,12 @@ def open_session(
         return exc.exit_code
     for line in services.exit_messages:
         typer.echo(printable(line), err=True)
-    return leave_process(services, services.data_features.exit_code(code))
+    features = services.data_features
+    assert features is not None  # installed above
+    return leave_process(services, features.exit_code(code))
 
 
-def run_to_the_end(services: Any, main: Any) -> int:
+def run_to_the_end(services: AppServices, main: Coroutine[object, object, int]) -> int:
     """`asyncio.run(main)`, its exit code; a Ctrl+C that escapes it (pressed again when no
     handler of cave's listened) leaves at once like a second quit request: the session is
     closed, what was not written is said, and the process ends (`leave_process`)."""
@@ -161,7 +178,7 @@ def run_to_the_end(services: Any, main: Any) -> int:
     return leave_process(services, code)
 
 
-def leave_process(services: Any, code: int) -> int:
+def leave_process(services: AppServices, code: int) -> int:
     """*code*; but when the exit was cut short (`services.left`: asked to quit again while
     saving), end the process now with that code, stdio flushed: a thread stuck in native
     code (a value whose saving never returns) must not keep Python from exiting."""
@@ -176,7 +193,7 @@ def leave_process(services: Any, code: int) -> int:
     os._exit(int(services.left))
 
 
-def _guarded(services: Any, body: Any) -> int:
+def _guarded(services: AppServices, body: Callable[[], int | None]) -> int:
     """Run a front end; after an unhandled error the exit hooks still run (status crashed).
     Ctrl+C during the start-up is said and exits 130; one that escapes the front end leaves
     at once (`leave_now`: the session closed, what was not written said)."""
@@ -193,16 +210,16 @@ def _guarded(services: Any, body: Any) -> int:
         services.leave_now("Ctrl+C was pressed again", EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
     except Exception:
-        services.exit_status = services.exit_status or "crashed"
+        services.note_exit("crashed")
         asyncio.run(services.shutdown())
         raise
 
 
 def open_app(
-    services: Any,
+    services: AppServices,
     *,
     prepare: bool = False,
-    replay: tuple[Any, float, bool] | None = None,
+    replay: tuple[Path, float, bool] | None = None,
     tasks: list[str] | None = None,
 ) -> int:
     """Run the Textual app; the exit hooks run even when the app dies of an error.
@@ -229,10 +246,10 @@ def open_app(
             app.startup_tasks = list(tasks or [])
             await app.run_async()
             if app.return_code:  # Textual caught an unhandled error and closed the app
-                services.exit_status = services.exit_status or "crashed"
+                services.note_exit("crashed")
             return app.return_code or 0
         except BaseException:
-            services.exit_status = services.exit_status or "crashed"
+            services.note_exit("crashed")
             raise
         finally:
             await services.shutdown()
@@ -241,7 +258,7 @@ def open_app(
 
 
 def open_replay(
-    folder: Any, *, speed: float = 1.0, trust: bool = False, launch: LaunchOptions | None = None
+    folder: Path, *, speed: float = 1.0, trust: bool = False, launch: LaunchOptions | None = None
 ) -> int:
     """The app, replaying session *folder* once the runtime is up, then live (recorded too)."""
     from cave_tui.app.startup import DataOptions, install

@@ -226,8 +226,7 @@ def run(
     own = task.lstrip().startswith(("/", "!"))  # a command or the user's own cell: no model
     options = data or DataOptions()
     launch = LaunchOptions(settings=settings or {}, data=options)
-    services = build_services(launch, need_model=not own)
-    services.skill_dirs = list(skills or [])
+    services = build_services(launch, need_model=not own, skill_dirs=skills or [])
     raise typer.Exit(run_to_the_end(services, run_task(services, task, as_json, options, yes=yes)))
 
 
@@ -248,14 +247,14 @@ def demo(
     services = None if replay else build_services(launch, need_model=False)
     if services is None or services.model is None:  # the recorded replay needs no model
         if headless:  # into the config's runtime (the sandboxed kernel by default) if settled
-            from cave_tui.app.services import config_runtime
+            from cave_tui.app.runtime_choice import config_runtime
 
             runtime = None if services is None else config_runtime(services.config)
             raise typer.Exit(asyncio.run(run_demo(speed=speed, runtime=runtime)))
         raise typer.Exit(open_replay(demo_session_path(), speed=speed, launch=launch))
     questions, injects = demo_plan()
     if headless:
-        from cave_tui.app.services import config_runtime
+        from cave_tui.app.runtime_choice import config_runtime
 
         runtime = config_runtime(services.config)
         raise typer.Exit(asyncio.run(run_live_demo(services.model, questions, runtime)))

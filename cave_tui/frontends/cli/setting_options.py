@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import functools
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated, Any
 
 import typer
@@ -59,11 +59,11 @@ def _parameters(command: Command) -> Iterator[tuple[str, Any, Declared]]:
             yield name, Annotated[kind, option], d
 
 
-def setting_options(command: Command) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def setting_options(command: Command) -> Callable[[Callable[..., object]], Callable[..., object]]:
     """Put *command*'s setting flags in place of the typer command's `settings` parameter;
     it receives the settings given as `settings: dict[str, SettingValue]`."""
 
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def decorate(fn: Callable[..., object]) -> Callable[..., object]:
         extra = list(_parameters(command))
         base = inspect.signature(fn, eval_str=True)
         params: list[inspect.Parameter] = []
@@ -76,7 +76,7 @@ def setting_options(command: Command) -> Callable[[Callable[..., Any]], Callable
             ]
 
         @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def wrapper(*args: object, **kwargs: object) -> object:
             values = {name: kwargs.pop(name, None) for name, _, _ in extra}
             return fn(*args, settings=given_settings(values), **kwargs)
 
@@ -91,7 +91,7 @@ def setting_options(command: Command) -> Callable[[Callable[..., Any]], Callable
     return decorate
 
 
-def given_settings(values: dict[str, Any]) -> dict[str, SettingValue]:
+def given_settings(values: Mapping[str, object]) -> dict[str, SettingValue]:
     """The flags' values by parameter name -> the settings given, by setting name, each
     checked (`typer.BadParameter` names the flag as typed). A value given under an old
     name is its setting's (unless the new flag is given too), with a deprecation notice."""

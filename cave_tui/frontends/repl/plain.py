@@ -35,7 +35,8 @@ from cave_tui.frontends.terminal_modes import echo_off
 from cave_tui.printable import plain_text, printable
 
 if TYPE_CHECKING:
-    pass
+    from prompt_toolkit.input import Input
+    from prompt_toolkit.output import Output
 
 STYLES = {"error": "bold red", "warning": "yellow", "success": "green", "info": ""}
 
@@ -82,10 +83,10 @@ class ReplFrontEnd(ConsoleFrontEnd):
     def set_theme(self, name: str) -> None:
         self.print("Themes are not available in --plain mode.", style="warning")
 
-    def replay_events(self, events: AsyncIterable[Any]) -> None:
+    def replay_events(self, events: AsyncIterable[ev.Event]) -> None:
         self.print("Replaying events is not available in --plain mode.", style="warning")
 
-    def session_loaded(self, transcript: list[Any]) -> None:
+    def session_loaded(self, transcript: list[ev.Event]) -> None:
         draw_transcript(self.console, transcript)
 
     def notify(self, message: str, severity: Severity = "information") -> None:
@@ -178,8 +179,8 @@ async def repl_main(
     services: AppServices,
     *,
     console: Console | None = None,
-    input: Any = None,
-    output: Any = None,
+    input: Input | None = None,
+    output: Output | None = None,
     history: bool = True,
 ) -> int:
     """Read lines until /quit or Ctrl+D; returns the exit code."""
@@ -259,7 +260,7 @@ def draw_transcript(console: Console, events: list[ev.Event]) -> None:
 
 
 def _on_signal(services: AppServices, stop: asyncio.Event, main: Any) -> None:
-    services.exit_status = services.exit_status or "terminated"
+    services.note_exit("terminated")
     stop.set()
     if main is not None:
         main.cancel()

@@ -141,7 +141,7 @@ class CaveApp(CaveHost):
         self.namespace = NamespaceFeed(self)
         self.lines = SentLines(self)
         self.start_up = AppStart(self, start_delay)
-        services.approver = self.turns.approve
+        services.use_approver(self.turns.approve)
         # Every namespace change reaches the inspector from the runtime itself.
         services.namespace_hooks.append(lambda change: self.post_message(NamespaceChanged(change)))
 
@@ -313,7 +313,7 @@ class CaveApp(CaveHost):
         status.tokens_in = self.usage.prompt_tokens
         status.tokens_out = self.usage.completion_tokens
         status.model = self.services.model_label  # a local model's speed
-        if self.services.is_litellm:
+        if self.services.priced:
             self._update_cost()
 
     @work(group="cost", exclusive=True, exit_on_error=False)

@@ -55,8 +55,7 @@ class ExitControl:
             loop.remove_signal_handler(sig)
 
     def _on_signal(self, sig: int) -> None:
-        services = self.app.services
-        services.exit_status = services.exit_status or "terminated"
+        self.app.services.note_exit("terminated")
         self._forced_quit = True
         if self._quitting:  # signalled again while saving before exit: leave now
             name = signal.Signals(sig).name

@@ -37,7 +37,7 @@ class TuiFrontEnd:
         from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
 
         answer: bool | None = await ask_screen(self.app, ConfirmScreen(question))
-        return bool(answer)
+        return answer is True
 
     def progress(self, progress: Progress, label: str) -> None:
         self.app.post_message(LoadProgress(progress, label))

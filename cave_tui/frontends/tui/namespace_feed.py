@@ -91,7 +91,7 @@ class NamespaceFeed:
         from cave_tui.app.detail import default_filename, free_path, human_bytes, write_object
 
         try:
-            obj = await app.services.runtime.retrieve(name)
+            obj = await app.services.live_runtime.retrieve(name)
             path = free_path(Path.cwd() / "retrieved", default_filename(name, obj))
             await asyncio.to_thread(write_object, obj, path)
         except Exception as exc:
@@ -107,8 +107,6 @@ async def _listing_off_loop(runtime: Runtime) -> list[VarInfo]:
     Describing 10,000 names takes ~0.4 s of Python; off the event loop the app keeps
     drawing meanwhile. The kernel runtime's listing is already asynchronous I/O.
     """
-    from cave_tui.runtime.ipython import IPythonRuntime
-
-    if isinstance(runtime, IPythonRuntime):
+    if runtime.in_process:
         return await asyncio.to_thread(asyncio.run, runtime.namespace_listing())
     return await runtime.namespace_listing()

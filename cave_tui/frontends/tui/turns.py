@@ -17,6 +17,7 @@ from cave_tui.app.services import NO_MODEL_HELP, AppServices
 from cave_tui.frontends.tui.messages import AgentEvent, ReplayFinished, TurnFinished, TurnOutcome
 
 if TYPE_CHECKING:
+    from cave_tui.agent.approval import ApprovalRequest
     from cave_tui.frontends.tui.host import CaveHost
 
 
@@ -111,14 +112,14 @@ class TurnRunner:
             outcome = TurnOutcome.ERROR
         app.post_message(TurnFinished(outcome))
 
-    async def approve(self, code: str, step: int) -> str | None:
+    async def approve(self, request: ApprovalRequest) -> str | None:
         """Approval mode: the user's answer for a step's code (its edit, or None to skip)."""
         from cave_tui.frontends.tui.screens.approve import ApprovalScreen
         from cave_tui.frontends.tui.screens.base import ask_screen
 
         self.app.status.approving = True
         try:
-            return await ask_screen(self.app, ApprovalScreen(code, step))
+            return await ask_screen(self.app, ApprovalScreen(request.code, request.step))
         finally:
             self.app.status.approving = False
 

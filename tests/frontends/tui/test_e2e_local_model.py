@@ -16,6 +16,7 @@ pytestmark = [
     pytest.mark.e2e,
     # The embedded model's server takes the cores: one at a time (tests/helpers/parallel.py).
     pytest.mark.xdist_group("local-model"),
+    pytest.mark.timeout(600),  # a real model on CPU: its own waits total 540 s
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
     pytest.mark.skipif(
         not local_model_installed(),

@@ -7,7 +7,7 @@ the input, retrieve the object to a file, delete it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -18,6 +18,11 @@ from textual.widgets import Button, DataTable, LoadingIndicator, Static
 
 from cave_tui.app.detail import Detail, human_bytes
 from cave_tui.frontends.tui.screens.base import CaveModal
+
+if TYPE_CHECKING:
+    from textual.widget import Widget
+
+    from cave_tui.runtime.base import Runtime
 from cave_tui.printable import plain_text
 
 
@@ -49,7 +54,7 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
             self.detail = detail
             self.error = error
 
-    def __init__(self, name: str, runtime: Any, *, animate: bool = True) -> None:
+    def __init__(self, name: str, runtime: Runtime, *, animate: bool = True) -> None:
         super().__init__()
         self.var_name = name
         self.runtime = runtime
@@ -96,7 +101,7 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
         size = f" · {human_bytes(detail.size_bytes)}" if detail.size_bytes is not None else ""
         title = f"{detail.name} · {detail.type_name} {detail.shape}{size}".replace("  ", " ")
         self.query_one("#detail-title", Static).update(plain_text(title, one_line=True))
-        widgets: list[Any] = []
+        widgets: list[Widget] = []
         if detail.is_frame:
             widgets.append(Static("head", classes="detail-heading"))
             widgets.append(self._table(["", *detail.columns], detail.head, "detail-head"))
