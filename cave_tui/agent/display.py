@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
-from typing import Any
 
 from rich.console import Console
 from rich.markdown import Markdown
@@ -19,6 +18,7 @@ from rich.text import Text
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.extraction import prose_of
+from cave_tui.agent.response import AgentResponse, RunDone
 from cave_tui.printable import plain_text, printable
 
 FOLD_LINES = 20
@@ -53,61 +53,62 @@ class RichDisplay:
 
     def render(self, event: ev.Event) -> None:
         who = printable(f"[{event.agent}] ") if event.agent else ""
-        match event.type:
-            case ev.EventType.USER:
+        match event:
+            case ev.UserEvent():
                 self.console.print(plain_text(f"{who}› {event.content}", "bold cyan"))
-            case ev.EventType.TEXT:
+            case ev.TextEvent():
                 if self._text and event.agent != self._text_agent:
                     self._flush_prose()
                 self._text_agent = event.agent
-                self._text.append(getattr(event, "written", event.content))
-            case ev.EventType.CODE:
+                self._text.append(event.written)
+            case ev.CodeEvent():
                 self._flush_prose()
-                code = getattr(event, "code", event.content)
                 self.console.print(
                     Panel(
                         Syntax(
-                            printable(code).rstrip(), "python", theme="ansi_dark", word_wrap=True
+                            printable(event.code).rstrip(),
+                            "python",
+                            theme="ansi_dark",
+                            word_wrap=True,
                         ),  # a long line wraps: code is shown whole, never cut at the width
                         title=Text(f"{who}step {event.step}"),  # not markup
                     )
                 )
-            case ev.EventType.OUTPUT:  # a running cell's output, as it is printed
+            case ev.OutputEvent():  # a running cell's output, as it is printed
                 self._streamed.add((event.agent, event.step))
-                if isinstance(event, ev.OutputEvent) and event.dropped:
+                if event.dropped:
                     self.console.print(Text(f"[… {event.dropped:,} characters …]", style="dim"))
                 self.console.print(plain_text(event.content, "dim"), end="")
-            case ev.EventType.EXECUTION_OUTPUT:
-                output = getattr(event, "output", "")
+            case ev.ExecutionOutputEvent():
                 if (event.agent, event.step) in self._streamed:
                     self._streamed.discard((event.agent, event.step))  # shown as it came
-                elif output.strip():
-                    self.console.print(plain_text(fold(output.rstrip()), "dim"))
-            case ev.EventType.EXECUTION_ERROR | ev.EventType.SECURITY_ERROR:
-                output = getattr(event, "output", "")
+                elif event.output.strip():
+                    self.console.print(plain_text(fold(event.output.rstrip()), "dim"))
+            case ev.ExecutionErrorEvent() | ev.SecurityErrorEvent():
+                output = event.output if isinstance(event, ev.ExecutionErrorEvent) else ""
                 if (event.agent, event.step) in self._streamed:
                     self._streamed.discard((event.agent, event.step))  # shown as it came
                 elif output.strip() and output not in event.content:  # e.g. a resumed cell
                     self.console.print(plain_text(fold(output.rstrip()), "dim"))
                 self.console.print(plain_text(fold(event.content.rstrip()), "red"))
-            case ev.EventType.FINAL_RESPONSE:
+            case ev.FinalResponseEvent():
                 self._flush_prose()
-                if isinstance(event, ev.FinalResponseEvent) and event.unseen:
+                if event.unseen:
                     self._answer(event)
-                if isinstance(event, ev.FinalResponseEvent) and event.unsupported:
+                if event.unsupported:
                     self.console.print(Text(f"{who}{ev.UNSUPPORTED_MARK}", style="bold yellow"))
-            case ev.EventType.RETRY | ev.EventType.NOTICE:
+            case ev.RetryEvent() | ev.NoticeEvent():
                 self.console.print(plain_text(f"{who}{event.content}", "yellow"))
-            case ev.EventType.ERROR | ev.EventType.MAX_STEPS_REACHED:
+            case ev.ErrorEvent() | ev.MaxStepsReachedEvent():
                 self._flush_prose()
                 self.console.print(plain_text(f"{who}{event.content}", "bold red"))
-            case ev.EventType.COMPACTED:
+            case ev.CompactedEvent():
                 self.console.print(Text(f"{who}context compacted", style="yellow"))
-            case ev.EventType.INTERVENTION if isinstance(event, ev.InterventionEvent):
+            case ev.InterventionEvent():
                 self._flush_prose()
                 self.console.print(plain_text(f"{who}{intervention_line(event)}", "magenta"))
             case _:
-                pass
+                pass  # step, usage, compacting, cancelled: nothing to print
 
     def _answer(self, event: ev.FinalResponseEvent) -> None:
         """A final_answer() reply: never streamed as prose, so it is printed here."""
@@ -121,7 +122,7 @@ class RichDisplay:
         """Print the prose still held back (it is printed once its reply is complete)."""
         self._flush_prose()
 
-    def close(self, response: Any) -> None:
+    def close(self, response: AgentResponse) -> None:
         self._flush_prose()
         usage = response.usage
         self.console.print(
@@ -164,14 +165,16 @@ def intervention_line(event: ev.InterventionEvent, width: int = 160) -> str:
     return f"[{event.policy} {event.kind.value}] {first}"
 
 
-async def rendered(events: AsyncIterator[Any]) -> AsyncIterator[Any]:
+async def rendered(
+    events: AsyncIterator[ev.Event | RunDone],
+) -> AsyncIterator[ev.Event | RunDone]:
     """*events* passed on, each rendered with a `RichDisplay` on the way; the run's end
-    (an item with a `response`) closes it with the run's summary line."""
+    (its `RunDone`) closes it with the run's summary line."""
     display = RichDisplay()
     async for item in events:
-        response = getattr(item, "response", None)
-        if response is not None:
-            display.close(response)
-        elif isinstance(item, ev.Event):
-            display.render(item)
+        match item:
+            case RunDone():
+                display.close(item.response)
+            case ev.Event():
+                display.render(item)
         yield item

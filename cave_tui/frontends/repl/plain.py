@@ -100,7 +100,7 @@ async def run_turn(services: AppServices, task: str, console: Console) -> None:
 
     async def consume() -> None:
         async for event in services.stream(task):
-            if event.type is ev.EventType.USER:
+            if isinstance(event, ev.UserEvent):
                 continue  # the user just typed it
             display.render(event)
             if isinstance(event, ev.UsageEvent):
@@ -116,17 +116,18 @@ async def run_python(services: AppServices, code: str, console: Console) -> None
     async def consume() -> None:
         streamed = False
         async for event in services.run_python(code):
-            if event.type is ev.EventType.OUTPUT:  # printed while it runs
-                streamed = True
-                console.print(plain_text(event.content), end="")
-            elif isinstance(event, ev.ExecutionOutputEvent):
-                output = event.output.rstrip()
-                if output and not streamed:
-                    console.print(plain_text(fold(output)))
-            elif event.type is ev.EventType.EXECUTION_ERROR:
-                console.print(plain_text(fold(event.content.rstrip()), "red"))
-            elif event.type is ev.EventType.NOTICE:
-                console.print(plain_text(event.content, "yellow"))
+            match event:
+                case ev.OutputEvent():  # printed while it runs
+                    streamed = True
+                    console.print(plain_text(event.content), end="")
+                case ev.ExecutionOutputEvent():
+                    output = event.output.rstrip()
+                    if output and not streamed:
+                        console.print(plain_text(fold(output)))
+                case ev.ExecutionErrorEvent():
+                    console.print(plain_text(fold(event.content.rstrip()), "red"))
+                case ev.NoticeEvent():
+                    console.print(plain_text(event.content, "yellow"))
 
     await _interruptible(consume(), console)
 

@@ -1,13 +1,18 @@
-"""The messages the app's workers and other threads post to it (they never touch a widget)."""
+"""The messages the app's workers and other threads post to it (they never touch a widget).
+
+Each carries its domain type (Harlequin's `QueriesExecuted`): a core event, a namespace
+change, a load's progress; the domain modules are imported for type checking only.
+"""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from cave_tui.agent import events as ev
+    from cave_tui.agent.events import Event
     from cave_tui.dataio.progress import Progress
     from cave_tui.runtime.base import NamespaceChange
     from cave_tui.runtime.shipped.summary import VarInfo
@@ -16,15 +21,23 @@ if TYPE_CHECKING:
 class AgentEvent(Message):
     """One core event, posted by the turn worker for the app to render."""
 
-    def __init__(self, event: ev.Event) -> None:
+    def __init__(self, event: Event) -> None:
         super().__init__()
         self.event = event
 
 
+class TurnOutcome(StrEnum):
+    """How a turn (or a replay, or a `!` cell) ended."""
+
+    DONE = "done"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+
+
 class TurnFinished(Message):
-    def __init__(self, outcome: str) -> None:
+    def __init__(self, outcome: TurnOutcome) -> None:
         super().__init__()
-        self.outcome = outcome  # "done", "cancelled" or "error"
+        self.outcome = outcome
 
 
 class ReplayFinished(Message):

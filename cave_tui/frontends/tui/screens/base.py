@@ -7,13 +7,15 @@ counts only once the dialog has been open, with no typing, for `ANSWER_GRACE`.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
 from enum import Enum, auto
 from typing import TypeVar
 
 from textual import events
-from textual.screen import ModalScreen
+from textual.app import App
+from textual.screen import ModalScreen, Screen
 
 R = TypeVar("R")
 
@@ -115,3 +117,23 @@ class CaveModal(ModalScreen[R]):
         if event.key == "backspace":
             return TypedText(erase=1)
         return TypedText(event.character or "")
+
+
+async def ask_screen(app: App[None], screen: Screen[R]) -> R | None:
+    """Push a modal *screen* and wait for its result (from any task, worker or not).
+
+    If the waiting task is cancelled (the turn was interrupted), the screen is closed.
+    """
+    result: asyncio.Future[R | None] = asyncio.get_running_loop().create_future()
+
+    def done(value: R | None) -> None:
+        if not result.done():
+            result.set_result(value)
+
+    app.push_screen(screen, callback=done)
+    try:
+        return await result
+    except asyncio.CancelledError:
+        if screen.is_attached and app.screen is screen:
+            app.pop_screen()
+        raise
