@@ -52,6 +52,7 @@ class RichDisplay:
             self.console.print(Markdown(printable(text)))
 
     def render(self, event: ev.Event) -> None:
+        event = ev.typed(event)  # upstream's code may build bare Event(EventType.X, ...)
         who = printable(f"[{event.agent}] ") if event.agent else ""
         match event:
             case ev.UserEvent():
