@@ -105,6 +105,15 @@ async def _reply(work: Awaitable[str]) -> str:
         raise ToolError(str(exc)) from None
 
 
+async def _run_stdio(server: MCPServer) -> None:
+    """`server.run_stdio_async()` over cave's stdio transport (malformed lines answered)."""
+    from cave_tui.frontends.mcp.transport import stdio_streams
+
+    lowlevel = server._lowlevel_server  # the SDK's own `run_stdio_async` runs it so
+    async with stdio_streams() as (read, write):
+        await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+
 def _err(text: str) -> None:
     """A line on stderr (stdout is the protocol's): printable only."""
     sys.stderr.write(printable(text) + "\n")
@@ -151,7 +160,7 @@ async def serve(services: AppServices, data: DataOptions) -> int:
         loop.add_signal_handler(sig, on_signal, sig)
     status = "completed"
     try:
-        await server.run_stdio_async()
+        await _run_stdio(server)
     except asyncio.CancelledError:
         status = "terminated" if received else "cancelled"
     except Exception as exc:
