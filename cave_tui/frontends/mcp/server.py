@@ -10,6 +10,7 @@ lifecycle around it, as `cave run`'s: the data features installed, the runtime s
 from __future__ import annotations
 
 import asyncio
+import inspect
 import signal
 import sys
 from collections.abc import Awaitable
@@ -74,11 +75,22 @@ def build_server(services: AppServices) -> MCPServer:
 
     changes = ToolAnnotations(destructive_hint=False, open_world_hint=False)
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    server.add_tool(run, name="run", annotations=ToolAnnotations(open_world_hint=True))
-    server.add_tool(list_variables, name="list_variables", annotations=reads)
-    server.add_tool(describe, name="describe", annotations=reads)
-    server.add_tool(inject, name="inject", annotations=changes)
-    server.add_tool(retrieve, name="retrieve", annotations=changes)
+    for tool, hints in (
+        (run, ToolAnnotations(open_world_hint=True)),
+        (list_variables, reads),
+        (describe, reads),
+        (inject, changes),
+        (retrieve, changes),
+    ):
+        # Text replies only (no structured copy of the same text); the docstring as is.
+        description = inspect.cleandoc(tool.__doc__ or "")
+        server.add_tool(
+            tool,
+            name=tool.__name__,
+            description=description,
+            annotations=hints,
+            structured_output=False,
+        )
 
     @server.resource("cave://namespace", name="namespace", mime_type="text/plain")
     async def namespace() -> str:
