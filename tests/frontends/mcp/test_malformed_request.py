@@ -18,8 +18,9 @@ DEADLINE = 60.0  # seconds for one answer on a loaded machine
 class RawClient:
     """JSON-RPC lines written to, and read from, a real `cave mcp` process (OS pipes)."""
 
-    def __init__(self, folder: Path) -> None:
-        command = cave_mcp_command("--in-process", "--sessions-dir", str(folder / "sessions"))
+    def __init__(self, folder: Path, *flags: str) -> None:
+        sessions = str(folder / "sessions")
+        command = cave_mcp_command("--in-process", "--sessions-dir", sessions, *flags)
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
