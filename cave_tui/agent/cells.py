@@ -5,9 +5,9 @@ Every cell goes through here, whoever wrote it: the agent's (`CaveAgent`), the u
 any other front end. It yields the cell's output events as they are written, then its
 `ExecutionResult`; `cell_event` turns that result into the event front ends show.
 
-The agent's cells are read by the security checker first; the user's (and their replay)
-are not: only the sandbox bounds them. Forwarding the events of sub-agents the cell drives
-is an optional add-on (`CellAddOn`, see subagents.py).
+The agent's cells (and a protocol client's, `cave mcp`) are read by the security checker
+first; the user's (and their replay) are not: only the sandbox bounds them. Forwarding the
+events of sub-agents the cell drives is an optional add-on (`CellAddOn`, see subagents.py).
 """
 
 from __future__ import annotations
@@ -31,11 +31,14 @@ class CellAuthor(enum.Enum):
     AGENT = "agent"  # the model's code: checked by the security policy
     USER = "user"  # the user's own `!` cell: unchecked
     REPLAY = "replay"  # a user cell run again by a replay: unchecked, like the user's
+    # A protocol client's cell (`cave mcp`): another agent's code, so checked like the
+    # model's; recorded (and replayed) as the user's own cells.
+    CLIENT = "client"
 
     @property
     def checked(self) -> bool:
         """The security checker reads the cell before it runs."""
-        return self is CellAuthor.AGENT
+        return self in (CellAuthor.AGENT, CellAuthor.CLIENT)
 
     @property
     def agent(self) -> str | None:

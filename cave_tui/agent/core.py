@@ -25,6 +25,7 @@ from cave_tui.agent.final_answer import (
     AcceptedAnswer,
 )
 from cave_tui.agent.messages import close_open_fence
+from cave_tui.agent.observation import OBSERVATION_LIMIT
 from cave_tui.agent.policies import (
     DEFAULT_PRESET,
     AgentPolicy,
@@ -90,7 +91,7 @@ class CaveAgent:
         runtime: Runtime | None = None,
         *,
         max_steps: int = 10,
-        max_exec_output: int = 5000,
+        max_exec_output: int = OBSERVATION_LIMIT,
         max_exec_timeout: float | None = None,
         instructions: str | None = None,
         system_instructions: str | None = None,

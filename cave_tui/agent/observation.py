@@ -23,6 +23,7 @@ from cave_tui.runtime.capture import DROPPED_MARKER_RE
 from cave_tui.runtime.shipped.summary import VarInfo
 
 HEAD_SHARE = 0.6
+OBSERVATION_LIMIT = 5000  # characters of a cell's output the model reads (`max_exec_output`)
 
 
 def cut_middle(text: str, limit: int, dropped: int = 0) -> str:

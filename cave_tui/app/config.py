@@ -72,7 +72,7 @@ def history_path() -> Path:
 
 
 GUARDS = POLICIES  # the security checker's policies: what `--guard` takes
-_ALL = (Command.APP, Command.RUN)  # the settings of `cave`, `cave --plain` and `cave run`
+_ALL = (Command.APP, Command.RUN, Command.MCP)  # `cave`, `cave --plain`, `cave run`, `cave mcp`
 
 
 def _approve(name: str, value: object) -> str:

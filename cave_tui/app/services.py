@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from cave_tui.agent import CaveAgent
     from cave_tui.agent import events as ev
     from cave_tui.agent.approval import ApprovalRequest
+    from cave_tui.agent.cells import CellAuthor
     from cave_tui.models.base import Model, Usage
     from cave_tui.models.credentials import Credentials
     from cave_tui.runtime.base import NamespaceChange, Runtime
@@ -383,9 +384,13 @@ class AppServices:
             self.emit(event)
             yield event
 
-    async def run_python(self, code: str) -> AsyncIterator[ev.Event]:
+    async def run_python(
+        self, code: str, *, author: CellAuthor | None = None
+    ) -> AsyncIterator[ev.Event]:
         """Run *code* directly in the namespace (no model), yielding `agent="user"` events.
-        The user's own code: the security policy does not refuse it (it guards the model's).
+        The user's own code (*author* USER, the default): the security policy does not
+        refuse it (it guards the model's). A protocol client's (CLIENT) is checked like the
+        model's, and its outcome carries the `observation` the model would read.
 
         Yields a `CodeEvent`, `OutputEvent`s while it runs, then an `ExecutionOutputEvent`
         or `ExecutionErrorEvent` (`cells.run_cell`, `cells.cell_event`); each goes to the
@@ -393,12 +398,13 @@ class AppServices:
         """
         from cave_tui.agent import events as ev
         from cave_tui.agent.cells import CellAuthor, cell_event, run_cell
+        from cave_tui.agent.observation import OBSERVATION_LIMIT, shape_result
         from cave_tui.runtime.base import ExecutionResult
 
         if not self._started:
             await self.start()
         assert self._runtime is not None
-        user = CellAuthor.USER
+        user = author or CellAuthor.USER
         code_event = ev.CodeEvent(
             content=code, code=code, agent=user.agent, source=ev.CodeSource.USER
         )
@@ -430,7 +436,8 @@ class AppServices:
             self.emit(cell_event(stopped, author=user))
             raise
         assert result is not None  # `run_cell` ends with the result
-        event = cell_event(result, author=user)
+        observation = shape_result(result, OBSERVATION_LIMIT) if user.checked else ""
+        event = cell_event(result, author=user, observation=observation)
         self.emit(event)
         yield event
         notice = ev.runtime_notice(result, agent=user.agent)

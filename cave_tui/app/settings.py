@@ -37,6 +37,7 @@ class Command(enum.Enum):
     DEMO = "cave demo"
     REPLAY = "cave replay"
     SANDBOX = "cave sandbox"
+    MCP = "cave mcp"  # the MCP server: the settings of `cave run`
 
 
 @dataclass(frozen=True)

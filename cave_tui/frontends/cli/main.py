@@ -230,6 +230,29 @@ def run(
     raise typer.Exit(run_to_the_end(services, run_task(services, task, as_json, options, yes=yes)))
 
 
+@app.command("mcp")
+@data_options
+@setting_options(Command.MCP)
+def mcp_command(
+    settings: dict[str, SettingValue] | None = None,
+    skills: RunSkillsOpt = None,
+    data: DataOptions | None = None,
+) -> None:
+    """Serve the live namespace to an MCP client over stdio (tools: run, list_variables,
+    describe, inject, retrieve; resources: cave://namespace, cave://variable/NAME).
+
+    Register it in a client, e.g. `claude mcp add cave -- cave mcp`. The client's cells are
+    checked by the guard; the session is recorded as `cave run`'s. Exit 0 when the client
+    closes the connection, 2 when the start failed, 3 when --dump could not be written.
+    """
+    from cave_tui.frontends.mcp import serve
+
+    options = data or DataOptions()
+    launch = LaunchOptions(settings=settings or {}, data=options)
+    services = build_services(launch, need_model=False, skill_dirs=skills or [])
+    raise typer.Exit(run_to_the_end(services, serve(services, options)))
+
+
 @app.command()
 @setting_options(Command.DEMO)
 def demo(

@@ -1,0 +1,197 @@
+"""`cave mcp`'s server: the SDK's `MCPServer` over stdio, wired to `NamespaceTools`.
+
+`build_server` declares the tools (run, list_variables, describe, inject, retrieve) and
+the resources (`cave://namespace`, `cave://variable/{name}`); `serve` is the session's
+lifecycle around it, as `cave run`'s: the data features installed, the runtime started
+(a pre-seed that fails stops the start), the server run until the client closes stdin
+(or SIGTERM/SIGHUP), then the exit hooks (dump, session closed) and the runtime stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import signal
+import sys
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp_types import ToolAnnotations
+
+from cave_tui import __version__
+from cave_tui.app.startup import DataOptions, StartupError, abort_start, install
+from cave_tui.frontends.mcp.tools import NamespaceTools, NoSuchVariable, ToolFailed
+from cave_tui.printable import printable
+
+if TYPE_CHECKING:
+    from cave_tui.app.services import AppServices
+
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+
+INSTRUCTIONS = (
+    "cave keeps a live, persistent Python namespace (pandas frames, arrays, any object). "
+    "`run` executes Python in it (state persists between calls); `list_variables` and "
+    "`describe` summarise what it holds; `inject` loads a file into it and `retrieve` saves "
+    "a variable to a file. Cells are checked by cave's guard; a refused cell is an error "
+    "result saying why."
+)
+
+
+def build_server(services: AppServices) -> MCPServer:
+    """The MCP server of *services* (its runtime started before a tool is called)."""
+    tools = NamespaceTools(services)
+    server: MCPServer = MCPServer(
+        name="cave", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    )
+
+    async def run(code: str) -> str:
+        """Run Python code in cave's live namespace (variables persist between calls).
+        Returns what it printed and the value of its last expression; the head and tail of
+        a long output; a traceback as an error result."""
+        return await _reply(tools.run(code))
+
+    async def list_variables() -> str:
+        """List the variables, functions and types of the live namespace, each summarised
+        (type, shape, columns, a preview), within a bounded size."""
+        return await _reply(tools.list_variables())
+
+    async def describe(name: str) -> str:
+        """Describe one variable in detail: type, shape, size, a frame's head, dtypes and
+        describe() (bounded)."""
+        return await _reply(tools.describe(name))
+
+    async def inject(path: str, name: str | None = None) -> str:
+        """Load a data file (parquet, CSV, JSON, Excel, npy, …; PATH:encoding=ENC:sep=SEP
+        or PATH:sheet=NAME) or pkg:MODULE.ATTR into the namespace, as NAME (default: from
+        the file's name). Relative paths are from cave's working folder."""
+        return await _reply(tools.inject(path, name))
+
+    async def retrieve(name: str, path: str | None = None) -> str:
+        """Save variable NAME to a file (frame: parquet, array: npy, data: json, else
+        pickle), to PATH or the session's retrieved/ folder; an existing file is kept."""
+        return await _reply(tools.retrieve(name, path))
+
+    changes = ToolAnnotations(destructive_hint=False, open_world_hint=False)
+    reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    for tool, hints in (
+        (run, ToolAnnotations(open_world_hint=True)),
+        (list_variables, reads),
+        (describe, reads),
+        (inject, changes),
+        (retrieve, changes),
+    ):
+        # Text replies only (no structured copy of the same text); the docstring as is.
+        description = inspect.cleandoc(tool.__doc__ or "")
+        server.add_tool(
+            tool,
+            name=tool.__name__,
+            description=description,
+            annotations=hints,
+            structured_output=False,
+        )
+
+    @server.resource("cave://namespace", name="namespace", mime_type="text/plain")
+    async def namespace() -> str:
+        """The live namespace, summarised as `list_variables` does."""
+        return await tools.list_variables()
+
+    @server.resource("cave://variable/{name}", name="variable", mime_type="text/plain")
+    async def variable(name: str) -> str:
+        """One variable described as `describe` does."""
+        try:
+            return await tools.describe(name)
+        except NoSuchVariable as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+
+    del namespace, variable  # registered
+    return server
+
+
+async def _reply(work: Awaitable[str]) -> str:
+    """Await a `NamespaceTools` call; `ToolFailed` becomes the SDK's error result."""
+    try:
+        return await work
+    except ToolFailed as exc:
+        raise ToolError(str(exc)) from None
+
+
+async def _run_stdio(server: MCPServer) -> None:
+    """`server.run_stdio_async()` over cave's stdio transport (malformed lines answered)."""
+    from cave_tui.frontends.mcp.transport import stdio_streams
+
+    lowlevel = server._lowlevel_server  # the SDK's own `run_stdio_async` runs it so
+    async with stdio_streams() as (read, write):
+        await lowlevel.run(read, write, lowlevel.create_initialization_options())
+
+
+def _err(text: str) -> None:
+    """A line on stderr (stdout is the protocol's): printable only."""
+    sys.stderr.write(printable(text) + "\n")
+    sys.stderr.flush()
+
+
+async def serve(services: AppServices, data: DataOptions) -> int:
+    """Serve *services* over stdio until the client leaves; the exit code (as `cave run`'s:
+    2 when the start failed, 128+N on signal N, 3 when --dump could not be written)."""
+    features = install(services, data, title="cave mcp", announce=False)
+    try:
+        await services.start()
+    except StartupError as exc:
+        _err(f"cave: cannot start: {exc}")
+        await services.shutdown()
+        return exc.exit_code
+    except asyncio.CancelledError:  # Ctrl+C while the namespace was being pre-seeded
+        _err(f"cave: {await abort_start(services)}")
+        await services.shutdown()
+        return EXIT_INTERRUPTED
+    recorder = features.recorder
+    for text in services.notices:
+        _err(f"cave: {text}")
+    services.notices.clear()
+    if recorder is not None:
+        recorder.on_warning = lambda text: _err(f"cave: {text}")
+        _err(f"cave mcp: session {recorder.id} ({recorder.dir})")
+    banner = services.sandbox_banner
+    if banner is not None:
+        _err(banner)
+    server = build_server(services)
+    received: list[int] = []
+    main = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        if received:  # asked again while the exit still saves: leave now
+            services.leave_now(f"cave got {signal.Signals(signum).name} again", 128 + signum)
+        received.append(signum)
+        if main is not None:
+            main.cancel()
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, on_signal, sig)
+    status = "completed"
+    try:
+        await _run_stdio(server)
+    except asyncio.CancelledError:
+        status = "terminated" if received else "cancelled"
+    except Exception as exc:
+        status = "crashed"
+        _err(f"cave mcp: unhandled error: {type(exc).__name__}: {exc}")
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
+        services.note_exit(status)
+        await services.shutdown(leave_on_signals=True)
+        for line in services.exit_messages:
+            _err(line)
+        services.exit_messages.clear()
+        if features.dumped is not None:
+            _err(f"cave: dumped {features.dumped.summary()}")
+        elif features.dump_error is not None:
+            _err(f"cave: {features.dump_failure()}")
+    if services.left is not None:
+        return int(services.left)
+    if received:
+        return 128 + received[0]
+    return features.exit_code(0 if status == "completed" else 2)
