@@ -163,3 +163,30 @@ LEAVE_SIGNALS = (
 async def _maybe_await(value: Awaitable[None] | None) -> None:
     if inspect.isawaitable(value):
         await value
+
+
+class CancelOnSignals:
+    """SIGTERM or SIGHUP cancels the running task, so its exit path runs; the same again
+    while that exit still saves leaves at once (*leave_now*, exit 128+N). `received` holds
+    the signals as they come; `remove()` takes the handlers off again."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self, leave_now: Callable[[str, int], None]) -> None:
+        self.received: list[int] = []
+        self._leave_now = leave_now
+        self._main = asyncio.current_task()
+        self._loop = asyncio.get_running_loop()
+        for sig in self.SIGNALS:
+            self._loop.add_signal_handler(sig, self._on_signal, sig)
+
+    def _on_signal(self, signum: int) -> None:
+        if self.received:  # asked again while the exit still saves: leave now
+            self._leave_now(f"cave got {signal.Signals(signum).name} again", 128 + signum)
+        self.received.append(signum)
+        if self._main is not None:
+            self._main.cancel()
+
+    def remove(self) -> None:
+        for sig in self.SIGNALS:
+            self._loop.remove_signal_handler(sig)

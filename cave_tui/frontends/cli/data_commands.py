@@ -19,6 +19,7 @@ from typing import Annotated, Any, cast
 
 import typer
 
+from cave_tui.app.exits import CancelOnSignals
 from cave_tui.app.services import AppServices
 from cave_tui.app.startup import DataOptions, StartupError, abort_start, install
 from cave_tui.frontends.cli.json_events import SessionLine, StatusLine, write_line
@@ -224,19 +225,8 @@ async def _run_task(
         if banner is not None:
             _err(banner)
 
-    received: list[int] = []
-    main = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-
-    def on_signal(signum: int) -> None:
-        if received:  # asked again while the turn still ends: leave now
-            services.leave_now(f"cave got {signal.Signals(signum).name} again", 128 + signum)
-        received.append(signum)
-        if main is not None:
-            main.cancel()
-
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(sig, on_signal, sig)
+    signals = CancelOnSignals(services.leave_now)
+    received = signals.received
     status = "error"
     try:
         if task.lstrip().startswith("/"):
@@ -253,8 +243,7 @@ async def _run_task(
         if recorder is not None:
             recorder.record_note(f"unhandled error: {type(exc).__name__}: {exc}")
     finally:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            loop.remove_signal_handler(sig)
+        signals.remove()
         services.note_exit(status)
         ran.append(status)
         await services.shutdown(leave_on_signals=True)  # Ctrl+C, SIGTERM again: leave now

@@ -21,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import ToolAnnotations
 
 from cave_tui import __version__
+from cave_tui.app.exits import CancelOnSignals
 from cave_tui.app.startup import DataOptions, StartupError, abort_start, install
 from cave_tui.frontends.mcp.tools import NamespaceTools, NoSuchVariable, ToolFailed
 from cave_tui.printable import printable
@@ -157,19 +158,8 @@ async def serve(services: AppServices, data: DataOptions) -> int:
     if banner is not None:
         _err(banner)
     server = build_server(services)
-    received: list[int] = []
-    main = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-
-    def on_signal(signum: int) -> None:
-        if received:  # asked again while the exit still saves: leave now
-            services.leave_now(f"cave got {signal.Signals(signum).name} again", 128 + signum)
-        received.append(signum)
-        if main is not None:
-            main.cancel()
-
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(sig, on_signal, sig)
+    signals = CancelOnSignals(services.leave_now)
+    received = signals.received
     status = "completed"
     try:
         await _run_stdio(server)
@@ -179,8 +169,7 @@ async def serve(services: AppServices, data: DataOptions) -> int:
         status = "crashed"
         _err(f"cave mcp: unhandled error: {type(exc).__name__}: {exc}")
     finally:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            loop.remove_signal_handler(sig)
+        signals.remove()
         services.note_exit(status)
         await services.shutdown(leave_on_signals=True)
         for line in services.exit_messages:

@@ -79,28 +79,28 @@ class ExitControl:
 
     def interrupt(self) -> None:
         """Ctrl+C during a turn: cancel it; a second press within 2 s quits."""
-        if self._quitting:
-            self.leave_now("Ctrl+C was pressed while cave was saving before exit")
+        if self._ctrl_c_quits():
             return
-        now = time.monotonic()
-        if now - self._last_ctrl_c < DOUBLE_PRESS_SECONDS:
-            self.request_quit()
-            return
-        self._last_ctrl_c = now
         self.app.cancel_turn()
         self.app.notify("Interrupted. Press Ctrl+C again to quit.", timeout=DOUBLE_PRESS_SECONDS)
 
     def quit_twice(self) -> None:
         """Ctrl+C while idle: a second press within 2 s quits."""
+        if not self._ctrl_c_quits():
+            self.app.notify("Press Ctrl+C again to quit.", timeout=DOUBLE_PRESS_SECONDS)
+
+    def _ctrl_c_quits(self) -> bool:
+        """This Ctrl+C quits (the second within 2 s, or one while saving before exit);
+        else it is noted as the first."""
         if self._quitting:
             self.leave_now("Ctrl+C was pressed while cave was saving before exit")
-            return
+            return True
         now = time.monotonic()
         if now - self._last_ctrl_c < DOUBLE_PRESS_SECONDS:
             self.request_quit()
-            return
+            return True
         self._last_ctrl_c = now
-        self.app.notify("Press Ctrl+C again to quit.", timeout=DOUBLE_PRESS_SECONDS)
+        return False
 
     def request_quit(self) -> None:
         """Ctrl+Q and /quit: start the exit (the same path as SIGTERM, SIGHUP) and return.
