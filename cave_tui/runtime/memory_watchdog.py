@@ -73,7 +73,7 @@ class MemoryWatchdog:
         self.interval = interval
         self.grace = grace
         self.headroom = headroom
-        self.samples = 0  # memory samples taken so far (none while no cell runs)
+        self.samples = 0  # samples counted for a running cell (none once it has ended)
         self.last: CellWatch | None = None  # the watch of the running or last cell
         self._stop = stop
         self._sample = sample
@@ -145,12 +145,12 @@ class MemoryWatchdog:
 
     def _check(self) -> None:
         used = self._sample()
-        self.samples += 1
         message: tuple[Callable[[str], None], str] | None = None
         with self._cond:  # the cell cannot end (nor the next begin) while we decide
             cell = self._cell
             if cell is None:
-                return
+                return  # it ended while this sample was read: not one of its samples
+            self.samples += 1
             cell.peak = max(cell.peak, used)
             now = time.monotonic()
             if cell.tripped_with is None:
