@@ -124,13 +124,7 @@ def test_plain_repl_runs_a_task_and_a_command(tmux, tmp_path):
     tmux.keys("Enter")
     screen = tmux.wait_for("penguin_mass")
     assert "DataFrame" in screen
-    # Ctrl+D only means "quit" at a prompt: wait for the next one first.
-    deadline = time.monotonic() + 10
-    while tmux.screen().rstrip().splitlines()[-1].strip() != "cave›":
-        assert time.monotonic() < deadline, tmux.screen()
-        time.sleep(0.1)
-    tmux.keys("C-d")
-    tmux.wait_for("CAVE-EXIT=0")
+    _quit_at_the_prompt(tmux)
 
 
 def test_plain_repl_keeps_a_line_typed_during_a_turn_for_the_next_prompt(tmux, tmp_path):
@@ -152,6 +146,16 @@ def test_plain_repl_keeps_a_line_typed_during_a_turn_for_the_next_prompt(tmux, t
     assert not any(line.startswith("/vars") for line in screen.splitlines()), screen
     tmux.keys("Enter")
     assert "int" in tmux.wait_for("slept  ")
+    _quit_at_the_prompt(tmux)
+
+
+def _quit_at_the_prompt(tmux: Tmux) -> None:
+    """Ctrl+D only means "quit" at a prompt: wait for the next one first."""
+    deadline = time.monotonic() + 10
+    while tmux.screen().rstrip().splitlines()[-1].strip() != "cave›":
+        assert time.monotonic() < deadline, tmux.screen()
+        time.sleep(0.1)
+    time.sleep(0.3)  # drawn, then read: prompt_toolkit reads keys a moment after drawing
     tmux.keys("C-d")
     tmux.wait_for("CAVE-EXIT=0")
 
