@@ -149,7 +149,9 @@ async def test_a_stream_that_stalls_mid_reply_ends_with_a_clear_error(server):
     started = time.monotonic()
     with pytest.raises(StreamStalledError) as caught:
         await model.complete([{"role": "user", "content": "hi"}])
-    assert time.monotonic() - started < 10
+    # a hang guard only (litellm's first import is in it): the message says the idle limit
+    # ended it, and the server's stalls (3 s, 2 s) were not waited out
+    assert time.monotonic() - started < 30
     message = str(caught.value)
     assert "openai/test-model" in message and server.base_url in message
     assert "mid-reply" in message and "0.5 s" in message
@@ -172,7 +174,7 @@ async def test_no_first_token_ends_at_the_first_token_timeout_without_retry(serv
     started = time.monotonic()
     with pytest.raises(StreamStalledError, match=r"no reply within 0.5 s") as caught:
         await model.complete([{"role": "user", "content": "hi"}])
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 20  # not the 30 s idle limit (litellm's import is in it)
     assert caught.value.first and server.base_url in str(caught.value)
     assert len(server.requests) == 1
 
