@@ -117,3 +117,28 @@ async def test_enter_right_after_a_paste_into_an_open_dialog_does_not_answer_it(
         await wait_for(pilot, lambda: app.prompt.text == "!print(list)")
         await _pause(pilot)
         assert app.screen is screen and isinstance(screen, ConfirmScreen)
+
+
+async def test_a_dialog_answered_before_it_was_shown_closes_without_crashing_the_app():
+    """Under load the answer can be handled before the dialog's first layout (CI once):
+    the app must keep running and the answer must arrive."""
+    from cave_tui.frontends.tui.screens.approve import ApprovalScreen
+    from cave_tui.frontends.tui.screens.confirm import ConfirmScreen
+
+    app = make_app([])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        results: list[object] = []
+        confirm = ConfirmScreen("Replace the namespace?")
+        app.push_screen(confirm, callback=results.append)
+        confirm.action_answer(False)  # before its mount ran
+        approve = ApprovalScreen("x = 1\n")
+        app.push_screen(approve, callback=results.append)
+        approve.action_edit()
+        approve.action_run()
+        await settle(pilot)
+        assert results == [False, "x = 1\n"]
+        assert app.is_running and app.screen is app.screen_stack[0]
+        app.prompt.text = "!y = 2"
+        app.prompt.action_submit()
+        await wait_for(pilot, lambda: "y" in app.services.runtime._ns)

@@ -37,6 +37,8 @@ class ApprovalScreen(CaveModal[str | None]):
     ApprovalScreen #approve-code { height: auto; max-height: 20; }
     """
 
+    AUTO_FOCUS = "#run"  # applied when shown; an answer typed before that closes it safely
+
     BINDINGS = [
         Binding("ctrl+r", "run", "Run", priority=True),
         Binding("ctrl+e", "edit", "Edit", priority=True),
@@ -65,9 +67,6 @@ class ApprovalScreen(CaveModal[str | None]):
             hint = "Ctrl+R run · Ctrl+E edit · Esc skip"
             yield Static(hint, id="approve-hint", classes="modal-hint", markup=False)
 
-    def on_mount(self) -> None:
-        self.query_one("#run", Button).focus()
-
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         {"run": self.action_run, "edit": self.action_edit, "skip": self.action_skip}[
@@ -75,10 +74,14 @@ class ApprovalScreen(CaveModal[str | None]):
         ]()
 
     def action_run(self) -> None:
-        self.dismiss(self.query_one("#approve-code", TextArea).text + "\n")
+        editors = self.query("#approve-code").results(TextArea)
+        editor = next(editors, None)  # None: answered before it was shown, code unedited
+        self.dismiss((editor.text if editor is not None else self.code.rstrip("\n")) + "\n")
 
     def action_edit(self) -> None:
-        editor = self.query_one("#approve-code", TextArea)
+        editor = next(self.query("#approve-code").results(TextArea), None)
+        if editor is None:
+            return  # not shown yet: nothing to edit
         editor.read_only = False
         self.editing = True
         self.query_one("#approve-title", Static).update("Edit the code, then Run (Ctrl+R)")

@@ -19,6 +19,8 @@ class ConfirmScreen(CaveModal[bool]):
     ConfirmScreen #confirm-box { width: 60; }
     """
 
+    AUTO_FOCUS = "#no"  # applied when shown; an answer typed before that closes it safely
+
     BINDINGS = [
         # Priority: the app runs them as it reads each key, so what is typed just after
         # the answer goes to the screen below, not to this one as it closes.
@@ -37,9 +39,6 @@ class ConfirmScreen(CaveModal[bool]):
             with Horizontal(classes="modal-buttons"):
                 yield Button("Yes", id="yes", variant="primary", compact=True)
                 yield Button("No", id="no", compact=True)
-
-    def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
