@@ -236,6 +236,11 @@ class CaveApp(CaveHost):
         status.tokens_in = self.usage.prompt_tokens
         status.tokens_out = self.usage.completion_tokens
 
+    def refresh_bindings(self) -> None:
+        # A turn that ends while the app closes has no screen left to refresh.
+        if self._screen_stacks.get(self._current_mode):
+            super().refresh_bindings()
+
     def watch_busy(self, busy: bool) -> None:
         # The status line is made by compose(), which then shows a busy state set before it.
         status: StatusLine | None = getattr(self, "status", None)

@@ -431,3 +431,13 @@ async def test_startup_tasks_are_asked_in_order_once_the_runtime_is_up():
         assert text.index("Compute x") < text.index("x is 42.") < text.index("Now y")
         assert app.services.runtime._ns["y"] == 43
         assert app.startup_tasks == [] and not app.busy
+
+
+async def test_a_turn_that_ends_as_the_app_closes_does_not_crash_it():
+    """A TurnFinished handled after the app closed its screens (seen under load)."""
+    app = make_app([])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+    app.busy = True
+    app.busy = False  # what on_turn_finished does; it refreshes the key bar of no screen
+    assert not app.busy
