@@ -72,7 +72,8 @@ def history_path() -> Path:
 
 
 GUARDS = POLICIES  # the security checker's policies: what `--guard` takes
-_ALL = (Command.APP, Command.RUN, Command.MCP)  # `cave`, `cave --plain`, `cave run`, `cave mcp`
+# `cave`, `cave --plain`, `cave run`, `cave mcp`, `cave acp`
+_ALL = (Command.APP, Command.RUN, Command.MCP, Command.ACP)
 
 
 def _approve(name: str, value: object) -> str:
