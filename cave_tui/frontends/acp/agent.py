@@ -217,6 +217,7 @@ class CaveAcpAgent:
             except asyncio.CancelledError:
                 if not self.cancelled:
                     raise
+                await self._send_all(session_id, self.mapper.interrupted())
             finally:
                 self.turn = None
             stop = StopReason.CANCELLED if self.cancelled else self.mapper.stop

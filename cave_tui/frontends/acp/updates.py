@@ -151,6 +151,11 @@ class EventUpdates:
                 return [update_agent_message_text(f"cave: {self.error}")]
         return []
 
+    def interrupted(self) -> list[Update]:
+        """The turn was cancelled: the cell under way, if any, failed as interrupted."""
+        self.stop = StopReason.CANCELLED
+        return self._close("failed", "".join(self._printed) + "\ninterrupted: the cell was stopped")
+
     def _content(self, output: str | None = None) -> list[ToolContent]:
         """The open cell's content: its code, then its output (so far, or *output*)."""
         text = "".join(self._printed) if output is None else output

@@ -63,11 +63,11 @@ class RecordingClient:
         return RequestPermissionResponse(outcome=outcome)
 
     # -- what was seen --------------------------------------------------------------------
-    def text(self) -> str:
-        """The agent's message text streamed so far."""
+    def text(self, since: int = 0) -> str:
+        """The agent's message text streamed so far (from update number *since*)."""
         return "".join(
             u.content.text
-            for u in self.updates
+            for u in self.updates[since:]
             if isinstance(u, AgentMessageChunk) and isinstance(u.content, TextContentBlock)
         )
 
