@@ -72,7 +72,8 @@ def history_path() -> Path:
 
 
 GUARDS = POLICIES  # the security checker's policies: what `--guard` takes
-_ALL = (Command.APP, Command.RUN, Command.MCP)  # `cave`, `cave --plain`, `cave run`, `cave mcp`
+# `cave`, `cave --plain`, `cave run`, `cave mcp`, `cave acp`
+_ALL = (Command.APP, Command.RUN, Command.MCP, Command.ACP)
 
 
 def _approve(name: str, value: object) -> str:
@@ -167,7 +168,7 @@ class Config:
     approve: str = setting(
         "auto", _approve,
         "auto runs the model's code at once, ask shows Run / Edit / Skip first [auto].",
-        live=True,
+        flags=("--approve",), commands=(Command.ACP,), live=True,
     )  # fmt: skip
     max_steps: int = setting(
         10, whole_number_from(1), "Model calls allowed per turn [10].",

@@ -38,6 +38,7 @@ class Command(enum.Enum):
     REPLAY = "cave replay"
     SANDBOX = "cave sandbox"
     MCP = "cave mcp"  # the MCP server: the settings of `cave run`
+    ACP = "cave acp"  # the ACP agent: the settings of `cave run`
 
 
 @dataclass(frozen=True)

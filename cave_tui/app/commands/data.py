@@ -301,9 +301,8 @@ async def sessions(ctx: CommandContext, args: list[str]) -> None:
 )
 async def load(ctx: CommandContext, args: list[str]) -> None:
     from cave_tui.dataio import DataIOError
-    from cave_tui.runtime.items import Function, Type
     from cave_tui.runtime.provenance import provenance_of
-    from cave_tui.session import SessionError, check_snapshot, resume_session
+    from cave_tui.session import SessionError, check_snapshot
 
     if ctx.agent is None:
         raise CommandError("no model is configured, so there is no conversation to load into")
@@ -333,6 +332,18 @@ async def load(ctx: CommandContext, args: list[str]) -> None:
         "than here; loading them runs that code. Load them? "
         "(if not, everything else is loaded and they are kept for later)"
     )
+    await resume_here(ctx, folder, trust=trust)
+
+
+async def resume_here(ctx: CommandContext, folder: Path, *, trust: bool) -> None:
+    """`/load`'s work once asked: the current session closed, the namespace cleared (the
+    injected functions and types kept), *folder* resumed into this agent and runtime and
+    shown (`session_loaded`). `CommandError` when it cannot be loaded."""
+    from cave_tui.dataio import DataIOError
+    from cave_tui.runtime.items import Function, Type
+    from cave_tui.session import SessionError, resume_session
+
+    current = _session(ctx)
     if current is not None:
         await current.close()
         current.detach()

@@ -253,6 +253,29 @@ def mcp_command(
     raise typer.Exit(run_to_the_end(services, serve(services, options)))
 
 
+@app.command("acp")
+@data_options
+@setting_options(Command.ACP)
+def acp_command(
+    settings: dict[str, SettingValue] | None = None,
+    skills: RunSkillsOpt = None,
+    data: DataOptions | None = None,
+) -> None:
+    """Be the agent of an Agent Client Protocol front end (Zed, Toad, …) over stdio.
+
+    Each prompt is a turn of cave's agent on the live namespace; each cell a tool call;
+    --approve ask asks the client before each cell; cancel interrupts the cell. Sessions
+    are recorded as `cave run`'s and can be loaded by id. Exit 0 when the client closes
+    the connection, 2 when the start failed, 3 when --dump could not be written.
+    """
+    from cave_tui.frontends.acp import serve
+
+    options = data or DataOptions()
+    launch = LaunchOptions(settings=settings or {}, data=options)
+    services = build_services(launch, need_model=False, skill_dirs=skills or [])
+    raise typer.Exit(run_to_the_end(services, serve(services, options)))
+
+
 @app.command()
 @setting_options(Command.DEMO)
 def demo(
