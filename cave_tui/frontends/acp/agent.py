@@ -67,6 +67,7 @@ from cave_tui.printable import printable
 if TYPE_CHECKING:
     from cave_tui.agent.approval import ApprovalRequest
     from cave_tui.app.services import AppServices
+    from cave_tui.session import SessionRecorder
 
 PromptBlock = (
     TextContentBlock
@@ -163,7 +164,7 @@ class CaveAcpAgent:
             recorder = self.services.session
             if self.current is not None or recorder is None:
                 recorder = await self._fresh_recording()
-            self.current = recorder.id if recorder is not None else "cave"
+            self.current = recorder.id
             self.mapper = EventUpdates()
         self._after_answer(self.current)
         return NewSessionResponse(session_id=self.current)
@@ -335,9 +336,9 @@ class CaveAcpAgent:
         with contextlib.suppress(ConnectionError):
             await self._send(session_id, update)
 
-    async def _fresh_recording(self) -> Any:
+    async def _fresh_recording(self) -> SessionRecorder:
         """A new conversation: the live recording closed, the agent's history emptied, a new
-        recording of the same namespace started (None when nothing is recorded)."""
+        recording of the same namespace started."""
         from cave_tui.session import SessionRecorder, SessionStore
 
         services = self.services
