@@ -48,7 +48,7 @@ class SlashCompleter(Completer):
         self, document: Document, complete_event: CompleteEvent
     ) -> Iterable[Completion]:
         text = document.text_before_cursor
-        for name, help_ in registry.complete(text):
+        for name, help_ in load_commands().complete(text):
             yield Completion(name, start_position=-len(text), display_meta=help_)
 
 
