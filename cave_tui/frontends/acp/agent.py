@@ -61,7 +61,13 @@ from cave_tui.app.commands.data import resume_here
 from cave_tui.app.commands.registry import CommandError
 from cave_tui.app.services import NO_MODEL_HELP
 from cave_tui.frontends.acp.front_end import AcpFrontEnd
-from cave_tui.frontends.acp.updates import EventUpdates, StopReason, Update, code_content
+from cave_tui.frontends.acp.updates import (
+    EventUpdates,
+    StopReason,
+    Update,
+    cell_title,
+    code_content,
+)
 from cave_tui.printable import printable
 
 if TYPE_CHECKING:
@@ -266,7 +272,7 @@ class CaveAcpAgent:
             return None
         call = ToolCallUpdate(
             tool_call_id=cell or f"cell-{self.mapper.cells}",
-            title="Run this Python cell in cave's namespace?",
+            title=cell_title(request.code),  # clients keep it as the cell's title
             kind="execute",
             status="pending",
             content=code_content(request.code),

@@ -69,7 +69,7 @@ def _bounded(text: str) -> str:
     return f"{text[:half]}\n… {len(text) - 2 * half:,} characters elided …\n{text[-half:]}"
 
 
-def _title(code: str) -> str:
+def cell_title(code: str) -> str:
     """A cell's one-line title: its first line of code."""
     first = next((line.strip() for line in code.splitlines() if line.strip()), "")
     first = printable(first)
@@ -114,7 +114,7 @@ class EventUpdates:
                 self._code, self._printed = event.code, []
                 start = start_tool_call(
                     self.open_cell,
-                    _title(event.code),
+                    cell_title(event.code),
                     kind="execute",
                     status="pending",
                     content=code_content(event.code),

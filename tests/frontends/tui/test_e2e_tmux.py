@@ -9,13 +9,12 @@ import shutil
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
-from cave_tui.frontends.tui.screens.base import ANSWER_GRACE
 from tests.helpers.paths import REPO_ROOT
+from tests.helpers.tmux import Tmux
 
 pytestmark = [
     pytest.mark.e2e,
@@ -27,59 +26,6 @@ REPLIES = """\
 - "Building it now.\\n\\n```python\\nimport pandas as pd\\npenguin_mass = pd.DataFrame({'species': ['Adelie', 'Gentoo'], 'mass': [3700, 5076]})\\n```"
 - "Done: **penguin_mass** holds two rows."
 """
-
-
-class Tmux:
-    """One tmux server on its own socket, killed at the end whatever happens."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.socket = f"cave-e2e-{uuid.uuid4().hex[:8]}"
-        self.tmp = tmp
-
-    def run(self, *args: str) -> str:
-        return subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True
-        ).stdout
-
-    def start(self, command: list[str], width: int = 120, height: int = 40) -> None:
-        env = {
-            "TERM": "xterm-256color",
-            "CAVE_CONFIG_DIR": str(self.tmp / "config"),
-            "CAVE_DATA_DIR": str(self.tmp / "data"),
-            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        }
-        exports = " ".join(f"{k}={v}" for k, v in env.items())
-        # COLUMNS/LINES from the test process would override the pane's real size.
-        shell = (
-            f"cd {self.tmp} && env -u COLUMNS -u LINES {exports} {' '.join(command)}; "
-            "echo CAVE-EXIT=$?; sleep 30"
-        )
-        self.run("new-session", "-d", "-x", str(width), "-y", str(height), shell)
-
-    def screen(self) -> str:
-        return self.run("capture-pane", "-p")
-
-    def wait_for(self, text: str, timeout: float = 30.0) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if text in screen:
-                return screen
-            time.sleep(0.1)  # polling the screen, with a deadline
-        raise AssertionError(f"{text!r} did not appear; the screen was:\n{screen}")
-
-    def keys(self, *keys: str) -> None:
-        self.run("send-keys", *keys)
-
-    def answer(self, *keys: str) -> None:
-        """Answer the dialog on screen as a person does, once it has been there a moment:
-        an answer key sooner is taken as typing (cave_tui/frontends/tui/screens/base.py)."""
-        time.sleep(ANSWER_GRACE)
-        self.keys(*keys)
-
-    def kill(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
 
 
 @pytest.fixture
