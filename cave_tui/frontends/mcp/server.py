@@ -10,26 +10,28 @@ lifecycle around it, as `cave run`'s: the data features installed, the runtime s
 from __future__ import annotations
 
 import asyncio
+import base64
 import inspect
 import signal
 import sys
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp_types import ToolAnnotations
+from mcp_types import ImageContent, TextContent, ToolAnnotations
 
 from cave_tui import __version__
 from cave_tui.app.exits import CancelOnSignals
 from cave_tui.app.startup import DataOptions, StartupError, abort_start, install
-from cave_tui.frontends.mcp.tools import NamespaceTools, NoSuchVariable, ToolFailed
+from cave_tui.frontends.mcp.tools import CellReply, NamespaceTools, NoSuchVariable, ToolFailed
 from cave_tui.printable import printable
 
 if TYPE_CHECKING:
     from cave_tui.app.services import AppServices
 
 EXIT_INTERRUPTED = 128 + signal.SIGINT
+T = TypeVar("T")
 
 INSTRUCTIONS = (
     "cave keeps a live, persistent Python namespace (pandas frames, arrays, any object). "
@@ -47,11 +49,12 @@ def build_server(services: AppServices) -> MCPServer:
         name="cave", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
 
-    async def run(code: str) -> str:
+    async def run(code: str) -> list[TextContent | ImageContent]:
         """Run Python code in cave's live namespace (variables persist between calls).
         Returns what it printed and the value of its last expression; the head and tail of
-        a long output; a traceback as an error result."""
-        return await _reply(tools.run(code))
+        a long output; the figures it displayed (matplotlib) as PNG images; a traceback as
+        an error result."""
+        return cell_content(await _reply(tools.run(code)))
 
     async def list_variables() -> str:
         """List the variables, functions and types of the live namespace, each summarised
@@ -110,7 +113,16 @@ def build_server(services: AppServices) -> MCPServer:
     return server
 
 
-async def _reply(work: Awaitable[str]) -> str:
+def cell_content(reply: CellReply) -> list[TextContent | ImageContent]:
+    """A cell's reply as MCP content: its text, then each figure as a PNG image block."""
+    images = [
+        ImageContent(data=base64.b64encode(png).decode("ascii"), mime_type="image/png")
+        for png in reply.figures
+    ]
+    return [TextContent(text=reply.text), *images]
+
+
+async def _reply(work: Awaitable[T]) -> T:
     """Await a `NamespaceTools` call; `ToolFailed` becomes the SDK's error result."""
     try:
         return await work

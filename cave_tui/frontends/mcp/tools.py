@@ -33,6 +33,15 @@ class NoSuchVariable(ToolFailed):
     """The namespace has no such name."""
 
 
+@dataclass(frozen=True)
+class CellReply:
+    """What a cell run for a client gave: the text the model would read, and its figures
+    (PNG bytes, checked and bounded by the runtime: runtime/figures.py)."""
+
+    text: str
+    figures: tuple[bytes, ...] = ()
+
+
 @dataclass
 class NamespaceTools:
     """The namespace operations of `cave mcp` on one `AppServices` (started by the caller)."""
@@ -40,9 +49,10 @@ class NamespaceTools:
     services: AppServices
     busy: asyncio.Lock = field(default_factory=asyncio.Lock)  # one cell or command at a time
 
-    async def run(self, code: str) -> str:
-        """Run *code* in the live namespace; its outcome as the model would read it.
-        `ToolFailed` when the guard refuses it or it raises (the traceback in the text)."""
+    async def run(self, code: str) -> CellReply:
+        """Run *code* in the live namespace; its outcome as the model would read it, and
+        the figures it displayed. `ToolFailed` when the guard refuses it or it raises (the
+        traceback in the text)."""
         outcome: ev.Event | None = None
         async with self.busy:
             async for event in self.services.run_python(code, author=CellAuthor.CLIENT):
@@ -53,7 +63,7 @@ class NamespaceTools:
         if outcome is None:  # pragma: no cover - `run_python` always ends with the outcome
             raise ToolFailed("the cell ended without an outcome")
         if isinstance(outcome, ev.ExecutionOutputEvent):
-            return printable(outcome.observation)
+            return CellReply(printable(outcome.observation), tuple(outcome.figures))
         if isinstance(outcome, ev.ExecutionErrorEvent):
             raise ToolFailed(printable(outcome.observation))
         raise ToolFailed(printable(outcome.content))
