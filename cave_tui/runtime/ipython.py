@@ -456,7 +456,10 @@ class IPythonRuntime(Runtime):
                 self.namespace_changed(NamespaceChange(everything=True))
             return await self._after_stop(fut, capture, stopped, timed_out=True, timeout=timeout)
         except asyncio.CancelledError:
-            stopped = await loop.run_in_executor(None, self._interrupt_blocking, INTERRUPT_GRACE)
+            # Shielded: a caller cancelled again at once (anyio's cancel scopes do, at every
+            # await) must not cancel the interrupt before it was sent.
+            interrupt = loop.run_in_executor(None, self._interrupt_blocking, INTERRUPT_GRACE)
+            stopped = await asyncio.shield(interrupt)
             if not stopped:
                 self.namespace_changed(NamespaceChange(everything=True))
             raise
