@@ -167,7 +167,7 @@ class Config:
     approve: str = setting(
         "auto", _approve,
         "auto runs the model's code at once, ask shows Run / Edit / Skip first [auto].",
-        live=True,
+        flags=("--approve",), commands=(Command.MCP,), live=True,  # `cave mcp`: the client is asked
     )  # fmt: skip
     max_steps: int = setting(
         10, whole_number_from(1), "Model calls allowed per turn [10].",

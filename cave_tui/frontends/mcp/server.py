@@ -1,6 +1,6 @@
 """`cave mcp`'s server: the SDK's `MCPServer` over stdio, wired to `NamespaceTools`.
 
-`build_server` declares the tools (run, list_variables, describe, inject, retrieve) and
+`build_server` declares the tools (run, ask, list_variables, describe, inject, retrieve) and
 the resources (`cave://namespace`, `cave://variable/{name}`); `serve` is the session's
 lifecycle around it, as `cave run`'s: the data features installed, the runtime started
 (a pre-seed that fails stops the start), the server run until the client closes stdin
@@ -10,21 +10,23 @@ lifecycle around it, as `cave run`'s: the data features installed, the runtime s
 from __future__ import annotations
 
 import asyncio
-import base64
 import inspect
 import signal
 import sys
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp_types import ImageContent, TextContent, ToolAnnotations
+from mcp_types import ToolAnnotations
 
 from cave_tui import __version__
 from cave_tui.app.exits import CancelOnSignals
 from cave_tui.app.startup import DataOptions, StartupError, abort_start, install
-from cave_tui.frontends.mcp.tools import CellReply, NamespaceTools, NoSuchVariable, ToolFailed
+from cave_tui.frontends.mcp.asking import ClientQuestions
+from cave_tui.frontends.mcp.cell_tool import Content, content, run_tool
+from cave_tui.frontends.mcp.progress import ProgressTeller
+from cave_tui.frontends.mcp.tools import NamespaceTools, NoSuchVariable, ToolFailed
 from cave_tui.printable import printable
 
 if TYPE_CHECKING:
@@ -49,12 +51,15 @@ def build_server(services: AppServices) -> MCPServer:
         name="cave", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
 
-    async def run(code: str) -> list[TextContent | ImageContent]:
-        """Run Python code in cave's live namespace (variables persist between calls).
-        Returns what it printed and the value of its last expression; the head and tail of
-        a long output; the figures it displayed (matplotlib) as PNG images; a traceback as
-        an error result."""
-        return cell_content(await _reply(tools.run(code)))
+    run = run_tool(tools)
+
+    async def ask(question: str, ctx: Context[Any, Any]) -> Content:
+        """Ask cave's own agent a question about the live data: it writes and runs Python
+        in the namespace (a whole turn) and answers. Returns its answer and the cells it ran
+        (code and short output). Sends progress notifications while it runs."""
+        async with ProgressTeller(ctx.report_progress).beating() as teller:
+            reply = await _reply(tools.ask(question, ClientQuestions(ctx), teller.tell))
+        return content(reply.text, reply.figures)
 
     async def list_variables() -> str:
         """List the variables, functions and types of the live namespace, each summarised
@@ -66,21 +71,23 @@ def build_server(services: AppServices) -> MCPServer:
         describe() (bounded)."""
         return await _reply(tools.describe(name))
 
-    async def inject(path: str, name: str | None = None) -> str:
+    async def inject(path: str, ctx: Context[Any, Any], name: str | None = None) -> str:
         """Load a data file (parquet, CSV, JSON, Excel, npy, …; PATH:encoding=ENC:sep=SEP
         or PATH:sheet=NAME) or pkg:MODULE.ATTR into the namespace, as NAME (default: from
         the file's name). Relative paths are from cave's working folder."""
-        return await _reply(tools.inject(path, name))
+        return await _reply(tools.inject(path, name, ClientQuestions(ctx)))
 
-    async def retrieve(name: str, path: str | None = None) -> str:
+    async def retrieve(name: str, ctx: Context[Any, Any], path: str | None = None) -> str:
         """Save variable NAME to a file (frame: parquet, array: npy, data: json, else
-        pickle), to PATH or the session's retrieved/ folder; an existing file is kept."""
-        return await _reply(tools.retrieve(name, path))
+        pickle), to PATH or the session's retrieved/ folder; an existing file is replaced
+        only when the user says yes."""
+        return await _reply(tools.retrieve(name, path, ClientQuestions(ctx)))
 
     changes = ToolAnnotations(destructive_hint=False, open_world_hint=False)
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     for tool, hints in (
         (run, ToolAnnotations(open_world_hint=True)),
+        (ask, ToolAnnotations(open_world_hint=True)),
         (list_variables, reads),
         (describe, reads),
         (inject, changes),
@@ -111,15 +118,6 @@ def build_server(services: AppServices) -> MCPServer:
 
     del namespace, variable  # registered
     return server
-
-
-def cell_content(reply: CellReply) -> list[TextContent | ImageContent]:
-    """A cell's reply as MCP content: its text, then each figure as a PNG image block."""
-    images = [
-        ImageContent(data=base64.b64encode(png).decode("ascii"), mime_type="image/png")
-        for png in reply.figures
-    ]
-    return [TextContent(text=reply.text), *images]
 
 
 async def _reply(work: Awaitable[T]) -> T:
