@@ -15,9 +15,12 @@ import signal
 import sys
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import unquote
 
+from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.models import InitializationOptions
 from mcp_types import ToolAnnotations
 
 from cave_tui import __version__
@@ -25,6 +28,7 @@ from cave_tui.app.exits import CancelOnSignals
 from cave_tui.app.startup import DataOptions, StartupError, abort_start, install
 from cave_tui.frontends.mcp.asking import ClientQuestions
 from cave_tui.frontends.mcp.cell_tool import Content, content, run_tool
+from cave_tui.frontends.mcp.changes import ResourceChanges
 from cave_tui.frontends.mcp.progress import ProgressTeller
 from cave_tui.frontends.mcp.tools import NamespaceTools, NoSuchVariable, ToolFailed
 from cave_tui.printable import printable
@@ -47,8 +51,13 @@ INSTRUCTIONS = (
 def build_server(services: AppServices) -> MCPServer:
     """The MCP server of *services* (its runtime started before a tool is called)."""
     tools = NamespaceTools(services)
+    changes = ResourceChanges(services)
     server: MCPServer = MCPServer(
-        name="cave", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+        name="cave",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        subscriptions=changes.bus,
     )
 
     run = run_tool(tools)
@@ -83,15 +92,15 @@ def build_server(services: AppServices) -> MCPServer:
         only when the user says yes."""
         return await _reply(tools.retrieve(name, path, ClientQuestions(ctx)))
 
-    changes = ToolAnnotations(destructive_hint=False, open_world_hint=False)
+    writes = ToolAnnotations(destructive_hint=False, open_world_hint=False)
     reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     for tool, hints in (
         (run, ToolAnnotations(open_world_hint=True)),
         (ask, ToolAnnotations(open_world_hint=True)),
         (list_variables, reads),
         (describe, reads),
-        (inject, changes),
-        (retrieve, changes),
+        (inject, writes),
+        (retrieve, writes),
     ):
         # Text replies only (no structured copy of the same text); the docstring as is.
         description = inspect.cleandoc(tool.__doc__ or "")
@@ -112,12 +121,20 @@ def build_server(services: AppServices) -> MCPServer:
     async def variable(name: str) -> str:
         """One variable described as `describe` does."""
         try:
-            return await tools.describe(name)
+            return await tools.describe(unquote(name))
         except NoSuchVariable as exc:
             raise ResourceNotFoundError(str(exc)) from None
 
     del namespace, variable  # registered
+    changes.install(server._lowlevel_server)  # resources/list and subscribe: cave's own
     return server
+
+
+def initialization_options(server: MCPServer) -> InitializationOptions:
+    """The lowlevel server's options, declaring `resources.listChanged` (2025 versions;
+    `resources.subscribe` comes from the subscribe handler, 2026-07-28's from the bus)."""
+    lowlevel = server._lowlevel_server
+    return lowlevel.create_initialization_options(NotificationOptions(resources_changed=True))
 
 
 async def _reply(work: Awaitable[T]) -> T:
@@ -134,7 +151,7 @@ async def _run_stdio(server: MCPServer) -> None:
 
     lowlevel = server._lowlevel_server  # the SDK's own `run_stdio_async` runs it so
     async with stdio_streams() as (read, write):
-        await lowlevel.run(read, write, lowlevel.create_initialization_options())
+        await lowlevel.run(read, write, initialization_options(server))
 
 
 def _err(text: str) -> None:
