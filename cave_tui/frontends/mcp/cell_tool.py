@@ -15,6 +15,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ImageContent, TextContent
 
 from cave_tui.frontends.mcp.asking import Consent, RunCell, approval_request, consent_of
+from cave_tui.frontends.mcp.progress import ProgressTeller
 from cave_tui.frontends.mcp.tools import NamespaceTools, ToolFailed
 
 Content = list[TextContent | ImageContent]
@@ -31,20 +32,25 @@ def content(text: str, figures: Sequence[bytes]) -> Content:
 
 def run_tool(tools: NamespaceTools) -> Callable[..., Awaitable[Content]]:
     """The `run` tool of *tools*: in approval mode, the SDK elicits the approval before the
-    body runs (`approval`), on every protocol version."""
+    body runs (`approval`), on every protocol version; progress told while the cell runs
+    (a heartbeat, when the request carried a progressToken)."""
 
     def approval(code: str, ctx: Context[Any, Any]) -> Consent | Elicit[RunCell]:
         return approval_request(code, ctx, asked=tools.approval_on)
 
     async def run(
-        code: str, approved: Annotated[ElicitationResult[RunCell], Resolve(approval)]
+        code: str,
+        ctx: Context[Any, Any],
+        approved: Annotated[ElicitationResult[RunCell], Resolve(approval)],
     ) -> Content:
         """Run Python code in cave's live namespace (variables persist between calls).
         Returns what it printed and the value of its last expression; the head and tail of
         a long output; the figures it displayed (matplotlib) as PNG images; a traceback as
         an error result. In approval mode the user is asked first."""
         try:
-            reply = await tools.run(code, consent_of(approved))
+            async with ProgressTeller(ctx.report_progress).beating() as teller:
+                await teller.tell("running the cell")
+                reply = await tools.run(code, consent_of(approved))
         except ToolFailed as exc:
             raise ToolError(str(exc)) from None
         return content(reply.text, reply.figures)

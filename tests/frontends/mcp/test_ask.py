@@ -50,8 +50,10 @@ async def test_ask_runs_a_turn_with_progress_and_cancel(tmp_path: Path) -> None:
         assert text.startswith("The sum is 45.")
         assert "```python\nanswer = sum(range(10))\nprint(answer)\n```\nOutput:\n45" in text
         assert "step 1: asking the model" in told and "step 1: running cell 1" in told
-        result = await client.call_tool("run", {"code": "answer * 2"})
+        told.clear()
+        result = await client.call_tool("run", {"code": "answer * 2"}, progress_callback=progress)
         assert text_of(result) == "Output:\n90"  # the turn's namespace is the client's
+        assert told == ["running the cell"]  # and a heartbeat every 5 s on a long cell
 
         # A cancel from the client interrupts the turn's cell; the namespace survives.
         async with anyio.create_task_group() as group:
