@@ -41,10 +41,11 @@ T = TypeVar("T")
 
 INSTRUCTIONS = (
     "cave keeps a live, persistent Python namespace (pandas frames, arrays, any object). "
-    "`run` executes Python in it (state persists between calls); `list_variables` and "
-    "`describe` summarise what it holds; `inject` loads a file into it and `retrieve` saves "
-    "a variable to a file. Cells are checked by cave's guard; a refused cell is an error "
-    "result saying why."
+    "`run` executes Python in it (state persists between calls; figures come back as "
+    "images); `ask` has cave's own agent answer a question by running cells there; "
+    "`list_variables` and `describe` summarise what it holds; `inject` loads a file into it "
+    "and `retrieve` saves a variable to a file. Cells are checked by cave's guard; a refused "
+    "cell is an error result saying why."
 )
 
 
