@@ -111,6 +111,7 @@ def cell_event(
             changed=list(result.changed),
             deleted=list(result.deleted),
             duration=result.duration,
+            figures=list(result.figures),
         )
     if result.blocked:
         violations = [ev.violation_dict(v) for v in result.security_violations]

@@ -39,6 +39,9 @@ class EventType(StrEnum):
     INTERVENTION = "intervention"
 
 
+TRANSIENT = "transient"  # field metadata: held by the live event, never recorded (to_dict)
+
+
 @dataclass
 class Event:
     type: EventType
@@ -48,8 +51,12 @@ class Event:
     time: float = field(default_factory=time.time)
 
     def to_dict(self) -> dict[str, Any]:
+        """The event as JSON-able data; a field marked `TRANSIENT` (bytes) is left out."""
         data = asdict(self)
         data["type"] = self.type.value
+        for spec in fields(self):
+            if spec.metadata.get(TRANSIENT):
+                del data[spec.name]
         return data
 
 
@@ -122,6 +129,8 @@ class ExecutionOutputEvent(Event):
     changed: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)  # names the cell deleted
     duration: float = 0.0
+    # The PNGs it displayed (runtime/figures.py), for a front end that shows images.
+    figures: list[bytes] = field(default_factory=list, metadata={TRANSIENT: True})
 
 
 @dataclass

@@ -168,7 +168,7 @@ class Config:
     approve: str = setting(
         "auto", _approve,
         "auto runs the model's code at once, ask shows Run / Edit / Skip first [auto].",
-        flags=("--approve",), commands=(Command.ACP,), live=True,
+        flags=("--approve",), commands=(Command.MCP, Command.ACP), live=True,  # the client is asked
     )  # fmt: skip
     max_steps: int = setting(
         10, whole_number_from(1), "Model calls allowed per turn [10].",

@@ -64,6 +64,8 @@ class ExecutionResult:
     security_violations: list[Any]
     output_truncated_chars: int  # chars dropped by the runtime's own output cap
     notice: str | None  # runtime event the model must know (restart, state loss)
+    figures: list[bytes]  # PNGs it displayed, checked and bounded (runtime/figures.py)
+    figures_dropped: int  # figures it displayed that were not kept (over the bounds, no PNG)
     _exception: BaseException | None = field(repr=False, compare=False)
 
     def __init__(
@@ -83,6 +85,8 @@ class ExecutionResult:
         *,
         stdout: str | None = None,
         error_text: str | None = None,
+        figures: list[bytes] | None = None,
+        figures_dropped: int = 0,
     ) -> None:
         self.output = output if stdout is None else stdout
         self.error_type = error_type
@@ -98,6 +102,8 @@ class ExecutionResult:
         self.security_violations = list(security_violations or [])
         self.output_truncated_chars = output_truncated_chars
         self.notice = notice
+        self.figures = list(figures or [])
+        self.figures_dropped = figures_dropped
 
     @property
     def error(self) -> BaseException | None:

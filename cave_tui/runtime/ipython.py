@@ -35,6 +35,7 @@ from cave_tui.runtime.base import (
 )
 from cave_tui.runtime.capture import OutputCapture, routed_streams
 from cave_tui.runtime.failures import RuntimeFailure
+from cave_tui.runtime.figures import Figures, open_figures
 from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
 from cave_tui.runtime.memory import (
     MemoryLimitSetting,
@@ -455,7 +456,10 @@ class IPythonRuntime(Runtime):
                 self.namespace_changed(NamespaceChange(everything=True))
             return await self._after_stop(fut, capture, stopped, timed_out=True, timeout=timeout)
         except asyncio.CancelledError:
-            stopped = await loop.run_in_executor(None, self._interrupt_blocking, INTERRUPT_GRACE)
+            # Shielded: a caller cancelled again at once (anyio's cancel scopes do, at every
+            # await) must not cancel the interrupt before it was sent.
+            interrupt = loop.run_in_executor(None, self._interrupt_blocking, INTERRUPT_GRACE)
+            stopped = await asyncio.shield(interrupt)
             if not stopped:
                 self.namespace_changed(NamespaceChange(everything=True))
             raise
@@ -637,6 +641,8 @@ class IPythonRuntime(Runtime):
             error = self._after_memory_stop(watch, error, before)
         hidden = self._hidden - set(self._injected)
         duration = time.perf_counter() - started
+        figures = Figures()
+        open_figures(figures)  # what the kernel's inline backend sends at a cell's end
         after = fingerprints(self._ns, hidden)
         changed = [n for n, fp in after.items() if before.get(n) != fp]
         maybe = mutation_targets(code, _failed_line(error)) & set(after)
@@ -650,6 +656,8 @@ class IPythonRuntime(Runtime):
             deleted=deleted,
             duration=duration,
             output_truncated_chars=capture.dropped,
+            figures=figures.kept,
+            figures_dropped=figures.dropped,
         )
         if error is not None:
             result.error_type = type(error).__name__

@@ -238,7 +238,7 @@ def mcp_command(
     skills: RunSkillsOpt = None,
     data: DataOptions | None = None,
 ) -> None:
-    """Serve the live namespace to an MCP client over stdio (tools: run, list_variables,
+    """Serve the live namespace to an MCP client over stdio (tools: run, ask, list_variables,
     describe, inject, retrieve; resources: cave://namespace, cave://variable/NAME).
 
     Register it in a client, e.g. `claude mcp add cave -- cave mcp`. The client's cells are

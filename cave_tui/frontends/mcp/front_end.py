@@ -1,7 +1,8 @@
 """`McpFrontEnd`: what a slash command run by an MCP tool prints, kept for the tool's reply.
 
-Nobody can be asked over this slice of the protocol: a command's question is answered no
-(its refusal says what was not done), and what only a screen can do is not available.
+A command's question goes to the client's user by elicitation when the client can answer
+(`Questions`); else it is answered no (its refusal says what was not done). What only a
+screen can do is not available.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cave_tui.app.commands.registry import Severity
+from cave_tui.frontends.mcp.asking import NobodyToAsk, Questions
 from cave_tui.printable import printable
 
 if TYPE_CHECKING:
@@ -26,6 +28,7 @@ FAILED_STYLES = frozenset({"error", "warning"})  # a line saying the command did
 class McpFrontEnd:
     """A `FrontEnd` that collects the lines a command prints (printable text only)."""
 
+    questions: Questions = field(default_factory=NobodyToAsk)
     lines: list[tuple[str, str]] = field(default_factory=list)  # (text, style)
 
     @property
@@ -41,7 +44,10 @@ class McpFrontEnd:
         self.lines.append((printable(text), style))
 
     async def confirm(self, question: str) -> bool:
-        self.print(f"{question} (not asked: an MCP client cannot answer here; taken as no)")
+        why = self.questions.cannot_ask()
+        if why is None:
+            return await self.questions.confirm(question)
+        self.print(f"{question} (not asked: {why}; taken as no)")
         return False
 
     def progress(self, progress: Progress, label: str) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cave_tui.runtime.capture import OutputCapture
+from cave_tui.runtime.figures import Figures
 
 
 class CellOutcome(enum.Enum):
@@ -34,6 +35,7 @@ class CellRun:
         self.loop = loop
         self.code = ""  # the cell's code (what it binds is lost if it ends without a report)
         self.capture = OutputCapture(limit, on_write=on_output)  # streamed as it comes
+        self.figures = Figures()  # the PNGs it displayed (checked, bounded)
         self.report: dict[str, Any] | None = None
         self.error_msg: dict[str, Any] | None = None
         self.reply: asyncio.Future[dict[str, Any]] | None = None
@@ -81,9 +83,14 @@ class CellRun:
         if kind == "stream":
             self.capture.write(str(content.get("text", "")))
         elif kind in ("execute_result", "display_data"):
-            text = (content.get("data") or {}).get("text/plain")
+            data = content.get("data") or {}
+            if not isinstance(data, dict):
+                return
+            text = data.get("text/plain")
             if text:
                 self.capture.write(f"{text}\n")
+            if "image/png" in data:
+                self.figures.add_base64(data["image/png"])
         elif kind == "error":
             self.error_msg = content
         elif kind == "comm_msg":

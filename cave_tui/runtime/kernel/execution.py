@@ -163,6 +163,7 @@ class CellExecutor:
         duration = time.monotonic() - cell.started
         result = ExecutionResult(success=False, output=cell.capture.getvalue(), duration=duration)
         result.output_truncated_chars = cell.capture.dropped
+        result.figures, result.figures_dropped = cell.figures.kept, cell.figures.dropped
         if outcome is CellOutcome.STOPPED:
             result.error = "the runtime was stopped while this cell ran"
             result.error_type = "Stopped"

@@ -63,6 +63,7 @@ def test_inspector_cli_lists_tools_and_runs_a_cell(tmp_path: Path) -> None:
     assert isinstance(tools, list)
     assert {tool["name"] for tool in tools} == {
         "run",
+        "ask",
         "list_variables",
         "describe",
         "inject",

@@ -11,7 +11,7 @@ from mcp_types import CallToolResult, TextContent, TextResourceContents
 
 from tests.frontends.mcp.conftest import cave_mcp
 
-TOOLS = {"run", "list_variables", "describe", "inject", "retrieve"}
+TOOLS = {"run", "ask", "list_variables", "describe", "inject", "retrieve"}
 
 
 def text_of(result: CallToolResult) -> str:
