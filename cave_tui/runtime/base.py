@@ -295,6 +295,12 @@ class Runtime(ABC):
             sent = self.__dict__["_sent_definitions"] = SentDefinitions()
         return sent
 
+    @property
+    def cell_still_running(self) -> bool:
+        """Whether a cell goes on running after its caller gave up on it (stuck in native
+        code past an interrupt, in process); the next cell waits for it."""
+        return False
+
     # -- the contract --------------------------------------------------------
     @property
     def injected(self) -> dict[str, Injectable]:

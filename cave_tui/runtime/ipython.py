@@ -372,6 +372,11 @@ class IPythonRuntime(Runtime):
         done = {row.name for row in rows}
         return rows + persist.persistable(self._ns, [n for n in names if n not in done])
 
+    @property
+    def cell_still_running(self) -> bool:
+        pending = self._pending
+        return pending is not None and not pending.done()
+
     async def interrupt(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self._interrupt_blocking, 0.0)
 

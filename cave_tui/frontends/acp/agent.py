@@ -224,7 +224,8 @@ class CaveAcpAgent:
             except asyncio.CancelledError:
                 if not self.cancelled:
                     raise
-                await self._send_all(session_id, self.mapper.interrupted())
+                still = self.services.live_runtime.cell_still_running
+                await self._send_all(session_id, self.mapper.interrupted(still_running=still))
             finally:
                 self.turn = None
             stop = StopReason.CANCELLED if self.cancelled else self.mapper.stop

@@ -39,6 +39,10 @@ Update = UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStar
 
 ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 
+STILL_RUNNING = (
+    "cancelled, but the cell is still running: it is inside native code, which the in-process "
+    "runtime cannot interrupt (the kernel runtime, --kernel, can); the next cell waits for it"
+)
 OUTPUT_LIMIT = 20_000  # characters of a cell's output kept in its tool call (head and tail)
 
 
@@ -151,10 +155,12 @@ class EventUpdates:
                 return [update_agent_message_text(f"cave: {self.error}")]
         return []
 
-    def interrupted(self) -> list[Update]:
-        """The turn was cancelled: the cell under way, if any, failed as interrupted."""
+    def interrupted(self, *, still_running: bool = False) -> list[Update]:
+        """The turn was cancelled: the cell under way, if any, failed as interrupted (or,
+        *still_running*, as one that could not be stopped)."""
         self.stop = StopReason.CANCELLED
-        return self._close("failed", "".join(self._printed) + "\ninterrupted: the cell was stopped")
+        said = STILL_RUNNING if still_running else "interrupted: the cell was stopped"
+        return self._close("failed", "".join(self._printed) + "\n" + said)
 
     def _content(self, output: str | None = None) -> list[ToolContent]:
         """The open cell's content: its code, then its output (so far, or *output*)."""

@@ -41,7 +41,12 @@ async def test_a_denied_permission_skips_the_cell(tmp_path: Path) -> None:
 
 async def test_cancel_interrupts_the_cell_and_keeps_the_namespace(tmp_path: Path) -> None:
     client = RecordingClient()
-    replies = ["```python\nkept = 41\n```", "```python\nimport time\ntime.sleep(30)\n```"]
+    replies = [
+        "```python\nkept = 41\n```",
+        "```python\nimport time\nwhile True:\n    time.sleep(0.05)\n```",
+        "```python\nafter = kept + 1\n```",
+        "Done.",
+    ]
     model = scripted(tmp_path, replies)
     async with cave_acp(tmp_path, client, "--model", model, "--policy", "trusted") as conn:
         session = await conn.new_session(cwd=str(tmp_path))
@@ -57,11 +62,33 @@ async def test_cancel_interrupts_the_cell_and_keeps_the_namespace(tmp_path: Path
         assert time.monotonic() - started < 15
         outcomes = client.outcomes()
         assert [o.status for o in outcomes] == ["completed", "failed"]
-        # The namespace survived: what the first cell set is still there.
+        # The cell really stopped (the next one runs at once) and the namespace survived.
+        async with asyncio.timeout(15):
+            await conn.prompt(session_id=sid, prompt=[text_block("next")])
+        assert [o.status for o in client.outcomes()] == ["completed", "failed", "completed"]
         before = len(client.updates)
         await conn.prompt(session_id=sid, prompt=[text_block("/vars")])
         said = client.text(before)
-        assert "kept" in said
+        assert "kept" in said and "after" in said
+
+
+async def test_a_cell_that_cannot_be_stopped_is_said_to_run_on(tmp_path: Path) -> None:
+    """In process, a cell inside one long native call cannot be interrupted: the tool call
+    says so instead of claiming the cell stopped."""
+    client = RecordingClient()
+    model = scripted(tmp_path, ["```python\nimport time\ntime.sleep(6)\n```"])
+    async with cave_acp(tmp_path, client, "--model", model, "--policy", "trusted") as conn:
+        sid = (await conn.new_session(cwd=str(tmp_path))).session_id
+        prompt = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("go")]))
+        await client.wait_for(lambda: len(client.calls()) == 1)
+        await asyncio.sleep(0.5)
+        await conn.cancel(session_id=sid)
+        async with asyncio.timeout(15):
+            assert (await prompt).stop_reason == "cancelled"
+        (outcome,) = client.outcomes()
+        assert outcome.status == "failed"
+        said = str(outcome.raw_output)
+        assert "still running" in said and "was stopped" not in said
 
 
 async def test_a_recorded_session_is_loaded_and_replayed(tmp_path: Path) -> None:
