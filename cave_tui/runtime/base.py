@@ -20,6 +20,7 @@ from cave_tui.runtime.memory import MemoryUse
 from cave_tui.runtime.provenance import Provenance
 from cave_tui.runtime.sent_definitions import SentDefinitions
 from cave_tui.runtime.shipped.detail import Detail, object_detail
+from cave_tui.runtime.shipped.frame_window import FrameWindow, SortKey, find, frame_window
 from cave_tui.runtime.shipped.persist import Keep, Persistable
 from cave_tui.runtime.shipped.summary import VarInfo
 from cave_tui.runtime.shipped.tracebacks import format_exception
@@ -466,6 +467,26 @@ class Runtime(ABC):
 
         obj = await self.retrieve(name)
         return await asyncio.to_thread(object_detail, name, obj)
+
+    async def frame_window(
+        self, name: str, start: int, stop: int, sort: SortKey | None = None
+    ) -> FrameWindow:
+        """Rows [*start*, *stop*) of the frame *name* as Arrow, in *sort*'s order, read
+        where it lives (KeyError: no such name; `NotATable`: not a frame)."""
+        import asyncio
+
+        obj = await self.retrieve(name)
+        return await asyncio.to_thread(frame_window, obj, start, stop, sort)
+
+    async def frame_find(
+        self, name: str, text: str, row: int, column: int, sort: SortKey | None = None
+    ) -> tuple[int, int] | None:
+        """The next cell of the frame *name* after (*row*, *column*) whose text holds
+        *text* (case-insensitive, wrapping), or None."""
+        import asyncio
+
+        obj = await self.retrieve(name)
+        return await asyncio.to_thread(find, obj, text, row, column, sort)
 
     @abstractmethod
     async def namespace_summary(self) -> list[VarInfo]:

@@ -13,9 +13,12 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 from cave_tui.runtime.base import NamespaceChange, persistable_from_rows
+from cave_tui.runtime.kernel.decode_limits import DecodeBudget
 from cave_tui.runtime.kernel.errors import KernelDiedError
+from cave_tui.runtime.kernel.host_decode import decode_in_host
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
 from cave_tui.runtime.shipped.detail import Detail
+from cave_tui.runtime.shipped.frame_window import FrameWindow, NotATable, SortKey
 from cave_tui.runtime.shipped.persist import Persistable
 from cave_tui.runtime.shipped.summary import VarInfo
 
@@ -143,6 +146,39 @@ class NamespaceQueries:
             raise KeyError(str(data.get("error")))
         return Detail.from_dict(dict(data.get("detail") or {}))
 
+    async def frame_window(
+        self, name: str, start: int, stop: int, sort: SortKey | None
+    ) -> FrameWindow:
+        """Rows of a frame, sliced (and sorted) in the kernel; only they cross, as Arrow IPC,
+        decoded within the retrieve limits (`decode_limit`, `decode_timeout`): never a pickle."""
+        request = {"name": name, "start": start, "stop": stop, "sort": _sort(sort)}
+        reply = await self._table_request("frame_window", request, f"reading rows of {name!r}")
+        settings = self._sup.settings
+        budget = DecodeBudget(settings.decode_limit, settings.decode_timeout)
+        table = decode_in_host("arrow.table", {}, reply["buffers"], budget=budget)
+        return FrameWindow.from_meta(dict(reply["data"].get("window") or {}), table)
+
+    async def frame_find(
+        self, name: str, text: str, row: int, column: int, sort: SortKey | None
+    ) -> tuple[int, int] | None:
+        """The next cell holding *text*, searched in the kernel."""
+        request = {"name": name, "text": text, "row": row, "column": column, "sort": _sort(sort)}
+        reply = await self._table_request("frame_find", request, f"searching {name!r}")
+        cell = reply["data"].get("cell")
+        return None if cell is None else (int(cell[0]), int(cell[1]))
+
+    async def _table_request(self, op: str, request: dict[str, Any], what: str) -> dict[str, Any]:
+        sup = self._sup
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            reply = await sup.request(op, request, what=what)
+        data = reply["data"]
+        if not data.get("ok"):
+            error = str(data.get("error"))
+            raise NotATable(error) if data.get("error_type") == "NotATable" else KeyError(error)
+        return reply
+
     async def delete(self, name: str) -> None:
         sup = self._sup
         async with sup.lock:
@@ -169,3 +205,7 @@ class NamespaceQueries:
                 if error is not None:
                     sup.notices.append(error)
         sup.on_change(NamespaceChange(everything=True))
+
+
+def _sort(sort: SortKey | None) -> list[int | bool] | None:
+    return None if sort is None else [sort.column, sort.descending]

@@ -54,6 +54,7 @@ from cave_tui.runtime.kernel.supervisor import KernelSupervisor
 from cave_tui.runtime.memory import MemoryUse, process_rss
 from cave_tui.runtime.provenance import Provenance
 from cave_tui.runtime.shipped.detail import Detail
+from cave_tui.runtime.shipped.frame_window import FrameWindow, SortKey
 from cave_tui.runtime.shipped.persist import Persistable
 from cave_tui.runtime.shipped.summary import VarInfo
 from cave_tui.runtime.shipped.transport import JSON_LIMIT
@@ -444,6 +445,17 @@ class IPyKernelRuntime(Runtime):
     async def detail(self, name: str) -> Detail:
         """Computed in the kernel: a 2-million-row frame never crosses to the host."""
         return await self._call(self._namespace.detail(name))
+
+    async def frame_window(
+        self, name: str, start: int, stop: int, sort: SortKey | None = None
+    ) -> FrameWindow:
+        """Sliced in the kernel: only the rows asked for cross to the host, as Arrow."""
+        return await self._call(self._namespace.frame_window(name, start, stop, sort))
+
+    async def frame_find(
+        self, name: str, text: str, row: int, column: int, sort: SortKey | None = None
+    ) -> tuple[int, int] | None:
+        return await self._call(self._namespace.frame_find(name, text, row, column, sort))
 
     async def delete(self, name: str) -> None:
         await self._call(self._namespace.delete(name))

@@ -546,6 +546,43 @@ class CaveKernel:
         detail = sys.modules["_cave_detail"].object_detail(name, self.ns[name])
         return {"detail": dataclasses.asdict(detail)}, []
 
+    def _frame(self, data: dict[str, Any]) -> tuple[Any, Any]:
+        """The frame a table request names, and its sort key (KeyError if none)."""
+        name = data["name"]
+        if name not in self.ns or (name in self.hidden and name not in self.injected):
+            raise KeyError(self._missing(name))
+        windows = sys.modules["_cave_frame_window"]
+        sort = data.get("sort")
+        key = None if sort is None else windows.SortKey(int(sort[0]), bool(sort[1]))
+        return self.ns[name], key
+
+    def op_frame_window(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """Rows [start, stop) of a frame for the table view: their Arrow IPC stream only."""
+        try:
+            obj, key = self._frame(data)
+        except KeyError as exc:
+            return {"ok": False, "error_type": "KeyError", "error": str(exc.args[0])}, []
+        windows = sys.modules["_cave_frame_window"]
+        try:
+            window = windows.frame_window(obj, int(data["start"]), int(data["stop"]), key)
+        except windows.NotATable as exc:
+            return {"ok": False, "error_type": "NotATable", "error": str(exc)}, []
+        _codec, _meta, out = transport.encode_arrow(window.table)
+        return {"window": window.meta()}, out
+
+    def op_frame_find(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """The next cell of a frame holding a text, for the table view's search."""
+        try:
+            obj, key = self._frame(data)
+        except KeyError as exc:
+            return {"ok": False, "error_type": "KeyError", "error": str(exc.args[0])}, []
+        windows = sys.modules["_cave_frame_window"]
+        try:
+            cell = windows.find(obj, str(data["text"]), int(data["row"]), int(data["column"]), key)
+        except windows.NotATable as exc:
+            return {"ok": False, "error_type": "NotATable", "error": str(exc)}, []
+        return {"cell": None if cell is None else list(cell)}, []
+
     def _missing(self, name: str) -> str:
         names = [n for n in self.ns if summary.is_user_name(n, self._user_hidden())]
         return str(summary.missing_name_message(name, names))

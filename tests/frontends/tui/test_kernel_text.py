@@ -64,7 +64,7 @@ async def test_the_detail_view_shows_markup_like_labels_whole():
         app.open_detail("frame")
         await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen))
         await settle(pilot)
-        await wait_for(pilot, lambda: "describe()" in screen_text(app))
+        await wait_for(pilot, lambda: "weight [kg]" in screen_text(app))
         text = screen_text(app)
         head = [line for line in text.splitlines() if "weight [kg]" in line]
         assert head and "[/]" in head[0], text  # the labels as they are, unit included

@@ -1,8 +1,10 @@
-"""The detail view of one variable: a frame's head, dtypes and describe(), or a bounded repr.
+"""The detail view of one variable: a frame as a table (`FrameView`: scroll, sort, search,
+rows read a window at a time where the frame lives) with its dtypes and describe() a key
+away (`v`), or a bounded repr of anything else.
 
-The detail is computed in a worker thread with bounded cost (see `cave_tui.app.detail`);
-the screen posts itself a message when it is ready. Actions: insert the name into
-the input, retrieve the object to a file, delete it.
+The detail is computed in a worker with bounded cost (see `cave_tui.app.detail`); the
+screen posts itself a message when it is ready. Actions: insert the name into the input,
+retrieve the object to a file, delete it.
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Button, DataTable, LoadingIndicator, Static
+from textual.widgets import Button, DataTable, Input, LoadingIndicator, Static
 
 from cave_tui.app.detail import Detail, human_bytes
 from cave_tui.frontends.tui.screens.base import CaveModal
+from cave_tui.frontends.tui.widgets.frame_table import PAGE, FrameView, RuntimeFrame
+from cave_tui.runtime.shipped.frame_window import FrameWindow, NotATable
 
 if TYPE_CHECKING:
     from textual.widget import Widget
@@ -33,6 +37,9 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
     DetailScreen {
         #detail-box { height: 90%; }
         #detail-body { height: 1fr; }
+        #detail-body.frame { display: none; }
+        #detail-box.summary #detail-body.frame { display: block; }
+        #detail-box.summary FrameView { display: none; }
         #detail-body DataTable { height: auto; max-height: 24; }
         .detail-heading { margin: 1 0 0 0; color: $text-accent; text-style: bold; }
         .detail-note { color: $text-muted; text-style: italic; }
@@ -45,7 +52,9 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
         Binding("i", "act('insert')", "Insert name", priority=True),
         Binding("r", "act('retrieve')", "Retrieve to file", priority=True),
         Binding("d", "act('delete')", "Delete", priority=True),
-        Binding("escape,q", "close", "Close", priority=True),
+        Binding("v", "summary", "Table / summary", priority=True),
+        Binding("escape", "close", "Close", priority=True),
+        Binding("q", "quit_view", "Close", priority=True),
     ]
 
     class Ready(Message):
@@ -54,12 +63,18 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
             self.detail = detail
             self.error = error
 
+    class TableReady(Message):
+        def __init__(self, window: FrameWindow) -> None:
+            super().__init__()
+            self.window = window
+
     def __init__(self, name: str, runtime: Runtime, *, animate: bool = True) -> None:
         super().__init__()
         self.var_name = name
         self.runtime = runtime
         self.animate_ = animate
         self.detail: Detail | None = None
+        self.frame: FrameView | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="detail-box", classes="modal-box"):
@@ -81,6 +96,19 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
 
     @work(exclusive=True, group="detail")
     async def load(self) -> None:
+        """A frame's first rows (the table opens on them), then the detail (its summary)."""
+        try:
+            window = await self.runtime.frame_window(self.var_name, 0, PAGE)
+        except NotATable:
+            pass
+        except KeyError as exc:
+            self.post_message(self.Ready(None, str(exc).strip("'\"")))
+            return
+        except Exception as exc:
+            self.post_message(self.Ready(None, f"{type(exc).__name__}: {exc}"))
+            return
+        else:
+            self.post_message(self.TableReady(window))
         try:
             detail = await self.runtime.detail(self.var_name)
         except KeyError as exc:
@@ -90,6 +118,19 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
             self.post_message(self.Ready(None, f"{type(exc).__name__}: {exc}"))
             return
         self.post_message(self.Ready(detail))
+
+    async def on_detail_screen_table_ready(self, message: TableReady) -> None:
+        window = message.window
+        body = self.query_one("#detail-body", VerticalScroll)
+        await body.remove_children()
+        body.add_class("frame")
+        columns = len(window.labels) - window.index_columns
+        title = f"{self.var_name} · {window.total_rows:,} rows × {columns:,} columns"
+        self.query_one("#detail-title", Static).update(plain_text(title, one_line=True))
+        body.mount(Static("computing dtypes and describe()…", classes="detail-note"))
+        self.frame = FrameView(RuntimeFrame(self.runtime, self.var_name), window, id="detail-table")
+        await self.query_one("#detail-box").mount(self.frame, after=body)
+        self.frame.table.focus()
 
     async def on_detail_screen_ready(self, message: Ready) -> None:
         body = self.query_one("#detail-body", VerticalScroll)
@@ -103,8 +144,9 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
         self.query_one("#detail-title", Static).update(plain_text(title, one_line=True))
         widgets: list[Widget] = []
         if detail.is_frame:
-            widgets.append(Static("head", classes="detail-heading"))
-            widgets.append(self._table(["", *detail.columns], detail.head, "detail-head"))
+            if self.frame is None:  # no table view (a runtime that cannot window it)
+                widgets.append(Static("head", classes="detail-heading"))
+                widgets.append(self._table(["", *detail.columns], detail.head, "detail-head"))
             dtypes = "  ".join(f"{c}: {t}" for c, t in detail.dtypes)
             widgets.append(Static("dtypes", classes="detail-heading"))
             widgets.append(Static(plain_text(dtypes), id="detail-dtypes"))
@@ -138,5 +180,23 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
     def action_act(self, action: str) -> None:
         self.dismiss((action, self.var_name))
 
+    def action_summary(self) -> None:
+        """Switch between a frame's table and its summary (dtypes, describe())."""
+        if self.frame is not None:
+            box = self.query_one("#detail-box")
+            box.toggle_class("summary")
+            if not box.has_class("summary"):
+                self.frame.table.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While the table's search input has the focus, letters are typing."""
+        typing = isinstance(self.focused, Input)
+        return not (typing and action in ("act", "summary", "quit_view"))
+
+    def action_quit_view(self) -> None:
+        self.dismiss(None)
+
     def action_close(self) -> None:
+        if self.frame is not None and self.frame.close_search():
+            return
         self.dismiss(None)

@@ -1,0 +1,372 @@
+"""The detail view's table of a frame: `textual-fastdatatable` over windows of rows.
+
+The frame stays where it lives (in process or in the kernel); the table asks its
+`WindowSource` for `PAGE` rows at a time, as Arrow, when they come into view, so a
+two-million-row frame opens as fast as a small one. Keys: arrows move by cell (and scroll
+by column), `s` sorts by the focused column (again: the other way), `/` searches, `n`
+finds the next match. Labels and cells are text, never markup.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.widgets import Input, Static
+from textual_fastdatatable.backend import DataTableBackend
+from textual_fastdatatable.data_table import DataTable
+from textual_fastdatatable.format import measure_width
+
+from cave_tui.printable import plain_text, printable_line
+from cave_tui.runtime.shipped.frame_window import FrameWindow, SortKey
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from cave_tui.runtime.base import Runtime
+
+PAGE = 200  # rows fetched at a time
+PAGES_KEPT = 32  # pages held in the host (the rest are fetched again when seen)
+WIDTH_CAP = 40  # a column is at most this wide (longer cells end with …)
+MEASURED_ROWS = 50  # rows of the first window the column widths are fitted to
+LOADING = "…"
+
+
+class WindowSource(Protocol):
+    """Where the table's rows come from (the frame, read where it lives)."""
+
+    async def window(self, start: int, stop: int, sort: SortKey | None) -> FrameWindow: ...
+
+    async def find(
+        self, text: str, row: int, column: int, sort: SortKey | None
+    ) -> tuple[int, int] | None: ...
+
+
+@dataclass(frozen=True)
+class RuntimeFrame:
+    """The frame bound to *name* in *runtime*."""
+
+    runtime: Runtime
+    name: str
+
+    async def window(self, start: int, stop: int, sort: SortKey | None) -> FrameWindow:
+        return await self.runtime.frame_window(self.name, start, stop, sort)
+
+    async def find(
+        self, text: str, row: int, column: int, sort: SortKey | None
+    ) -> tuple[int, int] | None:
+        return await self.runtime.frame_find(self.name, text, row, column, sort)
+
+
+def _python_columns(table: pa.Table) -> list[list[Any]]:
+    """Each column's values as Python objects (as text where Python cannot hold them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out = []
+    for column in table.columns:
+        try:
+            values = column.to_pylist()
+        except (OverflowError, ValueError, pa.ArrowException):
+            values = pc.cast(column, pa.string()).to_pylist()
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            values = [v if v is None else printable_line(v) for v in values]  # data, not codes
+        out.append(values)
+    return out
+
+
+class WindowBackend(DataTableBackend[Any]):
+    """Rows in pages fetched on demand: a page not yet here shows `LOADING` and is asked
+    for through *on_miss*. `rows_converted` counts the rows turned into Python values."""
+
+    def __init__(self, first: FrameWindow, on_miss: Callable[[int], None]) -> None:
+        self._render_markup: bool | None = None
+        self.total = first.total_rows
+        self.labels = list(first.labels)
+        self.on_miss = on_miss
+        self.pages: OrderedDict[int, list[list[Any]]] = OrderedDict()
+        self.rows_converted = 0
+        self.widths = [0] * len(self.labels)
+        self.add(first)
+
+    def add(self, window: FrameWindow) -> bool:
+        """Keep *window*'s rows, page by page (a window starts on a page boundary); True
+        when a column had to grow to fit its first rows (widths only grow, to `WIDTH_CAP`)."""
+        columns = _python_columns(window.table)
+        rows = [list(row) for row in zip(*columns, strict=True)] if columns else []
+        self.rows_converted += len(rows)
+        widths = list(self.widths)
+        for row in rows[:MEASURED_ROWS]:
+            for i, value in enumerate(row):
+                if widths[i] < WIDTH_CAP:
+                    widths[i] = max(widths[i], measure_width(value, render_markup=False))
+        grew, self.widths = widths != self.widths, [min(w, WIDTH_CAP) for w in widths]
+        for at in range(0, len(rows), PAGE):
+            page = (window.start + at) // PAGE
+            self.pages[page] = rows[at : at + PAGE]
+            self.pages.move_to_end(page)
+        while len(self.pages) > PAGES_KEPT:
+            self.pages.popitem(last=False)
+        return grew
+
+    def clear(self) -> None:
+        """Forget every page (the order changed)."""
+        self.pages.clear()
+
+    def has_row(self, index: int) -> bool:
+        page = self.pages.get(index // PAGE)
+        return page is not None and index % PAGE < len(page)
+
+    # -- DataTableBackend --------------------------------------------------------------
+    @classmethod
+    def from_pydict(
+        cls,
+        data: Mapping[str, Sequence[Any]],
+        max_rows: int | None = None,
+        column_names: Sequence[str] | None = None,
+    ) -> WindowBackend:
+        raise NotImplementedError("a WindowBackend reads from a WindowSource")
+
+    @property
+    def source_data(self) -> Any:
+        raise NotImplementedError("the frame stays where it lives")
+
+    @property
+    def source_row_count(self) -> int:
+        return self.total
+
+    @property
+    def row_count(self) -> int:
+        return self.total
+
+    @property
+    def columns(self) -> Sequence[str]:
+        return self.labels
+
+    @property
+    def column_content_widths(self) -> Sequence[int]:
+        return self.widths
+
+    def get_row_at(self, index: int) -> Sequence[Any]:
+        page = self.pages.get(index // PAGE)
+        if page is None or index % PAGE >= len(page):
+            self.on_miss(index // PAGE)
+            return [LOADING] * len(self.labels)
+        return page[index % PAGE]
+
+    def get_column_at(self, index: int) -> Sequence[Any]:
+        return [self.get_cell_at(row, index) for row in range(self.total)]
+
+    def get_cell_at(self, row_index: int, column_index: int) -> Any:
+        return self.get_row_at(row_index)[column_index]
+
+    def append_column(self, label: str, default: Any | None = None) -> int:
+        raise NotImplementedError("the table view is read-only")
+
+    def append_rows(self, records: Iterable[Iterable[Any]]) -> list[int]:
+        raise NotImplementedError("the table view is read-only")
+
+    def drop_row(self, row_index: int) -> None:
+        raise NotImplementedError("the table view is read-only")
+
+    def update_cell(self, row_index: int, column_index: int, value: Any) -> None:
+        raise NotImplementedError("the table view is read-only")
+
+    def sort(self, by: list[tuple[str, Literal["ascending", "descending"]]] | str) -> None:
+        raise NotImplementedError("sorted where the frame lives (FrameView.sort)")
+
+
+class FrameTable(DataTable):
+    """The table itself; its keys act on the `FrameView` around it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "sort", "Sort by column"),
+        Binding("slash", "search", "Search"),
+        Binding("n", "next_match", "Next match"),
+    ]
+
+    def __init__(self, view: FrameView, backend: WindowBackend, fixed_columns: int) -> None:
+        super().__init__(
+            backend=backend,
+            column_labels=view.header(),
+            max_column_content_width=WIDTH_CAP,
+            fixed_columns=fixed_columns,
+            zebra_stripes=True,
+            cursor_type="cell",
+            null_rep="[dim]NA[/]",
+            render_markup=False,
+            id="frame-table",
+        )
+        self.view = view
+
+    def relabel(self, labels: list[str | Text]) -> None:
+        """New column labels (the sort marker moved)."""
+        self._column_labels = list(labels)
+        self._ordered_columns = None
+        self._require_update_dimensions = True
+        self.rows_changed()
+
+    def rows_changed(self) -> None:
+        """Rows arrived or the order changed: render again."""
+        self._update_count += 1
+        self._clear_caches()
+        self.refresh()
+
+    def action_sort(self) -> None:
+        self.view.sort_by(self.cursor_column)
+
+    def action_search(self) -> None:
+        self.view.open_search()
+
+    async def action_next_match(self) -> None:
+        await self.view.find_next()
+
+
+class FrameView(Vertical):
+    """A frame's table, its search input and a status line."""
+
+    DEFAULT_CSS = """
+    FrameView {
+        height: 1fr;
+        #frame-table { height: 1fr; }
+        #frame-search { display: none; }
+        #frame-search.open { display: block; }
+        #frame-status { color: $text-muted; height: 1; }
+    }
+    """
+
+    def __init__(self, source: WindowSource, first: FrameWindow, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.source = source
+        self.first = first
+        self.sort: SortKey | None = None
+        self.generation = 0  # bumped by each sort: pages of an older order are dropped
+        self.pending: set[tuple[int, int]] = set()
+        self.query_text = ""
+        self.message = ""
+        self.backend = WindowBackend(first, self._missing)
+
+    def compose(self) -> ComposeResult:
+        yield FrameTable(self, self.backend, self.first.index_columns)
+        yield Input(
+            placeholder="search the cells (Enter: next match, Esc: close)", id="frame-search"
+        )
+        yield Static(self.status(), id="frame-status")
+
+    @property
+    def table(self) -> FrameTable:
+        return self.query_one(FrameTable)
+
+    def header(self) -> list[str | Text]:
+        """The column labels as text, the sorted one marked ▲ or ▼."""
+        out: list[str | Text] = []
+        for i, label in enumerate(self.backend.labels):
+            text = plain_text(label, one_line=True)
+            if self.sort is not None and self.sort.column == i:
+                text = text + Text(" ▼" if self.sort.descending else " ▲")
+            out.append(text)
+        return out
+
+    def status(self) -> Text:
+        rows, columns = self.backend.total, len(self.backend.labels) - self.first.index_columns
+        parts = [f"{rows:,} rows × {columns:,} columns"]
+        if self.sort is not None:
+            label = self.backend.labels[self.sort.column] or "index"
+            way = "descending" if self.sort.descending else "ascending"
+            parts.append(f"sorted by {label} ({way})")
+        parts.append(self.message or "s sort · / search · n next · v summary")
+        return plain_text(" · ".join(parts), one_line=True)
+
+    def _show_status(self) -> None:
+        self.query_one("#frame-status", Static).update(self.status())
+
+    # -- rows --------------------------------------------------------------------------
+    def _missing(self, page: int) -> None:
+        key = (self.generation, page)
+        if key in self.pending:
+            return
+        self.pending.add(key)
+        self.run_worker(self._fetch(page, self.generation), group="frame-rows")
+
+    async def _fetch(self, page: int, generation: int) -> None:
+        try:
+            window = await self.source.window(page * PAGE, (page + 1) * PAGE, self.sort)
+        except Exception as exc:
+            self.message = f"rows not read: {type(exc).__name__}: {exc}"
+            self._show_status()
+            return
+        finally:
+            self.pending.discard((generation, page))
+        if generation != self.generation:
+            return
+        grew = self.backend.add(window)
+        self.backend.total = window.total_rows
+        if grew:
+            self.table.relabel(self.header())
+        else:
+            self.table.rows_changed()
+
+    # -- sort --------------------------------------------------------------------------
+    def sort_by(self, column: int) -> None:
+        """Sort by *column*: ascending, or descending when it is sorted ascending already."""
+        if not 0 <= column < len(self.backend.labels):
+            return
+        descending = (
+            self.sort is not None and self.sort.column == column and not self.sort.descending
+        )
+        self.sort = SortKey(column, descending)
+        self.generation += 1
+        self.backend.clear()
+        self.message = ""
+        table = self.table
+        table.relabel(self.header())
+        table.move_cursor(row=0, column=column)
+        self._show_status()
+
+    # -- search ------------------------------------------------------------------------
+    def open_search(self) -> None:
+        search = self.query_one("#frame-search", Input)
+        search.add_class("open")
+        search.focus()
+
+    @on(Input.Submitted, "#frame-search")
+    async def _search(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_text = event.value
+        await self.find_next()
+
+    def close_search(self) -> bool:
+        """Close the search input (True if it was open)."""
+        search = self.query_one("#frame-search", Input)
+        if not search.has_class("open"):
+            return False
+        search.remove_class("open")
+        self.table.focus()
+        return True
+
+    async def find_next(self) -> None:
+        """Move the cursor to the next cell holding the search text."""
+        if not self.query_text:
+            self.open_search()
+            return
+        table = self.table
+        row, column = table.cursor_row, table.cursor_column
+        try:
+            cell = await self.source.find(self.query_text, row, column, self.sort)
+        except Exception as exc:
+            self.message = f"search failed: {type(exc).__name__}: {exc}"
+        else:
+            if cell is None:
+                self.message = f"no cell holds {self.query_text!r}"
+            else:
+                self.message = f"found {self.query_text!r} at row {cell[0] + 1:,}"
+                table.move_cursor(row=cell[0], column=cell[1], animate=False)
+        self._show_status()
+        self.close_search()
