@@ -136,12 +136,16 @@ class DataFeatures:
         services: AppServices,
         data: DataOptions,
         *,
-        title: str = "cave",
+        title: str = "",
+        label: str = "cave",
         announce: bool = True,
+        resume_hint: bool = True,
     ) -> None:
         self.services = services
+        self.resume_hint = resume_hint  # the exit says how to resume (`resume_lines`)
         self.data = data
-        self.title = title
+        self.title = title  # the first request when known (`cave run TASK`), else ""
+        self.label = label  # names the folder of a session without a title yet
         self.announce = announce  # say "Recording session …" among the start-up notices
         self.dumped: DumpResult | None = None  # the exit dump's outcome
         self.dump_error: str | None = None
@@ -216,7 +220,11 @@ class DataFeatures:
             return
         if self.recorder is None:
             self.recorder = SessionRecorder.create(
-                store.root, title=self.title, agent=services.agent, runtime=runtime
+                store.root,
+                title=self.title,
+                label=self.label,
+                agent=services.agent,
+                runtime=runtime,
             )
         self.recorder.on_warning = lambda text: services.notices.append(text)
         record_preseed(self.recorder, done, trusted=self.data.trust)
@@ -314,6 +322,25 @@ class DataFeatures:
             if recorder is not None and not recorder.closed:
                 recorder.record_note("the exit snapshot was not taken: it was cancelled")
                 recorder.close_now(status)
+        if self.resume_hint:
+            self.services.exit_messages.extend(self.resume_lines())
+
+    def resume_lines(self, *, run: bool = False) -> list[str]:
+        """The exact command lines that resume the recorded session (with *run*, also
+        `cave run`'s), said at exit; none when nothing was recorded or the start failed."""
+        from cave_tui.session.resume_line import resume_command
+
+        recorder = self.recorder
+        if recorder is None or self.failed:
+            return []
+        root = recorder.dir.parent.absolute()
+        moved = self.services.config.workdir is not None or root != Path.cwd() / "sessions"
+        where = root if moved else None
+        lines = [f"cave: resume this session with: {resume_command(recorder.id, where)}"]
+        if run:
+            again = resume_command(recorder.id, where, run=True)
+            lines.append(f"cave: or go on with one more task: {again}")
+        return lines
 
     def leave_now(self, reason: str) -> None:
         """The exit was cut short (`AppServices.leave_now`): close the session record now,
@@ -339,9 +366,20 @@ class DataFeatures:
 
 
 def install(
-    services: AppServices, data: DataOptions, *, title: str = "cave", announce: bool = True
+    services: AppServices,
+    data: DataOptions,
+    *,
+    title: str = "",
+    label: str = "cave",
+    announce: bool = True,
+    resume_hint: bool = True,
 ) -> DataFeatures:
-    """Wire data and session features into *services* (see the module docstring)."""
-    features = DataFeatures(services, data, title=title, announce=announce)
+    """Wire data and session features into *services* (see the module docstring). *title*:
+    the session's first request when known; else its first request, cell or command names
+    it. *label* names the folder of a session without a title. *resume_hint*: the exit says
+    how to resume the session (`DataFeatures.resume_lines`)."""
+    features = DataFeatures(
+        services, data, title=title, label=label, announce=announce, resume_hint=resume_hint
+    )
     services.use_session(features)
     return features

@@ -40,6 +40,7 @@ from cave_tui.session.store import (
     read_meta,
     write_meta,
 )
+from cave_tui.session.title import has_title, session_title
 
 RECORD_VERSION = 1
 STEP_END = {
@@ -140,14 +141,19 @@ class SessionRecorder:
         cls,
         root: str | Path | None = None,
         *,
-        title: str = "session",
+        title: str = "",
+        label: str = "session",
         agent: Any = None,
         runtime: Any = None,
         made_by: str | None = None,
         folder: str | Path | None = None,
         **kwargs: Any,
     ) -> SessionRecorder:
-        """Start a new session folder under *root* (default `./sessions`), or at *folder*."""
+        """Start a new session folder under *root* (default `./sessions`), or at *folder*.
+
+        *title* is the session's first request when it is known (`cave run TASK`); without
+        one the first request, cell or command names it (`name_from`). The folder is named
+        after the title, else *label*."""
         from cave_tui import __version__
 
         if folder is not None:
@@ -157,11 +163,11 @@ class SessionRecorder:
             except FileExistsError:
                 raise SessionError(f"{folder} already exists; not recording over it") from None
         else:
-            folder = SessionStore(root).new_dir(title)
+            folder = SessionStore(root).new_dir(session_title(title) or label)
         model = getattr(getattr(agent, "model", None), "model_id", None)
         meta = {
             "id": folder.name,
-            "title": title,
+            "title": session_title(title),
             "created": _now_iso(),
             "updated": _now_iso(),
             "status": "running",
@@ -196,7 +202,7 @@ class SessionRecorder:
         folder = Path(folder)
         if not (folder / EVENTS).exists():
             raise SessionError(f"{folder} is not a session (no {EVENTS})")
-        meta = read_meta(folder) or {"id": folder.name, "title": folder.name}
+        meta = read_meta(folder) or {"id": folder.name, "title": ""}
         meta.update(status="running", pid=os.getpid(), updated=_now_iso())
         try:
             recorder = cls(folder, meta=meta, **kwargs)
@@ -230,6 +236,16 @@ class SessionRecorder:
     def adopt_history(self, messages: list[dict[str, Any]]) -> None:
         """Tell the recorder that *messages* are already recorded (used by resume)."""
         self._messages = [dict(m) for m in messages]
+
+    def name_from(self, text: str) -> None:
+        """Title the session with the first line of *text* (the user's first request, cell
+        or command), unless it has a title already."""
+        if self._closed or has_title(self.meta.get("title"), self.id):
+            return
+        title = session_title(text)
+        if title:
+            self.meta["title"] = title
+            self.write_meta()
 
     # -- paths ------------------------------------------------------------------------------
     @property
@@ -331,6 +347,7 @@ class SessionRecorder:
                 self.record({**event.to_dict(), "turn": self.turn, "subagent": True})
             return
         if kind is ev.EventType.USER:
+            self.name_from(event.content)
             self.turn += 1
             self.step = 0
             self._turn_open = True
@@ -375,7 +392,8 @@ class SessionRecorder:
         if event.agent != ev.USER_AGENT or self._closed:
             return
         kind = event.type
-        if kind is ev.EventType.CODE:
+        if isinstance(event, ev.CodeEvent):
+            self.name_from("!" + event.code.lstrip())
             self.meta["user_cells"] = int(self.meta.get("user_cells") or 0) + 1
         elif kind not in (ev.EventType.EXECUTION_OUTPUT, ev.EventType.EXECUTION_ERROR):
             return

@@ -77,12 +77,13 @@ class SessionInfo:
     @property
     def status(self) -> str:
         status = str(self.meta.get("status") or "?")
-        if status == "running" and not _pid_alive(self.meta.get("pid")):
+        if status == "running" and not pid_alive(self.meta.get("pid")):
             return "interrupted"
         return status
 
 
-def _pid_alive(pid: Any) -> bool:
+def pid_alive(pid: Any) -> bool:
+    """Whether a process with this id runs (a session marked running may have been killed)."""
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:

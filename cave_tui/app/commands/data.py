@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import functools
 import os
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -257,11 +256,13 @@ def _store(ctx: CommandContext) -> Any:
 
 @registry.command("save", "Snapshot the session now (optionally naming it)", "[TITLE]")
 async def save(ctx: CommandContext, args: list[str]) -> None:
+    from cave_tui.session.title import session_title
+
     session = _session(ctx)
     if session is None:
         raise CommandError("this run is not recording a session")
     if args:
-        session.meta["title"] = " ".join(args)
+        session.meta["title"] = session_title(" ".join(args)) or session.meta.get("title", "")
     result = await session.checkpoint(full=True)
     session.write_meta()
     session.log.sync()
@@ -273,23 +274,51 @@ async def save(ctx: CommandContext, args: list[str]) -> None:
     )
 
 
-@registry.command("sessions", "List recorded sessions (resume one with /load ID)", max_args=0)
+@registry.command(
+    "sessions",
+    "List recorded sessions, newest first (open one with /load ID)",
+    "[all]",
+    max_args=1,
+)
 async def sessions(ctx: CommandContext, args: list[str]) -> None:
+    from cave_tui.session.listing import LISTED, list_sessions
+
+    if args and args[0].lower() != "all":
+        raise CommandError(f"unknown argument {args[0]!r}: use /sessions or /sessions all")
     store = _store(ctx)
-    rows = store.list()
-    if not rows:
-        ctx.print(f"No sessions in {store.root}.")
+    listing = await asyncio.to_thread(list_sessions, store.root, limit=None if args else LISTED)
+    if not listing.sessions:
+        ctx.print(f"No sessions in {_markdown_text(str(store.root))}.")
         return
     current = _session(ctx)
+    shown = len(listing.sessions)
+    more = f"; {shown} of {listing.total}, `/sessions all` lists all"
+    more = "" if shown == listing.total else more
     # A list, not a table: a narrow chat would cut the ids a user must type to /load.
-    lines = [f"Sessions in {store.root} (newest last; resume one with `/load ID`):", ""]
-    for row in rows[-30:]:
+    lines = [f"Sessions in {_markdown_text(str(store.root))} (newest first{more}):", ""]
+    for row in listing.sessions:
         mark = " **(current)**" if current is not None and row.path == current.dir else ""
-        updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated))
-        title = row.title.replace("`", "'")[:60]
-        turns = f"{row.turns} turn" + ("" if row.turns == 1 else "s")
-        lines.append(f"- `{row.id}`{mark} · {turns} · {row.status} · {updated} · {title}")
+        lines.append(f"- {_code('/load ' + row.id)}{mark} · {row.when} \\")
+        facts = f"**{_markdown_text(row.title)}** · {_markdown_text(row.facts())}"
+        note = f" · *{_markdown_text(row.note)}*" if row.note else ""
+        lines.append(f"  {facts}{note}")
     ctx.print("\n".join(lines))
+
+
+def _markdown_text(text: str) -> str:
+    """*text* (a title, a path) shown as it is inside Markdown: printable on one line, every
+    ASCII punctuation mark escaped, so `**`, `[x](y)`, `<b>` or a backtick stay characters."""
+    from cave_tui.printable import printable_line
+
+    return "".join("\\" + ch if ch in _MARKDOWN_PUNCTUATION else ch for ch in printable_line(text))
+
+
+def _code(text: str) -> str:
+    """*text* as a Markdown code span, fenced so that a backtick in it stays a character."""
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
+_MARKDOWN_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
 @registry.command(

@@ -219,6 +219,9 @@ class CommandRegistry:
         ):
             ctx.print(f"Usage: {command.usage} — {command.help}", style="error")
             return False
+        session = ctx.services.session
+        if session is not None:  # a session that ran only commands is named by the first
+            session.name_from(line)
         try:
             await command.handler(ctx, args)
         except CommandError as exc:

@@ -358,7 +358,7 @@ class CaveAcpAgent:
         services.transcript.clear()
         store = SessionStore(services.sessions_dir)
         fresh = SessionRecorder.create(
-            store.root, title="cave acp", agent=services.agent, runtime=services.live_runtime
+            store.root, label="cave acp", agent=services.agent, runtime=services.live_runtime
         )
         services.session = fresh
         return fresh

@@ -48,7 +48,7 @@ async def _run_stdio(agent: CaveAcpAgent) -> None:
 async def serve(services: AppServices, data: DataOptions) -> int:
     """Serve *services* as an ACP agent over stdio until the client leaves; the exit code
     (as `cave run`'s: 2 when the start failed, 128+N on signal N, 3 when --dump failed)."""
-    features = install(services, data, title="cave acp", announce=False)
+    features = install(services, data, label="cave acp", announce=False)
     try:
         await services.start()
     except StartupError as exc:

@@ -198,7 +198,7 @@ async def _run_task(
     report = _reporter(as_json)
     if task.lstrip().startswith("/"):
         data = dataclasses.replace(data, record=False)
-    features = install(services, data, title=task, announce=False)
+    features = install(services, data, title=task, announce=False, resume_hint=False)
     try:
         await services.start()
     except StartupError as exc:
@@ -255,6 +255,9 @@ async def _run_task(
             report(f"cave: dumped {features.dumped.summary()}")
         elif features.dump_error is not None:
             report(f"cave: {features.dump_failure()}", error=True, kind="dump")
+        if services.left is None:
+            for line in features.resume_lines(run=True):
+                _err(line)  # stderr even with --json: stdout holds the events
     if services.left is not None:
         return int(services.left)
     if received:

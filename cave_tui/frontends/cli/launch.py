@@ -270,7 +270,7 @@ def open_replay(
         typer.echo(printable(f"cave: {exc}"), err=True)
         return 2
     services = build_services(launch or LaunchOptions(), need_model=False)
-    install(services, DataOptions(), title=f"after {Path(folder).name}")
+    install(services, DataOptions(), label=f"after {Path(folder).name}")
     code = open_app(services, replay=(Path(folder), speed, trust))
     for line in services.exit_messages:
         typer.echo(printable(line), err=True)

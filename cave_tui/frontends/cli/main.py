@@ -185,8 +185,8 @@ def root(
 ) -> None:
     """Open cave (the app, or --plain for a line-mode REPL).
 
-    Subcommands: run (one task), demo (no API key needed). Settings come from
-    config.toml, then CAVE_* environment variables, then these flags.
+    Subcommands: run (one task), sessions (the recorded ones), demo (no API key needed).
+    Settings come from config.toml, then CAVE_* environment variables, then these flags.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -323,6 +323,23 @@ def models(
         typer.echo(json.dumps([dataclasses.asdict(s) for s in servers], indent=2))
     else:
         typer.echo("\n".join(describe_found(servers)))
+
+
+@app.command("sessions")
+def sessions_command(
+    show_all: Annotated[
+        bool, typer.Option("--all", help="List every session, not only the last 20.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of lines.")] = False,
+    sessions_dir: Annotated[
+        Path | None, typer.Option("--sessions-dir", help="Where sessions are (./sessions).")
+    ] = None,
+) -> None:
+    """List the recorded sessions, newest first: id, title, date, turns, variables, model and
+    status, and how to resume one (`cave --resume ID`)."""
+    from cave_tui.frontends.cli.sessions_command import list_sessions_command
+
+    raise typer.Exit(list_sessions_command(sessions_dir, show_all=show_all, as_json=as_json))
 
 
 @app.command("sandbox")

@@ -164,7 +164,7 @@ def _err(text: str) -> None:
 async def serve(services: AppServices, data: DataOptions) -> int:
     """Serve *services* over stdio until the client leaves; the exit code (as `cave run`'s:
     2 when the start failed, 128+N on signal N, 3 when --dump could not be written)."""
-    features = install(services, data, title="cave mcp", announce=False)
+    features = install(services, data, label="cave mcp", announce=False)
     try:
         await services.start()
     except StartupError as exc:

@@ -98,3 +98,22 @@ def test_sigterm_twice_while_the_kernel_is_stuck_saving(tmux, tmp_path):
     took = _left(tmux, tmp_path, started)
     print(f"left {took:.1f} s after the first SIGTERM")
     assert took <= 10, took
+
+
+@pytest.mark.parametrize("plain", [False, True], ids=["app", "plain"])
+def test_the_exit_says_the_exact_line_that_resumes_the_session(tmux, tmp_path, plain):
+    """Issue 34, item 5: after the app (or --plain) closes, the terminal shows
+    `cave --resume ID` for the session just recorded, titled by its first request."""
+    model = script(tmp_path / "m.yaml", [code("n = 7"), "done"])
+    cave = [CAVE, "--model", model, "--in-process", *(["--plain"] if plain else [])]
+    tmux.start([str(part) for part in cave], width=100, height=30)
+    tmux.wait_for("cave›" if plain else "Ask cave", timeout=60)
+    tmux.keys("-l", "Count the birds")
+    tmux.keys("Enter")
+    tmux.wait_for("done", timeout=60)
+    tmux.keys("-l", "/quit")
+    tmux.keys("Enter")
+    screen = tmux.wait_for("CAVE-EXIT=0", timeout=60)
+    (folder,) = (tmp_path / "sessions").iterdir()
+    assert f"cave: resume this session with: cave --resume {folder.name}" in screen, screen
+    assert json.loads((folder / "meta.json").read_text())["title"] == "Count the birds"

@@ -52,7 +52,7 @@ async def test_sessions_lists_whole_ids_in_a_narrow_chat(tmp_path):
         session_id = app.services.session.id
         await submit(pilot, "/sessions")
         notice = list(app.chat.query(Notice))[-1]
-        assert f"`{session_id}`" in notice.text
+        assert f"`/load {session_id}`" in notice.text
         assert session_id in "".join(str(line.text) for line in notice.render_lines(notice.region))
 
 
