@@ -91,7 +91,8 @@ async def test_a_snapshot_writes_only_what_changed_in_place_mutations_included(
     tmp_path, monkeypatch
 ):
     runtime = IPythonRuntime()
-    await runtime.execute("\n".join(f"v{i} = [{i}]" for i in range(2_000)))
+    made = await runtime.execute("\n".join(f"v{i} = [{i}]" for i in range(2_000)))
+    assert made.success, made.error_text  # once under load, nothing was saved: say why
     folder = tmp_path / "ns"
     first = await checkpoint_namespace(runtime, folder, changed=None)
     assert len(first.saved) == 2_000
