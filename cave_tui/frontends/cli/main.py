@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -236,6 +237,15 @@ def run(
 def mcp_command(
     settings: dict[str, SettingValue] | None = None,
     skills: RunSkillsOpt = None,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="HOST:PORT",
+            help="Serve streamable HTTP instead of stdio: PORT or :PORT is 127.0.0.1 (0: any "
+            "free port); a bearer token is printed (CAVE_MCP_TOKEN fixes it).",
+        ),
+    ] = None,
     data: DataOptions | None = None,
 ) -> None:
     """Serve the live namespace to an MCP client over stdio (tools: run, ask, list_variables,
@@ -244,13 +254,29 @@ def mcp_command(
     Register it in a client, e.g. `claude mcp add cave -- cave mcp`. The client's cells are
     checked by the guard; the session is recorded as `cave run`'s. Exit 0 when the client
     closes the connection, 2 when the start failed, 3 when --dump could not be written.
+    With --http HOST:PORT it serves http://HOST:PORT/mcp until SIGTERM or Ctrl+C.
     """
     from cave_tui.frontends.mcp import serve
 
+    transport = None
+    if http is not None:
+        from cave_tui.frontends.mcp.http import (
+            HttpSetupError,
+            http_transport,
+            listen,
+            parse_address,
+            token_from,
+        )
+
+        try:
+            transport = http_transport(listen(parse_address(http), token_from(os.environ)))
+        except HttpSetupError as exc:
+            typer.echo(printable(f"cave: {exc}"), err=True)
+            raise typer.Exit(2) from None
     options = data or DataOptions()
     launch = LaunchOptions(settings=settings or {}, data=options)
     services = build_services(launch, need_model=False, skill_dirs=skills or [])
-    raise typer.Exit(run_to_the_end(services, serve(services, options)))
+    raise typer.Exit(run_to_the_end(services, serve(services, options, transport)))
 
 
 @app.command("acp")

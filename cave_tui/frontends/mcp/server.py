@@ -13,7 +13,7 @@ import asyncio
 import inspect
 import signal
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
 
@@ -161,9 +161,14 @@ def _err(text: str) -> None:
     sys.stderr.flush()
 
 
-async def serve(services: AppServices, data: DataOptions) -> int:
-    """Serve *services* over stdio until the client leaves; the exit code (as `cave run`'s:
-    2 when the start failed, 128+N on signal N, 3 when --dump could not be written)."""
+async def serve(
+    services: AppServices,
+    data: DataOptions,
+    transport: Callable[[MCPServer], Awaitable[None]] | None = None,
+) -> int:
+    """Serve *services* over stdio (or *transport*, e.g. `http.http_transport`) until the
+    client leaves or a signal ends it; the exit code (as `cave run`'s: 2 when the start
+    failed, 128+N on signal N, 3 when --dump could not be written)."""
     features = install(services, data, label="cave mcp", announce=False)
     try:
         await services.start()
@@ -190,7 +195,7 @@ async def serve(services: AppServices, data: DataOptions) -> int:
     received = signals.received
     status = "completed"
     try:
-        await _run_stdio(server)
+        await (transport or _run_stdio)(server)
     except asyncio.CancelledError:
         status = "terminated" if received else "cancelled"
     except Exception as exc:
@@ -211,4 +216,6 @@ async def serve(services: AppServices, data: DataOptions) -> int:
         return int(services.left)
     if received:
         return 128 + received[0]
+    if status == "cancelled":  # Ctrl+C (asyncio.run cancels the main task on SIGINT)
+        return EXIT_INTERRUPTED
     return features.exit_code(0 if status == "completed" else 2)

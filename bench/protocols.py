@@ -1,0 +1,233 @@
+"""Protocol front ends: what a cell costs through `cave mcp` (stdio, HTTP) over the Python API,
+and how long `cave mcp` takes from its start to its first tool answer.
+
+    python bench/protocols.py            # round trips in process, N=200; writes
+                                         # bench/results/protocols.json
+    python bench/protocols.py --kernel   # round trips through the kernel on both sides
+    python bench/protocols.py -n 50      # fewer calls
+
+Round trip: `1+1` run N times, turn about, through `AppServices.run_python` (the API: the
+same call the `run` tool makes, session recorded alike) and through each protocol's client
+(the SDK's, over a real `cave mcp` process); per-call overhead = protocol median - API median
+(target <= 5 ms). First answer: from spawning `cave mcp --kernel` to the reply of its first
+`run` (the client's initialize included; target <= 2 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import report
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from cave_tui.agent.cells import CellAuthor
+from cave_tui.app.startup import DataOptions, install
+from cave_tui.frontends.cli.launch import build_services
+
+ROOT = Path(__file__).resolve().parent.parent
+CELL = "1+1"
+OVERHEAD_TARGET_MS = 5.0
+FIRST_ANSWER_TARGET_S = 2.0
+
+RoundTrip = Callable[[str], Awaitable[None]]  # runs one cell, returns once it is answered
+# A protocol: started in a folder with `cave mcp`-style flags, yields its RoundTrip.
+Protocol = Callable[[Path, list[str]], AbstractAsyncContextManager[RoundTrip]]
+
+
+def cave_command(*args: str) -> list[str]:
+    """The installed `cave` script (not `python -m`, which puts the working folder on
+    sys.path, where the sandboxed kernel may not write)."""
+    return [str(Path(sys.executable).parent / "cave"), *args]
+
+
+def cave_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+@asynccontextmanager
+async def api(folder: Path, flags: list[str]) -> AsyncIterator[RoundTrip]:
+    """The baseline: the app layer in this process, as `cave mcp` builds and records it."""
+    services = build_services({"kernel": "--kernel" in flags}, need_model=False)
+    install(services, DataOptions(sessions_dir=folder / "api-sessions"), announce=False)
+    await services.start()
+
+    async def call(code: str) -> None:
+        async for _ in services.run_python(code, author=CellAuthor.CLIENT):
+            pass
+
+    try:
+        yield call
+    finally:
+        await services.shutdown()
+
+
+async def _run_tool(client: Client, code: str) -> None:
+    result = await client.call_tool("run", {"code": code})
+    if result.is_error:
+        raise RuntimeError(f"run {code!r} failed: {result.content}")
+
+
+@asynccontextmanager
+async def mcp_stdio(folder: Path, flags: list[str]) -> AsyncIterator[RoundTrip]:
+    """`cave mcp FLAGS` spawned by the SDK's stdio client."""
+    command, *args = cave_command("mcp", *flags, "--sessions-dir", str(folder / "sessions"))
+    server = StdioServerParameters(command=command, args=args, env=cave_env(), cwd=folder)
+    async with Client(server, read_timeout_seconds=120) as client:
+        yield lambda code: _run_tool(client, code)
+
+
+@asynccontextmanager
+async def mcp_http(folder: Path, flags: list[str]) -> AsyncIterator[RoundTrip]:
+    """`cave mcp --http 127.0.0.1:0 FLAGS`, reached by the SDK's streamable HTTP client."""
+    command = cave_command(
+        "mcp", "--http", "127.0.0.1:0", *flags, "--sessions-dir", str(folder / "sessions")
+    )
+    process = await asyncio.create_subprocess_exec(
+        *command, cwd=folder, env=cave_env(), stderr=subprocess.PIPE
+    )
+    assert process.stderr is not None
+    drain: asyncio.Future[bytes] | None = None
+    try:
+        while True:
+            line = (await asyncio.wait_for(process.stderr.readline(), 120)).decode()
+            if not line:
+                raise RuntimeError("cave mcp --http ended before it listened")
+            found = re.search(r"cave mcp: (http://\S+) token: (\S+)", line)
+            if found:
+                url, token = found.groups()
+                break
+        drain = asyncio.ensure_future(process.stderr.read())  # never let stderr fill up
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with http, Client(streamable_http_client(url, http_client=http)) as client:
+            yield lambda code: _run_tool(client, code)
+    finally:
+        if process.returncode is None:
+            process.terminate()
+            await process.wait()
+        if drain is not None:
+            drain.cancel()
+
+
+# ---------------------------------------------------------------------------------------
+# The protocols measured, one row each. To add ACP: an asynccontextmanager
+# `acp(folder, flags)` that starts `cave acp` with its client, opens a session and yields a
+# RoundTrip running one cell (e.g. a `!1+1` prompt: the user's own cell, no model) and
+# returning when its answer is complete; then add ("ACP", acp) below.
+PROTOCOLS: list[tuple[str, Protocol]] = [
+    ("MCP stdio", mcp_stdio),
+    ("MCP HTTP", mcp_http),
+]
+# ---------------------------------------------------------------------------------------
+
+
+async def round_trips(calls: int, flags: list[str], folder: Path) -> dict[str, list[float]]:
+    """Seconds per `CELL` for the API and each protocol, N calls each, turn about."""
+    targets: list[tuple[str, Protocol]] = [("API", api), *PROTOCOLS]
+    samples: dict[str, list[float]] = {name: [] for name, _ in targets}
+    async with all_started(targets, folder, flags) as trips:
+        for trip in trips.values():  # warm-up: imports, first cell
+            for _ in range(5):
+                await trip(CELL)
+        for _ in range(calls):
+            for name, trip in trips.items():
+                started = time.perf_counter()
+                await trip(CELL)
+                samples[name].append(time.perf_counter() - started)
+    return samples
+
+
+@asynccontextmanager
+async def all_started(
+    targets: list[tuple[str, Protocol]], folder: Path, flags: list[str]
+) -> AsyncIterator[dict[str, RoundTrip]]:
+    """Every target started, each in its own folder under *folder*."""
+    async with AsyncExitStack() as stack:
+        trips: dict[str, RoundTrip] = {}
+        for name, protocol in targets:
+            place = folder / name.replace(" ", "-")
+            place.mkdir()
+            trips[name] = await stack.enter_async_context(protocol(place, flags))
+        yield trips
+
+
+async def first_answer(protocol: Protocol, folder: Path) -> float:
+    """Seconds from starting `cave mcp --kernel` to its first `run` answer."""
+    started = time.perf_counter()
+    async with protocol(folder, ["--kernel"]) as trip:
+        await trip(CELL)
+        return time.perf_counter() - started
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", "--calls", type=int, default=200)
+    parser.add_argument("--kernel", action="store_true", help="round trips through the kernel")
+    parser.add_argument("--starts", type=int, default=3, help="first-answer repetitions")
+    args = parser.parse_args()
+    flags = ["--kernel" if args.kernel else "--in-process"]
+    rows: list[dict[str, Any]] = []
+    runtime = "kernel" if args.kernel else "in process"
+    with tempfile.TemporaryDirectory(prefix="cave-bench-protocols-") as tmp:
+        samples = await round_trips(args.calls, flags, Path(tmp))
+        base = statistics.median(samples["API"]) * 1000
+        rows.append(
+            {"metric": f"{CELL} via the API ({runtime}), median", "value": base, "unit": "ms"}
+        )
+        for name, _ in PROTOCOLS:
+            median = statistics.median(samples[name]) * 1000
+            rows.append({"metric": f"{CELL} via {name}, median", "value": median, "unit": "ms"})
+            overhead = median - base
+            rows.append(
+                {
+                    "metric": f"{name} overhead per call over the API",
+                    "value": overhead,
+                    "unit": "ms",
+                    "target": f"<= {OVERHEAD_TARGET_MS:g}",
+                    "ok": overhead <= OVERHEAD_TARGET_MS,
+                }
+            )
+        for name, protocol in PROTOCOLS:
+            times = []
+            for i in range(args.starts):
+                folder = Path(tmp) / f"start-{name.replace(' ', '-')}-{i}"
+                folder.mkdir()
+                times.append(await first_answer(protocol, folder))
+            best = statistics.median(times)
+            rows.append(
+                {
+                    "metric": f"{name}: start (kernel) to first answer, median",
+                    "value": best,
+                    "unit": "s",
+                    "target": f"<= {FIRST_ANSWER_TARGET_S:g}",
+                    "ok": best <= FIRST_ANSWER_TARGET_S,
+                }
+            )
+    extra = {
+        "calls": args.calls,
+        "runtime": runtime,
+        "p90_ms": {
+            name: statistics.quantiles(times, n=10)[-1] * 1000 for name, times in samples.items()
+        },
+    }
+    report("protocols", rows, extra)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
