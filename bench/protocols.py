@@ -1,5 +1,5 @@
-"""Protocol front ends: what a cell costs through `cave mcp` (stdio, HTTP) over the Python API,
-and how long `cave mcp` takes from its start to its first tool answer.
+"""Protocol front ends: what a cell costs through `cave mcp` (stdio, HTTP) and `cave acp` over
+the Python API, and how long each takes from its start to its first answer.
 
     python bench/protocols.py            # round trips in process, N=200; writes
                                          # bench/results/protocols.json
@@ -125,14 +125,45 @@ async def mcp_http(folder: Path, flags: list[str]) -> AsyncIterator[RoundTrip]:
             drain.cancel()
 
 
+class _QuietClient:
+    """An ACP client that takes the session updates and refuses every permission."""
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        return None
+
+    async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+        from acp.schema import DeniedOutcome, RequestPermissionResponse
+
+        return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+
+
+@asynccontextmanager
+async def acp_stdio(folder: Path, flags: list[str]) -> AsyncIterator[RoundTrip]:
+    """`cave acp FLAGS` spawned by the SDK's client; a cell is a `!code` prompt (the user's
+    own cell, no model), answered once the prompt returns."""
+    from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+
+    command, *args = cave_command("acp", *flags, "--sessions-dir", str(folder / "sessions"))
+    async with spawn_agent_process(_QuietClient(), command, *args, env=cave_env(), cwd=folder) as (
+        conn,
+        _process,
+    ):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = (await conn.new_session(cwd=str(folder))).session_id
+
+        async def call(code: str) -> None:
+            await conn.prompt(session_id=session, prompt=[text_block(f"!{code}")])
+
+        yield call
+
+
 # ---------------------------------------------------------------------------------------
-# The protocols measured, one row each. To add ACP: an asynccontextmanager
-# `acp(folder, flags)` that starts `cave acp` with its client, opens a session and yields a
-# RoundTrip running one cell (e.g. a `!1+1` prompt: the user's own cell, no model) and
-# returning when its answer is complete; then add ("ACP", acp) below.
+# The protocols measured, one row each: an asynccontextmanager `(folder, flags)` that
+# starts the front end with its client and yields a RoundTrip running one cell.
 PROTOCOLS: list[tuple[str, Protocol]] = [
     ("MCP stdio", mcp_stdio),
     ("MCP HTTP", mcp_http),
+    ("ACP stdio", acp_stdio),
 ]
 # ---------------------------------------------------------------------------------------
 
@@ -168,7 +199,7 @@ async def all_started(
 
 
 async def first_answer(protocol: Protocol, folder: Path) -> float:
-    """Seconds from starting `cave mcp --kernel` to its first `run` answer."""
+    """Seconds from starting the front end with `--kernel` to its first answer."""
     started = time.perf_counter()
     async with protocol(folder, ["--kernel"]) as trip:
         await trip(CELL)

@@ -6,7 +6,8 @@
 - session/load: `/load`'s resume path (`resume_here`): the recorded session's conversation
   and namespace, its events replayed to the client as session updates;
 - session/prompt: a whole turn of cave's agent (`services.stream`), its events sent as they
-  come (`EventUpdates`); a prompt starting with `/` runs that command (the command registry);
+  come (`EventUpdates`); a prompt starting with `/` runs that command (the command registry),
+  one starting with `!` runs the rest as the user's own cell (as in the app);
 - approval mode: each cell is a permission request showing its code (allow once / reject;
   rejected, it is skipped as the app's approval skips it);
 - session/cancel: the turn's task is cancelled, which interrupts the cell (the namespace
@@ -214,6 +215,8 @@ class CaveAcpAgent:
             self.cancelled = False
             if text.startswith("/"):
                 work = self._command(session_id, text)
+            elif text.startswith("!"):
+                work = self._own_cell(session_id, text[1:])
             elif self.services.agent is None:
                 work = self._send(session_id, update_agent_message_text(NO_MODEL_HELP))
             else:
@@ -250,6 +253,15 @@ class CaveAcpAgent:
             if isinstance(event, ev.UserEvent):
                 continue  # the client showed what its user typed
             await self._send_all(session_id, mapper.updates(event))
+
+    async def _own_cell(self, session_id: str, code: str) -> None:
+        """`!code`: the user's own cell, as in the app (no model; the guard does not read it),
+        shown as a tool call like the agent's."""
+        from cave_tui.agent.cells import CellAuthor
+
+        self.mapper.begin_turn()
+        async for event in self.services.run_python(code, author=CellAuthor.USER):
+            await self._send_all(session_id, self.mapper.updates(event))
 
     async def _command(self, session_id: str, line: str) -> None:
         """Run a slash command through the registry; its lines are the answer."""

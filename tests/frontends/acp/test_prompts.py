@@ -77,3 +77,16 @@ async def test_a_failing_cell_is_a_failed_tool_call(tmp_path: Path) -> None:
         assert outcome.status == "failed"
         assert "ZeroDivisionError" in content_text(outcome)
         assert PROTOCOL_VERSION == 1
+
+
+async def test_a_bang_prompt_is_the_users_own_cell_with_no_model(tmp_path: Path) -> None:
+    """`!code` runs as in the app: the user's cell (the guard does not read it), no model."""
+    client = RecordingClient()
+    async with cave_acp(tmp_path, client) as conn:  # no --model: none is needed
+        sid = (await conn.new_session(cwd=str(tmp_path))).session_id
+        reply = await conn.prompt(session_id=sid, prompt=[text_block("!import os\nprint(6 * 7)")])
+        assert reply.stop_reason == "end_turn"
+        (call,) = client.calls()
+        assert call.kind == "execute" and "print(6 * 7)" in content_text(call)
+        (outcome,) = client.outcomes()
+        assert outcome.status == "completed" and "42" in content_text(outcome)
