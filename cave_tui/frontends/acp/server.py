@@ -86,11 +86,7 @@ async def serve(services: AppServices, data: DataOptions) -> int:
         await services.shutdown(leave_on_signals=True)
         for line in services.exit_messages:
             _err(line)
-        services.exit_messages.clear()
-        if features.dumped is not None:
-            _err(f"cave: dumped {features.dumped.summary()}")
-        elif features.dump_error is not None:
-            _err(f"cave: {features.dump_failure()}")
+        services.exit_messages.clear()  # the dump's outcome and the resume line among them
     if services.left is not None:
         return int(services.left)
     if received:

@@ -34,3 +34,5 @@ def test_client_leaving_mid_cell_interrupts_it_and_keeps_the_namespace(tmp_path:
     manifest = json.loads((tmp_path / "dump" / "manifest.json").read_text())
     assert "kept" in json.dumps(manifest)
     assert records[-1] == {**records[-1], "type": "closed", "status": "completed"}
+    said = (tmp_path / "stderr.txt").read_text()
+    assert said.count("cave: dumped 1 variables") == 1, said  # once, not once per front end

@@ -25,7 +25,7 @@ class RawClient:
             command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=(folder / "stderr.txt").open("wb"),  # what the server says, for the tests
             env=cave_mcp_env(),
             cwd=folder,
         )
