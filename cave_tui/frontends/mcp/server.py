@@ -9,10 +9,7 @@ lifecycle around it, as `cave run`'s: the data features installed, the runtime s
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-import signal
-import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
@@ -24,19 +21,17 @@ from mcp.server.models import InitializationOptions
 from mcp_types import ToolAnnotations
 
 from cave_tui import __version__
-from cave_tui.app.exits import CancelOnSignals
-from cave_tui.app.startup import DataOptions, StartupError, abort_start, install
+from cave_tui.app.protocol_server import serve_protocol
 from cave_tui.frontends.mcp.asking import ClientQuestions
 from cave_tui.frontends.mcp.cell_tool import Content, content, run_tool
 from cave_tui.frontends.mcp.changes import ResourceChanges
 from cave_tui.frontends.mcp.progress import ProgressTeller
 from cave_tui.frontends.mcp.tools import NamespaceTools, NoSuchVariable, ToolFailed
-from cave_tui.printable import printable
 
 if TYPE_CHECKING:
     from cave_tui.app.services import AppServices
+    from cave_tui.app.startup import DataOptions
 
-EXIT_INTERRUPTED = 128 + signal.SIGINT
 T = TypeVar("T")
 
 INSTRUCTIONS = (
@@ -155,63 +150,16 @@ async def _run_stdio(server: MCPServer) -> None:
         await lowlevel.run(read, write, initialization_options(server))
 
 
-def _err(text: str) -> None:
-    """A line on stderr (stdout is the protocol's): printable only."""
-    sys.stderr.write(printable(text) + "\n")
-    sys.stderr.flush()
-
-
 async def serve(
     services: AppServices,
     data: DataOptions,
     transport: Callable[[MCPServer], Awaitable[None]] | None = None,
 ) -> int:
     """Serve *services* over stdio (or *transport*, e.g. `http.http_transport`) until the
-    client leaves or a signal ends it; the exit code (as `cave run`'s: 2 when the start
-    failed, 128+N on signal N, 3 when --dump could not be written)."""
-    features = install(services, data, label="cave mcp", announce=False)
-    try:
-        await services.start()
-    except StartupError as exc:
-        _err(f"cave: cannot start: {exc}")
-        await services.shutdown()
-        return exc.exit_code
-    except asyncio.CancelledError:  # Ctrl+C while the namespace was being pre-seeded
-        _err(f"cave: {await abort_start(services)}")
-        await services.shutdown()
-        return EXIT_INTERRUPTED
-    recorder = features.recorder
-    for text in services.notices:
-        _err(f"cave: {text}")
-    services.notices.clear()
-    if recorder is not None:
-        recorder.on_warning = lambda text: _err(f"cave: {text}")
-        _err(f"cave mcp: session {recorder.id} ({recorder.dir})")
-    banner = services.sandbox_banner
-    if banner is not None:
-        _err(banner)
-    server = build_server(services)
-    signals = CancelOnSignals(services.leave_now)
-    received = signals.received
-    status = "completed"
-    try:
-        await (transport or _run_stdio)(server)
-    except asyncio.CancelledError:
-        status = "terminated" if received else "cancelled"
-    except Exception as exc:
-        status = "crashed"
-        _err(f"cave mcp: unhandled error: {type(exc).__name__}: {exc}")
-    finally:
-        signals.remove()
-        services.note_exit(status)
-        await services.shutdown(leave_on_signals=True)
-        for line in services.exit_messages:
-            _err(line)
-        services.exit_messages.clear()  # the dump's outcome and the resume line among them
-    if services.left is not None:
-        return int(services.left)
-    if received:
-        return 128 + received[0]
-    if status == "cancelled":  # Ctrl+C (asyncio.run cancels the main task on SIGINT)
-        return EXIT_INTERRUPTED
-    return features.exit_code(0 if status == "completed" else 2)
+    client leaves or a signal ends it; the exit code (`app.protocol_server`: the lifecycle
+    `cave acp` shares)."""
+
+    async def run() -> None:
+        await (transport or _run_stdio)(build_server(services))
+
+    return await serve_protocol(services, data, name="cave mcp", run=run)

@@ -1,0 +1,89 @@
+"""The lifecycle every protocol front end shares (`cave mcp`, `cave acp`).
+
+The data features installed (`--inject`, `--load`, `--dump`, `--resume`, the recording),
+the runtime started (a pre-seed that fails stops the start), the front end's server run
+until its client leaves (or SIGTERM/SIGHUP, Ctrl+C), then the exit hooks (dump, session
+closed), the runtime stopped and the exit lines said. stdout is the protocol's: cave's own
+lines go to stderr, printable only. The exit code is `cave run`'s: 2 when the start failed,
+128+N on signal N, 3 when `--dump` could not be written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from cave_tui.app.exits import CancelOnSignals
+from cave_tui.app.startup import DataOptions, StartupError, abort_start, install
+from cave_tui.printable import printable
+
+if TYPE_CHECKING:
+    from cave_tui.app.services import AppServices
+
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+
+
+def say(text: str) -> None:
+    """A line on stderr (stdout is the protocol's): printable only."""
+    sys.stderr.write(printable(text) + "\n")
+    sys.stderr.flush()
+
+
+async def serve_protocol(
+    services: AppServices,
+    data: DataOptions,
+    *,
+    name: str,
+    run: Callable[[], Awaitable[None]],
+) -> int:
+    """Start *services* with *data*, then await *run()* (the front end's server, built once
+    the runtime is up) until its client leaves; the exit code. *name* is the command
+    (`cave mcp`): it labels the session and cave's lines."""
+    features = install(services, data, label=name, announce=False)
+    try:
+        await services.start()
+    except StartupError as exc:
+        say(f"cave: cannot start: {exc}")
+        await services.shutdown()
+        return exc.exit_code
+    except asyncio.CancelledError:  # Ctrl+C while the namespace was being pre-seeded
+        say(f"cave: {await abort_start(services)}")
+        await services.shutdown()
+        return EXIT_INTERRUPTED
+    for text in services.notices:
+        say(f"cave: {text}")
+    services.notices.clear()
+    recorder = features.recorder
+    if recorder is not None:
+        recorder.on_warning = lambda text: say(f"cave: {text}")
+        say(f"{name}: session {recorder.id} ({recorder.dir})")
+    banner = services.sandbox_banner
+    if banner is not None:
+        say(banner)
+    signals = CancelOnSignals(services.leave_now)
+    received = signals.received
+    status = "completed"
+    try:
+        await run()
+    except asyncio.CancelledError:
+        status = "terminated" if received else "cancelled"
+    except Exception as exc:
+        status = "crashed"
+        say(f"{name}: unhandled error: {type(exc).__name__}: {exc}")
+    finally:
+        signals.remove()
+        services.note_exit(status)
+        await services.shutdown(leave_on_signals=True)
+        for line in services.exit_messages:  # the dump's outcome and the resume line among them
+            say(line)
+        services.exit_messages.clear()
+    if services.left is not None:
+        return int(services.left)
+    if received:
+        return 128 + received[0]
+    if status == "cancelled":  # Ctrl+C (asyncio.run cancels the main task on SIGINT)
+        return EXIT_INTERRUPTED
+    return features.exit_code(0 if status == "completed" else 2)
