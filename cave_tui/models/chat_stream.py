@@ -13,7 +13,7 @@ import asyncio
 import datetime as _dt
 import time
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
@@ -104,9 +104,10 @@ def usage_from(raw: object) -> Usage | None:
     """The usage of an OpenAI-style `usage` (a dict or an object); None when it has none."""
     if raw is None:
         return None
-    get: Callable[[str, Any], Any] = (
-        raw.get if isinstance(raw, dict) else lambda k, d=None: getattr(raw, k, d)
-    )
+
+    def get(key: str, default: Any = None) -> Any:
+        return raw.get(key, default) if isinstance(raw, dict) else getattr(raw, key, default)
+
     prompt = get("prompt_tokens", None)
     completion = get("completion_tokens", None)
     if prompt is None and completion is None:
