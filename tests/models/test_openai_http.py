@@ -6,6 +6,8 @@ rules, context overflow. Where the promise is the same, both clients are asked."
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -89,6 +91,19 @@ def test_model_from_spec_builds_the_routed_client():
     assert type(model_from_spec("anthropic/claude-sonnet-4", api_key="k")) is LiteLLMModel
     with pytest.raises(ValueError, match="model client must be one of auto, openai, litellm"):
         model_from_spec("openai/m", client="fast")
+
+
+def test_building_a_light_model_imports_no_client():
+    """httpx is imported at the first call, off the event loop; litellm never."""
+    code = (
+        "import sys\nfrom cave_tui.models import model_from_spec\n"
+        "model_from_spec('openai/m', api_base='http://127.0.0.1:1/v1')\n"
+        "model_from_spec('gpt-4o', api_key='k')\n"
+        "print(sorted(m for m in ('litellm', 'httpx', 'openai') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_the_setting_is_declared_once():
