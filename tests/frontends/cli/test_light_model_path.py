@@ -35,3 +35,23 @@ def test_cave_run_against_a_local_server_never_imports_litellm(tmp_path):
     assert "httpx" in imported  # the profile is there, and the light client was used
     assert "litellm" not in imported and "openai" not in imported
     assert server.requests[0]["model"] == "local-m"
+
+
+def test_cave_run_with_a_scripted_model_imports_no_model_client(tmp_path):
+    """Nothing that does not call a model server loads a client for one: not litellm, not
+    httpx, not the embedded model's package."""
+    replies = tmp_path / "replies.yaml"
+    replies.write_text("- The answer is 4.\n")
+    done = subprocess.run(
+        [CAVE, "run", "what is 2+2", "--in-process", "--model", f"scripted:{replies}"],
+        cwd=tmp_path,
+        env={**_keyless_env(tmp_path), "PYTHONPROFILEIMPORTTIME": "1"},
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "The answer is 4." in done.stdout
+    imported = _imported(done.stderr)
+    assert "cave_tui.agent" in imported  # the profile is there
+    assert not imported & {"litellm", "httpx", "openai", "cave_tui.models.local"}
