@@ -27,7 +27,7 @@ from cave_tui.models.base import (
 )
 from cave_tui.models.chat_stream import ChatStreamModel, Chunk, WholeReply, usage_from
 from cave_tui.models.credentials import Credentials
-from cave_tui.models.endpoints import KEY_HEADERS, key_may_go, resolved_endpoint
+from cave_tui.models.endpoints import KEY_HEADERS, key_may_go, resolved_endpoint, same_url
 from cave_tui.models.failures import CallTarget
 
 if TYPE_CHECKING:
@@ -266,7 +266,7 @@ class OpenAIHTTPModel(ChatStreamModel):
         """USD estimate for OpenAI's own API (litellm's price map, imported here only); None
         for a server at a URL (local or self-hosted: no price)."""
         endpoint = self._endpoint()
-        if endpoint is not None:
+        if endpoint is not None and not same_url(endpoint, HOSTED):
             return None
         from cave_tui.models.litellm_model import import_litellm
 
