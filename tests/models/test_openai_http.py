@@ -286,3 +286,15 @@ async def test_openai_without_a_key_fails_before_any_request(monkeypatch):
     with pytest.raises(ModelError, match="set OPENAI_API_KEY") as caught:
         await OpenAIHTTPModel("gpt-4o-mini").complete(HI)
     assert caught.value.kind is ErrorKind.AUTH
+
+
+async def test_a_base_url_set_after_building_gets_no_key(server, monkeypatch):
+    """In process, model code could point the environment at its own server mid-session."""
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    server.script.append(("reply", "ok", "stop", U1))
+    model = OpenAIHTTPModel("gpt-4o", credentials=Credentials({"OPENAI_API_KEY": SECRET}))
+    assert not model._call_target().key_withheld  # OpenAI's own API: the key goes
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    assert (await model.complete(HI))[0] == "ok"
+    assert not any(SECRET in value for value in server.headers[0].values())
