@@ -29,6 +29,7 @@ from cave_tui.models.chat_stream import ChatStreamModel, Chunk, WholeReply, usag
 from cave_tui.models.credentials import Credentials
 from cave_tui.models.endpoints import KEY_HEADERS, key_may_go, resolved_endpoint, same_url
 from cave_tui.models.failures import CallTarget
+from cave_tui.models.tls import tls_context
 
 if TYPE_CHECKING:
     import httpx
@@ -219,7 +220,8 @@ class OpenAIHTTPModel(ChatStreamModel):
         import httpx
 
         limit = self.http_timeout
-        return httpx.AsyncClient(timeout=httpx.Timeout(limit, connect=min(CONNECT_TIMEOUT, limit)))
+        timeout = httpx.Timeout(limit, connect=min(CONNECT_TIMEOUT, limit))
+        return httpx.AsyncClient(timeout=timeout, verify=tls_context(self._url()))
 
     # --- the requests ----------------------------------------------------------------------
 

@@ -298,3 +298,16 @@ async def test_a_base_url_set_after_building_gets_no_key(server, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     assert (await model.complete(HI))[0] == "ok"
     assert not any(SECRET in value for value in server.headers[0].values())
+
+
+def test_tls_contexts_are_made_once_and_only_verified_ones_for_https():
+    import ssl
+
+    from cave_tui.models.tls import tls_context
+
+    secure = tls_context("https://api.openai.com/v1")
+    assert secure is tls_context("https://example.com/v1")  # made once
+    assert secure.verify_mode is ssl.CERT_REQUIRED and secure.cert_store_stats()["x509_ca"] > 0
+    plain = tls_context("http://127.0.0.1:8080/v1")
+    assert plain is not secure and plain.verify_mode is ssl.CERT_REQUIRED  # fails closed
+    assert plain.cert_store_stats()["x509_ca"] == 0
