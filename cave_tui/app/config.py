@@ -32,6 +32,7 @@ from cave_tui.app.settings import (
     whole_number_from,
 )
 from cave_tui.models.base import FIRST_TOKEN_TIMEOUT, STREAM_IDLE_TIMEOUT
+from cave_tui.models.routing import CHOICES as MODEL_CLIENTS
 from cave_tui.security.policies import POLICIES
 
 APP_NAME = "cave"
@@ -105,6 +106,12 @@ class Config:
     api_base: str | None = setting(
         None, optional_text, "Base URL of an OpenAI-compatible server.",
         flags=("--api-base",), commands=(*_ALL, Command.DEMO),
+    )  # fmt: skip
+    model_client: str = setting(  # models/routing.py
+        "auto", one_of(*MODEL_CLIENTS),
+        "Which library calls the model: auto (a light client for OpenAI-compatible servers "
+        "and OpenAI, litellm for other providers), openai or litellm [auto].",
+        flags=("--model-client",), commands=(*_ALL, Command.DEMO),
     )  # fmt: skip
     local_model: str | None = setting(  # a GGUF path or hf:OWNER/REPO/FILE
         None, optional_text,

@@ -33,6 +33,7 @@ class CurrentModel:
             spec,
             api_base=api_base or self.config.api_base,
             credentials=self.credentials,
+            client=self.config.model_client,
             **self.config.model_timeouts,
         )
         self.model = model

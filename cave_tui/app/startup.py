@@ -23,6 +23,7 @@ Headless: no UI toolkit, no typer.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -114,10 +115,10 @@ def record_preseed(
 
 
 def prepare_local_model(model: Model | None, folder: Path) -> None:
-    """The embedded model's server logs into the session folder and starts loading now."""
-    from cave_tui.models.local import LocalModel
-
-    if isinstance(model, LocalModel):
+    """The embedded model's server logs into the session folder and starts loading now.
+    (Its package is never imported here: a model built without it is not the embedded one.)"""
+    local = sys.modules.get("cave_tui.models.local")
+    if local is not None and isinstance(model, local.LocalModel):
         if not model.server.alive:
             model.server.log_path = folder / "local-model.log"
         model.warm_up()

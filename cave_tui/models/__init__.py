@@ -66,17 +66,30 @@ def __getattr__(name: str) -> Any:
 
 
 def model_from_spec(
-    spec: str, api_base: str | None = None, credentials: Credentials | None = None, **kwargs: Any
+    spec: str,
+    api_base: str | None = None,
+    credentials: Credentials | None = None,
+    client: str = "auto",
+    **kwargs: Any,
 ) -> Model:
     """A model from a command-line spec: `scripted:FILE`, `local[:GGUF]` (the embedded
     model) or any litellm model id (given *credentials*, its key comes from them, not from
-    the environment). Raises ValueError, saying what to do, on a bad spec."""
+    the environment). *client* (`auto`, `openai`, `litellm`): which library calls it;
+    `auto` picks the light OpenAI-compatible client where it serves (routing.py).
+    Raises ValueError, saying what to do, on a bad spec or client."""
+    from cave_tui.models.routing import ModelClient, client_for
+
     if spec.startswith("scripted:"):
         return ScriptedModel.from_file(spec.removeprefix("scripted:"))
+    chosen = client_for(spec, client)
     if spec == "local" or spec.startswith("local:"):  # the embedded model (models/local/)
         from cave_tui.models.local import LocalModel
 
-        return LocalModel.create(spec.partition(":")[2] or None, **kwargs)
+        return LocalModel.create(spec.partition(":")[2] or None, client=chosen, **kwargs)
+    if chosen is ModelClient.OPENAI:
+        from cave_tui.models.openai_http import OpenAIHTTPModel
+
+        return OpenAIHTTPModel(spec, api_base=api_base, credentials=credentials, **kwargs)
     from cave_tui.models.litellm_model import LiteLLMModel
 
     return LiteLLMModel(spec, api_base=api_base, credentials=credentials, **kwargs)

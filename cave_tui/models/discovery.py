@@ -25,6 +25,7 @@ import httpx
 
 from cave_tui.models.endpoints import is_loopback
 from cave_tui.models.listeners import kernel_ports
+from cave_tui.models.tls import tls_context
 from cave_tui.printable import printable_line
 
 OLLAMA_DEFAULT = "http://127.0.0.1:11434"
@@ -256,7 +257,9 @@ async def served_context_window(
     (vLLM's `max_model_len`, llama.cpp's `n_ctx`), or None when it does not say."""
     base = api_base.rstrip("/")
     name = model_id.split("/", 1)[1] if model_id.startswith("openai/") else model_id
-    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False) as client:
+    limit = httpx.Timeout(timeout)
+    verify = tls_context(base, trust_env=False)
+    async with httpx.AsyncClient(timeout=limit, trust_env=False, verify=verify) as client:
         try:
             listing = _entries(await _json(client, f"{base}/models"), "data") or []
         except (httpx.HTTPError, ValueError):

@@ -1,26 +1,26 @@
 """`OpenAIServerModel`: upstream CaveAgent's model for an OpenAI-compatible endpoint.
 
 Same constructor as upstream's (`model_id, base_url, api_key, organization,
-project, **kwargs`), built on `LiteLLMModel` through litellm's `openai/` provider,
-so it streams, retries, counts usage and stops like every cave model.
+project, **kwargs`), built on the light client `OpenAIHTTPModel` (httpx, no litellm), so it
+streams, retries, counts usage and stops like every cave model.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from cave_tui.models.litellm_model import LiteLLMModel
+from cave_tui.models.openai_http import OpenAIHTTPModel
 
 
-class OpenAIServerModel(LiteLLMModel):
+class OpenAIServerModel(OpenAIHTTPModel):
     """A model behind the OpenAI API or any server that speaks it.
 
     *model_id* is sent as it is (an id such as `openai/gpt-4o` on a router stays
     whole). Without *base_url* or *api_key* the OpenAI client's environment
-    variables apply, as upstream. *organization* and *project* are sent as the
-    OpenAI client sends them (`OpenAI-Organization`, `OpenAI-Project` headers).
-    Extra keyword arguments go to the chat completion request, and cave's own
-    options (`stream=`, `max_retries=`, ...) work as on `LiteLLMModel`.
+    variables apply, as upstream (`OPENAI_BASE_URL`, `OPENAI_API_KEY`). *organization* and
+    *project* are sent as the OpenAI client sends them (`OpenAI-Organization`,
+    `OpenAI-Project` headers). Extra keyword arguments go to the chat completion request,
+    and cave's own options (`stream=`, `max_retries=`, ...) work as on `LiteLLMModel`.
     """
 
     def __init__(
@@ -37,10 +37,10 @@ class OpenAIServerModel(LiteLLMModel):
             headers.setdefault("OpenAI-Organization", organization)
         if project is not None:
             headers.setdefault("OpenAI-Project", project)
-        if headers:
-            kwargs["extra_headers"] = headers
-        super().__init__(model_id, base_url, api_key, **kwargs)
+        super().__init__(
+            model_id, api_base=base_url, api_key=api_key, extra_headers=headers, **kwargs
+        )
         self.organization = organization
         self.project = project
-        # litellm's provider prefix; litellm strips it, so the server gets model_id whole.
-        self.litellm_model = f"openai/{model_id}"
+        self.wire_model = model_id  # sent whole: no provider prefix is stripped
+        self.kwargs = self.request_kwargs  # upstream's name

@@ -21,6 +21,7 @@ from cave_tui.models import (
     TokenUsage,
 )
 from cave_tui.models.adapt import StopCutter, stream_items
+from cave_tui.models.openai_http import OpenAIHTTPModel
 from cave_tui.runtime import IPythonRuntime
 from tests.helpers.openai_server import ScriptedOpenAIServer
 from tests.helpers.paths import REPO_ROOT
@@ -54,7 +55,7 @@ def test_importing_and_building_the_models_does_not_import_litellm():
         "from cave_tui import OpenAIServerModel, LiteLLMModel\n"
         "OpenAIServerModel(model_id='gpt-4', api_key='k', base_url='http://127.0.0.1:1/v1')\n"
         "LiteLLMModel(model_id='m', api_key='k', custom_llm_provider='openai')\n"
-        "import sys; print(any(m.startswith('litellm') for m in sys.modules))"
+        "import sys; print(any(m.startswith(('litellm', 'httpx')) for m in sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO_ROOT
@@ -74,7 +75,7 @@ def test_openai_server_model_constructor_forms():
     assert positional.kwargs["temperature"] == 0
     bare = OpenAIServerModel("gpt-4o")  # the OpenAI client's environment applies
     assert bare.base_url is None and bare.api_key is None
-    assert isinstance(bare, Model) and isinstance(bare, LiteLLMModel)
+    assert isinstance(bare, Model) and isinstance(bare, OpenAIHTTPModel)  # the light client
 
 
 def test_litellm_model_constructor_forms():

@@ -32,9 +32,11 @@ def build_model(
     spec: str | None,
     api_base: str | None,
     credentials: Credentials | None = None,
+    client: str = "auto",
     **timeouts: float,
 ) -> Model:
-    """The model for *spec*; *timeouts* are the config's stream timeouts (`model_timeouts`)."""
+    """The model for *spec*; *client*: the `model_client` setting (models/routing.py);
+    *timeouts* are the config's stream timeouts (`model_timeouts`)."""
     from cave_tui.models import model_from_spec
 
     if not spec:
@@ -49,9 +51,16 @@ def build_model(
         if local:
             progress = _AssemblyProgress()
             return model_from_spec(
-                spec, api_base=api_base, credentials=None, progress=progress, **timeouts
+                spec,
+                api_base=api_base,
+                credentials=None,
+                client=client,
+                progress=progress,
+                **timeouts,
             )
-        return model_from_spec(spec, api_base=api_base, credentials=credentials, **timeouts)
+        return model_from_spec(
+            spec, api_base=api_base, credentials=credentials, client=client, **timeouts
+        )
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--model") from None
 
@@ -116,7 +125,9 @@ def build_services(
     model = None
     spec = model_spec(config)
     if spec or need_model:
-        model = build_model(spec, config.api_base, credentials, **config.model_timeouts)
+        model = build_model(
+            spec, config.api_base, credentials, config.model_client, **config.model_timeouts
+        )
     services = AppServices(
         config, model=model, credentials=credentials, launch=launch, skill_dirs=skill_dirs
     )

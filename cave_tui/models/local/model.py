@@ -1,5 +1,5 @@
 """`LocalModel`: the embedded model, served by a llama.cpp process cave owns, reached through
-the same litellm path as any OpenAI-compatible server."""
+the same client as any OpenAI-compatible server (`OpenAIHTTPModel`; litellm when forced)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import atexit
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cave_tui.models.base import (
     Completion,
@@ -22,19 +22,26 @@ from cave_tui.models.base import (
 )
 from cave_tui.models.local.server import LocalServer, LocalServerError
 from cave_tui.models.local.weights import Progress, WeightsError, find_weights
+from cave_tui.models.routing import ModelClient
+
+if TYPE_CHECKING:
+    from cave_tui.models.chat_stream import ChatStreamModel
 
 
 class LocalModel(Model):
     """A GGUF model served on loopback for this cave; started at the first call, again after
     a crash, stopped when cave ends. `LocalModel.create(gguf=None)` picks the weights."""
 
-    def __init__(self, server: LocalServer, **litellm_kwargs: Any) -> None:
+    def __init__(
+        self, server: LocalServer, *, client: ModelClient = ModelClient.OPENAI, **kwargs: Any
+    ) -> None:
         self.server = server
+        self.client = client  # which library calls the server (routing.py)
         self.alias = server.weights.alias
         self.model_id = f"openai/{self.alias}"
         self.context_size = server.context_size  # the compactor's window
         self.tokens_per_second: float | None = None  # generation speed of the last call
-        self._litellm_kwargs = litellm_kwargs
+        self._kwargs = kwargs
         self._warming: asyncio.Task[str] | None = None
         atexit.register(server.stop)
 
@@ -45,6 +52,7 @@ class LocalModel(Model):
         *,
         log_path: Path | None = None,
         progress: Progress | None = None,
+        client: ModelClient = ModelClient.OPENAI,
         **kwargs: Any,
     ) -> LocalModel:
         """The model for *gguf* (a path or hf:OWNER/REPO/FILE), else the bundled one.
@@ -52,7 +60,7 @@ class LocalModel(Model):
         Raises `WeightsError` with what to do when there are no usable weights.
         """
         weights = find_weights(gguf, progress)
-        return cls(LocalServer(weights, log_path=log_path), **kwargs)
+        return cls(LocalServer(weights, log_path=log_path), client=client, **kwargs)
 
     @property
     def label(self) -> str:
@@ -65,16 +73,12 @@ class LocalModel(Model):
         return self.server.base_url if self.server.alive else None
 
     async def stream(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[StreamItem]:
-        from cave_tui.models.litellm_model import LiteLLMModel
-
         kwargs.setdefault("temperature", 0)  # how cave's prompts were tuned on small models
         try:
             base = await self.server.ensure_running()
         except LocalServerError as exc:
             raise ModelError(str(exc), kind=ErrorKind.LOCAL_SERVER) from None
-        inner = LiteLLMModel(
-            self.model_id, api_base=base, api_key="local", max_retries=1, **self._litellm_kwargs
-        )
+        inner = self._inner(base)
         first_text: float | None = None
         try:
             async for item in inner.stream(messages, **kwargs):
@@ -94,6 +98,20 @@ class LocalModel(Model):
                 + self.server.log_tail(),
                 kind=ErrorKind.LOCAL_SERVER,
             ) from exc
+
+    def _inner(self, base: str) -> ChatStreamModel:
+        """The client of the running server at *base* (it needs no key: "local" is sent)."""
+        if self.client is ModelClient.LITELLM:
+            from cave_tui.models.litellm_model import LiteLLMModel
+
+            return LiteLLMModel(
+                self.model_id, api_base=base, api_key="local", max_retries=1, **self._kwargs
+            )
+        from cave_tui.models.openai_http import OpenAIHTTPModel
+
+        return OpenAIHTTPModel(
+            self.model_id, api_base=base, api_key="local", max_retries=1, **self._kwargs
+        )
 
     def warm_up(self) -> None:
         """Start the server in the background now, so the first message waits less."""

@@ -9,6 +9,7 @@ from cave_tui.agent import AgentStatus, EventType
 from cave_tui.agent.summarizer import SUMMARY_SYSTEM
 from cave_tui.models import ContextOverflowError
 from cave_tui.models.litellm_model import LiteLLMModel
+from cave_tui.models.openai_http import OpenAIHTTPModel
 from cave_tui.models.tokens import count_messages
 from tests.agent.compaction.conftest import RoutingModel, summary_reply
 from tests.agent.compaction.test_tiers import chat_history
@@ -88,7 +89,8 @@ def _error(message: str, kind: str) -> tuple:
     ],
     ids=["llama.cpp", "openai"],
 )
-async def test_http_overflow_is_recovered(server, rejection):
+@pytest.mark.parametrize("client", [LiteLLMModel, OpenAIHTTPModel], ids=["litellm", "light"])
+async def test_http_overflow_is_recovered(server, rejection, client):
     server.script.extend(
         [
             rejection,
@@ -102,7 +104,7 @@ async def test_http_overflow_is_recovered(server, rejection):
             ("reply", "Recovered answer.", "stop", U),
         ]
     )
-    model = LiteLLMModel("openai/test", api_key="k", api_base=server.base_url, max_retries=0)
+    model = client("openai/test", api_key="k", api_base=server.base_url, max_retries=0)
     agent = CaveAgent(model, context_window=32_000, messages=chat_history(6))
     response = await agent.run("what next?")
     assert response.status is AgentStatus.COMPLETED, response.error

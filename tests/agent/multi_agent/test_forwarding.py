@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from rich.console import Console
 
 from cave_tui import CaveAgent
@@ -11,6 +12,7 @@ from cave_tui.agent import AgentStatus, EventType
 from cave_tui.agent.display import RichDisplay
 from cave_tui.models import ScriptedModel
 from cave_tui.models.litellm_model import LiteLLMModel
+from cave_tui.models.openai_http import OpenAIHTTPModel
 from cave_tui.runtime import IPythonRuntime, Variable
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
@@ -130,7 +132,8 @@ async def test_display_shows_who_is_acting():
     assert lines[-1] == "parent done" and lines[-2] != "[kid]"
 
 
-async def test_one_litellm_model_shared_across_event_loops():
+@pytest.mark.parametrize("client", [LiteLLMModel, OpenAIHTTPModel], ids=["litellm", "light"])
+async def test_one_litellm_model_shared_across_event_loops(client):
     usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
     with ScriptedOpenAIServer() as server:
         replies = [
@@ -141,7 +144,7 @@ async def test_one_litellm_model_shared_across_event_loops():
             "parent done",
         ]
         server.script.extend(("reply", text, "stop", usage) for text in replies)
-        model = LiteLLMModel("openai/test", api_key="k", api_base=server.base_url, max_retries=0)
+        model = client("openai/test", api_key="k", api_base=server.base_url, max_retries=0)
         sub = CaveAgent(model, name="sub")
         parent = CaveAgent(model, runtime=IPythonRuntime(variables=[Variable("sub", sub)]))
         response = await parent.run("delegate twice")

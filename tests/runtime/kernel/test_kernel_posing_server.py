@@ -17,6 +17,7 @@ from cave_tui.models.credentials import Credentials
 from cave_tui.models.discovery import describe_found, discover
 from cave_tui.models.listeners import LAUNCHER_TAIL, kernel_ports
 from cave_tui.models.litellm_model import LiteLLMModel
+from cave_tui.models.openai_http import OpenAIHTTPModel
 from cave_tui.runtime.kernel.process import LAUNCHER
 from tests.helpers.json_server import JsonRoutesServer
 from tests.runtime.kernel.conftest import make_runtime
@@ -104,11 +105,12 @@ def test_the_launcher_is_recognised_by_its_path():
     assert LAUNCHER.endswith("/" + LAUNCHER_TAIL)
 
 
-async def test_a_named_url_the_kernel_holds_gets_neither_key_nor_conversation(posing):
+@pytest.mark.parametrize("client", [LiteLLMModel, OpenAIHTTPModel], ids=["litellm", "light"])
+async def test_a_named_url_the_kernel_holds_gets_neither_key_nor_conversation(posing, client):
     runtime, (port, _) = posing
     url = f"http://127.0.0.1:{port}/v1"
     keys = Credentials({"OPENAI_API_KEY": "sk-test-never-sent"})
-    model = LiteLLMModel("openai/m", api_base=url, credentials=keys, max_retries=0)
+    model = client("openai/m", api_base=url, credentials=keys, max_retries=0)
     with pytest.raises(ModelError, match="a cave kernel listens there"):
         async for _ in model.stream([{"role": "user", "content": "the conversation"}]):
             pass
