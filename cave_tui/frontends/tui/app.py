@@ -101,6 +101,7 @@ class CaveApp(CaveHost):
         Binding("f2", "inspector", "Inspector", id="cave.inspector"),
         Binding("ctrl+l", "clear", "Clear", show=False, id="cave.clear"),
         Binding("ctrl+o", "unfold", "Unfold output", show=False, id="cave.unfold"),
+        Binding("ctrl+f", "search", "Search", show=False, id="cave.search"),
     ]
 
     def __init__(
@@ -401,6 +402,10 @@ class CaveApp(CaveHost):
         """Ctrl+O: unfold (or fold again) the newest long output in the log."""
         if self.steplog.toggle_latest() is None:
             self.notify("No folded output in the log.", severity="information")
+
+    def action_search(self) -> None:
+        """Ctrl+F: find in the chat and the log (widgets/search.py); Esc back to the input."""
+        self.conversation.search(lambda: self.screen.set_focus(self.prompt))
 
     def action_clear(self) -> None:
         self.conversation.clear()

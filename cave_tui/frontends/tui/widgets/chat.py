@@ -16,6 +16,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from cave_tui.frontends.tui.keys import SCROLL_HINT, OrderedKeys
+from cave_tui.frontends.tui.widgets.copying import COPY_BINDING, Copyable, step_label
 from cave_tui.printable import plain_text
 
 if TYPE_CHECKING:
@@ -57,8 +58,11 @@ class Notice(Static):
         self.update(_markdown(text, self.dark))
 
 
-class Answer(Static):
-    """A turn's answer given by final_answer() in a cell (never streamed as prose)."""
+class Answer(Copyable, Static, can_focus=True):
+    """A turn's answer given by final_answer() in a cell (never streamed as prose); Ctrl+Y
+    copies its text."""
+
+    BINDINGS = [COPY_BINDING]
 
     def __init__(self, text: str, agent: str | None = None, *, dark: bool = True) -> None:
         # loaded already: the answer came from the agent
@@ -75,6 +79,12 @@ class Answer(Static):
         self.text = text
         self.agent = agent
 
+    def copy_text(self) -> str:
+        return self.text
+
+    def copy_label(self) -> str:
+        return f"the answer of {self.agent}" if self.agent else "the answer"
+
 
 class EditNote(Static):
     """Under a reply: the code the user edited it to in approval mode (what really ran)."""
@@ -86,8 +96,11 @@ class EditNote(Static):
         self.code = code
 
 
-class AgentMessage(VerticalGroup):
-    """One model reply (one step), streamed in; a status line is added when its code ran."""
+class AgentMessage(Copyable, VerticalGroup, can_focus=True):
+    """One model reply (one step), streamed in; a status line is added when its code ran.
+    Ctrl+Y copies its text (the Markdown the model wrote)."""
+
+    BINDINGS = [COPY_BINDING]
 
     def __init__(self, step: int, agent: str | None = None, *, dark: bool = True) -> None:
         super().__init__()
@@ -129,6 +142,12 @@ class AgentMessage(VerticalGroup):
     def text(self) -> str:
         """Everything received, rendered or still queued."""
         return self.markdown.source + "".join(self._pending)
+
+    def copy_text(self) -> str:
+        return self.text
+
+    def copy_label(self) -> str:
+        return f"the reply of {step_label(self.step, self.agent)}"
 
     def show_edit(self, code: str) -> None:
         """The user edited this reply's code before it ran: show what runs instead."""
