@@ -51,11 +51,17 @@ def _human(size: float) -> str:
     return f"{size:,.1f} TB"
 
 
+def progress_amount(p: Progress) -> str:
+    """How far a `Progress` report is: `3.0 KB of 7.0 KB`, `3 of 8 row groups`."""
+    if p.unit == "bytes":
+        return f"{_human(p.done)} of {_human(p.total)}"
+    return f"{p.done:,.0f} of {p.total:,.0f} {p.unit}"
+
+
 def progress_line(p: Progress, label: str) -> str:
-    """One line for a `Progress` report: `reading flights.csv: 42% (3,000 of 7,000 bytes)`."""
+    """One line for a `Progress` report: `reading flights.csv: 42% (3.0 KB of 7.0 KB)`."""
     pct = f"{100 * p.fraction:.0f}%" if p.total else ""
-    amount = f"{p.done:,.0f} of {p.total:,.0f} {p.unit}"
-    return f"{p.stage} {label}: {pct} ({amount})"
+    return f"{p.stage} {label}: {pct} ({progress_amount(p)})"
 
 
 # -- /inject ---------------------------------------------------------------------------------

@@ -65,6 +65,7 @@ from cave_tui.frontends.tui.turns import TurnRunner
 from cave_tui.frontends.tui.widgets.conversation import Conversation
 from cave_tui.frontends.tui.widgets.inspector import Inspector, VarTable
 from cave_tui.frontends.tui.widgets.keybar import KeyBar
+from cave_tui.frontends.tui.widgets.load_progress import LoadBars
 from cave_tui.frontends.tui.widgets.prompt import PromptArea, PromptInput
 from cave_tui.frontends.tui.widgets.status import StatusLine
 from cave_tui.frontends.tui.widgets.steplog import StepLog
@@ -156,6 +157,7 @@ class CaveApp(CaveHost):
             self.status, on_usage=self._count_usage, animate=self.animate_ui, id="work"
         )
         self.chat = self.conversation.chat
+        self.loads = LoadBars(self.chat)  # a load's progress bars (Esc, Ctrl+C cancel)
         self.steplog: StepLog = self.conversation.steplog
         self.inspector = Inspector(id="inspector")
         prompt_area = PromptArea(history=self.history, completer=registry.complete)
@@ -215,10 +217,10 @@ class CaveApp(CaveHost):
         self.chat.add_notice(message.text, message.style)
 
     def on_load_progress(self, message: LoadProgress) -> None:
-        from cave_tui.app.commands.data import progress_line
-
-        p = message.progress
-        self.chat.show_progress(p.path or message.label, progress_line(p, message.label))
+        first = not self.loads.running
+        self.loads.show(message.progress, message.label)
+        if first:
+            self.refresh_bindings()  # Esc and Ctrl+C now cancel the load
 
     def on_start_failed(self, message: StartFailed) -> None:
         self.chat.add_notice(f"The runtime could not start: {message.error}", "error")
@@ -264,6 +266,9 @@ class CaveApp(CaveHost):
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "command" and event.worker.is_finished:
+            if self.loads.running:
+                self.loads.finish()
+                self.refresh_bindings()
             self.lines.run_next()
 
     def run_command_line(self, line: str) -> None:
@@ -353,13 +358,15 @@ class CaveApp(CaveHost):
     # -- key actions ---------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("interrupt", "cancel_turn"):
-            return self.busy
+            return self.busy or self.loads.running
         if action == "quit_twice":
-            return not self.busy
+            return not (self.busy or self.loads.running)
         return True
 
     def cancel_turn(self) -> None:
         self.workers.cancel_group(self, "agent")
+        if self.loads.running:  # a command loading a file: it injects nothing
+            self.workers.cancel_group(self, "command")
 
     def action_cancel_turn(self) -> None:
         self.cancel_turn()

@@ -171,7 +171,6 @@ class ChatPane(OrderedKeys, VerticalScroll):
         super().__init__(id=id)
         self.dark = True
         self.replies: dict[tuple[str | None, int], AgentMessage] = {}
-        self.progress_lines: dict[str, Notice] = {}
 
     def on_mount(self) -> None:
         self.anchor()
@@ -195,15 +194,6 @@ class ChatPane(OrderedKeys, VerticalScroll):
     def add_notice(self, text: str, kind: str = "info") -> Notice:
         notice = Notice(text, kind, dark=self.dark)
         self._add(notice)
-        return notice
-
-    def show_progress(self, key: str, text: str) -> Notice:
-        """One progress line per *key* (a file being loaded), updated in place."""
-        notice = self.progress_lines.get(key)
-        if notice is None or notice.parent is None:
-            notice = self.progress_lines[key] = self.add_notice(text, "dim")
-        else:
-            notice.set_text(text)
         return notice
 
     def add_answer(self, text: str, agent: str | None = None) -> Answer:
@@ -230,7 +220,6 @@ class ChatPane(OrderedKeys, VerticalScroll):
 
     def clear(self) -> None:
         self.replies.clear()
-        self.progress_lines.clear()
         self.remove_children()
 
     def restyle(self, dark: bool) -> None:
