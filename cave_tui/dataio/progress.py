@@ -26,6 +26,7 @@ class Progress:
     stage: str = "reading"  # "reading" | "converting" | "hashing" | "writing"
     path: str = ""
     elapsed: float = 0.0
+    rows: int | None = None  # rows read so far, when the unit is another (bytes); None: unknown
 
     @property
     def fraction(self) -> float:
@@ -61,10 +62,15 @@ class Monitor:
             raise LoadCancelled(f"loading {self.path} was cancelled; nothing was changed")
 
     def report(
-        self, done: float, total: float, unit: str = "bytes", stage: str = "reading"
+        self,
+        done: float,
+        total: float,
+        unit: str = "bytes",
+        stage: str = "reading",
+        *,
+        rows: int | None = None,
     ) -> None:
         self.check()
         if self._progress is not None:
-            self._progress(
-                Progress(done, total, unit, stage, self.path, time.monotonic() - self.started)
-            )
+            elapsed = time.monotonic() - self.started
+            self._progress(Progress(done, total, unit, stage, self.path, elapsed, rows))

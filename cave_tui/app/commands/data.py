@@ -52,10 +52,12 @@ def _human(size: float) -> str:
 
 
 def progress_amount(p: Progress) -> str:
-    """How far a `Progress` report is: `3.0 KB of 7.0 KB`, `3 of 8 row groups`."""
+    """How far a `Progress` report is: `3.0 KB of 7.0 KB · 1,200 rows`, `3 of 8 arrays`."""
     if p.unit == "bytes":
-        return f"{_human(p.done)} of {_human(p.total)}"
-    return f"{p.done:,.0f} of {p.total:,.0f} {p.unit}"
+        amount = f"{_human(p.done)} of {_human(p.total)}"
+    else:
+        amount = f"{p.done:,.0f} of {p.total:,.0f} {p.unit}"
+    return amount if p.rows is None else f"{amount} · {p.rows:,} rows"
 
 
 def progress_line(p: Progress, label: str) -> str:
@@ -246,7 +248,8 @@ async def dump(ctx: CommandContext, args: list[str]) -> None:
         ctx.print("Not dumped.", style="warning")
         return
     try:
-        result = await dump_namespace(ctx.runtime, target, sessions=sessions)
+        progress = functools.partial(ctx.ui.progress, label=shown_path(target))
+        result = await dump_namespace(ctx.runtime, target, sessions=sessions, progress=progress)
     except DataIOError as exc:
         raise CommandError(str(exc)) from None
     ctx.print(f"Dumped {result.summary(shown_path(result.directory))}")

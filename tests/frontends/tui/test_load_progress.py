@@ -76,7 +76,8 @@ async def test_esc_or_ctrl_c_cancels_a_load_and_the_namespace_is_unchanged(slow_
         app.prompt.action_submit()
         await wait_for(pilot, lambda: _held(app))
         (bar,) = app.chat.query(LoadBar)
-        assert "reading prices.parquet" in bar.text and "Esc or Ctrl+C cancels" in bar.text
+        assert "reading prices.parquet" in bar.text and " rows" in bar.text
+        assert "Esc or Ctrl+C cancels" in str(bar.query_one(".load-hint").render())
         assert "Cancel" in str(app.query_one("#keys").render())  # the key bar says how
         await pilot.press(key)
         await wait_for(pilot, lambda: "was not injected" in chat_text(app))

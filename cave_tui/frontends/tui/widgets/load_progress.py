@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual.containers import VerticalGroup
+from textual.containers import Horizontal, VerticalGroup
 from textual.widgets import ProgressBar, Static
 
 from cave_tui.app.commands.data import progress_amount
@@ -31,7 +31,10 @@ class LoadBar(VerticalGroup):
 
     DEFAULT_CSS = """
     LoadBar { margin: 1 0 0 0; padding: 0 1; height: auto; color: $text-muted; }
-    LoadBar ProgressBar { height: 1; }
+    LoadBar Horizontal { height: 1; }
+    LoadBar ProgressBar { width: auto; }
+    LoadBar Bar { width: 24; }
+    LoadBar .load-hint { width: auto; padding: 0 0 0 2; color: $text-muted; }
     """
 
     def __init__(self, label: str) -> None:
@@ -43,11 +46,13 @@ class LoadBar(VerticalGroup):
 
     def compose(self) -> ComposeResult:
         yield self.line
-        yield self.bar
+        with Horizontal():
+            yield self.bar
+            yield Static(CANCEL_HINT, classes="load-hint")
 
     def show(self, progress: Progress) -> None:
         """Draw *progress* (the amount in its own units, e.g. bytes then rows)."""
-        self.text = f"{progress.stage} {self.label} · {progress_amount(progress)} · {CANCEL_HINT}"
+        self.text = f"{progress.stage} {self.label} · {progress_amount(progress)}"
         self.line.update(plain_text(self.text, one_line=True))  # a file's name
         self.bar.update(total=progress.total or None, progress=progress.done)
 

@@ -57,7 +57,7 @@ class FoldedOutput(Copyable, Static, can_focus=True):
     def __init__(self, text: str, kind: str = "output", owner: str = "") -> None:
         text = printable(text)  # the cell's own bytes: no escape sequence reaches the terminal
         self.full = text
-        self.kind = kind
+        self.what = kind  # "output" or "error", for the copy note
         self.owner = owner  # "step 2": whose output, for the copy note
         self.folded_text, self.hidden = fold(text)
         self.expanded = False
@@ -67,8 +67,7 @@ class FoldedOutput(Copyable, Static, can_focus=True):
         return self.full
 
     def copy_label(self) -> str:
-        what = "error" if self.kind == "error" else "output"
-        return f"the {what} of {self.owner}" if self.owner else f"the {what}"
+        return f"the {self.what} of {self.owner}" if self.owner else f"the {self.what}"
 
     def unfold(self) -> None:
         """Show the whole output (a search found text in its folded part)."""
