@@ -11,15 +11,15 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from rich.progress import BarColumn, TaskID, TaskProgressColumn, TextColumn
-from rich.progress import Progress as RichProgress
-
 from cave_tui.app.commands.data import progress_amount
 from cave_tui.printable import printable_line
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
+    from cave_tui.app.services import AppServices
     from cave_tui.dataio.progress import Progress
 
 
@@ -35,6 +35,9 @@ class ConsoleProgress:
     def show(self, progress: Progress, label: str) -> None:
         if not self.console.is_terminal:
             return
+        from rich.progress import BarColumn, TaskProgressColumn, TextColumn
+        from rich.progress import Progress as RichProgress  # loaded with the first line
+
         with self._lock:
             if self._live is None:
                 self._live = RichProgress(
@@ -64,6 +67,16 @@ class ConsoleProgress:
             if progress.total and progress.done >= progress.total:
                 self._live.remove_task(task)
                 del self._tasks[key]
+
+    @classmethod
+    def on_stderr(cls, services: AppServices) -> ConsoleProgress:
+        """Lines on stderr for the work no command runs (`--inject` at the start, `--dump`
+        at exit): hooked into *services*' progress hooks."""
+        from rich.console import Console
+
+        shown = cls(Console(stderr=True))
+        services.progress_hooks.append(shown.show)
+        return shown
 
     def stop(self) -> None:
         """The command ended: the lines go."""

@@ -10,8 +10,8 @@ import pytest
 
 from cave_tui.app.commands import load_commands
 from cave_tui.app.commands.data import progress_amount, shown_path
-from cave_tui.dataio import load_file
 from cave_tui.dataio import load as load_module
+from cave_tui.dataio import load_file
 from cave_tui.dataio.progress import Progress
 from cave_tui.runtime.items import Variable
 from tests.helpers.front_end import RecordingContext

@@ -144,6 +144,7 @@ class CaveApp(CaveHost):
         self.lines = SentLines(self)
         self.start_up = AppStart(self, start_delay)
         services.use_approver(self.turns.approve)
+        services.progress_hooks.append(self.front_end.progress)  # the exit's `--dump`
         # Every namespace change reaches the inspector from the runtime itself.
         services.namespace_hooks.append(lambda change: self.post_message(NamespaceChanged(change)))
 
