@@ -44,6 +44,7 @@ from cave_tui.frontends.tui.exiting import ExitControl
 from cave_tui.frontends.tui.front_end import TuiFrontEnd
 from cave_tui.frontends.tui.host import CaveHost
 from cave_tui.frontends.tui.key_routing import KeyRouter
+from cave_tui.frontends.tui.keys import move_focus
 from cave_tui.frontends.tui.messages import (
     AgentEvent,
     ChatNotice,
@@ -395,16 +396,17 @@ class CaveApp(CaveHost):
     def action_inspector(self) -> None:
         screen = self.screen_stack[0]
         table = self.inspector.table
+        # At once (`move_focus`): a key sent right after F2 (Ctrl+F: the filter) is the table's.
         if screen.has_class("-narrow"):
             screen.toggle_class("-show-inspector")
             if screen.has_class("-show-inspector"):
-                table.focus()
+                move_focus(table)
             else:
-                self.prompt.focus()
+                move_focus(self.prompt)
         elif table.has_focus:
-            self.prompt.focus()
+            move_focus(self.prompt)
         else:
-            table.focus()
+            move_focus(table)
 
     def action_unfold(self) -> None:
         """Ctrl+O: unfold (or fold again) the newest long output in the log."""
