@@ -85,6 +85,17 @@ async def test_kernel_text_with_markup_is_found_as_the_characters_it_is():
         await settle(pilot)
         bar = await _open_search(app, pilot, "[bold]loud[/bold]")
         (match,) = [m for m in bar.matches if isinstance(m.widget, FoldedOutput)]
+        entry = app.steplog.query_one(StepEntry)
+        (in_code,) = [m for m in bar.matches if m.widget is entry.code_view]
+        assert bar.current == in_code  # the code first: the match in it is marked exactly
+        marks = [s for s in in_code.widget.render().spans if "reverse" in str(s.style)]
+        assert [(s.start, s.end) for s in marks] == [(in_code.start, in_code.start + 17)]
+        await pilot.press("f3")
+        assert bar.current == match and not in_code.widget.has_class(HIT_CLASS)
+        assert not [s for s in in_code.widget.render().spans if "reverse" in str(s.style)]
+        shown = match.widget.content  # the output's plain Text, the match styled
+        marks = [s for s in shown.spans if "reverse" in str(s.style)]
+        assert [(s.start, s.end) for s in marks] == [(match.start, match.start + 17)]
         assert "[bold]loud[/bold] and [red]x" in str(match.widget.render())  # drawn as text
         bar.input.value = "loud and"  # what markup would have drawn: not what the cell printed
         await pilot.pause()

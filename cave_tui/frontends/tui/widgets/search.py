@@ -55,7 +55,7 @@ def searchable(chat: ChatPane, log: StepLog) -> Iterator[tuple[Widget, str]]:
     for entry in log.children:
         if not isinstance(entry, StepEntry):
             continue
-        yield entry.code_view, entry.code
+        yield entry.code_view, printable(entry.code)  # as it is shown
         if entry.live is not None:
             yield entry.live, entry.live_text
         for output in entry.query(FoldedOutput):
@@ -89,7 +89,7 @@ class SearchBar(Horizontal):
 
     DEFAULT_CSS = """
     SearchBar { height: 1; dock: top; background: $boost; }
-    SearchBar Input { border: none; height: 1; width: 1fr; padding: 0 1; }
+    SearchBar Input { width: 1fr; }
     SearchBar #search-count { width: auto; min-width: 12; color: $text-muted; padding: 0 1; }
     .-search-hit { background: $warning 30%; }
     """
@@ -105,7 +105,9 @@ class SearchBar(Horizontal):
         self.chat = chat
         self.steplog = log
         self.on_close = on_close
-        self.input = Input(placeholder="find in the chat and the log", id="search-input")
+        self.input = Input(
+            placeholder="find in the chat and the log", id="search-input", compact=True
+        )
         self.count = Static("", id="search-count", markup=False)
         self.matches: list[Match] = []
         self.index = -1
@@ -162,6 +164,8 @@ class SearchBar(Horizontal):
             widget.update(marked(widget.full, match.start, len(query)))
         elif isinstance(widget, UserMessage):
             widget.update(marked(match.text, match.start, len(query)))
+        elif isinstance(entry := widget.parent, StepEntry) and widget is entry.code_view:
+            entry.mark_code((match.start, match.start + len(query)), HIT_STYLE)
         widget.add_class(HIT_CLASS)
         self._shown = widget
         widget.scroll_visible(animate=False, immediate=True)
@@ -175,6 +179,8 @@ class SearchBar(Horizontal):
             widget.update(Text(widget.full if widget.expanded else widget.folded_text))
         elif isinstance(widget, UserMessage):
             widget.update(Text(printable(widget.text)))
+        elif isinstance(entry := widget.parent, StepEntry) and widget is entry.code_view:
+            entry.mark_code(None)
 
     def action_close(self) -> None:
         self._unmark()

@@ -113,6 +113,12 @@ class StepEntry(Copyable, VerticalGroup, can_focus=True):
     def copy_label(self) -> str:
         return f"the code of {step_label(self.step, self.agent)}"
 
+    def mark_code(self, span: tuple[int, int] | None, style: str = "reverse") -> None:
+        """Draw the code with *span* (start, end in `code`) in *style* (a search match);
+        None: as it is."""
+        shown = self._highlight(self.code)
+        self.code_view.update(shown.stylize(style, *span) if span is not None else shown)
+
     @staticmethod
     def _highlight(code: str) -> Content:
         from textual.highlight import highlight  # pygments loads with the first cell
