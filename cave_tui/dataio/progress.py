@@ -41,11 +41,17 @@ class Monitor:
     """Checks for cancellation and forwards progress; shared by every loader."""
 
     def __init__(
-        self, cancel: CancelLike = None, progress: ProgressCallback | None = None, path: str = ""
+        self,
+        cancel: CancelLike = None,
+        progress: ProgressCallback | None = None,
+        path: str = "",
+        *,
+        action: str = "loading",
     ) -> None:
         self._cancel = cancel
         self._progress = progress
         self.path = path
+        self.action = action  # what a cancel stopped: "loading", "writing"
         self.started = time.monotonic()
 
     @property
@@ -59,7 +65,7 @@ class Monitor:
 
     def check(self) -> None:
         if self.cancelled:
-            raise LoadCancelled(f"loading {self.path} was cancelled; nothing was changed")
+            raise LoadCancelled(f"{self.action} {self.path} was cancelled; nothing was changed")
 
     def report(
         self,

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import functools
 import os
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -156,13 +157,27 @@ def _default_retrieve_dir(ctx: CommandContext) -> Path:
 
 
 async def _save_asking(ctx: CommandContext, obj: Any, target: Path) -> Saved | None:
-    """Save *obj* to *target*, asking before overwriting a file; None when the user says no."""
+    """Save *obj* to *target*, asking before overwriting a file; None when the user says no.
+    A frame's write reports its progress; cancelling the command stops it between row
+    groups, and nothing is written."""
     from cave_tui.dataio import FileExistsConflict, save_object
 
     overwrite = False
+    stop = threading.Event()
     while True:
         try:
-            return await asyncio.to_thread(save_object, obj, target, overwrite=overwrite)
+            return await asyncio.to_thread(
+                save_object,
+                obj,
+                target,
+                overwrite=overwrite,
+                cancel=stop,
+                progress=lambda p: ctx.ui.progress(p, Path(p.path).name),  # with its extension
+            )
+        except asyncio.CancelledError:  # Esc or Ctrl+C: the write stops at its next group
+            stop.set()
+            ctx.print(f"Cancelled: {target.name} was not written.", style="warning")
+            raise
         except FileExistsConflict as exc:
             if overwrite or not await ctx.confirm(f"{exc}. Overwrite it?"):
                 ctx.print(f"Not saved: {exc.path} was left as it was.", style="warning")

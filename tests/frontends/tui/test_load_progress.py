@@ -86,3 +86,29 @@ async def test_esc_or_ctrl_c_cancels_a_load_and_the_namespace_is_unchanged(slow_
         assert not app.chat.query(LoadBar) and not app.loads.running
         assert app.is_running  # one Ctrl+C cancels the load, it does not quit
         slow_parquet.set()
+
+
+async def test_a_retrieve_shows_its_progress_and_esc_cancels_it_with_nothing_written(
+    slow_parquet, tmp_path, monkeypatch
+):
+    import pandas as pd
+
+    from cave_tui.dataio import save as save_module
+
+    monkeypatch.setattr(save_module, "WRITE_CHUNK_ROWS", 500)
+    app = steady_app([])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.services.runtime._ns["big"] = pd.DataFrame({"a": range(4_000)})
+        app.prompt.text = "/retrieve big"
+        app.prompt.action_submit()
+        await wait_for(pilot, lambda: _held(app))
+        (bar,) = app.chat.query(LoadBar)
+        assert bar.text.startswith("writing big.parquet") and "1,000 rows" in bar.text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "Cancelled: big was not written" in chat_text(app))
+        await settle(pilot)
+        assert not app.chat.query(LoadBar)
+        folder = tmp_path / "retrieved"
+        await wait_for(pilot, lambda: not list(folder.iterdir()))  # not even a temporary file
+        slow_parquet.set()
