@@ -37,6 +37,6 @@ def test_a_cancelled_write_leaves_nothing(tmp_path, frame):
         if progress.rows == 1_000:
             stop.set()
 
-    with pytest.raises(LoadCancelled, match="writing .*f.parquet was cancelled"):
+    with pytest.raises(LoadCancelled, match=r"writing .*f\.parquet was cancelled"):
         save_object(frame, tmp_path / "f.parquet", cancel=stop, progress=cancel_at_the_second)
     assert list(tmp_path.iterdir()) == []  # no file, no temporary left
