@@ -81,8 +81,9 @@ async def preseed(
 ) -> list[Injection | LoadedDump]:
     """Apply `--load` then each `--inject`; returns what was loaded, in order, to record.
 
-    *on_item* is told each option (`--load DIR`, `--inject SPEC`) before it is loaded; an
-    injected file's load reports to *progress* (with the file's name).
+    *on_item* is told each option (`--load DIR`, `--inject SPEC`) before it is loaded; the
+    dump's and each injected file's reading report to *progress* (with the folder's or the
+    file's name).
     Raises `DataIOError` naming the file that could not be loaded.
     """
     from cave_tui.dataio import inject_spec, load_dump, parse_inject_spec
@@ -93,7 +94,8 @@ async def preseed(
     done: list[Injection | LoadedDump] = []
     if data.load is not None:
         tell(f"--load {data.load}")
-        done.append(await load_dump(runtime, data.load, trust=data.trust))
+        report = labelled(progress, str(data.load)) if progress is not None else None
+        done.append(await load_dump(runtime, data.load, trust=data.trust, progress=report))
     for spec, parsed in specs:
         tell(f"--inject {spec}")
         try:

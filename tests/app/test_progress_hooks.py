@@ -34,3 +34,29 @@ async def test_inject_at_start_and_dump_at_exit_report_their_progress(tmp_path, 
         assert (tmp_path / "out" / "manifest.json").exists()
     finally:
         await services.shutdown()
+
+
+async def test_load_at_start_reports_the_variables_read(tmp_path):
+    from cave_tui.dataio import dump_namespace
+    from cave_tui.runtime import IPythonRuntime
+    from cave_tui.runtime.items import Variable
+
+    source = IPythonRuntime()
+    try:
+        for name in ("a", "b", "c"):
+            source.inject(Variable(name, pd.DataFrame({"x": [1, 2]})))
+        await dump_namespace(source, tmp_path / "saved")
+    finally:
+        await source.stop()
+    services = AppServices(Config(kernel=False))
+    seen: list[tuple[Progress, str]] = []
+    services.progress_hooks.append(lambda progress, label: seen.append((progress, label)))
+    install(services, DataOptions(load=tmp_path / "saved", sessions_dir=tmp_path / "s"))
+    try:
+        await services.start()
+        reads = [p for p, label in seen if label == str(tmp_path / "saved")]
+        assert [p.done for p in reads] == [0, 1, 2] and {p.total for p in reads} == {3}
+        assert all(p.unit == "variables" and p.stage == "reading" for p in reads)
+        assert sorted(await services.runtime.names()) == ["a", "b", "c"]
+    finally:
+        await services.shutdown()
