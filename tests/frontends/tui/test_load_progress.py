@@ -17,6 +17,7 @@ from cave_tui.dataio import progress as progress_module
 from cave_tui.frontends.tui.widgets.load_progress import LoadBar
 
 from .conftest import chat_text, settle, wait_for
+from .test_snapshots import SIZES
 from .test_snapshots import app as steady_app
 
 HELD_AT = 3  # the report the reader stops at
@@ -51,7 +52,8 @@ def _held(app) -> bool:
     return bool(bars) and bars[0].bar.progress > 0
 
 
-def test_a_progress_bar_mid_load(snap_compare, slow_parquet):
+@pytest.mark.parametrize("size", SIZES)
+def test_a_progress_bar_mid_load(snap_compare, slow_parquet, size):
     async def mid_load(pilot):
         app = pilot.app
         await settle(pilot, rounds=1)
@@ -61,7 +63,7 @@ def test_a_progress_bar_mid_load(snap_compare, slow_parquet):
         await pilot.pause()
 
     try:
-        assert snap_compare(steady_app([]), terminal_size=(120, 40), run_before=mid_load)
+        assert snap_compare(steady_app([]), terminal_size=size, run_before=mid_load)
     finally:
         slow_parquet.set()
 
