@@ -8,7 +8,6 @@ next prompt or the end of the run. Each subclass says how it prints and asks.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from cave_tui.agent.display import RichDisplay
-from cave_tui.app.commands.data import progress_line
+from cave_tui.app.console_progress import ConsoleProgress
 
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
@@ -34,24 +33,14 @@ class ConsoleFrontEnd:
         self.services = services
         self.console = console
         self._tasks: list[asyncio.Future[Any]] = []
-        self._last_progress = 0.0
+        self.progress_lines = ConsoleProgress(console)  # on a terminal only
 
     def print(self, text: str, *, style: str = "") -> None:
         raise NotImplementedError
 
-    def progress_text(self, progress: Progress, label: str) -> str | None:
-        """A progress line at most once a second, after the first second (loads are mostly
-        quick); None when no line is due."""
-        now = time.monotonic()
-        if progress.elapsed < 1.0 or now - self._last_progress < 1.0:
-            return None
-        self._last_progress = now
-        return progress_line(progress, label)
-
     def progress(self, progress: Progress, label: str) -> None:
-        text = self.progress_text(progress, label)
-        if text is not None:
-            self.print(text, style="dim")
+        """A Rich progress line on a terminal; nothing when the output is piped."""
+        self.progress_lines.show(progress, label)
 
     def theme_names(self) -> list[str]:
         return []
@@ -83,6 +72,7 @@ class ConsoleFrontEnd:
         """Wait for what a command started (its errors are printed, not raised)."""
         while self._tasks:
             await asyncio.gather(self._tasks.pop(0), return_exceptions=True)
+        self.progress_lines.stop()
 
     async def _show(self, name: str) -> None:
         try:

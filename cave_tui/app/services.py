@@ -15,8 +15,9 @@ each its own module:
 
 Besides, `event_hooks` get every event a front end consumes (in order), `ready_hooks` are
 awaited once the runtime is up and `namespace_hooks` get every `NamespaceChange` of the
-runtime's namespace, whatever made it (from any thread). Cells the user runs go through
-`agent.cells.run_cell`, like the agent's.
+runtime's namespace, whatever made it (from any thread); `progress_hooks` get the `Progress`
+of work no command runs (`--inject` at the start, `--dump` at exit), from any thread.
+Cells the user runs go through `agent.cells.run_cell`, like the agent's.
 
 Never imports Textual; imports the agent loop, IPython and providers only when needed.
 """
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from cave_tui.agent import events as ev
     from cave_tui.agent.approval import ApprovalRequest
     from cave_tui.agent.cells import CellAuthor
+    from cave_tui.dataio.progress import Progress
     from cave_tui.models.base import Model, Usage
     from cave_tui.models.credentials import Credentials
     from cave_tui.runtime.base import NamespaceChange, Runtime
@@ -63,6 +65,7 @@ __all__ = [
 EventHook = Callable[["ev.Event"], object]
 ReadyHook = Callable[["AppServices"], Awaitable[None] | None]
 NamespaceHook = Callable[["NamespaceChange"], object]
+ProgressHook = Callable[["Progress", str], None]  # (progress, label: the file or folder)
 Approver = Callable[["ApprovalRequest"], Awaitable[str | None]]  # the step -> code to run or None
 
 NO_MODEL_HELP = (
@@ -106,6 +109,7 @@ class AppServices:
         self.event_hooks: list[EventHook] = []
         self.ready_hooks: list[ReadyHook] = []
         self.namespace_hooks: list[NamespaceHook] = []
+        self.progress_hooks: list[ProgressHook] = []
         self._approver: Approver | None = None
         self.sandbox_unavailable = False  # the default sandbox could not work here (said)
         if runtime is None and runtime_factory is None:  # the config's runtime: sandboxed?
@@ -363,6 +367,14 @@ class AppServices:
                 hook(change)
             except Exception as exc:  # pragma: no cover - reported, never raised
                 self.notices.append(f"namespace hook {hook!r} failed: {exc}")
+
+    def report_progress(self, progress: Progress, label: str) -> None:
+        """Work no command runs made progress (any thread): tell every progress hook."""
+        for hook in list(self.progress_hooks):
+            try:
+                hook(progress, label)
+            except Exception as exc:  # pragma: no cover - reported, never raised
+                self.notices.append(f"progress hook {hook!r} failed: {exc}")
 
     # -- events --------------------------------------------------------------------------
     def emit(self, event: ev.Event) -> None:

@@ -32,9 +32,10 @@ from cave_tui.app.data_options import DataOptions
 
 if TYPE_CHECKING:
     from cave_tui.agent import events as ev
-    from cave_tui.app.services import AppServices
+    from cave_tui.app.services import AppServices, ProgressHook
     from cave_tui.dataio.dump import DumpResult, LoadedDump
     from cave_tui.dataio.inject import Injection
+    from cave_tui.dataio.progress import ProgressCallback
     from cave_tui.models.base import Model
     from cave_tui.runtime.base import Runtime
     from cave_tui.session import SessionRecorder
@@ -68,12 +69,22 @@ async def abort_start(services: AppServices) -> StartupInterrupted:
     return StartupInterrupted("interrupted while starting; nothing started")
 
 
+def labelled(hook: ProgressHook, label: str) -> ProgressCallback:
+    """A loader's progress callback that tells *hook* with *label* (the file or folder)."""
+    return lambda progress: hook(progress, label)
+
+
 async def preseed(
-    runtime: Runtime, data: DataOptions, on_item: Callable[[str], None] | None = None
+    runtime: Runtime,
+    data: DataOptions,
+    on_item: Callable[[str], None] | None = None,
+    progress: ProgressHook | None = None,
 ) -> list[Injection | LoadedDump]:
     """Apply `--load` then each `--inject`; returns what was loaded, in order, to record.
 
-    *on_item* is told each option (`--load DIR`, `--inject SPEC`) before it is loaded.
+    *on_item* is told each option (`--load DIR`, `--inject SPEC`) before it is loaded; the
+    dump's and each injected file's reading report to *progress* (with the folder's or the
+    file's name).
     Raises `DataIOError` naming the file that could not be loaded.
     """
     from cave_tui.dataio import inject_spec, load_dump, parse_inject_spec
@@ -84,11 +95,17 @@ async def preseed(
     done: list[Injection | LoadedDump] = []
     if data.load is not None:
         tell(f"--load {data.load}")
-        done.append(await load_dump(runtime, data.load, trust=data.trust))
+        report = labelled(progress, str(data.load)) if progress is not None else None
+        done.append(await load_dump(runtime, data.load, trust=data.trust, progress=report))
     for spec, parsed in specs:
         tell(f"--inject {spec}")
         try:
-            done.append(await inject_spec(runtime, parsed, trust=data.trust))
+            report = (
+                labelled(progress, Path(parsed.source).name)
+                if progress is not None and not parsed.is_package
+                else None
+            )
+            done.append(await inject_spec(runtime, parsed, trust=data.trust, progress=report))
         except NameConflictError as exc:
             raise NameConflictError(
                 f"--inject {spec}: {exc}; give another name with PATH:NAME",
@@ -201,7 +218,7 @@ class DataFeatures:
                 self.recorder = resumed.recorder
                 services.transcript.extend(resumed.transcript)
                 self.messages.append(resumed.summary())
-            done = await preseed(runtime, self.data, self._loading)
+            done = await preseed(runtime, self.data, self._loading, services.report_progress)
         except (DataIOError, SessionError) as exc:
             self.failed = True
             if self.recorder is not None:
@@ -276,7 +293,8 @@ class DataFeatures:
             return True
         try:
             sessions = self.services.sessions_dir
-            self.dumped = await dump_namespace(runtime, target, sessions=sessions)
+            report = labelled(self.services.report_progress, str(target))
+            self.dumped = await dump_namespace(runtime, target, sessions=sessions, progress=report)
         except DataIOError as exc:
             self.dump_error = str(exc)
             recorder = self.recorder

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from cave_tui.dataio.atomic import fsync_many, fsync_path
 from cave_tui.dataio.errors import DataIOError, TrustRequiredError, describe_os_error
-from cave_tui.dataio.progress import ProgressCallback
+from cave_tui.dataio.progress import Progress, ProgressCallback
 from cave_tui.dataio.save import EXTENSIONS, Unsuitable, candidate_formats, write_in_format
 from cave_tui.dataio.staging import (
     MOUNT_FURNITURE,
@@ -715,8 +715,6 @@ async def _dump_locked(
     progress: ProgressCallback | None,
     sessions: Path | None,
 ) -> DumpResult:
-    from cave_tui.dataio.progress import Progress
-
     started = time.perf_counter()
     remove_stale(target)  # what killed dumps left (never a dump still being written)
     previous = check_dump_target(target, sessions=sessions)
@@ -974,6 +972,7 @@ def read_dump(
     room_of: object = None,
     partial: bool = False,
     into: Provenance = Provenance.IN_PROCESS,
+    progress: ProgressCallback | None = None,
 ) -> LoadedDump:
     """Load every object of a dump (blocking). Nothing is returned unless all load, or,
     with *partial* (a session's own snapshot), a variable whose file is missing, corrupt
@@ -991,7 +990,7 @@ def read_dump(
     out (`held`, `not_restored`). Every pickle is hashed and compared with the manifest
     before a byte of any is unpickled (always; *verify* covers the other formats); with
     *unpickle* False the verified bytes come back as `Pickled`, for a runtime that
-    unpickles them in its own process.
+    unpickles them in its own process. *progress* gets the variables read so far.
     """
     from cave_tui.dataio.manifest import ManifestError, check_each_file
     from cave_tui.dataio.module_trust import ModuleSource, module_source
@@ -1040,7 +1039,9 @@ def read_dump(
         )
         check_room(room_of, total(sizes, "from its files' metadata"), f"the dump {folder}")
     values: dict[str, Any] = {}
-    for item in list(checked):
+    for i, item in enumerate(list(checked)):
+        if progress is not None:
+            progress(Progress(i, len(checked), "variables", "reading", str(folder)))
         entry = item.entry
         if entry.name in untrusted:
             dump.held.append(entry.model_dump(by_alias=True, exclude_none=True))
@@ -1120,6 +1121,7 @@ async def load_dump(
     vouch: Vouch | None = None,
     hold_back: bool = False,
     partial: bool = False,
+    progress: ProgressCallback | None = None,
 ) -> LoadedDump:
     """Restore a dump into *runtime* (replacing same-named variables). All or nothing, or
     with *partial* every variable that can be restored (see `read_dump`; a value the
@@ -1131,6 +1133,7 @@ async def load_dump(
     Staging folders that killed dumps left beside (or in) *directory* are removed first.
     The definitions (functions and classes kept as source) are run again last, inside the
     runtime under its security checker; what the dump did not save is named in `not_restored`.
+    Reading the files reports to *progress*.
     """
     from cave_tui.dataio.definitions import restore_definitions
     from cave_tui.dataio.dump_lock import remove_stale_lock
@@ -1153,6 +1156,7 @@ async def load_dump(
         room_of=runtime,
         partial=partial,
         into=provenance_of(runtime),
+        progress=progress,
     )
     # Pickles first: the kernel may still fail to unpickle one, and nothing else is bound yet.
     order = sorted(dump.values, key=lambda n: not isinstance(dump.values[n], Pickled))

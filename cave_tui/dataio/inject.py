@@ -418,9 +418,15 @@ async def inject_package(
 
 
 async def inject_spec(
-    runtime: Any, spec: InjectSpec | str, *, trust: bool = False, allow_shadow: bool = False
+    runtime: Any,
+    spec: InjectSpec | str,
+    *,
+    trust: bool = False,
+    allow_shadow: bool = False,
+    progress: ProgressCallback | None = None,
 ) -> Injection:
-    """Inject one `--inject` argument (a file or a package data set)."""
+    """Inject one `--inject` argument (a file or a package data set); a file's load reports
+    to *progress*."""
     if isinstance(spec, str):
         spec = parse_inject_spec(spec)
     if spec.is_package:
@@ -438,4 +444,5 @@ async def inject_spec(
         encoding=spec.encoding,
         sep=spec.sep,
         sheet=spec.sheet,
+        progress=progress,
     )

@@ -144,8 +144,8 @@ class _TrackedRaw(io.RawIOBase):
         self.pos += n
         return n
 
-    def report(self) -> None:
-        self._monitor.report(self.pos, self.total)
+    def report(self, rows: int | None = None) -> None:
+        self._monitor.report(self.pos, self.total, rows=rows)
 
 
 @contextlib.contextmanager
@@ -229,14 +229,16 @@ def _read_row_groups(pf: Any, m: Monitor) -> Any:
     import pyarrow as pa
 
     meta = pf.metadata
-    total = meta.num_rows
+    groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
+    total = sum(g.total_byte_size for g in groups)  # uncompressed bytes, from the metadata
     tables = []
-    done = 0
-    for i in range(meta.num_row_groups):
-        m.report(done, total, "rows")
+    done = rows = 0
+    for i, group in enumerate(groups):
+        m.report(done, total, rows=rows)
         table = pf.read_row_group(i)
         tables.append(table)
-        done += table.num_rows
+        done += group.total_byte_size
+        rows += table.num_rows
     return pa.concat_tables(tables) if tables else pf.schema_arrow.empty_table()
 
 
@@ -329,10 +331,12 @@ def _load_delimited(path: Path, m: Monitor, layout: Delimited, encoding: str | N
             decimal=layout.decimal,
             thousands=layout.thousands,
         )
+        rows = 0
         with reader:
             for chunk in reader:
                 chunks.append(chunk)
-                tracked.report()
+                rows += len(chunk)
+                tracked.report(rows)
     m.report(1, 1, "files", stage="converting")
     if len(chunks) == 1:
         return chunks[0]

@@ -26,6 +26,7 @@ class Progress:
     stage: str = "reading"  # "reading" | "converting" | "hashing" | "writing"
     path: str = ""
     elapsed: float = 0.0
+    rows: int | None = None  # rows read so far, when the unit is another (bytes); None: unknown
 
     @property
     def fraction(self) -> float:
@@ -40,11 +41,17 @@ class Monitor:
     """Checks for cancellation and forwards progress; shared by every loader."""
 
     def __init__(
-        self, cancel: CancelLike = None, progress: ProgressCallback | None = None, path: str = ""
+        self,
+        cancel: CancelLike = None,
+        progress: ProgressCallback | None = None,
+        path: str = "",
+        *,
+        action: str = "loading",
     ) -> None:
         self._cancel = cancel
         self._progress = progress
         self.path = path
+        self.action = action  # what a cancel stopped: "loading", "writing"
         self.started = time.monotonic()
 
     @property
@@ -58,13 +65,18 @@ class Monitor:
 
     def check(self) -> None:
         if self.cancelled:
-            raise LoadCancelled(f"loading {self.path} was cancelled; nothing was changed")
+            raise LoadCancelled(f"{self.action} {self.path} was cancelled; nothing was changed")
 
     def report(
-        self, done: float, total: float, unit: str = "bytes", stage: str = "reading"
+        self,
+        done: float,
+        total: float,
+        unit: str = "bytes",
+        stage: str = "reading",
+        *,
+        rows: int | None = None,
     ) -> None:
         self.check()
         if self._progress is not None:
-            self._progress(
-                Progress(done, total, unit, stage, self.path, time.monotonic() - self.started)
-            )
+            elapsed = time.monotonic() - self.started
+            self._progress(Progress(done, total, unit, stage, self.path, elapsed, rows))

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from cave_tui.dataio.atomic import atomic_path, cleanup_temp_files
 from cave_tui.dataio.errors import DataIOError, FileExistsConflict, describe_os_error
 from cave_tui.dataio.formats import FORMATS, format_for_extension
+from cave_tui.dataio.progress import CancelLike, Monitor, ProgressCallback
 
 if TYPE_CHECKING:
     from cave_tui.runtime.items import Pickled
@@ -162,14 +163,37 @@ def _frame_for_arrow(obj: Any) -> tuple[Any, dict[str, Any]]:
     raise Unsuitable(f"a {type(obj).__name__} is not a table")
 
 
+WRITE_CHUNK_ROWS = 250_000  # rows per row group when a write reports its progress
+
+
+def _write_parquet_chunks(frame: Any, path: Path, checksums: bool, monitor: Monitor) -> None:
+    """Write *frame* a row group at a time, reporting bytes and rows to *monitor* and
+    stopping (`LoadCancelled`) between groups when it was cancelled."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = frame if is_arrow_table(frame) else pa.Table.from_pandas(frame)
+    total, rows, done = table.nbytes, table.num_rows, 0
+    with pq.ParquetWriter(path, table.schema, write_page_checksum=checksums) as writer:
+        for start in range(0, max(rows, 1), WRITE_CHUNK_ROWS):
+            monitor.report(done, total, stage="writing", rows=start)
+            part = table.slice(start, WRITE_CHUNK_ROWS)
+            writer.write_table(part)
+            done += part.nbytes
+    monitor.report(total, total, stage="writing", rows=rows)
+
+
 def _write_parquet(obj: Any, path: Path, **options: Any) -> dict[str, Any]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     frame, restore = _frame_for_arrow(obj)
     checksums = bool(options.get("checksums", True))  # let readers detect corrupted pages
+    monitor = options.get("monitor")  # a `Monitor`: a long frame by row groups, with progress
     try:
-        if is_arrow_table(frame):
+        if isinstance(monitor, Monitor) and len(frame) > WRITE_CHUNK_ROWS:
+            _write_parquet_chunks(frame, path, checksums, monitor)
+        elif is_arrow_table(frame):
             pq.write_table(frame, path, write_page_checksum=checksums)
         else:
             frame.to_parquet(path, write_page_checksum=checksums)
@@ -492,8 +516,13 @@ def save_object(
     overwrite: bool = False,
     sync: bool = True,
     compute_sha256: bool = True,
+    cancel: CancelLike = None,
+    progress: ProgressCallback | None = None,
 ) -> Saved:
     """Save *obj* to *path* atomically, in the format that fits it.
+
+    With *progress* a frame written as Parquet reports its bytes and rows, row group by
+    row group, and stops (`LoadCancelled`, nothing written) when *cancel* is set.
 
     *path* may be a file name with or without extension, or an existing folder (then
     `obj` needs a `name`: use `save_variable`). A known extension picks the format;
@@ -518,7 +547,11 @@ def save_object(
             )
         try:
             with atomic_path(final, sync=sync) as tmp:
-                restore = write_in_format(obj, tmp, candidate)
+                if progress is not None or cancel is not None:
+                    monitor = Monitor(cancel, progress, str(final), action="writing")
+                    restore = write_in_format(obj, tmp, candidate, monitor=monitor)
+                else:
+                    restore = write_in_format(obj, tmp, candidate)
         except Unsuitable as exc:
             if pinned:
                 what = getattr(obj, "type_name", "") if kernel_pickle(obj) else ""

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import functools
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,11 +51,19 @@ def _human(size: float) -> str:
     return f"{size:,.1f} TB"
 
 
+def progress_amount(p: Progress) -> str:
+    """How far a `Progress` report is: `3.0 KB of 7.0 KB · 1,200 rows`, `3 of 8 arrays`."""
+    if p.unit == "bytes":
+        amount = f"{_human(p.done)} of {_human(p.total)}"
+    else:
+        amount = f"{p.done:,.0f} of {p.total:,.0f} {p.unit}"
+    return amount if p.rows is None else f"{amount} · {p.rows:,} rows"
+
+
 def progress_line(p: Progress, label: str) -> str:
-    """One line for a `Progress` report: `reading flights.csv: 42% (3,000 of 7,000 bytes)`."""
+    """One line for a `Progress` report: `reading flights.csv: 42% (3.0 KB of 7.0 KB)`."""
     pct = f"{100 * p.fraction:.0f}%" if p.total else ""
-    amount = f"{p.done:,.0f} of {p.total:,.0f} {p.unit}"
-    return f"{p.stage} {label}: {pct} ({amount})"
+    return f"{p.stage} {label}: {pct} ({progress_amount(p)})"
 
 
 # -- /inject ---------------------------------------------------------------------------------
@@ -147,13 +156,27 @@ def _default_retrieve_dir(ctx: CommandContext) -> Path:
 
 
 async def _save_asking(ctx: CommandContext, obj: Any, target: Path) -> Saved | None:
-    """Save *obj* to *target*, asking before overwriting a file; None when the user says no."""
+    """Save *obj* to *target*, asking before overwriting a file; None when the user says no.
+    A frame's write reports its progress; cancelling the command stops it between row
+    groups, and nothing is written."""
     from cave_tui.dataio import FileExistsConflict, save_object
 
     overwrite = False
+    stop = threading.Event()
     while True:
         try:
-            return await asyncio.to_thread(save_object, obj, target, overwrite=overwrite)
+            return await asyncio.to_thread(
+                save_object,
+                obj,
+                target,
+                overwrite=overwrite,
+                cancel=stop,
+                progress=lambda p: ctx.ui.progress(p, Path(p.path).name),  # with its extension
+            )
+        except asyncio.CancelledError:  # Esc or Ctrl+C: the write stops at its next group
+            stop.set()
+            ctx.print(f"Cancelled: {target.name} was not written.", style="warning")
+            raise
         except FileExistsConflict as exc:
             if overwrite or not await ctx.confirm(f"{exc}. Overwrite it?"):
                 ctx.print(f"Not saved: {exc.path} was left as it was.", style="warning")
@@ -239,7 +262,8 @@ async def dump(ctx: CommandContext, args: list[str]) -> None:
         ctx.print("Not dumped.", style="warning")
         return
     try:
-        result = await dump_namespace(ctx.runtime, target, sessions=sessions)
+        progress = functools.partial(ctx.ui.progress, label=shown_path(target))
+        result = await dump_namespace(ctx.runtime, target, sessions=sessions, progress=progress)
     except DataIOError as exc:
         raise CommandError(str(exc)) from None
     ctx.print(f"Dumped {result.summary(shown_path(result.directory))}")

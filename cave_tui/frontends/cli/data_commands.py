@@ -198,7 +198,10 @@ async def _run_task(
     report = _reporter(as_json)
     if task.lstrip().startswith("/"):
         data = dataclasses.replace(data, record=False)
+    from cave_tui.app.console_progress import ConsoleProgress
+
     features = install(services, data, title=task, announce=False, resume_hint=False)
+    progress = None if as_json else ConsoleProgress.on_stderr(services)  # a terminal only
     try:
         await services.start()
     except StartupError as exc:
@@ -210,6 +213,8 @@ async def _run_task(
         report(f"cave: {interrupted}", error=True, kind="interrupted")
         await services.shutdown()
         return EXIT_INTERRUPTED
+    if progress is not None:
+        progress.stop()  # the start's loads are done
     recorder = features.recorder
     if recorder is not None:
         recorder.on_warning = lambda text: report(f"cave: {text}")
@@ -247,6 +252,8 @@ async def _run_task(
         services.note_exit(status)
         ran.append(status)
         await services.shutdown(leave_on_signals=True)  # Ctrl+C, SIGTERM again: leave now
+        if progress is not None:
+            progress.stop()  # the exit dump is written
         if services.left is not None:
             for line in services.exit_messages:
                 report(line, error=True, kind="interrupted")

@@ -17,6 +17,7 @@ from rich.markdown import Markdown
 from cave_tui.agent import events as ev
 from cave_tui.app.commands.registry import Severity
 from cave_tui.app.console_front_end import ConsoleFrontEnd
+from cave_tui.app.console_progress import ConsoleProgress
 from cave_tui.frontends.cli.json_events import write_line
 from cave_tui.printable import plain_text, printable
 
@@ -46,6 +47,7 @@ class CliFrontEnd(ConsoleFrontEnd):
         self.as_json = as_json
         self.yes = yes
         self.errors = errors or Console(stderr=True, highlight=False)
+        self.progress_lines = ConsoleProgress(self.errors)  # stdout holds the results
         self.failed = False  # an error was printed
 
     def _event(self, event: ev.Event) -> None:
@@ -70,9 +72,8 @@ class CliFrontEnd(ConsoleFrontEnd):
         return self.yes
 
     def progress(self, progress: Progress, label: str) -> None:
-        text = None if self.as_json else self.progress_text(progress, label)
-        if text is not None:
-            self.errors.print(plain_text(text))
+        if not self.as_json:
+            self.progress_lines.show(progress, label)
 
     def quit(self) -> None:
         pass  # the run ends after its one command anyway

@@ -246,11 +246,17 @@ def open_app(
 
         try:
             if prepare:
+                from cave_tui.app.console_progress import ConsoleProgress
+
+                shown = ConsoleProgress.on_stderr(services)  # `--inject` before the app opens
                 try:
                     await services.start()
                 except asyncio.CancelledError:  # Ctrl+C during the start-up
                     typer.echo(printable(f"cave: {await abort_start(services)}"), err=True)
                     return EXIT_INTERRUPTED
+                finally:
+                    shown.stop()
+                    services.progress_hooks.remove(shown.show)
             app = CaveApp(services)
             if replay is not None:
                 app.startup_replay = replay

@@ -194,6 +194,7 @@ async def repl_main(
         output=output,
     )
     front_end = ReplFrontEnd(services, console, session)
+    services.progress_hooks.append(front_end.progress)  # `--inject` at start, `--dump` at exit
     ctx = CommandContext(services, front_end)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -220,6 +221,8 @@ async def repl_main(
             if stop.is_set():
                 raise
             raise await abort_start(services) from None  # Ctrl+C during the start-up
+        finally:
+            front_end.progress_lines.stop()
         console.print(Text(services.boundary_notice, style="dim"))
         draw_transcript(console, services.transcript)
         services.transcript.clear()
@@ -248,6 +251,7 @@ async def repl_main(
             raise
     finally:
         await services.shutdown(leave_on_signals=True)  # Ctrl+C again while saving: leave now
+        front_end.progress_lines.stop()
     return 0
 
 

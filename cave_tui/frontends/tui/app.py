@@ -44,6 +44,7 @@ from cave_tui.frontends.tui.exiting import ExitControl
 from cave_tui.frontends.tui.front_end import TuiFrontEnd
 from cave_tui.frontends.tui.host import CaveHost
 from cave_tui.frontends.tui.key_routing import KeyRouter
+from cave_tui.frontends.tui.keys import move_focus
 from cave_tui.frontends.tui.messages import (
     AgentEvent,
     ChatNotice,
@@ -65,6 +66,7 @@ from cave_tui.frontends.tui.turns import TurnRunner
 from cave_tui.frontends.tui.widgets.conversation import Conversation
 from cave_tui.frontends.tui.widgets.inspector import Inspector, VarTable
 from cave_tui.frontends.tui.widgets.keybar import KeyBar
+from cave_tui.frontends.tui.widgets.load_progress import LoadBars
 from cave_tui.frontends.tui.widgets.prompt import PromptArea, PromptInput
 from cave_tui.frontends.tui.widgets.status import StatusLine
 from cave_tui.frontends.tui.widgets.steplog import StepLog
@@ -101,6 +103,7 @@ class CaveApp(CaveHost):
         Binding("f2", "inspector", "Inspector", id="cave.inspector"),
         Binding("ctrl+l", "clear", "Clear", show=False, id="cave.clear"),
         Binding("ctrl+o", "unfold", "Unfold output", show=False, id="cave.unfold"),
+        Binding("ctrl+f", "search", "Search", show=False, id="cave.search"),
     ]
 
     def __init__(
@@ -142,6 +145,7 @@ class CaveApp(CaveHost):
         self.lines = SentLines(self)
         self.start_up = AppStart(self, start_delay)
         services.use_approver(self.turns.approve)
+        services.progress_hooks.append(self.front_end.progress)  # the exit's `--dump`
         # Every namespace change reaches the inspector from the runtime itself.
         services.namespace_hooks.append(lambda change: self.post_message(NamespaceChanged(change)))
 
@@ -155,6 +159,7 @@ class CaveApp(CaveHost):
             self.status, on_usage=self._count_usage, animate=self.animate_ui, id="work"
         )
         self.chat = self.conversation.chat
+        self.loads = LoadBars(self.chat)  # a load's progress bars (Esc, Ctrl+C cancel)
         self.steplog: StepLog = self.conversation.steplog
         self.inspector = Inspector(id="inspector")
         prompt_area = PromptArea(history=self.history, completer=registry.complete)
@@ -214,10 +219,10 @@ class CaveApp(CaveHost):
         self.chat.add_notice(message.text, message.style)
 
     def on_load_progress(self, message: LoadProgress) -> None:
-        from cave_tui.app.commands.data import progress_line
-
-        p = message.progress
-        self.chat.show_progress(p.path or message.label, progress_line(p, message.label))
+        first = not self.loads.running
+        self.loads.show(message.progress, message.label)
+        if first:
+            self.refresh_bindings()  # Esc and Ctrl+C now cancel the load
 
     def on_start_failed(self, message: StartFailed) -> None:
         self.chat.add_notice(f"The runtime could not start: {message.error}", "error")
@@ -263,6 +268,9 @@ class CaveApp(CaveHost):
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "command" and event.worker.is_finished:
+            if self.loads.running:
+                self.loads.finish()
+                self.refresh_bindings()
             self.lines.run_next()
 
     def run_command_line(self, line: str) -> None:
@@ -352,13 +360,15 @@ class CaveApp(CaveHost):
     # -- key actions ---------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("interrupt", "cancel_turn"):
-            return self.busy
+            return self.busy or self.loads.running
         if action == "quit_twice":
-            return not self.busy
+            return not (self.busy or self.loads.running)
         return True
 
     def cancel_turn(self) -> None:
         self.workers.cancel_group(self, "agent")
+        if self.loads.running:  # a command loading a file: it injects nothing
+            self.workers.cancel_group(self, "command")
 
     def action_cancel_turn(self) -> None:
         self.cancel_turn()
@@ -386,21 +396,26 @@ class CaveApp(CaveHost):
     def action_inspector(self) -> None:
         screen = self.screen_stack[0]
         table = self.inspector.table
+        # At once (`move_focus`): a key sent right after F2 (Ctrl+F: the filter) is the table's.
         if screen.has_class("-narrow"):
             screen.toggle_class("-show-inspector")
             if screen.has_class("-show-inspector"):
-                table.focus()
+                move_focus(table)
             else:
-                self.prompt.focus()
+                move_focus(self.prompt)
         elif table.has_focus:
-            self.prompt.focus()
+            move_focus(self.prompt)
         else:
-            table.focus()
+            move_focus(table)
 
     def action_unfold(self) -> None:
         """Ctrl+O: unfold (or fold again) the newest long output in the log."""
         if self.steplog.toggle_latest() is None:
             self.notify("No folded output in the log.", severity="information")
+
+    def action_search(self) -> None:
+        """Ctrl+F: find in the chat and the log (widgets/search.py); Esc back to the input."""
+        self.conversation.search(lambda: self.screen.set_focus(self.prompt))
 
     def action_clear(self) -> None:
         self.conversation.clear()

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from cave_tui.dataio import load as load_module
 from cave_tui.dataio import progress as progress_module
-from cave_tui.frontends.tui.widgets.chat import Notice
+from cave_tui.frontends.tui.widgets.load_progress import LoadBar
 
 from .conftest import chat_text, make_app, settle, wait_for
 
@@ -47,7 +47,7 @@ async def test_a_slow_inject_shows_its_progress_and_succeeds(tmp_path, monkeypat
     monkeypatch.setattr(progress_module.Monitor, "report", report_then_wait)
 
     def progress_lines() -> list[str]:
-        return [n.text for n in app.chat.query(Notice) if n.text.startswith("reading prices")]
+        return [b.text for b in app.chat.query(LoadBar) if b.text.startswith("reading prices")]
 
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
@@ -55,13 +55,14 @@ async def test_a_slow_inject_shows_its_progress_and_succeeds(tmp_path, monkeypat
         app.prompt.text = "/inject prices.parquet as prices"
         app.prompt.action_submit()
         await wait_for(pilot, lambda: bool(progress_lines()))  # shown while it loads
+        (bar,) = app.chat.query(LoadBar)  # one bar for the file, updated in place
+        assert "prices.parquet" in bar.text and " rows" in bar.text
         released.set()
         await settle(pilot)
         text = chat_text(app)
         assert "corrupt" not in text
         assert "Injected `prices`" in text
-        (line,) = app.chat.progress_lines.values()  # one line for the file, updated in place
-        assert "prices.parquet" in line.text
+        assert not app.loads.running and not app.chat.query(LoadBar)  # gone once it ended
         assert len(app.services.runtime._ns["prices"]) == 4000
 
 

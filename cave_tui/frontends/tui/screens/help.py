@@ -21,13 +21,15 @@ KEYS = """\
 | ↑ ↓ PgUp PgDn Home End | scroll the chat or the log that has the focus |
 | typing, pasting | in the chat, the log or the inspector: goes to the input |
 | Ctrl+C | interrupt the running cell or model stream; twice quits |
-| Esc | cancel the running turn |
+| Esc | cancel the running turn (or the file being loaded) |
 | Ctrl+Q | quit |
 | Ctrl+P | command palette (every command) |
 | F2 | inspector: focus it (wide) or show/hide it (narrow) |
 | Enter (inspector) | open the detail view of the variable (after text typed there: send the line) |
 | Ctrl+J (approval Edit) | new line in the code |
 | Ctrl+O | unfold (or fold) the newest long output in the log |
+| Ctrl+F | search the chat and the log: Enter/F3 next, Shift+Enter/Shift+F3 previous, Esc closes |
+| Ctrl+Y | copy the focused cell, output, reply or answer to the clipboard (OSC 52) |
 | F1 | this help |
 """
 

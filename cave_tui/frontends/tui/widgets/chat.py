@@ -16,6 +16,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from cave_tui.frontends.tui.keys import SCROLL_HINT, OrderedKeys
+from cave_tui.frontends.tui.widgets.copying import COPY_BINDING, Copyable, step_label
 from cave_tui.printable import plain_text
 
 if TYPE_CHECKING:
@@ -57,8 +58,11 @@ class Notice(Static):
         self.update(_markdown(text, self.dark))
 
 
-class Answer(Static):
-    """A turn's answer given by final_answer() in a cell (never streamed as prose)."""
+class Answer(Copyable, Static, can_focus=True):
+    """A turn's answer given by final_answer() in a cell (never streamed as prose); Ctrl+Y
+    copies its text."""
+
+    BINDINGS = [COPY_BINDING]
 
     def __init__(self, text: str, agent: str | None = None, *, dark: bool = True) -> None:
         # loaded already: the answer came from the agent
@@ -75,6 +79,12 @@ class Answer(Static):
         self.text = text
         self.agent = agent
 
+    def copy_text(self) -> str:
+        return self.text
+
+    def copy_label(self) -> str:
+        return f"the answer of {self.agent}" if self.agent else "the answer"
+
 
 class EditNote(Static):
     """Under a reply: the code the user edited it to in approval mode (what really ran)."""
@@ -86,8 +96,11 @@ class EditNote(Static):
         self.code = code
 
 
-class AgentMessage(VerticalGroup):
-    """One model reply (one step), streamed in; a status line is added when its code ran."""
+class AgentMessage(Copyable, VerticalGroup, can_focus=True):
+    """One model reply (one step), streamed in; a status line is added when its code ran.
+    Ctrl+Y copies its text (the Markdown the model wrote)."""
+
+    BINDINGS = [COPY_BINDING]
 
     def __init__(self, step: int, agent: str | None = None, *, dark: bool = True) -> None:
         super().__init__()
@@ -130,6 +143,12 @@ class AgentMessage(VerticalGroup):
         """Everything received, rendered or still queued."""
         return self.markdown.source + "".join(self._pending)
 
+    def copy_text(self) -> str:
+        return self.text
+
+    def copy_label(self) -> str:
+        return f"the reply of {step_label(self.step, self.agent)}"
+
     def show_edit(self, code: str) -> None:
         """The user edited this reply's code before it ran: show what runs instead."""
         self.flush()
@@ -152,7 +171,6 @@ class ChatPane(OrderedKeys, VerticalScroll):
         super().__init__(id=id)
         self.dark = True
         self.replies: dict[tuple[str | None, int], AgentMessage] = {}
-        self.progress_lines: dict[str, Notice] = {}
 
     def on_mount(self) -> None:
         self.anchor()
@@ -176,15 +194,6 @@ class ChatPane(OrderedKeys, VerticalScroll):
     def add_notice(self, text: str, kind: str = "info") -> Notice:
         notice = Notice(text, kind, dark=self.dark)
         self._add(notice)
-        return notice
-
-    def show_progress(self, key: str, text: str) -> Notice:
-        """One progress line per *key* (a file being loaded), updated in place."""
-        notice = self.progress_lines.get(key)
-        if notice is None or notice.parent is None:
-            notice = self.progress_lines[key] = self.add_notice(text, "dim")
-        else:
-            notice.set_text(text)
         return notice
 
     def add_answer(self, text: str, agent: str | None = None) -> Answer:
@@ -211,7 +220,6 @@ class ChatPane(OrderedKeys, VerticalScroll):
 
     def clear(self) -> None:
         self.replies.clear()
-        self.progress_lines.clear()
         self.remove_children()
 
     def restyle(self, dark: bool) -> None:

@@ -9,6 +9,7 @@ The status line is updated from here too; a model call's usage goes to `count_us
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -42,6 +43,9 @@ from cave_tui.frontends.tui.widgets.chat import ChatPane
 from cave_tui.frontends.tui.widgets.status import StatusLine
 from cave_tui.frontends.tui.widgets.steplog import StepLog, format_duration
 
+if TYPE_CHECKING:
+    from cave_tui.frontends.tui.widgets.search import SearchBar
+
 
 class Conversation(Vertical):
     """The chat above the code log; draws any core event, live, replayed or recorded."""
@@ -64,6 +68,17 @@ class Conversation(Vertical):
     def compose(self) -> ComposeResult:
         yield self.chat
         yield self.steplog
+
+    def search(self, on_close: Callable[[], None]) -> SearchBar:
+        """Open the search bar (Ctrl+F), or focus it when open; *on_close* runs on Esc."""
+        from cave_tui.frontends.tui.widgets.search import SearchBar
+
+        bars = self.query(SearchBar)
+        bar = bars.first() if bars else SearchBar(self.chat, self.steplog, on_close)
+        if not bars:
+            self.mount(bar, before=self.chat)
+        self.call_after_refresh(bar.input.focus)
+        return bar
 
     def clear(self) -> None:
         self.chat.clear()

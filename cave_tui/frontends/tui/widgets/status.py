@@ -57,6 +57,7 @@ class StatusLine(Static):
         self._reading: float | None = None  # when the model was asked (until its first token)
         self._first_token: float | None = None  # when its first token came
         self._streamed = 0  # tokens streamed since, the first chunk's excluded (~cl100k)
+        self.tokens_so_far = 0  # tokens of the latest model call's reply so far (~cl100k)
         self._writing = False  # the model's reply is streaming
         self._redrawn = 0.0
         self.first_token_after: float | None = None  # seconds, of the latest model call
@@ -68,6 +69,7 @@ class StatusLine(Static):
         self._first_token = None
         self._writing = False
         self._streamed = 0
+        self.tokens_so_far = 0
         self.first_token_after = self.speed = None
         self.refresh()
 
@@ -75,6 +77,7 @@ class StatusLine(Static):
         """A chunk of the model's reply arrived: time to first token, then the live speed."""
         now = self.clock()
         self._writing = True
+        self.tokens_so_far += count_text(text)
         if self._first_token is None:
             self._first_token = now
             started = self._reading if self._reading is not None else now
@@ -106,6 +109,7 @@ class StatusLine(Static):
             parts = [activity]
             if self.first_token_after is not None:
                 parts.append(f"first token {self.first_token_after:.1f}s")
+            parts.append(f"{tokens(self.tokens_so_far)} tokens")
             if self.speed is not None:
                 parts.append(f"~{rate(self.speed)} tok/s")
             return " · ".join(parts)

@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.containers import VerticalGroup, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
 from cave_tui.frontends.tui.keys import SCROLL_HINT, OrderedKeys
+from cave_tui.frontends.tui.widgets.copying import COPY_BINDING, Copyable, step_label
 from cave_tui.printable import plain_text, printable
 
 if TYPE_CHECKING:
@@ -47,17 +49,30 @@ def format_duration(seconds: float | None) -> str:
     return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
 
-class FoldedOutput(OrderedKeys, Static, can_focus=True):
-    """Cell output; folded when long, unfolded on Enter or click."""
+class FoldedOutput(Copyable, Static, can_focus=True):
+    """Cell output; folded when long, unfolded on Enter or click; Ctrl+Y copies it whole."""
 
-    BINDINGS = [("enter", "toggle_fold", "Unfold")]
+    BINDINGS = [Binding("enter", "toggle_fold", "Unfold"), COPY_BINDING]
 
-    def __init__(self, text: str, kind: str = "output") -> None:
+    def __init__(self, text: str, kind: str = "output", owner: str = "") -> None:
         text = printable(text)  # the cell's own bytes: no escape sequence reaches the terminal
         self.full = text
+        self.what = kind  # "output" or "error", for the copy note
+        self.owner = owner  # "step 2": whose output, for the copy note
         self.folded_text, self.hidden = fold(text)
         self.expanded = False
         super().__init__(Text(self.folded_text), classes=f"-{kind}")
+
+    def copy_text(self) -> str:
+        return self.full
+
+    def copy_label(self) -> str:
+        return f"the {self.what} of {self.owner}" if self.owner else f"the {self.what}"
+
+    def unfold(self) -> None:
+        """Show the whole output (a search found text in its folded part)."""
+        if self.hidden and not self.expanded:
+            self.action_toggle_fold()
 
     def action_toggle_fold(self) -> None:
         if not self.hidden:
@@ -69,8 +84,10 @@ class FoldedOutput(OrderedKeys, Static, can_focus=True):
         self.action_toggle_fold()
 
 
-class StepEntry(VerticalGroup):
-    """One cell: header (who, step, outcome, duration), code, output."""
+class StepEntry(Copyable, VerticalGroup, can_focus=True):
+    """One cell: header (who, step, outcome, duration), code, output; Ctrl+Y copies its code."""
+
+    BINDINGS = [COPY_BINDING]
 
     def __init__(self, step: int, agent: str | None, code: str) -> None:
         super().__init__()
@@ -89,6 +106,18 @@ class StepEntry(VerticalGroup):
         self.live_text = ""
         self.live_dropped = 0  # characters streamed but no longer kept
         self._render_header()
+
+    def copy_text(self) -> str:
+        return self.code
+
+    def copy_label(self) -> str:
+        return f"the code of {step_label(self.step, self.agent)}"
+
+    def mark_code(self, span: tuple[int, int] | None, style: str = "reverse") -> None:
+        """Draw the code with *span* (start, end in `code`) in *style* (a search match);
+        None: as it is."""
+        shown = self._highlight(self.code)
+        self.code_view.update(shown.stylize(style, *span) if span is not None else shown)
 
     @staticmethod
     def _highlight(code: str) -> Content:
@@ -175,10 +204,11 @@ class StepEntry(VerticalGroup):
             self.live = None
         elif self.live is not None and self.live_text.strip():
             output = ""  # interrupted: the streamed output stays
+        owner = step_label(self.step, self.agent)
         if output.strip():
-            widgets.append(FoldedOutput(output.rstrip("\n"), "output"))
+            widgets.append(FoldedOutput(output.rstrip("\n"), "output", owner))
         if error.strip():
-            widgets.append(FoldedOutput(error.rstrip("\n"), "error"))
+            widgets.append(FoldedOutput(error.rstrip("\n"), "error", owner))
         self._place(*widgets)
 
 
