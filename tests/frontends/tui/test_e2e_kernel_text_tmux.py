@@ -13,6 +13,8 @@ import time
 import pytest
 import yaml
 
+from cave_tui.frontends.tui.screens.base import ANSWER_GRACE
+
 from .test_e2e_tmux import CAVE, Tmux, tmux  # noqa: F401 (the fixture)
 
 pytestmark = [
@@ -60,10 +62,14 @@ def test_kernel_text_never_drives_the_terminal_nor_crashes_the_detail_view(tmux,
     assert any("obj " in row and " Cls " in row and "rep" in row for row in rows), screen
     # The frame's detail view, from the inspector: F2, filter, Enter to the table, Enter.
     tmux.keys("F2")
-    screen = open_detail(tmux, "frame", " mean ")  # the tables are drawn
+    screen = open_detail(tmux, "frame", "weight [kg]")  # the frame as a table
+    screen = tmux.wait_for("3.5")  # its rows arrived
     head = [row for row in screen.splitlines() if "weight [kg]" in row]
-    assert head and "[/]" in head[0], screen  # both labels whole, the unit kept
+    assert any("[/]" in row for row in head), screen  # both labels whole, the unit kept
     assert any("3.5" in row and "cell" in row for row in screen.splitlines()), screen
+    time.sleep(ANSWER_GRACE + 0.3)  # a dialog's keys count once it was open a moment
+    tmux.keys("v")  # its dtypes and describe()
+    tmux.wait_for(" mean ")
     unharmed()
     close_detail(tmux)
     tmux.keys("C-f", *["BSpace"] * len("frame"))  # empty the filter
