@@ -66,6 +66,7 @@ class ExecutionResult:
     notice: str | None  # runtime event the model must know (restart, state loss)
     figures: list[bytes]  # PNGs it displayed, checked and bounded (runtime/figures.py)
     figures_dropped: int  # figures it displayed that were not kept (over the bounds, no PNG)
+    figure_notes: list[str]  # one line per kept figure for the model (title, axes, series)
     _exception: BaseException | None = field(repr=False, compare=False)
 
     def __init__(
@@ -87,6 +88,7 @@ class ExecutionResult:
         error_text: str | None = None,
         figures: list[bytes] | None = None,
         figures_dropped: int = 0,
+        figure_notes: list[str] | None = None,
     ) -> None:
         self.output = output if stdout is None else stdout
         self.error_type = error_type
@@ -104,6 +106,7 @@ class ExecutionResult:
         self.notice = notice
         self.figures = list(figures or [])
         self.figures_dropped = figures_dropped
+        self.figure_notes = list(figure_notes or [])
 
     @property
     def error(self) -> BaseException | None:

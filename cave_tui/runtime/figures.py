@@ -1,9 +1,10 @@
 """The figures a cell displayed, as PNG bytes: checked and bounded (a kernel's are untrusted).
 
 `Figures` keeps at most `MAX_FIGURES` PNGs of at most `MAX_FIGURE_BYTES` each, each one
-starting with the PNG signature; what it does not keep it counts. `open_figures` renders and
-closes the matplotlib figures a cell left open (the in-process runtime's end of a cell, as
-the kernel's inline backend does).
+starting with the PNG signature, with a one-line note for the model (what the figure shows,
+never its pixels); what it does not keep it counts. `open_figures` renders and closes the
+matplotlib figures a cell left open (the in-process runtime's end of a cell, as the kernel's
+inline backend does); `force_agg` makes sure no figure of the in-process runtime opens a window.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import os
+import struct
 import sys
 from dataclasses import dataclass, field
 
@@ -25,10 +28,12 @@ class Figures:
     """A cell's PNGs, kept in order, bounded; `dropped` counts those refused."""
 
     kept: list[bytes] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # one per kept PNG: what it shows
     dropped: int = 0
 
-    def add(self, png: bytes) -> bool:
-        """Keep *png* if it is a PNG within the bounds; else count it dropped."""
+    def add(self, png: bytes, note: str = "") -> bool:
+        """Keep *png* (with *note*, else its size) if it is a PNG within the bounds; else
+        count it dropped."""
         ok = (
             len(self.kept) < MAX_FIGURES
             and len(png) <= MAX_FIGURE_BYTES
@@ -36,6 +41,7 @@ class Figures:
         )
         if ok:
             self.kept.append(png)
+            self.notes.append(note or png_note(png))
         else:
             self.dropped += 1
         return ok
@@ -53,18 +59,85 @@ class Figures:
         return self.add(png)
 
 
+def png_size(png: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG's header, None when it has none."""
+    if len(png) < 24 or not png.startswith(PNG_MAGIC) or png[12:16] != b"IHDR":
+        return None
+    width, height = struct.unpack(">II", png[16:24])
+    return int(width), int(height)
+
+
+def png_note(png: bytes) -> str:
+    """What can be said of a figure from its PNG alone (a kernel's): its size."""
+    size = png_size(png)
+    return f"a figure (PNG, {size[0]}×{size[1]})" if size else "a figure (PNG)"
+
+
+_LABEL_CHARS = 60
+
+
+def _label(text: object) -> str:
+    """A title or axis label as one short line of plain text (a cell's own text)."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= _LABEL_CHARS else line[: _LABEL_CHARS - 1] + "…"
+
+
+def describe_figure(figure: object, png: bytes) -> str:
+    """One line on a matplotlib Figure for the model: its title, each axes' title, labels
+    and series count (lines, collections, bar containers), and the PNG's size."""
+    parts: list[str] = []
+    suptitle = getattr(figure, "_suptitle", None)
+    if suptitle is not None and suptitle.get_text():
+        parts.append(f"title {_label(suptitle.get_text())!r}")
+    axes = list(getattr(figure, "axes", []))
+    for ax in axes[:6]:
+        bits = []
+        for what, text in (
+            ("title", ax.get_title()),
+            ("x", ax.get_xlabel()),
+            ("y", ax.get_ylabel()),
+        ):
+            if text:
+                bits.append(f"{what} {_label(text)!r}")
+        series = len(ax.lines) + len(ax.collections) + len(ax.containers)
+        if not ax.containers and ax.patches:  # hist/bar drawn without a container
+            series += 1
+        bits.append(f"{series} series")
+        parts.append("axes (" + ", ".join(bits) + ")")
+    if len(axes) > 6:
+        parts.append(f"{len(axes) - 6} more axes")
+    size = png_size(png)
+    shape = f"PNG, {size[0]}×{size[1]}" if size else "PNG"
+    return f"a figure ({shape})" + (": " + "; ".join(parts) if parts else "")
+
+
+def force_agg() -> None:
+    """No figure opens a window or blocks: matplotlib draws with Agg in this process (set
+    before a cell imports pyplot; switched to if matplotlib is already loaded)."""
+    os.environ["MPLBACKEND"] = "agg"
+    matplotlib = sys.modules.get("matplotlib")
+    if matplotlib is None:
+        return
+    current = dict.get(matplotlib.rcParams, "backend", "")
+    if str(current).lower() != "agg":
+        matplotlib.use("agg", force=True)
+
+
 def open_figures(figures: Figures) -> None:
-    """Render every open matplotlib figure into *figures*, then close them all (nothing
-    happens unless the cells imported pyplot)."""
+    """Render every open matplotlib figure into *figures* (with its description), then
+    close them all (nothing happens unless the cells imported pyplot)."""
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
         return
     for number in pyplot.get_fignums():
         buffer = io.BytesIO()
+        figure = pyplot.figure(number)
         try:
-            pyplot.figure(number).savefig(buffer, format="png")
+            figure.savefig(buffer, format="png")
+            png = buffer.getvalue()
+            note = describe_figure(figure, png)
         except Exception:  # a figure that cannot be drawn is not shown
             figures.dropped += 1
             continue
-        figures.add(buffer.getvalue())
+        figures.add(png, note)
     pyplot.close("all")

@@ -22,3 +22,43 @@ def test_only_pngs_within_bounds_are_kept() -> None:
         figures.add(PNG)
     assert figures.kept == [PNG] * MAX_FIGURES
     assert figures.dropped == 5 + 3
+
+
+PLOT = (
+    "import matplotlib.pyplot as plt\n"
+    "fig, ax = plt.subplots(figsize=(5, 4))\n"
+    "ax.plot([1, 2, 3], label='a'); ax.plot([3, 2, 1], label='b')\n"
+    "ax.set_title('Sales by month'); ax.set_xlabel('month'); ax.set_ylabel('revenue')\n"
+    "plt.show()"
+)
+
+
+async def test_the_model_is_told_what_a_figure_shows_not_its_pixels() -> None:
+    from cave_tui.agent.observation import shape_result
+    from cave_tui.runtime.ipython import IPythonRuntime
+
+    runtime = IPythonRuntime()
+    try:
+        result = await runtime.execute(PLOT)
+    finally:
+        await runtime.stop()
+    assert result.success, result.error_text
+    assert len(result.figures) == 1
+    observation = shape_result(result, 5000)
+    (line,) = [x for x in observation.splitlines() if x.startswith("[figure")]
+    assert "PNG, 500×400" in line
+    assert "'Sales by month'" in line and "x 'month'" in line and "y 'revenue'" in line
+    assert "2 series" in line
+    assert "iVBOR" not in observation and len(observation) < 400
+
+
+def test_a_kernel_figure_is_told_by_its_size() -> None:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (321, 123)).save(buffer, format="png")
+    figures = Figures()
+    assert figures.add_base64(base64.b64encode(buffer.getvalue()).decode())
+    assert figures.notes == ["a figure (PNG, 321×123)"]
