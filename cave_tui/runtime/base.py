@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, cast
 
 from cave_tui.runtime import upstream
+from cave_tui.runtime.figures import RENDER_LIMIT, FigureError, FigureFormat, check_rendered
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.memory import MemoryUse
 from cave_tui.runtime.provenance import Provenance
 from cave_tui.runtime.sent_definitions import SentDefinitions
+from cave_tui.runtime.shipped import figure_render
 from cave_tui.runtime.shipped.detail import Detail, object_detail
 from cave_tui.runtime.shipped.persist import Keep, Persistable
 from cave_tui.runtime.shipped.summary import VarInfo
@@ -451,6 +453,17 @@ class Runtime(ABC):
     @abstractmethod
     async def retrieve(self, name: str) -> Any:
         """Return the live object bound to *name*; KeyError if there is none."""
+
+    async def render_figure(self, name: str, fmt: FigureFormat) -> bytes:
+        """*name*'s matplotlib Figure drawn as a *fmt* file where it lives, checked
+        (`check_rendered`): only bytes, never the object. KeyError if unbound; FigureError
+        when it is no Figure or cannot be drawn."""
+        value = await self.retrieve(name)
+        try:
+            data = figure_render.render(value, fmt.value, RENDER_LIMIT)
+        except (figure_render.NotAFigure, figure_render.RenderedTooBig) as exc:
+            raise FigureError(f"cannot write {name!r} as {fmt.name}: {exc}") from None
+        return check_rendered(data, fmt)
 
     async def retrieve_many(self, names: list[str]) -> list[Retrieved]:
         """`retrieve` of each of *names*, in order, an error kept per name (a runtime in

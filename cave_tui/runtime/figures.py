@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import enum
 import io
 import os
+import re
 import struct
 import sys
 from dataclasses import dataclass, field
@@ -141,3 +143,47 @@ def open_figures(figures: Figures) -> None:
             continue
         figures.add(png, note)
     pyplot.close("all")
+
+
+RENDER_LIMIT = 64 * 1024 * 1024  # bytes of a figure file `/retrieve` writes
+_SVG_ROOT = re.compile(
+    rb"\A(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*"
+    rb"(?:<!DOCTYPE\s+svg[^>]*>\s*)?(?:<!--.*?-->\s*)*<svg[\s>]",
+    re.DOTALL,
+)
+
+
+class FigureFormat(enum.Enum):
+    """A file format a figure is written in by `/retrieve` (rendered where it lives)."""
+
+    PNG = "png"
+    SVG = "svg"
+    PDF = "pdf"
+
+    @classmethod
+    def of_path(cls, path: str) -> FigureFormat | None:
+        """The format a file name's extension names, None for any other."""
+        suffix = path.rsplit(".", 1)[-1].lower() if "." in path else ""
+        try:
+            return cls(suffix)
+        except ValueError:
+            return None
+
+
+class FigureError(ValueError):
+    """A figure could not be rendered, or what came back is not a file of its format."""
+
+
+def check_rendered(data: bytes, fmt: FigureFormat) -> bytes:
+    """*data* if it is a *fmt* file (PNG signature, `%PDF-`, an SVG root element) within
+    `RENDER_LIMIT`; else FigureError (a kernel's bytes are untrusted)."""
+    if len(data) > RENDER_LIMIT:
+        raise FigureError(f"the {fmt.name} is {len(data):,} bytes, over {RENDER_LIMIT:,}")
+    ok = {
+        FigureFormat.PNG: data.startswith(PNG_MAGIC),
+        FigureFormat.PDF: data.startswith(b"%PDF-"),
+        FigureFormat.SVG: _SVG_ROOT.match(data[:65536]) is not None,
+    }[fmt]
+    if not ok:
+        raise FigureError(f"what came back is not a {fmt.name} file")
+    return data
