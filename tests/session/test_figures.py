@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from cave_tui.agent import events as ev
 from cave_tui.runtime.figures import PNG_MAGIC
 from cave_tui.session import read_session, to_notebook
