@@ -54,21 +54,28 @@ def probe_terminal() -> None:
     import textual_image.widget  # noqa: F401
 
 
-def image_class(mode: ImageMode) -> Callable[..., Widget]:
-    """The textual-image widget class drawing in *mode* (AUTO: Kitty or Sixel when the
-    terminal has it, else half-blocks)."""
+def resolved(mode: ImageMode) -> ImageMode:
+    """*mode*, AUTO made the one the terminal has: Kitty or Sixel, else half-blocks."""
+    if mode is not ImageMode.AUTO:
+        return mode
     from textual_image import renderable
+
+    if renderable.Image is renderable.TGPImage:
+        return ImageMode.KITTY
+    if renderable.Image is renderable.SixelImage:
+        return ImageMode.SIXEL
+    return ImageMode.HALF_BLOCKS
+
+
+def image_class(mode: ImageMode) -> Callable[..., Widget]:
+    """The textual-image widget class drawing in *mode* (AUTO: `resolved`)."""
     from textual_image import widget as images
 
-    match mode:
+    match resolved(mode):
         case ImageMode.KITTY:
             return images.TGPImage
         case ImageMode.SIXEL:
             return images.SixelImage
-        case ImageMode.HALF_BLOCKS:
-            return images.HalfcellImage
-    if renderable.Image in (renderable.TGPImage, renderable.SixelImage):
-        return images.Image
     return images.HalfcellImage
 
 
@@ -86,31 +93,43 @@ def cells_for(
 class FigureView(VerticalGroup):
     """One figure under its cell: the image, then a caption (its number, where it is saved)."""
 
-    def __init__(self, png: bytes, caption: str, mode: ImageMode | None = None) -> None:
+    def __init__(
+        self, png: bytes, caption: str, columns: int, mode: ImageMode | None = None
+    ) -> None:
+        """*columns*: the width it is laid out in (refitted when it changes)."""
         super().__init__(classes="figure")
         from PIL import Image as PILImage
 
+        mode = resolved(mode or ImageMode.from_env())
         picture = PILImage.open(io.BytesIO(png))
         picture.load()
-        picture.thumbnail((MAX_DECODED, MAX_DECODED))
         self.pixels = png_size(png) or picture.size
-        self.image = image_class(mode or ImageMode.from_env())(picture, classes="figure-image")
+        picture.thumbnail((MAX_DECODED, MAX_DECODED))
+        self.picture = picture.convert("RGB")
+        # Half-blocks draw two pixels a cell: the picture is resized to that once per size.
+        self.half_blocks = mode is ImageMode.HALF_BLOCKS
+        self._drawn: tuple[int, int] | None = None
+        self.image = image_class(mode)(self.picture, classes="figure-image")
         self.caption = Static(plain_text(caption), classes="figure-caption")
+        self._columns = 0
+        self._fit(columns)  # sized before its first layout: laid out once
 
     def compose(self) -> ComposeResult:
         yield self.image
         yield self.caption
 
-    def on_mount(self) -> None:
-        self._fit(self.size.width or self.app.size.width)
-
     def on_resize(self, event: Resize) -> None:
-        self._fit(event.size.width)
+        if event.size.width and event.size.width != self._columns:
+            self._fit(event.size.width)
 
     def _fit(self, columns: int) -> None:
         from textual_image._terminal import get_cell_size
 
+        self._columns = columns
         cell = get_cell_size()
         width, height = cells_for(self.pixels, (cell.width, cell.height), max(columns - 2, 8))
         self.image.styles.width = width
         self.image.styles.height = height
+        if self.half_blocks and self._drawn != (width, 2 * height):
+            self._drawn = (width, 2 * height)
+            self.image.image = self.picture.resize(self._drawn, reducing_gap=2.0)  # type: ignore[attr-defined]

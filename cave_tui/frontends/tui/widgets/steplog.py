@@ -155,10 +155,11 @@ class StepEntry(VerticalGroup):
         from cave_tui.frontends.tui.widgets.figure import FigureView  # Pillow: with a figure
 
         views: list[Widget] = []
+        columns = self.size.width or self.app.size.width  # the log's, once it is laid out
         for number, png in enumerate(pngs, 1):
             where = f" · {saved[number - 1]}" if number <= len(saved) else ""
             try:
-                views.append(FigureView(png, f"figure {number}{where}"))
+                views.append(FigureView(png, f"figure {number}{where}", columns))
             except (OSError, ValueError) as exc:  # Pillow cannot read it: said, not drawn
                 views.append(Static(plain_text(f"figure {number}: not shown ({exc})")))
         self._place(*views)
