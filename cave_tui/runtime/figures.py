@@ -19,6 +19,8 @@ import struct
 import sys
 from dataclasses import dataclass, field
 
+from cave_tui.runtime.shipped.figure_render import describe
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MAX_FIGURES = 8  # per cell
 MAX_FIGURE_BYTES = 2_000_000  # per PNG
@@ -48,8 +50,9 @@ class Figures:
             self.dropped += 1
         return ok
 
-    def add_base64(self, text: object) -> bool:
-        """Keep the PNG whose base64 text is *text* (a display's `image/png`)."""
+    def add_base64(self, text: object, detail: object = None) -> bool:
+        """Keep the PNG whose base64 text is *text* (a display's `image/png`), told with
+        *detail* (the kernel's description of it, `figure_render.NOTE_MIME`)."""
         if not isinstance(text, str) or len(text) > _MAX_BASE64_CHARS:
             self.dropped += 1
             return False
@@ -58,7 +61,7 @@ class Figures:
         except (binascii.Error, ValueError):
             self.dropped += 1
             return False
-        return self.add(png)
+        return self.add(png, with_detail(png_note(png), detail))
 
 
 def png_size(png: bytes) -> tuple[int, int] | None:
@@ -75,42 +78,24 @@ def png_note(png: bytes) -> str:
     return f"a figure (PNG, {size[0]}×{size[1]})" if size else "a figure (PNG)"
 
 
-_LABEL_CHARS = 60
-
-
-def _label(text: object) -> str:
-    """A title or axis label as one short line of plain text (a cell's own text)."""
-    line = " ".join(str(text).split())
-    return line if len(line) <= _LABEL_CHARS else line[: _LABEL_CHARS - 1] + "…"
-
-
 def describe_figure(figure: object, png: bytes) -> str:
-    """One line on a matplotlib Figure for the model: its title, each axes' title, labels
-    and series count (lines, collections, bar containers), and the PNG's size."""
-    parts: list[str] = []
-    suptitle = getattr(figure, "_suptitle", None)
-    if suptitle is not None and suptitle.get_text():
-        parts.append(f"title {_label(suptitle.get_text())!r}")
-    axes = list(getattr(figure, "axes", []))
-    for ax in axes[:6]:
-        bits = []
-        for what, text in (
-            ("title", ax.get_title()),
-            ("x", ax.get_xlabel()),
-            ("y", ax.get_ylabel()),
-        ):
-            if text:
-                bits.append(f"{what} {_label(text)!r}")
-        series = len(ax.lines) + len(ax.collections) + len(ax.containers)
-        if not ax.containers and ax.patches:  # hist/bar drawn without a container
-            series += 1
-        bits.append(f"{series} series")
-        parts.append("axes (" + ", ".join(bits) + ")")
-    if len(axes) > 6:
-        parts.append(f"{len(axes) - 6} more axes")
-    size = png_size(png)
-    shape = f"PNG, {size[0]}×{size[1]}" if size else "PNG"
-    return f"a figure ({shape})" + (": " + "; ".join(parts) if parts else "")
+    """One line on a matplotlib Figure for the model: its PNG's size, then what it shows
+    (`figure_render.describe`: titles, axes labels, series)."""
+    return with_detail(png_note(png), describe(figure))
+
+
+_DETAIL_CHARS = 600
+
+
+def with_detail(note: str, detail: object) -> str:
+    """*note*, then *detail* (a kernel's description of the figure: data, made one short
+    line without control characters or escapes) when there is one."""
+    if not isinstance(detail, str) or not detail.strip():
+        return note
+    line = "".join(c for c in " ".join(detail.split()) if c.isprintable())  # no escapes
+    if len(line) > _DETAIL_CHARS:
+        line = line[: _DETAIL_CHARS - 1] + "…"
+    return f"{note}: {line}"
 
 
 def force_agg() -> None:

@@ -62,3 +62,19 @@ def test_a_kernel_figure_is_told_by_its_size() -> None:
     figures = Figures()
     assert figures.add_base64(base64.b64encode(buffer.getvalue()).decode())
     assert figures.notes == ["a figure (PNG, 321×123)"]
+
+
+def test_a_kernels_description_of_a_figure_is_one_line_of_data() -> None:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (10, 20)).save(buffer, format="png")
+    figures = Figures()
+    detail = "axes (title 'a\x1b]52;c;ZXZpbA==\x07\nb\u202e', 1 series)" + "x" * 2000
+    assert figures.add_base64(base64.b64encode(buffer.getvalue()).decode(), detail)
+    (note,) = figures.notes
+    assert note.startswith("a figure (PNG, 10×20): axes (title 'a]52;c;ZXZpbA== b', 1 series)")
+    assert "\x1b" not in note and "\n" not in note and "\u202e" not in note
+    assert len(note) < 700

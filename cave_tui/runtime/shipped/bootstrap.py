@@ -225,6 +225,8 @@ class CaveKernel:
             tracebacks.precise_syntax_errors(self.shell)
         if display is not None:  # a cell's output must not depend on a terminal
             display.pin_display()
+        if figure_render is not None:  # the model is told what a figure shows
+            figure_render.note_figures(self.shell)
         self._report_in_reply()
         if self.config.get("own_kernel"):
             self._result_in_report()
