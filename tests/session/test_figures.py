@@ -85,3 +85,19 @@ def test_a_recorded_figure_name_outside_figures_is_never_read(tmp_path: Path) ->
     event = ev.ExecutionOutputEvent(figure_files=["../secret.png", "figures/../secret.png"])
     (shown,) = transcript([event.to_dict()], tmp_path / "session")
     assert isinstance(shown, ev.ExecutionOutputEvent) and shown.saved_figures == []
+
+
+async def test_a_users_cell_figure_is_saved_and_named_on_its_record(tmp_path: Path) -> None:
+    from cave_tui.session import SessionRecorder
+
+    recorder = SessionRecorder.create(tmp_path / "sessions")
+    png = PNG_MAGIC + b"a user's figure"
+    recorder.record_user_cell(ev.CodeEvent(code="plt.plot([1])", agent=ev.USER_AGENT))
+    outcome = ev.ExecutionOutputEvent(agent=ev.USER_AGENT, figures=[png, png])
+    recorder.record_user_cell(outcome)
+    await recorder.close()
+    assert outcome.figure_files == ["figures/u1-1.png", "figures/u1-2.png"]
+    assert (recorder.dir / "figures" / "u1-2.png").read_bytes() == png
+    records = read_session(recorder.dir).records
+    (saved,) = [r for r in records if r["type"] == "execution_output"]
+    assert saved["figure_files"] == outcome.figure_files
