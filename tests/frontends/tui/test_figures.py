@@ -74,3 +74,38 @@ async def test_a_resumed_cells_figure_is_read_from_its_file(tmp_path: Path) -> N
 def test_a_figure_keeps_its_aspect_within_the_bounds() -> None:
     assert cells_for((1000, 800), (10, 20), columns=200) == (50, 20)
     assert cells_for((1000, 800), (10, 20), columns=25) == (25, 10)
+
+
+def test_the_terminal_probe_survives_a_terminal_of_no_size(tmp_path: Path) -> None:
+    """A pty that reports 0 columns (as `script` makes): textual-image divided by it on
+    import, which stopped cave before its first frame; now the default cell size is used."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    main, side = pty.openpty()  # a new pty: 0 rows, 0 columns
+    code = (
+        "from cave_tui.frontends.tui.widgets.figure import ImageMode, image_class, "
+        "probe_terminal\nprobe_terminal()\nprint('PROBED', image_class(ImageMode.AUTO).__name__)"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code], stdin=side, stdout=side, stderr=subprocess.PIPE,
+            timeout=60, cwd=tmp_path, env={**os.environ, "TERM": "xterm-256color"},
+        )  # fmt: skip
+        os.set_blocking(main, False)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except (BlockingIOError, OSError):
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        os.close(main)
+        os.close(side)
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"PROBED" in out

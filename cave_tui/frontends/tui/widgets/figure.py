@@ -48,10 +48,20 @@ class ImageMode(enum.Enum):
             return cls.AUTO
 
 
+DEFAULT_CELL = (10, 20)  # pixels of a cell when the terminal does not say
+
+
 def probe_terminal() -> None:
-    """Ask the terminal which image protocol it has (textual-image does it on import, and
-    cannot once the app runs): call before the app starts."""
-    import textual_image.widget  # noqa: F401
+    """Ask the terminal which image protocol it has and its cell size (textual-image does it
+    on import, and cannot once the app runs): call before the app starts. A terminal that
+    reports a size of 0 columns (textual-image divides by it) gets the default cell size."""
+    try:
+        import textual_image.widget
+    except ZeroDivisionError:
+        from textual_image import _terminal
+
+        _terminal.get_cell_size._result = _terminal.CellSize(*DEFAULT_CELL)  # type: ignore[attr-defined]
+        import textual_image.widget  # noqa: F401
 
 
 def resolved(mode: ImageMode) -> ImageMode:

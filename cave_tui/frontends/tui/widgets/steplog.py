@@ -160,8 +160,9 @@ class StepEntry(VerticalGroup):
             where = f" · {saved[number - 1]}" if number <= len(saved) else ""
             try:
                 views.append(FigureView(png, f"figure {number}{where}", columns))
-            except (OSError, ValueError) as exc:  # Pillow cannot read it: said, not drawn
-                views.append(Static(plain_text(f"figure {number}: not shown ({exc})")))
+            except Exception as exc:  # Pillow cannot read it: said, not drawn
+                reason = f"{type(exc).__name__}: {exc}"
+                views.append(Static(plain_text(f"figure {number}: not shown ({reason})")))
         self._place(*views)
 
     def add_note(self, text: str) -> None:
