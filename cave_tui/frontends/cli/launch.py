@@ -229,7 +229,6 @@ def open_app(
     *replay* = (session folder, speed, trust) is replayed in the app once the runtime is up.
     """
     from cave_tui.frontends.tui.app import CaveApp
-    from cave_tui.frontends.tui.widgets.figure import probe_terminal
 
     async def main() -> int:
         from cave_tui.app.startup import abort_start
@@ -241,7 +240,6 @@ def open_app(
                 except asyncio.CancelledError:  # Ctrl+C during the start-up
                     typer.echo(printable(f"cave: {await abort_start(services)}"), err=True)
                     return EXIT_INTERRUPTED
-            probe_terminal()  # which image protocol draws figures: asked before the app
             app = CaveApp(services)
             if replay is not None:
                 app.startup_replay = replay

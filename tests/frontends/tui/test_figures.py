@@ -76,9 +76,11 @@ def test_a_figure_keeps_its_aspect_within_the_bounds() -> None:
     assert cells_for((1000, 800), (10, 20), columns=25) == (25, 10)
 
 
-def test_the_terminal_probe_survives_a_terminal_of_no_size(tmp_path: Path) -> None:
-    """A pty that reports 0 columns (as `script` makes): textual-image divided by it on
-    import, which stopped cave before its first frame; now the default cell size is used."""
+def test_textual_image_never_asks_the_terminal(tmp_path: Path) -> None:
+    """textual-image asks the terminal on import when stdout is a tty; the answer would be
+    read from the keys (eating what is typed as the app starts), and a pty of 0 columns made
+    it divide by zero. cave imports it with the questions off: nothing is written to the
+    terminal, and the cell size comes from the window size (the default when it has none)."""
     import os
     import pty
     import subprocess
@@ -86,8 +88,9 @@ def test_the_terminal_probe_survives_a_terminal_of_no_size(tmp_path: Path) -> No
 
     main, side = pty.openpty()  # a new pty: 0 rows, 0 columns
     code = (
-        "from cave_tui.frontends.tui.widgets.figure import ImageMode, image_class, "
-        "probe_terminal\nprobe_terminal()\nprint('PROBED', image_class(ImageMode.AUTO).__name__)"
+        "import sys\nfrom cave_tui.frontends.tui.widgets.figure import ImageMode, _images, "
+        "image_class\nname = image_class(ImageMode.AUTO).__name__\n"
+        "sys.stderr.write(f'{name} {tuple(_images().get_cell_size())}')"
     )
     try:
         done = subprocess.run(
@@ -95,17 +98,23 @@ def test_the_terminal_probe_survives_a_terminal_of_no_size(tmp_path: Path) -> No
             timeout=60, cwd=tmp_path, env={**os.environ, "TERM": "xterm-256color"},
         )  # fmt: skip
         os.set_blocking(main, False)
-        out = b""
-        while True:
-            try:
-                chunk = os.read(main, 65536)
-            except (BlockingIOError, OSError):
-                break
-            if not chunk:
-                break
-            out += chunk
+        try:
+            written = os.read(main, 65536)
+        except (BlockingIOError, OSError):
+            written = b""
     finally:
         os.close(main)
         os.close(side)
     assert done.returncode == 0, done.stderr.decode()
-    assert b"PROBED" in out
+    assert done.stderr.decode() == "HalfcellImage (10, 20)"
+    assert b"\x1b" not in written, written
+
+
+def test_the_protocol_is_told_by_the_terminals_environment() -> None:
+    from cave_tui.frontends.tui.widgets.figure import ImageMode, terminal_mode
+
+    assert terminal_mode({"TERM": "xterm-kitty"}) is ImageMode.KITTY
+    assert terminal_mode({"TERM": "foot"}) is ImageMode.SIXEL
+    assert terminal_mode({"TERM": "xterm-256color", "TERM_PROGRAM": "WezTerm"}) is ImageMode.SIXEL
+    assert terminal_mode({"TERM": "xterm-256color"}) is ImageMode.HALF_BLOCKS
+    assert terminal_mode({"TERM": "xterm-kitty", "TMUX": "/tmp/x"}) is ImageMode.HALF_BLOCKS

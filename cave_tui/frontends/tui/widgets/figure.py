@@ -1,8 +1,8 @@
 """A cell's figure in the code log, drawn with the terminal's image protocol.
 
-`textual-image` draws it with Kitty's graphics protocol or Sixel where the terminal answers
-that it has one, and with Unicode half-blocks otherwise (`ImageMode`; `CAVE_IMAGES` forces
-one). The terminal is asked once, before the app takes it (`probe_terminal`). A figure is
+`textual-image` draws it with Kitty's graphics protocol or Sixel where the terminal has one
+(told by its environment, `terminal_mode`: asking it would read its answer from the keys),
+and with Unicode half-blocks otherwise (`ImageMode`; `CAVE_IMAGES` forces one). A figure is
 drawn at most `MAX_ROWS` rows high and as wide as the log, keeping its aspect ratio; its
 PNG (checked and bounded by the runtime, runtime/figures.py) is decoded only here.
 """
@@ -10,10 +10,13 @@ PNG (checked and bounded by the runtime, runtime/figures.py) is decoded only her
 from __future__ import annotations
 
 import enum
+import functools
 import io
 import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import sys
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, cast
 
 from textual.containers import VerticalGroup
 from textual.widgets import Static
@@ -49,44 +52,84 @@ class ImageMode(enum.Enum):
 
 
 DEFAULT_CELL = (10, 20)  # pixels of a cell when the terminal does not say
+# Terminals known to draw the Kitty graphics protocol's Unicode placeholders, and Sixel.
+_KITTY_TERMS = ("xterm-kitty", "xterm-ghostty")
+_SIXEL_TERMS = ("foot", "foot-extra", "mlterm", "contour", "wezterm", "yaft-256color")
+_SIXEL_PROGRAMS = ("WezTerm", "iTerm.app", "mintty")
 
 
-def probe_terminal() -> None:
-    """Ask the terminal which image protocol it has and its cell size (textual-image does it
-    on import, and cannot once the app runs): call before the app starts. A terminal that
-    reports a size of 0 columns (textual-image divides by it) gets the default cell size."""
-    try:
-        import textual_image.widget
-    except ZeroDivisionError:
-        from textual_image import _terminal
-
-        _terminal.get_cell_size._result = _terminal.CellSize(*DEFAULT_CELL)  # type: ignore[attr-defined]
-        import textual_image.widget  # noqa: F401
-
-
-def resolved(mode: ImageMode) -> ImageMode:
-    """*mode*, AUTO made the one the terminal has: Kitty or Sixel, else half-blocks."""
-    if mode is not ImageMode.AUTO:
-        return mode
-    from textual_image import renderable
-
-    if renderable.Image is renderable.TGPImage:
+def terminal_mode(env: Mapping[str, str]) -> ImageMode:
+    """The protocol the terminal has, from its environment (never by asking it: an answer
+    read from the input would eat what the user types as the app starts): Kitty, Sixel,
+    else half-blocks. Under tmux or screen, half-blocks."""
+    term = env.get("TERM", "")
+    if env.get("TMUX") or term.startswith(("screen", "tmux")):
+        return ImageMode.HALF_BLOCKS
+    if term in _KITTY_TERMS or env.get("KITTY_WINDOW_ID"):
         return ImageMode.KITTY
-    if renderable.Image is renderable.SixelImage:
+    if term in _SIXEL_TERMS or env.get("TERM_PROGRAM") in _SIXEL_PROGRAMS:
+        return ImageMode.SIXEL
+    if env.get("KONSOLE_VERSION"):
         return ImageMode.SIXEL
     return ImageMode.HALF_BLOCKS
 
 
+def resolved(mode: ImageMode) -> ImageMode:
+    """*mode*, AUTO made the one the terminal has (`terminal_mode`)."""
+    return terminal_mode(os.environ) if mode is ImageMode.AUTO else mode
+
+
+def cell_pixels() -> tuple[int, int]:
+    """The terminal's cell size in pixels from the kernel's window size (no query), else
+    `DEFAULT_CELL`."""
+    import fcntl
+    import struct
+    import termios
+
+    for stream in (sys.__stdout__, sys.__stdin__):
+        try:
+            packed = fcntl.ioctl(stream.fileno(), termios.TIOCGWINSZ, b"\0" * 8)  # type: ignore[union-attr]
+        except (AttributeError, OSError, ValueError):
+            continue
+        rows, columns, width, height = struct.unpack("HHHH", packed)
+        if rows and columns and width and height:
+            return width // columns, height // rows
+    return DEFAULT_CELL
+
+
+@functools.cache
+def _images() -> ModuleType:
+    """textual-image's widgets, imported once with its terminal queries off: it asks the
+    terminal on import when stdout is a tty, and the answers would be read as keys once the
+    app runs (or eat the keys typed while it starts). Its cell size is set from `cell_pixels`."""
+    from textual_image import _terminal
+
+    _terminal.get_cell_size._result = _terminal.CellSize(*cell_pixels())  # type: ignore[attr-defined]
+    real = sys.__stdout__
+    sys.__stdout__ = _NoTerminal()  # type: ignore[misc,assignment]
+    try:
+        import textual_image.widget as images
+    finally:
+        sys.__stdout__ = real  # type: ignore[misc]
+    return images
+
+
+class _NoTerminal(io.StringIO):
+    """What textual-image sees as stdout while it is imported: no tty to ask."""
+
+    def isatty(self) -> bool:
+        return False
+
+
 def image_class(mode: ImageMode) -> Callable[..., Widget]:
     """The textual-image widget class drawing in *mode* (AUTO: `resolved`)."""
-    from textual_image import widget as images
-
+    images = _images()
     match resolved(mode):
         case ImageMode.KITTY:
-            return images.TGPImage
+            return cast("Callable[..., Widget]", images.TGPImage)
         case ImageMode.SIXEL:
-            return images.SixelImage
-    return images.HalfcellImage
+            return cast("Callable[..., Widget]", images.SixelImage)
+    return cast("Callable[..., Widget]", images.HalfcellImage)
 
 
 def cells_for(
@@ -133,10 +176,8 @@ class FigureView(VerticalGroup):
             self._fit(event.size.width)
 
     def _fit(self, columns: int) -> None:
-        from textual_image._terminal import get_cell_size
-
         self._columns = columns
-        cell = get_cell_size()
+        cell = _images().get_cell_size()
         width, height = cells_for(self.pixels, (cell.width, cell.height), max(columns - 2, 8))
         self.image.styles.width = width
         self.image.styles.height = height
