@@ -78,3 +78,15 @@ def test_a_kernels_description_of_a_figure_is_one_line_of_data() -> None:
     assert note.startswith("a figure (PNG, 10×20): axes (title 'a]52;c;ZXZpbA== b', 1 series)")
     assert "\x1b" not in note and "\n" not in note and "\u202e" not in note
     assert len(note) < 700
+
+
+def test_a_failed_cells_figures_are_not_said_to_be_shown() -> None:
+    from cave_tui.agent.observation import shape_result
+    from cave_tui.runtime.base import ExecutionResult
+
+    done = ExecutionResult(success=True, figures=[PNG], figure_notes=["a figure (PNG, 1×1)"])
+    assert "[figure shown to the user: a figure (PNG, 1×1)]" in shape_result(done, 5000)
+    failed = ExecutionResult(
+        success=False, error_text="ValueError: x", figures=[PNG], figure_notes=["a figure"]
+    )
+    assert "figure" not in shape_result(failed, 5000)
