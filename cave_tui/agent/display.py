@@ -147,7 +147,7 @@ def figure_lines(event: ev.ExecutionOutputEvent) -> list[str]:
         lines.append(f"figure saved: {shown}")
     unsaved = len(event.figures) - len(event.saved_figures)
     if unsaved > 0:
-        lines.append(f"{unsaved} figure(s) shown, not saved (no session is recorded)")
+        lines.append(f"{unsaved} figure(s) made, not saved (no session is recorded)")
     return lines
 
 
