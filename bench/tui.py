@@ -2,6 +2,7 @@
 
 python bench/tui.py             # prints a table, writes bench/results/tui.json
 python bench/tui.py --quick     # fewer repeats
+python bench/tui.py --figure    # only the figure drawn in the log
 
 - start-up: the real `cave --model scripted:FILE` under a pseudo-terminal (pexpect):
   time until the first frame shows the input, and until a key typed then is drawn
@@ -15,6 +16,8 @@ python bench/tui.py --quick     # fewer repeats
   `namespace_summary()` (bounded: the prompt's), its `namespace_listing()` (every name:
   what the inspector shows, off the UI thread) and the inspector's refresh (rows replaced
   and the visible rows painted) are timed apart.
+- figure: a 1000x800 PNG from a cell to its figure painted in the code log (decoded,
+  mounted, laid out, every row rendered as half-blocks), target <= 150 ms.
 """
 
 from __future__ import annotations
@@ -243,6 +246,84 @@ async def frame_table(rows: int, columns: int, steps: int) -> dict[str, float]:
     }
 
 
+# -- a figure in the code log ---------------------------------------------------------------------
+def figure_png(width: int = 1000, height: int = 800) -> bytes:
+    """A *width* x *height* PNG of a matplotlib line plot (Agg), as a cell's figure is."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(width / 100, height / 100), dpi=100)
+    rng = random.Random(0)
+    for k in range(3):
+        ax.plot([rng.gauss(k, 1) for _ in range(200)], label=f"series {k}")
+    ax.set_title("bench")
+    ax.legend()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+async def figure_draw(repeat: int) -> dict[str, float]:
+    """From a cell's PNG (1000x800) to its figure painted in the code log (half-blocks: the
+    headless app has no terminal protocol): decode, mount, layout, every row rendered."""
+    from cave_tui.agent.events import USER_AGENT
+    from cave_tui.app.services import AppServices
+    from cave_tui.frontends.tui.app import CaveApp
+    from cave_tui.frontends.tui.widgets.figure import FigureView
+
+    os.environ["CAVE_IMAGES"] = "halfblocks"
+    png = figure_png()
+    services = AppServices(Config())
+    app = CaveApp(services, animate=False, history_file=None, persist_settings=False)
+    times: list[float] = []
+    baseline: list[float] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        for i in range(repeat):
+            entry = app.steplog.add_code(i + 1, USER_AGENT, "plt.show()")
+            await pilot.pause()
+            started = time.perf_counter()
+            entry.add_figures([png], [])
+            await pilot.pause()
+            view = entry.query(FigureView).last()
+            for y in range(view.image.size.height):  # paint every row of it
+                view.image.render_line(y)
+            times.append(time.perf_counter() - started)
+            assert view.image.size.height > 0
+            started = time.perf_counter()  # the same for one line of text: the baseline
+            entry.add_note("one line")
+            await pilot.pause()
+            baseline.append(time.perf_counter() - started)
+        await app.action_quit()
+    return {
+        "median_ms": statistics.median(times) * 1000,
+        "worst_ms": max(times) * 1000,
+        "text_line_ms": statistics.median(baseline) * 1000,
+    }
+
+
+def figure_rows(figure: dict[str, float]) -> list[dict[str, Any]]:
+    return [
+        {
+            "metric": "1000x800 figure drawn in the log (median)",
+            "value": figure["median_ms"],
+            "unit": "ms",
+            "target": "<= 150",
+            "ok": figure["median_ms"] <= 150,
+        },
+        {"metric": "1000x800 figure drawn in the log (worst)", "value": figure["worst_ms"],
+         "unit": "ms"},
+        {"metric": "one line of text drawn in the log (baseline)",
+         "value": figure["text_line_ms"], "unit": "ms"},
+    ]  # fmt: skip
+
+
 # -- start-up and memory (the real command under a pseudo-terminal) ------------------------------
 def startup(repeat: int, runtime: list[str]) -> dict[str, float]:
     """The real app under a pty with *runtime*'s flags ([] is the default: the kernel).
@@ -340,12 +421,17 @@ def main() -> None:
     os.environ.setdefault("CAVE_CONFIG_DIR", tempfile.mkdtemp())
     os.environ.setdefault("CAVE_DATA_DIR", tempfile.mkdtemp())
     repeat = 3 if quick else 7
+    if "--figure" in sys.argv:  # only the figure
+        figure = asyncio.run(figure_draw(repeat))
+        report("tui-figure", figure_rows(figure), {"figure": figure, "load": os.getloadavg()})
+        return
     kernel = startup(repeat, [])
     in_process = startup(repeat, ["--in-process"])
     ten = asyncio.run(stream_answer(10_000))
     hundred = asyncio.run(stream_answer(100_000))
     inspector = asyncio.run(inspector_refresh(10_000, repeat))
     table = asyncio.run(frame_table(2_000_000, 60, 30 if quick else 90))
+    figure = asyncio.run(figure_draw(repeat))
     ratio = hundred["seconds"] / ten["seconds"]
     rows = []
     for label, start in (("kernel (default)", kernel), ("--in-process", in_process)):
@@ -426,9 +512,11 @@ def main() -> None:
         {"metric": "table view: scroll step (worst, a new window of rows)",
          "value": table["step_worst_ms"], "unit": "ms"},
     ]  # fmt: skip
+    rows += figure_rows(figure)
     load = os.getloadavg()
     print(f"load average during the run: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     extra = {"startup": {"kernel": kernel, "in_process": in_process}, "table": table}
+    extra["figure"] = figure
     report("tui", rows, {"streaming": {"10k": ten, "100k": hundred}, "load": load, **extra})
 
 

@@ -7,8 +7,10 @@ time and tokens.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from rich.console import Console
 from rich.markdown import Markdown
@@ -85,6 +87,7 @@ class RichDisplay:
                     self._streamed.discard((event.agent, event.step))  # shown as it came
                 elif event.output.strip():
                     self.console.print(plain_text(fold(event.output.rstrip()), "dim"))
+                print_saved_figures(self.console, event)
             case ev.ExecutionErrorEvent() | ev.SecurityErrorEvent():
                 output = event.output if isinstance(event, ev.ExecutionErrorEvent) else ""
                 if (event.agent, event.step) in self._streamed:
@@ -133,6 +136,25 @@ class RichDisplay:
                 style="dim",
             )
         )
+
+
+def figure_lines(event: ev.ExecutionOutputEvent) -> list[str]:
+    """`figure saved: PATH` for each figure the cell's event was saved as (relative to
+    the working folder when inside it); a figure not saved (no session) is counted."""
+    lines = []
+    for path in event.saved_figures:
+        shown = os.path.relpath(path) if Path(path).resolve().is_relative_to(Path.cwd()) else path
+        lines.append(f"figure saved: {shown}")
+    unsaved = len(event.figures) - len(event.saved_figures)
+    if unsaved > 0:
+        lines.append(f"{unsaved} figure(s) made, not saved (no session is recorded)")
+    return lines
+
+
+def print_saved_figures(console: Console, event: ev.ExecutionOutputEvent) -> None:
+    """Print `figure_lines` (plain text: the path holds no markup)."""
+    for line in figure_lines(event):
+        console.print(Text(line, style="cyan"))
 
 
 def is_preformatted(text: str) -> bool:

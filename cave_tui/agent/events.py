@@ -131,6 +131,10 @@ class ExecutionOutputEvent(Event):
     duration: float = 0.0
     # The PNGs it displayed (runtime/figures.py), for a front end that shows images.
     figures: list[bytes] = field(default_factory=list, metadata={TRANSIENT: True})
+    # Where the recorder saved them, relative to the session folder (session/figures.py).
+    figure_files: list[str] = field(default_factory=list)
+    # The same as paths to open now: set when they are saved, or when a session is resumed.
+    saved_figures: list[str] = field(default_factory=list, metadata={TRANSIENT: True})
 
 
 @dataclass

@@ -64,10 +64,22 @@ def _changed_note(result: ExecutionResult) -> str:
     return f"[{'; '.join(parts)}]" if parts else ""
 
 
+def figures_note(result: ExecutionResult) -> str:
+    """One line per figure the cell displayed (what it shows, never its pixels): the model
+    learns the user sees it in the log, saved with the session. Only a cell that succeeded
+    shows its figures (its `ExecutionOutputEvent` carries them), so only its are told."""
+    if not result.success:
+        return ""
+    lines = [f"[figure shown to the user: {note}]" for note in result.figure_notes]
+    if result.figures_dropped:
+        lines.append(f"[{result.figures_dropped} more figure(s) not shown: over the size limits]")
+    return "\n".join(lines)
+
+
 def shape_result(result: ExecutionResult, limit: int, hints: Iterable[str] = ()) -> str:
-    """The observation message for one cell; *hints* follow an error."""
+    """The observation message for one cell; *hints* follow an error; then its figures."""
     notice = f"[runtime: {result.notice}]\n" if result.notice else ""
-    changed = _changed_note(result)
+    changed = "\n".join(n for n in (_changed_note(result), figures_note(result)) if n)
     if result.blocked:
         lines = ["Blocked by the security policy; the code did not run:"]
         for v in result.security_violations:

@@ -580,6 +580,29 @@ def save_object(
     )
 
 
+def save_file_bytes(data: bytes, path: str | Path, *, fmt: str, overwrite: bool = False) -> Saved:
+    """Write *data* (a file already made, e.g. a figure drawn as PNG) to *path* atomically,
+    as it is. Raises `FileExistsConflict` if the target exists and *overwrite* is False."""
+    import hashlib
+
+    final = Path(path).expanduser()
+    if final.is_dir():
+        raise DataIOError(f"{final} is a directory; give a file name inside it", path=final)
+    if not final.parent.is_dir():
+        raise DataIOError(f"cannot write {final}: the folder {final.parent} does not exist")
+    if final.exists() and not overwrite:
+        raise FileExistsConflict(
+            f"{final} already exists ({final.stat().st_size:,} bytes); not overwritten",
+            path=final,
+        )
+    try:
+        with atomic_path(final) as tmp:
+            tmp.write_bytes(data)
+    except OSError as exc:
+        raise DataIOError(describe_os_error(exc, "write", final), path=final) from None
+    return Saved(final, fmt, len(data), hashlib.sha256(data).hexdigest())
+
+
 def _stated(restore: dict[str, Any]) -> list[str]:
     """What a text format changed of the object, in words (from the writer's restore info)."""
     said = []

@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, cast
 
 from cave_tui.runtime import upstream
+from cave_tui.runtime.figures import RENDER_LIMIT, FigureError, FigureFormat, check_rendered
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.memory import MemoryUse
 from cave_tui.runtime.provenance import Provenance
 from cave_tui.runtime.sent_definitions import SentDefinitions
+from cave_tui.runtime.shipped import figure_render
 from cave_tui.runtime.shipped.detail import Detail, object_detail
 from cave_tui.runtime.shipped.frame_window import FrameWindow, SortKey, find, frame_window
 from cave_tui.runtime.shipped.persist import Keep, Persistable
@@ -67,6 +69,7 @@ class ExecutionResult:
     notice: str | None  # runtime event the model must know (restart, state loss)
     figures: list[bytes]  # PNGs it displayed, checked and bounded (runtime/figures.py)
     figures_dropped: int  # figures it displayed that were not kept (over the bounds, no PNG)
+    figure_notes: list[str]  # one line per kept figure for the model (title, axes, series)
     _exception: BaseException | None = field(repr=False, compare=False)
 
     def __init__(
@@ -88,6 +91,7 @@ class ExecutionResult:
         error_text: str | None = None,
         figures: list[bytes] | None = None,
         figures_dropped: int = 0,
+        figure_notes: list[str] | None = None,
     ) -> None:
         self.output = output if stdout is None else stdout
         self.error_type = error_type
@@ -105,6 +109,7 @@ class ExecutionResult:
         self.notice = notice
         self.figures = list(figures or [])
         self.figures_dropped = figures_dropped
+        self.figure_notes = list(figure_notes or [])
 
     @property
     def error(self) -> BaseException | None:
@@ -449,6 +454,17 @@ class Runtime(ABC):
     @abstractmethod
     async def retrieve(self, name: str) -> Any:
         """Return the live object bound to *name*; KeyError if there is none."""
+
+    async def render_figure(self, name: str, fmt: FigureFormat) -> bytes:
+        """*name*'s matplotlib Figure drawn as a *fmt* file where it lives, checked
+        (`check_rendered`): only bytes, never the object. KeyError if unbound; FigureError
+        when it is no Figure or cannot be drawn."""
+        value = await self.retrieve(name)
+        try:
+            data = figure_render.render(value, fmt.value, RENDER_LIMIT)
+        except (figure_render.NotAFigure, figure_render.RenderedTooBig) as exc:
+            raise FigureError(f"cannot write {name!r} as {fmt.name}: {exc}") from None
+        return check_rendered(data, fmt)
 
     async def retrieve_many(self, names: list[str]) -> list[Retrieved]:
         """`retrieve` of each of *names*, in order, an error kept per name (a runtime in

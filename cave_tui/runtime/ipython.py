@@ -35,7 +35,7 @@ from cave_tui.runtime.base import (
 )
 from cave_tui.runtime.capture import OutputCapture, routed_streams
 from cave_tui.runtime.failures import RuntimeFailure
-from cave_tui.runtime.figures import Figures, open_figures
+from cave_tui.runtime.figures import Figures, force_agg, open_figures
 from cave_tui.runtime.items import Function, Injectable, Type, Variable, validate_name
 from cave_tui.runtime.memory import (
     MemoryLimitSetting,
@@ -129,6 +129,7 @@ class IPythonRuntime(Runtime):
         limit = resolve_memory_limit(memory_limit)
         self._watchdog = None if limit is None else MemoryWatchdog(limit, self._stop_for_memory)
         pin_display()  # a cell's output must not depend on the terminal (display.py)
+        force_agg()  # a figure never opens a window: it is drawn in the log (figures.py)
         self._ns: dict[str, Any] = {}
         self._shell = self._make_shell(self._ns)
         self._hidden: set[str] = set(self._shell.user_ns_hidden) | set(HIDDEN_NAMES)
@@ -663,6 +664,7 @@ class IPythonRuntime(Runtime):
             output_truncated_chars=capture.dropped,
             figures=figures.kept,
             figures_dropped=figures.dropped,
+            figure_notes=figures.notes,
         )
         if error is not None:
             result.error_type = type(error).__name__

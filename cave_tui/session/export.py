@@ -1,7 +1,8 @@
 """Export a session as a Jupyter notebook (nbformat) or a Python script (percent cells).
 
 Conversation turns become Markdown cells, each cell that ran a code cell with the
-recorded output (stdout, or the error; a cell that raised is tagged `raises-exception`).
+recorded output (stdout and its figures as `image/png`, or the error; a cell that raised
+is tagged `raises-exception`).
 A cell that did not run to its end in the session (cut short, blocked, refused, skipped)
 is shown as Markdown, never run. Injected and loaded data becomes a code cell that
 loads it from its source without cave (`setup_code`), so the notebook runs on its own.
@@ -9,6 +10,7 @@ loads it from its source without cave (`setup_code`), so the notebook runs on it
 
 from __future__ import annotations
 
+import base64
 import re
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from typing import Any
 from cave_tui.agent.final_answer import FINAL_NAME
 from cave_tui.dataio.atomic import atomic_write_text
 from cave_tui.session.cell_fate import RAISES_TAG, CellFate, Fate, cell_fate
+from cave_tui.session.figures import figure_path, read_figure
 from cave_tui.session.reader import (
     PolicyChange,
     RecordedStep,
@@ -60,7 +63,22 @@ def _unsupported(turn: RecordedTurn) -> str:
     return UNSUPPORTED_MARK if record.get("support") == AnswerSupport.NONE else ""
 
 
-def _outputs(outcome: dict[str, Any] | None) -> list[Any]:
+def _figure_outputs(outcome: dict[str, Any], folder: Path) -> list[Any]:
+    """The cell's saved figures as `image/png` display outputs (a missing file is left out)."""
+    from nbformat.v4 import new_output
+
+    outputs = []
+    names = outcome.get("figure_files")
+    for name in names if isinstance(names, list) else []:
+        path = figure_path(folder, name)
+        png = read_figure(path) if path is not None else None
+        if png is not None:
+            data = {"image/png": base64.b64encode(png).decode("ascii")}
+            outputs.append(new_output("display_data", data=data))
+    return outputs
+
+
+def _outputs(outcome: dict[str, Any] | None, folder: Path) -> list[Any]:
     from nbformat.v4 import new_output
 
     if outcome is None:
@@ -69,6 +87,7 @@ def _outputs(outcome: dict[str, Any] | None) -> list[Any]:
     text = str(outcome.get("output") or "")
     if text:
         outputs.append(new_output("stream", name="stdout", text=text))
+    outputs += _figure_outputs(outcome, folder)
     if outcome.get("type") == "execution_error":
         error = str(outcome.get("error") or "")
         last = error.strip().splitlines()[-1] if error.strip() else ""
@@ -162,7 +181,10 @@ def to_notebook(session: str | Path | SessionData) -> Any:
             metadata = {**metadata, "tags": [*metadata.get("tags", []), RAISES_TAG]}
         count += 1
         cell = new_code_cell(
-            code.rstrip("\n"), execution_count=count, outputs=_outputs(outcome), metadata=metadata
+            code.rstrip("\n"),
+            execution_count=count,
+            outputs=_outputs(outcome, data.dir),
+            metadata=metadata,
         )
         cells.append(cell)
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from cave_tui.agent import events as ev
 from cave_tui.dataio.checkpoint import UNBOUNDED, SnapshotBounds
+from cave_tui.session.figures import FIGURES, save_figures
 from cave_tui.session.log import EventLog
 from cave_tui.session.records import SNAPSHOT_READ_SEQ, SNAPSHOT_SEQ, RecordType
 from cave_tui.session.store import (
@@ -363,6 +364,7 @@ class SessionRecorder:
             self.record(
                 {"type": "reply", "turn": self.turn, "step": event.step, "text": self._last_reply()}
             )
+        self._save_figures(event, f"{self.turn}-{event.step}")
         data = event.to_dict()
         data["turn"] = self.turn
         if kind is ev.EventType.USAGE:
@@ -376,6 +378,18 @@ class SessionRecorder:
         if kind in STEP_END and kind not in (ev.EventType.FINAL_RESPONSE, ev.EventType.ERROR):
             self.meta["steps"] = int(self.meta.get("steps") or 0) + 1
         self.record(data, sync=kind in STEP_END)
+
+    def _save_figures(self, event: ev.Event, stem: str) -> None:
+        """Save the figures of a cell's event as PNGs in the folder (`figures/<stem>-N.png`)
+        and name them on the event, recorded (`figure_files`) and to open now."""
+        if not isinstance(event, ev.ExecutionOutputEvent) or not event.figures:
+            return
+        try:
+            event.figure_files = save_figures(self.dir, stem, event.figures)
+        except OSError as exc:
+            self._warn(f"could not save the cell's figures in {self.dir / FIGURES}: {exc}")
+            return
+        event.saved_figures = [str(self.dir / name) for name in event.figure_files]
 
     def _last_reply(self) -> str:
         for message in reversed(self.agent.history if self.agent is not None else []):
@@ -398,6 +412,7 @@ class SessionRecorder:
         elif kind not in (ev.EventType.EXECUTION_OUTPUT, ev.EventType.EXECUTION_ERROR):
             return
         self._dirty.update(getattr(event, "changed", None) or [])
+        self._save_figures(event, f"u{int(self.meta.get('user_cells') or 0)}")
         record = {
             **event.to_dict(),
             "turn": self.turn,

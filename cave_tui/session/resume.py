@@ -187,7 +187,11 @@ async def resume_session(
         recorder.turn = turns
         recorder.attach(agent, runtime)
         result = ResumeResult(
-            recorder, len(history), turns, torn_tail=torn, transcript=transcript(data.records)
+            recorder,
+            len(history),
+            turns,
+            torn_tail=torn,
+            transcript=transcript(data.records, data.dir),
         )
         result.skipped_records = list(skipped)
         marks: dict[str, Any] | None = None

@@ -9,9 +9,11 @@ snapshots, injections) are left out.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from cave_tui.agent import events as ev
+from cave_tui.session.figures import resolve_figures
 
 # Events recorded in the log that a front end draws, besides the replies.
 DRAWN = {
@@ -33,9 +35,10 @@ DRAWN = {
 UNFINISHED = "did not finish: cave stopped while it ran"
 
 
-def transcript(records: Iterable[dict[str, Any]]) -> list[ev.Event]:
+def transcript(records: Iterable[dict[str, Any]], folder: Path | None = None) -> list[ev.Event]:
     """The drawable events of a session's records, in order. A `!` cell with no outcome
-    record (cave stopped while it ran) is shown interrupted, never still running."""
+    record (cave stopped while it ran) is shown interrupted, never still running. With the
+    session's *folder*, a cell's saved figures are named for the front end to show."""
     events: list[ev.Event] = []
     unfinished: dict[int, int] = {}  # a user cell's number -> its code event's index
     for record in records:
@@ -57,4 +60,6 @@ def transcript(records: Iterable[dict[str, Any]]) -> list[ev.Event]:
             content=UNFINISHED, error=UNFINISHED, agent=ev.USER_AGENT, interrupted=True
         )
         events.insert(index + 1, stopped)
+    if folder is not None:
+        resolve_figures(events, folder)
     return events

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cave_tui.app.commands.registry import CommandContext, CommandError, registry
+from cave_tui.runtime.figures import FigureFormat
 
 if TYPE_CHECKING:
     from cave_tui.dataio.progress import Progress
@@ -155,16 +156,23 @@ def _default_retrieve_dir(ctx: CommandContext) -> Path:
     return folder
 
 
-async def _save_asking(ctx: CommandContext, obj: Any, target: Path) -> Saved | None:
-    """Save *obj* to *target*, asking before overwriting a file; None when the user says no.
-    A frame's write reports its progress; cancelling the command stops it between row
-    groups, and nothing is written."""
+async def _save_asking(
+    ctx: CommandContext, obj: Any, target: Path, fmt: FigureFormat | None = None
+) -> Saved | None:
+    """Save *obj* to *target* (with *fmt*: the bytes of a figure file, as they are), asking
+    before overwriting a file; None when the user says no. A frame's write reports its
+    progress; cancelling the command stops it between row groups, and nothing is written."""
     from cave_tui.dataio import FileExistsConflict, save_object
+    from cave_tui.dataio.save import save_file_bytes
 
     overwrite = False
     stop = threading.Event()
     while True:
         try:
+            if fmt is not None:
+                return await asyncio.to_thread(
+                    save_file_bytes, obj, target, fmt=fmt.value, overwrite=overwrite
+                )
             return await asyncio.to_thread(
                 save_object,
                 obj,
@@ -206,7 +214,8 @@ async def _retrieve_for_file(runtime: Any, name: str) -> Any:
 
 @registry.command(
     "retrieve",
-    "Save a variable to a file (frame→parquet, array→npy, data→json, else pickle)",
+    "Save a variable to a file (frame→parquet, array→npy, data→json, Figure→png/svg/pdf, "
+    "else pickle)",
     "NAME [PATH]",
     min_args=1,
     max_args=2,
@@ -214,16 +223,24 @@ async def _retrieve_for_file(runtime: Any, name: str) -> Any:
 async def retrieve(ctx: CommandContext, args: list[str]) -> None:
     from cave_tui.dataio import DataIOError, describe_value
     from cave_tui.dataio.save import kernel_pickle, target_for
+    from cave_tui.runtime.figures import FigureError
 
     name = args[0]
+    # PATH.png|.svg|.pdf: a matplotlib Figure drawn where it lives; only the file comes back.
+    fmt = FigureFormat.of_path(args[1]) if len(args) > 1 else None
     try:
-        obj = await _retrieve_for_file(ctx.runtime, name)
+        if fmt is not None:
+            obj: Any = await ctx.services.live_runtime.render_figure(name, fmt)
+        else:
+            obj = await _retrieve_for_file(ctx.runtime, name)
     except KeyError as exc:
         raise CommandError(str(exc.args[0] if exc.args else exc)) from None
+    except FigureError as exc:
+        raise CommandError(f"{exc} (a .png, .svg or .pdf is drawn from a Figure)") from None
     try:
         default_dir = _default_retrieve_dir(ctx) if len(args) == 1 else Path.cwd()
         target = target_for(name, args[1] if len(args) > 1 else None, default_dir)
-        saved = await _save_asking(ctx, obj, target)
+        saved = await _save_asking(ctx, obj, target, fmt)
         if saved is None:
             return
     except DataIOError as exc:
@@ -234,7 +251,10 @@ async def retrieve(ctx: CommandContext, args: list[str]) -> None:
     if session is not None:
         session.record_retrieval(name, saved)
     note = f" ({saved.note})" if saved.note else ""
-    what = obj.type_name if kernel_pickle(obj) is not None else describe_value(obj)
+    if fmt is not None:
+        what = f"a Figure drawn as {fmt.name}"
+    else:
+        what = obj.type_name if kernel_pickle(obj) is not None else describe_value(obj)
     ctx.print(
         f"Saved `{name}` ({what}) to {shown_path(saved.path)} — "
         f"{_human(saved.bytes)}, {saved.format}{note}"

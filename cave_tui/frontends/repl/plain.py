@@ -24,7 +24,7 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 from cave_tui.agent import events as ev
-from cave_tui.agent.display import RichDisplay, fold
+from cave_tui.agent.display import RichDisplay, fold, print_saved_figures
 from cave_tui.app.commands import CommandContext, load_commands, registry
 from cave_tui.app.commands.registry import Severity
 from cave_tui.app.config import history_path
@@ -124,6 +124,7 @@ async def run_python(services: AppServices, code: str, console: Console) -> None
                     output = event.output.rstrip()
                     if output and not streamed:
                         console.print(plain_text(fold(output)))
+                    print_saved_figures(console, event)
                 case ev.ExecutionErrorEvent():
                     console.print(plain_text(fold(event.content.rstrip()), "red"))
                 case ev.NoticeEvent():

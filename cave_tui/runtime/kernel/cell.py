@@ -10,6 +10,7 @@ from typing import Any
 
 from cave_tui.runtime.capture import OutputCapture
 from cave_tui.runtime.figures import Figures
+from cave_tui.runtime.shipped.figure_render import NOTE_MIME
 
 
 class CellOutcome(enum.Enum):
@@ -90,7 +91,7 @@ class CellRun:
             if text:
                 self.capture.write(f"{text}\n")
             if "image/png" in data:
-                self.figures.add_base64(data["image/png"])
+                self.figures.add_base64(data["image/png"], data.get(NOTE_MIME))
         elif kind == "error":
             self.error_msg = content
         elif kind == "comm_msg":

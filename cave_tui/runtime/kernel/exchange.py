@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cave_tui.runtime.base import Retrieved
+from cave_tui.runtime.figures import RENDER_LIMIT, FigureError, FigureFormat, check_rendered
 from cave_tui.runtime.items import Injectable, Pickled
 from cave_tui.runtime.kernel.decode_limits import DecodeBudget
 from cave_tui.runtime.kernel.decode_worker import decode_isolated, uses_worker
@@ -179,6 +180,25 @@ class ValueExchange:
         if isinstance(result, Exception):
             raise result
         return result
+
+    async def figure(self, name: str, fmt: FigureFormat) -> bytes:
+        """*name*'s Figure drawn as a *fmt* file in the kernel (`op_figure`): only its bytes
+        come back, checked (`check_rendered`), never unpickled. KeyError if unbound;
+        FigureError when it is no Figure; TransferError when drawing it hung."""
+        what = f"drawing {name!r} as {fmt.name}"
+        payload = {"name": name, "format": fmt.value, "limit": RENDER_LIMIT}
+        reply, _ = await self._bounded("figure", payload, what, "savefig")
+        if reply is None:
+            raise TransferError(f"{what} hung; the kernel was restarted")
+        data = reply["data"]
+        if not data.get("ok"):
+            if data.get("error_type") == "KeyError":
+                raise KeyError(str(data.get("error")))
+            raise FigureError(f"cannot write {name!r} as {fmt.name}: {data.get('error')}")
+        buffers = reply["buffers"]
+        if len(buffers) != 1:
+            raise FigureError(f"{what}: the kernel sent no file")
+        return check_rendered(bytes(buffers[0]), fmt)
 
     async def pickled_many(self, names: list[str]) -> list[KernelPickle | Exception] | None:
         """`pickled` of each of *names* in one request (at most `decode_limit` bytes in

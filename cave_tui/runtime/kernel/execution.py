@@ -164,6 +164,7 @@ class CellExecutor:
         result = ExecutionResult(success=False, output=cell.capture.getvalue(), duration=duration)
         result.output_truncated_chars = cell.capture.dropped
         result.figures, result.figures_dropped = cell.figures.kept, cell.figures.dropped
+        result.figure_notes = cell.figures.notes
         if outcome is CellOutcome.STOPPED:
             result.error = "the runtime was stopped while this cell ran"
             result.error_type = "Stopped"

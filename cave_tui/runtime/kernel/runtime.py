@@ -24,6 +24,7 @@ from cave_tui.runtime.base import (
     Retrieved,
     Runtime,
 )
+from cave_tui.runtime.figures import FigureFormat
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.kernel import limits
 from cave_tui.runtime.kernel.cell import CellOutcome
@@ -388,6 +389,10 @@ class IPyKernelRuntime(Runtime):
     async def retrieve(self, name: str) -> Any:
         reply = await self._call(self._exchange.fetch(name))
         return await self._exchange.decode_off_loop(name, reply)
+
+    async def render_figure(self, name: str, fmt: FigureFormat) -> bytes:
+        """Drawn in the kernel: only the file's bytes come back (no trust_kernel needed)."""
+        return await self._call(self._exchange.figure(name, fmt))
 
     async def retrieve_pickled(self, name: str) -> KernelPickle:
         """*name*'s dill bytes made in the kernel, for a dump to write unread: the way a

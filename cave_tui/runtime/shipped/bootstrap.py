@@ -38,6 +38,7 @@ transport: Any = sys.modules.get("_cave_transport")
 mutation: Any = sys.modules.get("_cave_mutation")
 display: Any = sys.modules.get("_cave_display")
 persist: Any = sys.modules.get("_cave_persist")
+figure_render: Any = sys.modules.get("_cave_figure_render")
 
 MARKER = "\n[… {n:,} characters of output dropped …]\n"
 TAIL_ROOM = 200  # the marker's share of the tail budget
@@ -224,6 +225,8 @@ class CaveKernel:
             tracebacks.precise_syntax_errors(self.shell)
         if display is not None:  # a cell's output must not depend on a terminal
             display.pin_display()
+        if figure_render is not None:  # the model is told what a figure shows
+            figure_render.note_figures(self.shell)
         self._report_in_reply()
         if self.config.get("own_kernel"):
             self._result_in_report()
@@ -664,6 +667,18 @@ class CaveKernel:
         kind = type(value)
         info = {"type_name": transport.describe_type(value), "module": kind.__module__}
         return info, [sink.getbuffer()]
+
+    def op_figure(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """One name's matplotlib Figure drawn as PNG, SVG or PDF (`_cave_figure_render`):
+        only the file's bytes go back, at most `limit` of them."""
+        name = data["name"]
+        if name not in self.ns or (name in self.hidden and name not in self.injected):
+            return {"ok": False, "error_type": "KeyError", "error": self._missing(name)}, []
+        try:
+            out = figure_render.render(self.ns[name], str(data["format"]), int(data["limit"]))
+        except (figure_render.NotAFigure, figure_render.RenderedTooBig) as exc:
+            return {"ok": False, "error_type": "NotAFigure", "error": str(exc)}, []
+        return {"ok": True}, [out]
 
     def op_pickle_many(self, data: dict[str, Any], buffers: list[Any]) -> Any:
         """`op_pickle` for many names in one message (a snapshot's values the kernel keeps

@@ -98,3 +98,41 @@ def test_error(snap_compare, size):
         await scrolled_home(pilot)
 
     assert snap_compare(app(replies), terminal_size=size, run_before=error)
+
+
+FIGURE = [
+    "```python\nimport matplotlib.pyplot as plt\n"
+    "fig, ax = plt.subplots(figsize=(6, 4))\nax.plot([1, 3, 2], color='tab:orange')\n"
+    "ax.set_title('Trend')\nplt.show()\n```",
+    "A line going up, then down.",
+]
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_figure_in_the_log_as_half_blocks(snap_compare, size, monkeypatch):
+    monkeypatch.setenv("CAVE_IMAGES", "halfblocks")
+
+    async def turn(pilot):
+        await settle(pilot)
+        await submit(pilot, "Plot the trend.")
+        await scrolled_home(pilot)
+
+    assert snap_compare(app(FIGURE), terminal_size=size, run_before=turn)
+
+
+def test_figure_in_the_log_with_the_kitty_protocol(snap_compare, monkeypatch):
+    """The image is sent to the terminal; the log holds Kitty's placeholder cells, which
+    name the image by its id (fixed here: textual-image starts from a random one)."""
+    import itertools
+
+    from textual_image.renderable import tgp
+
+    monkeypatch.setenv("CAVE_IMAGES", "kitty")
+    monkeypatch.setattr(tgp.Image, "_image_id_counter", itertools.count(0x10203))
+
+    async def turn(pilot):
+        await settle(pilot)
+        await submit(pilot, "Plot the trend.")
+        await scrolled_home(pilot)
+
+    assert snap_compare(app(FIGURE), terminal_size=(120, 40), run_before=turn)

@@ -9,6 +9,7 @@ The status line is updated from here too; a model call's usage goes to `count_us
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
@@ -39,9 +40,22 @@ from cave_tui.agent.events import (
     UsageEvent,
     UserEvent,
 )
+from cave_tui.app.commands.data import shown_path
 from cave_tui.frontends.tui.widgets.chat import ChatPane
 from cave_tui.frontends.tui.widgets.status import StatusLine
-from cave_tui.frontends.tui.widgets.steplog import StepLog, format_duration
+from cave_tui.frontends.tui.widgets.steplog import StepEntry, StepLog, format_duration
+
+
+def show_figures(entry: StepEntry, event: ExecutionOutputEvent) -> None:
+    """Draw the cell's figures under it: its PNGs when live, the saved files when resumed."""
+    from cave_tui.session.figures import read_figure
+
+    pngs = list(event.figures)
+    if not pngs:  # a recorded cell: its figures are in the session folder
+        pngs = [png for path in event.saved_figures if (png := read_figure(Path(path)))]
+    if pngs:
+        entry.add_figures(pngs, [shown_path(Path(p)) for p in event.saved_figures])
+
 
 if TYPE_CHECKING:
     from cave_tui.frontends.tui.widgets.search import SearchBar
@@ -173,6 +187,7 @@ class Conversation(Vertical):
         entry = self.steplog.current(event.step, event.agent)
         if entry is not None:
             entry.finish("ok", output=event.output, duration=duration, changed=changed)
+            show_figures(entry, event)
         reply = self.chat.existing_reply(event.step, event.agent)
         if reply is not None:
             text = "✓ ran" + (f" in {duration}" if duration else "")
@@ -259,6 +274,7 @@ class Conversation(Vertical):
             case ExecutionOutputEvent():
                 duration = self._duration(event.duration)
                 entry.finish("ok", output=event.output, duration=duration, changed=event.changed)
+                show_figures(entry, event)
             case ExecutionErrorEvent():
                 entry.finish(
                     event.error_type or "error",

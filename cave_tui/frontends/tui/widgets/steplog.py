@@ -21,6 +21,7 @@ from cave_tui.printable import plain_text, printable
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
+    from textual.widget import Widget
 
 MAX_ENTRIES = 60
 FOLD_LINES = 16
@@ -100,7 +101,7 @@ class StepEntry(Copyable, VerticalGroup, can_focus=True):
         # What came before on_mount ran (its header and code are composed by then): mounted
         # there, in order. Not `is_mounted`: Textual sets that only after on_mount *and* the
         # mounts it waits on, so an outcome arriving in that wait was set aside for good.
-        self._early: list[Static] = []
+        self._early: list[Widget] = []
         self._placing = False  # on_mount ran: widgets are mounted at once, in order
         self.live: Static | None = None  # the output streamed while the cell runs
         self.live_text = ""
@@ -135,7 +136,7 @@ class StepEntry(Copyable, VerticalGroup, can_focus=True):
             self.mount_all(self._early)
             self._early = []
 
-    def _place(self, *widgets: Static) -> None:
+    def _place(self, *widgets: Widget) -> None:
         """Put *widgets* under what the entry shows, in order (set aside until on_mount)."""
         if not widgets:
             return
@@ -177,6 +178,21 @@ class StepEntry(Copyable, VerticalGroup, can_focus=True):
             self._place(self.live)
         else:
             self.live.update(Text(shown))
+
+    def add_figures(self, pngs: list[bytes], saved: list[str]) -> None:
+        """The figures the cell displayed, under its output (each with where it is saved)."""
+        from cave_tui.frontends.tui.widgets.figure import FigureView  # Pillow: with a figure
+
+        views: list[Widget] = []
+        columns = self.size.width or self.app.size.width  # the log's, once it is laid out
+        for number, png in enumerate(pngs, 1):
+            where = f" · {saved[number - 1]}" if number <= len(saved) else ""
+            try:
+                views.append(FigureView(png, f"figure {number}{where}", columns))
+            except Exception as exc:  # Pillow cannot read it: said, not drawn
+                reason = f"{type(exc).__name__}: {exc}"
+                views.append(Static(plain_text(f"figure {number}: not shown ({reason})")))
+        self._place(*views)
 
     def add_note(self, text: str) -> None:
         """A policy's word on this cell (a hint, a refusal, a rewind), under its output."""
