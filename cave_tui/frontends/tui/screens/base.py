@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
 from enum import Enum, auto
 from typing import TypeVar
 
 from textual import events
 from textual.app import App
 from textual.screen import ModalScreen, Screen
+
+from cave_tui.frontends.tui.widgets.typed_text import TypedText
 
 R = TypeVar("R")
 
@@ -28,14 +29,6 @@ class KeyRoute(Enum):
     DIALOG = auto()  # the dialog (or the app) handles it as usual
     INPUT = auto()  # typing: it goes to the input below the dialog
     DROP = auto()  # an answer key typed too soon to be an answer, and not text
-
-
-@dataclass(frozen=True)
-class TypedText:
-    """What a routed key does to the input: erase *erase* characters, then insert *text*."""
-
-    text: str = ""
-    erase: int = 0
 
 
 def _now() -> float:

@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 
 from cave_tui.app.history import InputHistory
 from cave_tui.frontends.tui.keys import NEWLINE_KEYS, OrderedKeys
-from cave_tui.frontends.tui.screens.base import TypedText
+from cave_tui.frontends.tui.widgets.typed_text import TypedText
 
 if TYPE_CHECKING:
     from textual.app import ComposeResult
