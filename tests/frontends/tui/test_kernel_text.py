@@ -72,3 +72,9 @@ async def test_the_detail_view_shows_markup_like_labels_whole():
         assert_no_control(text)
         screen = app.screen
         assert isinstance(screen, DetailScreen) and screen.is_attached
+        await wait_for(pilot, lambda: screen.detail is not None and bool(screen.detail.describe))
+        screen.action_summary()  # `v`: its dtypes and describe(), the labels whole there too
+        await wait_for(pilot, lambda: " mean " in screen_text(app))
+        text = screen_text(app)
+        assert "weight [kg]" in text and "[/]" in text, text
+        assert_no_control(text)

@@ -48,8 +48,9 @@ def slow_parquet(tmp_path, monkeypatch) -> threading.Event:
 
 
 def _held(app) -> bool:
+    """A bar is drawn, all its parts mounted, and the load holds past its first report."""
     bars = list(app.chat.query(LoadBar))
-    return bool(bars) and bars[0].bar.progress > 0
+    return bool(bars) and bool(bars[0].query(".load-hint")) and bars[0].bar.progress > 0
 
 
 @pytest.mark.parametrize("size", SIZES)
