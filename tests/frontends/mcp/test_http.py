@@ -30,7 +30,11 @@ from cave_tui.frontends.mcp.http import (
     token_from,
 )
 from tests.frontends.mcp.conftest import cave_mcp_command, cave_mcp_env
-from tests.frontends.mcp.test_kernel_and_inspector import INSPECTOR, INSPECTOR_DIR
+from tests.frontends.mcp.test_kernel_and_inspector import (
+    INSPECTOR,
+    INSPECTOR_DIR,
+    require_inspector,
+)
 from tests.frontends.mcp.test_stdio_tools import text_of
 
 DEADLINE = 60.0  # seconds: a hang guard on a loaded machine, not a speed figure
@@ -173,7 +177,7 @@ def test_a_foreign_host_is_refused(server: HttpServer) -> None:
 
 def _inspector_http(server: HttpServer, *args: str) -> dict[str, object]:
     """The Inspector CLI's JSON answer from *server* over streamable HTTP."""
-    assert INSPECTOR.exists(), f"install it with `npm ci --prefix {INSPECTOR_DIR}` (.ci/run does)"
+    require_inspector()
     done = subprocess.run(
         [
             *(str(INSPECTOR), "--cli", server.url, "--transport", "http"),
