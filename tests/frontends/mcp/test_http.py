@@ -30,11 +30,7 @@ from cave_tui.frontends.mcp.http import (
     token_from,
 )
 from tests.frontends.mcp.conftest import cave_mcp_command, cave_mcp_env
-from tests.frontends.mcp.test_kernel_and_inspector import (
-    INSPECTOR,
-    INSPECTOR_DIR,
-    require_inspector,
-)
+from tests.frontends.mcp.test_kernel_and_inspector import inspector_cli
 from tests.frontends.mcp.test_stdio_tools import text_of
 
 DEADLINE = 60.0  # seconds: a hang guard on a loaded machine, not a speed figure
@@ -177,21 +173,8 @@ def test_a_foreign_host_is_refused(server: HttpServer) -> None:
 
 def _inspector_http(server: HttpServer, *args: str) -> dict[str, object]:
     """The Inspector CLI's JSON answer from *server* over streamable HTTP."""
-    require_inspector()
-    done = subprocess.run(
-        [
-            *(str(INSPECTOR), "--cli", server.url, "--transport", "http"),
-            *("--header", f"Authorization: Bearer {server.token}", *args),
-        ],
-        cwd=INSPECTOR_DIR / "node_modules",  # see test_kernel_and_inspector._inspector
-        env=cave_mcp_env(),
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    answer: dict[str, object] = json.loads(done.stdout[done.stdout.index("{") :])
-    return answer
+    bearer = f"Authorization: Bearer {server.token}"
+    return inspector_cli(server.url, "--transport", "http", "--header", bearer, *args)
 
 
 def test_inspector_cli_over_http_lists_tools_runs_and_describes(server: HttpServer) -> None:

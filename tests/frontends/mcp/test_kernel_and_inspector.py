@@ -49,12 +49,18 @@ def require_inspector() -> None:
 
 def _inspector(folder: Path, *args: str) -> dict[str, object]:
     """The Inspector CLI's JSON answer for `cave mcp` working in *folder*."""
-    require_inspector()
     server = cave_mcp_command(
         "--in-process", "--workdir", str(folder), "--sessions-dir", str(folder / "sessions")
     )
+    return inspector_cli(*server, *args)
+
+
+def inspector_cli(*args: str) -> dict[str, object]:
+    """The Inspector CLI's JSON answer for `--cli ARGS` (a server command or URL, then the
+    method and its flags)."""
+    require_inspector()
     done = subprocess.run(
-        [str(INSPECTOR), "--cli", *server, *args],
+        [str(INSPECTOR), "--cli", *args],
         # inspector-cli 1.0.3 finds its own package.json only from a folder whose parent
         # holds a package.json (it tests the path from the working folder): this one.
         cwd=INSPECTOR_DIR / "node_modules",
