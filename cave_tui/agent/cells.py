@@ -134,4 +134,5 @@ def cell_event(
         duration=result.duration,
         timed_out=result.timed_out,
         interrupted=result.interrupted,
+        figures=list(result.figures),  # what it drew before it failed
     )

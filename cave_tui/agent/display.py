@@ -95,6 +95,8 @@ class RichDisplay:
                 elif output.strip() and output not in event.content:  # e.g. a resumed cell
                     self.console.print(plain_text(fold(output.rstrip()), "dim"))
                 self.console.print(plain_text(fold(event.content.rstrip()), "red"))
+                if isinstance(event, ev.ExecutionErrorEvent):  # what it drew before failing
+                    print_saved_figures(self.console, event)
             case ev.FinalResponseEvent():
                 self._flush_prose()
                 if event.unseen:
@@ -138,7 +140,7 @@ class RichDisplay:
         )
 
 
-def figure_lines(event: ev.ExecutionOutputEvent) -> list[str]:
+def figure_lines(event: ev.CellResultEvent) -> list[str]:
     """`figure saved: PATH` for each figure the cell's event was saved as (relative to
     the working folder when inside it); a figure not saved (no session) is counted."""
     lines = []
@@ -151,7 +153,7 @@ def figure_lines(event: ev.ExecutionOutputEvent) -> list[str]:
     return lines
 
 
-def print_saved_figures(console: Console, event: ev.ExecutionOutputEvent) -> None:
+def print_saved_figures(console: Console, event: ev.CellResultEvent) -> None:
     """Print `figure_lines` (plain text: the path holds no markup)."""
     for line in figure_lines(event):
         console.print(Text(line, style="cyan"))

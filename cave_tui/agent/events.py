@@ -153,6 +153,14 @@ class ExecutionErrorEvent(Event):
     duration: float = 0.0
     timed_out: bool = False
     interrupted: bool = False
+    # The figures it drew before it failed: shown and saved as a successful cell's are.
+    figures: list[bytes] = field(default_factory=list, metadata={TRANSIENT: True})
+    figure_files: list[str] = field(default_factory=list)
+    saved_figures: list[str] = field(default_factory=list, metadata={TRANSIENT: True})
+
+
+CellResultEvent = ExecutionOutputEvent | ExecutionErrorEvent
+"""A cell that ran, whether it succeeded or failed: either may carry figures."""
 
 
 @dataclass

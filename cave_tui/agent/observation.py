@@ -66,10 +66,8 @@ def _changed_note(result: ExecutionResult) -> str:
 
 def figures_note(result: ExecutionResult) -> str:
     """One line per figure the cell displayed (what it shows, never its pixels): the model
-    learns the user sees it in the log, saved with the session. Only a cell that succeeded
-    shows its figures (its `ExecutionOutputEvent` carries them), so only its are told."""
-    if not result.success:
-        return ""
+    learns the user sees it in the log, saved with the session. A failed cell's figures
+    (drawn before it raised) are shown and told too."""
     lines = [f"[figure shown to the user: {note}]" for note in result.figure_notes]
     if result.figures_dropped:
         lines.append(f"[{result.figures_dropped} more figure(s) not shown: over the size limits]")

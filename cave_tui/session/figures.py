@@ -58,6 +58,6 @@ def resolve_figures(events: Iterable[ev.Event], folder: Path) -> None:
     """Give each recorded cell event of *folder* the paths of its saved figures, for a
     front end to show them again (`saved_figures`)."""
     for event in events:
-        if isinstance(event, ev.ExecutionOutputEvent) and event.figure_files:
+        if isinstance(event, ev.CellResultEvent) and event.figure_files:
             paths = (figure_path(folder, name) for name in event.figure_files)
             event.saved_figures = [str(p) for p in paths if p is not None]

@@ -382,7 +382,7 @@ class SessionRecorder:
     def _save_figures(self, event: ev.Event, stem: str) -> None:
         """Save the figures of a cell's event as PNGs in the folder (`figures/<stem>-N.png`)
         and name them on the event, recorded (`figure_files`) and to open now."""
-        if not isinstance(event, ev.ExecutionOutputEvent) or not event.figures:
+        if not isinstance(event, ev.CellResultEvent) or not event.figures:
             return
         try:
             event.figure_files = save_figures(self.dir, stem, event.figures)

@@ -80,7 +80,8 @@ def test_a_kernels_description_of_a_figure_is_one_line_of_data() -> None:
     assert len(note) < 700
 
 
-def test_a_failed_cells_figures_are_not_said_to_be_shown() -> None:
+def test_a_failed_cells_figures_are_told_too() -> None:
+    """A failed cell's figures are shown under its error, so the model is told of them."""
     from cave_tui.agent.observation import shape_result
     from cave_tui.runtime.base import ExecutionResult
 
@@ -89,4 +90,4 @@ def test_a_failed_cells_figures_are_not_said_to_be_shown() -> None:
     failed = ExecutionResult(
         success=False, error_text="ValueError: x", figures=[PNG], figure_notes=["a figure"]
     )
-    assert "figure" not in shape_result(failed, 5000)
+    assert "[figure shown to the user: a figure]" in shape_result(failed, 5000)

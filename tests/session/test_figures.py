@@ -101,3 +101,28 @@ async def test_a_users_cell_figure_is_saved_and_named_on_its_record(tmp_path: Pa
     records = read_session(recorder.dir).records
     (saved,) = [r for r in records if r["type"] == "execution_output"]
     assert saved["figure_files"] == outcome.figure_files
+
+
+FAILING_PLOT = "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.title('Before')\n1 / 0"
+
+
+@pytest.mark.parametrize("runtime", ["--in-process", "--kernel"])
+def test_a_failed_cells_figure_is_saved_printed_and_told(tmp_path: Path, runtime: str) -> None:
+    """A cell that draws a figure and then raises keeps it: saved, printed, told, exported."""
+    model = script(tmp_path / "replies.yaml", [code(FAILING_PLOT), "It failed."])
+    done = cave("run", "plot it", runtime, "--model", model, cwd=tmp_path)
+    assert "ZeroDivisionError" in done.stdout, (done.stdout, done.stderr)
+    (folder,) = (tmp_path / "sessions").iterdir()
+    assert f"figure saved: sessions/{folder.name}/figures/1-1-1.png" in done.stdout, done.stdout
+    png = (folder / "figures" / "1-1-1.png").read_bytes()
+    assert png.startswith(PNG_MAGIC)
+    records = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    (outcome,) = [r for r in records if r["type"] == "execution_error"]
+    assert outcome["figure_files"] == ["figures/1-1-1.png"]
+    told = [r["content"] for r in records if r["type"] == "message" and r["role"] == "user"]
+    assert any("[figure shown to the user: a figure (PNG" in m for m in told), told
+    shown = [e for e in transcript(records, folder) if isinstance(e, ev.ExecutionErrorEvent)]
+    assert [read_figure(Path(p)) for p in shown[0].saved_figures] == [png]
+    notebook = to_notebook(read_session(folder))
+    kinds = [o.output_type for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
+    assert "display_data" in kinds and "error" in kinds, kinds

@@ -127,6 +127,7 @@ async def run_python(services: AppServices, code: str, console: Console) -> None
                     print_saved_figures(console, event)
                 case ev.ExecutionErrorEvent():
                     console.print(plain_text(fold(event.content.rstrip()), "red"))
+                    print_saved_figures(console, event)  # what it drew before failing
                 case ev.NoticeEvent():
                     console.print(plain_text(event.content, "yellow"))
 

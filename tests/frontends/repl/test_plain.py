@@ -119,3 +119,25 @@ async def test_replay_command_replays_then_continues_live(tmp_path):
     assert services.agent.history[-1]["content"] == "Still `frame`."
     assert any("frame has 3 rows" in str(m["content"]) or "3 rows" in str(m["content"])
                for m in services.agent.history)  # fmt: skip
+
+
+async def test_a_failed_cells_figures_are_printed_as_saved(tmp_path, monkeypatch):
+    """A cell (the agent's, and a `!` one) that draws and then raises: its figure is saved
+    in the session and its path printed, as a successful cell's."""
+    from cave_tui.app.startup import DataOptions, install
+
+    monkeypatch.chdir(tmp_path)
+    failing = "```python\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])\n1 / 0\n```"
+    services = AppServices(Config(kernel=False), model=ScriptedModel([failing, "It failed."]))
+    install(services, DataOptions(sessions_dir=tmp_path / "s"))
+    out = io.StringIO()
+    console = Console(file=out, width=200, force_terminal=False, color_system=None)
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        pipe.send_text("plot it\r!plt.plot([3]); undefined_name\r/quit\r")
+        assert await repl_main(services, console=console, history=False) == 0
+    (folder,) = list((tmp_path / "s").iterdir())
+    text = out.getvalue()
+    assert "ZeroDivisionError" in text and "NameError" in text
+    for name in ("1-1-1.png", "u1-1.png"):
+        assert f"figure saved: s/{folder.name}/figures/{name}" in text, text
+        assert (folder / "figures" / name).is_file()

@@ -45,6 +45,21 @@ async def test_a_cells_figure_is_drawn_under_it() -> None:
         await wait_for(pilot, lambda: len(figures_of(app)) == 2)
 
 
+async def test_a_failed_cells_figure_is_drawn_under_it() -> None:
+    """A cell that draws and then raises shows what it drew, under its error (the agent's
+    and a `!` cell)."""
+    failing = PLOT.replace("plt.show()", "1 / 0")
+    app = make_app([failing, "It failed."])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await submit(pilot, "plot it")
+        await wait_for(pilot, lambda: len(figures_of(app)) == 1)
+        (entry,) = [e for e in app.steplog.entries.values() if e.query(FigureView)]
+        assert entry.outcome == "ZeroDivisionError"
+        await submit(pilot, "!plt.bar(['a', 'b'], [1, 2]); undefined_name")
+        await wait_for(pilot, lambda: len(figures_of(app)) == 2)
+
+
 async def test_a_resumed_cells_figure_is_read_from_its_file(tmp_path: Path) -> None:
     buffer = io.BytesIO()
     Image.new("RGB", (640, 480), "red").save(buffer, format="png")

@@ -19,6 +19,7 @@ from cave_tui.agent.events import (
     UNSUPPORTED_MARK,
     USER_AGENT,
     CancelledEvent,
+    CellResultEvent,
     CodeEvent,
     CompactedEvent,
     CompactingEvent,
@@ -46,8 +47,9 @@ from cave_tui.frontends.tui.widgets.status import StatusLine
 from cave_tui.frontends.tui.widgets.steplog import StepEntry, StepLog, format_duration
 
 
-def show_figures(entry: StepEntry, event: ExecutionOutputEvent) -> None:
-    """Draw the cell's figures under it: its PNGs when live, the saved files when resumed."""
+def show_figures(entry: StepEntry, event: CellResultEvent) -> None:
+    """Draw the cell's figures under it (a failed cell's too: what it drew before it
+    failed): its PNGs when live, the saved files when resumed."""
     from cave_tui.session.figures import read_figure
 
     pngs = list(event.figures)
@@ -211,6 +213,8 @@ class Conversation(Vertical):
                 duration=duration,
                 changed=changed,
             )
+            if isinstance(event, ExecutionErrorEvent):
+                show_figures(entry, event)
         reply = self.chat.existing_reply(event.step, event.agent)
         if reply is not None:
             reply.set_status(f"✗ {error_type}", "error")
@@ -283,3 +287,4 @@ class Conversation(Vertical):
                     duration=self._duration(event.duration),
                     changed=list(event.changed),
                 )
+                show_figures(entry, event)
