@@ -212,8 +212,12 @@ class DataFeatures:
                 self.stage = f"resuming the session {self.data.resume}"
                 if services.agent is None:
                     raise SessionError("--resume needs a model: pass --model (or set CAVE_MODEL)")
+                folder = store.resolve(self.data.resume)
                 resumed = await resume_session(
-                    store.resolve(self.data.resume), services.agent, trust=self.data.trust
+                    folder,
+                    services.agent,
+                    trust=self.data.trust,
+                    progress=labelled(services.report_progress, folder.name),
                 )
                 self.recorder = resumed.recorder
                 services.transcript.extend(resumed.transcript)

@@ -188,7 +188,7 @@ async def inject_variable(runtime: Any, variable: Any, size: DataSize | None = N
         raise DataIOError(str(exc)) from None
 
 
-async def _to_the_end(work: Any) -> None:
+async def to_the_end(work: Any) -> None:
     """Await *work* to its end even if the caller is cancelled meanwhile: once the file is
     loaded, its injection is done whole (the cancel came too late), never half done."""
     task = asyncio.ensure_future(work)
@@ -256,7 +256,7 @@ async def inject_file(
     description = f"loaded from {p.name} ({loaded.format})"
     try:
         variable = Variable(name, loaded.value, description)
-        await _to_the_end(inject_variable(runtime, variable, size))
+        await to_the_end(inject_variable(runtime, variable, size))
     except (LiveObjectError, NotEnoughMemoryError):
         raise
     except DataIOError as exc:

@@ -38,6 +38,7 @@ from cave_tui.session.transcript import transcript
 
 if TYPE_CHECKING:
     from cave_tui.dataio.dump import Vouch
+    from cave_tui.dataio.progress import ProgressCallback
 
 RESUME_NOTE = (
     "[cave stopped during the previous turn and this session was resumed. "
@@ -159,6 +160,7 @@ async def resume_session(
     runtime: Any = None,
     *,
     trust: bool = False,
+    progress: ProgressCallback | None = None,
     **recorder_kwargs: Any,
 ) -> ResumeResult:
     """Load session *folder* into *agent* and *runtime*, and keep recording into it.
@@ -168,7 +170,8 @@ async def resume_session(
     *runtime* is not less confined than the runtime that wrote them, or with *trust*;
     others are left out (named in `not_restored`) and pickles stay in the snapshot for a
     resume with trust. On an error nothing is kept: the agent's history is put back and
-    the session is not recorded into.
+    the session is not recorded into. Reading the snapshot's variables reports to
+    *progress* (as `load_dump`).
     """
     from cave_tui.dataio.dump import MANIFEST, load_dump
 
@@ -203,6 +206,7 @@ async def resume_session(
                 vouch=snapshot_vouch(folder),
                 hold_back=True,
                 partial=True,
+                progress=progress,
             )
             result.restored = list(dump.names)
             result.not_restored = list(dump.not_restored)

@@ -411,29 +411,72 @@ async def load(ctx: CommandContext, args: list[str]) -> None:
 async def resume_here(ctx: CommandContext, folder: Path, *, trust: bool) -> None:
     """`/load`'s work once asked: the current session closed, the namespace cleared (the
     injected functions and types kept), *folder* resumed into this agent and runtime and
-    shown (`session_loaded`). `CommandError` when it cannot be loaded."""
+    shown (`session_loaded`), its snapshot's reading shown as progress. `CommandError` when
+    it cannot be loaded; cancelled (Esc, Ctrl+C), the current session is put back as it
+    was closed (its conversation and its exit snapshot), so nothing is lost."""
     from cave_tui.dataio import DataIOError
-    from cave_tui.runtime.items import Function, Type
     from cave_tui.session import SessionError, resume_session
 
     current = _session(ctx)
     if current is not None:
         await current.close()
         current.detach()
+    await _clear_namespace(ctx)
+    progress = functools.partial(ctx.ui.progress, label=folder.name)
+    try:
+        result = await resume_session(
+            folder, ctx.agent, ctx.runtime, trust=trust, progress=progress
+        )
+    except (SessionError, DataIOError) as exc:
+        ctx.services.session = None
+        raise CommandError(f"cannot load {folder.name}: {exc}") from None
+    except asyncio.CancelledError:
+        from cave_tui.dataio.inject import to_the_end
+
+        await to_the_end(_put_back(ctx, current, folder))  # a second press waits for it too
+        raise
+    ctx.services.session = result.recorder
+    ctx.ui.session_loaded(result.transcript)
+    ctx.print(result.summary())
+
+
+async def _clear_namespace(ctx: CommandContext) -> None:
+    """Delete every variable but the injected functions and types (kept across `/load`)."""
+    from cave_tui.runtime.items import Function, Type
+
     runtime = ctx.services.live_runtime
     injected = runtime.injected
     for name in await runtime.names():
         if not isinstance(injected.get(name), Function | Type):
             with contextlib.suppress(KeyError):
                 await runtime.delete(name)
+
+
+async def _put_back(ctx: CommandContext, previous: Any, folder: Path) -> None:
+    """A cancelled `/load` of *folder*: what it bound goes, and the *previous* session (closed
+    with its exit snapshot) is resumed again, shown, and recorded into as before."""
+    from cave_tui.dataio import DataIOError
+    from cave_tui.session import SessionError, resume_session
+
+    await _clear_namespace(ctx)
+    ctx.services.session = None
+    if previous is None:
+        ctx.print(f"Cancelled: session {folder.name} was not loaded.", style="warning")
+        return
     try:
-        result = await resume_session(folder, ctx.agent, ctx.runtime, trust=trust)
+        # Not trusted: what it held back stays held back (its seal vouches for the rest).
+        result = await resume_session(previous.dir, ctx.agent, ctx.runtime)
     except (SessionError, DataIOError) as exc:
-        ctx.services.session = None
-        raise CommandError(f"cannot load {folder.name}: {exc}") from None
+        failed = f"Cancelled, and session {previous.id} could not be put back: {exc}"
+        ctx.print(failed, style="error")
+        return
     ctx.services.session = result.recorder
     ctx.ui.session_loaded(result.transcript)
-    ctx.print(result.summary())
+    ctx.print(
+        f"Cancelled: session {folder.name} was not loaded; session {previous.id} is back as "
+        "it was.",
+        style="warning",
+    )
 
 
 @registry.command(

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from cave_tui.app.history import InputHistory
     from cave_tui.app.services import AppServices
     from cave_tui.frontends.tui.widgets.chat import ChatPane
+    from cave_tui.frontends.tui.widgets.load_progress import LoadBars
     from cave_tui.frontends.tui.widgets.prompt import PromptInput
     from cave_tui.frontends.tui.widgets.status import StatusLine
 
@@ -40,6 +41,7 @@ class CaveHost(App[None]):
     startup_replay: tuple[Path, float, bool] | None
     startup_tasks: list[str]  # asked in order once the runtime is up (cave demo)
     chat: ChatPane
+    loads: LoadBars  # a load's progress bars in the chat
     status: StatusLine
     prompt: PromptInput
 

@@ -55,7 +55,15 @@ class AppStart:
         except Exception as exc:
             self.app.post_message(StartFailed(f"{type(exc).__name__}: {exc}"))
             return
+        finally:
+            self.app.call_later(self._loads_done)
         self.app.post_message(ServicesReady())
+
+    def _loads_done(self) -> None:
+        """The start's loads (`--resume`, `--load`, `--inject`) ended: their bars go."""
+        if self.app.loads.running:
+            self.app.loads.finish()
+            self.app.refresh_bindings()
 
     def ready(self) -> None:
         """The runtime is up: the resumed transcript and the notices, then the first runs."""
