@@ -149,3 +149,38 @@ async def test_ctrl_y_copies_the_focused_cell_output_and_answer_through_osc_52()
         assert any("Copied the reply of step 3" in str(n.message) for n in app._notifications)
         await pilot.press("x")  # a letter typed there still goes to the input
         await wait_for(pilot, lambda: app.prompt.text == "x")
+
+
+def _reversed_words(app, widget) -> list[str]:
+    """The text the widget draws in reverse video (a search's mark), run by run."""
+    lines = widget.render_lines(widget.region.reset_offset)
+    runs, run = [], ""
+    for strip in lines:
+        for segment in strip:
+            if segment.style is not None and segment.style.reverse:
+                run += segment.text
+            elif run:
+                runs.append(run)
+                run = ""
+    return runs + ([run] if run else [])
+
+
+async def test_a_match_in_a_markdown_reply_marks_its_words_not_the_whole_reply():
+    reply = "The **Gentoo** penguin is the heaviest; gentoo wins."
+    app = make_app([reply])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await submit(pilot, "Which penguin is the heaviest?")
+        await settle(pilot)
+        app.chat.add_notice("a `gentoo` notice")
+        bar = await _open_search(app, pilot, "gentoo")
+        message = bar.current.widget
+        assert isinstance(message, AgentMessage)
+        await pilot.pause()
+        tail = message.markdown._tail
+        assert _reversed_words(app, tail) == ["Gentoo", "gentoo"]
+        await pilot.press("enter", "enter")  # the notice's
+        assert isinstance(bar.current.widget, Notice)
+        await pilot.pause()
+        assert _reversed_words(app, tail) == []  # unmarked when the search moves on
+        assert _reversed_words(app, bar.current.widget) == ["gentoo"]

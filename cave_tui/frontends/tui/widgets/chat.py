@@ -20,6 +20,7 @@ from cave_tui.frontends.tui.widgets.copying import COPY_BINDING, Copyable, step_
 from cave_tui.printable import plain_text
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
     from textual.app import ComposeResult
 
     from cave_tui.frontends.tui.widgets.stream_markdown import ChatMarkdown
@@ -57,6 +58,13 @@ class Notice(Static):
         self.text = text
         self.update(_markdown(text, self.dark))
 
+    def mark(self, query: str | None) -> None:
+        """Highlight *query* where the notice shows it (None: no more)."""
+        from cave_tui.frontends.tui.widgets.marked import Marked
+
+        body = _markdown(self.text, self.dark)
+        self.update(Marked(body, query) if query else body)
+
 
 class Answer(Copyable, Static, can_focus=True):
     """A turn's answer given by final_answer() in a cell (never streamed as prose); Ctrl+Y
@@ -73,11 +81,18 @@ class Answer(Copyable, Static, can_focus=True):
             if agent:
                 body = Text.assemble((f"{agent}:\n", "bold"), body)
                 body.no_wrap, body.overflow = True, "fold"
-            super().__init__(body)
         else:
-            super().__init__(_markdown(f"**{agent}:** {text}" if agent else text, dark))
+            body = _markdown(f"**{agent}:** {text}" if agent else text, dark)
+        super().__init__(body)
+        self.body: RenderableType = body
         self.text = text
         self.agent = agent
+
+    def mark(self, query: str | None) -> None:
+        """Highlight *query* where the answer shows it (None: no more)."""
+        from cave_tui.frontends.tui.widgets.marked import Marked
+
+        self.update(Marked(self.body, query) if query else self.body)
 
     def copy_text(self) -> str:
         return self.text
@@ -148,6 +163,11 @@ class AgentMessage(Copyable, VerticalGroup, can_focus=True):
 
     def copy_label(self) -> str:
         return f"the reply of {step_label(self.step, self.agent)}"
+
+    def mark(self, query: str | None) -> None:
+        """Highlight *query* where the reply shows it (None: no more)."""
+        self.flush()
+        self.markdown.mark(query)
 
     def show_edit(self, code: str) -> None:
         """The user edited this reply's code before it ran: show what runs instead."""

@@ -164,6 +164,8 @@ class SearchBar(Horizontal):
             widget.update(marked(widget.full, match.start, len(query)))
         elif isinstance(widget, UserMessage):
             widget.update(marked(match.text, match.start, len(query)))
+        elif isinstance(widget, AgentMessage | Answer | Notice):
+            widget.mark(query)  # its words, where the rendered Markdown shows them
         elif isinstance(entry := widget.parent, StepEntry) and widget is entry.code_view:
             entry.mark_code((match.start, match.start + len(query)), HIT_STYLE)
         widget.add_class(HIT_CLASS)
@@ -179,6 +181,8 @@ class SearchBar(Horizontal):
             widget.update(Text(widget.full if widget.expanded else widget.folded_text))
         elif isinstance(widget, UserMessage):
             widget.update(Text(printable(widget.text)))
+        elif isinstance(widget, AgentMessage | Answer | Notice):
+            widget.mark(None)
         elif isinstance(entry := widget.parent, StepEntry) and widget is entry.code_view:
             entry.mark_code(None)
 

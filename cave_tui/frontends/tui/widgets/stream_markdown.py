@@ -23,9 +23,11 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
+from cave_tui.frontends.tui.widgets.marked import Marked
 from cave_tui.printable import printable
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
     from textual.app import ComposeResult
 
 FREEZE_CHARS = 1000
@@ -105,10 +107,20 @@ class MarkdownSegment(Static):
         super().__init__(ChatMarkdown(source, dark) if source else "")
         self.source = source
         self.dark = dark
+        self.marked_words: str | None = None  # a search's words, marked where rendered
 
     def set_source(self, source: str) -> None:
         self.source = source
-        self.update(ChatMarkdown(source, self.dark) if source else "")
+        if not source:
+            self.update("")
+            return
+        body = ChatMarkdown(source, self.dark)
+        self.update(Marked(body, self.marked_words) if self.marked_words else body)
+
+    def mark(self, query: str | None) -> None:
+        """Highlight *query* in the rendered text (None: no more)."""
+        self.marked_words = query
+        self.set_source(self.source)
 
     def restyle(self, dark: bool) -> None:
         self.dark = dark
@@ -128,13 +140,21 @@ class FrozenMarkdown(Widget):
         self.pieces: list[str] = []
         self._strips: list[Strip] = []
         self._width = -1
+        self.marked_words: str | None = None  # a search's words, marked where rendered
+
+    def mark(self, query: str | None) -> None:
+        """Highlight *query* in the rendered text (None: no more); drawn again."""
+        self.marked_words = query
+        self._width = -1
+        self.refresh(layout=True)
 
     def _render_piece(self, source: str, width: int) -> list[Strip]:
         app = self.app
         options = app.console_options.update_width(width).update(highlight=False)
-        lines = app.console.render_lines(
-            ChatMarkdown(source, self.dark), options, style=self.rich_style, pad=True
-        )
+        body: RenderableType = ChatMarkdown(source, self.dark)
+        if self.marked_words:
+            body = Marked(body, self.marked_words)
+        lines = app.console.render_lines(body, options, style=self.rich_style, pad=True)
         return [Strip(line, width) for line in lines]
 
     def _ensure(self, width: int) -> list[Strip]:
@@ -238,6 +258,11 @@ class StreamingMarkdown(VerticalGroup):
             self.frozen.add_class("-used")
             tail_text = carry + tail_text[cut:]
         self._tail.set_source(tail_text)
+
+    def mark(self, query: str | None) -> None:
+        """Highlight *query* where the document shows it (None: no more)."""
+        self.frozen.mark(query)
+        self._tail.mark(query)
 
     def restyle(self, dark: bool) -> None:
         """Re-render with the code colours of a dark or light theme."""
