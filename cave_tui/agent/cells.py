@@ -112,6 +112,7 @@ def cell_event(
             deleted=list(result.deleted),
             duration=result.duration,
             figures=list(result.figures),
+            display_width=result.display_width,
         )
     if result.blocked:
         violations = [ev.violation_dict(v) for v in result.security_violations]
@@ -135,4 +136,5 @@ def cell_event(
         timed_out=result.timed_out,
         interrupted=result.interrupted,
         figures=list(result.figures),  # what it drew before it failed
+        display_width=result.display_width,
     )

@@ -135,6 +135,8 @@ class ExecutionOutputEvent(Event):
     figure_files: list[str] = field(default_factory=list)
     # The same as paths to open now: set when they are saved, or when a session is resumed.
     saved_figures: list[str] = field(default_factory=list, metadata={TRANSIENT: True})
+    # The width frames were printed at (the front end's log width): a replay prints at it.
+    display_width: int | None = None
 
 
 @dataclass
@@ -157,6 +159,8 @@ class ExecutionErrorEvent(Event):
     figures: list[bytes] = field(default_factory=list, metadata={TRANSIENT: True})
     figure_files: list[str] = field(default_factory=list)
     saved_figures: list[str] = field(default_factory=list, metadata={TRANSIENT: True})
+    # The width frames were printed at (the front end's log width): a replay prints at it.
+    display_width: int | None = None
 
 
 CellResultEvent = ExecutionOutputEvent | ExecutionErrorEvent

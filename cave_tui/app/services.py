@@ -121,6 +121,7 @@ class AppServices:
                 self.sandbox_unavailable = True
         self._start_lock = threading.Lock()
         self._started = False
+        self._display_width: int | None = None  # the front end's log width (set_display_width)
         self._starting: asyncio.Future[None] | None = None
         self._listening = False
 
@@ -197,6 +198,13 @@ class AppServices:
     def ready(self) -> bool:
         return self._started
 
+    def set_display_width(self, width: int) -> None:
+        """Frames print *width* columns wide from the next cell on: the width of the front
+        end's log (kept for a runtime still being built)."""
+        self._display_width = width
+        if self._runtime is not None:
+            self._runtime.set_display_width(width)
+
     async def start(self) -> None:
         """Build the runtime off the event loop, start it, build the agent; run ready hooks once.
 
@@ -222,6 +230,8 @@ class AppServices:
         runtime = self._runtime
         if runtime is None:
             runtime = self._runtime = await asyncio.to_thread(self._build_runtime)
+        if self._display_width is not None:
+            runtime.set_display_width(self._display_width)
         if not self._listening:
             self._listening = True
             runtime.add_namespace_listener(self._namespace_changed)

@@ -22,6 +22,7 @@ from cave_tui.runtime.provenance import Provenance
 from cave_tui.runtime.sent_definitions import SentDefinitions
 from cave_tui.runtime.shipped import figure_render
 from cave_tui.runtime.shipped.detail import Detail, object_detail
+from cave_tui.runtime.shipped.display_options import DEFAULT_WIDTH, clamp_width
 from cave_tui.runtime.shipped.frame_window import FrameWindow, SortKey, find, frame_window
 from cave_tui.runtime.shipped.persist import Keep, Persistable
 from cave_tui.runtime.shipped.summary import VarInfo
@@ -70,6 +71,7 @@ class ExecutionResult:
     figures: list[bytes]  # PNGs it displayed, checked and bounded (runtime/figures.py)
     figures_dropped: int  # figures it displayed that were not kept (over the bounds, no PNG)
     figure_notes: list[str]  # one line per kept figure for the model (title, axes, series)
+    display_width: int | None  # the width frames were printed at (None: not known)
     _exception: BaseException | None = field(repr=False, compare=False)
 
     def __init__(
@@ -92,6 +94,7 @@ class ExecutionResult:
         figures: list[bytes] | None = None,
         figures_dropped: int = 0,
         figure_notes: list[str] | None = None,
+        display_width: int | None = None,
     ) -> None:
         self.output = output if stdout is None else stdout
         self.error_type = error_type
@@ -110,6 +113,7 @@ class ExecutionResult:
         self.figures = list(figures or [])
         self.figures_dropped = figures_dropped
         self.figure_notes = list(figure_notes or [])
+        self.display_width = display_width
 
     @property
     def error(self) -> BaseException | None:
@@ -221,6 +225,9 @@ class Runtime(ABC):
     # True when the namespace lives in this process and its calls run on the caller's
     # thread: a long listing is better run off the event loop (the in-process runtime).
     in_process: ClassVar[bool] = False
+    # The width a cell prints frames at (display_options.py); a front end sets its log's
+    # width with `set_display_width`, and the runtime applies it as each cell starts.
+    display_width: int = DEFAULT_WIDTH
 
     def __init__(
         self,
@@ -257,6 +264,10 @@ class Runtime(ABC):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+
+    def set_display_width(self, width: int) -> None:
+        """Print frames *width* columns wide from the next cell on (clamped to 20-1000)."""
+        self.display_width = clamp_width(width)
 
     # -- change notification ---------------------------------------------------
     def add_namespace_listener(self, listener: NamespaceListener) -> Callable[[], None]:

@@ -47,7 +47,7 @@ from cave_tui.runtime.memory import (
 )
 from cave_tui.runtime.memory_watchdog import CellWatch, MemoryWatchdog, stopped_message
 from cave_tui.runtime.shipped import links, persist
-from cave_tui.runtime.shipped.display_options import pin_display
+from cave_tui.runtime.shipped.display_options import pin_display, set_width
 from cave_tui.runtime.shipped.mutation import mutation_targets
 from cave_tui.runtime.shipped.summary import (
     HIDDEN_NAMES,
@@ -519,6 +519,8 @@ class IPythonRuntime(Runtime):
         is stopped by the cell's timeout like the cell itself."""
         hidden = self._hidden - set(self._injected)
         before = fingerprints(self._ns, hidden)  # runs no model code
+        width = self.display_width
+        set_width(width)  # the front end's width, as it was when the cell started
         started = time.perf_counter()
         error: BaseException | None = None
         watch: CellWatch | None = None
@@ -537,9 +539,11 @@ class IPythonRuntime(Runtime):
             except MemoryLimitExceeded:
                 pass  # a stop that landed after the cell's code had ended: it ran to its end
             try:
-                return self._result(code, capture, before, started, error, watch)
+                result = self._result(code, capture, before, started, error, watch)
             except CellInterrupt as exc:  # stopped in the bookkeeping: the plain facts
-                return self._bare_result(capture, before, started, error or exc)
+                result = self._bare_result(capture, before, started, error or exc)
+            result.display_width = width
+            return result
         finally:
             self._leave_cell()
 

@@ -213,6 +213,7 @@ async def _redo(
             continue
         if render is not None:
             render(code_event(item))
+        use_recorded_width(runtime, item.outcome)
         event = await run_user_cell(item, runtime)
         if render is not None:
             render(event)
@@ -238,6 +239,17 @@ def replayable_steps(turn: RecordedTurn) -> list[RecordedStep]:
         return steps
     done = [i for i, s in enumerate(steps) if s.outcome is not None]
     return steps[: done[-1] + 1] if done else []
+
+
+def use_recorded_width(runtime: Any, outcome: dict[str, Any] | None) -> None:
+    """Print the next cell's frames at the width they were recorded at (a session recorded
+    before widths were kept printed at the default), so `--check` compares like with like."""
+    from cave_tui.runtime.base import Runtime
+    from cave_tui.runtime.shipped.display_options import DEFAULT_WIDTH
+
+    width = (outcome or {}).get("display_width")
+    if isinstance(runtime, Runtime):
+        runtime.set_display_width(width if isinstance(width, int) else DEFAULT_WIDTH)
 
 
 def checker_for(policy: str | None, *, sandboxed: bool = False) -> Any:
@@ -286,10 +298,15 @@ class RecordedApprovals:
     the step it preceded. `on_event` (an event sink) tracks which step is asking.
     """
 
-    def __init__(self, set_policy: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        set_policy: Callable[[str], None] | None = None,
+        set_width: Callable[[dict[str, Any] | None], None] | None = None,
+    ) -> None:
         self.steps: dict[int, RecordedStep] = {}
         self.policies: dict[int, str] = {}  # the turn's `/policy` changes, by step
         self._set_policy = set_policy
+        self._set_width = set_width  # the step's recorded display width, from its outcome
         self._step = 0
 
     def on_event(self, event: ev.Event) -> None:
@@ -301,6 +318,8 @@ class RecordedApprovals:
         if policy is not None and self._set_policy is not None:  # set while the turn ran
             self._set_policy(policy)
         recorded = self.steps.get(self._step)
+        if self._set_width is not None:
+            self._set_width(recorded.outcome if recorded is not None else None)
         if recorded is None or recorded.run is StepRun.AS_WRITTEN:
             return code
         if recorded.run is StepRun.SKIPPED:
@@ -347,7 +366,10 @@ async def replay_session(
         runtime = IPythonRuntime(security_checker=checker_for(data.meta.get("policy")))
     longest = max((max(t.steps, default=0) for t in turns), default=1)
     steps_allowed = max_steps or int(data.meta.get("max_steps") or 0) or max(longest, 10)
-    approvals = RecordedApprovals(lambda policy: set_policy(runtime, policy))
+    approvals = RecordedApprovals(
+        lambda policy: set_policy(runtime, policy),
+        lambda outcome: use_recorded_width(runtime, outcome),
+    )
     agent = CaveAgent(
         ScriptedModel([], model_id=f"replay:{data.id}"),
         runtime,

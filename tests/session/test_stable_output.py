@@ -53,11 +53,35 @@ async def test_a_session_recorded_in_a_wide_terminal_replays_in_a_narrow_one(tmp
     assert "measure_0" in turn.steps[1].outcome["output"]
 
 
+async def test_a_session_recorded_at_one_width_replays_at_another(tmp_path):
+    """Each cell's width is recorded with it (the log's width in the app), and a replay
+    prints the cell at that width whatever its own runtime's width is."""
+    src = WIDE + "\nprint(wide)"
+    agent = scripted_agent([code(src), "Printed."])
+    agent.runtime.set_display_width(150)
+    recorder = SessionRecorder.create(tmp_path / "sessions", agent=agent)
+    assert await recorder.run("print the wide table") == "completed"
+    await recorder.close()
+    (turn,), _ = recorded_turns(read_session(recorder.dir))
+    outcome = turn.steps[1].outcome
+    assert outcome["display_width"] == 150
+    assert max(len(line) for line in outcome["output"].splitlines()) > 80
+    narrow = IPythonRuntime()
+    narrow.set_display_width(60)
+    result = await replay_session(recorder.dir, runtime=narrow, pause=0)
+    assert result.ok, result.report()
+    assert result.compared == 1
+
+
 async def test_the_kernel_prints_what_the_in_process_runtime_prints(monkeypatch):
     monkeypatch.setenv("COLUMNS", "150")  # the kernel inherits it
     src = WIDE + "\nprint(wide)\nwide.iloc[:, 0]"
-    in_process = await _output(IPythonRuntime(), src)
+    in_process_runtime = IPythonRuntime()
+    in_process_runtime.set_display_width(120)  # the front end's log width
+    in_process = await _output(in_process_runtime, src)
+    assert 80 < max(len(line) for line in in_process.splitlines()) <= 120
     kernel = IPyKernelRuntime(cell_timeout=60)
+    kernel.set_display_width(120)
     await kernel.start()
     try:
         assert await _output(kernel, src) == in_process

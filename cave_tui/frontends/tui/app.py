@@ -227,6 +227,10 @@ class CaveApp(CaveHost):
     def on_start_failed(self, message: StartFailed) -> None:
         self.chat.add_notice(f"The runtime could not start: {message.error}", "error")
 
+    def on_step_log_width_changed(self, message: StepLog.WidthChanged) -> None:
+        # Frames a cell prints fit the log: the runtime prints the next cells at its width.
+        self.services.set_display_width(message.width)
+
     def on_services_ready(self, message: ServicesReady) -> None:
         self.start_up.ready()
 

@@ -28,9 +28,39 @@ class CellExecutor:
         self._sup = sup
         self._namespace = namespace
         self.last_outcome: CellOutcome | None = None
+        self._width_set: tuple[object, int] | None = None  # (the channel, the width) last sent
 
     async def execute(
-        self, code: str, timeout: float | None, on_output: OutputListener | None = None
+        self,
+        code: str,
+        timeout: float | None,
+        on_output: OutputListener | None = None,
+        *,
+        width: int | None = None,
+    ) -> ExecutionResult:
+        """Run *code*; frames print *width* columns wide (None: as the kernel last did)."""
+        result = await self._execute(code, timeout, on_output, width)
+        result.display_width = width
+        return result
+
+    async def _set_width(self, width: int | None) -> None:
+        """Send *width* to the kernel unless this kernel already has it (a restarted kernel
+        starts at the default again: a new channel). An older kernel agent keeps its width."""
+        chan = self._sup.chan
+        if width is None or chan is None or self._width_set == (chan, width):
+            return
+        reply = await self._sup.request(
+            "display_width", {"width": width}, what="setting the display width"
+        )
+        if reply["data"].get("ok"):
+            self._width_set = (chan, width)
+
+    async def _execute(
+        self,
+        code: str,
+        timeout: float | None,
+        on_output: OutputListener | None,
+        width: int | None,
     ) -> ExecutionResult:
         sup = self._sup
         async with sup.lock:
@@ -45,6 +75,7 @@ class CellExecutor:
                     notice=sup.take_notices(),
                 )
             await sup.settle()
+            await self._set_width(width)
             cell = CellRun(sup.settings.output_limit, asyncio.get_running_loop(), on_output)
             cell.code = code
             chan = sup.chan

@@ -379,7 +379,8 @@ class IPyKernelRuntime(Runtime):
         if timeout is None:
             timeout = self.cell_timeout
         self.sent_definitions.record(code)
-        result = await self._call(self._cells.execute(code, timeout, on_output))
+        width = self.display_width
+        result = await self._call(self._cells.execute(code, timeout, on_output, width=width))
         self.result_changed(result)
         return self.shape_error(result)
 

@@ -700,6 +700,12 @@ class CaveKernel:
             out.extend(own)
         return {"items": items}, out
 
+    def op_display_width(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """Print frames `width` columns wide from the next cell on (the host's log width)."""
+        if display is not None and hasattr(display, "set_width"):
+            display.set_width(int(data["width"]))
+        return None
+
     def op_delete(self, data: dict[str, Any], buffers: list[Any]) -> Any:
         name = data["name"]
         if name not in self.ns or name in self._user_hidden():

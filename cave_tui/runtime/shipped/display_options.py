@@ -5,7 +5,9 @@ pandas sizes its reprs to the terminal when it believes it runs in one (in-proce
 recorded session's output differ between terminals (and `cave replay --check` with it).
 Both runtimes call `pin_display()` when they start: pandas' options are set to its own
 defaults outside a terminal (a notebook's), at once if pandas is imported, else right
-after the first `import pandas`.
+after the first `import pandas`. The one exception is the width: a front end sets the
+width its log has (`set_width`, before each cell), and the session records it with the
+cell, so a replay prints at the width the cell was recorded at.
 
 Standard library only: the kernel runs this file as `_cave_display` (kernel/install.py).
 """
@@ -18,9 +20,13 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import Any
 
+DEFAULT_WIDTH = 80  # a cell's width when no front end said otherwise (and before widths)
+MIN_WIDTH = 20
+MAX_WIDTH = 1000
+
 # Non-zero and not None: pandas then never asks the terminal for its size.
 PANDAS_OPTIONS: dict[str, int] = {
-    "display.width": 80,
+    "display.width": DEFAULT_WIDTH,
     "display.max_columns": 20,
     "display.max_rows": 60,
     "display.min_rows": 10,
@@ -33,6 +39,24 @@ def pin_pandas(pandas: Any) -> None:
         try:
             pandas.set_option(name, value)
         except Exception:  # an older or newer pandas without this option
+            pass
+
+
+def clamp_width(width: int) -> int:
+    """*width* within what a frame is printed at (MIN_WIDTH to MAX_WIDTH columns)."""
+    return max(MIN_WIDTH, min(MAX_WIDTH, int(width)))
+
+
+def set_width(width: int) -> None:
+    """Print frames *width* columns wide from now on (clamped), whether or not pandas is
+    imported yet (the import hook pins `PANDAS_OPTIONS`, which holds it)."""
+    width = clamp_width(width)
+    PANDAS_OPTIONS["display.width"] = width
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and hasattr(pandas, "set_option"):
+        try:
+            pandas.set_option("display.width", width)
+        except Exception:  # a pandas without the option
             pass
 
 

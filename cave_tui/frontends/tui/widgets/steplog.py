@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.containers import VerticalGroup, VerticalScroll
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Static
 
 from cave_tui.frontends.tui.keys import SCROLL_HINT, OrderedKeys
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from textual.app import ComposeResult
     from textual.widget import Widget
 
+OUTPUT_PADDING = 2  # FoldedOutput's padding (app.tcss): what an output line loses of the log
 MAX_ENTRIES = 60
 FOLD_LINES = 16
 LIVE_CHARS = 20_000  # a running cell's output kept for its live view (its tail)
@@ -234,13 +236,28 @@ class StepLog(OrderedKeys, VerticalScroll):
 
     BINDINGS = [SCROLL_HINT]
 
+    class WidthChanged(Message):
+        """The log's outputs are now *width* columns wide (laid out, or resized)."""
+
+        def __init__(self, width: int) -> None:
+            super().__init__()
+            self.width = width
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.entries: dict[tuple[str | None, int], StepEntry] = {}
         self.border_title = "Code & output"
+        self.output_width = 0  # the columns an output line has, once laid out
 
     def on_mount(self) -> None:
         self.anchor()
+
+    def on_resize(self) -> None:
+        # The region under the border, padding and scrollbar, less the output's padding.
+        width = self.scrollable_content_region.width - OUTPUT_PADDING
+        if width > 0 and width != self.output_width:
+            self.output_width = width
+            self.post_message(self.WidthChanged(width))
 
     def add_code(self, step: int, agent: str | None, code: str) -> StepEntry:
         """A cell is about to run (a second call for the same step means it was edited)."""
