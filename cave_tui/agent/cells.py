@@ -113,6 +113,7 @@ def cell_event(
             duration=result.duration,
             figures=list(result.figures),
             display_width=result.display_width,
+            result_frame=result.result_frame,
         )
     if result.blocked:
         violations = [ev.violation_dict(v) for v in result.security_violations]

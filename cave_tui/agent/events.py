@@ -137,6 +137,9 @@ class ExecutionOutputEvent(Event):
     saved_figures: list[str] = field(default_factory=list, metadata={TRANSIENT: True})
     # The width frames were printed at (the front end's log width): a replay prints at it.
     display_width: int | None = None
+    # Its result is a frame the runtime holds under this name (runtime/shipped/results.py):
+    # the log's entry opens it as a table. Live only: a later runtime holds other results.
+    result_frame: str | None = field(default=None, metadata={TRANSIENT: True})
 
 
 @dataclass

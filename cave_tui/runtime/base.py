@@ -72,6 +72,7 @@ class ExecutionResult:
     figures_dropped: int  # figures it displayed that were not kept (over the bounds, no PNG)
     figure_notes: list[str]  # one line per kept figure for the model (title, axes, series)
     display_width: int | None  # the width frames were printed at (None: not known)
+    result_frame: str | None  # the name its frame result opens by (shipped/results.py)
     _exception: BaseException | None = field(repr=False, compare=False)
 
     def __init__(
@@ -95,6 +96,7 @@ class ExecutionResult:
         figures_dropped: int = 0,
         figure_notes: list[str] | None = None,
         display_width: int | None = None,
+        result_frame: str | None = None,
     ) -> None:
         self.output = output if stdout is None else stdout
         self.error_type = error_type
@@ -114,6 +116,7 @@ class ExecutionResult:
         self.figures_dropped = figures_dropped
         self.figure_notes = list(figure_notes or [])
         self.display_width = display_width
+        self.result_frame = result_frame
 
     @property
     def error(self) -> BaseException | None:

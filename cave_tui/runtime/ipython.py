@@ -49,6 +49,7 @@ from cave_tui.runtime.memory_watchdog import CellWatch, MemoryWatchdog, stopped_
 from cave_tui.runtime.shipped import links, persist
 from cave_tui.runtime.shipped.display_options import pin_display, set_width
 from cave_tui.runtime.shipped.mutation import mutation_targets
+from cave_tui.runtime.shipped.results import KeptResults
 from cave_tui.runtime.shipped.summary import (
     HIDDEN_NAMES,
     VarInfo,
@@ -131,6 +132,8 @@ class IPythonRuntime(Runtime):
         pin_display()  # a cell's output must not depend on the terminal (display.py)
         force_agg()  # a figure never opens a window: it is drawn in the log (figures.py)
         self._ns: dict[str, Any] = {}
+        self._kept_results = KeptResults(self._ns)  # frame results the table view opens
+        self._result_frame: str | None = None  # the running cell's, set by its displayhook
         self._shell = self._make_shell(self._ns)
         self._hidden: set[str] = set(self._shell.user_ns_hidden) | set(HIDDEN_NAMES)
         self._jobs: queue.SimpleQueue[tuple[Any, Future[Any]] | None] = queue.SimpleQueue()
@@ -168,12 +171,19 @@ class IPythonRuntime(Runtime):
         shell.colors = "nocolor"
         precise_syntax_errors(shell)  # "'(' was never closed", not "incomplete input"
 
+        runtime = self
+
         class _CaptureHook(DisplayHook):
-            """Writes the last expression's value, bounded, without storing `_`/`Out`."""
+            """Writes the last expression's value, bounded, without storing `_`/`Out`; a
+            frame is kept for the table view (results.py)."""
 
             def __call__(self, result: Any = None) -> None:
                 if result is None:
                     return
+                hidden = runtime._hidden - set(runtime._injected)
+                runtime._result_frame = runtime._kept_results.name_for(
+                    result, lambda name: is_user_name(name, hidden)
+                )
                 module = type(result).__module__ or ""
                 if module.startswith(("pandas", "numpy", "pyarrow")):
                     text = repr(result)  # these reprs are bounded by their print options
@@ -288,6 +298,7 @@ class IPythonRuntime(Runtime):
         for item in self._injected.values():
             self._ns[item.name] = item.value
         self._definitions.clear()
+        self._kept_results.clear()
         self.namespace_changed(NamespaceChange(everything=True))
 
     async def namespace_summary(self) -> list[VarInfo]:
@@ -521,6 +532,7 @@ class IPythonRuntime(Runtime):
         before = fingerprints(self._ns, hidden)  # runs no model code
         width = self.display_width
         set_width(width)  # the front end's width, as it was when the cell started
+        self._result_frame = None
         started = time.perf_counter()
         error: BaseException | None = None
         watch: CellWatch | None = None
@@ -543,6 +555,8 @@ class IPythonRuntime(Runtime):
             except CellInterrupt as exc:  # stopped in the bookkeeping: the plain facts
                 result = self._bare_result(capture, before, started, error or exc)
             result.display_width = width
+            if result.success:
+                result.result_frame = self._result_frame
             return result
         finally:
             self._leave_cell()

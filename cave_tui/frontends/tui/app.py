@@ -69,7 +69,7 @@ from cave_tui.frontends.tui.widgets.keybar import KeyBar
 from cave_tui.frontends.tui.widgets.load_progress import LoadBars
 from cave_tui.frontends.tui.widgets.prompt import PromptArea, PromptInput
 from cave_tui.frontends.tui.widgets.status import StatusLine
-from cave_tui.frontends.tui.widgets.steplog import StepLog
+from cave_tui.frontends.tui.widgets.steplog import StepEntry, StepLog
 from cave_tui.models.base import Usage
 
 if TYPE_CHECKING:
@@ -226,6 +226,10 @@ class CaveApp(CaveHost):
 
     def on_start_failed(self, message: StartFailed) -> None:
         self.chat.add_notice(f"The runtime could not start: {message.error}", "error")
+
+    def on_step_entry_open_frame(self, message: StepEntry.OpenFrame) -> None:
+        # A cell's frame result opens in the inspector's detail view (namespace_feed.py).
+        self.open_detail(message.name)
 
     def on_step_log_width_changed(self, message: StepLog.WidthChanged) -> None:
         # Frames a cell prints fit the log: the runtime prints the next cells at its width.

@@ -268,6 +268,8 @@ class CellExecutor:
             result.output = cell.capture.getvalue()
             result.output_truncated_chars = cell.capture.dropped
         result.success = reply.get("status") == "ok"
+        if isinstance(report.get("result_frame"), str):  # the table view opens it by this
+            result.result_frame = report["result_frame"]
         result.changed = [str(n) for n in report.get("changed", [])]
         result.deleted = [str(n) for n in report.get("deleted", [])]
         if isinstance(report.get("duration"), int | float):

@@ -23,6 +23,7 @@ KERNEL_MODULES = {
     "_cave_persist": "persist",
     "_cave_detail": "detail",
     "_cave_frame_window": "frame_window",
+    "_cave_results": "results",
     "_cave_figure_render": "figure_render",
     "_cave_kernel": "bootstrap",
 }

@@ -39,6 +39,7 @@ mutation: Any = sys.modules.get("_cave_mutation")
 display: Any = sys.modules.get("_cave_display")
 persist: Any = sys.modules.get("_cave_persist")
 figure_render: Any = sys.modules.get("_cave_figure_render")
+results: Any = sys.modules.get("_cave_results")
 
 MARKER = "\n[… {n:,} characters of output dropped …]\n"
 TAIL_ROOM = 200  # the marker's share of the tail budget
@@ -201,6 +202,9 @@ class CaveKernel:
         self._formatted: tuple[BaseException, str] | None = None
         self._pending_report: dict[str, Any] | None = None
         self._result_text: str | None = None
+        # A frame result's name for the table view (results.py), set as it is displayed.
+        self.kept_results = results.KeptResults(self.ns) if results is not None else None
+        self._result_frame: str | None = None
         self._hooked_reply = False
         self.definitions = persist.Definitions() if persist is not None else None
         self._undigestable: set[int] = set()  # ids of objects whose digest hung
@@ -350,7 +354,14 @@ class CaveKernel:
     def _bounded_results(self) -> None:
         bounded_repr = summary.bounded_repr
 
+        agent = self
+
         def compute_format_data(result: Any) -> tuple[dict[str, str], dict[str, Any]]:
+            if agent.kept_results is not None:
+                hidden = agent._user_hidden()
+                agent._result_frame = agent.kept_results.name_for(
+                    result, lambda name: summary.is_user_name(name, hidden)
+                )
             module = type(result).__module__ or ""
             if module.startswith(("pandas", "numpy", "pyarrow")):
                 text = repr(result)  # bounded by their print options
@@ -367,6 +378,7 @@ class CaveKernel:
     def pre_run_cell(self, info: Any) -> None:
         self._pending_report = None
         self._result_text = None
+        self._result_frame = None
         self.cap.reset()
         self._code = getattr(info, "raw_cell", "") or ""
         self._before = summary.fingerprints(self.ns, self._user_hidden())
@@ -398,6 +410,8 @@ class CaveKernel:
             }
             if self._result_text is not None:
                 report["result"] = self._result_text
+            if self._result_frame is not None and error is None:
+                report["result_frame"] = self._result_frame
             if error is not None:
                 report["error_type"] = type(error).__name__
                 report["error"] = self.format_error(error)
@@ -720,6 +734,8 @@ class CaveKernel:
         self.injected.clear()
         if self.definitions is not None:
             self.definitions.clear()
+        if self.kept_results is not None:
+            self.kept_results.clear()
         return None
 
     def op_checkpoint(self, data: dict[str, Any], buffers: list[Any]) -> Any:

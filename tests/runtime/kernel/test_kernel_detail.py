@@ -37,3 +37,18 @@ def test_a_detail_from_the_kernel_keeps_only_strings():
         {"name": "x", "type_name": "list", "head": [[1, object]], "size_bytes": "9", "evil": 1}
     )
     assert detail.head == [["1", "<class 'object'>"]] and detail.size_bytes is None
+
+
+async def test_a_frame_result_is_kept_in_the_kernel_for_the_table_view(kernel):
+    """A cell's frame result opens by the name bound to it, else by `_resultN`, which the
+    kernel keeps (hidden from the listing); any other result opens nothing."""
+    made = await kernel.execute(
+        "import pandas as pd\ndf = pd.DataFrame({'a': range(100)})\ndf.head(7)"
+    )
+    assert made.success and made.result_frame is not None
+    assert made.result_frame.startswith("_result")
+    window = await kernel.frame_window(made.result_frame, 0, 10)
+    assert window.total_rows == 7
+    assert made.result_frame not in {row.name for row in await kernel.namespace_listing()}
+    assert (await kernel.execute("df")).result_frame == "df"
+    assert (await kernel.execute("len(df)")).result_frame is None

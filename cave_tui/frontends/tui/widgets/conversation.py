@@ -189,6 +189,7 @@ class Conversation(Vertical):
         entry = self.steplog.current(event.step, event.agent)
         if entry is not None:
             entry.finish("ok", output=event.output, duration=duration, changed=changed)
+            entry.set_result_frame(event.result_frame)
             show_figures(entry, event)
         reply = self.chat.existing_reply(event.step, event.agent)
         if reply is not None:
@@ -278,6 +279,7 @@ class Conversation(Vertical):
             case ExecutionOutputEvent():
                 duration = self._duration(event.duration)
                 entry.finish("ok", output=event.output, duration=duration, changed=event.changed)
+                entry.set_result_frame(event.result_frame)
                 show_figures(entry, event)
             case ExecutionErrorEvent():
                 entry.finish(

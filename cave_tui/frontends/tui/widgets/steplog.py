@@ -88,9 +88,17 @@ class FoldedOutput(Copyable, Static, can_focus=True):
 
 
 class StepEntry(Copyable, VerticalGroup, can_focus=True):
-    """One cell: header (who, step, outcome, duration), code, output; Ctrl+Y copies its code."""
+    """One cell: header (who, step, outcome, duration), code, output; Ctrl+Y copies its code;
+    Enter opens its frame result as a table (the detail view), when it has one."""
 
-    BINDINGS = [COPY_BINDING]
+    BINDINGS = [COPY_BINDING, Binding("enter", "open_result", "Open table")]
+
+    class OpenFrame(Message):
+        """Open the frame the runtime holds as *name* in the detail view."""
+
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
 
     def __init__(self, step: int, agent: str | None, code: str) -> None:
         super().__init__()
@@ -108,6 +116,7 @@ class StepEntry(Copyable, VerticalGroup, can_focus=True):
         self.live: Static | None = None  # the output streamed while the cell runs
         self.live_text = ""
         self.live_dropped = 0  # characters streamed but no longer kept
+        self.result_frame: str | None = None  # the name its frame result opens by
         self._render_header()
 
     def copy_text(self) -> str:
@@ -115,6 +124,20 @@ class StepEntry(Copyable, VerticalGroup, can_focus=True):
 
     def copy_label(self) -> str:
         return f"the code of {step_label(self.step, self.agent)}"
+
+    def set_result_frame(self, name: str | None) -> None:
+        """The cell's result is a frame the runtime holds as *name* (None: it is not)."""
+        self.result_frame = name
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open_result":
+            return self.result_frame is not None
+        return True
+
+    def action_open_result(self) -> None:
+        if self.result_frame is not None:
+            self.post_message(self.OpenFrame(self.result_frame))
 
     def mark_code(self, span: tuple[int, int] | None, style: str = "reverse") -> None:
         """Draw the code with *span* (start, end in `code`) in *style* (a search match);
