@@ -25,6 +25,9 @@ def settle_sandbox(config: Config) -> str | None:
     (the reason and the fix), None otherwise; an in-process runtime has nothing to sandbox."""
     if not config.sandbox or config.sandbox_asked:
         return None
+    if config.gateway is not None:  # the kernel runs on the gateway's machine
+        config.sandbox = False
+        return None
     why = _why_not(config) if config.kernel else None
     if not config.kernel or why is not None:
         config.sandbox = False

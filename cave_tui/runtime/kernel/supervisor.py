@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import zmq.asyncio
 
     from cave_tui.runtime.kernel.cell import CellRun
-    from cave_tui.runtime.kernel.channel import KernelChannel
+    from cave_tui.runtime.kernel.channel import MessageRouter
 
 T = TypeVar("T")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -65,7 +65,7 @@ class KernelSupervisor:
         self.kernel_info: dict[str, Any] = {}
         self.kernel_session: str | None = None  # the session id the kernel signs with
         self.ctx: zmq.asyncio.Context | None = None
-        self.chan: KernelChannel | None = None
+        self.chan: MessageRouter | None = None
         self.chan_ready = False  # installed: an inject may be sent on the channel
         self.cell: CellRun | None = None  # the running cell (its code deals with a death)
         self.notices: list[str] = []  # for the model, with the next result
@@ -211,13 +211,11 @@ class KernelSupervisor:
         re-injected, the names restored, and why the others failed."""
         import zmq.asyncio
 
-        from cave_tui.runtime.kernel.channel import KernelChannel
-
         if self.ctx is None:
             self.ctx = zmq.asyncio.Context()
         self.boots += 1
         info = await self.kind.start(self)
-        chan = KernelChannel(info, self.ctx)
+        chan = self.kind.open_channel(info, self.ctx)
         self.chan = chan
         try:
             await self._wait_ready(chan)
@@ -249,7 +247,7 @@ class KernelSupervisor:
                 self.store.entries.pop(name, None)
         return reinjected, restored, failed
 
-    async def _wait_ready(self, chan: KernelChannel) -> None:
+    async def _wait_ready(self, chan: MessageRouter) -> None:
         """kernel_info until the shell answers and IOPub delivers (no lost output)."""
         timeout = self.settings.startup_timeout
         deadline = time.monotonic() + timeout
@@ -280,7 +278,7 @@ class KernelSupervisor:
             for msg_id in pending:
                 chan.forget(msg_id)
 
-    async def _install(self, chan: KernelChannel) -> None:
+    async def _install(self, chan: MessageRouter) -> None:
         config = {
             "output_limit": self.settings.output_limit,
             "switch_interval": self.settings.switch_interval,
