@@ -25,8 +25,7 @@ def test_the_gateway_setting_builds_a_gateway_kernel_without_the_sandbox(tmp_pat
     report = RuntimeReport(config, runtime)
     assert report.label == "kernel (gateway)"
     assert report.sandbox_banner == (
-        f"the kernel runs on the Jupyter gateway at {URL}: this host's sandbox does not apply "
-        "there"
+        f"the kernel runs on the Jupyter gateway at {URL}: this host's sandbox does not apply there"
     )
     assert URL in report.boundary_notice and "It is sandboxed" not in report.boundary_notice
 

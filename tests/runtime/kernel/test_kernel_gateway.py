@@ -196,3 +196,22 @@ def test_cave_run_on_the_gateway_says_the_sandbox_does_not_apply(gateway: str, t
     assert done.returncode == 0, done.stderr
     assert f"the Jupyter gateway at {gateway}: this host's sandbox does not apply" in done.stderr
     assert "ROWS 2" in done.stdout, done.stdout
+
+
+async def test_a_dropped_websocket_is_reconnected_and_the_cell_finishes(remote: IPyKernelRuntime):
+    running = asyncio.ensure_future(
+        remote.execute("import time\ntime.sleep(1.0)\nprint('after the drop')")
+    )
+    await asyncio.sleep(0.3)
+    kernel = remote._gateway_kernel
+    assert kernel is not None and kernel.channel is not None
+    old = kernel.channel.ws
+
+    async def drop() -> None:
+        old.close()  # the connection goes; the kernel and the gateway stay
+
+    assert remote._io is not None
+    await asyncio.wrap_future(remote._io.submit(drop()))
+    result = await asyncio.wait_for(running, 30)
+    assert result.success and result.output.strip() == "after the drop", result
+    assert kernel.channel.ws is not old and not result.notice  # the same kernel, reconnected
