@@ -47,6 +47,9 @@ class MessageRouter:
 
     shell = Port.SHELL
     control = Port.CONTROL
+    # the largest message the wire carries to the kernel (None: any); a comm request with
+    # more bytes of buffers goes in parts that the kernel joins (`_send_parts`)
+    max_message: int | None = None
 
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -127,6 +130,8 @@ class MessageRouter:
         self.comm_waiters[req_id] = fut
         payload = {"op": op, "id": req_id, **(data or {})}
         try:
+            if self.max_message is not None and buffers:
+                buffers = await self._send_parts(req_id, payload, buffers, self.max_message)
             await self.send(
                 self.shell,
                 "comm_msg",
@@ -138,6 +143,32 @@ class MessageRouter:
             self.comm_waiters.pop(req_id, None)
             raise
         return fut
+
+    async def _send_parts(
+        self, req_id: str, payload: dict[str, Any], buffers: list[Any], limit: int
+    ) -> list[Any]:
+        """When *buffers* hold more than *limit* bytes: send them first in parts of at most
+        *limit* (op `part`), and mark *payload* so the kernel joins them back into its
+        buffers (`assemble`: how many parts each buffer took); returns the buffers left to
+        send with *payload* (none then)."""
+        views = [memoryview(b).cast("B") for b in buffers]
+        if sum(v.nbytes for v in views) <= limit:
+            return buffers
+        counts = []
+        for view in views:
+            pieces = [view[at : at + limit] for at in range(0, view.nbytes, limit)] or [view]
+            counts.append(len(pieces))
+            for piece in pieces:
+                part = {"op": "part", "id": uuid.uuid4().hex, "key": req_id}
+                await self.send(
+                    self.shell,
+                    "comm_msg",
+                    {"comm_id": self.comm_id, "data": part},
+                    [piece],
+                    want_reply=False,
+                )
+        payload["assemble"] = counts
+        return []
 
     def forget(self, msg_id: str) -> None:
         self.replies.pop(msg_id, None)

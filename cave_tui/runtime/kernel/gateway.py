@@ -42,6 +42,9 @@ CONNECT_TIMEOUT = 4.0  # seconds to reach the gateway: an unreachable one fails 
 LIVENESS_TIMEOUT = 4.0  # seconds a "does the kernel still exist" question may take
 POLL_EVERY = 2.0  # seconds between two "does the kernel still exist" questions
 MAX_MESSAGE = 2**31 - 1  # a retrieved frame is one message: no limit below the decode limit
+# a gateway's tornado closes a websocket sent a message over 10 MiB (its default, which
+# Kernel Gateway does not let one change): larger requests go in parts of this size
+PART_BYTES = 8 * 2**20
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,7 @@ class GatewayChannel(MessageRouter):
         self.ws = ws
         self.on_lost = on_lost  # called (on the loop) when the websocket closes under us
         self.gone: str | None = None  # how the gateway said the kernel ended
+        self.max_message = PART_BYTES
         self._reader = asyncio.ensure_future(self._read())
 
     def replace(self, ws: WebSocketClientConnection) -> None:
@@ -268,8 +272,7 @@ class GatewayKernel(KernelKind):
             from tornado.websocket import websocket_connect
         except ImportError as exc:
             raise GatewayError(
-                f"a gateway's kernel needs jupyter_server ({exc}): "
-                "pip install 'cave-tui[gateway]'"
+                f"a gateway's kernel needs jupyter_server ({exc}): pip install 'cave-tui[gateway]'"
             ) from None
         ws_base = "ws" + self.spec.base.removeprefix("http")  # http -> ws, https -> wss
         request = HTTPRequest(

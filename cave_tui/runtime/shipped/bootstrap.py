@@ -194,6 +194,7 @@ class CaveKernel:
         self.hidden = set(shell.user_ns_hidden) | set(summary.HIDDEN_NAMES)
         self.injected: set[str] = set()
         self.comm: Any = None
+        self.parts: dict[str, list[Any]] = {}  # request id -> buffer parts received so far
         self.cap = OutputCap(int(config.get("output_limit", 200_000)))
         self._before: dict[str, str] = {}
         self._started = 0.0
@@ -440,6 +441,11 @@ class CaveKernel:
         data = msg["content"]["data"]
         buffers = list(msg.get("buffers") or [])
         op = data.get("op")
+        if op == "part":  # one piece of a later request's buffers (a gateway's size limit)
+            self.parts.setdefault(str(data.get("key")), []).extend(buffers)
+            return
+        if data.get("assemble") is not None:
+            buffers = self._assemble(str(data.get("id")), list(data["assemble"]))
         reply: dict[str, Any] = {"op": "reply", "id": data.get("id"), "ok": True}
         out: list[Any] = []
         try:
@@ -458,6 +464,14 @@ class CaveKernel:
             if isinstance(exc, KeyboardInterrupt):
                 reply["error_type"] = "KeyboardInterrupt"
         self.send(reply, out)
+
+    def _assemble(self, key: str, counts: list[int]) -> list[Any]:
+        """The buffers of request *key*, joined from the parts sent before it."""
+        parts, buffers, at = self.parts.pop(key, []), [], 0
+        for count in counts:
+            own, at = parts[at : at + count], at + count
+            buffers.append(own[0] if len(own) == 1 else b"".join(bytes(p) for p in own))
+        return buffers
 
     # -- operations -------------------------------------------------------------------------
     def op_hello(self, data: dict[str, Any], buffers: list[Any]) -> Any:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -110,6 +111,11 @@ async def test_inject_run_and_retrieve_a_frame_through_the_gateway(remote: IPyKe
     assert isinstance(back, pd.DataFrame)
     assert back.city.tolist() == ["Lima", "Pune"]
     assert remote.remote is not None and remote.label == "kernel (gateway)"
+    # over the 10 MiB a gateway's websocket takes in one message: sent in parts, joined there
+    big = np.arange(1_600_000, dtype="float64")
+    await remote.ainject(Variable("big_array", big, "12.8 MB"))
+    total = await remote.execute("print(int(big_array.sum()), big_array.nbytes)")
+    assert total.output.split() == [str(int(big.sum())), str(big.nbytes)], total
 
 
 async def test_an_endless_loop_is_interrupted_through_the_gateway(remote: IPyKernelRuntime):
