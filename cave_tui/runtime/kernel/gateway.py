@@ -196,6 +196,7 @@ class GatewayKernel(KernelKind):
 
     owned = True
     lost_outcome: ClassVar[CellOutcome] = CellOutcome.DIED
+    keeps_checkpoint: ClassVar[bool] = True
 
     def __init__(self, spec: GatewaySpec, startup_timeout: float = 60.0) -> None:
         self.spec = spec

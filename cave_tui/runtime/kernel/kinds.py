@@ -75,6 +75,9 @@ class KernelKind(ABC):
 
     owned: ClassVar[bool]  # cave started this kernel: it may limit, kill and restart it
     lost_outcome: ClassVar[CellOutcome]  # a cell's outcome when the kernel goes away under it
+    # the checkpoint stays on the kernel's machine (only sizes reach the host): a remote
+    # kernel's values never cross the network just to be kept
+    keeps_checkpoint: ClassVar[bool] = False
     runtime_dir: str | None = None  # the kernel's private directory (owned kernels)
     workdir: str | None = None  # the kernel's working directory (owned kernels)
 

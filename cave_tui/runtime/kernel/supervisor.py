@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -75,6 +76,8 @@ class KernelSupervisor:
         self.started = False
         self.stopping = False
         self.boots = 0
+        # where a kind that keeps the checkpoint on the kernel's machine keeps it (its key)
+        self.checkpoint_key = secrets.token_hex(16) if kind.keeps_checkpoint else None
         self._lock: asyncio.Lock | None = None
         self._recovery: asyncio.Future[Any] | None = None
 
@@ -156,6 +159,11 @@ class KernelSupervisor:
         await self.kind.revive(self)
 
     async def stop(self) -> None:
+        if self.checkpoint_key is not None and self.chan is not None and self.chan_ready:
+            with contextlib.suppress(Exception):  # the checkpoint kept on its machine
+                await self.request(
+                    "drop_checkpoint", {"keep": self.checkpoint_key}, what="stopping", timeout=5
+                )
         self.stopping = True
         self.close_channel()
         await self.kind.stop()
@@ -240,6 +248,8 @@ class KernelSupervisor:
         failed: dict[str, str] = {}
         if restore and self.store.entries:
             data, buffers = self.store.restore_request()
+            if self.checkpoint_key is not None:
+                data["keep"] = self.checkpoint_key
             reply = await self.request("restore", data, buffers, what="restoring the checkpoint")
             restored = list(reply["data"].get("restored", []))
             failed = dict(reply["data"].get("failed", {}))
@@ -440,7 +450,7 @@ class KernelSupervisor:
         try:
             reply = await self.bounded_request(
                 "checkpoint",
-                {"names": names, "budget": room},
+                {"names": names, "budget": room, "keep": self.checkpoint_key},
                 what="checkpointing",
                 timeout=timeout,
                 hung=(

@@ -134,6 +134,9 @@ async def test_a_kernel_deleted_at_the_gateway_is_restarted_with_the_namespace(
     result = await remote.execute("import numpy as np\nkept = np.arange(5) * 3\ntag = 'x'")
     assert result.success, result.error_text
     await remote.namespace_summary()  # the checkpoint of that cell is taken meanwhile
+    # kept on the kernel's machine: the host holds only its sizes, no byte of the values
+    entries = remote._store.entries
+    assert entries["kept"].kept and not entries["kept"].buffers and entries["kept"].nbytes
     kernel_id = remote.gateway_kernel_id
     reply = httpx.delete(
         f"{gateway}/api/kernels/{kernel_id}",
