@@ -16,6 +16,11 @@ def sandbox_problem(config: Config) -> str | None:
     anything starts: never an unsandboxed kernel in its place."""
     if not config.sandbox_asked:
         return None
+    if config.gateway is not None:
+        return (
+            f"--sandbox cannot apply to a kernel the Jupyter gateway at {config.gateway} "
+            "starts on its own machine; drop --sandbox (or --gateway)"
+        )
     return _why_not(config)
 
 

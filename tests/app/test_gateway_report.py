@@ -8,7 +8,7 @@ from pathlib import Path
 from cave_tui.app.config import load_config
 from cave_tui.app.runtime_choice import config_runtime
 from cave_tui.app.runtime_report import RuntimeReport
-from cave_tui.app.sandbox_report import settle_sandbox
+from cave_tui.app.sandbox_report import sandbox_problem, settle_sandbox
 
 URL = "http://127.0.0.1:9"
 
@@ -34,3 +34,10 @@ def test_a_gateway_that_is_not_an_http_url_is_refused_with_a_warning(tmp_path: P
     config = load_config(path=tmp_path / "none.toml", environ={"CAVE_GATEWAY": "gw:8888"})
     assert config.gateway is None
     assert any("http:// or https://" in w for w in config.warnings), config.warnings
+
+
+def test_a_sandbox_asked_for_with_a_gateway_stops_the_start_saying_why(tmp_path: Path):
+    environ = {"CAVE_GATEWAY": URL, "CAVE_SANDBOX": "1"}
+    config = load_config(path=tmp_path / "none.toml", environ=environ)
+    problem = sandbox_problem(config)
+    assert problem is not None and URL in problem and "drop --sandbox" in problem
