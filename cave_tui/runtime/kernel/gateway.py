@@ -22,8 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import httpx
-
 from cave_tui.runtime.base import NamespaceChange
 from cave_tui.runtime.kernel import limits
 from cave_tui.runtime.kernel.cell import CellOutcome
@@ -33,6 +31,7 @@ from cave_tui.runtime.kernel.kinds import KernelHost, KernelKind
 from cave_tui.runtime.kernel.process import KernelExit
 
 if TYPE_CHECKING:
+    import httpx
     import zmq.asyncio
     from jupyter_client.session import Session
     from tornado.websocket import WebSocketClientConnection
@@ -71,6 +70,8 @@ class GatewayError(KernelLaunchError):
 
 def gateway_error(exc: BaseException, spec: GatewaySpec, doing: str) -> GatewayError:
     """A clear error for a failed REST call or websocket connection to the gateway."""
+    import httpx
+
     code = exc.response.status_code if isinstance(exc, httpx.HTTPStatusError) else None
     where = f"the Jupyter gateway at {spec.url}"
     if code in (401, 403):
@@ -227,6 +228,8 @@ class GatewayKernel(KernelKind):
         self, method: str, path: str, doing: str, *, timeout: float = LIVENESS_TIMEOUT
     ) -> httpx.Response:
         """One call to the gateway's REST API; a GatewayError saying what failed."""
+        import httpx
+
         body = {"name": self.spec.kernel_name} if method == "POST" and not path else None
         try:
             async with httpx.AsyncClient(
