@@ -88,7 +88,7 @@ def gateway_error(exc: BaseException, spec: GatewaySpec, doing: str) -> GatewayE
 
 class GatewayChannel(MessageRouter):
     """The kernel's channels as one websocket (protocol v1: binary frames that carry the
-    message buffers as they are). `reconnect` swaps the websocket under the same routing:
+    message buffers as they are). `replace` swaps the websocket under the same routing:
     the gateway replays what the kernel sent meanwhile to the same session id."""
 
     def __init__(
