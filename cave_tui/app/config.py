@@ -158,6 +158,16 @@ class Config:
         "./sessions resolve there [the current folder].",
         flags=("--workdir",), commands=_ALL, table="kernel",
     )  # fmt: skip
+    gateway: str | None = setting(  # a Jupyter Kernel/Enterprise Gateway (docs/kernel.md)
+        None, lambda name, value: _gateway(value),
+        "Run the kernel on this Jupyter Kernel Gateway or Enterprise Gateway (http(s)://"
+        "host:port) instead of this machine; no sandbox of this host applies there.",
+        flags=("--gateway",), commands=_ALL, metavar="URL", table="kernel",
+    )  # fmt: skip
+    gateway_token: str | None = setting(
+        None, optional_text, "The gateway's auth token (its KG_AUTH_TOKEN / EG_AUTH_TOKEN).",
+        flags=("--gateway-token",), commands=_ALL, metavar="T", table="kernel",
+    )  # fmt: skip
     guard: str = setting(  # the security checker of the model's cells (was `policy`)
         "standard", one_of(*GUARDS),
         "The security checker of the model's code: trusted, standard or strict [standard] "
@@ -231,8 +241,8 @@ class Config:
 
     @property
     def uses_kernel(self) -> bool:
-        """Code runs in a kernel: asked for, or implied by a sandbox asked for."""
-        return self.kernel or self.sandbox_asked
+        """Code runs in a kernel: asked for, or implied by a sandbox or a gateway asked for."""
+        return self.kernel or self.sandbox_asked or self.gateway is not None
 
     @property
     def mounts(self) -> list[tuple[str, bool]]:
@@ -289,6 +299,14 @@ def _memory_limit(value: Any) -> str:
     nonzero = any(c in "123456789" for c in text)
     if isinstance(value, bool) or not _SIZE.fullmatch(text) or not nonzero:
         raise ValueError(f"memory_limit must be auto, off or a size such as 4G, not {value!r}")
+    return text
+
+
+def _gateway(value: Any) -> str | None:
+    """An http(s) URL of a Jupyter gateway, or None."""
+    text = optional_text("gateway", value)
+    if text is not None and not re.match(r"https?://[^/\s]+", text):
+        raise ValueError(f"gateway must be an http:// or https:// URL, not {text!r}")
     return text
 
 

@@ -10,6 +10,7 @@ from cave_tui.app.config import POLICIES, Config
 
 if TYPE_CHECKING:
     from cave_tui.runtime.base import Runtime, SecurityCheckerLike
+    from cave_tui.runtime.kernel.gateway import GatewaySpec
 
 
 def make_checker(policy: str, *, sandboxed: bool = False) -> SecurityCheckerLike | None:
@@ -43,15 +44,23 @@ def make_runtime(
     sandbox: bool = False,
     allow_net: bool = False,
     mounts: list[tuple[str, bool]] | None = None,
+    gateway: GatewaySpec | None = None,
 ) -> Runtime:
     """The isolated kernel runtime (`kernel=True`, the app's default; `sandbox=True` implies
     it: the kernel under bubblewrap, with the host's network only with `allow_net` and the
     host paths in *mounts* besides its working folder) or the
     in-process IPython runtime. A cell runs at most *cell_timeout* seconds (None: no limit);
     the runtime holds at most *memory_limit* ("auto": a share of this machine's memory; None:
-    no limit). Raises SandboxUnavailable when the sandbox cannot be had here."""
+    no limit). With *gateway*, the kernel is one that Jupyter gateway starts (its machine
+    sets its limits). Raises SandboxUnavailable when the sandbox cannot be had here."""
     # Only a kernel certain to be sandboxed gets the lighter guard.
     checker = make_checker(policy, sandboxed=sandbox is True)
+    if gateway is not None:
+        from cave_tui.runtime import IPyKernelRuntime
+
+        return IPyKernelRuntime(
+            security_checker=checker, cell_timeout=cell_timeout, sandbox=sandbox, gateway=gateway
+        )
     if kernel or sandbox:
         from cave_tui.runtime import IPyKernelRuntime
 
@@ -88,4 +97,14 @@ def config_runtime(config: Config) -> Runtime:
         sandbox=config.sandbox,
         allow_net=config.allow_net,
         mounts=config.mounts,
+        gateway=gateway_spec(config),
     )
+
+
+def gateway_spec(config: Config) -> GatewaySpec | None:
+    """The gateway `--gateway` / `--gateway-token` name (None: a kernel on this host)."""
+    from cave_tui.runtime.kernel.gateway import GatewaySpec
+
+    if config.gateway is None:
+        return None
+    return GatewaySpec(config.gateway, config.gateway_token)

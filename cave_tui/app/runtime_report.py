@@ -25,8 +25,17 @@ class RuntimeReport:
     @property
     def label(self) -> str:
         if self.runtime is None:
+            if self.config.gateway is not None:
+                return "kernel (gateway)"
             return "kernel" if self.config.uses_kernel else "ipython"
         return self.runtime.label
+
+    @property
+    def _remote(self) -> str | None:
+        """The gateway the kernel runs on (None: this host)."""
+        if self.runtime is None:
+            return self.config.gateway
+        return self.runtime.remote
 
     @property
     def _sandbox_reach(self) -> str:
@@ -44,6 +53,11 @@ class RuntimeReport:
         runtime = self.runtime
         if runtime is None or not runtime.isolated:
             return None
+        if runtime.remote is not None:
+            return (
+                f"the kernel runs on the Jupyter gateway at {runtime.remote}: "
+                "this host's sandbox does not apply there"
+            )
         if runtime.sandbox:
             return f"the kernel is sandboxed (bubblewrap): it writes only in {self._sandbox_reach}"
         return f"the kernel is not sandboxed: it can reach your files{self._unsandboxed_net}"
@@ -68,6 +82,14 @@ class RuntimeReport:
         from cave_tui.runtime.memory import format_bytes
 
         runtime = self.runtime
+        remote = self._remote
+        if remote is not None:
+            return (
+                f"Code runs in a kernel the Jupyter gateway at {remote} started: if it dies or "
+                "the gateway culls it, the app stays and the namespace is restored. This host's "
+                "sandbox (bubblewrap) and memory limit do not apply there: the gateway's "
+                "machine decides what the code may reach."
+            )
         isolated = runtime.isolated if runtime is not None else None
         limit = runtime.memory_limit if runtime is not None else None
         if isolated or (isolated is None and self.config.uses_kernel):

@@ -16,6 +16,11 @@ def sandbox_problem(config: Config) -> str | None:
     anything starts: never an unsandboxed kernel in its place."""
     if not config.sandbox_asked:
         return None
+    if config.gateway is not None:
+        return (
+            f"--sandbox cannot apply to a kernel the Jupyter gateway at {config.gateway} "
+            "starts on its own machine; drop --sandbox (or --gateway)"
+        )
     return _why_not(config)
 
 
@@ -24,6 +29,9 @@ def settle_sandbox(config: Config) -> str | None:
     namespaces, probed once), else turned off. Returns the one-line warning to show then
     (the reason and the fix), None otherwise; an in-process runtime has nothing to sandbox."""
     if not config.sandbox or config.sandbox_asked:
+        return None
+    if config.gateway is not None:  # the kernel runs on the gateway's machine
+        config.sandbox = False
         return None
     why = _why_not(config) if config.kernel else None
     if not config.kernel or why is not None:

@@ -614,6 +614,12 @@ class Runtime(ABC):
         return None
 
     @property
+    def remote(self) -> str | None:
+        """Where its code runs when that is another machine's kernel (a Jupyter gateway's
+        URL), which no sandbox or limit of this host reaches; None: this host."""
+        return None
+
+    @property
     def memory_limit(self) -> int | None:
         """The memory (bytes) at which a running cell is stopped (None: no limit)."""
         return None

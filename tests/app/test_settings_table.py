@@ -73,7 +73,8 @@ def _sample(d, tmp_path: Path) -> str:
     samples = {"model": f"scripted:{tmp_path / 'm.yaml'}", "api_base": "http://127.0.0.1:9/v1",
                "local_model": "off", "workdir": str(tmp_path), "skills": str(tmp_path),
                "mount": str(tmp_path), "theme": "cave-light", "guard": "strict",
-               "max_steps": "4", "policies": "minimal", "cell_timeout": "12"}  # fmt: skip
+               "max_steps": "4", "policies": "minimal", "cell_timeout": "12",
+               "gateway": "http://127.0.0.1:9", "gateway_token": "t"}  # fmt: skip
     value = samples.get(d.name, d.default)
     return str(value).lower() if isinstance(value, bool) else str(value)
 

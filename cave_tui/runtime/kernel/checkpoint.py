@@ -24,6 +24,7 @@ class Entry:
     meta: dict[str, Any]
     buffers: list[Any]
     nbytes: int
+    kept: int = 0  # buffers kept on the kernel's machine instead (a gateway's kernel)
 
 
 @dataclass
@@ -90,17 +91,20 @@ class CheckpointStore:
                 continue
             try:
                 payload = [buffers[int(i)] for i in item.get("buffers", [])]
+                kept = int(item.get("kept") or 0)
             except (IndexError, ValueError, TypeError):
                 self.unsaved[name] = "malformed checkpoint reply"
                 continue
             size = sum(memoryview(b).nbytes for b in payload)
+            if kept:
+                size = max(int(item.get("nbytes") or 0), 0)
             if size > max(self.budget - others, 0):
                 self.entries.pop(name, None)
                 used = others
                 self.unsaved[name] = "over the checkpoint budget"
                 continue
             self.entries[name] = Entry(
-                str(item.get("codec")), dict(item.get("meta") or {}), payload, size
+                str(item.get("codec")), dict(item.get("meta") or {}), payload, size, kept
             )
             used = others + size
             self.unsaved.pop(name, None)
@@ -144,7 +148,15 @@ class CheckpointStore:
         for name, entry in self.entries.items():
             index = list(range(len(buffers), len(buffers) + len(entry.buffers)))
             buffers.extend(entry.buffers)
-            items.append({"name": name, "codec": entry.codec, "meta": entry.meta, "buffers": index})
+            item: dict[str, Any] = {
+                "name": name,
+                "codec": entry.codec,
+                "meta": entry.meta,
+                "buffers": index,
+            }
+            if entry.kept:
+                item["kept"] = entry.kept
+            items.append(item)
         return {"entries": items}, buffers
 
 

@@ -46,7 +46,7 @@ from cave_tui.runtime.kernel.settings import KernelSettings
 if TYPE_CHECKING:
     import zmq.asyncio
 
-    from cave_tui.runtime.kernel.channel import KernelChannel
+    from cave_tui.runtime.kernel.channel import MessageRouter
 
 T = TypeVar("T")
 PORT_KEYS = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
@@ -56,7 +56,7 @@ class KernelHost(Protocol):
     """What a kind uses of the supervisor that keeps its kernel (`KernelSupervisor`)."""
 
     ctx: zmq.asyncio.Context | None
-    chan: KernelChannel | None
+    chan: MessageRouter | None
     boots: int  # one more at each boot: a watch tells a new kernel from the one it saw
     stopping: bool
     kernel_session: str | None  # the session id the installed kernel signs with
@@ -75,6 +75,9 @@ class KernelKind(ABC):
 
     owned: ClassVar[bool]  # cave started this kernel: it may limit, kill and restart it
     lost_outcome: ClassVar[CellOutcome]  # a cell's outcome when the kernel goes away under it
+    # the checkpoint stays on the kernel's machine (only sizes reach the host): a remote
+    # kernel's values never cross the network just to be kept
+    keeps_checkpoint: ClassVar[bool] = False
     runtime_dir: str | None = None  # the kernel's private directory (owned kernels)
     workdir: str | None = None  # the kernel's working directory (owned kernels)
 
@@ -112,6 +115,12 @@ class KernelKind(ABC):
     async def abort(self) -> None:
         """A boot failed after `start`: undo what `start` began."""
 
+    def open_channel(self, info: dict[str, Any], ctx: zmq.asyncio.Context) -> MessageRouter:
+        """The channel to the kernel `start` returned *info* for (its ZeroMQ sockets)."""
+        from cave_tui.runtime.kernel.channel import KernelChannel
+
+        return KernelChannel(info, ctx)
+
     def watch(self, sup: KernelHost) -> None:
         """After a boot: keep watching the kernel for its death, where `start` does not."""
 
@@ -120,7 +129,7 @@ class KernelKind(ABC):
         """Resolves when the kernel is gone (a future that never resolves when none runs)."""
 
     @abstractmethod
-    async def interrupt(self, chan: KernelChannel | None) -> None:
+    async def interrupt(self, chan: MessageRouter | None) -> None:
         """Interrupt the running cell (KeyboardInterrupt in the kernel)."""
 
     @abstractmethod
@@ -320,7 +329,7 @@ class OwnedKernel(KernelKind):
             return self.process.exited
         return asyncio.get_running_loop().create_future()
 
-    async def interrupt(self, chan: KernelChannel | None) -> None:
+    async def interrupt(self, chan: MessageRouter | None) -> None:
         if self.settings.sandbox:  # a signal would reach bwrap, not the kernel in its namespace
             if chan is not None:
                 await chan.send(chan.control, "interrupt_request", {}, want_reply=False)
@@ -436,7 +445,7 @@ class AttachedKernel(KernelKind):
             return self._silent
         return asyncio.get_running_loop().create_future()
 
-    async def interrupt(self, chan: KernelChannel | None) -> None:
+    async def interrupt(self, chan: MessageRouter | None) -> None:
         if chan is not None:
             await chan.send(chan.control, "interrupt_request", {}, want_reply=False)
 

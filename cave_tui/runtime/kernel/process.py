@@ -51,6 +51,7 @@ class KernelExit:
     log: str = ""
     oom_killed: bool = False
     requested: bool = False  # the host killed it (restart, timeout, stop)
+    reason: str = ""  # how it ended, where no exit status says it (a gateway's kernel)
     detected_at: float = field(default_factory=time.monotonic)
 
     @property
@@ -63,6 +64,8 @@ class KernelExit:
         return None
 
     def describe(self) -> str:
+        if self.reason:
+            return self.reason
         if self.oom_killed:
             return "was killed by the out-of-memory killer (its memory limit was reached)"
         name = self.signal_name

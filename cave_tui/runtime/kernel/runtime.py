@@ -33,6 +33,7 @@ from cave_tui.runtime.kernel.decode_limits import DECODE_LIMIT, DECODE_TIMEOUT
 from cave_tui.runtime.kernel.errors import InjectionError
 from cave_tui.runtime.kernel.exchange import KernelPickle, ValueExchange
 from cave_tui.runtime.kernel.execution import CellExecutor
+from cave_tui.runtime.kernel.gateway import GatewayKernel, GatewaySpec
 from cave_tui.runtime.kernel.injection import (
     Payload,
     check_room,
@@ -140,6 +141,7 @@ class IPyKernelRuntime(Runtime):
         decode_limit: int = DECODE_LIMIT,
         decode_timeout: float | None = DECODE_TIMEOUT,
         decode_in_worker: bool = True,
+        gateway: GatewaySpec | None = None,
     ) -> None:
         super().__init__(functions, variables, types, security_checker, error_feedback_mode)
         self.connection_file = str(connection_file) if connection_file is not None else None
@@ -163,11 +165,20 @@ class IPyKernelRuntime(Runtime):
         )
         if sandbox and self.connection_file is not None:
             raise ValueError("sandbox=True needs a kernel cave starts, not an attached one")
-        self._kind: KernelKind = (
-            OwnedKernel(self._settings)
-            if self.connection_file is None
-            else AttachedKernel(self.connection_file)
-        )
+        if gateway is not None and (sandbox or self.connection_file is not None):
+            raise ValueError(
+                "a gateway's kernel runs on the gateway's machine: no sandbox or connection "
+                "file of this host applies to it"
+            )
+        self.gateway = gateway
+        self._gateway_kernel = GatewayKernel(gateway, startup_timeout) if gateway else None
+        self._kind: KernelKind
+        if self._gateway_kernel is not None:
+            self._kind = self._gateway_kernel
+        elif self.connection_file is None:
+            self._kind = OwnedKernel(self._settings)
+        else:
+            self._kind = AttachedKernel(self.connection_file)
         if memory_limit == "auto":
             memory_limit = self._kind.auto_memory_limit()
         self.memory_limit = limits.parse_size(memory_limit)
@@ -200,7 +211,19 @@ class IPyKernelRuntime(Runtime):
 
     @property
     def label(self) -> str:
+        if self.gateway is not None:
+            return "kernel (gateway)"
         return "kernel (sandbox)" if self.sandbox else "kernel"
+
+    @property
+    def gateway_kernel_id(self) -> str | None:
+        """The id the gateway gave the running kernel (None: not a gateway's, or down)."""
+        return self._gateway_kernel.kernel_id if self._gateway_kernel is not None else None
+
+    @property
+    def remote(self) -> str | None:
+        """The gateway's URL when the kernel is one a Jupyter gateway started."""
+        return self.gateway.url if self.gateway is not None else None
 
     def memory_use(self) -> MemoryUse | None:
         """The owned kernel's resident memory and its limit (None when attached or down)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     import zmq.asyncio
 
     from cave_tui.runtime.kernel.cell import CellRun
-    from cave_tui.runtime.kernel.channel import KernelChannel
+    from cave_tui.runtime.kernel.channel import MessageRouter
 
 T = TypeVar("T")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -65,7 +66,7 @@ class KernelSupervisor:
         self.kernel_info: dict[str, Any] = {}
         self.kernel_session: str | None = None  # the session id the kernel signs with
         self.ctx: zmq.asyncio.Context | None = None
-        self.chan: KernelChannel | None = None
+        self.chan: MessageRouter | None = None
         self.chan_ready = False  # installed: an inject may be sent on the channel
         self.cell: CellRun | None = None  # the running cell (its code deals with a death)
         self.notices: list[str] = []  # for the model, with the next result
@@ -75,6 +76,8 @@ class KernelSupervisor:
         self.started = False
         self.stopping = False
         self.boots = 0
+        # where a kind that keeps the checkpoint on the kernel's machine keeps it (its key)
+        self.checkpoint_key = secrets.token_hex(16) if kind.keeps_checkpoint else None
         self._lock: asyncio.Lock | None = None
         self._recovery: asyncio.Future[Any] | None = None
 
@@ -156,6 +159,11 @@ class KernelSupervisor:
         await self.kind.revive(self)
 
     async def stop(self) -> None:
+        if self.checkpoint_key is not None and self.chan is not None and self.chan_ready:
+            with contextlib.suppress(Exception):  # the checkpoint kept on its machine
+                await self.request(
+                    "drop_checkpoint", {"keep": self.checkpoint_key}, what="stopping", timeout=5
+                )
         self.stopping = True
         self.close_channel()
         await self.kind.stop()
@@ -211,13 +219,11 @@ class KernelSupervisor:
         re-injected, the names restored, and why the others failed."""
         import zmq.asyncio
 
-        from cave_tui.runtime.kernel.channel import KernelChannel
-
         if self.ctx is None:
             self.ctx = zmq.asyncio.Context()
         self.boots += 1
         info = await self.kind.start(self)
-        chan = KernelChannel(info, self.ctx)
+        chan = self.kind.open_channel(info, self.ctx)
         self.chan = chan
         try:
             await self._wait_ready(chan)
@@ -242,6 +248,8 @@ class KernelSupervisor:
         failed: dict[str, str] = {}
         if restore and self.store.entries:
             data, buffers = self.store.restore_request()
+            if self.checkpoint_key is not None:
+                data["keep"] = self.checkpoint_key
             reply = await self.request("restore", data, buffers, what="restoring the checkpoint")
             restored = list(reply["data"].get("restored", []))
             failed = dict(reply["data"].get("failed", {}))
@@ -249,7 +257,7 @@ class KernelSupervisor:
                 self.store.entries.pop(name, None)
         return reinjected, restored, failed
 
-    async def _wait_ready(self, chan: KernelChannel) -> None:
+    async def _wait_ready(self, chan: MessageRouter) -> None:
         """kernel_info until the shell answers and IOPub delivers (no lost output)."""
         timeout = self.settings.startup_timeout
         deadline = time.monotonic() + timeout
@@ -280,7 +288,7 @@ class KernelSupervisor:
             for msg_id in pending:
                 chan.forget(msg_id)
 
-    async def _install(self, chan: KernelChannel) -> None:
+    async def _install(self, chan: MessageRouter) -> None:
         config = {
             "output_limit": self.settings.output_limit,
             "switch_interval": self.settings.switch_interval,
@@ -442,7 +450,7 @@ class KernelSupervisor:
         try:
             reply = await self.bounded_request(
                 "checkpoint",
-                {"names": names, "budget": room},
+                {"names": names, "budget": room, "keep": self.checkpoint_key},
                 what="checkpointing",
                 timeout=timeout,
                 hung=(

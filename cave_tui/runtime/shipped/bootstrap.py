@@ -195,6 +195,7 @@ class CaveKernel:
         self.hidden = set(shell.user_ns_hidden) | set(summary.HIDDEN_NAMES)
         self.injected: set[str] = set()
         self.comm: Any = None
+        self.parts: dict[str, list[Any]] = {}  # request id -> buffer parts received so far
         self.cap = OutputCap(int(config.get("output_limit", 200_000)))
         self._before: dict[str, str] = {}
         self._started = 0.0
@@ -454,6 +455,11 @@ class CaveKernel:
         data = msg["content"]["data"]
         buffers = list(msg.get("buffers") or [])
         op = data.get("op")
+        if op == "part":  # one piece of a later request's buffers (a gateway's size limit)
+            self.parts.setdefault(str(data.get("key")), []).extend(buffers)
+            return
+        if data.get("assemble") is not None:
+            buffers = self._assemble(str(data.get("id")), list(data["assemble"]))
         reply: dict[str, Any] = {"op": "reply", "id": data.get("id"), "ok": True}
         out: list[Any] = []
         try:
@@ -472,6 +478,14 @@ class CaveKernel:
             if isinstance(exc, KeyboardInterrupt):
                 reply["error_type"] = "KeyboardInterrupt"
         self.send(reply, out)
+
+    def _assemble(self, key: str, counts: list[int]) -> list[Any]:
+        """The buffers of request *key*, joined from the parts sent before it."""
+        parts, buffers, at = self.parts.pop(key, []), [], 0
+        for count in counts:
+            own, at = parts[at : at + count], at + count
+            buffers.append(own[0] if len(own) == 1 else b"".join(bytes(p) for p in own))
+        return buffers
 
     # -- operations -------------------------------------------------------------------------
     def op_hello(self, data: dict[str, Any], buffers: list[Any]) -> Any:
@@ -778,6 +792,10 @@ class CaveKernel:
                 entry["error"] = f"{size / 1e6:,.1f} MB, over the checkpoint budget"
                 continue
             budget -= size
+            if data.get("keep"):  # kept here, on the kernel's machine: only sizes travel
+                entry.update(codec=codec, meta=meta, nbytes=size, buffers=[])
+                entry["kept"] = _keep_here(str(data["keep"]), name, payload)
+                continue
             entry.update(
                 codec=codec,
                 meta=meta,
@@ -786,6 +804,13 @@ class CaveKernel:
             )
             out.extend(payload)
         return {"entries": entries}, out
+
+    def op_drop_checkpoint(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """Remove the checkpoint kept on this machine (the runtime stops)."""
+        import shutil
+
+        shutil.rmtree(_kept_folder(str(data["keep"])), ignore_errors=True)
+        return {}, []
 
     def _serialise(self, value: Any, budget: int) -> tuple[str, dict[str, Any], list[Any]]:
         try:
@@ -806,7 +831,10 @@ class CaveKernel:
         for entry in data["entries"]:
             name = entry["name"]
             try:
-                payload = [buffers[i] for i in entry.get("buffers", [])]
+                if entry.get("kept"):
+                    payload = _kept(str(data["keep"]), name, int(entry["kept"]))
+                else:
+                    payload = [buffers[i] for i in entry.get("buffers", [])]
                 self.ns[name] = transport.decode_in_kernel(
                     entry["codec"], entry.get("meta") or {}, payload
                 )
@@ -814,6 +842,43 @@ class CaveKernel:
             except BaseException as exc:
                 failed[name] = f"{type(exc).__name__}: {exc}"[:300]
         return {"restored": restored, "failed": failed}, []
+
+
+def _kept_folder(key: str) -> str:
+    """Where the checkpoint of runtime *key* is kept on the kernel's machine: the temporary
+    folder, which outlives the kernel (a gateway restarts kernels, not machines)."""
+    import os
+    import tempfile
+
+    if not re.fullmatch(r"[0-9a-f]{8,64}", key):
+        raise ValueError("bad checkpoint key")
+    return os.path.join(tempfile.gettempdir(), f"cave-checkpoint-{key}")
+
+
+def _keep_here(key: str, name: str, payload: list[Any]) -> int:
+    """Write *name*'s checkpoint buffers to this machine's disk; how many there are."""
+    import os
+
+    folder = _kept_folder(key)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    for index, part in enumerate(payload):
+        path = os.path.join(folder, f"{name}.{index}")
+        with open(path + ".tmp", "wb") as handle:
+            handle.write(memoryview(part))
+        os.replace(path + ".tmp", path)
+    return len(payload)
+
+
+def _kept(key: str, name: str, count: int) -> list[Any]:
+    """*name*'s checkpoint buffers, as `_keep_here` wrote them."""
+    import os
+
+    folder = _kept_folder(key)
+    parts = []
+    for index in range(count):
+        with open(os.path.join(folder, f"{name}.{index}"), "rb") as handle:
+            parts.append(handle.read())
+    return parts
 
 
 _PLAIN_MODULES = frozenset(
