@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cave_tui.runtime.shipped.lazy import unsaved_reason  # kernel: _cave_lazy
+
 DEFINITION_SCAN_CHARS = 1_000_000  # a bigger cell is data (pasted literals), not definitions
 _UNBOUND = object()
 _GENERATORS = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
@@ -314,6 +316,9 @@ def _describe(
         return Persistable(
             name, Keep.SOURCE, type_name, digest=source_digest(source), source=source, order=1 << 30
         )
+    computes = unsaved_reason(obj)  # a lazy frame: pickling or writing it runs its plan
+    if computes is not None:
+        return Persistable(name, Keep.NOTHING, type_name, reason=computes)
     digested = content_digest(obj, digest_below)
     if digested is None:
         return Persistable(name, Keep.VALUE, type_name)

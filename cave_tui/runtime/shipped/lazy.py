@@ -1,0 +1,204 @@
+"""Lazy and distributed frames, described without computing them or reading their data.
+
+A Dask DataFrame (on a `dask.distributed` cluster or not), a Polars LazyFrame, a DuckDB
+relation or connection, an Ibis table or a PySpark DataFrame holds a plan, not rows: its
+`len()`, `shape`, `repr` or a pickle may run the whole plan. `lazy_facts(obj)` reads what each
+engine knows without running it: the schema, the partitions, and the row count only where
+it is known (an in-memory Polars DataFrame). Objects are recognised by their class's module
+and name, never by importing the library (a library the user has not imported is not loaded).
+Standard library only: the kernel runs this file as `_cave_lazy`.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_TABLES = 12  # a DuckDB connection's tables listed
+
+
+class Engine(enum.Enum):
+    """The kinds of frames this module knows, by their library and class."""
+
+    DASK = "dask"
+    POLARS = "polars"  # an in-memory Polars DataFrame: its height is known
+    POLARS_LAZY = "polars-lazy"
+    DUCKDB_RELATION = "duckdb-relation"
+    DUCKDB_CONNECTION = "duckdb-connection"
+    IBIS = "ibis"
+    SPARK = "spark"
+
+
+class Mode(enum.Enum):
+    """How the frame's rows come to be: how the model is told to get a small result."""
+
+    IN_MEMORY = "in memory"
+    LAZY = "lazy"
+    DISTRIBUTED = "distributed"
+    DATABASE = "database"
+
+
+# (top-level module, class name) of each known class; a subclass is known by its MRO.
+_CLASSES: dict[tuple[str, str], Engine] = {
+    ("dask", "DataFrame"): Engine.DASK,
+    ("dask", "Series"): Engine.DASK,
+    ("dask_expr", "DataFrame"): Engine.DASK,
+    ("dask_expr", "Series"): Engine.DASK,
+    ("polars", "DataFrame"): Engine.POLARS,
+    ("polars", "LazyFrame"): Engine.POLARS_LAZY,
+    ("duckdb", "DuckDBPyRelation"): Engine.DUCKDB_RELATION,
+    ("_duckdb", "DuckDBPyRelation"): Engine.DUCKDB_RELATION,
+    ("duckdb", "DuckDBPyConnection"): Engine.DUCKDB_CONNECTION,
+    ("_duckdb", "DuckDBPyConnection"): Engine.DUCKDB_CONNECTION,
+    ("ibis", "Table"): Engine.IBIS,
+    ("pyspark", "DataFrame"): Engine.SPARK,
+}
+_TYPE_NAMES = {
+    Engine.DASK: "dask.{cls}",
+    Engine.POLARS: "polars.DataFrame",
+    Engine.POLARS_LAZY: "polars.LazyFrame",
+    Engine.DUCKDB_RELATION: "duckdb.Relation",
+    Engine.DUCKDB_CONNECTION: "duckdb.Connection",
+    Engine.IBIS: "ibis.Table",
+    Engine.SPARK: "pyspark.DataFrame",
+}
+# How to get a small result: written after the variable's name.
+SMALL_RESULTS = {
+    Engine.DASK: ".head() or .compute() on a reduced result",
+    Engine.POLARS: ".head()",
+    Engine.POLARS_LAZY: ".head(5).collect() or .collect() on a reduced result",
+    Engine.DUCKDB_RELATION: ".limit(5).df() or .df() on an aggregate",
+    Engine.DUCKDB_CONNECTION: ".sql('... LIMIT 5').df()",
+    Engine.IBIS: ".head(5).to_pandas()",
+    Engine.SPARK: ".limit(5).toPandas()",
+}
+
+
+@dataclass
+class Facts:
+    """What is known of a lazy or distributed frame without computing it."""
+
+    engine: Engine
+    type_name: str  # "dask.DataFrame", "polars.LazyFrame", ...
+    mode: Mode
+    columns: list[tuple[str, str]] = field(default_factory=list)  # (name, dtype)
+    rows: int | None = None  # only when known without computing
+    partitions: int | None = None
+    tables: list[str] = field(default_factory=list)  # a DuckDB connection's "schema.table"
+    small_result: str = ""  # how to get a small result: ".head(5).collect()"
+
+    def text(self) -> str:
+        """As the namespace shows it: "lazy, 4 partitions, rows not computed"."""
+        parts = [self.mode.value]
+        if self.partitions is not None:
+            parts.append(f"{self.partitions} partitions")
+        if self.rows is None and self.engine is not Engine.DUCKDB_CONNECTION:
+            parts.append("rows not computed")
+        if self.tables:
+            parts.append("tables: " + ", ".join(self.tables))
+        return ", ".join(parts)
+
+
+def engine_of(obj: Any) -> Engine | None:
+    """The engine of *obj*'s class (or a base class), or None; no library is imported."""
+    try:
+        mro = type.__dict__["__mro__"].__get__(type(obj), type)
+    except Exception:
+        return None
+    for klass in mro:
+        module = str(type.__dict__["__module__"].__get__(klass, type) or "").split(".", 1)[0]
+        if module not in sys.modules:  # never loaded: none of its classes can be here
+            continue
+        found = _CLASSES.get((module, klass.__name__))
+        if found is not None:
+            return found
+    return None
+
+
+def lazy_facts(obj: Any) -> Facts | None:
+    """*obj*'s `Facts`, or None when it is no frame this module knows. Reads schemas and
+    metadata only: never runs the plan, never reads rows (a Parquet scan's schema may read
+    the files' footers, a CSV scan's the first lines its schema is inferred from)."""
+    engine = engine_of(obj)
+    if engine is None:
+        return None
+    found = Facts(engine, _TYPE_NAMES[engine], Mode.LAZY, small_result=SMALL_RESULTS[engine])
+    if engine is Engine.DASK:
+        found.type_name = found.type_name.format(cls=type(obj).__name__)
+        found.mode = Mode.DISTRIBUTED if _dask_client() else Mode.LAZY
+        found.partitions = int(obj.npartitions)
+        meta = obj._meta  # an empty pandas object: the schema, no rows
+        if getattr(meta, "ndim", 2) == 1:
+            found.columns = [(str(meta.name), str(meta.dtype))]
+        else:
+            found.columns = [(str(c), str(t)) for c, t in meta.dtypes.items()]
+    elif engine in (Engine.POLARS, Engine.POLARS_LAZY):
+        schema = obj.collect_schema() if engine is Engine.POLARS_LAZY else obj.schema
+        found.columns = [(str(c), str(t)) for c, t in schema.items()]
+        if engine is Engine.POLARS:
+            found.mode, found.rows = Mode.IN_MEMORY, int(obj.height)
+    elif engine is Engine.DUCKDB_RELATION:
+        found.mode = Mode.DATABASE
+        found.columns = [(str(c), str(t)) for c, t in zip(obj.columns, obj.types, strict=False)]
+    elif engine is Engine.DUCKDB_CONNECTION:
+        found.mode = Mode.DATABASE
+        found.tables = _duckdb_tables(obj)
+    elif engine is Engine.IBIS:
+        found.columns = [(str(c), str(t)) for c, t in obj.schema().items()]
+    elif engine is Engine.SPARK:
+        found.mode = Mode.DISTRIBUTED
+        found.columns = [(str(c), str(t)) for c, t in obj.dtypes]
+    return found
+
+
+def _dask_client() -> bool:
+    """Whether a `dask.distributed` client is the default scheduler (none is started)."""
+    client_module = sys.modules.get("distributed.client")
+    get = getattr(client_module, "_get_global_client", None)
+    try:
+        return get is not None and get() is not None
+    except Exception:
+        return False
+
+
+def _duckdb_tables(connection: Any) -> list[str]:
+    """ "schema.table (N columns)" from DuckDB's catalog, on a cursor of its own (the
+    user's connection keeps its pending result); no table is read."""
+    query = (
+        "SELECT schema_name, table_name, column_count FROM duckdb_tables() "
+        f"ORDER BY schema_name, table_name LIMIT {MAX_TABLES + 1}"
+    )
+    cursor = connection.cursor()
+    try:
+        found = cursor.execute(query).fetchall()
+    finally:
+        cursor.close()
+    out = [f"{schema}.{table} ({columns} columns)" for schema, table, columns in found]
+    return out[:MAX_TABLES] + (["…"] if len(out) > MAX_TABLES else [])
+
+
+def short_text(obj: Any) -> str:
+    """A one-line stand-in for *obj*'s repr (which may run the plan): type and mode."""
+    try:
+        found = lazy_facts(obj)
+    except Exception as exc:
+        return f"<{type(obj).__name__}: not described: {type(exc).__name__}>"
+    if found is None or found.mode is Mode.IN_MEMORY:  # its own repr is bounded: used
+        return ""
+    return f"<{found.type_name}: {found.text()}>"
+
+
+def unsaved_reason(obj: Any) -> str | None:
+    """Why a dump or snapshot does not write *obj* (writing it would run its plan), or
+    None for objects this module does not hold back (an in-memory Polars frame is saved)."""
+    engine = engine_of(obj)
+    if engine is None or engine is Engine.POLARS:
+        return None
+    name = _TYPE_NAMES[engine].format(cls=type(obj).__name__)
+    if engine is Engine.DUCKDB_CONNECTION:
+        return f"a {name}: an open database connection is not saved; connect again"
+    stream = "; `/retrieve NAME out.parquet` streams it to a file"
+    streams = engine in (Engine.DASK, Engine.POLARS_LAZY)
+    return f"a {name}: saving it would compute it" + (stream if streams else "")
