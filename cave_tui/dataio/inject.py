@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import glob
 import hashlib
 import importlib
 import importlib.metadata
@@ -42,6 +43,7 @@ PACKAGE_PREFIX = "pkg:"
 ENCODING_OPTION = "encoding="  # `PATH:encoding=NAME`: the text encoding of a CSV/TSV/JSON file
 SEP_OPTIONS = ("sep=", "delimiter=")  # `PATH:sep=;`: the field separator of a CSV/TSV file
 SHEET_OPTION = "sheet="  # `PATH:sheet=NAME`: the one sheet of an Excel workbook to read
+LAZY_OPTION = "lazy"  # `PATH[:NAME]:lazy`: a lazy frame over the file(s), nothing loaded
 
 
 @dataclass
@@ -53,6 +55,7 @@ class InjectSpec:
     encoding: str | None = None  # None: UTF-8, or what the file's bytes say
     sep: str | None = None  # None: the separator the file's first lines show
     sheet: str | None = None  # None: an Excel workbook's only sheet, or all of them
+    lazy: bool = False  # `PATH:NAME:lazy`: bound as a lazy frame (`inject_lazy`)
 
     @property
     def is_package(self) -> bool:
@@ -81,6 +84,13 @@ def parse_inject_spec(spec: str) -> InjectSpec:
         raise DataIOError("empty --inject value: expected PATH[:NAME]")
     if _exists(spec):
         return InjectSpec(spec)
+    head, colon, last = spec.rpartition(":")
+    if colon and head and last == LAZY_OPTION:
+        found = parse_inject_spec(head)
+        if found.is_package or found.encoding or found.sep or found.sheet:
+            raise DataIOError(f"{spec}: ':lazy' applies to a Parquet or CSV path alone")
+        found.lazy = True
+        return found
     body, encoding, delimiter, sheet = spec, None, None, None
     while True:
         head, colon, last = body.rpartition(":")
@@ -435,6 +445,8 @@ async def inject_spec(
                 f"{spec.source}: an encoding, separator or sheet applies to a file, not a package"
             )
         return await inject_package(runtime, spec.source, spec.name, allow_shadow=allow_shadow)
+    if spec.lazy:
+        return await inject_lazy(runtime, spec.source, spec.name, allow_shadow=allow_shadow)
     return await inject_file(
         runtime,
         spec.source,
@@ -445,4 +457,69 @@ async def inject_spec(
         sep=spec.sep,
         sheet=spec.sheet,
         progress=progress,
+    )
+
+
+def lazy_format(path: Path) -> str:
+    """The format a lazy injection scans *path* (a file, a directory or a glob) as, from
+    the files' extension; DataIOError when it is neither Parquet nor CSV, or matches nothing."""
+    from cave_tui.runtime.shipped.lazy import SCAN_FORMATS
+
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+    elif any(c in str(path) for c in "*?["):
+        files = sorted(Path(p) for p in glob.glob(str(path), recursive=True))
+    else:
+        files = [path] if path.exists() else []
+    if not files:
+        raise DataIOError(f"{path}: no such file, folder or matching files", path=path)
+    suffix = files[0].suffix.lower().lstrip(".")
+    if suffix not in SCAN_FORMATS:
+        raise DataIOError(
+            f"{path}: a lazy frame reads Parquet or CSV files, not {suffix or 'this file'}",
+            path=path,
+        )
+    return suffix
+
+
+async def inject_lazy(
+    runtime: Any,
+    path: str | Path,
+    name: str | None = None,
+    *,
+    allow_shadow: bool = False,
+    engine: str = "polars",
+) -> Injection:
+    """Bind a lazy frame over *path* (a file, a directory or a glob of Parquet or CSV files)
+    as *name*: a Polars scan (or a Dask frame, *engine* "dask") built where the runtime runs
+    its cells, reading only metadata. Raises `DataIOError` (bad path or format, or the
+    library missing) and `NameConflictError` as `inject_file` does."""
+    from cave_tui.runtime.items import LazyScan, Variable
+    from cave_tui.runtime.shipped.lazy import ScanEngine, scan
+
+    started = time.perf_counter()
+    p = Path(os.path.normpath(Path(path).expanduser().absolute()))
+    name = name or name_from_path(Path(p.name.split("*")[0] or p.parent.name))
+    await _check(runtime, name, allow_shadow)
+    fmt = await asyncio.to_thread(lazy_format, p)
+    order = LazyScan(str(p), fmt, ScanEngine(engine).value)
+    description = f"a lazy {engine} frame over {p.name} ({fmt}), rows read only when computed"
+    if getattr(runtime, "isolated", False):
+        value: Any = order  # the kernel builds it
+    else:
+        try:
+            value = await asyncio.to_thread(scan, order.path, fmt, ScanEngine(engine))
+        except ImportError as exc:
+            raise DataIOError(
+                f"a lazy frame needs {exc.name or engine}: pip install {engine}"
+            ) from None
+        except Exception as exc:  # the library's own error: a corrupt footer, …
+            raise DataIOError(f"{p}: cannot scan it lazily: {exc}", path=p) from None
+    await _to_the_end(inject_variable(runtime, Variable(name, value, description)))
+    return Injection(
+        name=name,
+        source={"kind": "file", "path": str(p), "format": fmt, "lazy": engine},
+        type_name="LazyFrame" if engine == "polars" else "DataFrame",
+        description=description,
+        seconds=time.perf_counter() - started,
     )

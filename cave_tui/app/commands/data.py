@@ -72,9 +72,9 @@ def progress_line(p: Progress, label: str) -> str:
     "inject",
     "Load a file (or pkg:MODULE.ATTR) into the namespace; PATH:encoding=ENC:sep=; for a text "
     "file, PATH:sheet=NAME for a workbook",
-    "PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [as NAME]",
+    "PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [--lazy] [as NAME]",
     min_args=1,
-    max_args=3,
+    max_args=4,
 )
 async def inject(ctx: CommandContext, args: list[str]) -> None:
     from cave_tui.app.live_objects import explain_data_error
@@ -84,16 +84,22 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
         NameConflictError,
         TrustRequiredError,
         inject_file,
+        inject_lazy,
         inject_package,
         parse_inject_spec,
     )
 
-    if len(args) == 2 or (len(args) == 3 and args[1].lower() != "as"):
-        raise CommandError("usage: /inject PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [as NAME]")
+    lazy = "--lazy" in args
+    args = [a for a in args if a != "--lazy"]
+    if len(args) == 2 or len(args) > 3 or (len(args) == 3 and args[1].lower() != "as"):
+        raise CommandError(
+            "usage: /inject PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [--lazy] [as NAME]"
+        )
     try:
         spec = parse_inject_spec(args[0])
     except DataIOError as exc:
         raise CommandError(str(exc)) from None
+    spec.lazy = spec.lazy or lazy
     if len(args) == 3 and spec.name:
         raise CommandError(f"two names for {spec.source}: {spec.name} and {args[2]}")
     source = spec.source
@@ -105,7 +111,9 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
     trust = allow_shadow = False
     for _ in range(MAX_CONFIRMS + 1):
         try:
-            if source.startswith("pkg:"):
+            if spec.lazy:
+                injection = await inject_lazy(ctx.runtime, source, name, allow_shadow=allow_shadow)
+            elif source.startswith("pkg:"):
                 injection = await inject_package(
                     ctx.runtime, source, name, allow_shadow=allow_shadow
                 )

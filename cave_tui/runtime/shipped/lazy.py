@@ -202,3 +202,35 @@ def unsaved_reason(obj: Any) -> str | None:
     stream = "; `/retrieve NAME out.parquet` streams it to a file"
     streams = engine in (Engine.DASK, Engine.POLARS_LAZY)
     return f"a {name}: saving it would compute it" + (stream if streams else "")
+
+
+class ScanEngine(enum.Enum):
+    """The library a lazy injection binds its frame with."""
+
+    POLARS = "polars"
+    DASK = "dask"
+
+
+SCAN_FORMATS = ("parquet", "csv")
+
+
+def scan(path: str, fmt: str, engine: ScanEngine = ScanEngine.POLARS) -> Any:
+    """A lazy frame over *path* (a file, a directory or a glob) in *fmt*: Polars
+    `scan_parquet`/`scan_csv` or Dask `read_parquet`/`read_csv`. Nothing is read but
+    metadata; ValueError for a format neither reads lazily."""
+    if fmt not in SCAN_FORMATS:
+        raise ValueError(f"a lazy frame reads {' or '.join(SCAN_FORMATS)}, not {fmt}")
+    if engine is ScanEngine.DASK:
+        import dask.dataframe as dd
+
+        return dd.read_parquet(path) if fmt == "parquet" else dd.read_csv(path)
+    import polars as pl
+
+    source = path.rstrip("/") + "/**/*." + fmt if _is_dir(path) else path
+    return pl.scan_parquet(source) if fmt == "parquet" else pl.scan_csv(source)
+
+
+def _is_dir(path: str) -> bool:
+    import os
+
+    return os.path.isdir(path)

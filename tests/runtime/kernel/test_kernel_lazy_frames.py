@@ -33,3 +33,27 @@ async def test_the_kernel_summarises_lazy_frames_without_computing_them(kernel):
     result = await kernel.execute("print(len(calls))")
     assert result.output.strip() == "0"  # the plan's function never ran
     assert detail.dtypes == [("a", "Int64"), ("b", "Int64")]
+
+
+async def test_a_lazy_injection_is_built_in_the_kernel(kernel):
+    import tempfile
+    from pathlib import Path
+
+    import pandas as pd
+
+    from cave_tui.dataio import inject_lazy
+
+    with tempfile.TemporaryDirectory(dir=kernel.workdir) as folder:  # the kernel reads it
+        path = Path(folder) / "a.parquet"
+        pd.DataFrame({"n": range(10)}).to_parquet(path)
+        path.chmod(0o644)
+        Path(folder).chmod(0o755)
+        await inject_lazy(kernel, path, "big")
+        await _check_big(kernel)
+
+
+async def _check_big(kernel):
+    rows = {row.name: row for row in await kernel.namespace_summary()}
+    assert rows["big"].type_name == "polars.LazyFrame" and rows["big"].lazy, rows["big"]
+    result = await kernel.execute("print(big.collect()['n'].sum())")
+    assert result.output.strip() == "45"
