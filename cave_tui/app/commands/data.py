@@ -220,6 +220,49 @@ async def _retrieve_for_file(runtime: Any, name: str) -> Any:
         raise CommandError(f"{refused}; the kernel could not pickle it either: {failure}") from None
 
 
+async def _stream_lazy(ctx: CommandContext, name: str, dest: str | None) -> bool:
+    """`/retrieve` of a lazy or distributed frame: streamed to a Parquet file where it lives
+    (`Runtime.stream_parquet`), never collected. False when *name* holds no lazy frame."""
+    from cave_tui.dataio.save import Saved, target_for
+    from cave_tui.runtime.shipped.lazy import PARQUET_SUFFIX, StreamError
+
+    try:
+        default_dir = _default_retrieve_dir(ctx) if dest is None else Path.cwd()
+    except OSError as exc:
+        raise CommandError(f"cannot write the retrieve folder: {exc}") from None
+    target = target_for(name, dest, default_dir).absolute()
+    if not target.suffix:
+        target = target.with_name(target.name + PARQUET_SUFFIX)
+    overwrite = False
+    while True:
+        try:
+            runtime = ctx.services.live_runtime
+            done = await runtime.stream_parquet(name, str(target), overwrite=overwrite)
+        except KeyError as exc:
+            raise CommandError(str(exc.args[0] if exc.args else exc)) from None
+        except FileExistsError:
+            if overwrite or not await ctx.confirm(f"{target} already exists. Overwrite it?"):
+                ctx.print(f"Not saved: {target} was left as it was.", style="warning")
+                return True
+            overwrite = True
+            continue
+        except StreamError as exc:
+            raise CommandError(f"cannot retrieve {name!r}: {exc}") from None
+        break
+    if done is None:
+        return False
+    note = f"{done.rows:,} rows streamed where the frame lives, never collected"
+    saved = Saved(Path(done.path), "parquet", done.bytes, note=note)
+    session = _session(ctx)
+    if session is not None:
+        session.record_retrieval(name, saved)
+    ctx.print(
+        f"Saved `{name}` ({done.type_name}) to {shown_path(saved.path)} — "
+        f"{_human(saved.bytes)}, parquet ({note})"
+    )
+    return True
+
+
 @registry.command(
     "retrieve",
     "Save a variable to a file (frame→parquet, array→npy, data→json, Figure→png/svg/pdf, "
@@ -236,6 +279,8 @@ async def retrieve(ctx: CommandContext, args: list[str]) -> None:
     name = args[0]
     # PATH.png|.svg|.pdf: a matplotlib Figure drawn where it lives; only the file comes back.
     fmt = FigureFormat.of_path(args[1]) if len(args) > 1 else None
+    if fmt is None and await _stream_lazy(ctx, name, args[1] if len(args) > 1 else None):
+        return
     try:
         if fmt is not None:
             obj: Any = await ctx.services.live_runtime.render_figure(name, fmt)

@@ -234,3 +234,150 @@ def _is_dir(path: str) -> bool:
     import os
 
     return os.path.isdir(path)
+
+
+# -- streaming a lazy frame to a Parquet file, where it lives ------------------------------
+STREAMED = (Engine.POLARS_LAZY, Engine.DASK, Engine.DUCKDB_RELATION)
+PARQUET_SUFFIX = ".parquet"
+
+
+class StreamError(Exception):
+    """A lazy frame could not be streamed to Parquet: the message says why."""
+
+
+class NotStreamed(StreamError):
+    """A lazy frame cave does not stream (a connection, a Spark or Ibis frame, a target that
+    is not Parquet): the message says what to do instead."""
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """A lazy frame written to a Parquet file where it lives: only these facts come back."""
+
+    path: str
+    rows: int
+    bytes: int
+    type_name: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "rows": self.rows, "bytes": self.bytes, "type": self.type_name}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Streamed:
+        return cls(str(data["path"]), int(data["rows"]), int(data["bytes"]), str(data["type"]))
+
+
+def not_streamed_reason(engine: Engine, type_name: str) -> str:
+    """Why a frame of *engine* is not streamed to a file by cave, and what writes it."""
+    if engine is Engine.DUCKDB_CONNECTION:
+        return (
+            f"a {type_name} holds tables, not one frame: stream a relation of it "
+            "(`t = con.table('name')`, then /retrieve t out.parquet) or COPY it in a cell"
+        )
+    if engine is Engine.SPARK:
+        return f"a {type_name} is written by Spark where it runs: df.write.parquet(PATH) in a cell"
+    return f"a {type_name} is not streamed by cave: write it with its own to_parquet in a cell"
+
+
+def stream_parquet(obj: Any, path: str, *, overwrite: bool = False) -> Streamed | None:
+    """Write the lazy or distributed frame *obj* to the Parquet file *path* without collecting
+    it: Polars `sink_parquet` (its streaming engine), Dask a partition at a time, DuckDB its
+    own COPY. None when *obj* is no lazy frame (an in-memory value: saved the ordinary way).
+    Written to a locked hidden sibling and renamed into place (no half file at *path*).
+    FileExistsError (*path* exists, not *overwrite*); NotStreamed; StreamError."""
+    engine = engine_of(obj)
+    if engine is None or engine is Engine.POLARS:
+        return None
+    type_name = _TYPE_NAMES[engine].format(cls=type(obj).__name__)
+    if engine not in STREAMED:
+        raise NotStreamed(not_streamed_reason(engine, type_name))
+    import os
+
+    if not path.lower().endswith(PARQUET_SUFFIX):
+        raise NotStreamed(
+            f"a {type_name} is written only as Parquet, streamed: name the file "
+            f"{os.path.basename(path) or 'NAME'}{PARQUET_SUFFIX}, or retrieve a small result "
+            "computed in a cell"
+        )
+    if os.path.lexists(path) and not overwrite:
+        raise FileExistsError(f"{path} already exists ({os.path.getsize(path):,} bytes)")
+    folder, base = os.path.split(os.path.abspath(path))
+    import uuid
+
+    tmp = os.path.join(folder, f".{base}.{uuid.uuid4().hex[:12]}.tmp")  # as atomic.py names it
+    try:
+        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        raise StreamError(f"cannot write {folder}: {exc.strerror or exc}") from None
+    try:
+        _lock(fd)  # a write in progress: `cleanup_temp_files` leaves it alone
+        rows = _write(engine, obj, tmp)
+        os.replace(tmp, path)
+    except (StreamError, KeyboardInterrupt):
+        _remove(tmp)
+        raise
+    except Exception as exc:  # the engine's own error: the plan failed, a full disk, …
+        _remove(tmp)
+        why = f"{type(exc).__name__}: {exc}"
+        raise StreamError(f"streaming the {type_name} failed: {why}") from None
+    finally:
+        os.close(fd)
+    return Streamed(path, rows, os.path.getsize(path), type_name)
+
+
+def _write(engine: Engine, obj: Any, path: str) -> int:
+    """Stream *obj* to *path*; the rows written."""
+    import pyarrow.parquet as pq
+
+    if engine is Engine.POLARS_LAZY:
+        obj.sink_parquet(path)
+    elif engine is Engine.DUCKDB_RELATION:
+        obj.write_parquet(path)
+    else:
+        return _dask_parquet(obj, path)
+    return int(pq.read_metadata(path).num_rows)  # from the footer: no row is read
+
+
+def _dask_parquet(frame: Any, path: str) -> int:
+    """A Dask frame to one Parquet file, a partition at a time (one in memory at once)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if getattr(frame._meta, "ndim", 2) == 1:
+        frame = frame.to_frame()
+    if frame._meta.index.name is not None:
+        frame = frame.reset_index()  # a named index is kept as a column
+    rows = 0
+    writer = None
+    try:
+        for part in frame.to_delayed():
+            table = pa.Table.from_pandas(part.compute(), preserve_index=False)
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema)
+            writer.write_table(table.cast(writer.schema))
+            rows += table.num_rows
+        if writer is None:  # no partition: the schema alone
+            empty = pa.Table.from_pandas(frame._meta, preserve_index=False)
+            pq.write_table(empty, path)
+    finally:
+        if writer is not None:
+            writer.close()
+    return rows
+
+
+def _lock(fd: int) -> None:
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except (ImportError, OSError):  # no flock here: the write goes on unlocked
+        pass
+
+
+def _remove(path: str) -> None:
+    import os
+
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

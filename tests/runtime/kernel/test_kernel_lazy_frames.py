@@ -57,3 +57,34 @@ async def _check_big(kernel):
     assert rows["big"].type_name == "polars.LazyFrame" and rows["big"].lazy, rows["big"]
     result = await kernel.execute("print(big.collect()['n'].sum())")
     assert result.output.strip() == "45"
+
+
+async def test_the_kernel_streams_a_lazy_frame_to_parquet_itself(kernel):
+    """`/retrieve NAME out.parquet` in the kernel: the kernel writes the file; only the path,
+    rows and bytes come back (no frame byte crosses), and what it cannot stream says why."""
+    import tempfile
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    from cave_tui.runtime.shipped.lazy import NotStreamed
+
+    await kernel.execute(
+        "import duckdb, polars as pl\n"
+        "lf = pl.LazyFrame({'n': range(1000)}).filter(pl.col('n') % 2 == 0)\n"
+        "con = duckdb.connect()\nx = 1\n"
+    )
+    with tempfile.TemporaryDirectory(dir=kernel.workdir) as folder:
+        Path(folder).chmod(0o777)  # the kernel's user writes here
+        target = str(Path(folder) / "lf.parquet")
+        done = await kernel.stream_parquet("lf", target)
+        assert done is not None and (done.rows, done.type_name) == (500, "polars.LazyFrame")
+        assert pq.read_metadata(target).num_rows == 500
+        assert done.bytes == Path(target).stat().st_size
+        with pytest.raises(FileExistsError):
+            await kernel.stream_parquet("lf", target)
+        assert await kernel.stream_parquet("x", str(Path(folder) / "x.parquet")) is None
+        with pytest.raises(NotStreamed, match="holds tables"):
+            await kernel.stream_parquet("con", str(Path(folder) / "con.parquet"))
+        with pytest.raises(KeyError):
+            await kernel.stream_parquet("nothing", target)
