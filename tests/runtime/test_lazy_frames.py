@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from cave_tui.agent.prompt import describe_namespace
-from cave_tui.dataio import dump_namespace
+from cave_tui.dataio import dump_namespace, load_dump
 from cave_tui.dataio.checkpoint import checkpoint_namespace
 from cave_tui.runtime.ipython import IPythonRuntime
 from cave_tui.runtime.items import Variable
@@ -142,24 +142,62 @@ def test_the_guard_never_refuses_the_small_results_the_model_is_told(policy: str
         assert checker.check(code) == [], code
 
 
-async def test_snapshots_and_dumps_skip_lazy_frames_with_the_reason_and_compute_nothing(
+async def test_snapshots_skip_lazy_frames_with_the_reason_and_compute_nothing(
     objects: tuple[dict[str, Any], Tally], runtime: IPythonRuntime, tmp_path: Path
 ) -> None:
     _, tally = objects
     before = tally.dask_transitions()
     kept = {row.name: row for row in await runtime.persistable(digest_below=1 << 20)}
-    result = await dump_namespace(runtime, tmp_path / "dump")
-    await checkpoint_namespace(runtime, tmp_path / "snapshot")
+    result = await checkpoint_namespace(runtime, tmp_path / "snapshot")
     assert tally.dask_transitions() == before
     assert tally.polars_calls == 0
     for name in ("ddf", "dseries", "lf", "rel", "con"):
         assert kept[name].keep is Keep.NOTHING, name
     skipped = {entry["name"]: entry["reason"] for entry in result.skipped}
-    assert "a dask.DataFrame: saving it would compute it" in skipped["ddf"]
-    assert "/retrieve NAME out.parquet" in skipped["lf"]
-    assert skipped["rel"] == "a duckdb.Relation: saving it would compute it"
+    assert "a dask.DataFrame: a snapshot never computes it; /dump DIR" in skipped["ddf"]
+    assert "streams it to Parquet" in skipped["lf"]
     assert "connection" in skipped["con"]
     assert {"pdf", "airports"} <= set(result.written)  # in-memory frames are written
+
+
+async def test_an_explicit_dump_streams_lazy_frames_and_loads_them_back_as_scans(
+    objects: tuple[dict[str, Any], Tally], tmp_path: Path
+) -> None:
+    given = objects[0]
+    runtime = IPythonRuntime()
+    frames = {
+        "lf": pl.LazyFrame(FRAME).filter(pl.col("n") < 30),
+        "ddf": dd.from_pandas(FRAME, npartitions=3),  # on the module's LocalCluster
+        "dseries": dd.from_pandas(FRAME, npartitions=3)["n"] * 2,
+        "rel": duckdb.sql("SELECT range AS i FROM range(7)"),
+        "broken": given["rel"],  # its file was overwritten: reading it fails
+        "con": given["con"],
+    }
+    for name, value in frames.items():
+        runtime.inject_variable(Variable(name, value))
+    result = await dump_namespace(runtime, tmp_path / "dump")
+    saved = {entry["name"]: entry for entry in result.saved}
+    skipped = {entry["name"]: entry["reason"] for entry in result.skipped}
+    assert {name: saved[name]["rows"] for name in ("lf", "ddf", "dseries", "rel")} == {
+        "lf": 30,
+        "ddf": 60,
+        "dseries": 60,
+        "rel": 7,
+    }
+    assert "not streamed to Parquet: streaming the duckdb.Relation failed" in skipped["broken"]
+    assert "holds tables, not one frame" in skipped["con"] or "connection" in skipped["con"]
+    assert "streamed to Parquet, never collected: " in result.summary()
+    await runtime.stop()
+
+    back = IPythonRuntime()
+    await load_dump(back, tmp_path / "dump")
+    lf, ddf = await back.retrieve("lf"), await back.retrieve("ddf")
+    assert isinstance(lf, pl.LazyFrame)  # a scan of the written file, nothing read yet
+    assert lf.collect()["n"].to_list() == list(range(30))
+    assert type(ddf).__module__.startswith(("dask", "dask_expr"))
+    assert ddf.compute()["n"].sum() == FRAME["n"].sum()
+    assert (await back.retrieve("rel")).collect()["i"].to_list() == list(range(7))
+    await back.stop()
 
 
 def test_lazy_libraries_are_recognised_without_importing_them() -> None:

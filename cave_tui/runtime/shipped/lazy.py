@@ -191,17 +191,31 @@ def short_text(obj: Any) -> str:
 
 
 def unsaved_reason(obj: Any) -> str | None:
-    """Why a dump or snapshot does not write *obj* (writing it would run its plan), or
-    None for objects this module does not hold back (an in-memory Polars frame is saved)."""
+    """Why a snapshot does not write *obj* (writing it would run its plan; an explicit dump
+    streams what `streams` says), or None for objects this module does not hold back (an
+    in-memory Polars frame is saved)."""
     engine = engine_of(obj)
     if engine is None or engine is Engine.POLARS:
         return None
     name = _TYPE_NAMES[engine].format(cls=type(obj).__name__)
     if engine is Engine.DUCKDB_CONNECTION:
         return f"a {name}: an open database connection is not saved; connect again"
-    stream = "; `/retrieve NAME out.parquet` streams it to a file"
-    streams = engine in (Engine.DASK, Engine.POLARS_LAZY)
-    return f"a {name}: saving it would compute it" + (stream if streams else "")
+    if engine in STREAMED:
+        return (
+            f"a {name}: a snapshot never computes it; /dump DIR or "
+            "`/retrieve NAME out.parquet` streams it to Parquet"
+        )
+    return f"a {name}: saving it would compute it; " + not_streamed_reason(engine, name)
+
+
+def streams(obj: Any) -> bool:
+    """Whether an explicit dump streams *obj* to Parquet (`stream_parquet`)."""
+    return engine_of(obj) in STREAMED
+
+
+def scan_engine_of(type_name: str) -> ScanEngine:
+    """The engine a streamed frame of *type_name* ("dask.DataFrame", …) is scanned back with."""
+    return ScanEngine.DASK if type_name.startswith("dask.") else ScanEngine.POLARS
 
 
 class ScanEngine(enum.Enum):

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cave_tui.runtime.shipped.lazy import unsaved_reason  # kernel: _cave_lazy
+from cave_tui.runtime.shipped.lazy import streams, unsaved_reason  # kernel: _cave_lazy
 
 DEFINITION_SCAN_CHARS = 1_000_000  # a bigger cell is data (pasted literals), not definitions
 _UNBOUND = object()
@@ -54,6 +54,7 @@ class Persistable:
     source: str = ""  # SOURCE: the statement that defines it
     order: int = 0  # SOURCE: definitions are run again in this order
     reason: str = ""  # NOTHING: why it cannot be saved
+    streams: bool = False  # NOTHING: a lazy frame an explicit dump streams to Parquet
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -74,6 +75,7 @@ class Persistable:
             source=str(data.get("source") or ""),
             order=int(data.get("order") or 0),
             reason=str(data.get("reason") or ""),
+            streams=bool(data.get("streams")),
         )
 
 
@@ -318,7 +320,7 @@ def _describe(
         )
     computes = unsaved_reason(obj)  # a lazy frame: pickling or writing it runs its plan
     if computes is not None:
-        return Persistable(name, Keep.NOTHING, type_name, reason=computes)
+        return Persistable(name, Keep.NOTHING, type_name, reason=computes, streams=streams(obj))
     digested = content_digest(obj, digest_below)
     if digested is None:
         return Persistable(name, Keep.VALUE, type_name)
