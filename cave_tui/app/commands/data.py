@@ -72,7 +72,7 @@ def progress_line(p: Progress, label: str) -> str:
     "inject",
     "Load a file (or pkg:MODULE.ATTR) into the namespace; PATH:encoding=ENC:sep=; for a text "
     "file, PATH:sheet=NAME for a workbook",
-    "PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [--lazy] [as NAME]",
+    "PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [--lazy[=dask]|--eager] [as NAME]",
     min_args=1,
     max_args=4,
 )
@@ -88,18 +88,30 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
         inject_package,
         parse_inject_spec,
     )
+    from cave_tui.dataio.inject import auto_lazy, lazy_engine, lazy_threshold
 
-    lazy = "--lazy" in args
-    args = [a for a in args if a != "--lazy"]
+    usage = (
+        "usage: /inject PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [--lazy[=dask]|--eager] "
+        "[as NAME]"
+    )
+    flags = [a for a in args if a.startswith("--")]
+    args = [a for a in args if not a.startswith("--")]
+    lazy = [f for f in flags if f.partition("=")[0] == "--lazy"]
+    eager = "--eager" in flags
+    if len(flags) > 1 or (flags and not (lazy or eager)):
+        raise CommandError(f"{' '.join(flags)}: give one of --lazy, --lazy=dask or --eager")
     if len(args) == 2 or len(args) > 3 or (len(args) == 3 and args[1].lower() != "as"):
-        raise CommandError(
-            "usage: /inject PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [--lazy] [as NAME]"
-        )
+        raise CommandError(usage)
     try:
         spec = parse_inject_spec(args[0])
+        if lazy and not spec.lazy:
+            spec.engine = lazy_engine(lazy[0].partition("=")[2] or "polars", lazy[0])
+            spec.lazy = True
     except DataIOError as exc:
         raise CommandError(str(exc)) from None
-    spec.lazy = spec.lazy or lazy
+    spec.eager = spec.eager or eager
+    if spec.lazy and spec.eager:
+        raise CommandError(f"{args[0]}: lazy and eager at once; give one")
     if len(args) == 3 and spec.name:
         raise CommandError(f"two names for {spec.source}: {spec.name} and {args[2]}")
     source = spec.source
@@ -108,11 +120,17 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
         raise CommandError(
             f"{source}: an encoding, separator or sheet applies to a file, not a package"
         )
+    memory_limit = ctx.runtime.memory_limit if ctx.runtime is not None else None
+    threshold = lazy_threshold(ctx.services.config.lazy_above, memory_limit)
+    note = await asyncio.to_thread(auto_lazy, spec, threshold)  # above lazy_above: lazy
     trust = allow_shadow = False
     for _ in range(MAX_CONFIRMS + 1):
         try:
-            if spec.lazy:
-                injection = await inject_lazy(ctx.runtime, source, name, allow_shadow=allow_shadow)
+            if spec.lazy or note is not None:
+                injection = await inject_lazy(
+                    ctx.runtime, source, name, allow_shadow=allow_shadow, engine=spec.engine,
+                    note=note,
+                )  # fmt: skip
             elif source.startswith("pkg:"):
                 injection = await inject_package(
                     ctx.runtime, source, name, allow_shadow=allow_shadow
