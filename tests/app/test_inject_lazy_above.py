@@ -78,6 +78,20 @@ async def test_an_inject_option_above_the_threshold_binds_lazily_unless_eager(
     await runtime.stop()
 
 
+async def test_a_lazy_injection_replays_lazily_from_its_record(flights: Path) -> None:
+    from cave_tui.session.replay import ReplayError, redo_setup
+
+    runtime = IPythonRuntime()
+    done = await preseed(runtime, DataOptions(inject=[str(flights.parent)]), lazy_above=1024)
+    record = {"type": "inject", "name": "again", "source": done[0].source}
+    assert await redo_setup(record, runtime) == ["again"]  # a folder: no file to re-read
+    assert isinstance(await runtime.retrieve("again"), pl.LazyFrame)
+    record["source"] = {**done[0].source, "path": str(flights.parent / "gone")}
+    with pytest.raises(ReplayError, match="lazily injected"):
+        await redo_setup(record, runtime)
+    await runtime.stop()
+
+
 def test_the_threshold_auto_is_the_smaller_of_2_gib_and_half_the_memory_limit() -> None:
     from cave_tui.dataio.inject import lazy_threshold
 
