@@ -109,7 +109,10 @@ def describe_entry(
         is_frame = bool(row.columns)
         if row.dtype:
             head += " of " + row.dtype_text(short=True)
-        if row.preview and not is_frame:
+        if row.lazy:
+            head += f" ({row.lazy_text()})"
+
+        if row.preview and not is_frame and not row.lazy:
             head += f" = {row.preview}"
         if row.relations.key:
             head += f", one row per {row.relations.key}"

@@ -130,6 +130,13 @@ class Config:
         "like 4G [auto].",
         flags=("--memory-limit",), commands=_ALL,
     )  # fmt: skip
+    lazy_above: str = setting(  # dataio.inject.lazy_threshold reads it
+        "auto", lambda name, value: _size_setting(name, value),
+        "Inject a Parquet or CSV file, folder or glob larger than this as a lazy frame "
+        "(--eager loads it whole): auto (the smaller of 2G and half the memory limit), off, "
+        "or a size like 500M [auto].",
+        flags=("--lazy-above",), commands=_ALL, live=True,
+    )  # fmt: skip
     # the kernel under bubblewrap. Left at its default: wherever bubblewrap works, else the
     # kernel runs unsandboxed with a warning (`settle_sandbox`); set, it is required.
     sandbox: bool = setting(
@@ -291,6 +298,11 @@ _SIZE = re.compile(r"\d+(\.\d+)?\s*[KMGT](I?B)?|\d+\s*B?", re.IGNORECASE)
 
 def _memory_limit(value: Any) -> str:
     """ "auto", "off" or a size such as "4G", "512MiB" or a number of bytes."""
+    return _size_setting("memory_limit", value)
+
+
+def _size_setting(name: str, value: Any) -> str:
+    """A size setting: "auto", "off" or a size such as "4G", "512MiB" or a number of bytes."""
     text = str(value).strip()
     if text.lower() in ("auto", "off"):
         return text.lower()
@@ -298,7 +310,7 @@ def _memory_limit(value: Any) -> str:
         return "off"
     nonzero = any(c in "123456789" for c in text)
     if isinstance(value, bool) or not _SIZE.fullmatch(text) or not nonzero:
-        raise ValueError(f"memory_limit must be auto, off or a size such as 4G, not {value!r}")
+        raise ValueError(f"{name} must be auto, off or a size such as 4G, not {value!r}")
     return text
 
 

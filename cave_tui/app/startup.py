@@ -79,8 +79,10 @@ async def preseed(
     data: DataOptions,
     on_item: Callable[[str], None] | None = None,
     progress: ProgressHook | None = None,
+    lazy_above: int | None = None,
 ) -> list[Injection | LoadedDump]:
     """Apply `--load` then each `--inject`; returns what was loaded, in order, to record.
+    A Parquet or CSV `--inject` above *lazy_above* bytes binds lazily (`inject_spec`).
 
     *on_item* is told each option (`--load DIR`, `--inject SPEC`) before it is loaded; the
     dump's and each injected file's reading report to *progress* (with the folder's or the
@@ -105,7 +107,11 @@ async def preseed(
                 if progress is not None and not parsed.is_package
                 else None
             )
-            done.append(await inject_spec(runtime, parsed, trust=data.trust, progress=report))
+            done.append(
+                await inject_spec(
+                    runtime, parsed, trust=data.trust, progress=report, lazy_above=lazy_above
+                )
+            )
         except NameConflictError as exc:
             raise NameConflictError(
                 f"--inject {spec}: {exc}; give another name with PATH:NAME",
@@ -194,6 +200,7 @@ class DataFeatures:
         from cave_tui.app.live_objects import explain_data_error
         from cave_tui.dataio import DataIOError
         from cave_tui.dataio.dump import LoadedDump, check_dump_target
+        from cave_tui.dataio.inject import lazy_threshold
         from cave_tui.session import SessionError, SessionRecorder, SessionStore, resume_session
 
         if self.recorder is not None:
@@ -222,7 +229,10 @@ class DataFeatures:
                 self.recorder = resumed.recorder
                 services.transcript.extend(resumed.transcript)
                 self.messages.append(resumed.summary())
-            done = await preseed(runtime, self.data, self._loading, services.report_progress)
+            threshold = lazy_threshold(services.config.lazy_above, runtime.memory_limit)
+            done = await preseed(
+                runtime, self.data, self._loading, services.report_progress, threshold
+            )
         except (DataIOError, SessionError) as exc:
             self.failed = True
             if self.recorder is not None:

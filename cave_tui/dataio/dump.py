@@ -90,6 +90,9 @@ class DumpResult:
                 + ", ".join(d["name"] for d in self.definitions[:8])
                 + (" …" if len(self.definitions) > 8 else "")
             )
+        streamed = [e["name"] for e in self.saved if (e.get("restore") or {}).get("as") == "lazy"]
+        if streamed:
+            text += "; lazy frames streamed to Parquet, never collected: " + ", ".join(streamed)
         from cave_tui.dataio.plan import SkipCause
 
         # The host's own tools (activate_skill…) are injected again: not the user's to hear of.
@@ -727,7 +730,7 @@ async def _dump_locked(
     try:
         from cave_tui.dataio.plan import plan_dump
 
-        plan = await plan_dump(runtime, RESAVE_BELOW)
+        plan = await plan_dump(runtime, RESAVE_BELOW, stream=True)
         result.modules, result.skipped = plan.modules, plan.skipped
         result.definitions, result.provenance = plan.definitions, plan.provenance
         used: set[str] = set()
@@ -739,6 +742,13 @@ async def _dump_locked(
             elif obj is not _GONE:
                 await writer.add(i, obj, item.name, _unique_stem(item.name, used), item.size)
             del obj
+        for item in plan.streams:  # lazy frames: streamed where they live, never collected
+            entry = await _stream_entry(runtime, item, staging.path, _unique_stem(item.name, used))
+            if "reason" in entry:
+                result.skipped.append(entry)
+            else:
+                result.saved.append(_described(entry, item, plan.descriptions))
+                result.written.append(item.name)
         for outcome in await writer.finish():
             item = plan.values[outcome.key]
             if outcome.entry is None:
@@ -764,6 +774,39 @@ async def _dump_locked(
     remove_stale(target)  # copies a finished swap left beside the target
     result.seconds = time.perf_counter() - started
     return result
+
+
+async def _stream_entry(runtime: Any, item: Any, folder: Path, stem: str) -> dict[str, Any]:
+    """*item*'s lazy frame streamed to `folder/stem.parquet` by the runtime (where it lives,
+    never collected): its manifest entry, restored as a lazy scan of that file; or, when it
+    could not be streamed, its `skipped` entry with the reason."""
+    from cave_tui.dataio.load import file_sha256
+    from cave_tui.dataio.plan import SkipCause, skip_entry
+    from cave_tui.runtime.shipped.lazy import PARQUET_SUFFIX, StreamError, scan_engine_of
+
+    path = folder / f"{stem}{PARQUET_SUFFIX}"
+    try:
+        done = await runtime.stream_parquet(item.name, str(path))
+        if done is None:
+            raise StreamError("it no longer holds a lazy frame")
+        sha = await asyncio.to_thread(file_sha256, path)  # read a block at a time
+    except (KeyError, FileExistsError, StreamError, OSError, DataIOError) as exc:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        why = f"not streamed to Parquet: {exc}"
+        return skip_entry(item.name, item.type_name, SkipCause.UNSAVEABLE, why)
+    engine = scan_engine_of(done.type_name)
+    return {
+        "name": item.name,
+        "type": done.type_name,
+        "module": engine.value,
+        "format": "parquet",
+        "file": path.name,
+        "bytes": done.bytes,
+        "sha256": sha,
+        "restore": {"as": "lazy", "name": engine.value},
+        "rows": done.rows,
+    }
 
 
 def _described(entry: dict[str, Any], item: Any, descriptions: dict[str, str]) -> dict[str, Any]:
@@ -943,12 +986,23 @@ def _where_from(manifest: Manifest, into: Provenance) -> str:
     return where
 
 
+def _lazy(checked: CheckedFile) -> bool:
+    """Whether the entry is a streamed lazy frame (bound as a scan: nothing read into memory)."""
+    return checked.entry.restore is not None and checked.entry.restore.as_ == "lazy"
+
+
 def _load_safe(checked: CheckedFile, verify: bool) -> tuple[Any, str | None]:
     """A file in a format that runs no code, and why its sha256 does not match (or None)."""
     from cave_tui.dataio.load import load_file
     from cave_tui.dataio.verified import sha256_problem
 
     entry, path = checked.entry, checked.path
+    if entry.restore is not None and entry.restore.as_ == "lazy":  # never read whole
+        from cave_tui.dataio.load import file_sha256
+
+        digest = file_sha256(path) if verify else None
+        problem = sha256_problem(checked, digest) if digest else None
+        return _restore(None, entry.restore, path), problem
     try:
         loaded = load_file(path, fmt=entry.format, trust=False, compute_sha256=verify)
     except TrustRequiredError:  # an object array: cave never writes one outside a pickle
@@ -1035,7 +1089,9 @@ def read_dump(
     )
     if room_of is not None:
         sizes = (
-            estimate_file(c.path, c.entry.format) for c in checked if c.entry.name not in untrusted
+            estimate_file(c.path, c.entry.format)
+            for c in checked
+            if c.entry.name not in untrusted and not _lazy(c)
         )
         check_room(room_of, total(sizes, "from its files' metadata"), f"the dump {folder}")
     values: dict[str, Any] = {}
@@ -1101,6 +1157,10 @@ def read_dump(
 
 def _restore(value: Any, restore: Restore | None, path: Path) -> Any:
     kind = restore.as_ if restore is not None else None
+    if kind == "lazy":  # a streamed lazy frame: scanned again where the runtime runs cells
+        from cave_tui.runtime.items import LazyScan
+
+        return LazyScan(str(path), "parquet", str(restore.name if restore else "polars"))
     if kind == "series":
         series = value.iloc[:, 0]
         series.name = restore.name if restore is not None else None
@@ -1139,8 +1199,9 @@ async def load_dump(
     from cave_tui.dataio.dump_lock import remove_stale_lock
     from cave_tui.dataio.inject import inject_variable
     from cave_tui.dataio.plan import unsaved
-    from cave_tui.runtime.items import Pickled, Variable
+    from cave_tui.runtime.items import LazyScan, Pickled, Variable
     from cave_tui.runtime.provenance import provenance_of
+    from cave_tui.runtime.shipped.lazy import ScanEngine, scan
 
     await asyncio.to_thread(remove_stale, Path(directory).expanduser().absolute())
     await asyncio.to_thread(remove_stale_lock, Path(directory).expanduser().absolute())
@@ -1162,7 +1223,11 @@ async def load_dump(
     order = sorted(dump.values, key=lambda n: not isinstance(dump.values[n], Pickled))
     variables = []
     for name in order:
-        variable = Variable(name, dump.values[name], dump.descriptions.get(name))
+        value = dump.values[name]
+        if isinstance(value, LazyScan) and not getattr(runtime, "isolated", False):
+            engine = ScanEngine(value.engine)
+            value = await asyncio.to_thread(scan, value.path, value.format, engine)
+        variable = Variable(name, value, dump.descriptions.get(name))
         variable.made_by_model = dump.given is not None and name not in dump.given
         variables.append(variable)
     bound: list[str] = []

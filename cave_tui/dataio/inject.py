@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import glob
 import hashlib
 import importlib
 import importlib.metadata
@@ -42,6 +43,9 @@ PACKAGE_PREFIX = "pkg:"
 ENCODING_OPTION = "encoding="  # `PATH:encoding=NAME`: the text encoding of a CSV/TSV/JSON file
 SEP_OPTIONS = ("sep=", "delimiter=")  # `PATH:sep=;`: the field separator of a CSV/TSV file
 SHEET_OPTION = "sheet="  # `PATH:sheet=NAME`: the one sheet of an Excel workbook to read
+LAZY_OPTION = "lazy"  # `PATH[:NAME]:lazy[=dask]`: a lazy frame over the file(s), nothing loaded
+EAGER_OPTION = "eager"  # `PATH[:NAME]:eager`: loaded whole even above `lazy_above`
+LAZY_ABOVE_CAP = 2 * 2**30  # `lazy_above = "auto"`: at most 2 GiB
 
 
 @dataclass
@@ -53,6 +57,9 @@ class InjectSpec:
     encoding: str | None = None  # None: UTF-8, or what the file's bytes say
     sep: str | None = None  # None: the separator the file's first lines show
     sheet: str | None = None  # None: an Excel workbook's only sheet, or all of them
+    lazy: bool = False  # `PATH:NAME:lazy`: bound as a lazy frame (`inject_lazy`)
+    eager: bool = False  # `PATH:NAME:eager`: loaded whole, whatever its size
+    engine: str = "polars"  # the lazy frame's library: `:lazy=dask` for a Dask frame
 
     @property
     def is_package(self) -> bool:
@@ -81,6 +88,18 @@ def parse_inject_spec(spec: str) -> InjectSpec:
         raise DataIOError("empty --inject value: expected PATH[:NAME]")
     if _exists(spec):
         return InjectSpec(spec)
+    head, colon, last = spec.rpartition(":")
+    if colon and head and (last == EAGER_OPTION or last.partition("=")[0] == LAZY_OPTION):
+        found = parse_inject_spec(head)
+        if found.is_package or found.lazy or found.eager:
+            raise DataIOError(f"{spec}: ':{last}' applies to a Parquet or CSV path alone, once")
+        if last == EAGER_OPTION:
+            found.eager = True
+            return found
+        if found.encoding or found.sep or found.sheet:
+            raise DataIOError(f"{spec}: ':lazy' applies to a Parquet or CSV path alone")
+        found.lazy, found.engine = True, lazy_engine(last.partition("=")[2] or "polars", spec)
+        return found
     body, encoding, delimiter, sheet = spec, None, None, None
     while True:
         head, colon, last = body.rpartition(":")
@@ -424,9 +443,11 @@ async def inject_spec(
     trust: bool = False,
     allow_shadow: bool = False,
     progress: ProgressCallback | None = None,
+    lazy_above: int | None = None,
 ) -> Injection:
     """Inject one `--inject` argument (a file or a package data set); a file's load reports
-    to *progress*."""
+    to *progress*. A Parquet or CSV source larger than *lazy_above* bytes binds lazily
+    (`auto_lazy`) unless the spec says `:eager`."""
     if isinstance(spec, str):
         spec = parse_inject_spec(spec)
     if spec.is_package:
@@ -435,6 +456,12 @@ async def inject_spec(
                 f"{spec.source}: an encoding, separator or sheet applies to a file, not a package"
             )
         return await inject_package(runtime, spec.source, spec.name, allow_shadow=allow_shadow)
+    note = await asyncio.to_thread(auto_lazy, spec, lazy_above)
+    if spec.lazy or note is not None:
+        return await inject_lazy(
+            runtime, spec.source, spec.name, allow_shadow=allow_shadow, engine=spec.engine,
+            note=note,
+        )  # fmt: skip
     return await inject_file(
         runtime,
         spec.source,
@@ -445,4 +472,125 @@ async def inject_spec(
         sep=spec.sep,
         sheet=spec.sheet,
         progress=progress,
+    )
+
+
+def lazy_engine(text: str, spec: str) -> str:
+    """The lazy frame's library named in `--lazy=ENGINE` / `:lazy=ENGINE` (polars or dask)."""
+    from cave_tui.runtime.shipped.lazy import ScanEngine
+
+    try:
+        return ScanEngine(text.strip().lower()).value
+    except ValueError:
+        engines = " or ".join(e.value for e in ScanEngine)
+        raise DataIOError(f"{spec}: a lazy frame is {engines}, not {text!r}") from None
+
+
+def lazy_threshold(setting: str | int | None, memory_limit: int | None) -> int | None:
+    """The size in bytes above which an injected Parquet or CSV source binds lazily, from the
+    `lazy_above` setting: "auto" is the smaller of 2 GiB and half the runtime's
+    *memory_limit*; "off" (or None) is never; else a size such as "500M"."""
+    from cave_tui.runtime.memory import parse_size
+
+    if setting is None or setting == "off":
+        return None
+    if setting == "auto":
+        return LAZY_ABOVE_CAP if memory_limit is None else min(LAZY_ABOVE_CAP, memory_limit // 2)
+    return parse_size(setting)
+
+
+def auto_lazy(spec: InjectSpec, threshold: int | None) -> str | None:
+    """Why *spec* binds lazily though it did not ask (its Parquet or CSV files add up to more
+    than *threshold* bytes), as the notice the user is shown; None when it loads as asked.
+    A package, `:eager`, `:lazy` or a reading option (encoding, separator, sheet) is as asked."""
+    from cave_tui.runtime.memory import format_bytes
+    from cave_tui.runtime.shipped.lazy import SCAN_FORMATS
+
+    if threshold is None or spec.lazy or spec.eager or spec.is_package:
+        return None
+    if spec.encoding or spec.sep or spec.sheet:
+        return None
+    files = _scan_files(Path(os.path.normpath(Path(spec.source).expanduser().absolute())))
+    if not files or any(f.suffix.lower().lstrip(".") not in SCAN_FORMATS for f in files):
+        return None
+    size = sum(f.stat().st_size for f in files)
+    if size <= threshold:
+        return None
+    return (
+        f"bound lazily: its {format_bytes(size)} is above lazy_above "
+        f"({format_bytes(threshold)}); `/inject PATH --eager` (`--inject PATH:eager`) loads "
+        "it whole"
+    )
+
+
+def _scan_files(path: Path) -> list[Path]:
+    """The files a lazy scan of *path* (a file, a directory or a glob) reads, sorted."""
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+    if any(c in str(path) for c in "*?["):
+        return sorted(Path(p) for p in glob.glob(str(path), recursive=True))
+    return [path] if path.is_file() else []
+
+
+def lazy_format(path: Path) -> str:
+    """The format a lazy injection scans *path* (a file, a directory or a glob) as, from
+    the files' extension; DataIOError when it is neither Parquet nor CSV, or matches nothing."""
+    from cave_tui.runtime.shipped.lazy import SCAN_FORMATS
+
+    files = _scan_files(path)
+    if not files:
+        raise DataIOError(f"{path}: no such file, folder or matching files", path=path)
+    suffix = files[0].suffix.lower().lstrip(".")
+    if suffix not in SCAN_FORMATS:
+        raise DataIOError(
+            f"{path}: a lazy frame reads Parquet or CSV files, not {suffix or 'this file'}",
+            path=path,
+        )
+    return suffix
+
+
+async def inject_lazy(
+    runtime: Any,
+    path: str | Path,
+    name: str | None = None,
+    *,
+    allow_shadow: bool = False,
+    engine: str = "polars",
+    note: str | None = None,
+) -> Injection:
+    """Bind a lazy frame over *path* (a file, a directory or a glob of Parquet or CSV files)
+    as *name*: a Polars scan (or a Dask frame, *engine* "dask") built where the runtime runs
+    its cells, reading only metadata; *note* (why it is lazy) ends its description. Raises
+    `DataIOError` (bad path or format, or the library missing) and `NameConflictError` as
+    `inject_file` does."""
+    from cave_tui.runtime.items import LazyScan, Variable
+    from cave_tui.runtime.shipped.lazy import ScanEngine, scan
+
+    started = time.perf_counter()
+    p = Path(os.path.normpath(Path(path).expanduser().absolute()))
+    name = name or name_from_path(Path(p.name.split("*")[0] or p.parent.name))
+    await _check(runtime, name, allow_shadow)
+    fmt = await asyncio.to_thread(lazy_format, p)
+    order = LazyScan(str(p), fmt, ScanEngine(engine).value)
+    description = f"a lazy {engine} frame over {p.name} ({fmt}), rows read only when computed"
+    if getattr(runtime, "isolated", False):
+        value: Any = order  # the kernel builds it
+    else:
+        try:
+            value = await asyncio.to_thread(scan, order.path, fmt, ScanEngine(engine))
+        except ImportError as exc:
+            raise DataIOError(
+                f"a lazy frame needs {exc.name or engine}: pip install {engine}"
+            ) from None
+        except Exception as exc:  # the library's own error: a corrupt footer, …
+            raise DataIOError(f"{p}: cannot scan it lazily: {exc}", path=p) from None
+    await _to_the_end(inject_variable(runtime, Variable(name, value, description)))
+    return Injection(
+        name=name,
+        source={"kind": "file", "path": str(p), "format": fmt, "lazy": engine},
+        type_name="LazyFrame" if engine == "polars" else "DataFrame",
+        description=f"{description}; {note}"
+        if note
+        else description,  # the user's, not the model's
+        seconds=time.perf_counter() - started,
     )

@@ -80,8 +80,8 @@ class Restore(_Entry):
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True, populate_by_name=True)
 
-    as_: Literal["series", "arrow"] = Field(alias="as")
-    name: str | int | None = None  # a Series' name
+    as_: Literal["series", "arrow", "lazy"] = Field(alias="as")
+    name: str | int | None = None  # a Series' name; "lazy": the engine scanning it again
 
 
 class VariableEntry(_Entry):

@@ -43,6 +43,7 @@ class DumpPlan:
     definitions: list[dict[str, Any]] = field(default_factory=list)  # manifest entries
     skipped: list[dict[str, Any]] = field(default_factory=list)  # {"name", "type", "reason", …}
     descriptions: dict[str, str] = field(default_factory=dict)
+    streams: list[Persistable] = field(default_factory=list)  # lazy frames to stream (`/dump`)
     provenance: Provenance = Provenance.IN_PROCESS  # where the runtime runs its cells
 
 
@@ -67,10 +68,11 @@ async def persistable(
 
 
 async def plan_dump(
-    runtime: Any, digest_below: int = 0, skip_digest: Collection[str] = ()
+    runtime: Any, digest_below: int = 0, skip_digest: Collection[str] = (), *, stream: bool = False
 ) -> DumpPlan:
     """Every user name of *runtime*, sorted by how a dump keeps it (*skip_digest*: see
-    `persistable`)."""
+    `persistable`). With *stream* (an explicit dump, never a snapshot) the lazy frames that
+    stream to Parquet go to `streams` instead of `skipped`."""
     injected = runtime.injected
     describe = getattr(runtime, "descriptions", None)
     plan = DumpPlan(descriptions=dict(describe()) if callable(describe) else {})
@@ -87,6 +89,8 @@ async def plan_dump(
             plan.skipped.append(skip_entry(item.name, item.type_name, SkipCause.HOST, reason))
         elif item.keep is Keep.MODULE:
             plan.modules.append({"name": item.name, "module": item.module})
+        elif item.keep is Keep.NOTHING and item.streams and stream:
+            plan.streams.append(item)
         elif item.keep is Keep.NOTHING:
             skip = skip_entry(item.name, item.type_name, SkipCause.UNSAVEABLE, item.reason)
             plan.skipped.append(skip)

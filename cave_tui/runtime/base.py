@@ -20,7 +20,7 @@ from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.memory import MemoryUse
 from cave_tui.runtime.provenance import Provenance
 from cave_tui.runtime.sent_definitions import SentDefinitions
-from cave_tui.runtime.shipped import figure_render
+from cave_tui.runtime.shipped import figure_render, lazy
 from cave_tui.runtime.shipped.detail import Detail, object_detail
 from cave_tui.runtime.shipped.display_options import DEFAULT_WIDTH, clamp_width
 from cave_tui.runtime.shipped.frame_window import FrameWindow, SortKey, find, frame_window
@@ -479,6 +479,18 @@ class Runtime(ABC):
         except (figure_render.NotAFigure, figure_render.RenderedTooBig) as exc:
             raise FigureError(f"cannot write {name!r} as {fmt.name}: {exc}") from None
         return check_rendered(data, fmt)
+
+    async def stream_parquet(
+        self, name: str, path: str, *, overwrite: bool = False
+    ) -> lazy.Streamed | None:
+        """*name*'s lazy or distributed frame streamed to the Parquet file *path* where it
+        lives (`shipped/lazy.stream_parquet`: never collected; only the path, rows and bytes
+        come back); None when *name* holds no lazy frame. KeyError if unbound;
+        FileExistsError, `lazy.NotStreamed`, `lazy.StreamError` as that function raises."""
+        import asyncio
+
+        value = await self.retrieve(name)
+        return await asyncio.to_thread(lazy.stream_parquet, value, path, overwrite=overwrite)
 
     async def retrieve_many(self, names: list[str]) -> list[Retrieved]:
         """`retrieve` of each of *names*, in order, an error kept per name (a runtime in

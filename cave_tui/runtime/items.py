@@ -160,4 +160,14 @@ class ParquetFile:
             return f.read()
 
 
+@dataclass(frozen=True)
+class LazyScan:
+    """A lazy frame to bind over files (`/inject PATH --lazy`): the runtime builds it where
+    its cells run (`shipped/lazy.scan`), reading only metadata; the host reads no rows."""
+
+    path: str  # a file, a directory or a glob
+    format: str  # "parquet" or "csv"
+    engine: str = "polars"  # or "dask"
+
+
 Injectable = Variable | Function | Type

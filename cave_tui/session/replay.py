@@ -145,7 +145,8 @@ class ReplayResult:
 async def redo_setup(record: dict[str, Any], runtime: Any, *, trust: bool = False) -> list[str]:
     """Repeat one recorded injection or load on *runtime*, checking the data is the same."""
     from cave_tui.dataio.dump import MANIFEST, load_dump, resolve_dump_dir
-    from cave_tui.dataio.inject import inject_file, inject_package
+    from cave_tui.dataio.errors import DataIOError
+    from cave_tui.dataio.inject import inject_file, inject_lazy, inject_package
     from cave_tui.dataio.load import file_sha256
 
     if record.get("type") == "load":
@@ -168,6 +169,12 @@ async def redo_setup(record: dict[str, Any], runtime: Any, *, trust: bool = Fals
             )
         return [name]
     path = Path(str(source.get("path", "")))
+    if source.get("lazy"):  # a lazy frame over a file, a folder or a glob: bound lazily again
+        try:
+            await inject_lazy(runtime, path, name, allow_shadow=True, engine=str(source["lazy"]))
+        except DataIOError as exc:
+            raise ReplayError(f"replay needs the lazily injected {path}: {exc}") from None
+        return [name]
     if not path.is_file():
         raise ReplayError(f"replay needs the injected file {path}, which is missing")
     want = source.get("sha256")

@@ -72,9 +72,9 @@ def progress_line(p: Progress, label: str) -> str:
     "inject",
     "Load a file (or pkg:MODULE.ATTR) into the namespace; PATH:encoding=ENC:sep=; for a text "
     "file, PATH:sheet=NAME for a workbook",
-    "PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [as NAME]",
+    "PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [--lazy[=dask]|--eager] [as NAME]",
     min_args=1,
-    max_args=3,
+    max_args=4,
 )
 async def inject(ctx: CommandContext, args: list[str]) -> None:
     from cave_tui.app.live_objects import explain_data_error
@@ -84,16 +84,34 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
         NameConflictError,
         TrustRequiredError,
         inject_file,
+        inject_lazy,
         inject_package,
         parse_inject_spec,
     )
+    from cave_tui.dataio.inject import auto_lazy, lazy_engine, lazy_threshold
 
-    if len(args) == 2 or (len(args) == 3 and args[1].lower() != "as"):
-        raise CommandError("usage: /inject PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [as NAME]")
+    usage = (
+        "usage: /inject PATH[:encoding=ENC][:sep=SEP][:sheet=NAME] [--lazy[=dask]|--eager] "
+        "[as NAME]"
+    )
+    flags = [a for a in args if a.startswith("--")]
+    args = [a for a in args if not a.startswith("--")]
+    lazy = [f for f in flags if f.partition("=")[0] == "--lazy"]
+    eager = "--eager" in flags
+    if len(flags) > 1 or (flags and not (lazy or eager)):
+        raise CommandError(f"{' '.join(flags)}: give one of --lazy, --lazy=dask or --eager")
+    if len(args) == 2 or len(args) > 3 or (len(args) == 3 and args[1].lower() != "as"):
+        raise CommandError(usage)
     try:
         spec = parse_inject_spec(args[0])
+        if lazy and not spec.lazy:
+            spec.engine = lazy_engine(lazy[0].partition("=")[2] or "polars", lazy[0])
+            spec.lazy = True
     except DataIOError as exc:
         raise CommandError(str(exc)) from None
+    spec.eager = spec.eager or eager
+    if spec.lazy and spec.eager:
+        raise CommandError(f"{args[0]}: lazy and eager at once; give one")
     if len(args) == 3 and spec.name:
         raise CommandError(f"two names for {spec.source}: {spec.name} and {args[2]}")
     source = spec.source
@@ -102,10 +120,18 @@ async def inject(ctx: CommandContext, args: list[str]) -> None:
         raise CommandError(
             f"{source}: an encoding, separator or sheet applies to a file, not a package"
         )
+    memory_limit = ctx.runtime.memory_limit if ctx.runtime is not None else None
+    threshold = lazy_threshold(ctx.services.config.lazy_above, memory_limit)
+    note = await asyncio.to_thread(auto_lazy, spec, threshold)  # above lazy_above: lazy
     trust = allow_shadow = False
     for _ in range(MAX_CONFIRMS + 1):
         try:
-            if source.startswith("pkg:"):
+            if spec.lazy or note is not None:
+                injection = await inject_lazy(
+                    ctx.runtime, source, name, allow_shadow=allow_shadow, engine=spec.engine,
+                    note=note,
+                )  # fmt: skip
+            elif source.startswith("pkg:"):
                 injection = await inject_package(
                     ctx.runtime, source, name, allow_shadow=allow_shadow
                 )
@@ -212,6 +238,49 @@ async def _retrieve_for_file(runtime: Any, name: str) -> Any:
         raise CommandError(f"{refused}; the kernel could not pickle it either: {failure}") from None
 
 
+async def _stream_lazy(ctx: CommandContext, name: str, dest: str | None) -> bool:
+    """`/retrieve` of a lazy or distributed frame: streamed to a Parquet file where it lives
+    (`Runtime.stream_parquet`), never collected. False when *name* holds no lazy frame."""
+    from cave_tui.dataio.save import Saved, target_for
+    from cave_tui.runtime.shipped.lazy import PARQUET_SUFFIX, StreamError
+
+    try:
+        default_dir = _default_retrieve_dir(ctx) if dest is None else Path.cwd()
+    except OSError as exc:
+        raise CommandError(f"cannot write the retrieve folder: {exc}") from None
+    target = target_for(name, dest, default_dir).absolute()
+    if not target.suffix:
+        target = target.with_name(target.name + PARQUET_SUFFIX)
+    overwrite = False
+    while True:
+        try:
+            runtime = ctx.services.live_runtime
+            done = await runtime.stream_parquet(name, str(target), overwrite=overwrite)
+        except KeyError as exc:
+            raise CommandError(str(exc.args[0] if exc.args else exc)) from None
+        except FileExistsError:
+            if overwrite or not await ctx.confirm(f"{target} already exists. Overwrite it?"):
+                ctx.print(f"Not saved: {target} was left as it was.", style="warning")
+                return True
+            overwrite = True
+            continue
+        except StreamError as exc:
+            raise CommandError(f"cannot retrieve {name!r}: {exc}") from None
+        break
+    if done is None:
+        return False
+    note = f"{done.rows:,} rows streamed where the frame lives, never collected"
+    saved = Saved(Path(done.path), "parquet", done.bytes, note=note)
+    session = _session(ctx)
+    if session is not None:
+        session.record_retrieval(name, saved)
+    ctx.print(
+        f"Saved `{name}` ({done.type_name}) to {shown_path(saved.path)} — "
+        f"{_human(saved.bytes)}, parquet ({note})"
+    )
+    return True
+
+
 @registry.command(
     "retrieve",
     "Save a variable to a file (frame→parquet, array→npy, data→json, Figure→png/svg/pdf, "
@@ -228,6 +297,8 @@ async def retrieve(ctx: CommandContext, args: list[str]) -> None:
     name = args[0]
     # PATH.png|.svg|.pdf: a matplotlib Figure drawn where it lives; only the file comes back.
     fmt = FigureFormat.of_path(args[1]) if len(args) > 1 else None
+    if fmt is None and await _stream_lazy(ctx, name, args[1] if len(args) > 1 else None):
+        return
     try:
         if fmt is not None:
             obj: Any = await ctx.services.live_runtime.render_figure(name, fmt)

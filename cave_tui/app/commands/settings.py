@@ -44,6 +44,10 @@ def _policies(ctx: CommandContext, value: SettingValue) -> None:
     ctx.services.set_policies(str(value))
 
 
+def _lazy_above(ctx: CommandContext, value: SettingValue) -> None:
+    ctx.services.config.lazy_above = str(value)  # read by each /inject
+
+
 APPLY: dict[str, Callable[[CommandContext, SettingValue], None]] = {
     "model": _model,
     "guard": _guard,
@@ -51,6 +55,7 @@ APPLY: dict[str, Callable[[CommandContext, SettingValue], None]] = {
     "approve": _approve,
     "max_steps": _max_steps,
     "policies": _policies,
+    "lazy_above": _lazy_above,
 }
 """How each `live` setting changes in the running session."""
 

@@ -39,7 +39,8 @@ _OPTIONS: list[tuple[str, Any, Any]] = [
             typer.Option(
                 "--inject",
                 help="Load PATH[:NAME][:encoding=ENC][:sep=SEP][:sheet=NAME] "
-                "(or pkg:MODULE.ATTR[:NAME]) into the namespace; repeatable.",
+                "(or pkg:MODULE.ATTR[:NAME]) into the namespace; PATH[:NAME]:lazy[=dask] binds "
+                "a lazy frame, :eager loads whole above lazy_above; repeatable.",
             ),
         ],
         None,

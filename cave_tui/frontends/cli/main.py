@@ -58,7 +58,8 @@ LAUNCH_OPTIONS: dict[str, tuple[tuple[str, ...], str, type]] = {
     "inject": (
         ("--inject",),
         "Load PATH[:NAME][:encoding=ENC][:sep=SEP][:sheet=NAME] (or pkg:MODULE.ATTR[:NAME]) "
-        "into the namespace; repeatable.",
+        "into the namespace; PATH[:NAME]:lazy[=dask] binds a lazy frame, :eager loads whole "
+        "above lazy_above; repeatable.",
         list,
     ),
     "load": (("--load",), "Restore a dump folder into the namespace.", str),

@@ -20,6 +20,7 @@ from cave_tui.runtime.kernel.errors import InjectionError
 from cave_tui.runtime.kernel.host_decode import decode_in_host
 from cave_tui.runtime.kernel.injection import Payload, inject_request, inject_timeout
 from cave_tui.runtime.kernel.supervisor import KernelSupervisor
+from cave_tui.runtime.shipped.lazy import NotStreamed, Streamed, StreamError
 from cave_tui.runtime.shipped.transport import SAFE_TYPE_NAMES, TransferError
 
 
@@ -39,6 +40,7 @@ def retrieve_error(
     return error
 
 
+STREAM_TIMEOUT = 24 * 3600.0  # seconds a stream may run when cells have no time limit
 KILL_GRACE = 1.0  # seconds past the decode timeout the loop waits for the worker's kill
 
 
@@ -199,6 +201,41 @@ class ValueExchange:
         if len(buffers) != 1:
             raise FigureError(f"{what}: the kernel sent no file")
         return check_rendered(bytes(buffers[0]), fmt)
+
+    async def stream_parquet(self, name: str, path: str, overwrite: bool) -> Streamed | None:
+        """*name*'s lazy frame streamed to *path* by the kernel (`op_stream_parquet`): no
+        row comes here, only the path, rows and bytes; None when it is no lazy frame. It is
+        the user's computation: bounded by the cell timeout (interrupted past it)."""
+        what = f"streaming {name!r} to {path}"
+        timeout = self._sup.settings.cell_timeout or STREAM_TIMEOUT
+        payload = {"name": name, "path": path, "overwrite": overwrite}
+        sup = self._sup
+        async with sup.lock:
+            await sup.ensure_kernel()
+            await sup.settle()
+            reply = await sup.bounded_request(
+                "stream_parquet",
+                payload,
+                what=what,
+                timeout=timeout,
+                hung=f"was restarted: {what} took over {timeout:g}s and ignored the interrupt",
+            )
+        if reply is None:
+            raise StreamError(f"{what} hung; the kernel was restarted")
+        data = reply["data"]
+        if data.get("ok"):
+            found = data.get("streamed")
+            return None if found is None else Streamed.from_dict(found)
+        error, kind = str(data.get("error")), data.get("error_type")
+        if kind == "KeyError":
+            raise KeyError(error)
+        if kind == "FileExistsError":
+            raise FileExistsError(error)
+        if kind == "NotStreamed":
+            raise NotStreamed(error)
+        if kind == "KeyboardInterrupt":
+            raise StreamError(f"{what} took over {timeout:g}s and was stopped")
+        raise StreamError(error)
 
     async def pickled_many(self, names: list[str]) -> list[KernelPickle | Exception] | None:
         """`pickled` of each of *names* in one request (at most `decode_limit` bytes in

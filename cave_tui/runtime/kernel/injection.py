@@ -11,6 +11,7 @@ from typing import Any
 from cave_tui.runtime.items import (
     Function,
     Injectable,
+    LazyScan,
     ParquetFile,
     Pickled,
     Type,
@@ -98,6 +99,9 @@ def encode_item(item: Injectable) -> Payload:
     validate_name(item.name)
     if isinstance(item, Variable) and isinstance(item.value, Pickled):
         return "dill", {}, [item.value.data]  # the kernel unpickles it; the host never does
+    if isinstance(item, Variable) and isinstance(item.value, LazyScan):  # built in the kernel
+        scan = item.value
+        return "lazy.scan", {"path": scan.path, "format": scan.format, "engine": scan.engine}, []
     if isinstance(item, Variable) and isinstance(item.value, ParquetFile):
         parquet = item.value  # the kernel reads the file itself when it can (else: fallback)
         meta = {"path": parquet.path, "size": parquet.size, "mtime_ns": parquet.mtime_ns}

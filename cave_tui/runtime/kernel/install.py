@@ -14,6 +14,7 @@ from cave_tui.runtime.shipped import SHIPPED_DIR
 # The kernel's module name for each shipped file (cave_tui/runtime/shipped/), in load order:
 # the kernel receives their source and imports nothing of cave.
 KERNEL_MODULES = {
+    "_cave_lazy": "lazy",
     "_cave_summary": "summary",
     "_cave_links": "links",
     "_cave_tracebacks": "tracebacks",

@@ -57,6 +57,7 @@ from cave_tui.runtime.memory import MemoryUse, process_rss
 from cave_tui.runtime.provenance import Provenance
 from cave_tui.runtime.shipped.detail import Detail
 from cave_tui.runtime.shipped.frame_window import FrameWindow, SortKey
+from cave_tui.runtime.shipped.lazy import Streamed
 from cave_tui.runtime.shipped.persist import Persistable
 from cave_tui.runtime.shipped.summary import VarInfo
 from cave_tui.runtime.shipped.transport import JSON_LIMIT
@@ -417,6 +418,12 @@ class IPyKernelRuntime(Runtime):
     async def render_figure(self, name: str, fmt: FigureFormat) -> bytes:
         """Drawn in the kernel: only the file's bytes come back (no trust_kernel needed)."""
         return await self._call(self._exchange.figure(name, fmt))
+
+    async def stream_parquet(
+        self, name: str, path: str, *, overwrite: bool = False
+    ) -> Streamed | None:
+        """Streamed by the kernel into *path* (as the kernel sees it): no frame byte here."""
+        return await self._call(self._exchange.stream_parquet(name, path, overwrite))
 
     async def retrieve_pickled(self, name: str) -> KernelPickle:
         """*name*'s dill bytes made in the kernel, for a dump to write unread: the way a

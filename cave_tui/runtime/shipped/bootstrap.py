@@ -708,6 +708,25 @@ class CaveKernel:
             return {"ok": False, "error_type": "NotAFigure", "error": str(exc)}, []
         return {"ok": True}, [out]
 
+    def op_stream_parquet(self, data: dict[str, Any], buffers: list[Any]) -> Any:
+        """One name's lazy frame streamed to a Parquet file here (`_cave_lazy`): the kernel
+        writes it; only its path, rows and bytes go back (`streamed` None: no lazy frame)."""
+        name = data["name"]
+        if name not in self.ns or (name in self.hidden and name not in self.injected):
+            return {"ok": False, "error_type": "KeyError", "error": self._missing(name)}, []
+        lazy = sys.modules["_cave_lazy"]
+        try:
+            done = lazy.stream_parquet(
+                self.ns[name], str(data["path"]), overwrite=bool(data.get("overwrite"))
+            )
+        except FileExistsError as exc:
+            return {"ok": False, "error_type": "FileExistsError", "error": str(exc)}, []
+        except lazy.NotStreamed as exc:
+            return {"ok": False, "error_type": "NotStreamed", "error": str(exc)}, []
+        except lazy.StreamError as exc:
+            return {"ok": False, "error_type": "StreamError", "error": str(exc)}, []
+        return {"ok": True, "streamed": None if done is None else done.to_dict()}, []
+
     def op_pickle_many(self, data: dict[str, Any], buffers: list[Any]) -> Any:
         """`op_pickle` for many names in one message (a snapshot's values the kernel keeps
         to itself), at most `total` bytes in all: per name its reply, with `nbuf`."""

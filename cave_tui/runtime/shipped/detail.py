@@ -117,7 +117,10 @@ def object_detail(name: str, obj: Any) -> Detail:
         shape=info.shape_text(),
         size_bytes=info.size_bytes,
     )
-    if is_frame(obj):
+    if info.lazy:  # a lazy frame: its schema, never its rows (they would be computed)
+        detail.dtypes = [(c.name, c.dtype) for c in info.columns]
+        detail.text = info.lazy_text()
+    elif is_frame(obj):
         _frame_detail(detail, obj)
     elif info.kind in ("function", "type"):
         detail.text = "\n\n".join(p for p in (info.signature, info.doc) if p)

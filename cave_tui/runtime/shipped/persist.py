@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cave_tui.runtime.shipped.lazy import streams, unsaved_reason  # kernel: _cave_lazy
+
 DEFINITION_SCAN_CHARS = 1_000_000  # a bigger cell is data (pasted literals), not definitions
 _UNBOUND = object()
 _GENERATORS = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
@@ -52,6 +54,7 @@ class Persistable:
     source: str = ""  # SOURCE: the statement that defines it
     order: int = 0  # SOURCE: definitions are run again in this order
     reason: str = ""  # NOTHING: why it cannot be saved
+    streams: bool = False  # NOTHING: a lazy frame an explicit dump streams to Parquet
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -72,6 +75,7 @@ class Persistable:
             source=str(data.get("source") or ""),
             order=int(data.get("order") or 0),
             reason=str(data.get("reason") or ""),
+            streams=bool(data.get("streams")),
         )
 
 
@@ -314,6 +318,9 @@ def _describe(
         return Persistable(
             name, Keep.SOURCE, type_name, digest=source_digest(source), source=source, order=1 << 30
         )
+    computes = unsaved_reason(obj)  # a lazy frame: pickling or writing it runs its plan
+    if computes is not None:
+        return Persistable(name, Keep.NOTHING, type_name, reason=computes, streams=streams(obj))
     digested = content_digest(obj, digest_below)
     if digested is None:
         return Persistable(name, Keep.VALUE, type_name)

@@ -27,6 +27,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from cave_tui.runtime.shipped.lazy import Facts, Mode, lazy_facts, short_text  # _cave_lazy
+
 PREVIEW_CHARS = 80
 DESCRIBE_CHARS = 360  # for objects with a `__cave_describe__(name)` hook
 MAX_COLUMNS = 24
@@ -147,6 +149,10 @@ class VarInfo:
     relations: Relations = field(default_factory=Relations)
     is_empty: bool = False  # a variable holding nothing: see `holds_nothing`
     all_missing: bool = False  # a non-empty Series or 1-D array whose every value is NaN/None
+    # A lazy or distributed frame (runtime/shipped/lazy.py): how it computes, e.g. "lazy,
+    # 4 partitions, rows not computed", and how to get a small result (".head(5).collect()").
+    lazy: str = ""
+    small_result: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able (`shape` is a tuple: JSON makes it a list, `from_dict` a tuple again)."""
@@ -208,6 +214,14 @@ class VarInfo:
         for link in self.relations.links:
             by_key.setdefault(link.key_text(), []).append(link.column)
         return "; ".join(f"{', '.join(cols)} → {key}" for key, cols in by_key.items())
+
+    def lazy_text(self) -> str:
+        """As the namespace line says it: "lazy, rows not computed; small result:
+        flights.head(5).collect()", or "" for a value held in memory."""
+        if not self.lazy:
+            return ""
+        small = f"; small result: {self.name}{self.small_result}" if self.small_result else ""
+        return self.lazy + small
 
     def codes_text(self) -> str:
         """As written: "airports.faa codes", "index: airports.faa codes", or ""."""
@@ -323,6 +337,9 @@ def _bounded_repr(obj: Any, limit: int, depth: int) -> str:
         return _bounded_repr(head, limit, depth + 1)
     if module.startswith("pandas") and type(obj).__name__ == "DataFrame":
         return _frame_preview(obj, limit)
+    stand_in = short_text(obj)  # a lazy frame's repr may run its plan
+    if stand_in:
+        return stand_in
     text = repr(obj)  # other objects: their own repr, cut afterwards
     return text
 
@@ -591,6 +608,9 @@ def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
             description=description,
             fingerprint=f"function:{id(obj)}",
         )
+    found = lazy_facts(obj)
+    if found is not None:  # its shape, len and repr would compute it
+        return _lazy_row(name, obj, found, description)
     shape, length = _shape_of(obj)
     info = VarInfo(
         name=name,
@@ -628,6 +648,38 @@ def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
         pass
     info.preview = bounded_repr(obj, PREVIEW_CHARS)
     return info
+
+
+def _lazy_row(name: str, obj: Any, found: Facts, description: str) -> VarInfo:
+    """The row of a lazy or distributed frame: its schema and what is known without
+    computing it (rows only when known)."""
+    columns = [Column(c, t) for c, t in found.columns[:MAX_COLUMNS]]
+    shape = None if found.rows is None or not found.columns else (found.rows, len(found.columns))
+    mode = "" if found.mode is Mode.IN_MEMORY else found.text()
+    return VarInfo(
+        name=name,
+        kind="variable",
+        type_name=found.type_name,
+        shape=shape,
+        preview=found.text() if mode else _first_row(obj, found.rows),
+        columns=columns,
+        more_columns=max(len(found.columns) - MAX_COLUMNS, 0),
+        description=description,
+        fingerprint=f"{type(obj).__qualname__}:{id(obj)}:{_dims_text(shape, None)}",
+        is_empty=found.rows == 0,
+        lazy=mode,
+        small_result=found.small_result if mode else "",
+    )
+
+
+def _first_row(frame: Any, rows: int | None) -> str:
+    """An in-memory Polars frame's first row, as `_frame_preview` writes a pandas one's."""
+    if not rows:
+        return "(empty)"
+    first = frame.row(0, named=True)
+    parts = [f"{c}={_bounded_repr(v, 20, 2)}" for c, v in list(first.items())[:MAX_COLUMNS]]
+    text = "first row: " + ", ".join(parts)
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
 TRUSTED_MODULES = frozenset(

@@ -503,6 +503,10 @@ def decode_in_kernel(codec: str, meta: dict[str, Any], buffers: list[Any]) -> An
         return safe_loads(buffers[0], decode_leaves(meta, buffers, validate=False))
     if codec in ("parquet", "parquet.file"):  # a file the host injects, as `read_table`
         return _read_parquet(codec, meta, buffers)
+    if codec == "lazy.scan":  # `/inject PATH --lazy`: a lazy frame over the files, here
+        from cave_tui.runtime.shipped.lazy import ScanEngine, scan  # kernel: _cave_lazy
+
+        return scan(str(meta["path"]), str(meta["format"]), ScanEngine(meta["engine"]))
     raise TransferError(f"unknown codec {codec!r}")
 
 
