@@ -584,7 +584,7 @@ async def inject_lazy(
             ) from None
         except Exception as exc:  # the library's own error: a corrupt footer, …
             raise DataIOError(f"{p}: cannot scan it lazily: {exc}", path=p) from None
-    await _to_the_end(inject_variable(runtime, Variable(name, value, description)))
+    await to_the_end(inject_variable(runtime, Variable(name, value, description)))
     return Injection(
         name=name,
         source={"kind": "file", "path": str(p), "format": fmt, "lazy": engine},
