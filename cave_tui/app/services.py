@@ -198,6 +198,11 @@ class AppServices:
     def ready(self) -> bool:
         return self._started
 
+    def cancel_start_loads(self) -> bool:
+        """Cancel the start-up's loads (`--resume`, `--load`, `--inject`) under way: what
+        was loaded whole stays and the start goes on. False when none runs."""
+        return self.features is not None and self.features.cancel_loads()
+
     def set_display_width(self, width: int) -> None:
         """Frames print *width* columns wide from the next cell on: the width of the front
         end's log (kept for a runtime still being built)."""

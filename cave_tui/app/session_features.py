@@ -23,6 +23,10 @@ class SessionFeatures(Protocol):
         """The runtime is up: resume or start the recording, pre-seed the namespace."""
         ...
 
+    def cancel_loads(self) -> bool:
+        """Cancel the start-up's loads under way (the start goes on); False when none runs."""
+        ...
+
     def stream(self, task: str) -> AsyncIterator[ev.Event]:
         """A turn's events (through the recorder)."""
         ...

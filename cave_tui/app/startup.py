@@ -23,6 +23,7 @@ Headless: no UI toolkit, no typer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from cave_tui.dataio.progress import ProgressCallback
     from cave_tui.models.base import Model
     from cave_tui.runtime.base import Runtime
-    from cave_tui.session import SessionRecorder
+    from cave_tui.session import SessionRecorder, SessionStore
 
 DATA_FLAGS = ("inject", "load", "dump", "trust", "resume", "sessions_dir")
 EXIT_DUMP_FAILED = 3  # the exit code when `--dump DIR` could not be written
@@ -80,11 +81,13 @@ async def preseed(
     on_item: Callable[[str], None] | None = None,
     progress: ProgressHook | None = None,
     lazy_above: int | None = None,
+    on_done: Callable[[Injection | LoadedDump], None] | None = None,
 ) -> list[Injection | LoadedDump]:
     """Apply `--load` then each `--inject`; returns what was loaded, in order, to record.
     A Parquet or CSV `--inject` above *lazy_above* bytes binds lazily (`inject_spec`).
 
-    *on_item* is told each option (`--load DIR`, `--inject SPEC`) before it is loaded; the
+    *on_item* is told each option (`--load DIR`, `--inject SPEC`) before it is loaded, and
+    *on_done* each one loaded whole (so a cancelled pre-seed knows what it kept); the
     dump's and each injected file's reading report to *progress* (with the folder's or the
     file's name).
     Raises `DataIOError` naming the file that could not be loaded.
@@ -95,10 +98,16 @@ async def preseed(
     specs = [(spec, parse_inject_spec(spec)) for spec in data.inject]  # bad specs fail first
     tell = on_item or (lambda _: None)
     done: list[Injection | LoadedDump] = []
+
+    def keep(result: Injection | LoadedDump) -> None:
+        done.append(result)
+        if on_done is not None:
+            on_done(result)
+
     if data.load is not None:
         tell(f"--load {data.load}")
         report = labelled(progress, str(data.load)) if progress is not None else None
-        done.append(await load_dump(runtime, data.load, trust=data.trust, progress=report))
+        keep(await load_dump(runtime, data.load, trust=data.trust, progress=report))
     for spec, parsed in specs:
         tell(f"--inject {spec}")
         try:
@@ -107,7 +116,7 @@ async def preseed(
                 if progress is not None and not parsed.is_package
                 else None
             )
-            done.append(
+            keep(
                 await inject_spec(
                     runtime, parsed, trust=data.trust, progress=report, lazy_above=lazy_above
                 )
@@ -177,6 +186,12 @@ class DataFeatures:
         self.status = "closed"
         self.failed = False  # the start failed: nothing to dump
         self.stage = "starting the runtime"  # what the start-up is doing (said if interrupted)
+        # The start-up's loads (--resume, --load, --inject) while they run, what they loaded
+        # whole so far, and whether the user cancelled them (`cancel_loads`).
+        self._loading: asyncio.Task[list[Injection | LoadedDump]] | None = None
+        self._loaded: list[Injection | LoadedDump] = []
+        self._resumed_names: set[str] | None = None
+        self._cancel_asked = False
 
     @property
     def recorder(self) -> SessionRecorder | None:
@@ -200,8 +215,7 @@ class DataFeatures:
         from cave_tui.app.live_objects import explain_data_error
         from cave_tui.dataio import DataIOError
         from cave_tui.dataio.dump import LoadedDump, check_dump_target
-        from cave_tui.dataio.inject import lazy_threshold
-        from cave_tui.session import SessionError, SessionRecorder, SessionStore, resume_session
+        from cave_tui.session import SessionError, SessionRecorder, SessionStore
 
         if self.recorder is not None:
             return
@@ -214,40 +228,33 @@ class DataFeatures:
             except DataIOError as exc:
                 self.failed = True
                 raise DumpTargetError(f"--dump: {exc}") from None
+        before = set(await runtime.names())
+        loading = asyncio.ensure_future(self._load(runtime, store))
+        self._loading = loading
+        sessions = services.sessions  # `_load` sets its recorder when it resumes one
         try:
-            if self.data.resume:
-                self.stage = f"resuming the session {self.data.resume}"
-                if services.agent is None:
-                    raise SessionError("--resume needs a model: pass --model (or set CAVE_MODEL)")
-                folder = store.resolve(self.data.resume)
-                resumed = await resume_session(
-                    folder,
-                    services.agent,
-                    trust=self.data.trust,
-                    progress=labelled(services.report_progress, folder.name),
-                )
-                self.recorder = resumed.recorder
-                services.transcript.extend(resumed.transcript)
-                self.messages.append(resumed.summary())
-            threshold = lazy_threshold(services.config.lazy_above, runtime.memory_limit)
-            done = await preseed(
-                runtime, self.data, self._loading, services.report_progress, threshold
-            )
+            done = await loading
         except (DataIOError, SessionError) as exc:
             self.failed = True
-            if self.recorder is not None:
-                await self.recorder.close("startup_failed")
+            if sessions.recorder is not None:
+                await sessions.recorder.close("startup_failed")
             message = explain_data_error(exc) if isinstance(exc, DataIOError) else str(exc)
             raise StartupError(message) from None
-        except asyncio.CancelledError:  # Ctrl+C: a resumed session is left as it was
-            self.failed = True
-            if self.recorder is not None:
-                self.recorder.close_now("startup_failed")
-            raise
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not self._cancel_asked or (current is not None and current.cancelling()):
+                # Ctrl+C stopped the whole start: a resumed session is left as it was
+                self.failed = True
+                if sessions.recorder is not None:
+                    sessions.recorder.close_now("startup_failed")
+                raise
+            done = await self._after_cancel(runtime, before)
+        finally:
+            self._loading = None
         for result in done:
             verb = "Loaded" if isinstance(result, LoadedDump) else "Injected"
             self.messages.append(f"{verb} {result.summary()}")
-        if self.recorder is None and not self.data.record:  # e.g. `cave run "/cmd"`
+        if sessions.recorder is None and not self.data.record:  # e.g. `cave run "/cmd"`
             services.notices.extend(self.messages)
             return
         if self.recorder is None:
@@ -265,7 +272,71 @@ class DataFeatures:
         services.notices.extend(self.messages)
         prepare_local_model(services.model, self.recorder.dir)
 
-    def _loading(self, option: str) -> None:
+    async def _load(self, runtime: Runtime, store: SessionStore) -> list[Injection | LoadedDump]:
+        """The start-up's loads: the session to resume, then `--load` and each `--inject`."""
+        from cave_tui.session import SessionError, resume_session
+
+        services = self.services
+        if self.data.resume:
+            self.stage = f"resuming the session {self.data.resume}"
+            if services.agent is None:
+                raise SessionError("--resume needs a model: pass --model (or set CAVE_MODEL)")
+            folder = store.resolve(self.data.resume)
+            resumed = await resume_session(
+                folder,
+                services.agent,
+                trust=self.data.trust,
+                progress=labelled(services.report_progress, folder.name),
+            )
+            self.recorder = resumed.recorder
+            services.transcript.extend(resumed.transcript)
+            self.messages.append(resumed.summary())
+            self._resumed_names = set(await runtime.names())
+        from cave_tui.dataio.inject import lazy_threshold
+
+        return await preseed(
+            runtime,
+            self.data,
+            self._loading_item,
+            services.report_progress,
+            lazy_above=lazy_threshold(services.config.lazy_above, runtime.memory_limit),
+            on_done=self._loaded.append,
+        )
+
+    def cancel_loads(self) -> bool:
+        """Cancel the start-up's loads (Esc, Ctrl+C in the app); False when none runs. What
+        was loaded whole stays, the load under way binds nothing, the start goes on."""
+        loading = self._loading
+        if loading is None or loading.done():
+            return False
+        self._cancel_asked = True
+        loading.cancel()
+        return True
+
+    async def _after_cancel(
+        self, runtime: Runtime, before: set[str]
+    ) -> list[Injection | LoadedDump]:
+        """The loads were cancelled: unbind what the load under way bound, and say which
+        options were not loaded. Returns what was loaded whole, to record."""
+        from cave_tui.dataio.dump import LoadedDump
+
+        done = list(self._loaded)
+        keep = set(before) | (self._resumed_names or set())
+        for result in done:
+            keep |= set(result.names) if isinstance(result, LoadedDump) else {result.name}
+        for name in await runtime.names():
+            if name not in keep:
+                with contextlib.suppress(KeyError):
+                    await runtime.delete(name)
+        options = [f"--load {self.data.load}"] if self.data.load is not None else []
+        options += [f"--inject {spec}" for spec in self.data.inject]
+        missed = options[len(done) :]
+        if self.data.resume and self._resumed_names is None:
+            missed.insert(0, f"--resume {self.data.resume}")
+        self.messages.append(f"Cancelled: not loaded: {', '.join(missed)}.")
+        return done
+
+    def _loading_item(self, option: str) -> None:
         self.stage = f"loading {option}"
 
     # -- turns ---------------------------------------------------------------------------

@@ -362,6 +362,7 @@ async def replay_session(
     """
     from cave_tui.agent import CaveAgent
     from cave_tui.models import ScriptedModel
+    from cave_tui.runtime.base import Runtime
 
     data = read_session(session)
     turns, trailing = recorded_turns(data)
@@ -388,6 +389,7 @@ async def replay_session(
     )
     agent.add_event_sink(approvals.on_event)
     result = ReplayResult(data.dir, agent=agent, runtime=runtime)
+    width = runtime.display_width if isinstance(runtime, Runtime) else None
     if pause is None:
         pause = DEFAULT_PAUSE / speed if render is not None and speed > 0 else 0.0
     for turn in turns:
@@ -453,6 +455,8 @@ async def replay_session(
             )
     await _redo(trailing, runtime, result, render, trust)
     agent.approve = None  # the agent may go on live (`continue_from`): no recorded steps
+    if width is not None:  # live cells print at the front end's width again
+        runtime.set_display_width(width)
     return result
 
 

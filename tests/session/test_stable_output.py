@@ -71,6 +71,7 @@ async def test_a_session_recorded_at_one_width_replays_at_another(tmp_path):
     result = await replay_session(recorder.dir, runtime=narrow, pause=0)
     assert result.ok, result.report()
     assert result.compared == 1
+    assert narrow.display_width == 60  # live cells after a replay print at their width again
 
 
 async def test_the_kernel_prints_what_the_in_process_runtime_prints(monkeypatch):

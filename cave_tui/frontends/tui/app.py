@@ -377,6 +377,7 @@ class CaveApp(CaveHost):
         self.workers.cancel_group(self, "agent")
         if self.loads.running:  # a command loading a file: it injects nothing
             self.workers.cancel_group(self, "command")
+            self.services.cancel_start_loads()  # or the start's: the start goes on
 
     def action_cancel_turn(self) -> None:
         self.cancel_turn()
