@@ -35,7 +35,8 @@ def run_tool(tools: NamespaceTools) -> Callable[..., Awaitable[Content]]:
     body runs (`approval`), on every protocol version; progress told while the cell runs
     (a heartbeat, when the request carried a progressToken)."""
 
-    def approval(code: str, ctx: Context[Any, Any]) -> Consent | Elicit[RunCell]:
+    async def approval(code: str, ctx: Context[Any, Any]) -> Consent | Elicit[RunCell]:
+        # async: the SDK runs a sync resolver on a worker thread, a thread hop per call
         return approval_request(code, ctx, asked=tools.approval_on)
 
     async def run(

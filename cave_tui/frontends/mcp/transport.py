@@ -4,22 +4,34 @@ The SDK's stdio server drops a line that is not a JSON-RPC message (logged at de
 client that sent it waits for an answer that never comes. JSON-RPC 2.0 answers it with
 `id: null`: -32700 when the line is not JSON, -32600 when it is JSON but no valid message.
 The server goes on reading the next line either way.
+
+When stdin and stdout are pipes or sockets (as a client spawns a server), lines are read
+and written on the event loop (asyncio pipe transports) instead of the SDK's worker thread
+per read, write and flush: three thread hops a call, most of `cave mcp`'s per-call cost on
+a busy machine. Anything else (a file, a terminal) keeps the SDK's threaded streams. fd 0
+and fd 1 are claimed as the SDK claims them (a cell's stray output misses the wire).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import asyncio
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import BinaryIO
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.server.stdio import stdio_server
+from mcp.server.stdio import _claim_fd, _open_stdin_diversion, _open_stdout_diversion, stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
 Inbound = SessionMessage | Exception
 Streams = tuple[MemoryObjectReceiveStream[Inbound], MemoryObjectSendStream[SessionMessage]]
+LINE_LIMIT = 50 * 1024 * 1024  # a longer line is answered as not JSON, and skipped
 
 
 def protocol_error(exc: Exception) -> SessionMessage:
@@ -34,10 +46,113 @@ def protocol_error(exc: Exception) -> SessionMessage:
     return SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error))
 
 
+class PipeLines:
+    """The lines of a pipe, read on the event loop (what the SDK's stdio reader iterates)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader = reader
+
+    def __aiter__(self) -> PipeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self.reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:  # the last line, without its newline
+            line = exc.partial
+        except asyncio.LimitOverrunError:
+            await self._skip_line()
+            return "\0"  # not JSON: answered with a parse error
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+    async def _skip_line(self) -> None:
+        while True:
+            try:
+                await self.reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as exc:
+                await self.reader.readexactly(exc.consumed)
+            except asyncio.IncompleteReadError:
+                return
+
+
+class PipeWriter:
+    """Text written to a pipe by the event loop (`flush` waits while the pipe is full)."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+
+    async def write(self, text: str) -> None:
+        self.writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self.writer.drain()
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _loop_streams_fit() -> bool:
+    """stdin and stdout are pipes (or sockets), and stdout is not stderr's file (made
+    non-blocking, it would make stderr's writes fail when full)."""
+    if not (_is_pipe(0) and _is_pipe(1)):
+        return False
+    try:
+        out, err = os.fstat(1), os.fstat(2)
+    except OSError:
+        return True
+    return (out.st_dev, out.st_ino) != (err.st_dev, err.st_ino)
+
+
+@asynccontextmanager
+async def _loop_stdio() -> AsyncIterator[tuple[PipeLines, PipeWriter]]:
+    """fd 0 and 1 claimed (diverted, the wire on private copies), read and written by the
+    event loop; restored on exit."""
+    loop = asyncio.get_running_loop()
+    async with AsyncExitStack() as stack:
+        stdin, release_in = _claim_fd(0, sys.stdin, "rb", _open_stdin_diversion)
+        _on_exit(stack, stdin, release_in)
+        stdout, release_out = _claim_fd(1, sys.stdout, "wb", _open_stdout_diversion)
+        _on_exit(stack, stdout, release_out)
+        reader = asyncio.StreamReader(limit=LINE_LIMIT)
+        read_pipe, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), stdin
+        )
+        stack.callback(read_pipe.close)
+        write_pipe, flow = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
+        stack.callback(write_pipe.close)
+        yield PipeLines(reader), PipeWriter(asyncio.StreamWriter(write_pipe, flow, None, loop))
+
+
+def _on_exit(stack: AsyncExitStack, pipe: BinaryIO, release: Callable[[], None] | None) -> None:
+    """At exit: the wire's copy blocking again, then the standard fd pointed back at it."""
+    if release is not None:
+        stack.callback(release)
+    stack.callback(os.set_blocking, pipe.fileno(), True)
+
+
+@asynccontextmanager
+async def _sdk_stdio() -> AsyncIterator[Streams]:
+    """The SDK's stdio server, over the event loop's pipes where stdin and stdout are pipes."""
+    if not _loop_streams_fit():
+        async with stdio_server() as streams:
+            yield streams
+        return
+    async with _loop_stdio() as (lines, out), stdio_server(lines, out) as streams:  # type: ignore[arg-type]
+        yield streams
+
+
 @asynccontextmanager
 async def stdio_streams() -> AsyncIterator[Streams]:
     """The SDK's stdio streams, with every unreadable line answered on stdout, never passed on."""
-    async with stdio_server() as (read, write):
+    async with _sdk_stdio() as (read, write):
         passed, received = anyio.create_memory_object_stream[Inbound](0)
 
         async def pump() -> None:

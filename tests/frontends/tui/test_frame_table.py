@@ -136,3 +136,28 @@ async def test_the_kernel_sends_only_the_rows_asked_for_as_arrow():
         assert first_rows(frame, 2, 3) == [0, 7, 14]
         assert await runtime.frame_find("kf", "499999", 0, 0) == (499_999, 0)
         await app.action_quit()
+
+
+async def test_the_summary_is_computed_once_the_table_is_on_screen():
+    """describe() of a sample waits for the table's first paint (computed at once, it held
+    the open of a large frame back), then arrives for `v` as before."""
+    from cave_tui.runtime.ipython import IPythonRuntime
+
+    class Watched(IPythonRuntime):
+        asked_with_table: list[bool] = []
+
+        async def detail(self, name: str, *args: Any, **kwargs: Any) -> Any:
+            screen = app.screen
+            shown = isinstance(screen, DetailScreen) and screen.frame is not None
+            self.asked_with_table.append(shown and bool(screen.frame.table.size.height))
+            return await super().detail(name, *args, **kwargs)
+
+    runtime = Watched()
+    app = make_app([], runtime=runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        runtime._ns["df"] = pd.DataFrame({"a": np.arange(1000), "b": np.arange(1000) / 3})
+        await open_table(pilot, "df")
+        await wait_for(pilot, lambda: app.screen.detail is not None)
+        assert runtime.asked_with_table == [True]
+        assert app.screen.detail.describe  # the summary is there for `v`

@@ -96,7 +96,8 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
 
     @work(exclusive=True, group="detail")
     async def load(self) -> None:
-        """A frame's first rows (the table opens on them), then the detail (its summary)."""
+        """A frame's first rows (the table opens on them; its summary is computed once the
+        table is on screen: `load_summary`), or the detail of anything else."""
         try:
             window = await self.runtime.frame_window(self.var_name, 0, PAGE)
         except NotATable:
@@ -109,6 +110,16 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
             return
         else:
             self.post_message(self.TableReady(window))
+            return
+        await self._summarise()
+
+    @work(exclusive=True, group="detail-summary")
+    async def load_summary(self) -> None:
+        """The frame's summary (dtypes, describe() of a sample), after the table's first
+        paint: computed at once, it held the open back (in process, it shares the GIL)."""
+        await self._summarise()
+
+    async def _summarise(self) -> None:
         try:
             detail = await self.runtime.detail(self.var_name)
         except KeyError as exc:
@@ -131,6 +142,7 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
         self.frame = FrameView(RuntimeFrame(self.runtime, self.var_name), window, id="detail-table")
         await self.query_one("#detail-box").mount(self.frame, after=body)
         self.frame.table.focus()
+        self.call_after_refresh(self.load_summary)
 
     async def on_detail_screen_ready(self, message: Ready) -> None:
         body = self.query_one("#detail-body", VerticalScroll)
