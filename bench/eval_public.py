@@ -273,9 +273,7 @@ PUBLIC_HOLDOUT_TASKS: list[Task] = [
             "Which Origin has the highest mean Weight_in_lbs? Store the origin's name in "
             "`heaviest_origin`."
         ],
-        lambda d: {
-            "heaviest_origin": _cars().groupby("Origin")["Weight_in_lbs"].mean().idxmax()
-        },
+        lambda d: {"heaviest_origin": _cars().groupby("Origin")["Weight_in_lbs"].mean().idxmax()},
         ["heaviest_origin = cars.groupby('Origin')['Weight_in_lbs'].mean().idxmax()"],
     ),
     Task(
@@ -286,13 +284,8 @@ PUBLIC_HOLDOUT_TASKS: list[Task] = [
             "What is the mean wind of each calendar month (1 to 12), over all the years? "
             "Store a Series indexed by month number in `wind_by_month`."
         ],
-        lambda d: {
-            "wind_by_month": _weather().groupby(_weather()["date"].dt.month)["wind"].mean()
-        },
-        [
-            "w = seattle_weather\n"
-            "wind_by_month = w.groupby(w['date'].dt.month)['wind'].mean()"
-        ],
+        lambda d: {"wind_by_month": _weather().groupby(_weather()["date"].dt.month)["wind"].mean()},
+        ["w = seattle_weather\nwind_by_month = w.groupby(w['date'].dt.month)['wind'].mean()"],
     ),
     Task(
         "ph_fahrenheit_by_weather",
