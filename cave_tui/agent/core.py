@@ -24,15 +24,16 @@ from cave_tui.agent.extraction import extract_code
 from cave_tui.agent.final_answer import (
     AcceptedAnswer,
 )
+from cave_tui.agent.kept_work import kept_work
 from cave_tui.agent.messages import close_open_fence
 from cave_tui.agent.observation import OBSERVATION_LIMIT
 from cave_tui.agent.policies import (
-    DEFAULT_PRESET,
     AgentPolicy,
     Intervention,
     PolicyPipeline,
     resolve_policies,
 )
+from cave_tui.agent.policies.model_class import PresetChoice, chosen, preset_for
 from cave_tui.agent.prompt import (
     DEFAULT_INSTRUCTIONS,
     DEFAULT_SYSTEM_INSTRUCTIONS,
@@ -142,7 +143,14 @@ class CaveAgent:
         # will be): the next call samples at this temperature, once, to get out of it.
         self.loop_temperature = loop_temperature
         self._pipeline = PolicyPipeline(())
-        self.policies = policies if policies is not None else DEFAULT_PRESET
+        # The preset in force and why: by the model's class unless the caller chose one.
+        self.preset_choice: PresetChoice = chosen(
+            policies if isinstance(policies, str) else "custom"
+        )
+        if policies is None:
+            self.preset_choice = preset_for(model)
+            policies = self.preset_choice.preset
+        self.policies = policies
         if not rewind:  # upstream-era switch, kept: the same as leaving the policy out
             self.policies = [p for p in self.policies if p.name != "rewind"]
         self._turn: Turn | None = None
@@ -168,6 +176,8 @@ class CaveAgent:
     def policies(self, spec: str | Sequence[Any]) -> None:
         """A preset or spec ("guided,-tips") or a list of names and policy objects."""
         self._pipeline = PolicyPipeline(resolve_policies(spec))
+        if isinstance(spec, str) and spec != self.preset_choice.preset:
+            self.preset_choice = chosen(spec)
 
     # -- running -----------------------------------------------------------------
     def stop_turn(self) -> None:
@@ -316,6 +326,8 @@ class CaveAgent:
                     support = turn.support
                     final = ev.FinalResponseEvent(content=text, step=step, support=support)
                     yield self._emit(final)
+                    if (kept := await kept_work(turn, step, ended=False)) is not None:
+                        yield self._emit(kept)
                     yield done(AgentStatus.COMPLETED, text, support=support)
                     return
                 if self._stop_requested.is_set():  # the reply came after the stop: not run
@@ -349,6 +361,8 @@ class CaveAgent:
                             content=answer.text, step=step, source=answered, support=support
                         )
                     )
+                    if (kept := await kept_work(turn, step, ended=False)) is not None:
+                        yield self._emit(kept)
                     yield done(AgentStatus.COMPLETED, answer.text, support=support)
                     return
         except asyncio.CancelledError:
@@ -361,6 +375,8 @@ class CaveAgent:
                 content=f"Stopped after {self.max_steps} steps without a final answer.", step=step
             )
         )
+        if (kept := await kept_work(turn, step, ended=True)) is not None:
+            yield self._emit(kept)
         yield done(AgentStatus.MAX_STEPS_REACHED, last_text)
 
     # -- the conversation --------------------------------------------------------------
