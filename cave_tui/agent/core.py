@@ -33,7 +33,7 @@ from cave_tui.agent.policies import (
     PolicyPipeline,
     resolve_policies,
 )
-from cave_tui.agent.policies.model_class import PresetChoice, chosen, preset_for
+from cave_tui.agent.policies.model_class import AUTO, PresetChoice, chosen, preset_for
 from cave_tui.agent.prompt import (
     DEFAULT_INSTRUCTIONS,
     DEFAULT_SYSTEM_INSTRUCTIONS,
@@ -144,15 +144,12 @@ class CaveAgent:
         self.loop_temperature = loop_temperature
         self._pipeline = PolicyPipeline(())
         # The preset in force and why: by the model's class unless the caller chose one.
-        self.preset_choice: PresetChoice = chosen(
-            policies if isinstance(policies, str) else "custom"
-        )
-        if policies is None:
-            self.preset_choice = preset_for(model)
-            policies = self.preset_choice.preset
-        self.policies = policies
+        self.preset_choice: PresetChoice = chosen("custom")
+        self.policies = policies if policies is not None else AUTO
         if not rewind:  # upstream-era switch, kept: the same as leaving the policy out
+            choice = self.preset_choice
             self.policies = [p for p in self.policies if p.name != "rewind"]
+            self.preset_choice = choice
         self._turn: Turn | None = None
         # Set (from any thread) by `stop_turn()`: the running turn ends after its cell.
         self._stop_requested = threading.Event()
@@ -174,10 +171,15 @@ class CaveAgent:
 
     @policies.setter
     def policies(self, spec: str | Sequence[Any]) -> None:
-        """A preset or spec ("guided,-tips") or a list of names and policy objects."""
+        """A preset or spec ("guided,-tips") or a list of names and policy objects; "auto"
+        is the preset of the model's class (`model_class.preset_for`)."""
+        if isinstance(spec, str) and spec.strip().lower() == AUTO:
+            choice = preset_for(self.model)
+            spec = choice.preset
+        else:
+            choice = chosen(spec if isinstance(spec, str) else "custom")
         self._pipeline = PolicyPipeline(resolve_policies(spec))
-        if isinstance(spec, str) and spec != self.preset_choice.preset:
-            self.preset_choice = chosen(spec)
+        self.preset_choice = choice
 
     # -- running -----------------------------------------------------------------
     def stop_turn(self) -> None:

@@ -267,9 +267,13 @@ class AppServices:
     def set_policies(self, spec: str) -> None:
         """Choose the agent's policies (UnknownPolicyError lists the valid names); kept in
         the config so a rebuilt agent keeps them."""
+        from cave_tui.agent.policies.model_class import AUTO
         from cave_tui.agent.policies.presets import policy_names
 
-        policy_names(spec)
+        if spec.strip().lower() == AUTO:
+            spec = AUTO
+        else:
+            policy_names(spec)
         self.config.policies = spec
         if self.agent is not None:
             self.agent.policies = spec
@@ -280,7 +284,17 @@ class AppServices:
 
         if self.agent is not None:
             return [p.name for p in self.agent.policies]
-        return policy_names(self.config.policies)
+        return policy_names(self.preset_text().split(" ", 1)[0])
+
+    def preset_text(self) -> str:
+        """The preset in force and why: "small (the embedded model, 1.5B parameters)"."""
+        from cave_tui.agent.policies.model_class import AUTO, chosen, preset_for
+
+        if self.agent is not None:
+            return self.agent.preset_choice.describe()
+        if self.config.policies != AUTO:
+            return chosen(self.config.policies).describe()
+        return preset_for(self.model).describe() if self.model is not None else "lean"
 
     def set_model(self, spec: str, *, api_base: str | None = None) -> Model:
         """Switch to the model *spec* (`CurrentModel.build`); the conversation is kept."""

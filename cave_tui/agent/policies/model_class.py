@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 SMALL_MAX_PARAMS = 8e9  # up to 8B parameters: the small-model preset
+AUTO = "auto"  # the spec that means "by the model's class"
 SMALL_PRESET = "small"
 LEAN_PRESET = "lean"
 
@@ -150,7 +151,7 @@ def classify(
         size = f", {_billions(params)}" if params else ""
         return PresetChoice(SMALL_PRESET, ModelClass.SMALL, f"the embedded model{size}")
     if not local:
-        return PresetChoice(LEAN_PRESET, ModelClass.HOSTED, "a hosted model")
+        return PresetChoice(LEAN_PRESET, ModelClass.HOSTED, "not a local model")
     if params is None:
         return PresetChoice(LEAN_PRESET, ModelClass.UNSIZED, "a local model of unknown size")
     sized = f"a local model, {_billions(params)}{where}"
