@@ -26,7 +26,8 @@ def _held(row: VarInfo) -> str:
 
 async def kept_work(turn: Turn, step: int, *, ended: bool) -> ev.NoticeEvent | None:
     """The notice for *turn*: *ended* at its step limit (always said when a cell stored
-    anything), else answered (said only when a result the request names is missing)."""
+    anything), else answered (said only when a cell stored something and a result the
+    request names is missing)."""
     try:
         rows = await turn.rows()
     except Exception:
@@ -36,6 +37,8 @@ async def kept_work(turn: Turn, step: int, *, ended: bool) -> ev.NoticeEvent | N
     stored = [n for n in sorted(turn.stored) if n in by_name and not n.startswith("_")]
     missing = missing_names(wanted(turn), rows, before, turn.stored)
     if not missing and (not ended or not stored):
+        return None
+    if not ended and not stored:  # an answer that gives up on nothing computed: no more to say
         return None
     lines: list[str] = []
     if stored:

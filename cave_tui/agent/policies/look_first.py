@@ -6,9 +6,9 @@ the rows a step had already dropped, a given object changed on the way. None of 
 fail, and no check of a word or a pattern catches them all. So, once per turn:
 
 - when the cell that calls final_answer is the one that first stored a result the request
-  names, or changed an object the user gave, the model is shown what it stored (type,
-  shape, a few values, how many are missing; the given objects it changed) and asked to
-  confirm in plain text or to fix it;
+  names, the model is shown what it stored (type, shape, a few values, how many are
+  missing; the given objects the cell changed) and asked to confirm in plain text or to
+  fix it;
 - when an answer states numbers that no cell of this turn printed or stored (a reply in
   prose, or `final_answer("... 29.7")` with the number typed in), the model is asked to
   compute them with code.
@@ -185,10 +185,10 @@ class LookFirst(BasePolicy):
 
     async def _look(self, turn: Turn, cell: CellRecord) -> Intervention | None:
         results = first_stored(turn, cell, wanted(turn))
+        if not results:  # a cell that answers without storing what the request names
+            return None
         given = turn.given()
         changed = [n for n in cell.result.changed if n in given and n not in results]
-        if not results and not changed:
-            return None
         rows = {r.name: r for r in await turn.rows()}
         shown = [(n, _printable(await look_at(turn, n, rows))) for n in results]
         kept = [(n, _printable(await look_at(turn, n, rows))) for n in changed]

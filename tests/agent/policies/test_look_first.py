@@ -71,13 +71,20 @@ async def test_the_look_lets_the_model_fix_codes_stored_where_names_were_asked()
     await runtime.stop()
 
 
-async def test_a_given_object_changed_by_the_answering_cell_is_shown(runtime):
-    code = "flights.drop(index=0, inplace=True)\nfinal_answer(len(flights))"
+async def test_a_given_object_changed_by_the_answering_cell_is_shown_with_the_result(runtime):
+    code = "flights.drop(index=0, inplace=True)\nn = len(flights)\nfinal_answer(n)"
     events, _, _ = await run_turn(
-        runtime, [fenced(code), "2 flights."], "How many flights are there?", **SMALL
+        runtime, [fenced(code), "2 flights."], "Store the number of flights in `n`.", **SMALL
     )
     note = next(e.content for e in events if getattr(e, "policy", "") == "look_first")
+    assert "`n`: int 2" in note
     assert "`flights`, given by the user, was changed: now DataFrame 2x2" in note
+
+
+async def test_an_answer_that_stores_no_named_result_is_not_looked_at(runtime):
+    code = "flights = flights.dropna()\nfinal_answer(len(flights))"
+    events, model, _ = await run_turn(runtime, [fenced(code)], "Drop the empty rows.", **SMALL)
+    assert _looks(events) == [] and len(model.requests) == 1
 
 
 async def test_a_result_seen_in_an_earlier_cell_is_not_looked_at_again(runtime):
