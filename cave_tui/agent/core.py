@@ -33,7 +33,14 @@ from cave_tui.agent.policies import (
     PolicyPipeline,
     resolve_policies,
 )
-from cave_tui.agent.policies.model_class import AUTO, PresetChoice, chosen, preset_for
+from cave_tui.agent.policies.model_class import (
+    AUTO,
+    ModelClass,
+    PresetChoice,
+    chosen,
+    preset_for,
+    served_params,
+)
 from cave_tui.agent.prompt import (
     DEFAULT_INSTRUCTIONS,
     DEFAULT_SYSTEM_INSTRUCTIONS,
@@ -145,6 +152,8 @@ class CaveAgent:
         self._pipeline = PolicyPipeline(())
         # The preset in force and why: by the model's class unless the caller chose one.
         self.preset_choice: PresetChoice = chosen("custom")
+        self._server_params: float | None = None  # what a local server said of its model
+        self._size_asked = False
         self.policies = policies if policies is not None else AUTO
         if not rewind:  # upstream-era switch, kept: the same as leaving the policy out
             choice = self.preset_choice
@@ -174,7 +183,7 @@ class CaveAgent:
         """A preset or spec ("guided,-tips") or a list of names and policy objects; "auto"
         is the preset of the model's class (`model_class.preset_for`)."""
         if isinstance(spec, str) and spec.strip().lower() == AUTO:
-            choice = preset_for(self.model)
+            choice = preset_for(self.model, self._server_params)
             spec = choice.preset
         else:
             choice = chosen(spec if isinstance(spec, str) else "custom")
@@ -252,6 +261,7 @@ class CaveAgent:
         self._stop_requested.clear()
         request = self.conversation.add_task(task)
         turn = self._turn = Turn(task, request, self.conversation, self.runtime)
+        await self._size_local_model()
         yield self._emit(ev.UserEvent(content=task))
         last_text = ""
         step = 0
@@ -380,6 +390,19 @@ class CaveAgent:
         if (kept := await kept_work(turn, step, ended=True)) is not None:
             yield self._emit(kept)
         yield done(AgentStatus.MAX_STEPS_REACHED, last_text)
+
+    async def _size_local_model(self) -> None:
+        """Once: a local model picked by class whose size its name does not say is sized by
+        its server (llama.cpp's `/v1/models`), and the preset picked again."""
+        api_base = getattr(self.model, "api_base", None)
+        unsized = self.preset_choice.model_class is ModelClass.UNSIZED
+        if self._size_asked or not unsized or not isinstance(api_base, str):
+            return
+        self._size_asked = True
+        params = await served_params(str(getattr(self.model, "model_id", "")), api_base)
+        if params is not None:
+            self._server_params = params
+            self.policies = AUTO
 
     # -- the conversation --------------------------------------------------------------
     @property

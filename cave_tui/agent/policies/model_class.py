@@ -188,3 +188,25 @@ def preset_for(model: object, server_params: float | None = None) -> PresetChoic
 def chosen(spec: str) -> PresetChoice:
     """A preset or spec the user set."""
     return PresetChoice(spec, ModelClass.CHOSEN, "set by the user")
+
+
+async def served_params(model_id: str, api_base: str, *, timeout: float = 2.0) -> float | None:
+    """The parameter count the server at *api_base* reports for *model_id*: llama.cpp's
+    `/v1/models` (`meta.n_params`), else the size in its `/props` model path; else None."""
+    import httpx
+
+    base = api_base.rstrip("/")
+    name = model_id.split("/", 1)[1] if model_id.startswith("openai/") else model_id
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False) as client:
+        try:
+            listing = (await client.get(f"{base}/models")).json().get("data") or []
+            for entry in listing:
+                meta = entry.get("meta")
+                mine = entry.get("id") == name or len(listing) == 1
+                found = params_from_server(meta) if mine and isinstance(meta, dict) else None
+                if found:
+                    return found
+            props = (await client.get(base.removesuffix("/v1") + "/props")).json()
+        except (httpx.HTTPError, ValueError, AttributeError, TypeError):
+            return None
+        return params_from_server(props) if isinstance(props, dict) else None

@@ -12,6 +12,7 @@ from cave_tui.agent.policies.model_class import (
     params_from_name,
     params_from_server,
     preset_for,
+    served_params,
 )
 from cave_tui.models import ScriptedModel
 from cave_tui.models.litellm_model import LiteLLMModel
@@ -107,3 +108,45 @@ def test_an_agent_picks_by_class_unless_told_and_says_why():
     assert hosted.preset_choice.preset == "lean"
     hosted.policies = "strict"  # /policies
     assert hosted.preset_choice.describe() == "strict (set by the user)"
+
+
+@pytest.fixture(scope="module")
+def llama_cpp_like_server():
+    """A real HTTP server on loopback answering `/v1/models` as llama.cpp does."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = {"data": [{"id": "my-model", "meta": {"n_params": 1_777_088_000}}]}
+            raw = json.dumps(body).encode() if self.path == "/v1/models" else b"{}"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+
+
+async def test_a_local_model_its_name_does_not_size_is_sized_by_its_server(
+    llama_cpp_like_server,
+):
+    assert await served_params("openai/my-model", llama_cpp_like_server) == 1_777_088_000
+
+    class Local(ScriptedModel):
+        api_base = llama_cpp_like_server
+
+    agent = CaveAgent(Local(["Hello."], model_id="openai/my-model"), display=False)
+    assert agent.preset_choice.model_class is ModelClass.UNSIZED  # before the first turn
+    await agent.run("hi")
+    assert agent.preset_choice.describe() == (
+        "small (a local model, 1.8B parameters from its server)"
+    )
+    assert "look_first" in [p.name for p in agent.policies]
