@@ -330,8 +330,11 @@ class CaveAgent:
                 code = extract_code(text, self.python_block_identifier)
                 if code is None:
                     doubts = await self._pipeline.before_answer(turn, Answer(text))
-                    if doubts:
-                        self.conversation.add_note("\n".join(iv.text for iv in doubts))
+                    if doubts:  # a retracting doubt drops the reply: not echoed at temperature 0
+                        note = "\n".join(iv.text for iv in doubts)
+                        retract = any(iv.retract for iv in doubts)
+                        if not (retract and self.conversation.retract_reply(note)):
+                            self.conversation.add_note(note)
                         for doubt in doubts:
                             yield told(doubt)
                         continue

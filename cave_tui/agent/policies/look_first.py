@@ -156,9 +156,9 @@ def unproduced(answer: str, sources: Iterable[str]) -> list[str]:
 def compute_note(numbers: list[str]) -> str:
     listed = ", ".join(numbers[:4])
     return (
-        f"No code of this turn produced {listed}: that answer was not given yet. Compute it "
-        "with code on the data (print the result or store it), then call final_answer with "
-        "the computed value."
+        f"No code of this turn produced {listed}: that answer was not given yet. Write a "
+        "```python cell that computes it from the data (print the result or store it), then "
+        "call final_answer with the computed value."
     )
 
 
@@ -181,7 +181,10 @@ class LookFirst(BasePolicy):
                 sources += [c.code, c.result.output]
         sources += [f"{r.name} {r.preview} {r.shape_text()}" for r in await turn.rows()]
         missing = unproduced(answer.text, sources)
-        return self.act(InterventionKind.DOUBT, compute_note(missing)) if missing else None
+        if not missing:
+            return None
+        # A reply in prose is dropped from the context: fed back, the model repeats it.
+        return self.act(InterventionKind.DOUBT, compute_note(missing), retract=answer.cell is None)
 
     async def _look(self, turn: Turn, cell: CellRecord) -> Intervention | None:
         results = first_stored(turn, cell, wanted(turn))

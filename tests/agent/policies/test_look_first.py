@@ -108,6 +108,7 @@ async def test_a_number_no_cell_computed_is_asked_for_once(runtime):
     )
     assert _looks(events) == [("look_first", InterventionKind.DOUBT)]
     assert _told(model, "No code of this turn produced 8.5")
+    assert not _told(model, "The mean dep_delay is 8.5.")  # the made-up reply is dropped
     assert "7.333" in events[-1].content
 
 
