@@ -183,7 +183,7 @@ async def policies(ctx: CommandContext, args: list[str]) -> None:
         return
     active = set(services.policy_names())
     lines = [
-        f"Policies: {services.preset_text()} (presets: auto, {', '.join(PRESETS)})",
+        f"Policies: {services.preset_text()} (presets: {', '.join(PRESETS)}, auto)",
         "`auto` picks `small` for the embedded model and small local models, `lean` otherwise.",
         "",
     ]
