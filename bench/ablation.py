@@ -43,6 +43,13 @@ def finished(runs: list[dict[str, Any]], tasks: list[str]) -> tuple[float, float
     return calls, sum(s == "completed" for s in turns) / max(len(turns), 1)
 
 
+def tokens_per_task(runs: list[dict[str, Any]], tasks: list[str]) -> float:
+    """Mean prompt + completion tokens per run of *tasks* (what a task costs)."""
+    mine = [r for r in runs if r["task"] in tasks]
+    used = sum(r["prompt_tokens"] + r["completion_tokens"] for r in mine)
+    return used / max(len(mine), 1)
+
+
 def verdict(
     base: float, without: float, cost: tuple[float, float], cost_without: tuple[float, float]
 ) -> str:
@@ -96,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         arm["without_runs"] = len(arm_runs)
         arm["calls_and_ended"] = finished(runs, tasks)
         arm["calls_and_ended_without"] = finished(arm_runs, tasks)
+        arm["tokens_per_task"] = tokens_per_task(runs, tasks)
+        arm["tokens_per_task_without"] = tokens_per_task(arm_runs, tasks)
         arm["verdict"] = verdict(
             arm["baseline_solved"] / arm["baseline_runs"],
             arm["without_solved"] / len(arm_runs),
@@ -107,20 +116,21 @@ def main(argv: list[str] | None = None) -> int:
 
     print()
     header = f"{'policy':<18} {'acted':>5} {'tasks':>5} {'with':>9} {'without':>9}"
-    print(f"{header} {'calls with/without':>19}  verdict")
+    print(f"{header} {'calls with/without':>19} {'tokens with/without':>20}  verdict")
     for arm in arms:
         runs_n = arm["baseline_runs"]
         with_ = f"{arm['baseline_solved']}/{runs_n}" if runs_n else "-"
         without = (
             f"{arm['without_solved']}/{arm['without_runs']}" if "without_solved" in arm else "-"
         )
-        calls = "-"
+        calls = tokens = "-"
         if "calls_and_ended" in arm:
             calls = f"{arm['calls_and_ended'][0]:.1f}/{arm['calls_and_ended_without'][0]:.1f}"
+            tokens = f"{arm['tokens_per_task']:.0f}/{arm['tokens_per_task_without']:.0f}"
         said = arm.get("verdict", "never acted: no effect in these runs")
         print(
             f"{arm['policy']:<18} {arm['interventions']:>5} {len(arm['tasks']):>5} {with_:>9} "
-            f"{without:>9} {calls:>19}  {said}"
+            f"{without:>9} {calls:>19} {tokens:>20}  {said}"
         )
     rows = [
         {

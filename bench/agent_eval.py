@@ -38,6 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, report
+from eval_public import ANSWER
 from eval_tasks import Task, _pristine, check, data, select
 from upstream_prompt import (
     UPSTREAM_INSTRUCTIONS,
@@ -145,6 +146,7 @@ async def run_task(
     agent = make_agent(prompt, model, runtime, **options)
     pending: list[ev.UsageEvent] = []  # usage of the turn in progress, if it gets cancelled
     log: list[dict[str, Any]] = []  # every cell and intervention, rewound ones included
+    answers: list[str] = []  # each turn's final answer (a closed-form task checks the last)
 
     def sink(event: ev.Event) -> None:
         if isinstance(event, ev.CodeEvent):
@@ -171,6 +173,7 @@ async def run_task(
             pending.clear()
             response = await agent.run(text)
             pending.clear()
+            answers.append(response.content)
             run.statuses.append(response.status.value)
             for name, count in response.interventions.items():
                 run.interventions[name] = run.interventions.get(name, 0) + count
@@ -194,6 +197,10 @@ async def run_task(
             run.error = f"{type(exc).__name__}: {exc}"
         truth = task.truth(_pristine())
         for name, expected in truth.items():
+            if name == ANSWER:  # a closed-form question: checked on the final answer's text
+                verdict = check(answers[-1] if answers else "", expected)
+                run.checks[name] = "ok" if verdict.ok else verdict.reason
+                continue
             try:
                 actual = await runtime.retrieve(name)
             except KeyError:

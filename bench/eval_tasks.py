@@ -274,7 +274,8 @@ class HasColumn:
 
 def check(actual: Any, expected: Any) -> Verdict:
     """Dispatch: a frame spec (`Rows`, `HasColumn`) checks itself; anything else is a value."""
-    if isinstance(expected, Rows | HasColumn):
+    checker = getattr(expected, "check", None)
+    if isinstance(expected, Rows | HasColumn) or callable(checker):
         return expected.check(actual)
     try:
         return values_match(actual, expected)
@@ -662,14 +663,19 @@ def select(names: str | None) -> list[Task]:
         return list(TASKS)
     from eval_fresh import FRESH_TASKS  # here: both import this module
     from eval_holdout import HOLDOUT_TASKS
+    from eval_public import PUBLIC_HOLDOUT_TASKS, PUBLIC_TASKS
 
-    holdout = {t.name: t for t in [*HOLDOUT_TASKS, *FRESH_TASKS]}
+    sets = {
+        "holdout": HOLDOUT_TASKS,
+        "fresh": FRESH_TASKS,
+        "public": PUBLIC_TASKS,
+        "public_holdout": PUBLIC_HOLDOUT_TASKS,
+    }
+    holdout = {t.name: t for tasks in sets.values() for t in tasks}
     chosen: list[Task] = []
     for name in (n.strip() for n in names.split(",") if n.strip()):
-        if name == "holdout":
-            matched = list(HOLDOUT_TASKS)
-        elif name == "fresh":
-            matched = list(FRESH_TASKS)
+        if name in sets:
+            matched = list(sets[name])
         elif name in holdout:
             matched = [holdout[name]]
         else:
@@ -678,7 +684,7 @@ def select(names: str | None) -> list[Task]:
             kinds = ", ".join(dict.fromkeys(t.kind for t in TASKS))
             raise ValueError(
                 f"unknown task {name!r}; known: {', '.join(TASKS_BY_NAME)}; kinds: {kinds}; "
-                f"held out: holdout, fresh (all of each), {', '.join(holdout)}"
+                f"held out: {', '.join(sets)} (all of each), {', '.join(holdout)}"
             )
         chosen.extend(t for t in matched if t not in chosen)
     return chosen

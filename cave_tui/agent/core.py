@@ -24,14 +24,22 @@ from cave_tui.agent.extraction import extract_code
 from cave_tui.agent.final_answer import (
     AcceptedAnswer,
 )
+from cave_tui.agent.kept_work import kept_work
 from cave_tui.agent.messages import close_open_fence
 from cave_tui.agent.observation import OBSERVATION_LIMIT
 from cave_tui.agent.policies import (
-    DEFAULT_PRESET,
     AgentPolicy,
     Intervention,
     PolicyPipeline,
     resolve_policies,
+)
+from cave_tui.agent.policies.model_class import (
+    AUTO,
+    ModelClass,
+    PresetChoice,
+    chosen,
+    preset_for,
+    served_params,
 )
 from cave_tui.agent.prompt import (
     DEFAULT_INSTRUCTIONS,
@@ -142,9 +150,15 @@ class CaveAgent:
         # will be): the next call samples at this temperature, once, to get out of it.
         self.loop_temperature = loop_temperature
         self._pipeline = PolicyPipeline(())
-        self.policies = policies if policies is not None else DEFAULT_PRESET
+        # The preset in force and why: by the model's class unless the caller chose one.
+        self.preset_choice: PresetChoice = chosen("custom")
+        self._server_params: float | None = None  # what a local server said of its model
+        self._size_asked = False
+        self.policies = policies if policies is not None else AUTO
         if not rewind:  # upstream-era switch, kept: the same as leaving the policy out
+            choice = self.preset_choice
             self.policies = [p for p in self.policies if p.name != "rewind"]
+            self.preset_choice = choice
         self._turn: Turn | None = None
         # Set (from any thread) by `stop_turn()`: the running turn ends after its cell.
         self._stop_requested = threading.Event()
@@ -166,8 +180,15 @@ class CaveAgent:
 
     @policies.setter
     def policies(self, spec: str | Sequence[Any]) -> None:
-        """A preset or spec ("guided,-tips") or a list of names and policy objects."""
+        """A preset or spec ("guided,-tips") or a list of names and policy objects; "auto"
+        is the preset of the model's class (`model_class.preset_for`)."""
+        if isinstance(spec, str) and spec.strip().lower() == AUTO:
+            choice = preset_for(self.model, self._server_params)
+            spec = choice.preset
+        else:
+            choice = chosen(spec if isinstance(spec, str) else "custom")
         self._pipeline = PolicyPipeline(resolve_policies(spec))
+        self.preset_choice = choice
 
     # -- running -----------------------------------------------------------------
     def stop_turn(self) -> None:
@@ -240,6 +261,7 @@ class CaveAgent:
         self._stop_requested.clear()
         request = self.conversation.add_task(task)
         turn = self._turn = Turn(task, request, self.conversation, self.runtime)
+        await self._size_local_model()
         yield self._emit(ev.UserEvent(content=task))
         last_text = ""
         step = 0
@@ -308,14 +330,19 @@ class CaveAgent:
                 code = extract_code(text, self.python_block_identifier)
                 if code is None:
                     doubts = await self._pipeline.before_answer(turn, Answer(text))
-                    if doubts:
-                        self.conversation.add_note("\n".join(iv.text for iv in doubts))
+                    if doubts:  # a retracting doubt drops the reply: not echoed at temperature 0
+                        note = "\n".join(iv.text for iv in doubts)
+                        retract = any(iv.retract for iv in doubts)
+                        if not (retract and self.conversation.retract_reply(note)):
+                            self.conversation.add_note(note)
                         for doubt in doubts:
                             yield told(doubt)
                         continue
                     support = turn.support
                     final = ev.FinalResponseEvent(content=text, step=step, support=support)
                     yield self._emit(final)
+                    if (kept := await kept_work(turn, step, ended=False)) is not None:
+                        yield self._emit(kept)
                     yield done(AgentStatus.COMPLETED, text, support=support)
                     return
                 if self._stop_requested.is_set():  # the reply came after the stop: not run
@@ -349,6 +376,8 @@ class CaveAgent:
                             content=answer.text, step=step, source=answered, support=support
                         )
                     )
+                    if (kept := await kept_work(turn, step, ended=False)) is not None:
+                        yield self._emit(kept)
                     yield done(AgentStatus.COMPLETED, answer.text, support=support)
                     return
         except asyncio.CancelledError:
@@ -361,7 +390,22 @@ class CaveAgent:
                 content=f"Stopped after {self.max_steps} steps without a final answer.", step=step
             )
         )
+        if (kept := await kept_work(turn, step, ended=True)) is not None:
+            yield self._emit(kept)
         yield done(AgentStatus.MAX_STEPS_REACHED, last_text)
+
+    async def _size_local_model(self) -> None:
+        """Once: a local model picked by class whose size its name does not say is sized by
+        its server (llama.cpp's `/v1/models`), and the preset picked again."""
+        api_base = getattr(self.model, "api_base", None)
+        unsized = self.preset_choice.model_class is ModelClass.UNSIZED
+        if self._size_asked or not unsized or not isinstance(api_base, str):
+            return
+        self._size_asked = True
+        params = await served_params(str(getattr(self.model, "model_id", "")), api_base)
+        if params is not None:
+            self._server_params = params
+            self.policies = AUTO
 
     # -- the conversation --------------------------------------------------------------
     @property

@@ -277,6 +277,7 @@ class NoticeKind(StrEnum):
     INFO = "info"
     CODE_SKIPPED = "code_skipped"  # approval mode: the user skipped the step's code
     RUNTIME = "runtime"  # the runtime's report the model also reads (a kernel restart, …)
+    KEPT_WORK = "kept_work"  # a turn ended short of its result: what it computed, and where
 
 
 @dataclass

@@ -86,9 +86,12 @@ def _approve(name: str, value: object) -> str:
 
 def _policies(name: str, value: object) -> str:
     """The agent's aids: a preset or a spec; UnknownPolicyError (a ValueError) lists them."""
-    from cave_tui.agent.policies.presets import policy_names  # only when one is set
+    from cave_tui.agent.policies.model_class import AUTO  # only when one is set
+    from cave_tui.agent.policies.presets import policy_names
 
     text = str(value).strip()
+    if text.lower() == AUTO:
+        return AUTO
     policy_names(text)
     return text
 
@@ -199,8 +202,9 @@ class Config:
         flags=("--max-steps",), commands=_ALL, table="agent", live=True,
     )  # fmt: skip
     policies: str = setting(  # the agent's aids: a preset or a spec (docs/policies.md)
-        "guided", _policies,
-        "The agent's aids: guided, minimal, strict, off, or a spec like guided,-tips [guided].",
+        "auto", _policies,
+        "The agent's aids: auto (small or lean, by the model's class), small, lean, guided, "
+        "minimal, strict, off, or a spec like small,-look_first [auto].",
         flags=("--policies",), commands=_ALL, table="agent", live=True,
     )  # fmt: skip
     cell_timeout: float = setting(

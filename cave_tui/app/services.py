@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from cave_tui.agent import events as ev
     from cave_tui.agent.approval import ApprovalRequest
     from cave_tui.agent.cells import CellAuthor
+    from cave_tui.agent.policies.model_class import PresetChoice
     from cave_tui.dataio.progress import Progress
     from cave_tui.models.base import Model, Usage
     from cave_tui.models.credentials import Credentials
@@ -312,9 +313,13 @@ class AppServices:
     def set_policies(self, spec: str) -> None:
         """Choose the agent's policies (UnknownPolicyError lists the valid names); kept in
         the config so a rebuilt agent keeps them."""
+        from cave_tui.agent.policies.model_class import AUTO
         from cave_tui.agent.policies.presets import policy_names
 
-        policy_names(spec)
+        if spec.strip().lower() == AUTO:
+            spec = AUTO
+        else:
+            policy_names(spec)
         self.config.policies = spec
         if self.agent is not None:
             self.agent.policies = spec
@@ -325,7 +330,21 @@ class AppServices:
 
         if self.agent is not None:
             return [p.name for p in self.agent.policies]
-        return policy_names(self.config.policies)
+        return policy_names(self.preset_choice().preset)
+
+    def preset_choice(self) -> PresetChoice:
+        """The preset in force and why (the agent's, or what it would get before it exists)."""
+        from cave_tui.agent.policies.model_class import AUTO, chosen, preset_for
+
+        if self.agent is not None:
+            return self.agent.preset_choice
+        if self.config.policies != AUTO:
+            return chosen(self.config.policies)
+        return preset_for(self.model)
+
+    def preset_text(self) -> str:
+        """ "small (the embedded model, 1.5B parameters)": for `/policies` and the status line."""
+        return self.preset_choice().describe()
 
     def set_model(self, spec: str, *, api_base: str | None = None) -> Model:
         """Switch to the model *spec* (`CurrentModel.build`); the conversation is kept."""

@@ -120,7 +120,7 @@ def test_config_file_location_follows_env(monkeypatch, tmp_path):
 
 
 def test_agent_policies_come_from_the_agent_table_the_env_and_flags(monkeypatch):
-    assert load_config().policies == "guided"
+    assert load_config().policies == "auto"
     write('[agent]\npolicies = "minimal,rewind"\nmax_steps = 3\n')
     config = load_config()
     assert (config.policies, config.max_steps, config.source("policies")) == (
@@ -136,7 +136,7 @@ def test_agent_policies_come_from_the_agent_table_the_env_and_flags(monkeypatch)
 def test_an_unknown_policy_in_the_file_is_reported_with_the_valid_names():
     write('[agent]\npolicies = "guided,-nope"\ncolour = 1\n')
     config = load_config()
-    assert config.policies == "guided"
+    assert config.policies == "auto"
     assert any("nope" in w and "repeat_guard" in w for w in config.warnings)
     assert any("[agent] setting 'colour'" in w for w in config.warnings)
 

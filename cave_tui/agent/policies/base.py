@@ -26,8 +26,9 @@ __all__ = ["AgentPolicy", "BasePolicy", "Intervention", "InterventionKind"]
 class Intervention:
     """One policy's act on a turn. `text` is what the model is told.
 
-    REFUSE: `retract` drops the model's reply from its context (the note goes on the
-    previous observation instead), `resample` makes the next call sample.
+    REFUSE, or DOUBT of a reply without code: `retract` drops the model's reply from its
+    context (the note goes on the previous message instead); REFUSE: `resample` makes the
+    next call sample.
     REWIND: `request` is the request's new text.
     """
 

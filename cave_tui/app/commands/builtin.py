@@ -163,7 +163,7 @@ async def policy(ctx: CommandContext, args: list[str]) -> None:
 @registry.command(
     "policies",
     "Show the agent's aids (policies), or choose them",
-    "[guided|minimal|strict|off|SPEC]",
+    "[auto|small|lean|guided|minimal|strict|off|SPEC]",
     max_args=1,
 )
 async def policies(ctx: CommandContext, args: list[str]) -> None:
@@ -175,15 +175,22 @@ async def policies(ctx: CommandContext, args: list[str]) -> None:
             services.set_policies(args[0])
         except UnknownPolicyError as exc:
             raise CommandError(str(exc)) from None
-        ctx.print(f"Policies set to `{services.config.policies}`.", style="success")
+        said = f"Policies set to `{services.config.policies}`."
+        if services.config.policies == "auto":
+            said += f" By the model's class: {services.preset_text()}."
+        ctx.print(said, style="success")
         ctx.ui.refresh_status()
         return
     active = set(services.policy_names())
-    lines = [f"Policies: `{services.config.policies}` (presets: {', '.join(PRESETS)})", ""]
+    lines = [
+        f"Policies: {services.preset_text()} (presets: {', '.join(PRESETS)}, auto)",
+        "`auto` picks `small` for the embedded model and small local models, `lean` otherwise.",
+        "",
+    ]
     for name, line in describe_policies():
         mark = "on " if name in active else "off"
         lines.append(f"- {mark} `{name}`: {line}")
-    lines += ["", "Set with `/policies guided`, or a spec like `/policies guided,-tips`."]
+    lines += ["", "Set with `/policies lean`, or a spec like `/policies small,-look_first`."]
     ctx.print("\n".join(lines))
 
 

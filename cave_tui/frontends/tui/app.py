@@ -245,6 +245,7 @@ class CaveApp(CaveHost):
         status.runtime = services.runtime_label if services.ready else "starting…"
         status.memory = services.runtime_memory
         status.policy = self.config.policy
+        status.aids = services.preset_text()
         status.approve = self.config.approve
         status.tokens_in = self.usage.prompt_tokens
         status.tokens_out = self.usage.completion_tokens

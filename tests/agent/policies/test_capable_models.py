@@ -1,13 +1,17 @@
 """The default preset never slows or refuses a capable model's correct work.
 
 Each scripted model writes correct code the way strong models do; each must cost exactly
-the calls it needs (code, then the answer) with no refusal, doubt or rewind fed back.
+the calls it needs (code, then the answer) with no refusal, doubt or rewind fed back, and
+no note of work left behind. The default is `auto`: a capable model (hosted, or of a size
+cave cannot read) gets `lean`, with the aids of issue 35 that add no call (the preset by
+model class, the report of a turn's kept work); `small` adds `look_first`, which does.
 """
 
 import pandas as pd
 import pytest
 
 from cave_tui import CaveAgent, Function, Variable
+from cave_tui.agent import events as ev
 from cave_tui.agent.events import InterventionKind
 from cave_tui.models import ScriptedModel
 from cave_tui.runtime import IPythonRuntime
@@ -17,7 +21,26 @@ STOPPING = {InterventionKind.REFUSE, InterventionKind.DOUBT, InterventionKind.RE
 
 
 def _stopped(events) -> list:
-    return [(policy, kind) for policy, kind in interventions(events) if kind in STOPPING]
+    """Refusals, doubts and rewinds, and notes of kept work: none for correct work."""
+    notes = [
+        ("kept_work", e.kind)
+        for e in events
+        if isinstance(e, ev.NoticeEvent) and e.kind is ev.NoticeKind.KEPT_WORK
+    ]
+    return [(p, kind) for p, kind in interventions(events) if kind in STOPPING] + notes
+
+
+@pytest.fixture(autouse=True)
+def _capable_model_ids(monkeypatch):
+    """Every scripted model here presents itself as a hosted capable model does."""
+    monkeypatch.setattr(ScriptedModel.__init__, "__defaults__", ("anthropic/claude-sonnet-4-5",))
+
+
+def test_a_capable_model_gets_the_lean_preset_by_its_class():
+    agent = CaveAgent(ScriptedModel([]), display=False)
+    assert agent.model.model_id == "anthropic/claude-sonnet-4-5"
+    assert agent.preset_choice.describe() == "lean (not a local model)"
+    assert "look_first" not in [p.name for p in agent.policies]
 
 
 @pytest.mark.parametrize(

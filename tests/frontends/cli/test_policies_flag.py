@@ -61,3 +61,15 @@ def test_the_plain_repl_shows_interventions_and_policies_switch_there(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "Policies: `strict`" in result.stdout or "Policies: strict" in result.stdout
     assert "[repeat_guard refuse]" in result.stdout or "[rewind rewind]" in result.stdout
+
+
+def test_policies_says_which_preset_the_model_class_chose_and_why(tmp_path):
+    model = _model(tmp_path, ["hi"])
+    result = _cave("--plain", "--model", model, cwd=tmp_path,
+                   stdin="/policies\n/policies small\n/policies auto\n/quit\n")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Policies: lean (not a local model)" in result.stdout
+    assert "Policies set to `small`." in result.stdout
+    assert "Policies set to `auto`. By the model's class: lean (not a local model)." in (
+        result.stdout
+    )

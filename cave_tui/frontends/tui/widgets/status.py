@@ -34,6 +34,7 @@ class StatusLine(Static):
     runtime = reactive("starting…")
     memory = reactive("")  # the runtime's memory, e.g. "129 MiB of 12.0 GiB"
     policy = reactive("standard")
+    aids = reactive("")  # the agent's preset and why: "small (the embedded model, …)"
     approve = reactive("auto")
     step = reactive(0)
     tokens_in = reactive(0)
@@ -156,6 +157,7 @@ class StatusLine(Static):
             (7, "", self.model),
             (5 if self.policy != "standard" else 1, "policy ", self.policy),
             (5 if self.approve != "auto" else 2, "approve ", self.approve),
+            *([(5, "aids ", self.aids)] if self.aids else []),
             (8, "step ", str(self.step)),
             (4, "", f"{tokens(self.tokens_in)} in / {tokens(self.tokens_out)} out tokens"),
         ]

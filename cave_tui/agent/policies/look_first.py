@@ -1,0 +1,198 @@
+"""LookFirst: an answer is not final before the model has seen what it stands on.
+
+A small model writes the computation and `final_answer(...)` in one cell, so it never sees
+its result: codes where names were asked, a filter that kept the wrong rows, a share of
+the rows a step had already dropped, a given object changed on the way. None of these
+fail, and no check of a word or a pattern catches them all. So, once per turn:
+
+- when the cell that calls final_answer is the one that first stored a result the request
+  names, the model is shown what it stored (type, shape, a few values, how many are
+  missing; the given objects the cell changed) and asked to confirm in plain text or to
+  fix it;
+- when an answer states numbers that no cell of this turn printed or stored (a reply in
+  prose, or `final_answer("... 29.7")` with the number typed in), the model is asked to
+  compute them with code.
+
+It costs one call where it acts, so it belongs to the small-model preset, not to `lean`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
+from cave_tui.agent.policies.not_done import is_bare_answer
+from cave_tui.agent.policies.request import wanted
+from cave_tui.agent.turn import Answer, CellRecord, Turn
+from cave_tui.printable import printable_line
+from cave_tui.runtime.shipped.summary import VarInfo, bounded_repr
+
+LOOK_LIMIT_BYTES = 20_000_000  # larger objects are described from the summary, not read
+_VALUES = 5  # values shown of a Series, a list or a frame's rows
+_LINE = 160  # characters of one shown value line
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE]-?\d+)?%?")
+
+
+# -- what a cell stored, described for the model ---------------------------------------------
+
+
+def describe_value(value: Any) -> str:
+    """Type, shape, a few values and the count of missing ones, on one or a few lines."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        return bounded_repr(value, _LINE)
+    if isinstance(value, pd.Series):
+        missing = int(value.isna().sum())
+        head = ", ".join(f"{k!s}: {v!r}" for k, v in list(value.items())[:_VALUES])
+        more = f", ... ({len(value) - _VALUES} more)" if len(value) > _VALUES else ""
+        return (
+            f"Series of {len(value)} ({value.dtype}), {missing} missing; "
+            f"index {value.index.name or '-'}: {head[:_LINE]}{more}"
+        )
+    if isinstance(value, pd.DataFrame):
+        missing = int(value.isna().sum().sum())
+        rows = value.head(3).to_string(max_colwidth=20, max_cols=8).splitlines()
+        shown = "\n    ".join(line[:_LINE] for line in rows)
+        return (
+            f"DataFrame {value.shape[0]}x{value.shape[1]}, {missing} missing cells; "
+            f"first rows:\n    {shown}"
+        )
+    if isinstance(value, float) and math.isnan(value):
+        return "nan (a missing value)"
+    if isinstance(value, list | tuple | set | dict):
+        return f"{type(value).__name__} of {len(value)}: {bounded_repr(value, _LINE)}"
+    return f"{type(value).__name__} {bounded_repr(value, _LINE)}"
+
+
+def describe_row(row: VarInfo) -> str:
+    """What the namespace summary says of *row*, for an object too large to read."""
+    shape = row.shape_text()
+    dtype = f" ({row.dtype})" if row.dtype else ""
+    missing = "; every value missing" if row.all_missing else ""
+    return f"{row.type_name} {shape}{dtype}{missing}: {row.preview}"
+
+
+async def look_at(turn: Turn, name: str, rows: dict[str, VarInfo]) -> str:
+    """One line (or a few) saying what *name* holds now."""
+    row = rows.get(name)
+    if row is not None and (row.size_bytes or 0) > LOOK_LIMIT_BYTES:
+        return describe_row(row)
+    try:
+        value = await turn.runtime.retrieve(name)
+    except Exception:
+        return describe_row(row) if row is not None else "(could not be read)"
+    try:
+        return describe_value(value)
+    except Exception:
+        return describe_row(row) if row is not None else bounded_repr(value, _LINE)
+
+
+def _printable(text: str) -> str:
+    return "\n".join(printable_line(line) for line in text.splitlines())
+
+
+# -- which cell must be looked at -------------------------------------------------------------
+
+
+def first_stored(turn: Turn, cell: CellRecord, names: Iterable[str]) -> list[str]:
+    """*names* that *cell* stored and that no earlier cell of this turn had stored."""
+    earlier = {n for c in turn.cells if c.ok and c is not cell for n in c.result.changed}
+    return [n for n in names if n in cell.result.changed and n not in earlier]
+
+
+def look_note(results: list[tuple[str, str]], changed: list[tuple[str, str]]) -> str:
+    lines = ["Before this answer is final, look at what the cell stored (you have not seen it):"]
+    lines += [f"- `{name}`: {text}" for name, text in results]
+    lines += [f"- `{name}`, given by the user, was changed: now {text}" for name, text in changed]
+    lines.append(
+        "Check it against the request: the rows it counts, the columns and names it asks "
+        "for, no missing values. If it is right, reply with the answer in plain text, "
+        "without code. If not, fix the code, store the result again and call final_answer."
+    )
+    return "\n".join(lines)
+
+
+# -- numbers no cell produced ------------------------------------------------------------------
+
+
+def numbers_in(text: str) -> list[str]:
+    """The numbers written in *text* ("1,204", "29.7", "12%")."""
+    return _NUMBER.findall(text)
+
+
+def _value(token: str) -> float | None:
+    try:
+        return float(token.rstrip("%").replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _decimals(token: str) -> int:
+    body = token.rstrip("%").split("e")[0].split("E")[0]
+    return len(body.split(".")[1]) if "." in body else 0
+
+
+def produced(token: str, seen: list[float]) -> bool:
+    """*token* is one of *seen*, maybe rounded (to its own decimals) or as a percentage."""
+    value = _value(token)
+    if value is None:
+        return True
+    places = _decimals(token)
+    tolerance = 0.5 * 10**-places + 1e-9
+    return any(abs(v - value) <= tolerance or abs(v * 100 - value) <= tolerance for v in seen)
+
+
+def unproduced(answer: str, sources: Iterable[str]) -> list[str]:
+    """Numbers of *answer* that no text of *sources* holds (the request counts as one)."""
+    seen = [v for text in sources for t in numbers_in(text) if (v := _value(t)) is not None]
+    return [t for t in dict.fromkeys(numbers_in(answer)) if not produced(t, seen)]
+
+
+def compute_note(numbers: list[str]) -> str:
+    listed = ", ".join(numbers[:4])
+    return (
+        f"No code of this turn produced {listed}: that answer was not given yet. Write a "
+        "```python cell that computes it from the data (print the result or store it), then "
+        "call final_answer with the computed value."
+    )
+
+
+class LookFirst(BasePolicy):
+    """An answer given in the cell that first stored its result is shown that result and asked
+    to confirm or fix it; an answer whose numbers no cell produced is asked to compute them."""
+
+    name = "look_first"
+
+    async def before_answer(self, turn: Turn, answer: Answer) -> Intervention | None:
+        cell = answer.cell
+        if cell is None or is_bare_answer(cell.code):
+            return await self._numbers(turn, answer)
+        return await self._look(turn, cell)
+
+    async def _numbers(self, turn: Turn, answer: Answer) -> Intervention | None:
+        sources = [turn.task]
+        for c in turn.cells:
+            if c.ok:
+                sources += [c.code, c.result.output]
+        sources += [f"{r.name} {r.preview} {r.shape_text()}" for r in await turn.rows()]
+        missing = unproduced(answer.text, sources)
+        if not missing:
+            return None
+        # A reply in prose is dropped from the context: fed back, the model repeats it.
+        return self.act(InterventionKind.DOUBT, compute_note(missing), retract=answer.cell is None)
+
+    async def _look(self, turn: Turn, cell: CellRecord) -> Intervention | None:
+        results = first_stored(turn, cell, wanted(turn))
+        if not results:  # a cell that answers without storing what the request names
+            return None
+        given = turn.given()
+        changed = [n for n in cell.result.changed if n in given and n not in results]
+        rows = {r.name: r for r in await turn.rows()}
+        shown = [(n, _printable(await look_at(turn, n, rows))) for n in results]
+        kept = [(n, _printable(await look_at(turn, n, rows))) for n in changed]
+        return self.act(InterventionKind.DOUBT, look_note(shown, kept))

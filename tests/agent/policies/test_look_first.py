@@ -1,0 +1,131 @@
+"""LookFirst: an answer given in the cell that first stored its result waits for one look;
+an answer whose numbers no cell produced is asked to compute them. Once per turn."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cave_tui.agent.events import InterventionKind
+from cave_tui.agent.policies.look_first import describe_value, unproduced
+from cave_tui.runtime import IPythonRuntime, Variable
+
+from .helpers import fenced, interventions, run_turn
+
+SMALL = {"policies": "small"}
+CODES = pd.DataFrame({"code": ["AA", "UA"], "name": ["American", "United"]})
+
+
+def _looks(events) -> list:
+    return [iv for iv in interventions(events) if iv[0] == "look_first"]
+
+
+def _told(model, text: str) -> bool:
+    """The model's second request carries *text*."""
+    return any(text in str(m.get("content")) for m in model.requests[1])
+
+
+def test_a_stored_value_is_described_with_its_shape_values_and_missing_count():
+    s = pd.Series([1.5, np.nan, 3.0], index=pd.Index(["a", "b", "c"], name="k"))
+    text = describe_value(s)
+    assert "Series of 3 (float64), 1 missing" in text and "a: 1.5" in text
+    frame = describe_value(pd.DataFrame({"x": [1, None]}))
+    assert "DataFrame 2x1, 1 missing cells" in frame
+    assert describe_value(float("nan")) == "nan (a missing value)"
+
+
+def test_numbers_count_as_produced_when_a_cell_printed_them_rounded_or_as_a_percent():
+    assert unproduced("The mean is 29.70.", ["29.6981"]) == []
+    assert unproduced("12.5% of rows", ["0.125"]) == []
+    assert unproduced("There are 1,204 flights", ["1204"]) == []
+    assert unproduced("The mean age is 31.2", ["29.6981", "mean age"]) == ["31.2"]
+
+
+async def test_a_result_stored_and_answered_in_one_cell_is_shown_once_then_taken(runtime):
+    code = "by_carrier = flights.groupby('carrier')['dep_delay'].mean()\nfinal_answer('done')"
+    events, model, _ = await run_turn(
+        runtime,
+        [fenced(code), "The mean delay per carrier is stored in `by_carrier`."],
+        "Store the mean dep_delay per carrier in `by_carrier`.",
+        **SMALL,
+    )
+    assert _looks(events) == [("look_first", InterventionKind.DOUBT)]
+    note = next(e.content for e in events if getattr(e, "policy", "") == "look_first")
+    assert "`by_carrier`: Series of 2 (float64), 0 missing" in note and "AA: 6.0" in note
+    assert len(model.requests) == 2  # one look, then the plain-text answer is final
+    assert events[-1].content.startswith("The mean delay per carrier")
+
+
+async def test_the_look_lets_the_model_fix_codes_stored_where_names_were_asked():
+    runtime = IPythonRuntime(variables=[Variable("airlines", CODES.copy())])
+    wrong = "top = airlines['code'].head(1)\nfinal_answer(top)"
+    right = "top = airlines['name'].head(1)\nfinal_answer(top)"
+    events, model, _ = await run_turn(
+        runtime,
+        [fenced(wrong), fenced(right)],
+        "Store the full name of the first airline in `top`.",
+        **SMALL,
+    )
+    assert len(_looks(events)) == 1 and len(model.requests) == 2
+    assert _told(model, "`top`: Series of 1 (str), 0 missing; index -: 0: 'AA'")
+    assert list(await runtime.retrieve("top")) == ["American"]
+    await runtime.stop()
+
+
+async def test_a_given_object_changed_by_the_answering_cell_is_shown_with_the_result(runtime):
+    code = "flights.drop(index=0, inplace=True)\nn = len(flights)\nfinal_answer(n)"
+    events, _, _ = await run_turn(
+        runtime, [fenced(code), "2 flights."], "Store the number of flights in `n`.", **SMALL
+    )
+    note = next(e.content for e in events if getattr(e, "policy", "") == "look_first")
+    assert "`n`: int 2" in note
+    assert "`flights`, given by the user, was changed: now DataFrame 2x2" in note
+
+
+async def test_an_answer_that_stores_no_named_result_is_not_looked_at(runtime):
+    code = "flights = flights.dropna()\nfinal_answer(len(flights))"
+    events, model, _ = await run_turn(runtime, [fenced(code)], "Drop the empty rows.", **SMALL)
+    assert _looks(events) == [] and len(model.requests) == 1
+
+
+async def test_a_result_seen_in_an_earlier_cell_is_not_looked_at_again(runtime):
+    first = "by_carrier = flights.groupby('carrier')['dep_delay'].mean()\nprint(by_carrier)"
+    answer = "final_answer(by_carrier)"
+    events, model, _ = await run_turn(
+        runtime,
+        [fenced(first), fenced(answer)],
+        "Store the mean dep_delay per carrier in `by_carrier`.",
+        **SMALL,
+    )
+    assert _looks(events) == [] and len(model.requests) == 2
+
+
+async def test_a_number_no_cell_computed_is_asked_for_once(runtime):
+    events, model, _ = await run_turn(
+        runtime,
+        ["The mean dep_delay is 8.5.", fenced("final_answer(flights['dep_delay'].mean())")],
+        "What is the mean dep_delay?",
+        **SMALL,
+    )
+    assert _looks(events) == [("look_first", InterventionKind.DOUBT)]
+    assert _told(model, "No code of this turn produced 8.5")
+    assert not _told(model, "The mean dep_delay is 8.5.")  # the made-up reply is dropped
+    assert "7.333" in events[-1].content
+
+
+async def test_a_number_a_cell_printed_is_taken_at_once(runtime):
+    events, model, _ = await run_turn(
+        runtime,
+        [fenced("print(flights['dep_delay'].mean())"), "The mean dep_delay is 7.33."],
+        "What is the mean dep_delay?",
+        **SMALL,
+    )
+    assert _looks(events) == [] and len(model.requests) == 2
+
+
+@pytest.mark.parametrize("preset", ["lean", "guided", "small,-look_first"])
+async def test_the_look_is_off_in_the_lean_preset_and_can_be_switched_off(runtime, preset):
+    code = "by_carrier = flights.groupby('carrier')['dep_delay'].mean()\nfinal_answer('done')"
+    events, model, _ = await run_turn(
+        runtime, [fenced(code)], "Store the mean per carrier in `by_carrier`.", policies=preset
+    )
+    assert _looks(events) == [] and len(model.requests) == 1

@@ -1,0 +1,50 @@
+"""The public-data task sets (bench/eval_public.py): each reference solution solves its task
+through the real agent loop; a closed-form answer is checked on the answer's text."""
+
+from __future__ import annotations
+
+import pytest
+from agent_eval import run_task
+from eval_public import ANSWER, PUBLIC_HOLDOUT_TASKS, PUBLIC_TASKS, AnswerFormat
+from eval_tasks import select
+
+from cave_tui.models import ScriptedModel
+
+ALL = [*PUBLIC_TASKS, *PUBLIC_HOLDOUT_TASKS]
+
+
+def _script(task) -> list[str]:
+    replies: list[str] = []
+    for code in task.solution:
+        replies.append(f"```python\n{code}\n```")
+        if "final_answer(" not in code:
+            replies.append("Done.")
+    return replies
+
+
+@pytest.mark.parametrize("task", ALL, ids=[t.name for t in ALL])
+async def test_reference_solution_solves_the_public_task(task):
+    run = await run_task(task, ScriptedModel(_script(task)), "cave", max_steps=4, time_cap=60)
+    assert run.success, run.checks
+    assert run.statuses == ["completed"] * len(task.turns)
+
+
+async def test_a_closed_form_answer_in_another_format_or_value_fails():
+    task = select("pb_csv_big_engines")[0]
+    wrong = ["The answer is 42.", "@count[41]", "@count[many]"]
+    for text in wrong:
+        run = await run_task(task, ScriptedModel([text]), "cave", max_steps=2, time_cap=30)
+        assert not run.success and run.checks[ANSWER] != "ok", text
+
+
+def test_answer_format_rounds_to_the_asked_decimals():
+    check = AnswerFormat("corr", 0.123, 3).check
+    assert check("so @corr[0.123]").ok and check("@corr[0.1234]").ok
+    assert not check("@corr[0.125]").ok and not check("corr = 0.123").ok
+
+
+def test_the_public_sets_are_apart_and_selected_by_name():
+    assert {t.name for t in select("public")} == {t.name for t in PUBLIC_TASKS}
+    assert {t.name for t in select("public_holdout")} == {t.name for t in PUBLIC_HOLDOUT_TASKS}
+    assert not {t.name for t in PUBLIC_TASKS} & {t.name for t in PUBLIC_HOLDOUT_TASKS}
+    assert not {t.name for t in select("")} & {t.name for t in ALL}
