@@ -37,6 +37,14 @@ def test_core_packages_do_not_import_textual_or_litellm():
     assert not any(m.startswith("litellm") for m in mods)
 
 
+def test_starting_cave_loads_no_tokenizer():
+    """The cl100k table (a third of a second) loads at the first count, not at start-up:
+    `cave --help` and every agent built (compaction is on by default) pay for it only when
+    they count tokens."""
+    mods = _modules_after("import cave_tui.frontends.cli.main, cave_tui.agent.compaction")
+    assert "tiktoken" not in mods
+
+
 def test_core_and_app_sources_never_mention_a_ui_toolkit():
     for pkg in HEADLESS:
         for path in (ROOT / "cave_tui" / pkg).rglob("*.py"):

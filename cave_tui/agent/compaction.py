@@ -23,6 +23,7 @@ Over 400 lines (barely): the three tiers share the token accounting above.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import AsyncIterator, Callable
@@ -51,7 +52,13 @@ TRIMMED = (
 SKILL_BLOCK = "\n\n=== Skill '"  # skill instructions inside an observation survive tier 1
 _TRIMMED_RE = re.compile(r"\[(\d+) earlier messages were removed to fit the context window\.")
 MIN_WINDOW = 512
-SYSTEM_TOKENS = count_text(SUMMARY_SYSTEM) + 60  # the summary request's fixed part
+
+
+@functools.cache
+def system_tokens() -> int:
+    """The summary request's fixed part, in tokens: counted at the first summary, not at
+    import (the tokenizer's table takes a third of a second to load)."""
+    return count_text(SUMMARY_SYSTEM) + 60
 
 
 def message_tokens(message: Message) -> int:
@@ -345,7 +352,7 @@ class Compactor:
         half_open = self.breaker.state is BreakerState.HALF_OPEN
         # The summary request must fit: its prompt, the transcript, and room for the reply.
         reply_room = min(4000, self.effective_window // 4)
-        budget = max(256, self.effective_window - SYSTEM_TOKENS - reply_room - 100)
+        budget = max(256, self.effective_window - system_tokens() - reply_room - 100)
         summary: str | None = None
         error = ""
         for _ in range(3):

@@ -24,6 +24,9 @@ def cave(*args: str, env_dir: Path) -> subprocess.CompletedProcess[str]:
         "CAVE_DATA_DIR": str(env_dir / "data"),
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "CAVE_LOCAL_MODEL": "off",  # no embedded model: these runs have no model at all
+        # in process, as in tests/conftest.py: these runs are about the command line, not
+        # the runtime (a kernel per run was most of this file's time)
+        "CAVE_KERNEL": "0",
     }
     return subprocess.run(
         [str(CAVE), *args], capture_output=True, text=True, env=env, timeout=60, check=False
