@@ -13,7 +13,7 @@ import pytest
 from jupyter_client.manager import KernelManager
 
 from cave_tui.runtime.kernel import CellOutcome, IPyKernelRuntime, KernelDiedError
-from cave_tui.runtime.kernel.install import bootstrap_sources
+from cave_tui.runtime.kernel.install import bootstrap_sources, kernel_source
 from cave_tui.runtime.kernel.kinds import AttachedKernel, OwnedKernel
 from cave_tui.runtime.kernel.process import LAUNCHER, KernelExit
 from cave_tui.runtime.kernel.settings import KernelSettings
@@ -174,7 +174,14 @@ def test_the_launcher_and_the_shipped_sources_are_found_in_the_package():
     shadowing = {p.stem for p in here.glob("*.py")} & set(sys.stdlib_module_names)
     assert not shadowing
     sources = bootstrap_sources()
-    assert sources["_cave_transport"] == (here / "transport.py").read_text()
-    assert sources["_cave_kernel"] == (here / "bootstrap.py").read_text()
+    # Each module's text as shipped: its imports of other shipped modules renamed to the
+    # kernel's names (`_cave_lazy`), nothing else changed, and no `cave_tui` import left.
+    for name, stem in (("_cave_transport", "transport"), ("_cave_kernel", "bootstrap")):
+        text = (here / f"{stem}.py").read_text()
+        assert sources[name] == kernel_source(stem, text)
+        assert len(sources[name].splitlines()) == len(text.splitlines())
     for name, text in sources.items():
+        assert "cave_tui" not in "".join(
+            line for line in text.splitlines() if line.lstrip().startswith(("import", "from"))
+        ), name
         compile(text, f"<{name}>", "exec")
