@@ -12,13 +12,15 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.approval import SKIPPED_NOTE, Approved, Approver, gate
+from cave_tui.agent.budget import RunBudget
 from cave_tui.agent.cell_step import run_cell_step
 from cave_tui.agent.conversation import Conversation
+from cave_tui.agent.event_stream import EventStream
 from cave_tui.agent.extensions import Alias, Extensions
 from cave_tui.agent.extraction import extract_code
 from cave_tui.agent.final_answer import (
@@ -54,6 +56,7 @@ from cave_tui.runtime.base import Runtime
 
 if TYPE_CHECKING:
     from cave_tui.agent.compaction import Compactor
+    from cave_tui.logger import LogLevel
     from cave_tui.skills.registry import SkillRegistry
     from cave_tui.skills.runtime_bridge import SkillBridge
 
@@ -109,6 +112,11 @@ class CaveAgent:
         loop_temperature: float | None = 0.7,
         rewind: bool = True,
         policies: str | Sequence[Any] | None = None,
+        max_run_time: float | None = None,
+        max_total_tokens: int | None = None,
+        max_input_tokens: int | None = None,
+        max_output_tokens: int | None = None,
+        log_level: LogLevel | None = None,
     ) -> None:
         if runtime is None:
             from cave_tui.runtime.ipython import IPythonRuntime
@@ -117,6 +125,9 @@ class CaveAgent:
         self.model = model
         self.runtime = runtime
         self.max_steps = max_steps
+        # Upstream 0.8's run budgets, checked between steps (agent/budget.py).
+        self.budget = RunBudget(max_total_tokens, max_input_tokens, max_output_tokens, max_run_time)
+        self.log_level = log_level  # upstream 0.7's logging switch: cave logs nothing to stdout
         self.max_exec_output = max_exec_output
         self.max_exec_timeout = max_exec_timeout
         self.instructions = instructions if instructions is not None else DEFAULT_INSTRUCTIONS
@@ -203,12 +214,11 @@ class CaveAgent:
         assert response is not None
         return response
 
-    async def stream_events(self, task: str) -> AsyncGenerator[ev.Event, None]:
-        """Run one user turn, yielding typed events as they happen (aclose() ends it early);
-        rendered to the terminal too when `display` is on, as upstream's are."""
-        async for event in self._displayed(self._run_events(task)):
-            if not isinstance(event, RunDone):
-                yield event
+    def stream_events(self, task: str) -> EventStream:
+        """Run one user turn, yielding typed events as they happen, a StoppedEvent last
+        (aclose() ends it early); rendered to the terminal too when `display` is on, as
+        upstream 0.7's are, unless a renderer of the caller's draws them (agent/event_stream.py)."""
+        return EventStream(self, task)
 
     def _displayed(self, events: AsyncIterator[Any]) -> AsyncIterator[Any]:
         """*events*, rendered with Rich when `display` is on and no parent agent shows them."""
@@ -267,6 +277,9 @@ class CaveAgent:
                 if self._stop_requested.is_set():  # stopped by whoever drives us (a parent)
                     yield stopped()
                     yield done(AgentStatus.CANCELLED, last_text, error="interrupted")
+                    return
+                if step and (limit := self.budget.ended(tally.usage, tally.started)):
+                    yield done(limit, last_text)  # the step that crossed it completed
                     return
                 step += 1
                 yield self._emit(ev.StepEvent(step=step))

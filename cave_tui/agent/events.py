@@ -8,9 +8,13 @@ Every event carries its step index and, for sub-agents, the agent's name.
 from __future__ import annotations
 
 import time
+from abc import ABC
 from dataclasses import asdict, dataclass, field, fields
 from enum import Enum, StrEnum
 from typing import Any
+
+from cave_tui.agent.stop_reason import StopReason
+from cave_tui.models.base import Usage
 
 USER_AGENT = "user"  # `Event.agent` of code the user ran directly (`!` cells), not the model
 
@@ -37,6 +41,7 @@ class EventType(StrEnum):
     COMPACTED = "compacted"
     NOTICE = "notice"
     INTERVENTION = "intervention"
+    STOPPED = "stopped"  # upstream 0.8's: the run has ended, always the stream's last event
 
 
 TRANSIENT = "transient"  # field metadata: held by the live event, never recorded (to_dict)
@@ -118,6 +123,12 @@ class OutputEvent(Event):
     dropped: int = 0
 
 
+class ExecutionResultEvent(ABC):  # noqa: B024 - a name to match on, nothing to implement
+    """Upstream 0.8's one event for a cell's end: cave's ExecutionOutputEvent (`success`
+    True) and ExecutionErrorEvent (False) are both instances of it, so `case
+    ExecutionResultEvent()` matches either and reads `output` and `success`."""
+
+
 @dataclass
 class ExecutionOutputEvent(Event):
     """A cell finished without error. `content` is what it printed (upstream's); the text
@@ -135,6 +146,11 @@ class ExecutionOutputEvent(Event):
     figure_files: list[str] = field(default_factory=list)
     # The same as paths to open now: set when they are saved, or when a session is resumed.
     saved_figures: list[str] = field(default_factory=list, metadata={TRANSIENT: True})
+
+    @property
+    def success(self) -> bool:
+        """Upstream 0.8's `ExecutionResultEvent.success`: this cell finished without error."""
+        return True
 
 
 @dataclass
@@ -154,6 +170,15 @@ class ExecutionErrorEvent(Event):
     timed_out: bool = False
     interrupted: bool = False
 
+    @property
+    def success(self) -> bool:
+        """Upstream 0.8's `ExecutionResultEvent.success`: this cell failed."""
+        return False
+
+
+ExecutionResultEvent.register(ExecutionOutputEvent)
+ExecutionResultEvent.register(ExecutionErrorEvent)
+
 
 @dataclass
 class ExecutionOutputExceededEvent(Event):
@@ -166,6 +191,11 @@ class ExecutionOutputExceededEvent(Event):
 class SecurityErrorEvent(Event):
     type: EventType = EventType.SECURITY_ERROR
     violations: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def message(self) -> str:
+        """Upstream 0.8's name for the refusal's text."""
+        return self.content
 
 
 class AnswerSource(StrEnum):
@@ -292,13 +322,30 @@ class InterventionEvent(Event):
     kind: InterventionKind = InterventionKind.HINT
 
 
+@dataclass
+class StoppedEvent(Event):
+    """The run has ended (upstream 0.8's): always the last event of `stream_events`, also
+    when the run was cancelled or failed inside cave (the error is raised after it).
+    `content` is the run's answer or last reply, as `AgentResponse.content`."""
+
+    type: EventType = EventType.STOPPED
+    stop_reason: StopReason = StopReason.COMPLETED
+    steps: int = 0
+    elapsed: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.usage, dict):  # read back from a record (`event_from_dict`)
+            self.usage = Usage(**{k: int(v) for k, v in self.usage.items()})
+
+
 EVENT_CLASSES: dict[EventType, type[Event]] = {
     cls.type: cls
     for cls in (
         UserEvent, StepEvent, TextEvent, CodeEvent, ExecutionOutputEvent, ExecutionErrorEvent,
         ExecutionOutputExceededEvent, SecurityErrorEvent, FinalResponseEvent,
         MaxStepsReachedEvent, RetryEvent, UsageEvent, ErrorEvent, CancelledEvent,
-        CompactingEvent, CompactedEvent, NoticeEvent, InterventionEvent,
+        CompactingEvent, CompactedEvent, NoticeEvent, InterventionEvent, StoppedEvent,
     )
 }  # fmt: skip
 

@@ -35,6 +35,7 @@ __all__ = [
     "Model",
     "ModelError",
     "ModelResponse",
+    "OpenAIModel",
     "OpenAIServerModel",
     "RetryNotice",
     "ScriptExhaustedError",
@@ -51,6 +52,7 @@ __all__ = [
 if TYPE_CHECKING:  # pragma: no cover
     from cave_tui.models.litellm_model import LiteLLMModel
     from cave_tui.models.openai_model import OpenAIServerModel
+    from cave_tui.models.openai_model import OpenAIServerModel as OpenAIModel
 
 
 def __getattr__(name: str) -> Any:
@@ -58,7 +60,7 @@ def __getattr__(name: str) -> Any:
         from cave_tui.models.litellm_model import LiteLLMModel
 
         return LiteLLMModel
-    if name == "OpenAIServerModel":
+    if name in ("OpenAIServerModel", "OpenAIModel"):  # 0.7's name and 0.8's
         from cave_tui.models.openai_model import OpenAIServerModel
 
         return OpenAIServerModel

@@ -247,6 +247,16 @@ class Model(ABC):
     def label(self) -> str:
         return self.model_id
 
+    async def aclose(self) -> None:
+        """Release what the model holds (upstream 0.8's). cave's models open a connection
+        per call and close it with the call's stream, so there is nothing left to release."""
+
+    async def __aenter__(self) -> Model:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     def cost(self, usage: Usage) -> float | None:
         """USD estimate of *usage*; None when this model has no price (`priced` is False)."""
         return None
