@@ -30,7 +30,13 @@ async def collect(stream: Any) -> list[Any]:
 def test_one_stream_serves_a_07_and_an_08_consumer() -> None:
     from cave_tui.events import CodeEvent, ExecutionResultEvent, StoppedEvent, StopReason
 
-    events = asyncio.run(collect(agent(display=False).stream_events("Sum the data")))
+    # A 0.7 caller's stream ends as 0.7's did, with the run's own last event.
+    plain = asyncio.run(collect(agent(display=False).stream_events("Sum the data")))
+    assert plain[-1].type is EventType.FINAL_RESPONSE
+    assert not any(isinstance(e, StoppedEvent) for e in plain)
+    # A 0.8 caller's (an agent built with a 0.8 argument) ends with a StoppedEvent.
+    stream = agent(display=False, max_run_time=600).stream_events("Sum the data")
+    events = asyncio.run(collect(stream))
     # 0.7: `.type` and `.content` of each event, as upstream 0.7's if/elif chains read them.
     kinds = [e.type for e in events]
     assert EventType.CODE in kinds and EventType.FINAL_RESPONSE in kinds
@@ -134,7 +140,7 @@ def test_a_cancelled_stream_still_ends_with_a_stopped_event() -> None:
 
     # athrow delivers the cancellation at the stream's yield: the StoppedEvent comes back.
     async def cancelled() -> Any:
-        stream = slow.stream_events("Wait")
+        stream = slow.stream_events("Wait").with_stopped()
         await stream.__anext__()
         return await stream.athrow(asyncio.CancelledError())
 

@@ -98,7 +98,9 @@ SCENARIOS: dict[str, Scenario] = {
 SCENARIOS |= {
     "typed_events": Scenario(
         mark="case StoppedEvent():",
-        prelude=STREAM_PRELUDE,
+        # A 0.8 argument marks the agent as a 0.8 caller's: its stream ends with StoppedEvent
+        # (docs/upstream-compat.md, "Where the two generations disagree").
+        prelude=STREAM_PRELUDE.replace("[1, 2, 3, 4])]))", "[1, 2, 3, 4])]), max_run_time=600)"),
         turns=[SUM_TURN],
         check=check_typed_events,
     ),
