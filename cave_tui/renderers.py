@@ -50,7 +50,6 @@ class TerminalRenderer:
         """Consume *events*, render each, and re-yield it."""
         if isinstance(events, EventStream):
             events.render_elsewhere()  # the agent's `display=` would draw the run a second time
-            events.with_stopped()  # a 0.8 caller: the stream ends with its StoppedEvent
         try:
             async for event in events:
                 self.handle(event)
@@ -93,7 +92,7 @@ async def render_run(agent: object, query: str) -> AgentResponse:
 
     if not isinstance(agent, CaveAgent):
         raise TypeError(f"render_run() takes a CaveAgent, not {type(agent).__name__}")
-    stream = agent.stream_events(query).with_stopped()
+    stream = agent.stream_events(query)
     await drain_to_response(TerminalRenderer().render(stream))
     assert stream.response is not None  # a drained stream ran to its RunDone
     return stream.response

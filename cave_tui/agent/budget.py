@@ -26,19 +26,6 @@ class RunBudget:
             if value is not None and value <= 0:
                 raise ValueError(f"{name} must be positive or None, not {value!r}")
 
-    @property
-    def set(self) -> bool:
-        """Any limit is set (the agent was built with a 0.8 argument)."""
-        return any(
-            v is not None
-            for v in (
-                self.max_total_tokens,
-                self.max_input_tokens,
-                self.max_output_tokens,
-                self.max_run_time,
-            )
-        )
-
     def ended(self, usage: Usage, started: float) -> AgentStatus | None:
         """BUDGET_EXHAUSTED or TIMEOUT when the run so far (*usage*, since *started* on the
         monotonic clock) reached a limit, else None."""

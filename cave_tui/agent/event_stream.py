@@ -1,15 +1,14 @@
-"""What `CaveAgent.stream_events()` returns: the run's events, 0.8's StoppedEvent last when
-the caller uses 0.8's API.
+"""What `CaveAgent.stream_events()` returns: the run's events, upstream 0.8's StoppedEvent
+always last.
 
 An async generator (iterate it, `aclose()` it, `contextlib.aclosing` it) that starts the
 run on its first `__anext__`. Until then a renderer that draws the events itself (upstream
 0.8's `TerminalRenderer`) can turn the agent's own `display=` rendering off for this stream
 (`render_elsewhere`), so a run is never drawn twice.
 
-The StoppedEvent is 0.8's: a 0.7 caller reads the stream's last event as the run's end
-(`final_response`, `max_steps_reached`, ...), so it is added only for a 0.8 caller: an
-agent built with a 0.8 argument (a budget, `max_run_time`), or a stream handed to a 0.8
-renderer (`with_stopped`).
+The StoppedEvent is 0.8's promise and is always sent: upstream 0.7 had no such event and
+promised nothing about the last one, and 0.7's callers dispatch on `event.type`, so a type
+they do not know passes through their loop (docs/upstream-compat.md, "the stream's end").
 """
 
 from __future__ import annotations
@@ -49,12 +48,6 @@ class EventStream(AsyncGenerator[ev.Event, None]):
         self.displayed = agent.display and not agent.shown_by_parent
         self._events: AsyncGenerator[ev.Event, None] | None = None
         self.response: AgentResponse | None = None  # the run's, once it has ended
-        self.stopped = agent.budget.set  # end with a StoppedEvent (a 0.8 caller)
-
-    def with_stopped(self) -> EventStream:
-        """End this stream with 0.8's StoppedEvent (also on cancel or an internal error)."""
-        self.stopped = True
-        return self
 
     def render_elsewhere(self) -> None:
         """The caller renders these events: the agent's own `display` stays off for them."""
@@ -64,8 +57,7 @@ class EventStream(AsyncGenerator[ev.Event, None]):
 
     def _started(self) -> AsyncGenerator[ev.Event, None]:
         if self._events is None:
-            events = _events(self)
-            self._events = events if self.stopped else _without_stopped(events)
+            self._events = _events(self)
         return self._events
 
     def __aiter__(self) -> EventStream:
@@ -89,15 +81,6 @@ class EventStream(AsyncGenerator[ev.Event, None]):
     async def aclose(self) -> None:
         if self._events is not None:
             await self._events.aclose()
-
-
-async def _without_stopped(
-    events: AsyncGenerator[ev.Event, None],
-) -> AsyncGenerator[ev.Event, None]:
-    """*events* as a 0.7 caller reads them: the run's own last event ends it."""
-    async for event in events:
-        if not isinstance(event, ev.StoppedEvent):
-            yield event
 
 
 async def _events(stream: EventStream) -> AsyncGenerator[ev.Event, None]:

@@ -30,13 +30,18 @@ async def collect(stream: Any) -> list[Any]:
 def test_one_stream_serves_a_07_and_an_08_consumer() -> None:
     from cave_tui.events import CodeEvent, ExecutionResultEvent, StoppedEvent, StopReason
 
-    # A 0.7 caller's stream ends as 0.7's did, with the run's own last event.
-    plain = asyncio.run(collect(agent(display=False).stream_events("Sum the data")))
-    assert plain[-1].type is EventType.FINAL_RESPONSE
-    assert not any(isinstance(e, StoppedEvent) for e in plain)
-    # A 0.8 caller's (an agent built with a 0.8 argument) ends with a StoppedEvent.
-    stream = agent(display=False, max_run_time=600).stream_events("Sum the data")
-    events = asyncio.run(collect(stream))
+    # A plain agent, no 0.8 argument: its stream still ends with 0.8's StoppedEvent.
+    events = asyncio.run(collect(agent(display=False).stream_events("Sum the data")))
+    # 0.7's README loop: dispatch on `.type`; the StoppedEvent's type falls through it, so
+    # the loop prints exactly what it printed under 0.7.
+    printed = []
+    for event in events:
+        if event.type.value == "code":
+            printed.append(f"Executing: {event.content}")
+        elif event.type.value == "execution_output":
+            printed.append(f"Result: {event.content}")
+    assert printed == ["Executing: total = sum(data)\nprint(total)\n", "Result: 10\n"]
+    assert events[-1].type is EventType.STOPPED and events[-2].type is EventType.FINAL_RESPONSE
     # 0.7: `.type` and `.content` of each event, as upstream 0.7's if/elif chains read them.
     kinds = [e.type for e in events]
     assert EventType.CODE in kinds and EventType.FINAL_RESPONSE in kinds
@@ -140,12 +145,35 @@ def test_a_cancelled_stream_still_ends_with_a_stopped_event() -> None:
 
     # athrow delivers the cancellation at the stream's yield: the StoppedEvent comes back.
     async def cancelled() -> Any:
-        stream = slow.stream_events("Wait").with_stopped()
+        stream = slow.stream_events("Wait")
         await stream.__anext__()
         return await stream.athrow(asyncio.CancelledError())
 
     stopped = asyncio.run(cancelled())
     assert isinstance(stopped, StoppedEvent) and stopped.stop_reason is StopReason.CANCELLED
+
+
+def test_front_ends_read_the_turns_own_end_and_keep_the_stop_reason() -> None:
+    from cave_tui.app.services import AppServices
+    from cave_tui.events import StopReason
+
+    services = AppServices(model=ConversationModel(TURNS), runtime=agent().runtime)
+    hooked: list[Any] = []
+    services.event_hooks.append(hooked.append)
+
+    async def turn() -> list[Any]:
+        try:
+            return [e async for e in services.stream("Sum the data")]
+        finally:
+            await services.shutdown()
+
+    events = asyncio.run(turn())
+    # cave's front ends and recordings see the turn end with its own last event ...
+    assert events[-1].type is EventType.FINAL_RESPONSE and hooked == events
+    # ... and the StoppedEvent's reason, steps and usage are kept for them.
+    assert services.last_stop is not None
+    assert services.last_stop.stop_reason is StopReason.COMPLETED
+    assert services.last_stop.steps == 2
 
 
 def test_07_names_its_readme_and_examples_import() -> None:
