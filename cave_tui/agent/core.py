@@ -28,6 +28,11 @@ from cave_tui.agent.final_answer import (
 )
 from cave_tui.agent.messages import close_open_fence
 from cave_tui.agent.observation import OBSERVATION_LIMIT
+from cave_tui.agent.persisted_output import (
+    PERSISTED_OUTPUT_PREFIX,
+    PREVIEW_CHARS,
+    PersistedOutputs,
+)
 from cave_tui.agent.policies import (
     DEFAULT_PRESET,
     AgentPolicy,
@@ -117,6 +122,8 @@ class CaveAgent:
         max_input_tokens: int | None = None,
         max_output_tokens: int | None = None,
         log_level: LogLevel | None = None,
+        exec_output_preview_chars: int = PREVIEW_CHARS,
+        persisted_output_prefix: str = PERSISTED_OUTPUT_PREFIX,
     ) -> None:
         if runtime is None:
             from cave_tui.runtime.ipython import IPythonRuntime
@@ -129,6 +136,10 @@ class CaveAgent:
         self.budget = RunBudget(max_total_tokens, max_input_tokens, max_output_tokens, max_run_time)
         self.log_level = log_level  # upstream 0.7's logging switch: cave logs nothing to stdout
         self.max_exec_output = max_exec_output
+        # Longer output is kept in the namespace as `_output_N` (agent/persisted_output.py).
+        self.persisted_outputs = PersistedOutputs(
+            persisted_output_prefix, exec_output_preview_chars
+        )
         self.max_exec_timeout = max_exec_timeout
         self.instructions = instructions if instructions is not None else DEFAULT_INSTRUCTIONS
         self.system_instructions = (

@@ -146,11 +146,19 @@ class ExecutionOutputEvent(Event):
     figure_files: list[str] = field(default_factory=list)
     # The same as paths to open now: set when they are saved, or when a session is resumed.
     saved_figures: list[str] = field(default_factory=list, metadata={TRANSIENT: True})
+    # Upstream 0.8's: the name its output is kept under when too long for the model
+    # (agent/persisted_output.py); the model read a `<persisted-output>` marker instead.
+    persisted_variable: str | None = None
 
     @property
     def success(self) -> bool:
         """Upstream 0.8's `ExecutionResultEvent.success`: this cell finished without error."""
         return True
+
+    @property
+    def persisted(self) -> bool:
+        """Upstream 0.8's: the output was kept in the namespace (`persisted_variable`)."""
+        return self.persisted_variable is not None
 
 
 @dataclass
@@ -169,11 +177,16 @@ class ExecutionErrorEvent(Event):
     duration: float = 0.0
     timed_out: bool = False
     interrupted: bool = False
+    persisted_variable: str | None = None  # as ExecutionOutputEvent's
 
     @property
     def success(self) -> bool:
         """Upstream 0.8's `ExecutionResultEvent.success`: this cell failed."""
         return False
+
+    @property
+    def persisted(self) -> bool:
+        return self.persisted_variable is not None
 
 
 ExecutionResultEvent.register(ExecutionOutputEvent)
