@@ -32,6 +32,7 @@ from cave_tui.agent import events as ev
 from cave_tui.agent.breaker import BreakerState, CircuitBreaker
 from cave_tui.agent.extraction import extract_code
 from cave_tui.agent.observation import cut_middle
+from cave_tui.agent.persisted_output import persisted_pointer
 from cave_tui.agent.summarizer import (
     SUMMARY_ACK,
     SUMMARY_MESSAGE,
@@ -272,7 +273,8 @@ class Compactor:
             if content.startswith(CLEARED):
                 continue
             at = content.find(SKILL_BLOCK)
-            new = CLEARED + (content[at:] if at >= 0 else "")
+            pointer = persisted_pointer(content)  # the value holding a long output stays named
+            new = CLEARED + (f"\n{pointer}" if pointer else "") + (content[at:] if at >= 0 else "")
             if len(new) >= len(content):
                 continue
             replacement = {**out[i], "content": new}

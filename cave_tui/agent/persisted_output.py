@@ -52,6 +52,21 @@ def persist_marker(output: str, preview_chars: int, variable: str) -> str:
     return f"{OPEN}\n{body}\n{CLOSE}"
 
 
+def persisted_pointer(content: str) -> str | None:
+    """The declarations of the `<persisted-output>` markers in *content* (each naming the
+    value that holds the output), previews left out; None when it has none. Compaction
+    keeps these when it clears an old result: the value is still there to open."""
+    pointers = re.findall(
+        re.escape(OPEN)
+        + r"\n(Output too large .*?)(?:\n\nPreview \(first \d+ chars\):|\n"
+        + re.escape(CLOSE)
+        + ")",
+        content,
+        re.S,
+    )
+    return "\n".join(f"{OPEN}\n{p}\n{CLOSE}" for p in pointers) or None
+
+
 def highest_persisted_index(texts: Iterable[str], prefix: str) -> int:
     """The largest N of a `prefix_N` some marker in *texts* names, else 0."""
     pattern = re.compile(

@@ -69,3 +69,18 @@ async def test_prefix_preview_and_short_output() -> None:
 def test_a_prefix_that_names_nothing_is_refused() -> None:
     with pytest.raises(ValueError, match="persisted_output_prefix"):
         CaveAgent(ScriptedModel(["done"]), persisted_output_prefix="not a name")
+
+
+async def test_clearing_an_old_result_keeps_the_name_of_its_kept_output() -> None:
+    from cave_tui.agent.compaction import CLEARED, Compactor
+
+    model = ScriptedModel([LONG, *(fence(f"x{i} = {i}") for i in range(5)), "done"])
+    agent = CaveAgent(model, display=False)
+    await agent.run("go")
+    compactor = Compactor(agent, 100_000)
+    history, _, cleared = compactor._clear_old_results(list(agent.history), keep=1)
+    assert cleared >= 1
+    (first,) = [m for m in history if "_output_1" in str(m["content"])]
+    content = str(first["content"])
+    assert content.startswith(CLEARED) and "line 0" not in content  # the preview went
+    assert "The full text is in the runtime variable `_output_1` (a str)." in content
