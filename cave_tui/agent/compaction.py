@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.breaker import BreakerState, CircuitBreaker
@@ -58,6 +58,15 @@ SYSTEM_TOKENS = count_text(SUMMARY_SYSTEM) + 60  # the summary request's fixed p
 def message_tokens(message: Message) -> int:
     """cl100k tokens of one message, framing included (as in `count_messages`)."""
     return 3 + count_text(str(message.get("content") or "")) + count_text(str(message["role"]))
+
+
+class CompactionPolicy(Protocol):
+    """What `CaveAgent(compactor=...)` takes (upstream 0.8's `Compactor`,
+    `cave_tui.compaction`): the window, the summarising model, the breaker."""
+
+    model: Model
+    context_window: int
+    breaker: CircuitBreaker
 
 
 class Compactor:
@@ -362,7 +371,7 @@ class Compactor:
                 break
         if summary is None:
             self.breaker.record_failure()
-            state = "paused" if not self.breaker.allow() else "will retry"
+            state = "paused" if self.breaker.state is BreakerState.OPEN else "will retry"
             trial = " (half-open trial)" if half_open else ""
             return (
                 f"summary failed{trial} ({self.breaker.failures}/{self.breaker.max_failures}, "

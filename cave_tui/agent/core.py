@@ -60,7 +60,7 @@ from cave_tui.models.base import Message, Model, ModelError, Usage
 from cave_tui.runtime.base import Runtime
 
 if TYPE_CHECKING:
-    from cave_tui.agent.compaction import Compactor
+    from cave_tui.agent.compaction import CompactionPolicy, Compactor
     from cave_tui.logger import LogLevel
     from cave_tui.skills.registry import SkillRegistry
     from cave_tui.skills.runtime_bridge import SkillBridge
@@ -124,6 +124,7 @@ class CaveAgent:
         log_level: LogLevel | None = None,
         exec_output_preview_chars: int = PREVIEW_CHARS,
         persisted_output_prefix: str = PERSISTED_OUTPUT_PREFIX,
+        compactor: CompactionPolicy | None = None,
     ) -> None:
         if runtime is None:
             from cave_tui.runtime.ipython import IPythonRuntime
@@ -153,6 +154,7 @@ class CaveAgent:
         self.shown_by_parent = False
         self.name = name
         self.context_window = context_window
+        self.compaction_policy = compactor  # upstream 0.8's; sets the window (`Extensions`)
         self.namespace_budget = namespace_budget
         self.skills: list[Any] = list(skills or [])
         # Optional gate before each cell: returns the code to run (maybe edited) or None to skip.
