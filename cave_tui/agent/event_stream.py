@@ -16,14 +16,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.response import AgentResponse, RunDone
 from cave_tui.agent.stop_reason import StopReason
+from cave_tui.models.base import Usage
 
-if TYPE_CHECKING:
-    from cave_tui.agent.core import CaveAgent
+
+class StreamedAgent(Protocol):
+    """What an `EventStream` uses of its agent (`CaveAgent`)."""
+
+    display: bool
+    shown_by_parent: bool
+    name: str | None
+    usage: Usage
+
+    def _run_events(self, task: str) -> AsyncIterator[ev.Event | RunDone]: ...
 
 
 def stopped_event(response: AgentResponse, agent: str | None) -> ev.StoppedEvent:
@@ -42,7 +51,7 @@ def stopped_event(response: AgentResponse, agent: str | None) -> ev.StoppedEvent
 class EventStream(AsyncGenerator[ev.Event, None]):
     """The events of one run of *agent* on *task*; see the module docstring."""
 
-    def __init__(self, agent: CaveAgent, task: str) -> None:
+    def __init__(self, agent: StreamedAgent, task: str) -> None:
         self.agent = agent
         self.task = task
         self.displayed = agent.display and not agent.shown_by_parent

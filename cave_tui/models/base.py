@@ -319,16 +319,14 @@ class Model(ABC):
     async def call(self, messages: list[Message], **kwargs: Any) -> ModelResponse:
         """Upstream's non-streaming call: the whole reply with its usage. A model written
         to upstream 0.8's interface answers it with its `_complete` (its provider's errors
-        become `ModelError`s); others with their stream."""
+        become `ModelError`s, of kind `error`); others with their stream."""
         if type(self)._complete is not Model._complete:
-            from cave_tui.models.failures import classify
-
             try:
                 return await self._complete(messages)
             except ModelError:
                 raise
             except Exception as exc:
-                raise classify(exc) from exc
+                raise ModelError(f"{type(exc).__name__}: {exc}") from exc
         text, completion = await self.complete(messages, **kwargs)
         return ModelResponse(text, completion.usage, completion.finish_reason)
 
