@@ -43,35 +43,69 @@ _LAZY = {
     "Skill": "cave_tui.skills",
     "SkillDiscovery": "cave_tui.skills",
     "SkillRegistry": "cave_tui.skills",
+    # upstream 0.7's logging names (its stream example imports them)
+    "LogLevel": "cave_tui.logger",
+    "Logger": "cave_tui.logger",
+    # upstream 0.8's names
+    "OpenAIModel": "cave_tui.models",
+    "StopReason": "cave_tui.events",
+    "StatusType": "cave_tui.events",
+    "UserPromptEvent": "cave_tui.events",
+    "TextEvent": "cave_tui.events",
+    "ThinkingChunkEvent": "cave_tui.events",
+    "ThinkingEvent": "cave_tui.events",
+    "CodeEvent": "cave_tui.events",
+    "ExecutionResultEvent": "cave_tui.events",
+    "ExecutionTimeoutEvent": "cave_tui.events",
+    "SecurityErrorEvent": "cave_tui.events",
+    "StatusEvent": "cave_tui.events",
+    "FinalResponseEvent": "cave_tui.events",
+    "StoppedEvent": "cave_tui.events",
 }
 
 __all__ = [
     "AgentResponse",
     "AttributeRule",
     "CaveAgent",
+    "CodeEvent",
     "EventType",
+    "ExecutionResultEvent",
+    "ExecutionTimeoutEvent",
+    "FinalResponseEvent",
     "Function",
     "FunctionRule",
     "IPyKernelRuntime",
     "IPythonRuntime",
     "ImportRule",
     "LiteLLMModel",
+    "LogLevel",
+    "Logger",
     "Message",
     "MessageRole",
     "Model",
     "ModelResponse",
+    "OpenAIModel",
     "OpenAIServerModel",
     "RegexRule",
     "Runtime",
     "SecurityChecker",
     "SecurityError",
+    "SecurityErrorEvent",
     "SecurityRule",
     "SecurityViolation",
     "Skill",
     "SkillDiscovery",
     "SkillRegistry",
+    "StatusEvent",
+    "StatusType",
+    "StopReason",
+    "StoppedEvent",
+    "TextEvent",
+    "ThinkingChunkEvent",
+    "ThinkingEvent",
     "TokenUsage",
     "Type",
+    "UserPromptEvent",
     "Variable",
     "__version__",
     "render_events",
@@ -82,11 +116,28 @@ __all__ = [
 if TYPE_CHECKING:  # pragma: no cover
     from cave_tui.agent import AgentResponse, CaveAgent
     from cave_tui.display import render_events, render_user_prompt, with_display
+    from cave_tui.events import (
+        CodeEvent,
+        ExecutionResultEvent,
+        ExecutionTimeoutEvent,
+        FinalResponseEvent,
+        SecurityErrorEvent,
+        StatusEvent,
+        StatusType,
+        StoppedEvent,
+        StopReason,
+        TextEvent,
+        ThinkingChunkEvent,
+        ThinkingEvent,
+        UserPromptEvent,
+    )
+    from cave_tui.logger import Logger, LogLevel
 
     # Leaf modules, not the packages: the kernel package imports this root for its version.
     from cave_tui.models.base import Model, ModelResponse, TokenUsage
     from cave_tui.models.litellm_model import LiteLLMModel
     from cave_tui.models.openai_model import OpenAIServerModel
+    from cave_tui.models.openai_model import OpenAIServerModel as OpenAIModel
     from cave_tui.runtime.base import Runtime
     from cave_tui.runtime.ipython import IPythonRuntime
     from cave_tui.runtime.items import Function, Type, Variable

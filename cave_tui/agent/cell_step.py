@@ -21,6 +21,7 @@ from cave_tui.agent.final_answer import (
     take_final_answer,
 )
 from cave_tui.agent.observation import shape_result
+from cave_tui.agent.persisted_output import PersistedOutputs
 from cave_tui.agent.policies import Intervention, PolicyPipeline
 from cave_tui.agent.turn import Answer, CellRecord, Turn
 from cave_tui.models.base import Message
@@ -35,6 +36,7 @@ class StepAgent(Protocol):
     extensions: Extensions
     final_answer: bool
     max_exec_output: int
+    persisted_outputs: PersistedOutputs
     max_exec_timeout: float | None
     in_cell: bool  # set here: True while the cell runs
     _pipeline: PolicyPipeline
@@ -100,7 +102,8 @@ async def run_cell_step(
     turn.record(cell)
     notes = await agent._pipeline.after_cell(turn, cell)
     hints = [n.text for n in notes if n.kind is InterventionKind.HINT]
-    observation = shape_result(result, agent.max_exec_output, hints)
+    marker, kept_as = await keep_long_output(agent, result)
+    observation = shape_result(result, agent.max_exec_output, hints, marker)
     observation += appendix
     observation += "".join(f"\n{n.text}" for n in notes if n.kind is InterventionKind.KEEP)
     doubts: list[Intervention] = []
@@ -108,9 +111,12 @@ async def run_cell_step(
         doubts = await agent._pipeline.before_answer(turn, Answer(given, cell))
         observation += "".join(f"\n{d.text}" for d in doubts)
     cell.messages.append(agent.conversation.add_observation(observation))
-    yield cell_event(
+    event = cell_event(
         result, author=CellAuthor.AGENT, observation=observation, step=step, delivered=appendix
     )
+    if isinstance(event, ev.ExecutionOutputEvent | ev.ExecutionErrorEvent):
+        event.persisted_variable = kept_as
+    yield event
     notice = ev.runtime_notice(result, step)
     if notice is not None:  # the observation tells the model; this tells the user
         yield notice
@@ -123,6 +129,22 @@ async def run_cell_step(
         yield doubt
     if given is not None and not doubts:
         yield AcceptedAnswer(given)
+
+
+async def keep_long_output(
+    agent: StepAgent, result: ExecutionResult
+) -> tuple[str | None, str | None]:
+    """Output over `max_exec_output` kept in the namespace: the marker the model reads and
+    the name, or (None, None) when it fits or cannot be kept (then its head and tail are
+    shown, as before)."""
+    output = result.output.rstrip("\n")
+    if result.blocked or len(output) <= agent.max_exec_output:
+        return None, None
+    history = (str(m.get("content") or "") for m in agent.conversation.messages)
+    try:
+        return await agent.persisted_outputs.keep(agent.runtime, output, history)
+    except Exception:  # e.g. no room in the kernel: the output is still shown, cut
+        return None, None
 
 
 def _own_output(item: Any) -> bool:

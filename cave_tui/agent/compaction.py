@@ -27,12 +27,13 @@ import functools
 import re
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.breaker import BreakerState, CircuitBreaker
 from cave_tui.agent.extraction import extract_code
 from cave_tui.agent.observation import cut_middle
+from cave_tui.agent.persisted_output import persisted_pointer
 from cave_tui.agent.summarizer import (
     SUMMARY_ACK,
     SUMMARY_MESSAGE,
@@ -64,6 +65,15 @@ def system_tokens() -> int:
 def message_tokens(message: Message) -> int:
     """cl100k tokens of one message, framing included (as in `count_messages`)."""
     return 3 + count_text(str(message.get("content") or "")) + count_text(str(message["role"]))
+
+
+class CompactionPolicy(Protocol):
+    """What `CaveAgent(compactor=...)` takes (upstream 0.8's `Compactor`,
+    `cave_tui.compaction`): the window, the summarising model, the breaker."""
+
+    model: Model
+    context_window: int
+    breaker: CircuitBreaker
 
 
 class Compactor:
@@ -279,7 +289,8 @@ class Compactor:
             if content.startswith(CLEARED):
                 continue
             at = content.find(SKILL_BLOCK)
-            new = CLEARED + (content[at:] if at >= 0 else "")
+            pointer = persisted_pointer(content)  # the value holding a long output stays named
+            new = CLEARED + (f"\n{pointer}" if pointer else "") + (content[at:] if at >= 0 else "")
             if len(new) >= len(content):
                 continue
             replacement = {**out[i], "content": new}
@@ -367,7 +378,7 @@ class Compactor:
                 break
         if summary is None:
             self.breaker.record_failure()
-            state = "paused" if not self.breaker.allow() else "will retry"
+            state = "paused" if self.breaker.state is BreakerState.OPEN else "will retry"
             trial = " (half-open trial)" if half_open else ""
             return (
                 f"summary failed{trial} ({self.breaker.failures}/{self.breaker.max_failures}, "

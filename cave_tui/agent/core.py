@@ -12,13 +12,15 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.approval import SKIPPED_NOTE, Approved, Approver, gate
+from cave_tui.agent.budget import RunBudget
 from cave_tui.agent.cell_step import run_cell_step
 from cave_tui.agent.conversation import Conversation
+from cave_tui.agent.event_stream import EventStream
 from cave_tui.agent.extensions import Alias, Extensions
 from cave_tui.agent.extraction import extract_code
 from cave_tui.agent.final_answer import (
@@ -27,6 +29,11 @@ from cave_tui.agent.final_answer import (
 from cave_tui.agent.kept_work import kept_work
 from cave_tui.agent.messages import close_open_fence
 from cave_tui.agent.observation import OBSERVATION_LIMIT
+from cave_tui.agent.persisted_output import (
+    PERSISTED_OUTPUT_PREFIX,
+    PREVIEW_CHARS,
+    PersistedOutputs,
+)
 from cave_tui.agent.policies import (
     AgentPolicy,
     Intervention,
@@ -61,7 +68,8 @@ from cave_tui.models.base import Message, Model, ModelError, Usage
 from cave_tui.runtime.base import Runtime
 
 if TYPE_CHECKING:
-    from cave_tui.agent.compaction import Compactor
+    from cave_tui.agent.compaction import CompactionPolicy, Compactor
+    from cave_tui.logger import LogLevel
     from cave_tui.skills.registry import SkillRegistry
     from cave_tui.skills.runtime_bridge import SkillBridge
 
@@ -117,6 +125,14 @@ class CaveAgent:
         loop_temperature: float | None = 0.7,
         rewind: bool = True,
         policies: str | Sequence[Any] | None = None,
+        max_run_time: float | None = None,
+        max_total_tokens: int | None = None,
+        max_input_tokens: int | None = None,
+        max_output_tokens: int | None = None,
+        log_level: LogLevel | None = None,
+        exec_output_preview_chars: int = PREVIEW_CHARS,
+        persisted_output_prefix: str = PERSISTED_OUTPUT_PREFIX,
+        compactor: CompactionPolicy | None = None,
     ) -> None:
         if runtime is None:
             from cave_tui.runtime.ipython import IPythonRuntime
@@ -125,7 +141,14 @@ class CaveAgent:
         self.model = model
         self.runtime = runtime
         self.max_steps = max_steps
+        # Upstream 0.8's run budgets, checked between steps (agent/budget.py).
+        self.budget = RunBudget(max_total_tokens, max_input_tokens, max_output_tokens, max_run_time)
+        self.log_level = log_level  # upstream 0.7's logging switch: cave logs nothing to stdout
         self.max_exec_output = max_exec_output
+        # Longer output is kept in the namespace as `_output_N` (agent/persisted_output.py).
+        self.persisted_outputs = PersistedOutputs(
+            persisted_output_prefix, exec_output_preview_chars
+        )
         self.max_exec_timeout = max_exec_timeout
         self.instructions = instructions if instructions is not None else DEFAULT_INSTRUCTIONS
         self.system_instructions = (
@@ -139,6 +162,7 @@ class CaveAgent:
         self.shown_by_parent = False
         self.name = name
         self.context_window = context_window
+        self.compaction_policy = compactor  # upstream 0.8's; sets the window (`Extensions`)
         self.namespace_budget = namespace_budget
         self.skills: list[Any] = list(skills or [])
         # Optional gate before each cell: returns the code to run (maybe edited) or None to skip.
@@ -224,12 +248,11 @@ class CaveAgent:
         assert response is not None
         return response
 
-    async def stream_events(self, task: str) -> AsyncGenerator[ev.Event, None]:
-        """Run one user turn, yielding typed events as they happen (aclose() ends it early);
-        rendered to the terminal too when `display` is on, as upstream's are."""
-        async for event in self._displayed(self._run_events(task)):
-            if not isinstance(event, RunDone):
-                yield event
+    def stream_events(self, task: str) -> EventStream:
+        """Run one user turn, yielding typed events as they happen, a StoppedEvent last
+        (aclose() ends it early); rendered to the terminal too when `display` is on, as
+        upstream 0.7's are, unless a renderer of the caller's draws them (agent/event_stream.py)."""
+        return EventStream(self, task)
 
     def _displayed(self, events: AsyncIterator[Any]) -> AsyncIterator[Any]:
         """*events*, rendered with Rich when `display` is on and no parent agent shows them."""
@@ -289,6 +312,9 @@ class CaveAgent:
                 if self._stop_requested.is_set():  # stopped by whoever drives us (a parent)
                     yield stopped()
                     yield done(AgentStatus.CANCELLED, last_text, error="interrupted")
+                    return
+                if step and (limit := self.budget.ended(tally.usage, tally.started)):
+                    yield done(limit, last_text)  # the step that crossed it completed
                     return
                 step += 1
                 yield self._emit(ev.StepEvent(step=step))

@@ -8,9 +8,13 @@ Every event carries its step index and, for sub-agents, the agent's name.
 from __future__ import annotations
 
 import time
+from abc import ABC
 from dataclasses import asdict, dataclass, field, fields
 from enum import Enum, StrEnum
 from typing import Any
+
+from cave_tui.agent.stop_reason import StopReason
+from cave_tui.models.base import Usage
 
 USER_AGENT = "user"  # `Event.agent` of code the user ran directly (`!` cells), not the model
 
@@ -37,6 +41,7 @@ class EventType(StrEnum):
     COMPACTED = "compacted"
     NOTICE = "notice"
     INTERVENTION = "intervention"
+    STOPPED = "stopped"  # upstream 0.8's: the run has ended, always the stream's last event
 
 
 TRANSIENT = "transient"  # field metadata: held by the live event, never recorded (to_dict)
@@ -118,6 +123,12 @@ class OutputEvent(Event):
     dropped: int = 0
 
 
+class ExecutionResultEvent(ABC):  # noqa: B024 - a name to match on, nothing to implement
+    """Upstream 0.8's one event for a cell's end: cave's ExecutionOutputEvent (`success`
+    True) and ExecutionErrorEvent (False) are both instances of it, so `case
+    ExecutionResultEvent()` matches either and reads `output` and `success`."""
+
+
 @dataclass
 class ExecutionOutputEvent(Event):
     """A cell finished without error. `content` is what it printed (upstream's); the text
@@ -140,6 +151,19 @@ class ExecutionOutputEvent(Event):
     # Its result is a frame the runtime holds under this name (runtime/shipped/results.py):
     # the log's entry opens it as a table. Live only: a later runtime holds other results.
     result_frame: str | None = field(default=None, metadata={TRANSIENT: True})
+    # Upstream 0.8's: the name its output is kept under when too long for the model
+    # (agent/persisted_output.py); the model read a `<persisted-output>` marker instead.
+    persisted_variable: str | None = None
+
+    @property
+    def success(self) -> bool:
+        """Upstream 0.8's `ExecutionResultEvent.success`: this cell finished without error."""
+        return True
+
+    @property
+    def persisted(self) -> bool:
+        """Upstream 0.8's: the output was kept in the namespace (`persisted_variable`)."""
+        return self.persisted_variable is not None
 
 
 @dataclass
@@ -164,7 +188,20 @@ class ExecutionErrorEvent(Event):
     saved_figures: list[str] = field(default_factory=list, metadata={TRANSIENT: True})
     # The width frames were printed at (the front end's log width): a replay prints at it.
     display_width: int | None = None
+    persisted_variable: str | None = None  # as ExecutionOutputEvent's
 
+    @property
+    def success(self) -> bool:
+        """Upstream 0.8's `ExecutionResultEvent.success`: this cell failed."""
+        return False
+
+    @property
+    def persisted(self) -> bool:
+        return self.persisted_variable is not None
+
+
+ExecutionResultEvent.register(ExecutionOutputEvent)
+ExecutionResultEvent.register(ExecutionErrorEvent)
 
 CellResultEvent = ExecutionOutputEvent | ExecutionErrorEvent
 """A cell that ran, whether it succeeded or failed: either may carry figures."""
@@ -181,6 +218,11 @@ class ExecutionOutputExceededEvent(Event):
 class SecurityErrorEvent(Event):
     type: EventType = EventType.SECURITY_ERROR
     violations: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def message(self) -> str:
+        """Upstream 0.8's name for the refusal's text."""
+        return self.content
 
 
 class AnswerSource(StrEnum):
@@ -308,13 +350,30 @@ class InterventionEvent(Event):
     kind: InterventionKind = InterventionKind.HINT
 
 
+@dataclass
+class StoppedEvent(Event):
+    """The run has ended (upstream 0.8's): always the last event of `stream_events`, also
+    when the run was cancelled or failed inside cave (the error is raised after it).
+    `content` is the run's answer or last reply, as `AgentResponse.content`."""
+
+    type: EventType = EventType.STOPPED
+    stop_reason: StopReason = StopReason.COMPLETED
+    steps: int = 0
+    elapsed: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.usage, dict):  # read back from a record (`event_from_dict`)
+            self.usage = Usage(**{k: int(v) for k, v in self.usage.items()})
+
+
 EVENT_CLASSES: dict[EventType, type[Event]] = {
     cls.type: cls
     for cls in (
         UserEvent, StepEvent, TextEvent, CodeEvent, ExecutionOutputEvent, ExecutionErrorEvent,
         ExecutionOutputExceededEvent, SecurityErrorEvent, FinalResponseEvent,
         MaxStepsReachedEvent, RetryEvent, UsageEvent, ErrorEvent, CancelledEvent,
-        CompactingEvent, CompactedEvent, NoticeEvent, InterventionEvent,
+        CompactingEvent, CompactedEvent, NoticeEvent, InterventionEvent, StoppedEvent,
     )
 }  # fmt: skip
 

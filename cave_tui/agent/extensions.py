@@ -45,10 +45,15 @@ class Extensions:
             from cave_tui.skills.runtime_bridge import install_skills
 
             install_skills(agent)
-        if agent.context_window:
+        policy = agent.compaction_policy  # upstream 0.8's `compactor=`: its window and model
+        window = policy.context_window if policy is not None else agent.context_window
+        if window:
             from cave_tui.agent.compaction import Compactor
 
-            self.compactor = Compactor(agent, agent.context_window)
+            summariser = policy.model if policy is not None else None
+            self.compactor = Compactor(agent, window, summary_model=summariser)
+            if policy is not None:
+                self.compactor.breaker = policy.breaker  # its breaker, which re-closes
 
     def emit(self, event: ev.Event) -> None:
         """Send *event* to every sink; a failing sink never stops the others or the loop."""

@@ -74,8 +74,12 @@ def figures_note(result: ExecutionResult) -> str:
     return "\n".join(lines)
 
 
-def shape_result(result: ExecutionResult, limit: int, hints: Iterable[str] = ()) -> str:
-    """The observation message for one cell; *hints* follow an error; then its figures."""
+def shape_result(
+    result: ExecutionResult, limit: int, hints: Iterable[str] = (), persisted: str | None = None
+) -> str:
+    """The observation message for one cell; *hints* follow an error; then its figures.
+    *persisted*: the marker of its output kept in the namespace, shown instead of the
+    output's head and tail (agent/persisted_output.py)."""
     notice = f"[runtime: {result.notice}]\n" if result.notice else ""
     changed = "\n".join(n for n in (_changed_note(result), figures_note(result)) if n)
     if result.blocked:
@@ -87,7 +91,8 @@ def shape_result(result: ExecutionResult, limit: int, hints: Iterable[str] = ())
     output = result.output.rstrip("\n")
     if result.success:
         dropped = result.output_truncated_chars
-        body = "Output:\n" + cut_middle(output, limit, dropped) if output else "Ran OK, no output."
+        shown = persisted if persisted is not None else cut_middle(output, limit, dropped)
+        body = "Output:\n" + shown if output else "Ran OK, no output."
         return notice + body + (f"\n{changed}" if changed else "")
     error = compact_traceback((result.error_text or "error").rstrip("\n"))
     error_budget = max(limit // 2, 400)
@@ -95,7 +100,8 @@ def shape_result(result: ExecutionResult, limit: int, hints: Iterable[str] = ())
     out_budget = max(limit - len(error_text), 0)
     body = ""
     if output:
-        body = "Output:\n" + cut_middle(output, out_budget, result.output_truncated_chars) + "\n"
+        cut = cut_middle(output, out_budget, result.output_truncated_chars)
+        body = "Output:\n" + (persisted if persisted is not None else cut) + "\n"
     body += "Error:\n" + error_text
     body += "".join(f"\nHint: {hint}" for hint in hints)
     return notice + body + (f"\n{changed}" if changed else "")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from cave_tui.agent.events import AnswerSupport
+from cave_tui.agent.stop_reason import StopReason
 from cave_tui.models.base import Usage
 
 
@@ -18,7 +19,32 @@ class AgentStatus(StrEnum):
     MAX_STEPS_REACHED = "max_steps_reached"
     ERROR = "error"
     CANCELLED = "cancelled"
+    BUDGET_EXHAUSTED = "budget_exhausted"  # a token budget of the run was crossed
+    TIMEOUT = "timeout"  # the run's `max_run_time` elapsed
     SUCCESS = "completed"  # upstream CaveAgent's ExecutionStatus.SUCCESS
+
+
+# How each status reads as upstream 0.8's `StopReason` (ERROR: the loop ends on an error
+# only when the model layer fails; a cell's error is an observation, not an end).
+STOP_REASONS = {
+    AgentStatus.COMPLETED: StopReason.COMPLETED,
+    AgentStatus.MAX_STEPS_REACHED: StopReason.MAX_STEPS,
+    AgentStatus.ERROR: StopReason.MODEL_ERROR,
+    AgentStatus.CANCELLED: StopReason.CANCELLED,
+    AgentStatus.BUDGET_EXHAUSTED: StopReason.BUDGET_EXHAUSTED,
+    AgentStatus.TIMEOUT: StopReason.TIMEOUT,
+}
+
+
+def stop_reason_of(status: AgentStatus) -> StopReason:
+    """The 0.8 stop reason of a run that ended with *status*."""
+    return STOP_REASONS[status]
+
+
+def status_of(reason: StopReason) -> AgentStatus:
+    """The 0.7 status of a run that ended for 0.8's *reason* (a runtime or internal error
+    is an ERROR)."""
+    return next((s for s, r in STOP_REASONS.items() if r is reason), AgentStatus.ERROR)
 
 
 ExecutionStatus = AgentStatus  # upstream CaveAgent's name for the status enum
@@ -43,6 +69,11 @@ class AgentResponse:
     @property
     def completed(self) -> bool:
         return self.status is AgentStatus.COMPLETED
+
+    @property
+    def stop_reason(self) -> StopReason:
+        """Upstream 0.8's name for why the run ended (read from `status`)."""
+        return stop_reason_of(self.status)
 
     @property
     def steps_taken(self) -> int:

@@ -109,6 +109,7 @@ class AppServices:
         self.exit_hooks: list[ExitHook] = self.exits.exit_hooks  # the same lists, by name
         self.leave_hooks: list[LeaveHook] = self.exits.leave_hooks
         self.event_hooks: list[EventHook] = []
+        self.last_stop: ev.StoppedEvent | None = None  # how the last turn ended (`stream`)
         self.ready_hooks: list[ReadyHook] = []
         self.namespace_hooks: list[NamespaceHook] = []
         self.progress_hooks: list[ProgressHook] = []
@@ -450,13 +451,21 @@ class AppServices:
                 self.notices.append(f"event hook {hook!r} failed: {exc}")
 
     async def stream(self, task: str) -> AsyncIterator[ev.Event]:
-        """`agent.stream_events(task)` with every event passed to the hooks first."""
+        """`agent.stream_events(task)` with every event passed to the hooks first. The
+        stream's closing StoppedEvent is kept as `last_stop`, not passed on: the front ends
+        and recordings read a turn's end from its own last event (docs/upstream-compat.md)."""
         if not self._started:
             await self.start()
         if self.agent is None:
             raise RuntimeError(NO_MODEL_HELP)
         source = self.features.stream(task) if self.features else self.agent.stream_events(task)
+        from cave_tui.agent.events import StoppedEvent
+
+        self.last_stop = None
         async for event in source:
+            if isinstance(event, StoppedEvent):
+                self.last_stop = event
+                continue
             self.emit(event)
             yield event
 

@@ -17,6 +17,7 @@ from cave_tui.models.base import (
     ModelError,
     ModelResponse,
     RetryNotice,
+    StreamDelta,
     StreamItem,
     StreamResponse,
     TextDelta,
@@ -35,10 +36,12 @@ __all__ = [
     "Model",
     "ModelError",
     "ModelResponse",
+    "OpenAIModel",
     "OpenAIServerModel",
     "RetryNotice",
     "ScriptExhaustedError",
     "ScriptedModel",
+    "StreamDelta",
     "StreamItem",
     "StreamResponse",
     "TextDelta",
@@ -51,6 +54,7 @@ __all__ = [
 if TYPE_CHECKING:  # pragma: no cover
     from cave_tui.models.litellm_model import LiteLLMModel
     from cave_tui.models.openai_model import OpenAIServerModel
+    from cave_tui.models.openai_model import OpenAIServerModel as OpenAIModel
 
 
 def __getattr__(name: str) -> Any:
@@ -58,7 +62,7 @@ def __getattr__(name: str) -> Any:
         from cave_tui.models.litellm_model import LiteLLMModel
 
         return LiteLLMModel
-    if name == "OpenAIServerModel":
+    if name in ("OpenAIServerModel", "OpenAIModel"):  # 0.7's name and 0.8's
         from cave_tui.models.openai_model import OpenAIServerModel
 
         return OpenAIServerModel

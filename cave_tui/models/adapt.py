@@ -20,6 +20,7 @@ from cave_tui.models.base import (
     ModelError,
     RetryNotice,
     StreamItem,
+    StreamResponse,
     TextDelta,
     Usage,
 )
@@ -79,6 +80,15 @@ class StopCutter:
         return out
 
 
+def closable(source: object) -> bool:
+    """Whether a stream may be closed before its end: not a `StreamResponse` written to
+    upstream 0.7's interface (its own `__anext__`), read to the end for the usage it
+    reports last; 0.8's (over `_open_stream`) is closed, as 0.8's agent closes it."""
+    if isinstance(source, StreamResponse):
+        return type(source)._open_stream is not StreamResponse._open_stream
+    return hasattr(source, "aclose")
+
+
 def _usage_of(raw: Any) -> Usage | None:
     prompt = int(getattr(raw, "prompt_tokens", 0) or 0)
     done = int(getattr(raw, "completion_tokens", 0) or 0)
@@ -131,7 +141,7 @@ async def stream_items(
             if text:
                 parts.append(text)
                 yield TextDelta(text)
-            if cutter is not None and cutter.stopped and hasattr(source, "aclose"):
+            if cutter is not None and cutter.stopped and closable(source):
                 break
     except ModelError:
         raise
@@ -140,8 +150,12 @@ async def stream_items(
             raise
         raise classify(exc) from exc
     stopped = cutter is not None and cutter.stopped
-    if stopped and (close := getattr(source, "aclose", None)) is not None:
-        await close()
+    if stopped and closable(source):
+        await source.aclose()
+    refusal = getattr(source, "refusal", None)
+    if refusal and not "".join(parts).strip():  # 0.8's: a refusal is the answer when alone
+        parts.append(str(refusal))
+        yield TextDelta(str(refusal))
     if cutter is not None and (tail := cutter.rest()):
         parts.append(tail)
         yield TextDelta(tail)

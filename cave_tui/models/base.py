@@ -95,43 +95,141 @@ class Completion:
 StreamItem = TextDelta | RetryNotice | Completion
 
 
-@dataclass
 class ModelResponse:
-    """A whole reply, as upstream's `Model.call` returns it."""
+    """A whole reply, as upstream's `Model.call` returns it: 0.7's `token_usage` and
+    0.8's `usage` name one count; 0.8's `thinking` (a reasoning trace) and `refusal` (the
+    model declined; kept apart from `content`, which holds it when there is no other)."""
 
-    content: str
-    token_usage: Usage = field(default_factory=Usage)
-    finish_reason: str | None = None
+    def __init__(
+        self,
+        content: str,
+        usage: Usage | None = None,
+        finish_reason: str | None = None,
+        thinking: str | None = None,
+        refusal: str | None = None,
+        *,
+        token_usage: Usage | None = None,
+    ) -> None:
+        if usage is not None and token_usage is not None and usage is not token_usage:
+            raise TypeError("pass usage= (0.8's name) or token_usage= (0.7's), not both")
+        self.content = content
+        self.usage = usage if usage is not None else token_usage or Usage()
+        self.finish_reason = finish_reason
+        self.thinking = thinking
+        self.refusal = refusal
+
+    @property
+    def token_usage(self) -> Usage:
+        """Upstream 0.7's name for `usage`."""
+        return self.usage
+
+    @token_usage.setter
+    def token_usage(self, value: Usage) -> None:
+        self.usage = value
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.content, self.usage, self.finish_reason, self.thinking, self.refusal)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ModelResponse) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass's
+
+    def __repr__(self) -> str:
+        return (
+            f"ModelResponse(content={self.content!r}, usage={self.usage!r}, "
+            f"finish_reason={self.finish_reason!r}, thinking={self.thinking!r}, "
+            f"refusal={self.refusal!r})"
+        )
 
 
-class StreamResponse(ABC):
-    """Upstream's stream: an async iterator of text; `usage` and `finish_reason` once exhausted.
+class StreamDelta(str):
+    """One piece of a streamed reply (upstream 0.8's): its answer `content` and/or its
+    reasoning `thinking`. A `str` of the content too, so code written to 0.7's
+    `StreamResponse` (which yielded plain strings) reads it unchanged."""
 
-    Models written to upstream's interface return one from `stream(messages)`;
-    `models.adapt.stream_items` turns it into cave's items.
+    content: str | None
+    thinking: str | None
+
+    def __new__(cls, content: str | None = None, thinking: str | None = None) -> StreamDelta:
+        delta = super().__new__(cls, content or "")
+        delta.content = content
+        delta.thinking = thinking
+        return delta
+
+    def __repr__(self) -> str:
+        return f"StreamDelta(content={self.content!r}, thinking={self.thinking!r})"
+
+
+class StreamResponse:
+    """Upstream's stream: an async iterator of the reply's pieces; `usage`,
+    `finish_reason`, the whole `thinking` and any `refusal` once it is exhausted.
+
+    Written to 0.8's interface, a subclass implements `_open_stream()` (the provider's
+    raw stream of OpenAI-style chunks) and this class reads it, yielding `StreamDelta`s.
+    Written to 0.7's, it implements `__anext__` and may call `_process_stream_chunk`,
+    whose `StreamDelta` is the text 0.7 returned. `models.adapt.stream_items` turns
+    either into cave's items.
     """
 
     def __init__(self) -> None:
         self.usage = Usage()
         self.finish_reason: str | None = None
+        self.thinking = ""
+        self.refusal = ""
+        self._iterator: AsyncIterator[Any] | None = None
+        self._response: Any = None
 
-    def _process_stream_chunk(self, chunk: Any) -> str | None:
-        """The text of an OpenAI-style chunk, if any; records its finish reason."""
+    async def _open_stream(self) -> AsyncIterator[Any]:
+        """The provider's raw stream (0.8's subclasses implement it)."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither _open_stream()")
+
+    def _process_stream_chunk(self, chunk: Any) -> StreamDelta | None:
+        """The piece of an OpenAI-style chunk, if any; records its usage, finish reason,
+        reasoning (`thinking`) and refusal (`refusal`, never part of the content)."""
+        if getattr(chunk, "usage", None):
+            self.usage = Model._extract_token_usage(chunk)
         choices = getattr(chunk, "choices", None) or []
-        if choices:
-            choice = choices[0]
-            if choice.finish_reason:
-                self.finish_reason = choice.finish_reason
-                return None
-            if choice.delta.content:
-                return str(choice.delta.content)
+        if not choices:
+            return None
+        choice = choices[0]
+        if choice.finish_reason:
+            self.finish_reason = choice.finish_reason
+        delta = getattr(choice, "delta", None)
+        if delta is None:
+            return None
+        thinking = getattr(delta, "reasoning", None) or getattr(delta, "reasoning_content", None)
+        refusal = getattr(delta, "refusal", None)
+        content = getattr(delta, "content", None)
+        if thinking:
+            self.thinking += thinking
+        if refusal:
+            self.refusal += refusal
+        if thinking or content:
+            return StreamDelta(content=content, thinking=thinking)
         return None
 
     def __aiter__(self) -> StreamResponse:
         return self
 
-    @abstractmethod
-    async def __anext__(self) -> str: ...
+    async def __anext__(self) -> str:
+        while True:
+            if self._iterator is None:
+                self._response = await self._open_stream()
+                self._iterator = self._response.__aiter__()
+            chunk = await self._iterator.__anext__()
+            delta = self._process_stream_chunk(chunk)
+            if delta is not None:
+                return delta
+
+    async def aclose(self) -> None:
+        """Release the provider's stream (safe to call more than once)."""
+        response, self._response, self._iterator = self._response, None, None
+        closer = getattr(response, "aclose", None) or getattr(response, "close", None)
+        if closer is not None:
+            outcome = closer()
+            if hasattr(outcome, "__await__"):
+                await outcome
 
 
 class ErrorKind(StrEnum):
@@ -219,9 +317,23 @@ class Model(ABC):
         return "".join(parts), completion
 
     async def call(self, messages: list[Message], **kwargs: Any) -> ModelResponse:
-        """Upstream's non-streaming call: the whole reply with its usage."""
+        """Upstream's non-streaming call: the whole reply with its usage. A model written
+        to upstream 0.8's interface answers it with its `_complete` (its provider's errors
+        become `ModelError`s, of kind `error`); others with their stream."""
+        if type(self)._complete is not Model._complete:
+            try:
+                return await self._complete(messages)
+            except ModelError:
+                raise
+            except Exception as exc:
+                raise ModelError(f"{type(exc).__name__}: {exc}") from exc
         text, completion = await self.complete(messages, **kwargs)
         return ModelResponse(text, completion.usage, completion.finish_reason)
+
+    async def _complete(self, messages: list[Message]) -> ModelResponse:
+        """Upstream 0.8's one non-streaming request (a subclass written to it implements
+        it; cave's models answer `call` from their stream instead)."""
+        raise NotImplementedError
 
     @staticmethod
     def _extract_token_usage(response: Any) -> Usage:
@@ -237,15 +349,44 @@ class Model(ABC):
 
     @staticmethod
     def _extract_response(response: Any) -> tuple[str, str | None]:
-        """Upstream's helper: the text and finish reason of an OpenAI-style response."""
+        """Upstream 0.7's helper: the text and finish reason of an OpenAI-style response."""
         choices = getattr(response, "choices", None) or []
         if not choices:
             return "", None
         return choices[0].message.content or "", choices[0].finish_reason
 
+    @classmethod
+    def _build_response(cls, response: Any) -> ModelResponse:
+        """Upstream 0.8's helper: the `ModelResponse` of an OpenAI-style response, its
+        refusal kept apart and standing in for absent content."""
+        content, finish_reason = cls._extract_response(response)
+        choices = getattr(response, "choices", None) or []
+        message = choices[0].message if choices else None
+        refusal = getattr(message, "refusal", None)
+        thinking = getattr(message, "reasoning", None) or getattr(
+            message, "reasoning_content", None
+        )
+        return ModelResponse(
+            content or refusal or "",
+            cls._extract_token_usage(response),
+            finish_reason,
+            thinking,
+            refusal,
+        )
+
     @property
     def label(self) -> str:
         return self.model_id
+
+    async def aclose(self) -> None:
+        """Release what the model holds (upstream 0.8's). cave's models open a connection
+        per call and close it with the call's stream, so there is nothing left to release."""
+
+    async def __aenter__(self) -> Model:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def cost(self, usage: Usage) -> float | None:
         """USD estimate of *usage*; None when this model has no price (`priced` is False)."""

@@ -107,8 +107,12 @@ class LiteLLMModel(ChatStreamModel):
         first_token_timeout: float | None = None,
         stream_idle_timeout: float | None = STREAM_IDLE_TIMEOUT,
         stall_retries: int = STALL_RETRIES,
+        filters_asynchronously: bool = False,
         **litellm_kwargs: Any,
     ) -> None:
+        # Upstream 0.8's switch for endpoints that send content-filter verdicts after the
+        # content. cave runs a cell only once its reply has ended, so it changes nothing.
+        self.filters_asynchronously = filters_asynchronously
         if base_url is not None and api_base is not None and base_url != api_base:
             raise ValueError(f"base_url={base_url!r} and api_base={api_base!r} disagree")
         super().__init__(

@@ -30,8 +30,10 @@ class OpenAIServerModel(OpenAIHTTPModel):
         api_key: str | None = None,
         organization: str | None = None,
         project: str | None = None,
+        filters_asynchronously: bool = False,  # upstream 0.8's; see LiteLLMModel
         **kwargs: Any,
     ) -> None:
+        self.filters_asynchronously = filters_asynchronously
         headers = dict(kwargs.pop("extra_headers", None) or {})
         if organization is not None:
             headers.setdefault("OpenAI-Organization", organization)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, cast
 
 from cave_tui.runtime import upstream
+from cave_tui.runtime.bindings import check_group, is_raw_binding, raw_binding, unique_name_start
 from cave_tui.runtime.figures import RENDER_LIMIT, FigureError, FigureFormat, check_rendered
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.memory import MemoryUse
@@ -390,7 +391,8 @@ class Runtime(ABC):
         return [r for r in rows if r.name not in automatic] if automatic else rows
 
     def _items(self, kind: type) -> list[Any]:
-        return [i for i in self._injected.values() if isinstance(i, kind)]
+        """The injected items of *kind* the prompt describes (raw bindings are not)."""
+        return [i for i in self._injected.values() if isinstance(i, kind) and i.described]
 
     # Upstream kept three registries; code written for it reads them by these names.
     # Each is a fresh read-only view, by name, of one kind of item in `injected`.
@@ -422,11 +424,93 @@ class Runtime(ABC):
         return upstream.describe_all(self._items(Type), str, "types")
 
     async def get_from_namespace(self, name: str) -> Any:
-        """Any name's value (upstream): None when the namespace has no such name."""
+        """Any name's value (upstream): KeyError when the namespace has no such name, as
+        0.8 and 0.7's kernel runtime answer (docs/upstream-compat.md)."""
+        return await self.retrieve(name)
+
+    # -- upstream 0.8's binding contract (runtime/bindings.py) -------------------------------
+    def inject_into_namespace(self, name: str, value: Any, *, replace: bool = True) -> None:
+        """Bind *value* as *name* without describing it to the model; kept across a reset.
+        Rebinding a raw binding replaces it unless *replace* is False; a name the runtime
+        describes is never taken (ValueError)."""
+        existing = self._injected.get(name)
+        if existing is not None and is_raw_binding(existing):
+            if not replace:
+                raise ValueError(f"Binding '{name}' already exists")
+            self.inject(raw_binding(name, value))
+            return
+        self.inject_resources(bindings=[(name, value)])
+
+    def inject_resources(
+        self,
+        *,
+        functions: list[Function] | None = None,
+        variables: list[Variable] | None = None,
+        types: list[Type] | None = None,
+        bindings: list[tuple[str, Any]] | None = None,
+    ) -> None:
+        """Inject a group all or nothing: every name is checked free (ValueError) and every
+        item made ready to bind (`_stage`) before the first is bound."""
+        raw = [raw_binding(name, value) for name, value in bindings or []]
+        items: list[Injectable] = [*(types or []), *(functions or []), *(variables or []), *raw]
+        for item, kind in [
+            *((t, Type) for t in types or []),
+            *((f, Function) for f in functions or []),
+            *((v, Variable) for v in variables or []),
+        ]:
+            if not isinstance(item, kind):
+                raise TypeError(f"expected a {kind.__name__}, got {type(item).__name__}")
+        automatic = self.automatic_types()  # an explicit item displaces an inferred type
+        check_group(items, (n for n in self._injected if n not in automatic))
+        staged = [self._stage(item) for item in items]
+        for item, ready in zip(items, staged, strict=True):
+            self._commit(item, ready)
+        for item in items:
+            if not is_raw_binding(item):
+                for cls in referenced_types(item):
+                    if cls.__name__ not in self._injected:
+                        self._inject_quietly(_auto_type(cls))
+
+    def _stage(self, item: Injectable) -> object:
+        """The fallible part of injecting *item*, done before any item of a group is bound
+        (the kernel runtime encodes the value here); passed to `_commit`."""
+        return None
+
+    def _commit(self, item: Injectable, staged: object) -> None:
+        """Bind *item*, made ready by `_stage`."""
+        self.inject(item)
+
+    async def _bound(self, name: str) -> bool:
+        """Whether the namespace binds *name* (a value the model made included)."""
+        if name in self._injected:
+            return True
         try:
-            return await self.retrieve(name)
+            await self.detail(name)
         except KeyError:
-            return None
+            return False
+        return True
+
+    async def _bind_raw(self, name: str, value: Any) -> None:
+        """Bind *value* as the raw binding *name*, waiting until it is bound."""
+        self.inject(raw_binding(name, value))
+
+    async def bind_unique(self, prefix: str, value: Any, *, start: int = 1) -> str:
+        """Bind *value* under the first free `prefix_N` (N from *start*) as a raw binding
+        and return the name; one call at a time per runtime, so two agents sharing it
+        never get the same name."""
+        import asyncio
+
+        name = unique_name_start(prefix, start)
+        lock = self.__dict__.get("_bind_lock")
+        if not isinstance(lock, asyncio.Lock):
+            lock = self.__dict__["_bind_lock"] = asyncio.Lock()
+        async with lock:
+            index = start
+            while await self._bound(name):
+                index += 1
+                name = f"{prefix}_{index}"
+            await self._bind_raw(name, value)
+        return name
 
     def update_variable(self, name: str, value: Any, description: str | None = None) -> None:
         """Rebind the injected variable *name* to *value*, keeping its description.

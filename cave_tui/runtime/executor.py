@@ -59,8 +59,12 @@ class IPythonExecutor:
         return await self.runtime.execute(code, timeout)
 
     async def get_from_namespace(self, name: str) -> Any:
-        """The value bound to *name*, None when there is none (upstream)."""
-        return await self.runtime.get_from_namespace(name)
+        """The value bound to *name*, None when there is none (0.7's executor; the 0.8
+        runtime's `get_from_namespace` raises KeyError instead)."""
+        try:
+            return await self.runtime.get_from_namespace(name)
+        except KeyError:
+            return None
 
     async def reset(self) -> None:
         """Clear the namespace."""

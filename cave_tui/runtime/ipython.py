@@ -275,6 +275,9 @@ class IPythonRuntime(Runtime):
         self._hidden.discard(item.name)
         self.namespace_changed(NamespaceChange(changed=(item.name,)))
 
+    async def _bound(self, name: str) -> bool:
+        return name in self._ns
+
     async def retrieve(self, name: str) -> Any:
         if name not in self._ns or (name in self._hidden and name not in self._injected):
             raise KeyError(self._missing_message(name))

@@ -31,6 +31,7 @@ class Variable:
     """A named object placed in the runtime namespace."""
 
     by_host: bool = False  # the host's own tool (a skill's): never named as the user's
+    described: bool = True  # listed in the prompt (`describe_*`); False: a raw binding
 
     def __init__(self, name: str, value: Any = None, description: str | None = None) -> None:
         self.name = validate_name(name)
@@ -55,6 +56,7 @@ class Function:
     """A callable the model may call; its signature and docstring go in the prompt."""
 
     by_host: bool = False  # the host's own tool (a skill's): never named as the user's
+    described: bool = True  # listed in the prompt (`describe_*`); False: a raw binding
 
     def __init__(
         self,
@@ -98,6 +100,7 @@ class Type:
     """A class the model may instantiate or check against; its schema goes in the prompt."""
 
     by_host: bool = False  # the host's own tool (a skill's): never named as the user's
+    described: bool = True  # listed in the prompt (`describe_*`); False: a raw binding
 
     def __init__(
         self,

@@ -7,12 +7,19 @@ every valid skill, reports each bad one with its file, and never stops the app.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cave_tui.skills.errors import SkillError, SkillValidationError
-from cave_tui.skills.skill import SKILL_FILENAME, Skill, split_frontmatter, validate_fields
+from cave_tui.skills.errors import SkillError, SkillFolderNameWarning, SkillValidationError
+from cave_tui.skills.skill import (
+    SKILL_FILENAME,
+    Skill,
+    folder_named_like,
+    split_frontmatter,
+    validate_fields,
+)
 
 APP_NAME = "cave"
 
@@ -86,6 +93,8 @@ class SkillDiscovery:
         errors = validate_fields(fields, path.parent)
         if errors:
             raise SkillValidationError(path, errors)
+        if not folder_named_like(path.parent, fields["name"]):
+            warnings.warn(SkillFolderNameWarning(path, fields["name"]), stacklevel=2)
         return Skill(
             name=fields["name"],
             description=fields["description"],

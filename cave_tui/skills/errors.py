@@ -29,6 +29,20 @@ class SkillValidationError(SkillError, ValueError):
         super().__init__(message)
 
 
+class SkillFolderNameWarning(UserWarning):
+    """A skill's folder is not named like the skill. The Agent Skills standard asks for it;
+    upstream CaveAgent loads such a skill regardless, so cave loads it and warns."""
+
+    def __init__(self, path: Path, name: str) -> None:
+        self.path = path
+        self.name = name
+        super().__init__(
+            f"{path}: folder {path.parent.name!r} is not named like its skill {name!r} "
+            "(the Agent Skills standard asks for it); loaded as "
+            f"{name!r}"
+        )
+
+
 class SkillNotFoundError(SkillError, LookupError):
     """`activate_skill(name)` was given a name no loaded skill has."""
 

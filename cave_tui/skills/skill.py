@@ -13,6 +13,7 @@ import importlib.util
 import re
 import sys
 import threading
+import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -44,11 +45,18 @@ def split_frontmatter(text: str) -> tuple[str, str] | None:
     return text[first.end() : closing.start()], text[closing.end() :].strip("\n")
 
 
+def folder_named_like(skill_dir: Path, name: object) -> bool:
+    """Whether *skill_dir* is named *name* (as the standard compares them, NFKC)."""
+    return unicodedata.normalize("NFKC", skill_dir.name) == name
+
+
 def validate_fields(fields: Mapping[str, Any], skill_dir: Path | None) -> list[str]:
-    """The standard's rules (via its reference library, `skills-ref`), plus type checks."""
+    """The standard's rules (via its reference library, `skills-ref`), plus type checks.
+    A folder not named like the skill is no error here (`SkillFolderNameWarning`)."""
     from skills_ref.validator import validate_metadata
 
-    errors = validate_metadata(dict(fields), skill_dir)
+    named = skill_dir is None or folder_named_like(skill_dir, fields.get("name"))
+    errors = validate_metadata(dict(fields), skill_dir if named else None)
     license_ = fields.get("license")
     if license_ is not None and not isinstance(license_, str):
         errors.append("Field 'license' must be a string")

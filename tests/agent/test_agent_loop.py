@@ -135,7 +135,7 @@ async def test_events_are_typed_with_steps_and_chunked_text():
     kinds = [e.type for e in events]
     assert kinds[0] is EventType.USER
     assert EventType.CODE in kinds and EventType.EXECUTION_OUTPUT in kinds
-    assert kinds[-1] is EventType.FINAL_RESPONSE
+    assert kinds[-2:] == [EventType.FINAL_RESPONSE, EventType.STOPPED]
     text_events = [e for e in events if e.type is EventType.TEXT and e.step == 2]
     assert 1 < len(text_events) < 200  # chunks, not one event per character or word
     assert "".join(e.content for e in text_events) == long_text

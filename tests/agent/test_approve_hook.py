@@ -22,7 +22,7 @@ async def test_skip_does_not_run_and_tells_the_model():
     assert "x" not in await runtime.names()
     types = [e.type for e in events]
     assert EventType.EXECUTION_OUTPUT not in types
-    assert EventType.NOTICE in types and types[-1] is EventType.FINAL_RESPONSE
+    assert EventType.NOTICE in types and types[-2:] == [EventType.FINAL_RESPONSE, EventType.STOPPED]
     assert SKIPPED_NOTE in model.requests[1][-1]["content"]
 
 

@@ -95,10 +95,12 @@ async def test_stream_events_uses_upstream_strings_for_upstream_kinds():
     assert code.content.strip() == "print(6 * 7)"
     output = next(e for e in seen if e.type is EventType.EXECUTION_OUTPUT)
     assert "42" in output.content
-    # Cave-only kinds come as well; an upstream consumer that matches on type ignores them.
+    # Cave-only kinds (and 0.8's `stopped`, last) come as well; an upstream 0.7 consumer
+    # that matches on type ignores them.
     assert set(values) - set(UPSTREAM_EVENT_TYPES.values()) <= {
-        "user", "step", "output", "usage", "notice", "retry"
+        "user", "step", "output", "usage", "notice", "retry", "stopped"
     }  # fmt: skip
+    assert values[-1] == "stopped"
 
 
 async def test_security_error_event_keeps_its_upstream_string():

@@ -81,7 +81,7 @@ async def test_model_code_cannot_read_the_key_but_the_server_gets_it(
     runtime = IPythonRuntime()
     try:
         events = [e async for e in CaveAgent(model, runtime).stream_events("read the key")]
-        assert events[-1].type is EventType.FINAL_RESPONSE
+        assert events[-2].type is EventType.FINAL_RESPONSE
         seen = await runtime.retrieve("seen")
     finally:
         await runtime.stop()
@@ -98,7 +98,7 @@ async def test_without_credentials_litellm_reads_the_environment_as_upstream(ser
         seen = await runtime.retrieve("seen")
     finally:
         await runtime.stop()
-    assert events[-1].type is EventType.FINAL_RESPONSE
+    assert events[-2].type is EventType.FINAL_RESPONSE
     assert seen["environ"] == KEY  # nothing was taken: the library's default is unchanged
     assert server.headers[0]["authorization"] == f"Bearer {KEY}"
 

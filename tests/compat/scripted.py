@@ -119,6 +119,8 @@ HOSTED = [
     ("cave_tui.models", "LiteLLMModel"),
     ("cave_tui.models.openai", "OpenAIServerModel"),
     ("cave_tui.models.litellm", "LiteLLMModel"),
+    ("cave_tui.models", "OpenAIModel"),  # upstream 0.8's name
+    ("cave_tui.models.openai", "OpenAIModel"),
 ]
 
 

@@ -174,7 +174,8 @@ def test_stream(run):
     assert result.events_of(agent, EventType.FINAL_RESPONSE)[0].content.startswith("The numbers")
 
 
-def test_compaction_demo(run):
+def compaction_turns() -> list[Turn]:
+    """The compaction demo's five turns (0.7's port and 0.8's)."""
     # Each cell prints a month-by-month table (~400 tokens), as a verbose model would: by the
     # fourth turn the conversation passes 80 % of the 3,000-token window.
     monthly = (
@@ -182,38 +183,37 @@ def test_compaction_demo(run):
         "    print(f'month {m} of the year: sales of {a} units, {a / sum(sales):.1%} of the '\n"
         "          f'year and {a - sum(sales) / 12:+.1f} against the monthly average')"
     )
-    result, out = run(
-        "compaction_demo",
-        [
-            Turn(
-                "Analyze the sales data", f"stats = analyze(sales)\n{monthly}\nprint(stats)", "Ok."
-            ),
-            Turn(
-                "above-average sales",
-                f"{monthly}\nabove = [i + 1 for i, s in enumerate(sales) if s > stats['mean']]\n"
-                "print(above)",
-                "Months 4, 5, 7, 8 and 12.",
-            ),
-            Turn(
-                "quarter-by-quarter",
-                f"{monthly}\nquarters = [sum(sales[i:i + 3]) for i in range(0, 12, 3)]\n"
-                "print(stats['sum'], quarters)",
-                "5710 in total.",
-            ),
-            Turn(
-                "month-over-month growth",
-                f"{monthly}\ngrowth = [round(b / a - 1, 3) for a, b in zip(sales, sales[1:])]\n"
-                "print(growth)",
-                "Growth varies a lot.",
-            ),
-            Turn(
-                "Summarize everything into a report",
-                "report = {'stats': stats, 'above_average': above, 'quarters': quarters,\n"
-                "          'growth': growth}\nprint(report)",
-                "The report is in `report`.",
-            ),
-        ],
-    )
+    return [
+        Turn("Analyze the sales data", f"stats = analyze(sales)\n{monthly}\nprint(stats)", "Ok."),
+        Turn(
+            "above-average sales",
+            f"{monthly}\nabove = [i + 1 for i, s in enumerate(sales) if s > stats['mean']]\n"
+            "print(above)",
+            "Months 4, 5, 7, 8 and 12.",
+        ),
+        Turn(
+            "quarter-by-quarter",
+            f"{monthly}\nquarters = [sum(sales[i:i + 3]) for i in range(0, 12, 3)]\n"
+            "print(stats['sum'], quarters)",
+            "5710 in total.",
+        ),
+        Turn(
+            "month-over-month growth",
+            f"{monthly}\ngrowth = [round(b / a - 1, 3) for a, b in zip(sales, sales[1:])]\n"
+            "print(growth)",
+            "Growth varies a lot.",
+        ),
+        Turn(
+            "Summarize everything into a report",
+            "report = {'stats': stats, 'above_average': above, 'quarters': quarters,\n"
+            "          'growth': growth}\nprint(report)",
+            "The report is in `report`.",
+        ),
+    ]
+
+
+def test_compaction_demo(run):
+    result, out = run("compaction_demo", compaction_turns())
     assert_all_completed(result, 5)
     (agent,) = result.agents
     compacted = result.events_of(agent, EventType.COMPACTED)

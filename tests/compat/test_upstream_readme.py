@@ -37,8 +37,8 @@ README = Path(
 )
 
 
-def python_blocks() -> list[str]:
-    text = README.read_text(encoding="utf-8")
+def python_blocks(readme: Path = README) -> list[str]:
+    text = readme.read_text(encoding="utf-8")
     return re.findall(r"^```python\n(.*?)^```$", text, re.S | re.M)
 
 
@@ -425,8 +425,8 @@ FIXUPS = {
 }
 
 
-def block_for(scenario: Scenario) -> str:
-    found = [b for b in python_blocks() if scenario.mark in b]
+def block_for(scenario: Scenario, readme: Path = README) -> str:
+    found = [b for b in python_blocks(readme) if scenario.mark in b]
     assert len(found) == 1, f"{len(found)} README blocks contain {scenario.mark!r}"
     return found[0]
 
@@ -470,10 +470,23 @@ def test_readme_block_runs(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
 ) -> None:
-    scenario = SCENARIOS[name]
-    original = block_for(scenario)
+    run_scenario(name, SCENARIOS[name], README, FIXUPS, monkeypatch, capsys, tmp_path)
+
+
+def run_scenario(
+    name: str,
+    scenario: Scenario,
+    readme: Path,
+    fixups: dict[str, list[tuple[str, str]]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """Run the block of *readme* that *scenario* claims, renamed and patched, and check it
+    (shared by the README of each upstream generation)."""
+    original = block_for(scenario, readme)
     code = original.replace("cave_agent", "cave_tui")
-    for old, new in FIXUPS.get(name, []):
+    for old, new in fixups.get(name, []):
         assert old in code, f"README fix-up no longer needed? {old!r} is gone"
         code = code.replace(old, new)
 

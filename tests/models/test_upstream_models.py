@@ -202,8 +202,8 @@ async def test_an_upstream_style_model_drives_an_agent_turn():
     runtime = IPythonRuntime()
     agent = CaveAgent(model, runtime=runtime)
     events = [e async for e in agent.stream_events("What is six times seven?")]
-    assert events[-1].type is EventType.FINAL_RESPONSE
-    assert events[-1].content == FINAL_REPLY
+    assert events[-2].type is EventType.FINAL_RESPONSE
+    assert events[-2].content == FINAL_REPLY
     assert await runtime.retrieve("answer") == 42
     assert len(model.seen) == 2
     # The text past the code block was cut where a server's stop would have cut it.

@@ -252,7 +252,8 @@ async def test_get_from_namespace_and_update_variable():
     runtime = IPythonRuntime(variables=[Variable("data", [1, 2], "input"), Variable("out")])
     await runtime.execute("total = sum(data)")
     assert await runtime.get_from_namespace("total") == 3
-    assert await runtime.get_from_namespace("nothing_here") is None  # upstream: None
+    with pytest.raises(KeyError):  # 0.8's answer (0.7's in-process one was None)
+        await runtime.get_from_namespace("nothing_here")
     runtime.update_variable("data", [5, 5])
     assert await runtime.retrieve("data") == [5, 5]
     assert runtime.injected["data"].description == "input"

@@ -119,8 +119,8 @@ async def test_body_longer_than_output_limit_is_delivered_whole(make_skill):
     events = [e async for e in agent.stream_events("load it")]
     observation = model.requests[1][-1]["content"]
     assert observation.count(body) == 1  # whole, once
-    assert "characters elided" in observation  # the x/y noise was still cut
-    assert observation.index("characters elided") < observation.index(body)
+    assert "<persisted-output>" in observation  # the x/y noise was kept aside (`_output_1`)
+    assert observation.index("</persisted-output>") < observation.index(body)
     outputs = [e for e in events if e.type is EventType.EXECUTION_OUTPUT]
     assert body in outputs[0].content
     # Asked again: not repeated, the model is told it is already there.

@@ -72,7 +72,6 @@ BAD_CASES = [
     ("under_score", {}, "invalid characters"),
     ("-lead", {}, "cannot start or end with a hyphen"),
     ("double--dash", {}, "consecutive hyphens"),
-    ("folder-name", {"name": "other-name"}, "must match skill name"),
     ("long-desc", {"description": "x" * 1025}, "exceeds 1024 character limit"),
     ("empty-desc", {"description": "''"}, "non-empty"),
     ("extra-field", {"extra": "version: 1\n"}, "Unexpected fields in frontmatter: version"),

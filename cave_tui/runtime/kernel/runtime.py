@@ -13,7 +13,7 @@ import asyncio
 import os
 import weakref
 from collections.abc import Collection, Coroutine, Iterable
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, cast, overload
 
 import psutil
 
@@ -24,6 +24,7 @@ from cave_tui.runtime.base import (
     Retrieved,
     Runtime,
 )
+from cave_tui.runtime.bindings import raw_binding
 from cave_tui.runtime.figures import FigureFormat
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.kernel import limits
@@ -332,8 +333,17 @@ class IPyKernelRuntime(Runtime):
         The value is serialised here, at call time: later changes on either
         side are not shared. Raises InjectionError when it cannot be copied.
         """
+        self._commit(item, self._stage(item))
+
+    def _stage(self, item: Injectable) -> Payload:
+        """*item* encoded and checked to fit (InjectionError when it cannot be copied)."""
         payload = encode_item(item)
         check_room(item, payload, self.memory_for_data(needs_libraries(payload)))
+        return payload
+
+    def _commit(self, item: Injectable, staged: object) -> None:
+        """Send *item*, encoded by `_stage` (now if the kernel runs, else at start)."""
+        payload = cast(Payload, staged)
         self._injected[item.name] = item
         io = self._io
         if io is None:
@@ -456,9 +466,11 @@ class IPyKernelRuntime(Runtime):
                 pass
         return await super().retrieve_many(names)
 
-    async def get_from_namespace(self, name: str) -> Any:
-        """`retrieve` (upstream's kernel runtime also raises KeyError for a missing name)."""
-        return await self.retrieve(name)
+    async def _bind_raw(self, name: str, value: Any) -> None:
+        """The raw binding sent and acknowledged before `bind_unique` returns its name."""
+        item = raw_binding(name, value)
+        await self.ainject(item)
+        self._injected[name] = item
 
     async def namespace_summary(self) -> list[VarInfo]:
         rows = await self._call(self._namespace.summary(self.descriptions()))

@@ -21,6 +21,7 @@ import difflib
 import enum
 import inspect
 import os
+import re
 import sys
 import types
 from collections.abc import Iterable
@@ -711,8 +712,14 @@ def describable_without_user_code(obj: Any, depth: int = 0) -> bool:
     return True
 
 
+# Upstream 0.8's names for outputs too long to show the model (`_output_1`, ...): values
+# the model and the user open, so listed although they start with an underscore.
+PERSISTED_OUTPUT_NAME = re.compile(r"_output_[0-9]+")
+
+
 def is_user_name(name: str, hidden: set[str] | frozenset[str] = HIDDEN_NAMES) -> bool:
-    return not name.startswith("_") and name not in hidden
+    listed = not name.startswith("_") or PERSISTED_OUTPUT_NAME.fullmatch(name) is not None
+    return listed and name not in hidden
 
 
 MISSING_NAMES_SHOWN = 8  # names listed when none is close to a missing one

@@ -37,7 +37,7 @@ async def test_events_arrive_while_the_parent_cell_is_still_running():
             # The worker's cell is blocked on the gate: only a live event can open it.
             gate.set()
     assert "released" in child.history[2]["content"]
-    assert seen[-1] == (None, EventType.FINAL_RESPONSE)
+    assert seen[-2] == (None, EventType.FINAL_RESPONSE)
 
 
 async def test_nested_agents_are_tagged_with_their_path():
@@ -210,7 +210,7 @@ async def test_a_stopped_turn_ends_with_its_cell_without_asking_the_model_again(
         await asyncio.sleep(0.02)
     assert await agent.stop(grace=10)  # the cell may not have started yet: caught when it has
     await asyncio.wait_for(task, 10)
-    assert seen[-1] is EventType.CANCELLED, seen
+    assert seen[-2] is EventType.CANCELLED, seen
     assert len(model.requests) == 1  # the reply meant for the next turn is still there
     assert agent.history[-1]["role"] == "user"
     response = await agent.run("go on")

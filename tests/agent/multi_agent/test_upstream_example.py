@@ -91,7 +91,7 @@ async def test_orchestrator_drives_cleaner_and_analyzer():
             "Clean the raw_data using cleaner, then analyze it using analyzer"
         )
     ]
-    assert events[-1].type is EventType.FINAL_RESPONSE and events[-1].agent is None
+    assert events[-2].type is EventType.FINAL_RESPONSE and events[-2].agent is None
     cleaned = await orchestrator.runtime.retrieve("cleaned_data")
     assert [r["name"] for r in cleaned] == ["Alice", "Diana", "Frank"]
     insights = await orchestrator.runtime.retrieve("insights")
