@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -53,6 +53,7 @@ LOADING = "…"
 SegmentLines = list[list[Segment]]
 NOWHERE = Coordinate(-2, -2)  # the cursor, for a line it is not on
 # row, column, width, style, cursor, hover, in range, hover shown, update count, pseudo-classes
+_RowKey = TypeVar("_RowKey", bound=tuple[Any, ...])
 PlainCellKey = tuple[int, int, int, Style, bool, bool, bool, bool, int, object]
 
 
@@ -203,6 +204,12 @@ class WindowBackend(DataTableBackend[Any]):
         raise NotImplementedError("sorted where the frame lives (FrameView.sort)")
 
 
+def _drop_rows(cache: LRUCache[_RowKey, Any], rows: range) -> None:
+    """Forget *cache*'s entries for *rows* (its keys start with the row)."""
+    for key in [key for key in cache.keys() if key[0] in rows]:  # noqa: SIM118
+        cache.discard(key)
+
+
 class FrameTable(DataTable):
     """The table itself; its keys act on the `FrameView` around it."""
 
@@ -242,15 +249,10 @@ class FrameTable(DataTable):
             self._update_count += 1
             self._clear_caches()
         else:  # the other rows' cells, lines and cached strips stay good
-            for cache, offset in (
-                (self._plain_cells, 0),
-                (self._cell_render_cache, 0),
-                (self._row_render_cache, 0),
-                (self._line_cache, 1),  # keyed by y: the header is line 0
-            ):
-                stale = [key for key in cache.keys() if key[0] - offset in rows]  # noqa: SIM118
-                for key in stale:
-                    cache.discard(key)
+            _drop_rows(self._plain_cells, rows)
+            _drop_rows(self._cell_render_cache, rows)
+            _drop_rows(self._row_render_cache, rows)
+            _drop_rows(self._line_cache, range(rows.start + 1, rows.stop + 1))  # y: header is 0
             self._tooltip_cache.clear()
         self.refresh()
 
