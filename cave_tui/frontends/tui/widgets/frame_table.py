@@ -12,18 +12,30 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from itertools import chain
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual import on
+from textual._segment_tools import line_crop
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
 from textual.containers import Vertical
+from textual.coordinate import Coordinate
+from textual.strip import Strip
 from textual.widgets import Input, Static
 from textual_fastdatatable.backend import DataTableBackend
 from textual_fastdatatable.data_table import DataTable
-from textual_fastdatatable.format import measure_width
 
+from cave_tui.frontends.tui.widgets.plain_cells import (
+    NULL_TEXT,
+    cell_width,
+    plain_cell,
+    render_plain,
+)
 from cave_tui.printable import plain_text, printable_line
 from cave_tui.runtime.shipped.frame_window import FrameWindow, SortKey
 
@@ -37,6 +49,12 @@ PAGES_KEPT = 32  # pages held in the host (the rest are fetched again when seen)
 WIDTH_CAP = 40  # a column is at most this wide (longer cells end with …)
 MEASURED_ROWS = 50  # rows of the first window the column widths are fitted to
 LOADING = "…"
+
+SegmentLines = list[list[Segment]]
+NOWHERE = Coordinate(-2, -2)  # the cursor, for a line it is not on
+# row, column, width, style, cursor, hover, in range, hover shown, update count, pseudo-classes
+_RowKey = TypeVar("_RowKey", bound=tuple[Any, ...])
+PlainCellKey = tuple[int, int, int, Style, bool, bool, bool, bool, int, object]
 
 
 class WindowSource(Protocol):
@@ -84,7 +102,9 @@ def _python_columns(table: pa.Table) -> list[list[Any]]:
 
 class WindowBackend(DataTableBackend[Any]):
     """Rows in pages fetched on demand: a page not yet here shows `LOADING` and is asked
-    for through *on_miss*. `rows_converted` counts the rows turned into Python values."""
+    for through *on_miss*. `rows_converted` counts the rows turned into Python values.
+    Column widths fit the first `MEASURED_ROWS` rows of each window (the cell lengths of
+    their text, capped at `WIDTH_CAP`; never Rich renderables measured) and only grow."""
 
     def __init__(self, first: FrameWindow, on_miss: Callable[[int], None]) -> None:
         self._render_markup: bool | None = None
@@ -96,25 +116,26 @@ class WindowBackend(DataTableBackend[Any]):
         self.widths = [0] * len(self.labels)
         self.add(first)
 
-    def add(self, window: FrameWindow) -> bool:
-        """Keep *window*'s rows, page by page (a window starts on a page boundary); True
-        when a column had to grow to fit its first rows (widths only grow, to `WIDTH_CAP`)."""
+    def add(self, window: FrameWindow) -> tuple[range, bool]:
+        """Keep *window*'s rows, page by page (a window starts on a page boundary); returns
+        the rows it holds and whether a column grew to fit them."""
         columns = _python_columns(window.table)
         rows = [list(row) for row in zip(*columns, strict=True)] if columns else []
         self.rows_converted += len(rows)
-        widths = list(self.widths)
-        for row in rows[:MEASURED_ROWS]:
-            for i, value in enumerate(row):
-                if widths[i] < WIDTH_CAP:
-                    widths[i] = max(widths[i], measure_width(value, render_markup=False))
-        grew, self.widths = widths != self.widths, [min(w, WIDTH_CAP) for w in widths]
+        widths = [
+            width
+            if width >= WIDTH_CAP
+            else min(WIDTH_CAP, max([width, *map(cell_width, values[:MEASURED_ROWS])]))
+            for width, values in zip(self.widths, columns, strict=True)
+        ]
+        grew, self.widths = widths != self.widths, widths
         for at in range(0, len(rows), PAGE):
             page = (window.start + at) // PAGE
             self.pages[page] = rows[at : at + PAGE]
             self.pages.move_to_end(page)
         while len(self.pages) > PAGES_KEPT:
             self.pages.popitem(last=False)
-        return grew
+        return range(window.start, window.start + len(rows)), grew
 
     def clear(self) -> None:
         """Forget every page (the order changed)."""
@@ -183,6 +204,12 @@ class WindowBackend(DataTableBackend[Any]):
         raise NotImplementedError("sorted where the frame lives (FrameView.sort)")
 
 
+def _drop_rows(cache: LRUCache[_RowKey, Any], rows: range) -> None:
+    """Forget *cache*'s entries for *rows* (its keys start with the row)."""
+    for key in [key for key in cache.keys() if key[0] in rows]:  # noqa: SIM118
+        cache.discard(key)
+
+
 class FrameTable(DataTable):
     """The table itself; its keys act on the `FrameView` around it."""
 
@@ -193,6 +220,9 @@ class FrameTable(DataTable):
     ]
 
     def __init__(self, view: FrameView, backend: WindowBackend, fixed_columns: int) -> None:
+        self.rows = backend
+        # before the library's init: its watchers clear the caches
+        self._plain_cells: LRUCache[PlainCellKey, SegmentLines] = LRUCache(10_000)
         super().__init__(
             backend=backend,
             column_labels=view.header(),
@@ -200,7 +230,7 @@ class FrameTable(DataTable):
             fixed_columns=fixed_columns,
             zebra_stripes=True,
             cursor_type="cell",
-            null_rep="[dim]NA[/]",
+            null_rep=f"[dim]{NULL_TEXT}[/]",
             render_markup=False,
             id="frame-table",
         )
@@ -213,11 +243,130 @@ class FrameTable(DataTable):
         self._require_update_dimensions = True
         self.rows_changed()
 
-    def rows_changed(self) -> None:
-        """Rows arrived or the order changed: render again."""
-        self._update_count += 1
-        self._clear_caches()
+    def rows_changed(self, rows: range | None = None) -> None:
+        """*rows* arrived: render them again; None: every row changed (the order)."""
+        if rows is None:
+            self._update_count += 1
+            self._clear_caches()
+        else:  # the other rows' cells, lines and cached strips stay good
+            _drop_rows(self._plain_cells, rows)
+            _drop_rows(self._cell_render_cache, rows)
+            _drop_rows(self._row_render_cache, rows)
+            _drop_rows(self._line_cache, range(rows.start + 1, rows.stop + 1))  # y: header is 0
+            self._tooltip_cache.clear()
         self.refresh()
+
+    def _clear_caches(self) -> None:
+        super()._clear_caches()
+        self._plain_cells.clear()
+
+    # Overrides `DataTable._render_line` of textual-fastdatatable 0.19.5 (its body, with
+    # one change): the cursor and the hover are part of a line's cache key only on their
+    # own row, so moving the cursor draws two lines again, not every line on screen.
+    def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Strip:
+        """Line *y* of the table (the header is 0), cropped to x1..x2."""
+        if self.cursor_type != "cell":  # a row or column cursor spans rows: the library's way
+            return super()._render_line(y, x1, x2, base_style)
+        width = self.size.width
+        row_index = y - 1
+        if not self.is_valid_row_index(row_index) and row_index != -1:
+            return Strip.blank(width, base_style)
+        cursor, hover = self.cursor_coordinate, self.hover_coordinate
+        cursor = cursor if cursor.row == row_index else NOWHERE
+        hover = hover if hover.row == row_index else NOWHERE
+        cache_key = (
+            y,
+            x1,
+            x2,
+            width,
+            cursor,
+            hover,
+            None,  # no selection: a cell cursor selects nothing
+            base_style,
+            self.cursor_type,
+            self._show_hover_cursor,
+            self._update_count,
+            self._pseudo_class_state,
+        )
+        cached = self._line_cache.get(cache_key)
+        if cached is not None:
+            return cached
+        fixed, scrollable, hidden_width, fixed_width = self._render_line_in_row(
+            row_index,
+            0,
+            x1,
+            x2,
+            base_style,
+            cursor_location=cursor,
+            hover_location=hover,
+            selection_anchor_location=None,
+        )
+        fixed_line: list[Segment] = list(chain.from_iterable(fixed)) if fixed else []
+        scrollable_line: list[Segment] = list(chain.from_iterable(scrollable))
+        segments = fixed_line + line_crop(
+            scrollable_line, x1 - hidden_width, x2 - hidden_width, width - fixed_width
+        )
+        strip = Strip(segments).adjust_cell_length(width, base_style).simplify()
+        self._line_cache[cache_key] = strip
+        return strip
+
+    # Overrides `DataTable._render_cell` of textual-fastdatatable 0.19.5 (same signature
+    # and result; the library's own path draws headers and values `plain_cell` declines).
+    def _render_cell(
+        self,
+        row_index: int,
+        column_index: int,
+        base_style: Style,
+        width: int,
+        cursor: bool = False,
+        hover: bool = False,
+        in_range: bool = False,
+    ) -> SegmentLines:
+        """A body cell of plain text drawn directly (no Rich renderables), cached by row,
+        column, width and style."""
+        if row_index < 0 or column_index < 0:
+            return super()._render_cell(
+                row_index, column_index, base_style, width, cursor, hover, in_range
+            )
+        key: PlainCellKey = (
+            row_index,
+            column_index,
+            width,
+            base_style,
+            cursor,
+            hover,
+            in_range,
+            self._show_hover_cursor,
+            self._update_count,
+            self._pseudo_class_state,
+        )
+        lines = self._plain_cells.get(key)
+        if lines is not None:
+            return lines
+        value = self.rows.get_cell_at(row_index, column_index)
+        cell = plain_cell(value, self.ordered_columns[column_index])
+        if cell is not None:
+            component_style, post_style = self._get_styles_to_render_cell(
+                False,
+                False,
+                row_index < self.fixed_rows or column_index < self.fixed_columns,
+                hover,
+                cursor,
+                in_range,
+                self.show_cursor,
+                self._show_hover_cursor,
+                self.cursor_type == "range",
+                self.cursor_foreground_priority == "css",
+                self.cursor_background_priority == "css",
+            )
+            meta = Style.from_meta({"row": row_index, "column": column_index})
+            lines = render_plain(cell, width, base_style + meta + component_style, post_style)
+        if lines is None:
+            lines = super()._render_cell(
+                row_index, column_index, base_style, width, cursor, hover, in_range
+            )
+        self._plain_cells[key] = lines
+        return lines
 
     def action_sort(self) -> None:
         self.view.sort_by(self.cursor_column)
@@ -306,12 +455,12 @@ class FrameView(Vertical):
             self.pending.discard((generation, page))
         if generation != self.generation:
             return
-        grew = self.backend.add(window)
+        rows, grew = self.backend.add(window)
         self.backend.total = window.total_rows
-        if grew:
+        if grew:  # every line moves
             self.table.relabel(self.header())
         else:
-            self.table.rows_changed()
+            self.table.rows_changed(rows)
 
     # -- sort --------------------------------------------------------------------------
     def sort_by(self, column: int) -> None:
