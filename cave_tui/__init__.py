@@ -48,6 +48,7 @@ _LAZY = {
     "Logger": "cave_tui.logger",
     # upstream 0.8's names
     "OpenAIModel": "cave_tui.models",
+    "RuntimeExecutionError": "cave_tui.runtime",
     "StopReason": "cave_tui.events",
     "StatusType": "cave_tui.events",
     "UserPromptEvent": "cave_tui.events",
@@ -88,6 +89,7 @@ __all__ = [
     "OpenAIServerModel",
     "RegexRule",
     "Runtime",
+    "RuntimeExecutionError",
     "SecurityChecker",
     "SecurityError",
     "SecurityErrorEvent",
@@ -139,6 +141,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cave_tui.models.openai_model import OpenAIServerModel
     from cave_tui.models.openai_model import OpenAIServerModel as OpenAIModel
     from cave_tui.runtime.base import Runtime
+    from cave_tui.runtime.errors import RuntimeExecutionError
     from cave_tui.runtime.ipython import IPythonRuntime
     from cave_tui.runtime.items import Function, Type, Variable
     from cave_tui.security import (

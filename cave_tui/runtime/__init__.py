@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from cave_tui.runtime.base import ExecutionResult, Runtime, RuntimeBusyError
+from cave_tui.runtime.errors import RuntimeExecutionError
 from cave_tui.runtime.items import Function, Type, Variable
 from cave_tui.runtime.memory import MemoryUse
 from cave_tui.runtime.shipped.summary import VarInfo
@@ -20,6 +21,7 @@ __all__ = [
     "MemoryUse",
     "Runtime",
     "RuntimeBusyError",
+    "RuntimeExecutionError",
     "Type",
     "TypeSchemaExtractor",
     "VarInfo",

@@ -101,6 +101,24 @@ async def test_inject_resources_binds_nothing_when_a_value_cannot_be_sent(kernel
         await kernel.get_from_namespace("fine")
 
 
+async def test_a_value_the_kernel_cannot_take_raises_both_generations_errors(
+    kernel: Runtime,
+) -> None:
+    """0.8 code catches RuntimeExecutionError for one binding and TypeError for a batch;
+    cave's InjectionError is both, and the root package exports the name."""
+    import cave_tui
+    from cave_tui.runtime import RuntimeExecutionError
+
+    assert cave_tui.RuntimeExecutionError is RuntimeExecutionError
+    await kernel.reset()
+    with pytest.raises(RuntimeExecutionError, match="cannot pickle"):
+        await kernel.bind_unique("_held", (i for i in range(2)))
+    with pytest.raises(TypeError, match="cannot pickle"):
+        kernel.inject_resources(variables=[Variable("one", 1), Variable("two", (i for i in ""))])
+    # the failed binding gave its name back
+    assert await kernel.bind_unique("_held", "kept") == "_held_1"
+
+
 async def test_inject_into_namespace_is_a_raw_binding(runtime: Runtime) -> None:
     runtime.inject_into_namespace("store", {"k": 1})
     runtime.inject_into_namespace("store", {"k": 2})  # its own raw binding: replaced

@@ -3,6 +3,8 @@ kernel, which needs them too)."""
 
 from __future__ import annotations
 
+from cave_tui.runtime.errors import RuntimeExecutionError
+
 
 class KernelLaunchError(RuntimeError):
     """The kernel could not be started or reached (the message carries its last output)."""
@@ -12,8 +14,10 @@ class KernelDiedError(RuntimeError):
     """The kernel died (or stopped answering) while serving a request."""
 
 
-class InjectionError(TypeError):
-    """A value cannot be copied into the kernel; the message says why and what to do."""
+class InjectionError(TypeError, RuntimeExecutionError):
+    """A value cannot be copied into the kernel; the message says why and what to do. Both a
+    TypeError (upstream 0.8 raises one for a batch it cannot send) and a RuntimeExecutionError
+    (0.8's error for one binding)."""
 
 
 class KernelOutOfMemory(InjectionError):
