@@ -137,8 +137,8 @@ async def keep_long_output(
     """Output over `max_exec_output` kept in the namespace: the marker the model reads and
     the name, or (None, None) when it fits or cannot be kept (then its head and tail are
     shown, as before)."""
-    output = result.output.rstrip("\n")
-    if result.blocked or len(output) <= agent.max_exec_output:
+    output = result.output  # kept as printed, its last newline too (upstream 0.8's value)
+    if result.blocked or len(output.rstrip("\n")) <= agent.max_exec_output:
         return None, None
     history = (str(m.get("content") or "") for m in agent.conversation.messages)
     try:

@@ -458,6 +458,16 @@ class CaveAgent:
         """Replace the conversation (a leading system message is rebuilt, not kept)."""
         self.conversation.replace(messages)
 
+    @property
+    def persisted_output_prefix(self) -> str:
+        """Upstream 0.8's: the prefix of the names long outputs are kept under (`_output`)."""
+        return self.persisted_outputs.prefix
+
+    @property
+    def exec_output_preview_chars(self) -> int:
+        """Upstream 0.8's: how much of a kept output's head its marker shows the model."""
+        return self.persisted_outputs.preview_chars
+
     # -- the prompt (`PromptBuilder`) -------------------------------------------------------
     @property
     def turn(self) -> Turn | None:

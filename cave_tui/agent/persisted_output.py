@@ -20,6 +20,7 @@ from cave_tui.runtime.items import validate_name
 PERSISTED_OUTPUT_PREFIX = "_output"
 PREVIEW_CHARS = 2000  # leading characters shown with the marker (`exec_output_preview_chars`)
 OPEN, CLOSE = "<persisted-output>", "</persisted-output>"
+_MAX_INDEX_DIGITS = 18  # an index a marker could really hold; longer is not one of ours
 
 
 def _declaration(size: int, variable: str) -> str:
@@ -73,7 +74,9 @@ def highest_persisted_index(texts: Iterable[str], prefix: str) -> int:
         re.escape(OPEN) + r"\nOutput too large \(\d+ chars\) to inline\. "
         r"The full text is in the runtime variable `" + re.escape(prefix) + r"_([0-9]+)`"
     )
-    return max((int(m[1]) for text in texts for m in pattern.finditer(text)), default=0)
+    # A number too long to be an index (past int()'s digit limit) names nothing we gave out.
+    found = (m[1] for text in texts for m in pattern.finditer(text))
+    return max((int(n) for n in found if len(n) <= _MAX_INDEX_DIGITS), default=0)
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ class PersistedOutputs:
             validate_name(f"{self.prefix}_1")
         except ValueError:
             raise ValueError(
-                f"persisted_output_prefix {self.prefix!r} cannot form a Python name "
+                f"persisted_output_prefix {self.prefix!r} does not make a Python identifier "
                 f"({self.prefix}_1)"
             ) from None
         if self.preview_chars < 0:

@@ -30,8 +30,8 @@ async def test_long_output_is_kept_as_a_value_the_model_and_user_open() -> None:
     assert "The full text is in the runtime variable `_output_1` (a str)." in observation
     assert "Preview (first " in observation and "line 0\nline 1\n" in observation
     assert "line 999" not in observation  # the preview is the head only
-    assert await runtime.retrieve("_output_1") == TEXT  # whole
-    assert str(len(TEXT)) in model.requests[2][-1]["content"]  # the model opened it
+    assert await runtime.retrieve("_output_1") == TEXT + "\n"  # whole, as printed
+    assert str(len(TEXT) + 1) in model.requests[2][-1]["content"]  # the model opened it
 
     results = [e for e in events if isinstance(e, ExecutionResultEvent)]
     assert [r.persisted_variable for r in results] == ["_output_1", None, "_output_2"]
@@ -61,14 +61,22 @@ async def test_prefix_preview_and_short_output() -> None:
     events = [e async for e in agent.stream_events("go")]
     observation = model.requests[1][-1]["content"]
     assert "`big_1`" in observation and "Preview" not in observation
+    assert (agent.persisted_output_prefix, agent.exec_output_preview_chars) == ("big", 0)
     results = [e for e in events if isinstance(e, ExecutionResultEvent)]
     assert [r.persisted for r in results] == [True, False]
     assert "short" in model.requests[2][-1]["content"]
 
 
 def test_a_prefix_that_names_nothing_is_refused() -> None:
-    with pytest.raises(ValueError, match="persisted_output_prefix"):
+    with pytest.raises(ValueError, match=r"persisted_output_prefix .* Python identifier"):
         CaveAgent(ScriptedModel(["done"]), persisted_output_prefix="not a name")
+
+
+def test_a_marker_number_too_long_to_be_an_index_is_ignored() -> None:
+    from cave_tui.agent.persisted_output import highest_persisted_index, persist_marker
+
+    huge = persist_marker("x", 0, "_output_" + "9" * 5000)  # past int()'s digit limit
+    assert highest_persisted_index([huge, persist_marker("y", 0, "_output_3")], "_output") == 3
 
 
 async def test_clearing_an_old_result_keeps_the_name_of_its_kept_output() -> None:
