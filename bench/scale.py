@@ -6,7 +6,7 @@
 The dataset (an int key and four float columns, written a chunk at a time with a pyarrow
 ParquetWriter, never whole in memory) is generated in a temporary folder, deleted at the end.
 It is injected with `inject_lazy` (a Polars scan) into a kernel runtime whose memory limit
-is 1 GB (RLIMIT_AS) and into the in-process runtime: time and peak memory (VmHWM, reset
+is 1 GB (RLIMIT_DATA, with an RLIMIT_AS backstop) and into the in-process runtime: time and peak memory (VmHWM, reset
 before each step where Linux allows it) of the inject and of the namespace summary. Then one
 aggregation the agent's code would run, `lf.group_by("k").agg(pl.col("v").mean())
 .collect(engine="streaming")`, in the kernel over the whole dataset, next to the same in
@@ -35,7 +35,7 @@ from cave_tui.dataio import inject_lazy
 from cave_tui.runtime.ipython import IPythonRuntime
 from cave_tui.runtime.kernel import IPyKernelRuntime
 
-KERNEL_LIMIT = 2**30  # the kernel's memory limit: 1 GiB of address space
+KERNEL_LIMIT = 2**30  # the kernel's memory limit: 1 GiB (RLIMIT_DATA)
 CHUNK_ROWS = 1_000_000  # rows generated and written at a time (~36 MB)
 FILES = 8  # the dataset is a folder of this many files
 KEYS = 1000
@@ -216,7 +216,7 @@ async def main(quick: bool) -> None:
             "target": f"~{target_bytes // MB} MB",
         },
         {"metric": "dataset rows", "value": rows},
-        {"metric": "kernel memory limit (RLIMIT_AS)", "value": KERNEL_LIMIT // MB, "unit": "MB"},
+        {"metric": "kernel memory limit (RLIMIT_DATA)", "value": KERNEL_LIMIT // MB, "unit": "MB"},
         {"metric": "generate (chunked ParquetWriter)", "value": round(generated, 1), "unit": "s"},
         {
             "metric": "kernel: lazy inject",
@@ -288,7 +288,7 @@ async def main(quick: bool) -> None:
             "unit": "MB",
         },
         {
-            "metric": "kernel (1 GB RLIMIT_AS): polars streaming group_by",
+            "metric": "kernel (1 GB RLIMIT_DATA): polars streaming group_by",
             "value": round(kernel["aggregate"], 2),
             "unit": "s",
             "target": "runs",
@@ -335,7 +335,7 @@ async def main(quick: bool) -> None:
         },
     )
     if not kernel["aggregate_ok"]:
-        print(f"the aggregation under the 1 GB RLIMIT_AS failed: {kernel['aggregate_error']}")
+        print(f"the aggregation under the 1 GB limit failed: {kernel['aggregate_error']}")
     print(
         f"load average before {load_before}, after {os.getloadavg()} "
         f"(the machine is shared: figures are upper bounds)"

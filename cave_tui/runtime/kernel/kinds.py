@@ -281,6 +281,11 @@ class OwnedKernel(KernelKind):
             cwd=self.workdir,
             connection_file=info["connection_file"],
             memory_limit=settings.memory_limit,
+            address_space_limit=(
+                limits.address_space_backstop(settings.memory_limit)
+                if settings.memory_limit
+                else None
+            ),
             max_processes=settings.max_processes,
             runtime_dir=self.runtime_dir,
         )

@@ -78,8 +78,8 @@ def kernel_environment(
     if user:
         env["USER"] = env["LOGNAME"] = user
     if memory_limited:
-        # Keep the address space close to what is really used, so a memory
-        # limit (RLIMIT_AS) measures data, not allocator reservations.
+        # Keep what the allocators map writable close to what is really used, so the
+        # memory limit (RLIMIT_DATA) measures data, not allocator arenas and pools.
         env.setdefault("MALLOC_ARENA_MAX", "2")
         env.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     for k, v in (extra or {}).items():
@@ -245,7 +245,8 @@ class LaunchPlan:
     user: str | None = None
     expose: dict[str, list[str]] = field(default_factory=dict)
     hide_proc: bool = False
-    memory_limit: int | None = None
+    memory_limit: int | None = None  # RLIMIT_DATA: private writable memory
+    address_space_limit: int | None = None  # RLIMIT_AS: the backstop (`address_space_backstop`)
     max_processes: int | None = None
     cgroups: dict[str, str] = field(default_factory=dict)  # controller -> directory
     runtime_dir: str | None = None  # removed by the launcher if the host dies
@@ -336,23 +337,37 @@ def remove_cgroup(directory: str) -> None:
         pass
 
 
-# What importing pyarrow and pandas adds to a memory-limited kernel's address space before
-# it can build a frame or an array sent to it (measured on Linux x86-64: 340 MiB).
-DATA_LIBRARIES_SPACE = 352 << 20
+# What importing pyarrow and pandas adds to what counts against a memory-limited kernel's
+# RLIMIT_DATA before it can build a frame or an array sent to it (measured in a kernel on
+# Linux x86-64 with 2 cores: 127 MiB, much of it the stacks of Arrow's thread pools).
+DATA_LIBRARIES_SPACE = 144 << 20
 _DATA_LIBRARY = b"libarrow"
+# RLIMIT_AS is only a backstop above the memory limit (RLIMIT_DATA): room for what reserves
+# address space without writing it (Polars' streaming engine reserves ~800 MB and touches
+# little; libraries' code; thread stacks' guard pages) while still bounding shared mappings,
+# which RLIMIT_DATA does not count.
+ADDRESS_SPACE_FACTOR = 4
+ADDRESS_SPACE_ROOM = 4 << 30
 
 
-def address_space_in_use(pid: int | None, libraries: bool = False) -> int:
-    """What counts against process *pid*'s RLIMIT_AS now (its virtual size); with
-    *libraries*, plus `DATA_LIBRARIES_SPACE` while it has not mapped Arrow (None or gone:
-    no process yet, so just those libraries, or 0)."""
+def address_space_backstop(memory_limit: int) -> int:
+    """The kernel's RLIMIT_AS for a memory limit: four times it, and at least 4 GiB more."""
+    return max(ADDRESS_SPACE_FACTOR * memory_limit, memory_limit + ADDRESS_SPACE_ROOM)
+
+
+def data_in_use(pid: int | None, libraries: bool = False) -> int:
+    """What counts against process *pid*'s memory limit (RLIMIT_DATA) now: its private
+    writable memory (`VmData`, Linux >= 4.7); with *libraries*, plus `DATA_LIBRARIES_SPACE`
+    while it has not mapped Arrow (None or gone: no process yet, so just those libraries,
+    or 0)."""
     import psutil
 
     extra = DATA_LIBRARIES_SPACE if libraries else 0
     if pid is None:
         return extra
     try:
-        used = int(psutil.Process(pid).memory_info().vms)
+        info = psutil.Process(pid).memory_info()
+        used = int(getattr(info, "data", info.vms))  # `data` is Linux's VmData
         if libraries:
             with open(f"/proc/{pid}/maps", "rb") as maps:
                 extra = 0 if _DATA_LIBRARY in maps.read() else extra

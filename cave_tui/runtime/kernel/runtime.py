@@ -238,13 +238,13 @@ class IPyKernelRuntime(Runtime):
             return None
 
     def memory_for_data(self, libraries: bool = False) -> MemoryUse | None:
-        """The kernel's address space and its limit (RLIMIT_AS counts the address space, not
-        the resident memory); with *libraries*, plus what pyarrow and pandas will map when
-        the kernel has not loaded them yet."""
+        """The kernel's private writable memory and its limit (what RLIMIT_DATA counts: the
+        heap and the buffers data lives in, not reserved address space); with *libraries*,
+        plus what pyarrow and pandas will add when the kernel has not loaded them yet."""
         limit = self.memory_limit
         if limit is None:
             return None
-        return MemoryUse(limits.address_space_in_use(self._kind.code_pid, libraries), limit)
+        return MemoryUse(limits.data_in_use(self._kind.code_pid, libraries), limit)
 
     @property
     def kernel_pid(self) -> int | None:

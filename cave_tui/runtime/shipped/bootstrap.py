@@ -70,7 +70,8 @@ def _trim_traceback(error: BaseException) -> int:
 
 def _out_of_memory(exc: BaseException) -> bool:
     """The kernel's memory limit refused an allocation: a MemoryError, or a library that
-    could not be mapped or allocate under RLIMIT_AS (ENOMEM, "failed to map segment")."""
+    could not be mapped or allocate under RLIMIT_DATA or RLIMIT_AS (ENOMEM, "failed to map
+    segment")."""
     import errno
 
     seen: BaseException | None = exc
@@ -88,7 +89,7 @@ def _memory_limit_text() -> str:
     """What the kernel's memory limit is, for the host's message."""
     import resource
 
-    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    soft = resource.getrlimit(resource.RLIMIT_DATA)[0]
     if soft == resource.RLIM_INFINITY:
         return "out of memory"
     return f"over the kernel's memory limit of {soft:,} bytes"

@@ -171,9 +171,12 @@ def _become_kernel(plan: dict[str, Any], log_fd: int) -> None:
         if plan["expose"] or plan["hide_proc"]:
             _isolate_mounts(plan["expose"], plan["hide_proc"])
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if plan["memory_limit"]:
+        if plan["memory_limit"]:  # private writable memory: what data and heaps take
             limit = int(plan["memory_limit"])
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+        if plan.get("address_space_limit"):  # a backstop for what RLIMIT_DATA leaves out
+            space = int(plan["address_space_limit"])
+            resource.setrlimit(resource.RLIMIT_AS, (space, space))
         if plan["max_processes"] and "pids" not in plan["cgroups"]:
             owner = uid if uid is not None else os.getuid()
             if owner != 0:  # root ignores RLIMIT_NPROC; the pids cgroup is its limit

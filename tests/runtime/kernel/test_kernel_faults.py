@@ -122,7 +122,7 @@ async def test_memory_blowup_under_the_limit(rt):
     pid = rt.kernel_pid
     result = await rt.execute("x = []\nwhile True:\n    x.append(bytearray(10**7))")
     assert not result.success and result.error_type == "MemoryError", result.error_text
-    if rt.kernel_pid == pid:  # RLIMIT_AS: a MemoryError, the kernel lives on
+    if rt.kernel_pid == pid:  # RLIMIT_DATA: a MemoryError, the kernel lives on
         assert "memory limit" in (result.notice or "")
         freed = await rt.execute("n = len(x)\ndel x\nprint(n > 5)")
         assert freed.output == "True\n", freed.error_text

@@ -612,12 +612,14 @@ async def test_without_a_user_switch_the_other_limits_still_hold(tmp_path):
         await runtime.execute(
             "import os, resource\nuid = os.getuid()\ncwd = os.getcwd()\n"
             "leaked = 'SOME_API_KEY' in os.environ\n"
-            "limit = resource.getrlimit(resource.RLIMIT_AS)[0]"
+            "limit = resource.getrlimit(resource.RLIMIT_DATA)[0]\n"
+            "space = resource.getrlimit(resource.RLIMIT_AS)[0]"
         )
         assert await runtime.retrieve("uid") == os.getuid()
         assert await runtime.retrieve("cwd") == str(tmp_path / "work")
         assert await runtime.retrieve("leaked") is False
-        assert await runtime.retrieve("limit") == 2 * 2**30
+        assert await runtime.retrieve("limit") == 2 * 2**30  # memory: RLIMIT_DATA
+        assert await runtime.retrieve("space") == 8 * 2**30  # the address-space backstop
     finally:
         await runtime.stop()
     assert (tmp_path / "work").is_dir()  # a cwd the caller chose is kept
