@@ -11,10 +11,12 @@ import time
 from abc import ABC
 from dataclasses import asdict, dataclass, field, fields
 from enum import Enum, StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cave_tui.agent.stop_reason import StopReason
-from cave_tui.models.base import Usage
+
+if TYPE_CHECKING:  # the event classes load without the models (front ends import them at start)
+    from cave_tui.models.base import Usage
 
 USER_AGENT = "user"  # `Event.agent` of code the user ran directly (`!` cells), not the model
 
@@ -360,11 +362,18 @@ class StoppedEvent(Event):
     stop_reason: StopReason = StopReason.COMPLETED
     steps: int = 0
     elapsed: float = 0.0
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = field(default_factory=lambda: _usage({}))
 
     def __post_init__(self) -> None:
         if isinstance(self.usage, dict):  # read back from a record (`event_from_dict`)
-            self.usage = Usage(**{k: int(v) for k, v in self.usage.items()})
+            self.usage = _usage(self.usage)
+
+
+def _usage(counts: dict[str, Any]) -> Usage:
+    """A `Usage` of *counts* (the models package loads here, on the first stop event)."""
+    from cave_tui.models.base import Usage
+
+    return Usage(**{k: int(v) for k, v in counts.items()})
 
 
 EVENT_CLASSES: dict[EventType, type[Event]] = {

@@ -245,7 +245,8 @@ class CaveApp(CaveHost):
         status.runtime = services.runtime_label if services.ready else "starting…"
         status.memory = services.runtime_memory
         status.policy = self.config.policy
-        status.aids = services.preset_text()
+        preset = services.preset_choice()
+        status.aids, status.aids_why = preset.preset, preset.reason
         status.approve = self.config.approve
         status.tokens_in = self.usage.prompt_tokens
         status.tokens_out = self.usage.completion_tokens

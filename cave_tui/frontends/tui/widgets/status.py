@@ -34,7 +34,8 @@ class StatusLine(Static):
     runtime = reactive("starting…")
     memory = reactive("")  # the runtime's memory, e.g. "129 MiB of 12.0 GiB"
     policy = reactive("standard")
-    aids = reactive("")  # the agent's preset and why: "small (the embedded model, …)"
+    aids = reactive("")  # the agent's preset: "small"
+    aids_why = reactive("")  # why that preset: "the embedded model, 1.5B parameters"
     approve = reactive("auto")
     step = reactive(0)
     tokens_in = reactive(0)
@@ -158,6 +159,8 @@ class StatusLine(Static):
             (5 if self.policy != "standard" else 1, "policy ", self.policy),
             (5 if self.approve != "auto" else 2, "approve ", self.approve),
             *([(5, "aids ", self.aids)] if self.aids else []),
+            # why that preset (/policies says it too): dropped before the token counts
+            *([(3, "", f"({self.aids_why})")] if self.aids and self.aids_why else []),
             (8, "step ", str(self.step)),
             (4, "", f"{tokens(self.tokens_in)} in / {tokens(self.tokens_out)} out tokens"),
         ]
