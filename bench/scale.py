@@ -6,8 +6,9 @@
 The dataset (an int key and four float columns, written a chunk at a time with a pyarrow
 ParquetWriter, never whole in memory) is generated in a temporary folder, deleted at the end.
 It is injected with `inject_lazy` (a Polars scan) into a kernel runtime whose memory limit
-is 1 GB (RLIMIT_DATA, with an RLIMIT_AS backstop) and into the in-process runtime: time and peak memory (VmHWM, reset
-before each step where Linux allows it) of the inject and of the namespace summary. Then one
+is 1 GB (RLIMIT_DATA, with an RLIMIT_AS backstop) and into the in-process runtime: time and
+peak memory (VmHWM, reset before each step where Linux allows it) of the inject and of the
+namespace summary. Then one
 aggregation the agent's code would run, `lf.group_by("k").agg(pl.col("v").mean())
 .collect(engine="streaming")`, in the kernel over the whole dataset, next to the same in
 pandas (read_parquet + groupby) on the files that fit in a third of the kernel's limit.

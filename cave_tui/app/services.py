@@ -25,7 +25,6 @@ Never imports Textual; imports the agent loop, IPython and providers only when n
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import inspect
 import threading
 import time
@@ -126,7 +125,6 @@ class AppServices:
         self._started = False
         self._display_width: int | None = None  # the front end's log width (set_display_width)
         self._starting: asyncio.Future[None] | None = None
-        self._early: concurrent.futures.Future[bool] | None = None  # `begin_start`'s boot
         self._listening = False
 
     # -- the parts, by their names -----------------------------------------------------
@@ -235,35 +233,16 @@ class AppServices:
                 self._starting = None  # a later call tries again
             raise
 
-    def begin_start(self) -> None:
-        """Build the runtime and, when it is isolated (the kernel), begin its start now on a
-        thread, before the caller's event loop runs: the front end's own imports overlap
-        the kernel's launch. `start()` then waits for that boot (and raises what it raised);
-        an in-process runtime starts in `start()` as always."""
-        if self._early is not None or self._started or self._starting is not None:
-            return
-        early: concurrent.futures.Future[bool] = concurrent.futures.Future()
-        self._early = early
-
-        def boot() -> None:
-            try:
-                runtime = self._listened_runtime()
-                if runtime.isolated:
-                    asyncio.run(runtime.start())
-                early.set_result(runtime.isolated)
-            except BaseException as exc:  # given to `start()`, which raises it
-                early.set_exception(exc)
-
-        threading.Thread(target=boot, name="cave-runtime-start", daemon=True).start()
-
     async def _start(self) -> None:
-        early, self._early = self._early, None
-        started = early is not None and await asyncio.wrap_future(early)
-        runtime = await asyncio.to_thread(self._listened_runtime)
+        runtime = self._runtime
+        if runtime is None:
+            runtime = self._runtime = await asyncio.to_thread(self._build_runtime)
         if self._display_width is not None:
             runtime.set_display_width(self._display_width)
-        if not started:
-            await runtime.start()
+        if not self._listening:
+            self._listening = True
+            runtime.add_namespace_listener(self._namespace_changed)
+        await runtime.start()
         if self.model is not None and self.agent is None:
             self.agent = await asyncio.to_thread(self._build_agent)
         self._started = True
@@ -288,15 +267,6 @@ class AppServices:
             if self._runtime is None:
                 self._runtime = self._runtime_factory()
             return self._runtime
-
-    def _listened_runtime(self) -> Runtime:
-        """The runtime (built if need be), its namespace changes heard by the hooks."""
-        runtime = self._build_runtime()
-        with self._start_lock:
-            if not self._listening:
-                self._listening = True
-                runtime.add_namespace_listener(self._namespace_changed)
-        return runtime
 
     def _build_agent(self) -> CaveAgent:
         from cave_tui.app.agent_build import build_agent
@@ -561,14 +531,7 @@ class AppServices:
         await self.exits.shutdown(self._stop_runtime, leave_on_signals=leave_on_signals)
 
     async def _stop_runtime(self) -> None:
-        """Stop the runtime, if one was built (by the time the exit hooks are done), once
-        an early boot (`begin_start`) still under way is over."""
-        early, self._early = self._early, None
-        if early is not None:
-            booted = asyncio.wrap_future(early)
-            await asyncio.wait([booted])
-            if not booted.cancelled():
-                booted.exception()  # retrieved: a failed boot is over, nothing to stop
+        """Stop the runtime, if one was built (by the time the exit hooks are done)."""
         if self._runtime is not None:
             await self._runtime.stop()
 

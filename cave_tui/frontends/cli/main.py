@@ -229,7 +229,6 @@ def run(
     options = data or DataOptions()
     launch = LaunchOptions(settings=settings or {}, data=options)
     services = build_services(launch, need_model=not own, skill_dirs=skills or [])
-    services.begin_start()  # the kernel boots while the run's own modules are imported
     raise typer.Exit(run_to_the_end(services, run_task(services, task, as_json, options, yes=yes)))
 
 
@@ -258,6 +257,8 @@ def mcp_command(
     closes the connection, 2 when the start failed, 3 when --dump could not be written.
     With --http HOST:PORT it serves http://HOST:PORT/mcp until SIGTERM or Ctrl+C.
     """
+    from cave_tui.frontends.mcp import serve
+
     transport = None
     if http is not None:
         from cave_tui.frontends.mcp.http import (
@@ -276,9 +277,6 @@ def mcp_command(
     options = data or DataOptions()
     launch = LaunchOptions(settings=settings or {}, data=options)
     services = build_services(launch, need_model=False, skill_dirs=skills or [])
-    services.begin_start()  # the kernel boots while the MCP SDK is imported
-    from cave_tui.frontends.mcp import serve
-
     raise typer.Exit(run_to_the_end(services, serve(services, options, transport)))
 
 
@@ -297,12 +295,11 @@ def acp_command(
     are recorded as `cave run`'s and can be loaded by id. Exit 0 when the client closes
     the connection, 2 when the start failed, 3 when --dump could not be written.
     """
+    from cave_tui.frontends.acp import serve
+
     options = data or DataOptions()
     launch = LaunchOptions(settings=settings or {}, data=options)
     services = build_services(launch, need_model=False, skill_dirs=skills or [])
-    services.begin_start()  # the kernel boots while the ACP SDK is imported
-    from cave_tui.frontends.acp import serve
-
     raise typer.Exit(run_to_the_end(services, serve(services, options)))
 
 
