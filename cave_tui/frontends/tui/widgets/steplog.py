@@ -7,12 +7,14 @@ keeps at most `MAX_ENTRIES` steps so widget count stays bounded in long sessions
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import VerticalGroup, VerticalScroll
 from textual.content import Content
+from textual.dom import NoScreen
 from textual.message import Message
 from textual.widgets import Static
 
@@ -128,7 +130,8 @@ class StepEntry(Copyable, VerticalGroup, can_focus=True):
     def set_result_frame(self, name: str | None) -> None:
         """The cell's result is a frame the runtime holds as *name* (None: it is not)."""
         self.result_frame = name
-        self.refresh_bindings()
+        with contextlib.suppress(NoScreen):  # an entry leaving the log (a /reset) has none
+            self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "open_result":
