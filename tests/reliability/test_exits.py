@@ -45,7 +45,10 @@ def _stuck_run(tmp_path: Path, *flags: str) -> subprocess.Popen[str]:
         text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 60
-    while "heavy = [" not in _events(tmp_path / "s"):
+    # The cell binding `heavy` has run (its outcome is recorded): the snapshot after its step
+    # is what reads `heavy` next. Waiting for its code alone raced a loaded machine: both
+    # Ctrl+C could land before the snapshot, and the exit's dump then hung on `heavy`.
+    while '"changed":["Sticky","heavy"]' not in _events(tmp_path / "s").replace(" ", ""):
         assert child.poll() is None and time.monotonic() < deadline, child.communicate()
         time.sleep(0.1)
     time.sleep(2)  # into the snapshot's write of `heavy`
