@@ -43,6 +43,9 @@ def _stuck_run(tmp_path: Path, *flags: str) -> subprocess.Popen[str]:
          "--dump", "out", *flags],
         cwd=tmp_path, env=env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True,
+        # Ctrl+C as a terminal sends it: a test worker may run with SIGINT ignored, and an
+        # ignored disposition is inherited (the run then never saw either Ctrl+C).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     deadline = time.monotonic() + 60
     # The cell binding `heavy` has run (its outcome is recorded): the snapshot after its step
@@ -61,7 +64,13 @@ def _ask_twice(child: subprocess.Popen[str], sig: signal.Signals) -> tuple[float
     child.send_signal(sig)
     time.sleep(0.5)
     child.send_signal(sig)
-    _, err = child.communicate(timeout=60)
+    try:
+        _, err = child.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        out, err = child.communicate()
+        said = f"{err[-3000:]}\n{out[-2000:]}"
+        raise AssertionError(f"cave did not leave within 60 s:\n{said}") from None
     return time.monotonic() - started, err
 
 
