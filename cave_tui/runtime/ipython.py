@@ -134,6 +134,7 @@ class IPythonRuntime(Runtime):
         self._ns: dict[str, Any] = {}
         self._kept_results = KeptResults(self._ns)  # frame results the table view opens
         self._result_frame: str | None = None  # the running cell's, set by its displayhook
+        self._cell_seq = 0  # cells begun so far: an interrupt names the one it is for
         self._shell = self._make_shell(self._ns)
         self._hidden: set[str] = set(self._shell.user_ns_hidden) | set(HIDDEN_NAMES)
         self._jobs: queue.SimpleQueue[tuple[Any, Future[Any]] | None] = queue.SimpleQueue()
@@ -393,13 +394,21 @@ class IPythonRuntime(Runtime):
         return pending is not None and not pending.done()
 
     async def interrupt(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(None, self._interrupt_blocking, 0.0)
+        """Interrupt the cell running now: the executor may run this late, when that cell
+        has ended and the next one begun, which it must not reach."""
+        cell = self._cell_seq
+        await asyncio.get_running_loop().run_in_executor(None, self._interrupt_blocking, 0.0, cell)
 
-    def _interrupt_once(self, cause: type[CellInterrupt] = CellInterrupt) -> bool:
-        """Raise *cause* in the worker if a cell is running; True if sent."""
+    def _interrupt_once(
+        self, cause: type[CellInterrupt] = CellInterrupt, cell: int | None = None
+    ) -> bool:
+        """Raise *cause* in the worker if a cell (the *cell*-th, when given) is running;
+        True if sent."""
         with self._cell_lock:
             if not self._in_cell or self._worker_id is None:
                 return False
+            if cell is not None and cell != self._cell_seq:
+                return False  # that cell is over: a later one is not what was asked
             _set_async_exc(self._worker_id, cause)
             return True
 
@@ -407,11 +416,12 @@ class IPythonRuntime(Runtime):
         """The watchdog's stop: MemoryLimitExceeded in the running cell."""
         return self._interrupt_once(MemoryLimitExceeded)
 
-    def _interrupt_blocking(self, grace: float) -> bool:
-        """Interrupt repeatedly for up to *grace* seconds; True once no cell runs."""
+    def _interrupt_blocking(self, grace: float, cell: int | None = None) -> bool:
+        """Interrupt repeatedly for up to *grace* seconds (only the *cell*-th cell, when
+        given); True once no cell runs."""
         deadline = time.monotonic() + grace
         while True:
-            if not self._interrupt_once():
+            if not self._interrupt_once(cell=cell):
                 return True
             if time.monotonic() >= deadline:
                 return False
@@ -543,6 +553,7 @@ class IPythonRuntime(Runtime):
             self._watchdog.start()  # not in the cell's window: see MemoryWatchdog.start
         with self._cell_lock:
             self._in_cell = True
+            self._cell_seq += 1
         try:
             try:
                 with routed_streams(capture), self._memory_watch(capture) as watch:
