@@ -27,7 +27,7 @@ pl = pytest.importorskip("polars")
 dd = pytest.importorskip("dask.dataframe")
 duckdb = pytest.importorskip("duckdb")
 
-PARTS, PART_ROWS = 24, 250_000  # 6,000,000 int64 rows: 46 MB when held whole
+PARTS, PART_ROWS = 64, 250_000  # 16,000,000 int64 rows: 122 MB when held whole
 FRAME_MB = PARTS * PART_ROWS * 8 / 2**20
 ROWS = PARTS * PART_ROWS
 

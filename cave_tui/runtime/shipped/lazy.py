@@ -325,7 +325,7 @@ def stream_parquet(obj: Any, path: str, *, overwrite: bool = False) -> Streamed 
         raise StreamError(f"cannot write {folder}: {exc.strerror or exc}") from None
     try:
         _lock(fd)  # a write in progress: `cleanup_temp_files` leaves it alone
-        rows = _write(engine, obj, tmp)
+        rows = _write(engine, obj, tmp, fd)
         os.replace(tmp, path)
     except (StreamError, KeyboardInterrupt):
         _remove(tmp)
@@ -339,12 +339,17 @@ def stream_parquet(obj: Any, path: str, *, overwrite: bool = False) -> Streamed 
     return Streamed(path, rows, os.path.getsize(path), type_name)
 
 
-def _write(engine: Engine, obj: Any, path: str) -> int:
-    """Stream *obj* to *path*; the rows written."""
+def _write(engine: Engine, obj: Any, path: str, fd: int) -> int:
+    """Stream *obj* to *path* (open as *fd*); the rows written."""
+    import os
+
     import pyarrow.parquet as pq
 
     if engine is Engine.POLARS_LAZY:
-        obj.sink_parquet(path)
+        # Through our descriptor, never the path: a failed plan returns while Polars' sink
+        # can still be opening its file, which would recreate the temp file once removed.
+        with os.fdopen(os.dup(fd), "wb") as out:
+            obj.sink_parquet(out)
     elif engine is Engine.DUCKDB_RELATION:
         obj.write_parquet(path)
     else:
