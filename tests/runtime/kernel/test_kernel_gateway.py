@@ -224,3 +224,23 @@ async def test_a_dropped_websocket_is_reconnected_and_the_cell_finishes(remote: 
     result = await asyncio.wait_for(running, 30)
     assert result.success and result.output.strip() == "after the drop", result
     assert kernel.channel.ws is not old and not result.notice  # the same kernel, reconnected
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_QUICKACK"), reason="TCP_QUICKACK is Linux's")
+def test_the_websocket_acknowledges_at_once_and_a_closed_socket_is_left_alone() -> None:
+    """The 40 ms a delayed ACK adds to every gateway round trip (bench/gateway.py)."""
+    from types import SimpleNamespace
+
+    from cave_tui.runtime.kernel.gateway import _QuickAck
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        client = socket.create_connection(server.getsockname())
+        accepted, _ = server.accept()
+        ack = _QuickAck(SimpleNamespace(stream=SimpleNamespace(socket=client)))  # type: ignore[arg-type]
+        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 0)
+        ack.arm()
+        assert client.getsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK) == 1
+        client.close()
+        ack.arm()  # closed: no error, and never tried again
+        assert ack._socket is None
+        accepted.close()
