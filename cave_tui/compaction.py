@@ -161,7 +161,7 @@ async def _over_list(
         tier = getattr(event, "tier", tier)
     if not tier:
         return messages, 0
-    as_objects = not isinstance(messages[0], dict)
+    as_objects = type(messages[0]) is not dict  # message objects (dicts too)
     out = list(messages[:head])
     for d in conversation.history:
         original = originals.get(id(d))
@@ -285,7 +285,7 @@ class Compactor:
         body, saved, cleared = compactor._clear_old_results(dicts[head:], compactor.keep_results)
         if not cleared:
             return messages, True
-        as_objects = bool(messages) and not isinstance(messages[0], dict)
+        as_objects = bool(messages) and type(messages[0]) is not dict
         out = list(messages[:head]) + [
             original if d is original_dict else (message_from_dict(d) if as_objects else d)
             for d, original, original_dict in zip(body, messages[head:], dicts[head:], strict=True)

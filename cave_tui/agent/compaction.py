@@ -42,6 +42,12 @@ from cave_tui.agent.summarizer import (
     Summarizer,
     SummaryFailedError,
 )
+from cave_tui.messages import (
+    SummaryAcknowledgementMessage,
+    SummaryMessage,
+    UserMessage,
+    with_content,
+)
 from cave_tui.models.base import ContextOverflowError, Message, Model, ModelError, Usage
 from cave_tui.models.tokens import count_messages, count_text
 
@@ -293,7 +299,7 @@ class Compactor:
             new = CLEARED + (f"\n{pointer}" if pointer else "") + (content[at:] if at >= 0 else "")
             if len(new) >= len(content):
                 continue
-            replacement = {**out[i], "content": new}
+            replacement = with_content(out[i], new)
             saved += message_tokens(out[i]) - message_tokens(replacement)
             out[i] = replacement
             cleared += 1
@@ -389,9 +395,9 @@ class Compactor:
         text = SUMMARY_MESSAGE.format(summary=summary)
         self._summary_text = text
         self._prior_summary = summary
-        new_head: list[Message] = [{"role": "user", "content": text}]
+        new_head: list[Message] = [SummaryMessage(text, body=summary)]
         if not tail or tail[0]["role"] == "user":
-            new_head.append({"role": "assistant", "content": SUMMARY_ACK})
+            new_head.append(SummaryAcknowledgementMessage(SUMMARY_ACK))
         delta = sum(message_tokens(m) for m in new_head) - sum(message_tokens(m) for m in head)
         return [*new_head, *tail], delta, len(head)
 
@@ -444,13 +450,13 @@ class Compactor:
             content = str(out[biggest]["content"])
             if len(content) <= 400:
                 break
-            smaller = {**out[biggest], "content": cut_middle(content, len(content) // 2)}
+            smaller = with_content(out[biggest], cut_middle(content, len(content) // 2))
             tokens -= message_tokens(out[biggest]) - message_tokens(smaller)
             out[biggest] = smaller
             cut += 1
         parts = []
         if dropped or earlier:
-            note: Message = {"role": "user", "content": TRIMMED.format(n=dropped + earlier)}
+            note: Message = UserMessage(TRIMMED.format(n=dropped + earlier))
             out.insert(0, note)
             tokens += message_tokens(note)
         if dropped:

@@ -1,17 +1,28 @@
 """`Conversation`: the agent's message list, changed only through named operations.
 
-The list holds OpenAI-style `{"role", "content"}` dicts, never the system message (the
-agent rebuilds it on every call). `agent.history` is this list itself, as upstream's
+The list holds message objects (`cave_tui.messages`: each also the OpenAI-style
+`{"role", "content"}` dict), never the system message (the agent rebuilds it on every
+call). A reply whose code the agent took is a `CodeExecutionMessage`, and every message
+answering it (the cell's observation, a skipped or refused cell's note, an interruption)
+an `ExecutionResultMessage`. `agent.history` is this list itself, as upstream's
 users read and edit it; the loop, compaction and resume go through the operations
 below, each of which states what it keeps true.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
-from cave_tui.agent.messages import normalize_message
+from cave_tui.agent.messages import typed_history
+from cave_tui.messages import (
+    AssistantMessage,
+    CodeExecutionMessage,
+    ExecutionResultMessage,
+    UserMessage,
+)
+from cave_tui.messages import Message as ConversationMessage
 from cave_tui.models.base import Message
 
 STEP_INTERRUPTED = "[The user interrupted this step.]"
@@ -22,8 +33,9 @@ REPLY_INTERRUPTED = "\n[interrupted by the user]"
 class Conversation:
     """The messages of an agent's conversation, oldest first, without the system message."""
 
-    def __init__(self, messages: Iterable[Any] = ()) -> None:
+    def __init__(self, messages: Iterable[Any] = (), identifier: str = "python") -> None:
         self._messages: list[Message] = []
+        self.identifier = identifier  # the code fence's language, to type loaded replies
         self.replace(messages)
 
     @classmethod
@@ -49,44 +61,56 @@ class Conversation:
         return self._messages[-1] if self._messages else None
 
     # -- adding --------------------------------------------------------------------------
-    def _add(self, role: str, text: str) -> Message:
-        message: Message = {"role": role, "content": text}
+    def _add(self, message: ConversationMessage) -> Message:
         self._messages.append(message)
         return message
 
+    def _answer(self, text: str) -> Message:
+        """A user message: the result of the code reply it follows, if it follows one."""
+        if type(self.last) is CodeExecutionMessage:
+            return self._add(ExecutionResultMessage(text))
+        return self._add(UserMessage(text))
+
     def add_task(self, text: str) -> Message:
         """The user's request that opens a turn; the message returned is the turn's anchor."""
-        return self._add("user", text)
+        return self._add(UserMessage(text))
 
-    def add_reply(self, text: str) -> Message:
-        """The model's reply (its code, or its answer)."""
-        return self._add("assistant", text)
+    def add_reply(self, text: str, code: bool = False) -> Message:
+        """The model's reply: its answer, or (*code*) a reply whose code block is to run."""
+        return self._add(CodeExecutionMessage(text) if code else AssistantMessage(text))
 
     def add_observation(self, text: str) -> Message:
         """What a cell did, as the model reads it: the user message after the reply."""
-        return self._add("user", text)
+        return self._add(ExecutionResultMessage(text))
 
     def add_note(self, text: str) -> Message:
         """A user message telling the model something (a skipped or refused cell, a doubt
         about its answer, a resumed session's state)."""
-        return self._add("user", text)
+        return self._answer(text)
+
+    def append(self, message: object) -> None:
+        """Add *message* as it is (a message object, or a dict converted); a system message
+        is left out (the agent rebuilds it)."""
+        typed = typed_history([*self._messages[-1:], message], self.identifier)[-1]
+        if typed["role"] != "system":
+            self._add(typed)
 
     def add_cut_reply(self, text: str) -> None:
         """The part of a reply that streamed before the user stopped it, marked as cut
         (nothing when no text came)."""
         if text:
-            self._add("assistant", text + REPLY_INTERRUPTED)
+            self._add(AssistantMessage(text + REPLY_INTERRUPTED))
 
     def note_interruption(self) -> None:
         """After a stopped turn: the conversation ends with a user message, so the next
         request alternates validly (a note follows a trailing reply; otherwise no change)."""
         last = self.last
         if last is not None and last["role"] == "assistant":
-            self._add("user", STEP_INTERRUPTED)
+            self._answer(STEP_INTERRUPTED)
 
     def note_cell_interrupted(self) -> Message:
         """The observation of a cell the user stopped while it ran."""
-        return self._add("user", CELL_INTERRUPTED)
+        return self._answer(CELL_INTERRUPTED)
 
     # -- rewriting a turn ---------------------------------------------------------------
     def retract_reply(self, note: str) -> bool:
@@ -113,7 +137,7 @@ class Conversation:
             return None
         kept = {id(m) for m in keep}
         messages[start + 1 :] = [m for m in messages[start + 1 :] if id(m) in kept]
-        new: Message = {"role": "user", "content": text}
+        new: Message = UserMessage(text)
         messages[start] = new
         return new
 
@@ -124,14 +148,14 @@ class Conversation:
         self._messages[:] = messages
 
     def replace(self, messages: Iterable[Any]) -> None:
-        """Become *messages* (dicts or upstream's message objects, copied as dicts); a
-        system message among them is left out (the agent rebuilds it)."""
-        normalized = [normalize_message(m) for m in messages]
-        self._messages[:] = [m for m in normalized if m["role"] != "system"]
+        """Become *messages* (message objects, kept, or dicts, converted: `typed_history`);
+        a system message among them is left out (the agent rebuilds it)."""
+        typed = typed_history(messages, self.identifier)
+        self._messages[:] = [m for m in typed if m["role"] != "system"]
 
     def snapshot(self) -> list[Message]:
         """A copy of the messages, to `replace` with if what follows fails."""
-        return [dict(m) for m in self._messages]
+        return [copy.copy(m) for m in self._messages]
 
     def reset(self) -> None:
         """Forget every message."""

@@ -188,7 +188,7 @@ class CaveAgent:
         self._stop_requested = threading.Event()
         self.in_cell = False  # True from just before a cell of a turn runs until it returns
         self.usage = Usage()  # across all runs of this agent
-        self.conversation = Conversation(messages or [])
+        self.conversation = Conversation(messages or [], python_block_identifier)
         self.prompt = PromptBuilder(self)
         self.extensions = Extensions(self, CaveAgent)
         self.extensions.install(self)
@@ -352,8 +352,8 @@ class CaveAgent:
                 tally.usage = tally.usage + reply.usage
                 text = close_open_fence(reply.text) if self.stop_after_code else reply.text
                 last_text = text
-                reply_message = self.conversation.add_reply(text)
                 code = extract_code(text, self.python_block_identifier)
+                reply_message = self.conversation.add_reply(text, code=code is not None)
                 if code is None:
                     doubts = await self._pipeline.before_answer(turn, Answer(text))
                     if doubts:  # a retracting doubt drops the reply: not echoed at temperature 0
@@ -457,6 +457,11 @@ class CaveAgent:
     def messages(self, messages: list[Any]) -> None:
         """Replace the conversation (a leading system message is rebuilt, not kept)."""
         self.conversation.replace(messages)
+
+    def add_message(self, message: object) -> None:
+        """Upstream's: append *message* (a `cave_tui.messages` object or a dict) to the
+        conversation."""
+        self.conversation.append(message)
 
     @property
     def persisted_output_prefix(self) -> str:

@@ -2,22 +2,50 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping
 
+from cave_tui.agent.extraction import extract_code
+from cave_tui.messages import (
+    AssistantMessage,
+    CodeExecutionMessage,
+    ExecutionResultMessage,
+    UserMessage,
+    message_from_dict,
+)
+from cave_tui.messages import Message as ConversationMessage
 from cave_tui.models.base import Message
 
 
-def normalize_message(message: Any) -> Message:
-    """A `{"role", "content"}` dict from a dict, an upstream message object or anything
-    with `role` and `content`."""
-    if isinstance(message, dict):
-        return {"role": message["role"], "content": message.get("content") or ""}
-    to_dict = getattr(message, "to_dict", None)  # upstream's message classes (cave_tui.types)
-    if callable(to_dict):
-        return normalize_message(to_dict())
+def as_message(message: object) -> ConversationMessage:
+    """The message object for a dict, a message (itself) or anything with `role` and
+    `content`; a role that is not a message role is a `ValueError`."""
+    if isinstance(message, ConversationMessage):
+        return message
+    if isinstance(message, Mapping):
+        return message_from_dict(message)
     role = getattr(message, "role", None)
-    role = getattr(role, "value", role)
-    return {"role": str(role), "content": str(getattr(message, "content", ""))}
+    content = getattr(message, "content", "")
+    return message_from_dict({"role": getattr(role, "value", role), "content": str(content)})
+
+
+def typed_history(
+    messages: Iterable[object], identifier: str = "python"
+) -> list[ConversationMessage]:
+    """*messages* as message objects: message objects kept (the same objects), others
+    converted. A converted assistant reply holding code is a `CodeExecutionMessage`, and
+    a converted user message right after one its `ExecutionResultMessage`, as the agent
+    recorded them (a session log keeps only the wire roles)."""
+    out: list[ConversationMessage] = []
+    for message in messages:
+        typed = as_message(message)
+        if typed is not message:
+            if type(typed) is AssistantMessage:
+                if extract_code(typed.content, identifier) is not None:
+                    typed = CodeExecutionMessage(typed.content)
+            elif type(typed) is UserMessage and out and type(out[-1]) is CodeExecutionMessage:
+                typed = ExecutionResultMessage(typed.content)
+        out.append(typed)
+    return out
 
 
 def merge_consecutive(messages: list[Message]) -> list[Message]:

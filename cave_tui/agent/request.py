@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from cave_tui.agent.conversation import Conversation
-from cave_tui.agent.messages import merge_consecutive
+from cave_tui.agent.messages import merge_consecutive, typed_history
 from cave_tui.agent.prompt import (
     FINAL_ANSWER_INSTRUCTIONS,
     SKILLS_HEADER,
@@ -20,6 +20,7 @@ from cave_tui.agent.prompt import (
     uses_inline_namespace,
 )
 from cave_tui.agent.turn import Turn
+from cave_tui.messages import SystemMessage
 from cave_tui.models.base import Message
 from cave_tui.runtime.base import Runtime
 from cave_tui.runtime.shipped.summary import VarInfo
@@ -51,8 +52,10 @@ class PromptBuilder:
         self.settings = settings
 
     def messages(self) -> list[Message]:
-        """System prompt plus history, as the provider would see it (without the namespace)."""
-        return [{"role": "system", "content": self.system_prompt()}, *self.settings.conversation]
+        """System prompt plus history, as the provider would see it (without the namespace),
+        as message objects (`cave_tui.messages`)."""
+        history = typed_history(self.settings.conversation, self.settings.python_block_identifier)
+        return [SystemMessage(self.system_prompt()), *history]
 
     def system_prompt(self, legacy: dict[str, str] | None = None) -> str:
         """The system prompt; *legacy* fills an upstream-style template's namespace sections."""
