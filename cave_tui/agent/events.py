@@ -11,7 +11,7 @@ import time
 from abc import ABC
 from dataclasses import asdict, dataclass, field, fields
 from enum import Enum, StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from cave_tui.agent.stop_reason import StopReason
 
@@ -128,7 +128,35 @@ class OutputEvent(Event):
 class ExecutionResultEvent(ABC):  # noqa: B024 - a name to match on, nothing to implement
     """Upstream 0.8's one event for a cell's end: cave's ExecutionOutputEvent (`success`
     True) and ExecutionErrorEvent (False) are both instances of it, so `case
-    ExecutionResultEvent()` matches either and reads `output` and `success`."""
+    ExecutionResultEvent()` matches either and reads `output` and `success`.
+
+    Built as 0.8 builds it, `ExecutionResultEvent(output, success, persisted=False,
+    persisted_variable=None, state_lost=False)` gives cave's event for that cell (its
+    `content` and `output` are *output*), so a caller's event goes wherever cave's do."""
+
+    __match_args__ = ("output", "success", "persisted", "persisted_variable", "state_lost")
+
+    def __new__(
+        cls,
+        output: str,
+        success: bool,
+        persisted: bool = False,
+        persisted_variable: str | None = None,
+        state_lost: bool = False,
+    ) -> ExecutionResultEvent:
+        if persisted and persisted_variable is None:
+            raise ValueError("persisted=True needs the name it is kept under (persisted_variable)")
+        if persisted_variable is not None and not persisted:
+            raise ValueError("persisted_variable is given only for a kept output (persisted=True)")
+        text = str(output)
+        event: ExecutionOutputEvent | ExecutionErrorEvent
+        if success:
+            event = ExecutionOutputEvent(content=text, output=text)
+        else:
+            event = ExecutionErrorEvent(content=text, output=text)
+        event.persisted_variable = persisted_variable
+        event.state_lost = state_lost
+        return cast(ExecutionResultEvent, event)  # registered below: an instance of this ABC
 
 
 @dataclass
@@ -156,6 +184,9 @@ class ExecutionOutputEvent(Event):
     # Upstream 0.8's: the name its output is kept under when too long for the model
     # (agent/persisted_output.py); the model read a `<persisted-output>` marker instead.
     persisted_variable: str | None = None
+    # Upstream 0.8's: stopping the cell lost the namespace. Set only on an event a caller
+    # built; cave reports a lost kernel as a NoticeEvent (`runtime_notice`). Not logged.
+    state_lost: bool = field(default=False, metadata={TRANSIENT: True})
 
     @property
     def success(self) -> bool:
@@ -191,6 +222,7 @@ class ExecutionErrorEvent(Event):
     # The width frames were printed at (the front end's log width): a replay prints at it.
     display_width: int | None = None
     persisted_variable: str | None = None  # as ExecutionOutputEvent's
+    state_lost: bool = field(default=False, metadata={TRANSIENT: True})  # as theirs
 
     @property
     def success(self) -> bool:
