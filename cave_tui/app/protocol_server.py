@@ -52,6 +52,10 @@ async def serve_protocol(
     stopped). *name* is the command (`cave mcp`): it labels the session and cave's lines."""
     features = install(services, data, label=name, announce=False)
     preparing = asyncio.ensure_future(asyncio.to_thread(prepare))
+    # The start's loads (`--resume` replays cells, which IPython and the guard parse) wait
+    # for the import: CPython 3.11 builds `ast` objects unsafely on two threads at once
+    # (gh-106905), and imports parse sources (pydantic's field docs, anyio's lazy names).
+    services.ready_hooks.insert(0, lambda _services: _imported(preparing))
     try:
         await services.start()
     except StartupError as exc:
@@ -100,6 +104,11 @@ async def serve_protocol(
     if status == "cancelled":  # Ctrl+C (asyncio.run cancels the main task on SIGINT)
         return EXIT_INTERRUPTED
     return features.exit_code(0 if status == "completed" else 2)
+
+
+async def _imported(preparing: asyncio.Future[Run]) -> None:
+    """Once *preparing* is over, however it ended (its outcome is read where it is awaited)."""
+    await asyncio.wait([preparing])
 
 
 def _drop(preparing: asyncio.Future[Run]) -> None:
