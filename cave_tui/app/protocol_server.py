@@ -54,10 +54,12 @@ async def serve_protocol(
     preparing = asyncio.ensure_future(asyncio.to_thread(prepare))
     # The start's loads (`--resume` replays cells, which IPython and the guard parse) wait
     # for the import: CPython 3.11 builds `ast` objects unsafely on two threads at once
-    # (gh-106905), and imports parse sources (pydantic's field docs, anyio's lazy names).
+    # (gh-106905), and the SDKs' imports parse sources (anyio's lazy names, among others).
     services.ready_hooks.insert(0, lambda _services: _imported(preparing))
+    started = False
     try:
         await services.start()
+        started = True
     except StartupError as exc:
         say(f"cave: cannot start: {exc}")
         await services.shutdown()
@@ -67,7 +69,7 @@ async def serve_protocol(
         await services.shutdown()
         return EXIT_INTERRUPTED
     finally:
-        if not services.ready:
+        if not started:
             _drop(preparing)
     for text in services.notices:
         say(f"cave: {text}")

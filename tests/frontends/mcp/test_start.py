@@ -3,6 +3,7 @@ the start can end stops that kernel."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 from tests.helpers.protocol_start import DEADLINE, no_kernel_left, spawn, wait_for_kernel
@@ -35,4 +36,16 @@ def test_an_sdk_that_fails_to_import_stops_the_kernel_started_meanwhile(tmp_path
     assert code == 2, said
     assert "ImportError: this mcp is broken" in said
     assert "Traceback" not in said
+    assert no_kernel_left(tmp_path)
+
+
+def test_ctrl_c_during_the_start_leaves_no_kernel(tmp_path: Path) -> None:
+    process = spawn(tmp_path, "mcp")
+    try:
+        wait_for_kernel(process, tmp_path)
+        process.send_signal(signal.SIGINT)  # while the kernel boots and the SDK loads
+        assert process.wait(timeout=DEADLINE) == 130, (tmp_path / "stderr.txt").read_text()
+    finally:
+        if process.poll() is None:
+            process.kill()
     assert no_kernel_left(tmp_path)
