@@ -3,7 +3,10 @@
 The data features installed (`--inject`, `--load`, `--dump`, `--resume`, the recording),
 the runtime started (a pre-seed that fails stops the start), the front end's server run
 until its client leaves (or SIGTERM/SIGHUP, Ctrl+C), then the exit hooks (dump, session
-closed), the runtime stopped and the exit lines said. stdout is the protocol's: cave's own
+closed), the runtime stopped and the exit lines said. The front end's protocol SDK is
+imported on a worker thread while the runtime starts on this loop (a kernel boots in its
+own process meanwhile), so the two overlap instead of adding up; the runtime and the
+server stay this loop's. stdout is the protocol's: cave's own
 lines go to stderr, printable only. The exit code is `cave run`'s: 2 when the start failed,
 128+N on signal N, 3 when `--dump` could not be written.
 """
@@ -32,19 +35,31 @@ def say(text: str) -> None:
     sys.stderr.flush()
 
 
+Run = Callable[[], Awaitable[None]]  # a front end's server: serves until its client leaves
+
+
 async def serve_protocol(
     services: AppServices,
     data: DataOptions,
     *,
     name: str,
-    run: Callable[[], Awaitable[None]],
+    prepare: Callable[[], Run],
 ) -> int:
-    """Start *services* with *data*, then await *run()* (the front end's server, built once
-    the runtime is up) until its client leaves; the exit code. *name* is the command
-    (`cave mcp`): it labels the session and cave's lines."""
+    """Start *services* with *data*, then serve until the client leaves; the exit code.
+    *prepare* imports the front end (its SDK) and returns its server's `Run`: it runs on a
+    worker thread while the runtime starts, and must not touch *services*; the `Run` is
+    awaited on this loop once both are done (a failure of either ends the start, the runtime
+    stopped). *name* is the command (`cave mcp`): it labels the session and cave's lines."""
     features = install(services, data, label=name, announce=False)
+    preparing = asyncio.ensure_future(asyncio.to_thread(prepare))
+    # The start's loads (`--resume` replays cells, which IPython and the guard parse) wait
+    # for the import: CPython 3.11 builds `ast` objects unsafely on two threads at once
+    # (gh-106905), and the SDKs' imports parse sources (anyio's lazy names, among others).
+    services.ready_hooks.insert(0, lambda _services: _imported(preparing))
+    started = False
     try:
         await services.start()
+        started = True
     except StartupError as exc:
         say(f"cave: cannot start: {exc}")
         await services.shutdown()
@@ -53,6 +68,9 @@ async def serve_protocol(
         say(f"cave: {await abort_start(services)}")
         await services.shutdown()
         return EXIT_INTERRUPTED
+    finally:
+        if not started:
+            _drop(preparing)
     for text in services.notices:
         say(f"cave: {text}")
     services.notices.clear()
@@ -67,6 +85,7 @@ async def serve_protocol(
     received = signals.received
     status = "completed"
     try:
+        run = await preparing  # the SDK's import, when it outlasts the runtime's start
         await run()
     except asyncio.CancelledError:
         status = "terminated" if received else "cancelled"
@@ -87,3 +106,16 @@ async def serve_protocol(
     if status == "cancelled":  # Ctrl+C (asyncio.run cancels the main task on SIGINT)
         return EXIT_INTERRUPTED
     return features.exit_code(0 if status == "completed" else 2)
+
+
+async def _imported(preparing: asyncio.Future[Run]) -> None:
+    """Once *preparing* is over, however it ended (its outcome is read where it is awaited)."""
+    await asyncio.wait([preparing])
+
+
+def _drop(preparing: asyncio.Future[Run]) -> None:
+    """Give up on *preparing* (its thread ends on its own: asyncio.run waits for it); an
+    error it already ended with is not reported again."""
+    if preparing.done() and not preparing.cancelled():
+        preparing.exception()
+    preparing.cancel()

@@ -121,6 +121,34 @@ async def test_a_truncated_gguf_is_a_clear_error(weights: Weights, tmp_path: Pat
     assert not server.alive
 
 
+async def test_the_warm_up_builds_its_http_client_off_the_event_loop(
+    weights: Weights, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warm-up starts with the runtime: building the client (its transport's imports,
+    its TLS context) on the loop would hold up a front end's first answer."""
+    import threading
+
+    import httpx
+
+    from cave_tui.models.local import server as server_module
+
+    built_on = []
+
+    class Recording(httpx.AsyncClient):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            built_on.append(threading.get_ident())
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(server_module.httpx, "AsyncClient", Recording)
+    head = tmp_path / "truncated.gguf"
+    with weights.path.open("rb") as f:
+        head.write_bytes(f.read(2 << 20))  # fails fast: the client is built, then it ends
+    server = LocalServer(Weights(head, "t"), log_path=tmp_path / "server.log")
+    with pytest.raises(LocalServerError):
+        await server.start()
+    assert built_on and threading.get_ident() not in built_on
+
+
 async def test_a_crash_mid_answer_is_an_error_and_the_next_message_restarts_it(
     weights: Weights, tmp_path: Path
 ) -> None:

@@ -3,7 +3,8 @@
 A front end of the app layer beside `tui`, `repl`, `cli` and `mcp`: sessions are cave
 conversations on the one live namespace, prompts are turns of cave's agent (`services.stream`),
 cells are tool calls, approval mode asks through permission requests, cancel interrupts the
-cell. Importing it imports the `acp` SDK (the CLI imports it lazily).
+cell. Importing this package does not import the `acp` SDK: `serve` imports it while the
+runtime starts.
 """
 
 from __future__ import annotations

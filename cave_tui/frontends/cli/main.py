@@ -257,27 +257,26 @@ def mcp_command(
     closes the connection, 2 when the start failed, 3 when --dump could not be written.
     With --http HOST:PORT it serves http://HOST:PORT/mcp until SIGTERM or Ctrl+C.
     """
-    from cave_tui.frontends.mcp import serve
+    from cave_tui.frontends.mcp import serve  # the SDK is imported while the runtime starts
 
-    transport = None
+    listener = None
     if http is not None:
-        from cave_tui.frontends.mcp.http import (
+        from cave_tui.frontends.mcp.http_socket import (
             HttpSetupError,
-            http_transport,
             listen,
             parse_address,
             token_from,
         )
 
         try:
-            transport = http_transport(listen(parse_address(http), token_from(os.environ)))
+            listener = listen(parse_address(http), token_from(os.environ))
         except HttpSetupError as exc:
             typer.echo(printable(f"cave: {exc}"), err=True)
             raise typer.Exit(2) from None
     options = data or DataOptions()
     launch = LaunchOptions(settings=settings or {}, data=options)
     services = build_services(launch, need_model=False, skill_dirs=skills or [])
-    raise typer.Exit(run_to_the_end(services, serve(services, options, transport)))
+    raise typer.Exit(run_to_the_end(services, serve(services, options, listener)))
 
 
 @app.command("acp")
@@ -295,7 +294,7 @@ def acp_command(
     are recorded as `cave run`'s and can be loaded by id. Exit 0 when the client closes
     the connection, 2 when the start failed, 3 when --dump could not be written.
     """
-    from cave_tui.frontends.acp import serve
+    from cave_tui.frontends.acp import serve  # the SDK is imported while the runtime starts
 
     options = data or DataOptions()
     launch = LaunchOptions(settings=settings or {}, data=options)

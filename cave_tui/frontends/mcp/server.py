@@ -1,16 +1,14 @@
 """`cave mcp`'s server: the SDK's `MCPServer` over stdio, wired to `NamespaceTools`.
 
 `build_server` declares the tools (run, ask, list_variables, describe, inject, retrieve) and
-the resources (`cave://namespace`, `cave://variable/{name}`); `serve` is the session's
-lifecycle around it, as `cave run`'s: the data features installed, the runtime started
-(a pre-seed that fails stops the start), the server run until the client closes stdin
-(or SIGTERM/SIGHUP), then the exit hooks (dump, session closed) and the runtime stopped.
+the resources (`cave://namespace`, `cave://variable/{name}`); `run_stdio` serves it until
+the client closes stdin. The session's lifecycle around it is `serving.serve`.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
 
@@ -21,7 +19,6 @@ from mcp.server.models import InitializationOptions
 from mcp_types import ToolAnnotations
 
 from cave_tui import __version__
-from cave_tui.app.protocol_server import serve_protocol
 from cave_tui.frontends.mcp.asking import ClientQuestions
 from cave_tui.frontends.mcp.cell_tool import Content, content, run_tool
 from cave_tui.frontends.mcp.changes import ResourceChanges
@@ -30,7 +27,6 @@ from cave_tui.frontends.mcp.tools import NamespaceTools, NoSuchVariable, ToolFai
 
 if TYPE_CHECKING:
     from cave_tui.app.services import AppServices
-    from cave_tui.app.startup import DataOptions
 
 T = TypeVar("T")
 
@@ -141,25 +137,10 @@ async def _reply(work: Awaitable[T]) -> T:
         raise ToolError(str(exc)) from None
 
 
-async def _run_stdio(server: MCPServer) -> None:
+async def run_stdio(server: MCPServer) -> None:
     """`server.run_stdio_async()` over cave's stdio transport (malformed lines answered)."""
     from cave_tui.frontends.mcp.transport import stdio_streams
 
     lowlevel = server._lowlevel_server  # the SDK's own `run_stdio_async` runs it so
     async with stdio_streams() as (read, write):
         await lowlevel.run(read, write, initialization_options(server))
-
-
-async def serve(
-    services: AppServices,
-    data: DataOptions,
-    transport: Callable[[MCPServer], Awaitable[None]] | None = None,
-) -> int:
-    """Serve *services* over stdio (or *transport*, e.g. `http.http_transport`) until the
-    client leaves or a signal ends it; the exit code (`app.protocol_server`: the lifecycle
-    `cave acp` shares)."""
-
-    async def run() -> None:
-        await (transport or _run_stdio)(build_server(services))
-
-    return await serve_protocol(services, data, name="cave mcp", run=run)

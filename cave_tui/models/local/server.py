@@ -147,7 +147,12 @@ class LocalServer:
 
     async def _wait_healthy(self, started: float) -> None:
         url = f"http://127.0.0.1:{self.port}/health"
-        async with httpx.AsyncClient(timeout=httpx.Timeout(2.0), trust_env=False) as client:
+        # Built on a thread: the client's transport imports and its TLS context take a few
+        # hundred ms of Python that would hold up the loop (a front end's first answer).
+        client = await asyncio.to_thread(
+            httpx.AsyncClient, timeout=httpx.Timeout(2.0), trust_env=False
+        )
+        async with client:
             while time.monotonic() - started < START_TIMEOUT:
                 why = self.died()
                 if why is not None:

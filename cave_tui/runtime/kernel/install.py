@@ -3,10 +3,12 @@ kernel-side code, shipped as source so the kernel needs nothing of cave installe
 
 from __future__ import annotations
 
-import ast
+import dis
 import os
 import re
 import sys
+import types
+from collections.abc import Iterator
 from typing import Any
 
 from cave_tui.runtime.shipped import SHIPPED_DIR
@@ -53,14 +55,33 @@ def kernel_source(stem: str, text: str | None = None) -> str:
     if text is None:
         text = (SHIPPED_DIR / f"{stem}.py").read_text()
     text = _SHIPPED_IMPORT.sub(kernel_import, text)
-    for node in ast.walk(ast.parse(text)):
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module]
-        for name in names:
-            if name == "cave_tui" or name.startswith("cave_tui."):
-                raise ShippedImportError(f"{stem}.py imports {name}: the kernel has no cave_tui")
+    for name in absolute_imports(compile(text, f"<{stem}>", "exec", dont_inherit=True)):
+        if name == "cave_tui" or name.startswith("cave_tui."):
+            raise ShippedImportError(f"{stem}.py imports {name}: the kernel has no cave_tui")
     return text
+
+
+def absolute_imports(code: types.CodeType) -> Iterator[str]:
+    """The modules *code* (and the functions and classes in it) imports by absolute name,
+    read from its bytecode: `IMPORT_NAME` after its level's `LOAD_CONST`. Not from an AST:
+    CPython 3.11 builds `ast` objects unsafely on two threads at once ("AST constructor
+    recursion depth mismatch", gh-106905), and a kernel boots on the runtime's I/O thread
+    while a front end imports its SDK (whose imports parse sources) on another."""
+    for block in _code_objects(code):
+        before: list[dis.Instruction] = []
+        for instruction in dis.get_instructions(block):
+            if instruction.opname == "IMPORT_NAME" and len(before) >= 2:
+                level = before[-2]
+                if level.opname == "LOAD_CONST" and level.argval == 0 and instruction.argval:
+                    yield str(instruction.argval)
+            before = [*before[-1:], instruction]
+
+
+def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
 
 
 _BOOT = """

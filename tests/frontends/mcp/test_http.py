@@ -21,10 +21,10 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from cave_tui.frontends.mcp.http import (
+from cave_tui.frontends.mcp.http import announce
+from cave_tui.frontends.mcp.http_socket import (
     HttpAddress,
     HttpSetupError,
-    announce,
     listen,
     parse_address,
     token_from,

@@ -3,8 +3,11 @@ import nothing of cave_tui outside it (the kernel receives them as source, witho
 
 from __future__ import annotations
 
+import ast
+import builtins
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import grimp
 import pytest
@@ -78,3 +81,24 @@ def test_the_kernel_gets_each_shipped_module_with_its_imports_renamed() -> None:
 def test_a_shipped_module_that_imports_other_cave_code_is_refused(line: str) -> None:
     with pytest.raises(ShippedImportError):
         kernel_source("summary", f"def f():\n    pass\n\n\nif True:\n    {line.strip()}\n")
+
+
+def test_reading_the_shipped_modules_builds_no_ast_objects(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel's boot reads them on the runtime's I/O thread while a front end imports its
+    SDK on another; CPython 3.11 builds `ast` objects unsafely on two threads at once."""
+    built = []
+    compile_ = builtins.compile
+
+    def recording(
+        source: Any, filename: Any, mode: str, flags: int = 0, *args: Any, **kw: Any
+    ) -> Any:
+        if flags & ast.PyCF_ONLY_AST:
+            built.append(filename)
+        return compile_(source, filename, mode, flags, *args, **kw)
+
+    monkeypatch.setattr(builtins, "compile", recording)
+    for stem in KERNEL_MODULES.values():
+        kernel_source(stem)
+    with pytest.raises(ShippedImportError):
+        kernel_source("summary", "def f():\n    import cave_tui.printable\n")
+    assert built == []

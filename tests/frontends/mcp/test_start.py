@@ -1,0 +1,51 @@
+"""`cave mcp --kernel`'s start: the SDK is imported while the kernel boots, and every way
+the start can end stops that kernel."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+from tests.helpers.protocol_start import DEADLINE, no_kernel_left, spawn, wait_for_kernel
+
+
+def test_stdin_closed_during_the_start_leaves_no_kernel(tmp_path: Path) -> None:
+    process = spawn(tmp_path, "mcp")
+    try:
+        wait_for_kernel(process, tmp_path)
+        assert process.stdin is not None
+        process.stdin.close()  # the client leaves while the kernel still boots
+        assert process.wait(timeout=DEADLINE) == 0, (tmp_path / "stderr.txt").read_text()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert no_kernel_left(tmp_path)
+
+
+def test_an_sdk_that_fails_to_import_stops_the_kernel_started_meanwhile(tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    (broken / "mcp").mkdir(parents=True)
+    (broken / "mcp" / "__init__.py").write_text("raise ImportError('this mcp is broken')\n")
+    process = spawn(tmp_path, "mcp", pythonpath=(broken,))
+    try:
+        code = process.wait(timeout=DEADLINE)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    said = (tmp_path / "stderr.txt").read_text()
+    assert code == 2, said
+    assert "ImportError: this mcp is broken" in said
+    assert "Traceback" not in said
+    assert no_kernel_left(tmp_path)
+
+
+def test_ctrl_c_during_the_start_leaves_no_kernel(tmp_path: Path) -> None:
+    process = spawn(tmp_path, "mcp")
+    try:
+        wait_for_kernel(process, tmp_path)
+        process.send_signal(signal.SIGINT)  # while the kernel boots and the SDK loads
+        assert process.wait(timeout=DEADLINE) == 130, (tmp_path / "stderr.txt").read_text()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert no_kernel_left(tmp_path)
