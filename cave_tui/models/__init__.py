@@ -16,15 +16,19 @@ from cave_tui.models.base import (
     Model,
     ModelError,
     ModelResponse,
+    PromptTooLongError,
+    ProviderBillingError,
     RetryNotice,
     StreamDelta,
     StreamItem,
     StreamResponse,
+    StreamStalledError,
     TextDelta,
     TokenUsage,
     Usage,
 )
 from cave_tui.models.credentials import Credentials
+from cave_tui.models.failures import is_billing_exhausted, is_context_length_exceeded
 from cave_tui.models.scripted import ScriptedModel, ScriptExhaustedError
 
 __all__ = [
@@ -38,15 +42,20 @@ __all__ = [
     "ModelResponse",
     "OpenAIModel",
     "OpenAIServerModel",
+    "PromptTooLongError",
+    "ProviderBillingError",
     "RetryNotice",
     "ScriptExhaustedError",
     "ScriptedModel",
     "StreamDelta",
     "StreamItem",
     "StreamResponse",
+    "StreamStalledError",
     "TextDelta",
     "TokenUsage",
     "Usage",
+    "is_billing_exhausted",
+    "is_context_length_exceeded",
     "model_from_spec",
 ]
 
