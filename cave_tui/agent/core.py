@@ -133,6 +133,7 @@ class CaveAgent:
         exec_output_preview_chars: int = PREVIEW_CHARS,
         persisted_output_prefix: str = PERSISTED_OUTPUT_PREFIX,
         compactor: CompactionPolicy | None = None,
+        stream_idle_timeout: float | None = None,
     ) -> None:
         if runtime is None:
             from cave_tui.runtime.ipython import IPythonRuntime
@@ -150,6 +151,9 @@ class CaveAgent:
             persisted_output_prefix, exec_output_preview_chars
         )
         self.max_exec_timeout = max_exec_timeout
+        # Upstream 0.8's: the longest wait for each piece of a reply, for any model (cave's
+        # own models also have theirs); past it the run ends with a model error.
+        self.stream_idle_timeout = stream_idle_timeout
         self.instructions = instructions if instructions is not None else DEFAULT_INSTRUCTIONS
         self.system_instructions = (
             system_instructions if system_instructions is not None else DEFAULT_SYSTEM_INSTRUCTIONS
@@ -339,6 +343,7 @@ class CaveAgent:
                         self.conversation,
                         compactor,
                         self.python_block_identifier,
+                        idle_timeout=self.stream_idle_timeout,
                     ):
                         yield self._emit(event)
                 except ModelError as exc:

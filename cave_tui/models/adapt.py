@@ -10,6 +10,7 @@ unchanged, and cave's own models keep their richer stream.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -21,6 +22,7 @@ from cave_tui.models.base import (
     RetryNotice,
     StreamItem,
     StreamResponse,
+    StreamStalledError,
     TextDelta,
     Usage,
 )
@@ -98,8 +100,29 @@ def _usage_of(raw: Any) -> Usage | None:
     return Usage(prompt, done, total, model_calls=1)
 
 
+async def within(source: Any, limit: float) -> AsyncIterator[Any]:
+    """The items of the async iterable *source*, each arriving within *limit* seconds, or
+    `StreamStalledError` (upstream 0.8's `stream_idle_timeout`, for any model)."""
+    iterator = aiter(source)
+    first = True
+    while True:
+        try:
+            item = await asyncio.wait_for(anext(iterator), limit)
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            where = "before its first token" if first else "mid-reply"
+            raise StreamStalledError(
+                f"the model sent nothing for {limit:g} s {where} (stream_idle_timeout)",
+                waited=limit,
+                first=first,
+            ) from None
+        first = False
+        yield item
+
+
 async def stream_items(
-    model: Any, messages: list[Message], **options: Any
+    model: Any, messages: list[Message], *, idle_timeout: float | None = None, **options: Any
 ) -> AsyncIterator[StreamItem]:
     """*model*'s reply as cave's items: text deltas and retries, then one `Completion`.
 
@@ -111,6 +134,7 @@ async def stream_items(
     gets one from its `usage` and `finish_reason` (upstream's `StreamResponse`),
     counted locally when it reported none. A model written to upstream's interface
     raises its provider's own exceptions: they become `ModelError`s, as cave's do.
+    With *idle_timeout*, an item that takes longer is a `StreamStalledError`.
     """
     method = model.stream
     upstream = not takes_any_option(method)
@@ -124,7 +148,8 @@ async def stream_items(
         source = method(messages, **kwargs)
         if inspect.isawaitable(source):
             source = await source
-        async for item in source:
+        items = source if idle_timeout is None else within(source, idle_timeout)
+        async for item in items:
             if isinstance(item, Completion):
                 completion = item
                 continue
