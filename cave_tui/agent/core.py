@@ -86,6 +86,7 @@ __all__ = [
 # after it (an explanation, a predicted output) would be thrown away, at ~10 tokens/s locally.
 CODE_END_STOP = "\n```\n"
 DEFAULT_CONTEXT_WINDOW = 128_000  # upstream's default: compaction on, at ~77% of it
+EMPTY_REPLY = "the model sent an empty reply: no answer and no code"  # not a completed run
 
 
 class CaveAgent:
@@ -356,6 +357,10 @@ class CaveAgent:
                 turn.tips = []
                 tally.usage = tally.usage + reply.usage
                 text = close_open_fence(reply.text) if self.stop_after_code else reply.text
+                if not text.strip():  # no answer and no code (nothing, or reasoning alone)
+                    yield self._emit(ev.ErrorEvent(content=EMPTY_REPLY, step=step))
+                    yield done(AgentStatus.ERROR, "", error=EMPTY_REPLY)  # 0.8: MODEL_ERROR
+                    return
                 last_text = text
                 code = extract_code(text, self.python_block_identifier)
                 reply_message = self.conversation.add_reply(text, code=code is not None)
