@@ -86,6 +86,7 @@ __all__ = [
 # after it (an explanation, a predicted output) would be thrown away, at ~10 tokens/s locally.
 CODE_END_STOP = "\n```\n"
 DEFAULT_CONTEXT_WINDOW = 128_000  # upstream's default: compaction on, at ~77% of it
+STREAM_IDLE_LIMIT = 120.0  # upstream 0.8's default `stream_idle_timeout`
 EMPTY_REPLY = "the model sent an empty reply: no answer and no code"  # not a completed run
 
 
@@ -134,7 +135,7 @@ class CaveAgent:
         exec_output_preview_chars: int = PREVIEW_CHARS,
         persisted_output_prefix: str = PERSISTED_OUTPUT_PREFIX,
         compactor: CompactionPolicy | None = None,
-        stream_idle_timeout: float | None = None,
+        stream_idle_timeout: float | None = STREAM_IDLE_LIMIT,
     ) -> None:
         if runtime is None:
             from cave_tui.runtime.ipython import IPythonRuntime
@@ -152,8 +153,8 @@ class CaveAgent:
             persisted_output_prefix, exec_output_preview_chars
         )
         self.max_exec_timeout = max_exec_timeout
-        # Upstream 0.8's: the longest wait for each piece of a reply, for any model (cave's
-        # own models also have theirs); past it the run ends with a model error.
+        # Upstream 0.8's: the longest wait for each piece of a reply from a model that does
+        # not bound it itself (cave's HTTP models do); past it the run ends as a model error.
         self.stream_idle_timeout = stream_idle_timeout
         self.instructions = instructions if instructions is not None else DEFAULT_INSTRUCTIONS
         self.system_instructions = (
@@ -344,7 +345,9 @@ class CaveAgent:
                         self.conversation,
                         compactor,
                         self.python_block_identifier,
-                        idle_timeout=self.stream_idle_timeout,
+                        idle_timeout=None
+                        if getattr(self.model, "bounds_own_stream", False)
+                        else self.stream_idle_timeout,
                     ):
                         yield self._emit(event)
                 except ModelError as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from cave_tui.models.adapt import stream_with_idle_timeout
 from cave_tui.models.base import (
     Completion,
     ContextOverflowError,
@@ -57,6 +58,7 @@ __all__ = [
     "is_billing_exhausted",
     "is_context_length_exceeded",
     "model_from_spec",
+    "stream_with_idle_timeout",
 ]
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import Any, TypeVar
 
 from cave_tui.models.base import (
     Completion,
@@ -28,6 +28,8 @@ from cave_tui.models.base import (
 )
 from cave_tui.models.failures import classify
 from cave_tui.models.tokens import count_messages, count_text
+
+T = TypeVar("T")
 
 
 def takes_any_option(method: Callable[..., Any]) -> bool:
@@ -100,18 +102,24 @@ def _usage_of(raw: Any) -> Usage | None:
     return Usage(prompt, done, total, model_calls=1)
 
 
-async def within(source: Any, limit: float) -> AsyncIterator[Any]:
-    """The items of the async iterable *source*, each arriving within *limit* seconds, or
-    `StreamStalledError` (upstream 0.8's `stream_idle_timeout`, for any model)."""
+async def stream_with_idle_timeout(
+    source: AsyncIterable[T], idle_timeout: float | None
+) -> AsyncIterator[T]:
+    """The items of *source*, each arriving within *idle_timeout* seconds (None: no limit),
+    else `StreamStalledError`, a `TimeoutError` (upstream 0.8's, for any model's stream)."""
     iterator = aiter(source)
     first = True
     while True:
         try:
-            item = await asyncio.wait_for(anext(iterator), limit)
+            if idle_timeout is None:
+                item = await anext(iterator)
+            else:
+                item = await asyncio.wait_for(anext(iterator), idle_timeout)
         except StopAsyncIteration:
             return
         except TimeoutError:
             where = "before its first token" if first else "mid-reply"
+            limit = idle_timeout or 0.0
             raise StreamStalledError(
                 f"the model sent nothing for {limit:g} s {where} (stream_idle_timeout)",
                 waited=limit,
@@ -148,7 +156,7 @@ async def stream_items(
         source = method(messages, **kwargs)
         if inspect.isawaitable(source):
             source = await source
-        items = source if idle_timeout is None else within(source, idle_timeout)
+        items = source if idle_timeout is None else stream_with_idle_timeout(source, idle_timeout)
         async for item in items:
             if isinstance(item, Completion):
                 completion = item

@@ -303,6 +303,9 @@ class Model(ABC):
     model_id: str = "model"
     # True when `cost()` can estimate a price (a hosted model in litellm's price map).
     priced: ClassVar[bool] = False
+    # True when the model bounds the wait for each chunk itself (cave's HTTP models:
+    # `first_token_timeout`, `stream_idle_timeout`); the agent's limit guards the others.
+    bounds_own_stream: ClassVar[bool] = False
 
     @abstractmethod
     def stream(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[StreamItem]:

@@ -71,3 +71,56 @@ async def test_the_stall_is_a_stream_stalled_error():
         assert not error.first and error.waited == 0.1
     else:
         raise AssertionError("a stalled stream ended without an error")
+
+
+def test_08_default_and_override():
+    model = PacedModel(["hi"], 0)
+    assert CaveAgent(model, runtime=IPythonRuntime()).stream_idle_timeout == 120.0
+    assert (
+        CaveAgent(model, runtime=IPythonRuntime(), stream_idle_timeout=None).stream_idle_timeout
+        is None
+    )
+
+
+async def test_the_public_helper_passes_items_then_raises_a_timeout_error():
+    from cave_tui.models import stream_with_idle_timeout
+
+    async def two_then_stall() -> AsyncIterator[str]:
+        yield "a"
+        yield "b"
+        await asyncio.sleep(5)
+        yield "never"
+
+    got: list[str] = []
+    try:
+        async for item in stream_with_idle_timeout(two_then_stall(), idle_timeout=0.1):
+            got.append(item)
+    except TimeoutError:  # 0.8's callers catch it as a TimeoutError
+        pass
+    assert got == ["a", "b"]
+    steady = stream_with_idle_timeout(PacedModel(["x", "y"], 0).stream([]), None)
+    assert [item async for item in steady] == ["x", "y"]
+
+
+async def test_a_model_that_bounds_its_own_stream_keeps_its_limits():
+    """cave's HTTP and local models bound each chunk themselves (first token included, which
+    a local model may take minutes to send): the agent's limit does not cut them."""
+    from cave_tui.models.chat_stream import ChatStreamModel
+    from cave_tui.models.local.model import LocalModel
+
+    class SlowFirstToken(PacedModel):
+        bounds_own_stream = True
+
+        def stream(self, messages: list[dict[str, str]]) -> AsyncIterator[str]:  # type: ignore[override]
+            async def pieces() -> AsyncIterator[str]:
+                await asyncio.sleep(0.4)
+                yield "late but fine"
+
+            return pieces()
+
+    assert ChatStreamModel.bounds_own_stream and LocalModel.bounds_own_stream
+    agent = CaveAgent(
+        SlowFirstToken([], 0), runtime=IPythonRuntime(), display=False, stream_idle_timeout=0.1
+    )
+    stopped = await _stopped(agent)
+    assert stopped.stop_reason is StopReason.COMPLETED and stopped.content == "late but fine"
