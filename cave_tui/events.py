@@ -39,6 +39,7 @@ __all__ = [
     "TextEvent",
     "ThinkingChunkEvent",
     "ThinkingEvent",
+    "UpstreamOnlyEvent",
     "UserPromptEvent",
 ]
 
@@ -75,3 +76,8 @@ class StatusEvent:
     after: int | None = None
     recovery: int | None = None
     max_recoveries: int | None = None
+
+
+UpstreamOnlyEvent = ThinkingChunkEvent | ThinkingEvent | ExecutionTimeoutEvent | StatusEvent
+"""0.8's events cave never emits: a caller's own stream may carry them, and
+`cave_tui.renderers` draws them beside cave's."""

@@ -20,6 +20,15 @@ from cave_tui.agent.event_stream import EventStream
 from cave_tui.agent.response import AgentResponse, status_of
 from cave_tui.agent.stop_reason import StopReason
 from cave_tui.display import render_user_prompt
+from cave_tui.events import (
+    ExecutionTimeoutEvent,
+    StatusEvent,
+    StatusType,
+    ThinkingChunkEvent,
+    ThinkingEvent,
+    UpstreamOnlyEvent,
+)
+from cave_tui.printable import plain_text
 
 __all__ = ["TerminalRenderer", "render_events", "render_run", "render_user_prompt"]
 
@@ -35,6 +44,28 @@ STOP_NOTICES = {
 }
 
 
+STATE_LOST = "The namespace was lost: stopping the cell restarted its kernel"
+
+
+def upstream_only_line(event: ThinkingEvent | ExecutionTimeoutEvent | StatusEvent) -> Text:
+    """The line drawn for one of 0.8's events that cave itself never emits."""
+    match event:
+        case ThinkingEvent():
+            seconds = event.duration_ms / 1000
+            return plain_text(f"thought for {seconds:.1f}s\n{event.content.rstrip()}", "dim italic")
+        case ExecutionTimeoutEvent():
+            lost = f"; {STATE_LOST.lower()}" if event.state_lost else ""
+            return Text(f"Execution timed out after {event.timeout:g}s{lost}", style="bold red")
+        case StatusEvent(status=StatusType.COMPACTING):
+            return Text("compacting context…", style="yellow")
+        case StatusEvent(status=StatusType.COMPACTED):
+            counts = f" ({event.before} → {event.after} messages)" if event.before else ""
+            return Text(f"context compacted{counts}", style="yellow")
+        case StatusEvent():
+            of = f" ({event.recovery}/{event.max_recoveries})" if event.recovery else ""
+            return Text(f"reply cut at the output limit: continuing{of}", style="yellow")
+
+
 class TerminalRenderer:
     """Renders an event stream to the terminal and passes every event on unchanged.
     One instance per run (it holds the run's pending prose)."""
@@ -46,8 +77,11 @@ class TerminalRenderer:
     def console(self) -> Console:
         return self.display.console
 
-    async def render(self, events: AsyncIterator[ev.Event]) -> AsyncGenerator[ev.Event, None]:
-        """Consume *events*, render each, and re-yield it."""
+    async def render(
+        self, events: AsyncIterator[ev.Event | UpstreamOnlyEvent]
+    ) -> AsyncGenerator[ev.Event | UpstreamOnlyEvent, None]:
+        """Consume *events*, render each, and re-yield it. Every event of 0.8's
+        `events` module is drawn, also those cave never emits (a caller's own stream)."""
         if isinstance(events, EventStream):
             events.render_elsewhere()  # the agent's `display=` would draw the run a second time
         try:
@@ -57,12 +91,21 @@ class TerminalRenderer:
         finally:
             self.display.flush()
 
-    def handle(self, event: ev.Event) -> None:
+    def handle(self, event: ev.Event | UpstreamOnlyEvent) -> None:
         """Render one event."""
-        if isinstance(event, ev.StoppedEvent):
-            self._stopped(event)
-        else:
-            self.display.render(event)
+        match event:
+            case ev.StoppedEvent():
+                self._stopped(event)
+            case ThinkingChunkEvent():
+                pass  # its ThinkingEvent follows with the whole segment
+            case ThinkingEvent() | ExecutionTimeoutEvent() | StatusEvent():
+                self.display.flush()
+                self.console.print(upstream_only_line(event))
+            case ev.ExecutionOutputEvent() | ev.ExecutionErrorEvent() if event.state_lost:
+                self.display.render(event)
+                self.console.print(Text(STATE_LOST, style="bold yellow"))
+            case _:
+                self.display.render(event)
 
     def _stopped(self, event: ev.StoppedEvent) -> None:
         self.display.flush()
@@ -79,7 +122,7 @@ class TerminalRenderer:
         self.console.print(Text("done  " + " · ".join(details), style="dim"))
 
 
-async def render_events(events: AsyncIterator[ev.Event]) -> None:
+async def render_events(events: AsyncIterator[ev.Event | UpstreamOnlyEvent]) -> None:
     """Render an event stream to its end, discarding the events (0.8's signature; 0.7's,
     with a `context`, is `cave_tui.display.render_events`)."""
     async for _ in TerminalRenderer().render(events):
@@ -98,7 +141,7 @@ async def render_run(agent: object, query: str) -> AgentResponse:
     return stream.response
 
 
-async def drain_to_response(events: AsyncIterator[ev.Event]) -> AgentResponse:
+async def drain_to_response(events: AsyncIterator[ev.Event | UpstreamOnlyEvent]) -> AgentResponse:
     """Consume *events* to their StoppedEvent and return the response it describes (its
     content, reason, steps, usage and time; `render_run` returns the agent's own)."""
     stopped: ev.StoppedEvent | None = None

@@ -86,6 +86,8 @@ __all__ = [
 # after it (an explanation, a predicted output) would be thrown away, at ~10 tokens/s locally.
 CODE_END_STOP = "\n```\n"
 DEFAULT_CONTEXT_WINDOW = 128_000  # upstream's default: compaction on, at ~77% of it
+STREAM_IDLE_LIMIT = 120.0  # upstream 0.8's default `stream_idle_timeout`
+EMPTY_REPLY = "the model sent an empty reply: no answer and no code"  # not a completed run
 
 
 class CaveAgent:
@@ -133,6 +135,7 @@ class CaveAgent:
         exec_output_preview_chars: int = PREVIEW_CHARS,
         persisted_output_prefix: str = PERSISTED_OUTPUT_PREFIX,
         compactor: CompactionPolicy | None = None,
+        stream_idle_timeout: float | None = STREAM_IDLE_LIMIT,
     ) -> None:
         if runtime is None:
             from cave_tui.runtime.ipython import IPythonRuntime
@@ -150,6 +153,9 @@ class CaveAgent:
             persisted_output_prefix, exec_output_preview_chars
         )
         self.max_exec_timeout = max_exec_timeout
+        # Upstream 0.8's: the longest wait for each piece of a reply from a model that does
+        # not bound it itself (cave's HTTP models do); past it the run ends as a model error.
+        self.stream_idle_timeout = stream_idle_timeout
         self.instructions = instructions if instructions is not None else DEFAULT_INSTRUCTIONS
         self.system_instructions = (
             system_instructions if system_instructions is not None else DEFAULT_SYSTEM_INSTRUCTIONS
@@ -339,6 +345,9 @@ class CaveAgent:
                         self.conversation,
                         compactor,
                         self.python_block_identifier,
+                        idle_timeout=None
+                        if getattr(self.model, "bounds_own_stream", False)
+                        else self.stream_idle_timeout,
                     ):
                         yield self._emit(event)
                 except ModelError as exc:
@@ -351,6 +360,10 @@ class CaveAgent:
                 turn.tips = []
                 tally.usage = tally.usage + reply.usage
                 text = close_open_fence(reply.text) if self.stop_after_code else reply.text
+                if not text.strip():  # no answer and no code (nothing, or reasoning alone)
+                    yield self._emit(ev.ErrorEvent(content=EMPTY_REPLY, step=step))
+                    yield done(AgentStatus.ERROR, "", error=EMPTY_REPLY)  # 0.8: MODEL_ERROR
+                    return
                 last_text = text
                 code = extract_code(text, self.python_block_identifier)
                 reply_message = self.conversation.add_reply(text, code=code is not None)

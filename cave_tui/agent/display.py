@@ -87,6 +87,7 @@ class RichDisplay:
                     self._streamed.discard((event.agent, event.step))  # shown as it came
                 elif event.output.strip():
                     self.console.print(plain_text(fold(event.output.rstrip()), "dim"))
+                self._kept(event)
                 print_saved_figures(self.console, event)
             case ev.ExecutionErrorEvent() | ev.SecurityErrorEvent():
                 output = event.output if isinstance(event, ev.ExecutionErrorEvent) else ""
@@ -96,6 +97,7 @@ class RichDisplay:
                     self.console.print(plain_text(fold(output.rstrip()), "dim"))
                 self.console.print(plain_text(fold(event.content.rstrip()), "red"))
                 if isinstance(event, ev.ExecutionErrorEvent):  # what it drew before failing
+                    self._kept(event)
                     print_saved_figures(self.console, event)
             case ev.FinalResponseEvent():
                 self._flush_prose()
@@ -115,6 +117,12 @@ class RichDisplay:
                 self.console.print(plain_text(f"{who}{intervention_line(event)}", "magenta"))
             case _:
                 pass  # step, usage, compacting, cancelled: nothing to print
+
+    def _kept(self, event: ev.CellResultEvent) -> None:
+        """Say where an output too long for the model is kept whole (`_output_N`)."""
+        if event.persisted_variable:
+            line = f"output kept whole in the namespace as {event.persisted_variable}"
+            self.console.print(plain_text(line, "dim italic"))
 
     def _answer(self, event: ev.FinalResponseEvent) -> None:
         """A final_answer() reply: never streamed as prose, so it is printed here."""

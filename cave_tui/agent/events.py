@@ -53,9 +53,12 @@ TRANSIENT = "transient"  # field metadata: held by the live event, never recorde
 class Event:
     type: EventType
     content: str = ""
-    step: int = 0
-    agent: str | None = None
-    time: float = field(default_factory=time.time)
+    # keyword-only: an event is built as `Event(type, content)` (upstream 0.7's) or, for a
+    # subclass, with 0.8's positional fields after `content` (`StoppedEvent(content,
+    # stop_reason, steps, elapsed, usage)`); each subclass's `type` is keyword-only too
+    step: int = field(default=0, kw_only=True)
+    agent: str | None = field(default=None, kw_only=True)
+    time: float = field(default_factory=time.time, kw_only=True)
 
     def to_dict(self) -> dict[str, Any]:
         """The event as JSON-able data; a field marked `TRANSIENT` (bytes) is left out."""
@@ -69,14 +72,14 @@ class Event:
 
 @dataclass
 class UserEvent(Event):
-    type: EventType = EventType.USER
+    type: EventType = field(default=EventType.USER, kw_only=True)
 
 
 @dataclass
 class StepEvent(Event):
     """A model call is about to start (step is 1-based)."""
 
-    type: EventType = EventType.STEP
+    type: EventType = field(default=EventType.STEP, kw_only=True)
 
 
 @dataclass
@@ -84,7 +87,7 @@ class TextEvent(Event):
     """A chunk of the model's reply; several per reply. `content` is its prose (upstream's:
     the code comes as the `code` event); `raw` is the chunk as written, fences included."""
 
-    type: EventType = EventType.TEXT
+    type: EventType = field(default=EventType.TEXT, kw_only=True)
     raw: str = ""
 
     @property
@@ -106,11 +109,20 @@ class CodeEvent(Event):
     """The code extracted from a reply, about to run as one cell.
 
     In approval mode an EDITED CodeEvent follows the MODEL one when the user changed it.
+    `code` comes first, as in 0.8 (`CodeEvent("print(1)")`); `content` is the same code
+    (0.7's field), and either given alone fills the other.
     """
 
-    type: EventType = EventType.CODE
+    type: EventType = field(default=EventType.CODE, kw_only=True)
+    content: str = field(default="", kw_only=True)
     code: str = ""
     source: CodeSource = CodeSource.MODEL
+
+    def __post_init__(self) -> None:
+        if not self.code:
+            self.code = self.content
+        elif not self.content:
+            self.content = self.code
 
 
 @dataclass
@@ -121,7 +133,7 @@ class OutputEvent(Event):
     cell's ExecutionOutputEvent/ExecutionErrorEvent still carries its whole (bounded) output.
     """
 
-    type: EventType = EventType.OUTPUT
+    type: EventType = field(default=EventType.OUTPUT, kw_only=True)
     dropped: int = 0
 
 
@@ -164,7 +176,7 @@ class ExecutionOutputEvent(Event):
     """A cell finished without error. `content` is what it printed (upstream's); the text
     the model reads about it is `observation`."""
 
-    type: EventType = EventType.EXECUTION_OUTPUT
+    type: EventType = field(default=EventType.EXECUTION_OUTPUT, kw_only=True)
     observation: str = ""
     output: str = ""
     changed: list[str] = field(default_factory=list)
@@ -205,7 +217,7 @@ class ExecutionErrorEvent(Event):
     the text the model reads about it (hints included) is `observation`. `interrupted`:
     the cell was stopped before its end (interrupted, timed out, or its kernel died)."""
 
-    type: EventType = EventType.EXECUTION_ERROR
+    type: EventType = field(default=EventType.EXECUTION_ERROR, kw_only=True)
     observation: str = ""
     output: str = ""
     error: str = ""
@@ -245,12 +257,12 @@ CellResultEvent = ExecutionOutputEvent | ExecutionErrorEvent
 class ExecutionOutputExceededEvent(Event):
     """Upstream's event for too much output; defined for upstream code, never emitted."""
 
-    type: EventType = EventType.EXECUTION_OUTPUT_EXCEEDED
+    type: EventType = field(default=EventType.EXECUTION_OUTPUT_EXCEEDED, kw_only=True)
 
 
 @dataclass
 class SecurityErrorEvent(Event):
-    type: EventType = EventType.SECURITY_ERROR
+    type: EventType = field(default=EventType.SECURITY_ERROR, kw_only=True)
     violations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -282,7 +294,7 @@ class FinalResponseEvent(Event):
     """The turn's answer. Front ends show `content` when `source` is FINAL_ANSWER, and
     `UNSUPPORTED_MARK` with it when `support` is NONE (never withheld, never delayed)."""
 
-    type: EventType = EventType.FINAL_RESPONSE
+    type: EventType = field(default=EventType.FINAL_RESPONSE, kw_only=True)
     source: AnswerSource = AnswerSource.REPLY
     support: AnswerSupport = AnswerSupport.CELL
 
@@ -299,12 +311,12 @@ class FinalResponseEvent(Event):
 
 @dataclass
 class MaxStepsReachedEvent(Event):
-    type: EventType = EventType.MAX_STEPS_REACHED
+    type: EventType = field(default=EventType.MAX_STEPS_REACHED, kw_only=True)
 
 
 @dataclass
 class RetryEvent(Event):
-    type: EventType = EventType.RETRY
+    type: EventType = field(default=EventType.RETRY, kw_only=True)
     attempt: int = 0
     delay: float = 0.0
 
@@ -313,7 +325,7 @@ class RetryEvent(Event):
 class UsageEvent(Event):
     """Usage of one model call, and the run's total so far."""
 
-    type: EventType = EventType.USAGE
+    type: EventType = field(default=EventType.USAGE, kw_only=True)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
@@ -324,24 +336,24 @@ class UsageEvent(Event):
 
 @dataclass
 class ErrorEvent(Event):
-    type: EventType = EventType.ERROR
+    type: EventType = field(default=EventType.ERROR, kw_only=True)
     kind: str = "error"
 
 
 @dataclass
 class CancelledEvent(Event):
-    type: EventType = EventType.CANCELLED
+    type: EventType = field(default=EventType.CANCELLED, kw_only=True)
 
 
 @dataclass
 class CompactingEvent(Event):
-    type: EventType = EventType.COMPACTING
+    type: EventType = field(default=EventType.COMPACTING, kw_only=True)
     tokens_before: int = 0
 
 
 @dataclass
 class CompactedEvent(Event):
-    type: EventType = EventType.COMPACTED
+    type: EventType = field(default=EventType.COMPACTED, kw_only=True)
     tokens_before: int = 0
     tokens_after: int = 0
     tier: int = 0
@@ -360,7 +372,7 @@ class NoticeKind(StrEnum):
 class NoticeEvent(Event):
     """Something the user should know that is not an error (continuation, runtime restart)."""
 
-    type: EventType = EventType.NOTICE
+    type: EventType = field(default=EventType.NOTICE, kw_only=True)
     kind: NoticeKind = NoticeKind.INFO
 
 
@@ -379,7 +391,7 @@ class InterventionKind(StrEnum):
 class InterventionEvent(Event):
     """A policy acted on the turn: `content` is what the model was told."""
 
-    type: EventType = EventType.INTERVENTION
+    type: EventType = field(default=EventType.INTERVENTION, kw_only=True)
     policy: str = ""
     kind: InterventionKind = InterventionKind.HINT
 
@@ -390,7 +402,7 @@ class StoppedEvent(Event):
     when the run was cancelled or failed inside cave (the error is raised after it).
     `content` is the run's answer or last reply, as `AgentResponse.content`."""
 
-    type: EventType = EventType.STOPPED
+    type: EventType = field(default=EventType.STOPPED, kw_only=True)
     stop_reason: StopReason = StopReason.COMPLETED
     steps: int = 0
     elapsed: float = 0.0

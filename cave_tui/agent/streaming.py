@@ -48,9 +48,11 @@ async def stream_reply(
     conversation: Conversation,
     compactor: Any = None,
     language: str = "python",
+    *,
+    idle_timeout: float | None = None,
 ) -> AsyncIterator[ev.Event]:
     """Stream one reply into *reply*, yielding its events; on cancel the partial reply
-    joins *conversation*."""
+    joins *conversation*. *idle_timeout*: the longest wait for each piece of the reply."""
     request = await build_request()
     overflow_retries = 0
     continuations = 0
@@ -60,7 +62,7 @@ async def stream_reply(
         finish: str | None = None
         attempt_text = ""
         try:
-            async for item in stream_items(model, request, **options):
+            async for item in stream_items(model, request, idle_timeout=idle_timeout, **options):
                 if isinstance(item, TextDelta):
                     attempt_text += item.text
                     pending += item.text

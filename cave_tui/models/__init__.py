@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from cave_tui.models.adapt import stream_with_idle_timeout
 from cave_tui.models.base import (
     Completion,
     ContextOverflowError,
@@ -16,15 +17,19 @@ from cave_tui.models.base import (
     Model,
     ModelError,
     ModelResponse,
+    PromptTooLongError,
+    ProviderBillingError,
     RetryNotice,
     StreamDelta,
     StreamItem,
     StreamResponse,
+    StreamStalledError,
     TextDelta,
     TokenUsage,
     Usage,
 )
 from cave_tui.models.credentials import Credentials
+from cave_tui.models.failures import is_billing_exhausted, is_context_length_exceeded
 from cave_tui.models.scripted import ScriptedModel, ScriptExhaustedError
 
 __all__ = [
@@ -38,16 +43,22 @@ __all__ = [
     "ModelResponse",
     "OpenAIModel",
     "OpenAIServerModel",
+    "PromptTooLongError",
+    "ProviderBillingError",
     "RetryNotice",
     "ScriptExhaustedError",
     "ScriptedModel",
     "StreamDelta",
     "StreamItem",
     "StreamResponse",
+    "StreamStalledError",
     "TextDelta",
     "TokenUsage",
     "Usage",
+    "is_billing_exhausted",
+    "is_context_length_exceeded",
     "model_from_spec",
+    "stream_with_idle_timeout",
 ]
 
 

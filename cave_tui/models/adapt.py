@@ -10,9 +10,10 @@ unchanged, and cave's own models keep their richer stream.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import Any, TypeVar
 
 from cave_tui.models.base import (
     Completion,
@@ -21,11 +22,14 @@ from cave_tui.models.base import (
     RetryNotice,
     StreamItem,
     StreamResponse,
+    StreamStalledError,
     TextDelta,
     Usage,
 )
 from cave_tui.models.failures import classify
 from cave_tui.models.tokens import count_messages, count_text
+
+T = TypeVar("T")
 
 
 def takes_any_option(method: Callable[..., Any]) -> bool:
@@ -98,8 +102,35 @@ def _usage_of(raw: Any) -> Usage | None:
     return Usage(prompt, done, total, model_calls=1)
 
 
+async def stream_with_idle_timeout(
+    source: AsyncIterable[T], idle_timeout: float | None
+) -> AsyncIterator[T]:
+    """The items of *source*, each arriving within *idle_timeout* seconds (None: no limit),
+    else `StreamStalledError`, a `TimeoutError` (upstream 0.8's, for any model's stream)."""
+    iterator = aiter(source)
+    first = True
+    while True:
+        try:
+            if idle_timeout is None:
+                item = await anext(iterator)
+            else:
+                item = await asyncio.wait_for(anext(iterator), idle_timeout)
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            where = "before its first token" if first else "mid-reply"
+            limit = idle_timeout or 0.0
+            raise StreamStalledError(
+                f"the model sent nothing for {limit:g} s {where} (stream_idle_timeout)",
+                waited=limit,
+                first=first,
+            ) from None
+        first = False
+        yield item
+
+
 async def stream_items(
-    model: Any, messages: list[Message], **options: Any
+    model: Any, messages: list[Message], *, idle_timeout: float | None = None, **options: Any
 ) -> AsyncIterator[StreamItem]:
     """*model*'s reply as cave's items: text deltas and retries, then one `Completion`.
 
@@ -111,6 +142,7 @@ async def stream_items(
     gets one from its `usage` and `finish_reason` (upstream's `StreamResponse`),
     counted locally when it reported none. A model written to upstream's interface
     raises its provider's own exceptions: they become `ModelError`s, as cave's do.
+    With *idle_timeout*, an item that takes longer is a `StreamStalledError`.
     """
     method = model.stream
     upstream = not takes_any_option(method)
@@ -124,7 +156,8 @@ async def stream_items(
         source = method(messages, **kwargs)
         if inspect.isawaitable(source):
             source = await source
-        async for item in source:
+        items = source if idle_timeout is None else stream_with_idle_timeout(source, idle_timeout)
+        async for item in items:
             if isinstance(item, Completion):
                 completion = item
                 continue

@@ -241,6 +241,7 @@ class ErrorKind(StrEnum):
     NOT_FOUND = "not_found"  # 404, or a model litellm does not know
     BAD_REQUEST = "bad_request"  # the server refused the request as malformed
     CONTEXT_OVERFLOW = "context_overflow"  # the prompt is longer than the context window
+    BILLING = "billing"  # the account is out of credit or quota: a top-up fixes it, not time
     LOCAL_SERVER = "local_server"  # the embedded model's server did not start, or stopped
     ERROR = "error"  # anything else
 
@@ -267,10 +268,10 @@ class ModelError(RuntimeError):
 _KINDS = frozenset(k.value for k in ErrorKind)
 
 
-class StreamStalledError(ModelError):
+class StreamStalledError(ModelError, TimeoutError):
     """The server sent nothing for *waited* seconds: before the first token (`first`), or
     between two chunks of a reply it had begun. Transient, but retried only a bounded number
-    of times (a stalled server tends to stall again)."""
+    of times (a stalled server tends to stall again). Also a `TimeoutError`, as in 0.8."""
 
     def __init__(self, message: str, *, waited: float, first: bool) -> None:
         super().__init__(message, kind=ErrorKind.TRANSIENT)
@@ -285,12 +286,26 @@ class ContextOverflowError(ModelError):
         super().__init__(message, kind=ErrorKind.CONTEXT_OVERFLOW, status=status)
 
 
+PromptTooLongError = ContextOverflowError  # upstream 0.8's name for it
+
+
+class ProviderBillingError(ModelError):
+    """The provider's account is out of credit or paid quota (HTTP 402, or a quota message
+    such as OpenAI's `insufficient_quota` on a 429): never retried (upstream 0.8's name)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message, kind=ErrorKind.BILLING, status=status)
+
+
 class Model(ABC):
     """Anything that turns a list of chat messages into a streamed reply."""
 
     model_id: str = "model"
     # True when `cost()` can estimate a price (a hosted model in litellm's price map).
     priced: ClassVar[bool] = False
+    # True when the model bounds the wait for each chunk itself (cave's HTTP models:
+    # `first_token_timeout`, `stream_idle_timeout`); the agent's limit guards the others.
+    bounds_own_stream: ClassVar[bool] = False
 
     @abstractmethod
     def stream(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[StreamItem]:

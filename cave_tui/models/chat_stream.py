@@ -16,7 +16,7 @@ from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from tenacity import RetryCallState, Retrying, wait_exponential_jitter
 
@@ -143,6 +143,8 @@ class ChatStreamModel(Model):
     that stalls mid-stream is asked again at most `stall_retries` times; a first-token stall
     is not (the same prompt would keep the server as long again).
     """
+
+    bounds_own_stream: ClassVar[bool] = True
 
     def __init__(
         self,

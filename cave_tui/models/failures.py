@@ -6,7 +6,9 @@ what to do: a missing or refused API key, a refused connection, a host name that
 not resolve, a 404 or a model litellm does not know. The decision reads exception types
 along the cause chain and HTTP statuses (litellm reports a refused connection or a
 missing key as a "500 internal server error"), never the message text; only the
-context-overflow check reads text, as no status marks it.
+context-overflow and billing checks read text, as no status marks them (OpenAI reports
+an exhausted quota as a 429, which is otherwise transient). Upstream 0.8's predicates
+`is_context_length_exceeded` and `is_billing_exhausted` are these checks.
 """
 
 from __future__ import annotations
@@ -18,13 +20,25 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from cave_tui.models.base import ContextOverflowError, ErrorKind, ModelError
+from cave_tui.models.base import (
+    ContextOverflowError,
+    ErrorKind,
+    ModelError,
+    ProviderBillingError,
+)
 from cave_tui.models.endpoints import WITHHELD_HINT, resolved_endpoint
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 524, 529})
 _OVERFLOW = re.compile(
     r"context[_ ]length|context window|maximum context|exceeds the available context size|"
     r"too many tokens|prompt is too long|input is too long",
+    re.IGNORECASE,
+)
+_BILLING = re.compile(
+    r"insufficient[_ ]quota|exceeded your current quota|billing hard limit|"
+    r"insufficient credits|credits (?:have been )?exhausted|no usable credits|"
+    r"credit balance is too low|insufficient[_ ]balance|balance is not enough|"
+    r"payment required|out of funds",
     re.IGNORECASE,
 )
 _TRANSIENT_NAMES = frozenset(
@@ -138,6 +152,26 @@ def _fail_fast(exc: BaseException, target: CallTarget) -> ModelError | None:
     return None
 
 
+def is_context_length_exceeded(error: BaseException) -> bool:
+    """The provider rejected the prompt as longer than its context window."""
+    return (
+        isinstance(error, ContextOverflowError)
+        or type(error).__name__ == "ContextWindowExceededError"
+        or getattr(error, "code", None) == "context_length_exceeded"
+        or bool(_OVERFLOW.search(str(error)))
+    )
+
+
+def is_billing_exhausted(error: BaseException) -> bool:
+    """The provider's account is out of credit or quota (402, or a quota message)."""
+    return (
+        isinstance(error, ProviderBillingError)
+        or status_of(error) == 402
+        or getattr(error, "code", None) == "insufficient_quota"
+        or bool(_BILLING.search(str(error)))
+    )
+
+
 def classify(exc: BaseException, target: CallTarget | None = None) -> ModelError:
     """Map a provider exception to a `ModelError` whose kind says whether to retry.
 
@@ -148,8 +182,10 @@ def classify(exc: BaseException, target: CallTarget | None = None) -> ModelError
     name = type(exc).__name__
     status = status_of(exc)
     message = f"{name}: {exc}"
-    if name == "ContextWindowExceededError" or _OVERFLOW.search(str(exc)):
+    if is_context_length_exceeded(exc):
         return ContextOverflowError(message, status=status)
+    if is_billing_exhausted(exc):
+        return ProviderBillingError(message, status=status)
     target = target or CallTarget()
     if (fast := _fail_fast(exc, target)) is not None:
         return fast

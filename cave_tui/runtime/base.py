@@ -179,11 +179,15 @@ def execute_streaming(
     """`runtime.execute(code, timeout)`, streaming its output to *on_output* when it can;
     *checked*=False: the user's own cell, which the security checker does not read.
 
-    A runtime written to upstream's interface (`execute(code, timeout)`) runs unchanged:
-    each keyword is passed only to an `execute` that accepts it.
+    A runtime written to upstream's interface (0.7's `execute(code, timeout)`, 0.8's
+    `execute(code)`) runs unchanged: each keyword is passed only to an `execute` that
+    accepts it, also one set on the instance; one that takes no timeout runs its cells
+    without cave's.
     """
-    execute = type(runtime).execute
-    options: dict[str, Any] = {"timeout": timeout}
+    execute = getattr(runtime.execute, "__func__", runtime.execute)
+    options: dict[str, Any] = {}
+    if _accepts(execute, "timeout"):
+        options["timeout"] = timeout
     if _accepts(execute, "on_output"):
         options["on_output"] = on_output
     if not checked and _accepts(execute, "checked"):

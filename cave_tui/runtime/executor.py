@@ -1,5 +1,6 @@
 """Upstream's `cave_agent.runtime.executor`: `ExecutionResult`, `ErrorFeedbackMode`,
-`IPythonExecutor` and `check_security`, under the module path upstream code imports.
+`IPythonExecutor` and `check_security` (0.7), and `RuntimeExecutionError` (0.8, where 0.8's
+code imports it from), under the module path upstream code imports.
 
 Cave has no separate executor layer: a runtime runs its cells itself. `IPythonExecutor`
 is an `IPythonRuntime` seen through upstream's executor methods, so code (and tests)
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cave_tui.runtime.base import ExecutionResult
+from cave_tui.runtime.errors import RuntimeExecutionError
 from cave_tui.runtime.upstream import ErrorFeedbackMode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,4 +73,10 @@ class IPythonExecutor:
         await self.runtime.reset()
 
 
-__all__ = ["ErrorFeedbackMode", "ExecutionResult", "IPythonExecutor", "check_security"]
+__all__ = [
+    "ErrorFeedbackMode",
+    "ExecutionResult",
+    "IPythonExecutor",
+    "RuntimeExecutionError",
+    "check_security",
+]

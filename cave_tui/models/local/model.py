@@ -8,7 +8,7 @@ import atexit
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from cave_tui.models.base import (
     Completion,
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 class LocalModel(Model):
     """A GGUF model served on loopback for this cave; started at the first call, again after
     a crash, stopped when cave ends. `LocalModel.create(gguf=None)` picks the weights."""
+
+    bounds_own_stream: ClassVar[bool] = True  # its HTTP client does; starting it takes long
 
     def __init__(
         self, server: LocalServer, *, client: ModelClient = ModelClient.OPENAI, **kwargs: Any
