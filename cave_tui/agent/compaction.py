@@ -49,7 +49,7 @@ from cave_tui.messages import (
     with_content,
 )
 from cave_tui.models.base import ContextOverflowError, Message, Model, ModelError, Usage
-from cave_tui.models.tokens import count_messages, count_text
+from cave_tui.models.tokens import at_most_tokens, count_messages, count_text
 
 CLEARED = "[Output of this cell was cleared to save context. Inspect the variables if needed.]"
 TRIMMED = (
@@ -138,15 +138,22 @@ class Compactor:
         if reported and usage.prompt_tokens > 0:
             self._anchor = (usage.prompt_tokens, history_len)
 
-    async def current_tokens(self) -> int:
-        """Tokens the next request will take (anchored to the provider's count when known)."""
+    async def current_tokens(self, under: int | None = None) -> int:
+        """Tokens the next request will take (anchored to the provider's count when known).
+        With *under*: a bound of them that is at most *under* when one is found without the
+        tokenizer (the caller only compares it), else the count."""
         history = self.agent.history
         if self._anchor is not None:
             tokens, covered = self._anchor
             if covered <= len(history):
                 return tokens + sum(message_tokens(m) for m in history[covered:])
             self._anchor = None
-        return count_messages(await self.agent.build_request())
+        request = await self.agent.build_request()
+        if under is not None:
+            bound = at_most_tokens(request)
+            if bound <= under:
+                return bound
+        return count_messages(request)
 
     def take_usage(self) -> Usage:
         """Usage of summariser calls since the last take (the agent adds it to the run)."""
@@ -172,7 +179,7 @@ class Compactor:
         """Compact when the next request would pass the trigger threshold."""
         if not self._asked_server:
             await self._learn_served_window()
-        tokens = await self.current_tokens()
+        tokens = await self.current_tokens(under=self.threshold)
         if tokens <= self.threshold or self._futile_at == len(self.agent.history):
             return  # under budget, or nothing changed since a compaction found nothing to do
         async for event in self._compact(step, tokens, reactive=False):
