@@ -230,8 +230,10 @@ async def frame_table(rows: int, columns: int, steps: int) -> dict[str, float]:
             )()
             for y in range(table.size.height):  # a missing window is asked for here
                 table.render_line(y)
-            if frame.pending:  # and arrives: repaint with it
-                while frame.pending:
+            top = int(table.scroll_y)
+            shown = range(top, min(top + table.size.height, frame.backend.total))
+            if not all(frame.backend.has_row(row) for row in shown):  # and arrives: repaint
+                while not all(frame.backend.has_row(row) for row in shown):
                     await asyncio.sleep(0)
                 for y in range(table.size.height):
                     table.render_line(y)

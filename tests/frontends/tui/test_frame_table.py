@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from cave_tui.frontends.tui.screens.detail import DetailScreen
-from cave_tui.frontends.tui.widgets.frame_table import PAGE, FrameView
+from cave_tui.frontends.tui.widgets.frame_table import AHEAD, PAGE, FrameView
 from tests.frontends.tui.conftest import make_app, settle, submit, wait_for
 from tests.frontends.tui.test_kernel_text import screen_text
 
@@ -110,6 +110,21 @@ async def test_a_two_million_row_frame_converts_only_a_window():
         await pilot.pause()
         assert frame.backend.rows_converted <= 3 * PAGE
         assert "1999999" in screen_text(app).replace(",", "")
+
+
+async def test_the_page_past_the_edge_is_fetched_before_the_cursor_reaches_it():
+    app = make_app([])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.services.runtime._ns["df"] = pd.DataFrame({"n": np.arange(5 * PAGE)})
+        frame = await open_table(pilot, "df")
+        await pilot.pause()
+        assert not frame.backend.has_row(PAGE)  # the view near the top asks for no more
+        frame.table.move_cursor(row=PAGE - AHEAD + 10)  # near the edge, the next page unseen
+        await wait_for(pilot, lambda: frame.backend.has_row(PAGE))  # there before it is seen
+        assert frame.table.scroll_y + frame.table.size.height < PAGE
+        frame.table.move_cursor(row=PAGE + 5)
+        assert frame.backend.get_row_at(PAGE + 5)[1] == PAGE + 5  # no wait across the edge
 
 
 async def test_the_kernel_sends_only_the_rows_asked_for_as_arrow():

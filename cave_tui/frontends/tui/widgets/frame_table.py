@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 PAGE = 200  # rows fetched at a time
 PAGES_KEPT = 32  # pages held in the host (the rest are fetched again when seen)
+AHEAD = 80  # rows from a page's edge at which the next page is fetched (two screens)
 WIDTH_CAP = 40  # a column is at most this wide (longer cells end with …)
 MEASURED_ROWS = 50  # rows of the first window the column widths are fitted to
 LOADING = "…"
@@ -176,11 +177,22 @@ class WindowBackend(DataTableBackend[Any]):
         return self.widths
 
     def get_row_at(self, index: int) -> Sequence[Any]:
-        page = self.pages.get(index // PAGE)
-        if page is None or index % PAGE >= len(page):
-            self.on_miss(index // PAGE)
+        number, at = divmod(index, PAGE)
+        page = self.pages.get(number)
+        if page is None or at >= len(page):
+            self.on_miss(number)
             return [LOADING] * len(self.labels)
-        return page[index % PAGE]
+        # Near a page's edge, the page beyond it is asked for now: it arrives while the
+        # user is still on this one, so a step across the edge never waits for rows.
+        if at >= PAGE - AHEAD and (number + 1) * PAGE < self.total:
+            self._ahead(number + 1)
+        elif at < AHEAD and number > 0:
+            self._ahead(number - 1)
+        return page[at]
+
+    def _ahead(self, number: int) -> None:
+        if number not in self.pages:
+            self.on_miss(number)
 
     def get_column_at(self, index: int) -> Sequence[Any]:
         return [self.get_cell_at(row, index) for row in range(self.total)]
