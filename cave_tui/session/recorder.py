@@ -574,8 +574,12 @@ class SessionRecorder:
         task, self._snapshot, self._again = self._snapshot, None, None
         if task is not None and not task.done():
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # the caller is cancelled too: that is not swallowed
 
     async def checkpoint(
         self,

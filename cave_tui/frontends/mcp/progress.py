@@ -58,5 +58,11 @@ class ProgressTeller:
             yield self
         finally:
             beat.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
+            try:
                 await beat
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # this task is cancelled too (the client's cancel): not swallowed
+            except Exception:
+                pass
