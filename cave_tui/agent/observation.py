@@ -291,7 +291,7 @@ def error_hints(
             continue
         owners = [f for f, cols in frames.items() if name in cols]
         if owners:
-            hints.append(_owner_hint(name, owners[0], used, frames))
+            hints.append(_owner_hint(name, owners[0], used, frames, failing_line))
             continue
         if name in every:
             continue
@@ -375,9 +375,14 @@ def _closest_first(name: str, columns: Iterable[str]) -> list[str]:
 
 
 def _owner_hint(
-    name: str, owner: str, used: Iterable[str], frames: Mapping[str, Mapping[str, str]]
+    name: str,
+    owner: str,
+    used: Iterable[str],
+    frames: Mapping[str, Mapping[str, str]],
+    line: str = "",
 ) -> str:
-    """A column of *owner* used on another frame: merge the two into a new frame."""
+    """A column of *owner* used on another frame: use *owner* itself when it has every
+    column *line* names, else merge the two into a new frame."""
     others = [f for f in used if f != owner]
     if not others:
         return (
@@ -385,12 +390,32 @@ def _owner_hint(
             f"merge it into a new frame first (a given frame keeps its name and columns)."
         )
     other = others[0]
+    named = _names_in(line) & (set(frames[owner]) | set(frames[other]))
+    if named and named <= set(frames[owner]):  # nothing of the other frame is needed
+        columns = ", ".join(repr(c) for c in sorted(named))
+        return (
+            f"{name!r} is a column of {owner}, not of {other}. {owner} has every column "
+            f"this line uses ({columns}): use {owner} here instead of {other}."
+        )
     shared = [c for c in frames[owner] if c in frames[other]]
     merged, merge = merge_into_new(owner, other, shared[0] if len(shared) == 1 else None, frames)
     return (
         f"{name!r} is a column of {owner}, not of {other}. Merge them into a new frame "
         f"(keep {owner} and {other} as they are): {merge}, then use {merged}[{name!r}]."
     )
+
+
+def _names_in(line: str) -> set[str]:
+    """The string constants *line* passes anywhere (subscripts, arguments, lists)."""
+    try:
+        tree = ast.parse(line.strip())
+    except SyntaxError:
+        return set()
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
 
 
 def _subscripted(name: str, line: str, frames: Iterable[str]) -> bool:

@@ -116,3 +116,24 @@ async def test_an_agent_turn_observes_the_hint_and_the_given_frame_stays():
     observation = model.requests[1][-2]["content"] + model.requests[1][-1]["content"]
     assert "merged = flights.merge(airlines, on='carrier')" in observation
     assert "merge with flights first" not in observation
+
+
+async def test_a_derived_frame_used_for_the_given_ones_columns_is_pointed_back_not_merged():
+    """Seen in the demo: `delays` (carrier, dep_delay), made from `flights`, grouped by
+    'month' for 'arr_delay': both are columns of flights, so the hint names flights, and
+    never a merge (which had the model join the two on carrier)."""
+    flights = FLIGHTS.assign(month=[1, 1, 2, 2])
+    delays = flights.groupby("carrier")["dep_delay"].mean().reset_index().assign(rank=[1, 2, 3])
+    rt = IPythonRuntime(
+        variables=[Variable("flights", flights, "flights"), Variable("delays", delays, "")]
+    )
+    try:
+        (hint,) = await _hints(rt, "monthly = delays.groupby('month')['arr_delay'].mean()")
+        assert "'month' is a column of flights, not of delays" in hint
+        assert "use flights here instead of delays" in hint and "'arr_delay', 'month'" in hint
+        assert "merge" not in hint.lower()
+        # A line that also needs a column only the other frame has still gets the merge.
+        (hint,) = await _hints(rt, "delays.groupby('month')['rank'].mean()")
+        assert "merge" in hint.lower()
+    finally:
+        await rt.stop()
