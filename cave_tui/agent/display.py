@@ -191,8 +191,14 @@ def answer_renderable(text: str) -> Markdown | Text:
 
 
 def intervention_line(event: ev.InterventionEvent, width: int = 160) -> str:
-    """One line for a policy's intervention: `[policy kind] first line of what it told`."""
-    first = event.content.strip().splitlines()[0] if event.content.strip() else ""
+    """One line for a policy's intervention: `[policy kind] first line of what it told`;
+    a first line that ends with a colon goes on with the list items after it ("; ")."""
+    lines = event.content.strip().splitlines()
+    first = lines[0] if lines else ""
+    if first.endswith(":"):
+        items = [line[2:].strip() for line in lines[1:] if line.startswith("- ")]
+        if items:
+            first = f"{first} {'; '.join(items)}"
     if len(first) > width:
         first = first[: width - 1] + "…"
     return f"[{event.policy} {event.kind.value}] {first}"

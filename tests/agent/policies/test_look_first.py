@@ -129,3 +129,19 @@ async def test_the_look_is_off_in_the_lean_preset_and_can_be_switched_off(runtim
         runtime, [fenced(code)], "Store the mean per carrier in `by_carrier`.", policies=preset
     )
     assert _looks(events) == [] and len(model.requests) == 1
+
+
+def test_the_one_line_a_front_end_shows_names_what_was_stored() -> None:
+    """`--plain`, `cave run` and the chat show an intervention as one line: the look's
+    line goes on with what it shows, not a dangling colon."""
+    from cave_tui.agent import events as ev
+    from cave_tui.agent.display import intervention_line
+    from cave_tui.agent.policies.look_first import look_note
+
+    note = look_note([("delays", "DataFrame 5×2, no missing values")], [])
+    event = ev.InterventionEvent(note, policy="look_first", kind=ev.InterventionKind.DOUBT)
+    line = intervention_line(event)
+    assert line.startswith("[look_first doubt] Before this answer is final")
+    assert line.endswith("(you have not seen it): `delays`: DataFrame 5×2, no missing values")
+    hint = ev.InterventionEvent("one line\nmore", policy="error_hints")
+    assert intervention_line(hint) == "[error_hints hint] one line"
