@@ -29,6 +29,7 @@ from typing import Any
 
 from cave_tui.agent import events as ev
 from cave_tui.dataio.checkpoint import UNBOUNDED, SnapshotBounds
+from cave_tui.runtime.tasks import cancel_and_wait
 from cave_tui.session.figures import FIGURES, save_figures
 from cave_tui.session.log import EventLog
 from cave_tui.session.records import SNAPSHOT_READ_SEQ, SNAPSHOT_SEQ, RecordType
@@ -573,13 +574,7 @@ class SessionRecorder:
         stays whole, and what it did not save goes into the next."""
         task, self._snapshot, self._again = self._snapshot, None, None
         if task is not None and not task.done():
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    raise  # the caller is cancelled too: that is not swallowed
+            await cancel_and_wait(task)
 
     async def checkpoint(
         self,

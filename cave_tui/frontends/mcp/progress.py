@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 from cave_tui.printable import printable_line
+from cave_tui.runtime.tasks import cancel_and_wait
 
 HEARTBEAT = 5.0  # seconds between two notifications while nothing else is told
 
@@ -57,12 +58,5 @@ class ProgressTeller:
         try:
             yield self
         finally:
-            beat.cancel()
-            try:
-                await beat
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    raise  # this task is cancelled too (the client's cancel): not swallowed
-            except Exception:
-                pass
+            with contextlib.suppress(Exception):  # a failed beat: the request goes on
+                await cancel_and_wait(beat)  # a client's cancel landing now is raised
