@@ -70,3 +70,20 @@ def no_kernel_left(folder: Path) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def start_with_a_broken_sdk(tmp_path: Path, command: str) -> tuple[int, str]:
+    """`cave COMMAND --kernel` whose protocol SDK (the package named *command*) raises on
+    import: its exit code and what it said on stderr."""
+    broken = tmp_path / "broken"
+    (broken / command).mkdir(parents=True)
+    (broken / command / "__init__.py").write_text(
+        f"raise ImportError('this {command} is broken')\n"
+    )
+    process = spawn(tmp_path, command, pythonpath=(broken,))
+    try:
+        code = process.wait(timeout=DEADLINE)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return code, (tmp_path / "stderr.txt").read_text()

@@ -5,20 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers.protocol_start import DEADLINE, no_kernel_left, spawn
+from tests.helpers.protocol_start import no_kernel_left, start_with_a_broken_sdk
 
 
 def test_an_sdk_that_fails_to_import_stops_the_kernel_started_meanwhile(tmp_path: Path) -> None:
-    broken = tmp_path / "broken"
-    (broken / "acp").mkdir(parents=True)
-    (broken / "acp" / "__init__.py").write_text("raise ImportError('this acp is broken')\n")
-    process = spawn(tmp_path, "acp", pythonpath=(broken,))
-    try:
-        code = process.wait(timeout=DEADLINE)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    said = (tmp_path / "stderr.txt").read_text()
+    code, said = start_with_a_broken_sdk(tmp_path, "acp")
     assert code == 2, said
     assert "ImportError: this acp is broken" in said
     assert "Traceback" not in said

@@ -6,7 +6,13 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from tests.helpers.protocol_start import DEADLINE, no_kernel_left, spawn, wait_for_kernel
+from tests.helpers.protocol_start import (
+    DEADLINE,
+    no_kernel_left,
+    spawn,
+    start_with_a_broken_sdk,
+    wait_for_kernel,
+)
 
 
 def test_stdin_closed_during_the_start_leaves_no_kernel(tmp_path: Path) -> None:
@@ -23,16 +29,7 @@ def test_stdin_closed_during_the_start_leaves_no_kernel(tmp_path: Path) -> None:
 
 
 def test_an_sdk_that_fails_to_import_stops_the_kernel_started_meanwhile(tmp_path: Path) -> None:
-    broken = tmp_path / "broken"
-    (broken / "mcp").mkdir(parents=True)
-    (broken / "mcp" / "__init__.py").write_text("raise ImportError('this mcp is broken')\n")
-    process = spawn(tmp_path, "mcp", pythonpath=(broken,))
-    try:
-        code = process.wait(timeout=DEADLINE)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    said = (tmp_path / "stderr.txt").read_text()
+    code, said = start_with_a_broken_sdk(tmp_path, "mcp")
     assert code == 2, said
     assert "ImportError: this mcp is broken" in said
     assert "Traceback" not in said
