@@ -21,7 +21,7 @@ from cave_tui.agent.policies.empty_answer import EmptyAnswer
 from cave_tui.agent.policies.error_hints import ErrorHints
 from cave_tui.agent.policies.given_tools import GivenTools
 from cave_tui.agent.policies.keep_given import KeepGiven
-from cave_tui.agent.policies.look_first import LookFirst
+from cave_tui.agent.policies.look_first import LookAlways, LookFirst
 from cave_tui.agent.policies.missing_result import MissingResult
 from cave_tui.agent.policies.missing_values import MissingValues
 from cave_tui.agent.policies.not_done import NotDone
@@ -53,6 +53,7 @@ POLICY_CLASSES: tuple[type[Any], ...] = (
     TextForNumbers,
     MissingValues,
     LookFirst,  # last: the specific doubts say what is wrong before it shows the result
+    LookAlways,  # LookFirst without waiting for a warning sign (strict only)
 )
 POLICY_NAMES: tuple[str, ...] = tuple(cls.name for cls in POLICY_CLASSES)
 
@@ -73,7 +74,7 @@ _STRICT_ONLY = (
     "counts_of_one",
     "early_reduce",
 )
-_GUIDED = tuple(n for n in POLICY_NAMES if n not in (*_STRICT_ONLY, "look_first"))
+_GUIDED = tuple(n for n in POLICY_NAMES if n not in (*_STRICT_ONLY, "look_first", "look_always"))
 PRESETS: dict[str, tuple[str, ...]] = {
     "off": (),
     "minimal": ("error_hints", "keep_given"),
@@ -82,7 +83,7 @@ PRESETS: dict[str, tuple[str, ...]] = {
     # large model); `small` adds the look before an answer is final (issue 35).
     "lean": _GUIDED,
     "small": (*_GUIDED, "look_first"),
-    "strict": POLICY_NAMES,
+    "strict": tuple(n for n in POLICY_NAMES if n != "look_first"),  # look_always covers it
 }
 DEFAULT_PRESET = "guided"  # for a model nothing is known of; `preset_for` picks by class
 

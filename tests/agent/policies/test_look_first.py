@@ -1,22 +1,24 @@
-"""LookFirst: an answer given in the cell that first stored its result waits for one look;
-an answer whose numbers no cell produced is asked to compute them. Once per turn."""
+"""LookFirst: an answer given in the cell that first stored its result waits for one look
+when the result shows a warning sign (LookAlways: every time); an answer whose numbers no
+cell produced is asked to compute them. Once per turn."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from cave_tui.agent.events import InterventionKind
-from cave_tui.agent.policies.look_first import describe_value, unproduced
+from cave_tui.agent.policies.look_first import describe_value, unproduced, warning_signs
 from cave_tui.runtime import IPythonRuntime, Variable
 
 from .helpers import fenced, interventions, run_turn
 
 SMALL = {"policies": "small"}
+ALWAYS = {"policies": "small,look_always,-look_first"}
 CODES = pd.DataFrame({"code": ["AA", "UA"], "name": ["American", "United"]})
 
 
-def _looks(events) -> list:
-    return [iv for iv in interventions(events) if iv[0] == "look_first"]
+def _looks(events, name: str = "look_first") -> list:
+    return [iv for iv in interventions(events) if iv[0] == name]
 
 
 def _told(model, text: str) -> bool:
@@ -40,16 +42,49 @@ def test_numbers_count_as_produced_when_a_cell_printed_them_rounded_or_as_a_perc
     assert unproduced("The mean age is 31.2", ["29.6981", "mean age"]) == ["31.2"]
 
 
-async def test_a_result_stored_and_answered_in_one_cell_is_shown_once_then_taken(runtime):
+def test_warning_signs_are_read_from_the_value_alone():
+    assert warning_signs(pd.Series([0.5, 1.5])) == []
+    assert warning_signs(pd.Series([1.0, np.nan])) == ["1 missing value"]
+    assert warning_signs(pd.Series([0.01, 0.01, 0.01])) == ["the same value in every row"]
+    assert warning_signs(pd.DataFrame({"x": [2, 2]})) == ["the same value in every row"]
+    assert warning_signs(pd.DataFrame({"x": [1, 2], "y": [3, 3]})) == []  # a frame's column
+    assert warning_signs(pd.Series([], dtype=float)) == ["it is empty"]
+    assert warning_signs([]) == ["it is empty"] and warning_signs(float("nan")) == ["it is missing"]
+    assert warning_signs(42) == [] and warning_signs(pd.Series([7])) == []
+
+
+async def test_a_clean_result_stored_and_answered_in_one_cell_is_taken_at_once(runtime):
+    code = "by_carrier = flights.groupby('carrier')['dep_delay'].mean()\nfinal_answer('done')"
+    events, model, _ = await run_turn(
+        runtime, [fenced(code)], "Store the mean dep_delay per carrier in `by_carrier`.", **SMALL
+    )
+    assert _looks(events) == [] and len(model.requests) == 1
+
+
+async def test_a_result_with_a_warning_sign_is_shown_with_the_sign_before_it_is_taken(runtime):
+    code = "share = flights.groupby('carrier')['dep_delay'].count() * 0\nfinal_answer('done')"
+    events, model, _ = await run_turn(
+        runtime,
+        [fenced(code), "The share per carrier is stored in `share`."],
+        "Store the share of flights per carrier in `share`.",
+        **SMALL,
+    )
+    assert _looks(events) == [("look_first", InterventionKind.DOUBT)]
+    assert _told(model, "`share`: Series of 2 (int64), 0 missing")
+    assert _told(model, "(note: the same value in every row)")
+    assert len(model.requests) == 2
+
+
+async def test_look_always_shows_a_clean_result_once_then_takes_it(runtime):
     code = "by_carrier = flights.groupby('carrier')['dep_delay'].mean()\nfinal_answer('done')"
     events, model, _ = await run_turn(
         runtime,
         [fenced(code), "The mean delay per carrier is stored in `by_carrier`."],
         "Store the mean dep_delay per carrier in `by_carrier`.",
-        **SMALL,
+        **ALWAYS,
     )
-    assert _looks(events) == [("look_first", InterventionKind.DOUBT)]
-    note = next(e.content for e in events if getattr(e, "policy", "") == "look_first")
+    assert _looks(events, "look_always") == [("look_always", InterventionKind.DOUBT)]
+    note = next(e.content for e in events if getattr(e, "policy", "") == "look_always")
     assert "`by_carrier`: Series of 2 (float64), 0 missing" in note and "AA: 6.0" in note
     assert len(model.requests) == 2  # one look, then the plain-text answer is final
     assert events[-1].content.startswith("The mean delay per carrier")
@@ -63,9 +98,9 @@ async def test_the_look_lets_the_model_fix_codes_stored_where_names_were_asked()
         runtime,
         [fenced(wrong), fenced(right)],
         "Store the full name of the first airline in `top`.",
-        **SMALL,
+        **ALWAYS,
     )
-    assert len(_looks(events)) == 1 and len(model.requests) == 2
+    assert len(_looks(events, "look_always")) == 1 and len(model.requests) == 2
     assert _told(model, "`top`: Series of 1 (str), 0 missing; index -: 0: 'AA'")
     assert list(await runtime.retrieve("top")) == ["American"]
     await runtime.stop()
@@ -122,13 +157,13 @@ async def test_a_number_a_cell_printed_is_taken_at_once(runtime):
     assert _looks(events) == [] and len(model.requests) == 2
 
 
-@pytest.mark.parametrize("preset", ["lean", "guided", "small,-look_first"])
+@pytest.mark.parametrize("preset", ["lean", "guided", "small,-look_first", "strict,-look_always"])
 async def test_the_look_is_off_in_the_lean_preset_and_can_be_switched_off(runtime, preset):
-    code = "by_carrier = flights.groupby('carrier')['dep_delay'].mean()\nfinal_answer('done')"
+    code = "share = flights.groupby('carrier')['dep_delay'].count() * 0\nfinal_answer('done')"
     events, model, _ = await run_turn(
-        runtime, [fenced(code)], "Store the mean per carrier in `by_carrier`.", policies=preset
+        runtime, [fenced(code)], "Store the share per carrier in `share`.", policies=preset
     )
-    assert _looks(events) == [] and len(model.requests) == 1
+    assert _looks(events) + _looks(events, "look_always") == [] and len(model.requests) == 1
 
 
 def test_the_one_line_a_front_end_shows_names_what_was_stored() -> None:
