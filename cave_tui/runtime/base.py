@@ -254,9 +254,8 @@ class Runtime(ABC):
         self._namespace_listeners: list[NamespaceListener] = []
         # Held while a registration checks its names and binds them (`_registration`).
         self._registry_lock = threading.RLock()
-        items: list[Injectable] = [
-            own_copy(i) for i in [*(functions or []), *(types or []), *(variables or [])]
-        ]
+        given: list[Injectable] = [*(functions or []), *(types or []), *(variables or [])]
+        items = [own_copy(i) for i in given]
         for item in items:
             self._injected[item.name] = item
         referring: list[Injectable] = [i for i in items if not isinstance(i, Type)]
