@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, cast
 
 from cave_tui.runtime import upstream
-from cave_tui.runtime.bindings import check_group, is_raw_binding, raw_binding, unique_name_start
+from cave_tui.runtime.bindings import (
+    bound_prefix,
+    check_group,
+    is_raw_binding,
+    raw_binding,
+    unique_name_start,
+)
 from cave_tui.runtime.figures import RENDER_LIMIT, FigureError, FigureFormat, check_rendered
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.memory import MemoryUse
@@ -522,6 +528,7 @@ class Runtime(ABC):
         import asyncio
 
         name = unique_name_start(prefix, start)
+        prefix = bound_prefix(prefix)
         lock = self.__dict__.get("_bind_lock")
         if not isinstance(lock, asyncio.Lock):
             lock = self.__dict__["_bind_lock"] = asyncio.Lock()
