@@ -7,15 +7,23 @@ is declared here, so switching runtimes is one constructor argument.
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, cast
 
 from cave_tui.runtime import upstream
-from cave_tui.runtime.bindings import check_group, is_raw_binding, raw_binding, unique_name_start
+from cave_tui.runtime.bindings import (
+    bound_prefix,
+    check_group,
+    is_raw_binding,
+    raw_binding,
+    unique_name_start,
+)
 from cave_tui.runtime.figures import RENDER_LIMIT, FigureError, FigureFormat, check_rendered
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.memory import MemoryUse
@@ -250,10 +258,13 @@ class Runtime(ABC):
         self.error_feedback_mode = ErrorFeedbackMode(error_feedback_mode)
         self._injected: dict[str, Injectable] = {}
         self._namespace_listeners: list[NamespaceListener] = []
-        items: list[Injectable] = [*(functions or []), *(types or []), *(variables or [])]
+        # Held while a registration checks its names and binds them (`_registration`).
+        self._registry_lock = threading.RLock()
+        given: list[Injectable] = [*(functions or []), *(types or []), *(variables or [])]
+        items = [own_copy(i) for i in given]
         for item in items:
             self._injected[item.name] = item
-        referring: list[Injectable] = [*(functions or []), *(variables or [])]
+        referring: list[Injectable] = [i for i in items if not isinstance(i, Type)]
         for item in referring:  # the classes they name, unless a Type of that name came
             for cls in referenced_types(item):
                 if cls.__name__ not in self._injected:
@@ -356,12 +367,22 @@ class Runtime(ABC):
     def _inject_new(self, item: Injectable, kind: type) -> None:
         if not isinstance(item, kind):
             raise TypeError(f"expected a {kind.__name__}, got {type(item).__name__}")
-        if isinstance(self._injected.get(item.name), kind):
-            raise ValueError(f"{kind.__name__} '{item.name}' already exists")
-        self.inject(item)
-        for cls in referenced_types(item):
-            if cls.__name__ not in self._injected:
-                self._inject_quietly(_auto_type(cls))
+        with self._registration():
+            item = own_copy(item)
+            if isinstance(self._injected.get(item.name), kind):
+                raise ValueError(f"{kind.__name__} '{item.name}' already exists")
+            self.inject(item)
+            for cls in referenced_types(item):
+                if cls.__name__ not in self._injected:
+                    self._inject_quietly(_auto_type(cls))
+
+    def _registration(self) -> threading.RLock:
+        """The lock a registration holds from checking its names to binding them, so two
+        threads registering one name cannot both see it free (one gets the ValueError)."""
+        lock = self.__dict__.get("_registry_lock")
+        if lock is None:  # a subclass that skipped Runtime.__init__
+            lock = self.__dict__["_registry_lock"] = threading.RLock()
+        return cast(threading.RLock, lock)
 
     def _inject_quietly(self, item: Type) -> None:
         """An automatic Type is a convenience: one that cannot be injected is left out."""
@@ -456,7 +477,6 @@ class Runtime(ABC):
         """Inject a group all or nothing: every name is checked free (ValueError) and every
         item made ready to bind (`_stage`) before the first is bound."""
         raw = [raw_binding(name, value) for name, value in bindings or []]
-        items: list[Injectable] = [*(types or []), *(functions or []), *(variables or []), *raw]
         for item, kind in [
             *((t, Type) for t in types or []),
             *((f, Function) for f in functions or []),
@@ -464,16 +484,19 @@ class Runtime(ABC):
         ]:
             if not isinstance(item, kind):
                 raise TypeError(f"expected a {kind.__name__}, got {type(item).__name__}")
-        automatic = self.automatic_types()  # an explicit item displaces an inferred type
-        check_group(items, (n for n in self._injected if n not in automatic))
-        staged = [self._stage(item) for item in items]
-        for item, ready in zip(items, staged, strict=True):
-            self._commit(item, ready)
-        for item in items:
-            if not is_raw_binding(item):
-                for cls in referenced_types(item):
-                    if cls.__name__ not in self._injected:
-                        self._inject_quietly(_auto_type(cls))
+        with self._registration():
+            given: list[Injectable] = [*(types or []), *(functions or []), *(variables or [])]
+            items: list[Injectable] = [*(own_copy(i) for i in given), *raw]
+            automatic = self.automatic_types()  # an explicit item displaces an inferred type
+            check_group(items, (n for n in self._injected if n not in automatic))
+            staged = [self._stage(item) for item in items]
+            for item, ready in zip(items, staged, strict=True):
+                self._commit(item, ready)
+            for item in items:
+                if not is_raw_binding(item):
+                    for cls in referenced_types(item):
+                        if cls.__name__ not in self._injected:
+                            self._inject_quietly(_auto_type(cls))
 
     def _stage(self, item: Injectable) -> object:
         """The fallible part of injecting *item*, done before any item of a group is bound
@@ -505,6 +528,7 @@ class Runtime(ABC):
         import asyncio
 
         name = unique_name_start(prefix, start)
+        prefix = bound_prefix(prefix)
         lock = self.__dict__.get("_bind_lock")
         if not isinstance(lock, asyncio.Lock):
             lock = self.__dict__["_bind_lock"] = asyncio.Lock()
@@ -747,6 +771,12 @@ def persistable_from_rows(rows: list[VarInfo]) -> list[Persistable]:
         else:
             out.append(Persistable(row.name, Keep.VALUE, row.type_name))
     return out
+
+
+def own_copy(item: Injectable) -> Injectable:
+    """The runtime's own copy of a caller's descriptor (a shallow `copy.copy`): a Variable
+    given to two runtimes, or changed by its caller later, changes neither's registry."""
+    return copy.copy(item)
 
 
 def _auto_type(cls: type) -> Type:

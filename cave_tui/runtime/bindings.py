@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,12 +30,20 @@ def is_raw_binding(item: object) -> bool:
     return not getattr(item, "described", True)
 
 
+def bound_prefix(prefix: str) -> str:
+    """*prefix* as Python binds it: identifiers are NFKC-normalised (U+212A KELVIN SIGN binds
+    `K`), so `bind_unique` checks and hands out the names the namespace really holds."""
+    return unicodedata.normalize("NFKC", prefix)
+
+
 def unique_name_start(prefix: str, start: int) -> str:
-    """Check *prefix* and *start* of a `bind_unique` call; returns the first candidate name."""
+    """Check *prefix* and *start* of a `bind_unique` call; returns the first candidate name
+    (the prefix as `bound_prefix` gives it)."""
     if isinstance(start, bool) or start < 1:  # upstream refuses True too
         raise ValueError(f"start must be a positive integer, not {start!r}")
     try:
-        return validate_name(f"{prefix}_{start}")
+        validate_name(f"{prefix}_{start}")
+        return f"{bound_prefix(prefix)}_{start}"
     except ValueError:
         raise ValueError(
             f"prefix {prefix!r} cannot form a Python name ({prefix}_{start})"

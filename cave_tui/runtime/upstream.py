@@ -10,6 +10,7 @@ value or signature refers to (`referenced_types`), and upstream's prompt text fo
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import enum
 import inspect
@@ -62,7 +63,8 @@ def _injectable(cls: object) -> bool:
         and cls not in _BUILTIN_TYPES
         and isinstance(name, str)
         and name.isidentifier()
-        and cls.__module__ != "builtins"
+        # a builtin class, not one defined by `exec` (whose module is also "builtins")
+        and getattr(builtins, name, None) is not cls
     )
 
 
@@ -86,7 +88,7 @@ def referenced_types(item: Any) -> list[type]:
         return [type(value)]
     try:
         sig = inspect.signature(item.func, eval_str=True)  # `from __future__ import annotations`
-    except Exception:  # a name only its defining scope knows: the hints as written
+    except Exception:  # one name only its defining scope knows: resolve the hints one by one
         try:
             sig = inspect.signature(item.func)
         except (TypeError, ValueError):
@@ -94,10 +96,25 @@ def referenced_types(item: Any) -> list[type]:
     hints = [p.annotation for p in sig.parameters.values() if p.annotation is not p.empty]
     if sig.return_annotation is not sig.empty:
         hints.append(sig.return_annotation)
+    hints = [_resolved(hint, item.func) for hint in hints]
     found: list[type] = []
     for hint in hints:
         found += [t for t in _types_in_hint(hint) if t not in found]
     return found
+
+
+def _resolved(hint: Any, func: Any) -> Any:
+    """A string hint evaluated in *func*'s module, as `inspect.signature(eval_str=True)`
+    does for all of them; one that names what the module lacks stays the string."""
+    if not isinstance(hint, str):
+        return hint
+    scope = getattr(inspect.unwrap(func), "__globals__", None)
+    if not isinstance(scope, dict):
+        return hint
+    try:
+        return eval(hint, scope)
+    except Exception:
+        return hint
 
 
 # -- upstream's prompt text -----------------------------------------------------------------
