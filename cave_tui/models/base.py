@@ -379,15 +379,14 @@ class Model(ABC):
 
     @staticmethod
     def _extract_token_usage(response: Any) -> Usage:
-        """Upstream's helper: the usage of an OpenAI-style response (zeros if none)."""
+        """Upstream's helper: the usage of an OpenAI-style response (zeros if none); a
+        total the provider left out is the sum of the parts it reported."""
         usage = getattr(response, "usage", None)
         if not usage:
             return Usage()
-        return Usage(
-            getattr(usage, "prompt_tokens", 0) or 0,
-            getattr(usage, "completion_tokens", 0) or 0,
-            getattr(usage, "total_tokens", 0) or 0,
-        )
+        prompt = getattr(usage, "prompt_tokens", 0) or 0
+        completion = getattr(usage, "completion_tokens", 0) or 0
+        return Usage(prompt, completion, getattr(usage, "total_tokens", 0) or prompt + completion)
 
     @staticmethod
     def _extract_response(response: Any) -> tuple[str, str | None]:
