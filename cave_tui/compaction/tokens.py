@@ -50,7 +50,7 @@ def estimate_tokens(
     if token_estimator is not None:
         tokens = sum(token_estimator(str(m.get("content") or "")) for m in wire)
     else:
-        tokens = sum(message_tokens(m) for m in wire)  # type: ignore[arg-type]
+        tokens = sum(message_tokens(m) for m in wire)
     return anchored(tokens, anchor)
 
 
