@@ -19,6 +19,7 @@ from typing import Any
 
 from cave_tui.agent import events as ev
 from cave_tui.runtime.base import ExecutionResult
+from cave_tui.runtime.capture import sanitize_surrogates
 
 OUTPUT_INTERVAL = 0.1  # seconds between two output events of one cell
 OUTPUT_CHUNK = 16_000  # characters per output event, at most
@@ -113,6 +114,7 @@ class CellEvents:
         self.output = OutputThrottle(self.loop, self._output)
 
     def _output(self, text: str, dropped: int) -> None:
+        text = sanitize_surrogates(text)  # what it printed, as valid Unicode (as the result)
         event = ev.OutputEvent(content=text, dropped=dropped, step=self.step, agent=self.agent)
         self.queue.put_nowait(event)
 

@@ -142,7 +142,8 @@ async def stream_items(
     gets one from its `usage` and `finish_reason` (upstream's `StreamResponse`),
     counted locally when it reported none. A model written to upstream's interface
     raises its provider's own exceptions: they become `ModelError`s, as cave's do.
-    With *idle_timeout*, an item that takes longer is a `StreamStalledError`.
+    With *idle_timeout*, an item that takes longer is a `StreamStalledError`. A stream
+    that can be closed is closed however the reading ends (its end, the cut, an error).
     """
     method = model.stream
     upstream = not takes_any_option(method)
@@ -182,9 +183,10 @@ async def stream_items(
         if not upstream:
             raise
         raise classify(exc) from exc
+    finally:
+        if source is not None and closable(source):
+            await source.aclose()  # read to its end, cut, or failed: its connection goes
     stopped = cutter is not None and cutter.stopped
-    if stopped and closable(source):
-        await source.aclose()
     refusal = getattr(source, "refusal", None)
     if refusal and not "".join(parts).strip():  # 0.8's: a refusal is the answer when alone
         parts.append(str(refusal))

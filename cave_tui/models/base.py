@@ -11,6 +11,7 @@ written to either interface as cave's items, so both plug into `CaveAgent`.
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -179,6 +180,8 @@ class StreamResponse:
         self.refusal = ""
         self._iterator: AsyncIterator[Any] | None = None
         self._response: Any = None
+        self._yielded_any = False  # a piece was returned: a retry would repeat it
+        self._connect_retries = 0
 
     async def _open_stream(self) -> AsyncIterator[Any]:
         """The provider's raw stream (0.8's subclasses implement it)."""
@@ -214,13 +217,36 @@ class StreamResponse:
 
     async def __anext__(self) -> str:
         while True:
-            if self._iterator is None:
-                self._response = await self._open_stream()
-                self._iterator = self._response.__aiter__()
-            chunk = await self._iterator.__anext__()
+            try:
+                if self._iterator is None:
+                    self._response = await self._open_stream()
+                    self._iterator = self._response.__aiter__()
+                chunk = await self._iterator.__anext__()
+            except StopAsyncIteration:
+                raise
+            except Exception as exc:
+                await self._reopen_or_raise(exc)
+                continue
             delta = self._process_stream_chunk(chunk)
             if delta is not None:
+                self._yielded_any = True
                 return delta
+
+    async def _reopen_or_raise(self, error: Exception) -> None:
+        """Before any piece was yielded, a retryable failure (a dropped connect, a 5xx)
+        closes the attempt and opens the stream again after a backoff, up to
+        `models.retry.MAX_RETRIES` times (0.8's SSE-connect retry); else *error* is raised.
+        Once text was yielded a retry would repeat it, so the error propagates."""
+        from cave_tui.models import retry  # imports this module
+
+        tried = getattr(self, "_connect_retries", 0)  # a subclass may skip __init__
+        if getattr(self, "_yielded_any", False) or tried >= retry.MAX_RETRIES:
+            raise error
+        if not retry.is_retryable(error):
+            raise error
+        self._connect_retries = tried + 1
+        await self.aclose()
+        await asyncio.sleep(retry.backoff(self._connect_retries))
 
     async def aclose(self) -> None:
         """Release the provider's stream (safe to call more than once)."""
@@ -287,6 +313,7 @@ class ContextOverflowError(ModelError):
 
 
 PromptTooLongError = ContextOverflowError  # upstream 0.8's name for it
+ProviderError = ModelError  # upstream 0.8's base of a provider's typed failures
 
 
 class ProviderBillingError(ModelError):
@@ -352,15 +379,14 @@ class Model(ABC):
 
     @staticmethod
     def _extract_token_usage(response: Any) -> Usage:
-        """Upstream's helper: the usage of an OpenAI-style response (zeros if none)."""
+        """Upstream's helper: the usage of an OpenAI-style response (zeros if none); a
+        total the provider left out is the sum of the parts it reported."""
         usage = getattr(response, "usage", None)
         if not usage:
             return Usage()
-        return Usage(
-            getattr(usage, "prompt_tokens", 0) or 0,
-            getattr(usage, "completion_tokens", 0) or 0,
-            getattr(usage, "total_tokens", 0) or 0,
-        )
+        prompt = getattr(usage, "prompt_tokens", 0) or 0
+        completion = getattr(usage, "completion_tokens", 0) or 0
+        return Usage(prompt, completion, getattr(usage, "total_tokens", 0) or prompt + completion)
 
     @staticmethod
     def _extract_response(response: Any) -> tuple[str, str | None]:

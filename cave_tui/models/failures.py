@@ -116,6 +116,12 @@ def _detail(exc: BaseException) -> str:
     return first[:300]
 
 
+def _dropped(exc: BaseException, status: int | None) -> bool:
+    """A connection that dropped or timed out with no HTTP answer (Python's own
+    `ConnectionError` / `TimeoutError`, e.g. a reset or an SSE connect that failed)."""
+    return status is None and isinstance(exc, ConnectionError | TimeoutError)
+
+
 def _is_client_setup_error(exc: BaseException) -> bool:
     """The OpenAI client refused to start (no API key): its base `OpenAIError` itself."""
     openai = sys.modules.get("openai")
@@ -201,7 +207,7 @@ def classify(exc: BaseException, target: CallTarget | None = None) -> ModelError
             f"{_detail(exc)}. Check --model and --api-base ({BASE_URL_HINT})."
         )
         return ModelError(message, kind=ErrorKind.NOT_FOUND, status=status)
-    if status in RETRYABLE_STATUS or name in _TRANSIENT_NAMES:
+    if status in RETRYABLE_STATUS or name in _TRANSIENT_NAMES or _dropped(exc, status):
         return ModelError(message, kind=ErrorKind.TRANSIENT, status=status)
     if status in (400, 413, 422) or name == "BadRequestError":
         return ModelError(message, kind=ErrorKind.BAD_REQUEST, status=status)

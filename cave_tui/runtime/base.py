@@ -24,6 +24,7 @@ from cave_tui.runtime.bindings import (
     raw_binding,
     unique_name_start,
 )
+from cave_tui.runtime.capture import sanitize_surrogates
 from cave_tui.runtime.figures import RENDER_LIMIT, FigureError, FigureFormat, check_rendered
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.memory import MemoryUse
@@ -107,11 +108,11 @@ class ExecutionResult:
         display_width: int | None = None,
         result_frame: str | None = None,
     ) -> None:
-        self.output = output if stdout is None else stdout
+        self.output = sanitize_surrogates(output if stdout is None else stdout)
         self.error_type = error_type
         self.error = error
         if error_text is not None:
-            self.error_text = error_text
+            self.error_text = sanitize_surrogates(error_text)
         self.success = (error is None) if success is None else success
         self.changed = list(changed or [])
         self.deleted = list(deleted or [])
@@ -138,10 +139,10 @@ class ExecutionResult:
             self._exception, self.error_text = None, None
         elif isinstance(value, BaseException):
             self._exception = value
-            self.error_text = format_exception(value)
+            self.error_text = sanitize_surrogates(format_exception(value))
             self.error_type = self.error_type or type(value).__name__
         else:
-            self._exception, self.error_text = CellError(value), value
+            self._exception, self.error_text = CellError(value), sanitize_surrogates(value)
 
     @property
     def stdout(self) -> str | None:

@@ -184,3 +184,14 @@ def routed_streams(sink: Any) -> Iterator[None]:
                 if warnings.showwarning is _show_warning:
                     warnings.showwarning = _saved[2]
                 _saved = _routers = None
+
+
+def sanitize_surrogates(text: str) -> str:
+    """*text* as valid Unicode: a surrogate pair joined into its character, a lone surrogate
+    (a cell can print one; no UTF-8 encoder, JSON request or log file takes it) replaced by
+    U+FFFD (upstream 0.8's `cave_agent.utils.sanitize_surrogates`)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text

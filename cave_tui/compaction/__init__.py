@@ -25,6 +25,7 @@ from cave_tui.agent.breaker import BreakerState, CircuitBreaker
 from cave_tui.agent.compaction import Compactor as AgentCompactor
 from cave_tui.agent.compaction import message_tokens
 from cave_tui.agent.conversation import Conversation
+from cave_tui.compaction.tokens import TokenAnchor, anchored, estimate_tokens
 from cave_tui.models.base import Model
 from cave_tui.types import message_from_dict
 
@@ -96,14 +97,6 @@ class AttemptBreaker(CircuitBreaker):
     def record_failure(self) -> None:
         self.compaction_state.record_failure()
         self.failures = self.compaction_state.consecutive_failures
-
-
-@dataclass(frozen=True)
-class TokenAnchor:
-    """A provider's prompt-token count paired with cave's count of the same messages."""
-
-    api_tokens: int
-    estimated: int
 
 
 class _Conversation:
@@ -256,15 +249,11 @@ class Compactor:
 
     def estimate_tokens(self, messages: list[Any], *, anchor: TokenAnchor | None = None) -> int:
         """The tokens of *messages*: *token_estimator* over their text when given, else
-        cave's counts; with an *anchor*, the provider's count then plus the growth since."""
-        if self.token_estimator is not None:
-            count = self.token_estimator
-            tokens = sum(count(str(_as_dict(m).get("content") or "")) for m in messages)
-        else:
-            tokens = _tokens(messages)
-        if anchor is None:
-            return tokens
-        return anchor.api_tokens + max(0, tokens - anchor.estimated)
+        cave's counts; with an *anchor*, the provider's count then plus the growth since
+        (counted afresh when the list shrank below the anchored one)."""
+        if self.token_estimator is None:
+            return anchored(_tokens(messages), anchor)
+        return estimate_tokens(messages, anchor, self.token_estimator)
 
     def anchor(self, messages: list[Any], api_tokens: int) -> TokenAnchor:
         """The provider's count of *messages* paired with this compactor's."""
@@ -315,6 +304,7 @@ __all__ = [
     "Compactor",
     "TokenAnchor",
     "compact_if_needed",
+    "estimate_tokens",
     "full_compact_needed",
     "recover_from_overflow",
 ]
