@@ -319,7 +319,12 @@ class CaveAgent:
                     yield stopped()
                     yield done(AgentStatus.CANCELLED, last_text, error="interrupted")
                     return
-                if step and (limit := self.budget.ended(tally.usage, tally.started)):
+                limit = (
+                    self.budget.ended(tally.usage, tally.started)
+                    if step
+                    else self.budget.allows_no_step()
+                )
+                if limit:
                     yield done(limit, last_text)  # the step that crossed it completed
                     return
                 step += 1
