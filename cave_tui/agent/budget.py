@@ -13,7 +13,7 @@ from cave_tui.models.base import Usage
 
 @dataclass(frozen=True)
 class RunBudget:
-    """Limits of one run; None leaves that side unbounded."""
+    """Limits of one run; None leaves that side unbounded, 0 allows no step (as in 0.8)."""
 
     max_total_tokens: int | None = None
     max_input_tokens: int | None = None
@@ -23,8 +23,16 @@ class RunBudget:
     def __post_init__(self) -> None:
         for name in ("max_total_tokens", "max_input_tokens", "max_output_tokens", "max_run_time"):
             value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise ValueError(f"{name} must be positive or None, not {value!r}")
+            if value is not None and value < 0:
+                raise ValueError(f"{name} must be zero or more, or None, not {value!r}")
+
+    def allows_no_step(self) -> AgentStatus | None:
+        """BUDGET_EXHAUSTED or TIMEOUT when a limit is 0: the run ends before its first
+        step (any other limit is checked between steps, the first always runs)."""
+        tokens = (self.max_total_tokens, self.max_input_tokens, self.max_output_tokens)
+        if any(limit == 0 for limit in tokens):
+            return AgentStatus.BUDGET_EXHAUSTED
+        return AgentStatus.TIMEOUT if self.max_run_time == 0 else None
 
     def ended(self, usage: Usage, started: float) -> AgentStatus | None:
         """BUDGET_EXHAUSTED or TIMEOUT when the run so far (*usage*, since *started* on the

@@ -26,6 +26,7 @@ from cave_tui.agent.policies import Intervention, PolicyPipeline
 from cave_tui.agent.turn import Answer, CellRecord, Turn
 from cave_tui.models.base import Message
 from cave_tui.runtime.base import ExecutionResult, Runtime
+from cave_tui.runtime.errors import RuntimeExecutionError
 
 
 class StepAgent(Protocol):
@@ -89,6 +90,9 @@ async def run_cell_step(
                 yield item
     except asyncio.CancelledError:
         agent.conversation.note_cell_interrupted()
+        raise
+    except RuntimeExecutionError as exc:  # the runtime says it cannot run cells: the run ends
+        agent.conversation.add_observation(f"The runtime failed: {type(exc).__name__}: {exc}")
         raise
     except Exception as exc:  # the runtime itself failed (e.g. kernel could not start)
         error = f"{type(exc).__name__}: {exc}"

@@ -61,11 +61,13 @@ from cave_tui.agent.response import (
     RunDone,
     RunTally,
 )
+from cave_tui.agent.stop_reason import StopReason
 from cave_tui.agent.streaming import Reply, stream_reply
 from cave_tui.agent.subagents import describe_agent
 from cave_tui.agent.turn import Answer, Turn
 from cave_tui.models.base import Message, Model, ModelError, Usage
 from cave_tui.runtime.base import Runtime
+from cave_tui.runtime.errors import RuntimeExecutionError
 
 if TYPE_CHECKING:
     from cave_tui.agent.compaction import CompactionPolicy, Compactor
@@ -300,9 +302,10 @@ class CaveAgent:
             content: str,
             error: str | None = None,
             support: ev.AnswerSupport = ev.AnswerSupport.CELL,
+            reason: StopReason | None = None,
         ) -> RunDone:
             self.usage = self.usage + tally.usage
-            return tally.done(status, content, step, error, support)
+            return tally.done(status, content, step, error, support, reason)
 
         def stopped() -> ev.Event:
             self.conversation.note_interruption()
@@ -319,7 +322,12 @@ class CaveAgent:
                     yield stopped()
                     yield done(AgentStatus.CANCELLED, last_text, error="interrupted")
                     return
-                if step and (limit := self.budget.ended(tally.usage, tally.started)):
+                limit = (
+                    self.budget.ended(tally.usage, tally.started)
+                    if step
+                    else self.budget.allows_no_step()
+                )
+                if limit:
                     yield done(limit, last_text)  # the step that crossed it completed
                     return
                 step += 1
@@ -422,6 +430,11 @@ class CaveAgent:
         except asyncio.CancelledError:
             self.conversation.note_interruption()
             raise
+        except RuntimeExecutionError as exc:  # 0.8: RUNTIME_ERROR, not blamed on the model
+            error = f"{type(exc).__name__}: {exc}"
+            yield self._emit(ev.ErrorEvent(content=error, step=step))
+            yield done(AgentStatus.ERROR, last_text, error=error, reason=StopReason.RUNTIME_ERROR)
+            return
         finally:
             self._turn = None
         yield self._emit(

@@ -131,15 +131,19 @@ def bare_code(text: str) -> str | None:
         or (isinstance(node, ast.AnnAssign) and node.value is not None)
         for node in tree.body
     )
-    return code + "\n" if acts else None
+    return code if acts else None
 
 
 def extract_code(text: str, identifier: str = "python") -> str | None:
-    """The cell to run for this reply, or None when it is a final answer."""
+    """The cell to run for this reply, or None when it is a final answer.
+
+    The code as written, without the newline before the closing fence (as 0.8's
+    `CodeEvent.code` and `code_snippets` give it).
+    """
     blocks = extract_blocks(text, identifier)
     if not blocks:
         return bare_code(text)
-    return "\n".join(b.code.rstrip("\n") for b in blocks) + "\n"
+    return "\n".join(b.code.rstrip("\n") for b in blocks)
 
 
 def prose_of(text: str, identifier: str = "python") -> str:

@@ -65,6 +65,8 @@ class AgentResponse:
     interventions: dict[str, int] = field(default_factory=dict)  # policy name -> count
     # What backs a completed run's answer: NONE when no successful cell does (it is marked).
     support: AnswerSupport = AnswerSupport.CELL
+    # 0.8's reason when `status` alone does not say it (RUNTIME_ERROR is an ERROR).
+    reason: StopReason | None = None
 
     @property
     def completed(self) -> bool:
@@ -72,8 +74,8 @@ class AgentResponse:
 
     @property
     def stop_reason(self) -> StopReason:
-        """Upstream 0.8's name for why the run ended (read from `status`)."""
-        return stop_reason_of(self.status)
+        """Upstream 0.8's name for why the run ended (read from `status`, or `reason`)."""
+        return self.reason or stop_reason_of(self.status)
 
     @property
     def steps_taken(self) -> int:
@@ -110,6 +112,7 @@ class RunTally:
         steps: int,
         error: str | None,
         support: AnswerSupport = AnswerSupport.CELL,
+        reason: StopReason | None = None,
     ) -> RunDone:
         """The end-of-run marker with the response this tally adds up to."""
         return RunDone(
@@ -124,5 +127,6 @@ class RunTally:
                 max_steps=self.max_steps,
                 interventions=dict(self.interventions),
                 support=support,
+                reason=reason,
             )
         )

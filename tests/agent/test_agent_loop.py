@@ -34,8 +34,8 @@ async def test_end_to_end_inject_transform_retrieve():
     assert response.status is AgentStatus.COMPLETED
     assert response.steps == 3
     assert response.code_snippets == [
-        "print(numbers)\n",
-        "result = sorted(double(n) for n in numbers)\n",
+        "print(numbers)",
+        "result = sorted(double(n) for n in numbers)",
     ]
     assert await runtime.retrieve("result") == [2, 6, 10, 16]
     # The first request describes the injected objects.

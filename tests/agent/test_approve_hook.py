@@ -18,7 +18,7 @@ async def test_skip_does_not_run_and_tells_the_model():
     model = ScriptedModel(["```python\nx = 1\n```", "Skipped, fine."])
     agent = CaveAgent(model, runtime, approve=approve)
     events = [e async for e in agent.stream_events("set x")]
-    assert seen == ["x = 1\n"]
+    assert seen == ["x = 1"]
     assert "x" not in await runtime.names()
     types = [e.type for e in events]
     assert EventType.EXECUTION_OUTPUT not in types
@@ -36,7 +36,7 @@ async def test_edit_runs_the_edited_code_and_says_so():
     events = [e async for e in agent.stream_events("set x")]
     assert await runtime.retrieve("x") == 41
     codes = [e.code for e in events if e.type is EventType.CODE]
-    assert codes == ["x = 1\n", "x = 41\n"]  # the model's, then what really ran
+    assert codes == ["x = 1", "x = 41"]  # the model's, then what really ran
     assert "x = 41" in model.requests[1][-1]["content"]
 
 

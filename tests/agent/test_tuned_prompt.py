@@ -247,11 +247,11 @@ def test_unfenced_python_that_acts_is_code_and_prose_is_not():
     from cave_tui.agent.extraction import extract_code
 
     assert extract_code("adelie = penguins[penguins['species'] == 'Adelie']") == (
-        "adelie = penguins[penguins['species'] == 'Adelie']\n"
+        "adelie = penguins[penguins['species'] == 'Adelie']"
     )
-    assert extract_code("final_answer(f'{len(fp)} rows')") == "final_answer(f'{len(fp)} rows')\n"
-    assert extract_code("import math\nx = math.pi") == "import math\nx = math.pi\n"
-    assert extract_code("total: float = 1.5") == "total: float = 1.5\n"
+    assert extract_code("final_answer(f'{len(fp)} rows')") == "final_answer(f'{len(fp)} rows')"
+    assert extract_code("import math\nx = math.pi") == "import math\nx = math.pi"
+    assert extract_code("total: float = 1.5") == "total: float = 1.5"
     prose = ("Yes", "42", "df.shape", "The answer is 42.", "HNL", "Done: `x` holds it.", "")
     for answer in (*prose, "Done: 12.", "Answer: 42", "Result: done"):
         assert extract_code(answer) is None, answer

@@ -60,7 +60,7 @@ async def test_the_approver_is_given_each_step_it_approves():
 
     services.use_approver(approve)
     events = [e async for e in services.stream("go")]
-    assert [(r.step, r.code) for r in asked] == [(1, "a = 1\n"), (2, "b = a + 1\n")]
+    assert [(r.step, r.code) for r in asked] == [(1, "a = 1"), (2, "b = a + 1")]
     assert await services.runtime.retrieve("a") == 1
     assert "b" not in await services.runtime.names()
     assert events[-1].content == "done"
