@@ -64,7 +64,7 @@ async def test_exports_show_what_ran(tmp_path):
     notebook = nbformat.read(export_session(folder, tmp_path / "s.ipynb"), as_version=4)
     code_cells = [c for c in notebook.cells if c.cell_type == "code"]
     assert [c.source for c in code_cells] == [EDITED_CODE, "print('x + 1 =', x + 1)"]
-    assert code_cells[0].metadata["cave"] == {"edited": True, "model_code": MODEL_CODE + "\n"}
+    assert code_cells[0].metadata["cave"] == {"edited": True, "model_code": MODEL_CODE}
     markdown = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
     assert "edited the model's code" in markdown
     assert f"skipped this code; it did not run:*\n\n```python\n{SKIPPED_CODE}\n```" in markdown
