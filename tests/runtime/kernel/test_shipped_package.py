@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dis
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -102,3 +103,24 @@ def test_reading_the_shipped_modules_builds_no_ast_objects(monkeypatch: pytest.M
     with pytest.raises(ShippedImportError):
         kernel_source("summary", "def f():\n    import cave_tui.printable\n")
     assert built == []
+
+
+def test_reading_the_shipped_modules_walks_no_bytecode_that_names_no_cave(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each kernel boot waits for `bootstrap_sources`: the bytecode walk, several times the
+    compile's cost, is left out where no block of a module names cave_tui."""
+    walked: list[str] = []
+    get_instructions = dis.get_instructions
+
+    def recording(code: Any, *args: Any, **kw: Any) -> Any:
+        walked.append(code.co_filename)
+        return get_instructions(code, *args, **kw)
+
+    monkeypatch.setattr(dis, "get_instructions", recording)
+    for stem in KERNEL_MODULES.values():
+        kernel_source(stem)
+    assert walked == []
+    with pytest.raises(ShippedImportError):
+        kernel_source("summary", "def f():\n    import cave_tui.printable\n")
+    assert walked
