@@ -32,10 +32,11 @@ from cave_tui.runtime.kernel.injection import (
     inject_request,
     inject_timeout,
 )
-from cave_tui.runtime.kernel.install import bootstrap_cell, host_paths
+from cave_tui.runtime.kernel.install import bootstrap_cell, bootstrap_sources, host_paths
 from cave_tui.runtime.kernel.kinds import KernelKind
 from cave_tui.runtime.kernel.process import KernelExit
 from cave_tui.runtime.kernel.settings import KernelSettings
+from cave_tui.runtime.tasks import abandon
 
 if TYPE_CHECKING:
     import zmq.asyncio
@@ -222,13 +223,22 @@ class KernelSupervisor:
         if self.ctx is None:
             self.ctx = zmq.asyncio.Context()
         self.boots += 1
-        info = await self.kind.start(self)
+        # What `_install` sends is read (and checked) on a thread while the kernel starts,
+        # not once it is up (the first boot's; later ones find it read).
+        reading = asyncio.ensure_future(asyncio.to_thread(bootstrap_sources))
+        try:
+            info = await self.kind.start(self)
+        except BaseException:
+            abandon(reading)
+            raise
         chan = self.kind.open_channel(info, self.ctx)
         self.chan = chan
         try:
             await self._wait_ready(chan)
+            await reading
             await self._install(chan)
         except BaseException:
+            abandon(reading)
             self.close_channel()
             await self.kind.abort()
             raise

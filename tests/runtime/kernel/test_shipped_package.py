@@ -124,3 +124,36 @@ def test_reading_the_shipped_modules_walks_no_bytecode_that_names_no_cave(
     with pytest.raises(ShippedImportError):
         kernel_source("summary", "def f():\n    import cave_tui.printable\n")
     assert walked
+
+
+async def test_a_boot_reads_the_shipped_modules_while_the_kernel_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not once the kernel is up: the reading would then stand between it and its first cell."""
+    import asyncio
+    import time
+
+    from cave_tui.runtime.kernel import install
+    from cave_tui.runtime.kernel.checkpoint import CheckpointStore
+    from cave_tui.runtime.kernel.kinds import KernelHost, OwnedKernel
+    from cave_tui.runtime.kernel.settings import KernelSettings
+    from cave_tui.runtime.kernel.supervisor import KernelSupervisor
+
+    monkeypatch.setattr(install, "_SOURCES", None)
+    seen: list[bool] = []
+
+    class Starting(OwnedKernel):
+        async def start(self, sup: KernelHost) -> dict[str, Any]:
+            deadline = time.monotonic() + 10
+            while install._SOURCES is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            seen.append(install._SOURCES is not None)
+            raise RuntimeError("no kernel in this test")
+
+    settings = KernelSettings()
+    sup = KernelSupervisor(Starting(settings), settings, CheckpointStore(0), {}, lambda _c: None)
+    with pytest.raises(RuntimeError, match="no kernel"):
+        await sup.boot(restore=False)
+    assert seen == [True]
+    assert sup.ctx is not None
+    sup.ctx.destroy(linger=0)
