@@ -223,9 +223,10 @@ class KernelSupervisor:
         if self.ctx is None:
             self.ctx = zmq.asyncio.Context()
         self.boots += 1
-        # What `_install` sends is read (and checked) on a thread while the kernel starts,
-        # not once it is up (the first boot's; later ones find it read).
-        reading = asyncio.ensure_future(asyncio.to_thread(bootstrap_sources))
+        # What `_install` sends is read (and checked), and the channel's module (jupyter_client)
+        # imported, on a thread while the kernel starts, not once it is up (the first boot's;
+        # later ones find both done).
+        reading = asyncio.ensure_future(asyncio.to_thread(_before_install))
         try:
             info = await self.kind.start(self)
         except BaseException:
@@ -473,3 +474,11 @@ class KernelSupervisor:
             return
         if reply is not None:
             self.store.store(reply["data"], reply["buffers"])
+
+
+def _before_install() -> None:
+    """What a boot needs once its kernel is up that does not need the kernel: the shipped
+    modules read, the channel's module imported (any thread)."""
+    import cave_tui.runtime.kernel.channel  # noqa: F401
+
+    bootstrap_sources()

@@ -157,3 +157,30 @@ async def test_a_boot_reads_the_shipped_modules_while_the_kernel_starts(
     assert seen == [True]
     assert sup.ctx is not None
     sup.ctx.destroy(linger=0)
+
+
+def test_building_the_kernel_runtime_leaves_jupyter_client_to_the_boot() -> None:
+    """jupyter_client (the channel's) is imported while the kernel process starts, not on
+    the way to launching it."""
+    import subprocess
+    import sys
+
+    from tests.helpers.paths import REPO_ROOT
+
+    code = (
+        "import sys\n"
+        "from cave_tui.app.config import Config\n"
+        "from cave_tui.app.runtime_choice import config_runtime\n"
+        "config_runtime(Config(kernel=True, sandbox=False))\n"
+        "print('jupyter_client' in sys.modules, 'zmq' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO_ROOT,
+        env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    assert done.stdout.split() == ["False", "False"], done.stderr
