@@ -14,11 +14,8 @@ lines go to stderr, printable only. The exit code is `cave run`'s: 2 when the st
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import importlib
 import signal
 import sys
-import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -40,19 +37,6 @@ def say(text: str) -> None:
 
 
 Run = Callable[[], Awaitable[None]]  # a front end's server: serves until its client leaves
-
-
-def import_soon(module: str) -> None:
-    """Begin importing *module* (a front end's server, with its SDK) on a thread now, beside
-    what comes before the start (the config read, the model built). The start's own import
-    of it (`serve_protocol`'s *prepare*) waits for this one (Python's lock on a module being
-    imported) or finds it done; a failure is left for that import to raise again."""
-
-    def load() -> None:
-        with contextlib.suppress(BaseException):
-            importlib.import_module(module)
-
-    threading.Thread(target=load, name=f"import {module}", daemon=True).start()
 
 
 async def serve_protocol(

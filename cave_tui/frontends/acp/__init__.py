@@ -9,6 +9,6 @@ runtime starts.
 
 from __future__ import annotations
 
-from cave_tui.frontends.acp.server import SERVER_MODULE, serve
+from cave_tui.frontends.acp.server import serve
 
-__all__ = ["SERVER_MODULE", "serve"]
+__all__ = ["serve"]

@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from cave_tui.app.services import AppServices
     from cave_tui.app.startup import DataOptions
 
-SERVER_MODULE = "cave_tui.frontends.acp.agent"  # what `agent_of` imports: the SDK with it
-
 
 def agent_of(services: AppServices, data: DataOptions) -> Run:
     """Import the SDK and the agent; the `Run` that serves cave's agent on *services* over

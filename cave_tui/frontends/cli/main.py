@@ -307,10 +307,8 @@ def serve_mcp(
 ) -> int:
     """`cave mcp`'s work once its command line is parsed: its exit code. A bad setting
     raises `typer.BadParameter` before anything is served (the socket closed)."""
-    from cave_tui.app.protocol_server import import_soon
-    from cave_tui.frontends.mcp import SERVER_MODULE, serve
+    from cave_tui.frontends.mcp import serve  # the SDK is imported while the runtime starts
 
-    import_soon(SERVER_MODULE)  # the SDK, beside the config read and the runtime's start
     listener = None
     if http is not None:
         from cave_tui.frontends.mcp.http_socket import (
@@ -355,10 +353,8 @@ def acp_command(
 
 def serve_acp(settings: dict[str, SettingValue], skills: list[str], data: DataOptions) -> int:
     """`cave acp`'s work once its command line is parsed: its exit code."""
-    from cave_tui.app.protocol_server import import_soon
-    from cave_tui.frontends.acp import SERVER_MODULE, serve
+    from cave_tui.frontends.acp import serve  # the SDK is imported while the runtime starts
 
-    import_soon(SERVER_MODULE)  # the SDK, beside the config read and the runtime's start
     launch = LaunchOptions(settings=settings, data=data)
     services = build_services(launch, need_model=False, skill_dirs=skills)
     return run_to_the_end(services, serve(services, data))

@@ -10,6 +10,6 @@ import it.
 
 from __future__ import annotations
 
-from cave_tui.frontends.mcp.serving import SERVER_MODULE, serve
+from cave_tui.frontends.mcp.serving import serve
 
-__all__ = ["SERVER_MODULE", "serve"]
+__all__ = ["serve"]

@@ -18,8 +18,6 @@ if TYPE_CHECKING:
     from cave_tui.frontends.mcp.http import Transport
     from cave_tui.frontends.mcp.http_socket import HttpListener
 
-SERVER_MODULE = "cave_tui.frontends.mcp.server"  # what `server_of` imports: the SDK with it
-
 
 def server_of(services: AppServices, listener: HttpListener | None) -> Run:
     """Import the SDK and the server; the `Run` that builds the server of *services* and
