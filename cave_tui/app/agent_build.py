@@ -1,8 +1,12 @@
 """The one place a live `CaveAgent` is built (`build_agent`), with the skills it is given
-(`load_skills`). Imports the agent loop only when called. Never imports Textual."""
+(`load_skills`). Imports the agent loop only when called. Never imports Textual.
+
+`prepare_agent` does what a build needs that does not wait on the runtime (the agent loop
+imported, the skills found), so a start can do it while the runtime boots."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,6 +42,24 @@ def load_skills(directories: list[str] | tuple[str, ...] = ()) -> tuple[list[Ski
     return list(found.skills), [*problems, *(f"skill skipped: {e}" for e in found.errors)]
 
 
+@dataclass(frozen=True)
+class AgentParts:
+    """What `prepare_agent` found: the skills, and the problems met finding them."""
+
+    skills: list[Skill] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def prepare_agent(config: Config, skill_dirs: list[str] | tuple[str, ...] = ()) -> AgentParts:
+    """The part of a build that needs no runtime: the agent loop imported and the skills of
+    `config.skills` plus *skill_dirs* found (any thread; touches no runtime)."""
+    import cave_tui.agent.core  # noqa: F401  (the import is most of a build's time)
+
+    dirs = [*([config.skills] if config.skills else []), *skill_dirs]
+    skills, problems = load_skills(dirs)
+    return AgentParts(skills, problems)
+
+
 def build_agent(
     config: Config,
     model: Model,
@@ -46,17 +68,19 @@ def build_agent(
     skill_dirs: list[str] | tuple[str, ...] = (),
     notices: list[str] | None = None,
     approve: Approver | None = None,
+    parts: AgentParts | None = None,
 ) -> CaveAgent:
     """The one place a live `CaveAgent` is built: the config's step limit and skills
-    (`config.skills` plus *skill_dirs*); problems with skills go to *notices*.
-    *approve*: the approval hook (`agent/approval.py`).
+    (`config.skills` plus *skill_dirs*, or those *parts* found already); problems with
+    skills go to *notices*. *approve*: the approval hook (`agent/approval.py`).
     """
     from cave_tui.agent import CaveAgent
 
-    dirs = [*([config.skills] if config.skills else []), *skill_dirs]
-    skills, problems = load_skills(dirs)
+    if parts is None:
+        parts = prepare_agent(config, skill_dirs)
+    skills = parts.skills
     if notices is not None:
-        notices.extend(problems)
+        notices.extend(parts.problems)
     # Front ends draw the events themselves: the agent's own terminal rendering stays off.
     return CaveAgent(
         model,

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from cave_tui.app.exits import CancelOnSignals
 from cave_tui.app.startup import DataOptions, StartupError, abort_start, install
 from cave_tui.printable import printable
+from cave_tui.runtime.tasks import abandon
 
 if TYPE_CHECKING:
     from cave_tui.app.services import AppServices
@@ -70,7 +71,7 @@ async def serve_protocol(
         return EXIT_INTERRUPTED
     finally:
         if not started:
-            _drop(preparing)
+            abandon(preparing)  # its thread ends on its own: asyncio.run waits for it
     for text in services.notices:
         say(f"cave: {text}")
     services.notices.clear()
@@ -111,11 +112,3 @@ async def serve_protocol(
 async def _imported(preparing: asyncio.Future[Run]) -> None:
     """Once *preparing* is over, however it ended (its outcome is read where it is awaited)."""
     await asyncio.wait([preparing])
-
-
-def _drop(preparing: asyncio.Future[Run]) -> None:
-    """Give up on *preparing* (its thread ends on its own: asyncio.run waits for it); an
-    error it already ended with is not reported again."""
-    if preparing.done() and not preparing.cancelled():
-        preparing.exception()
-    preparing.cancel()

@@ -103,8 +103,8 @@ def config_runtime(config: Config) -> Runtime:
 
 def gateway_spec(config: Config) -> GatewaySpec | None:
     """The gateway `--gateway` / `--gateway-token` name (None: a kernel on this host)."""
-    from cave_tui.runtime.kernel.gateway import GatewaySpec
-
     if config.gateway is None:
         return None
+    from cave_tui.runtime.kernel.gateway import GatewaySpec  # with jupyter_client: only then
+
     return GatewaySpec(config.gateway, config.gateway_token)

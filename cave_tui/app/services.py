@@ -39,6 +39,7 @@ from cave_tui.app.launch_options import LaunchOptions
 from cave_tui.app.runtime_choice import config_runtime, enter_workdir, make_checker, make_runtime
 from cave_tui.app.runtime_report import RuntimeReport
 from cave_tui.app.session_features import SessionFeatures, SessionState
+from cave_tui.runtime.tasks import abandon
 
 if TYPE_CHECKING:
     from cave_tui.agent import CaveAgent
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from cave_tui.agent.approval import ApprovalRequest
     from cave_tui.agent.cells import CellAuthor
     from cave_tui.agent.policies.model_class import PresetChoice
+    from cave_tui.app.agent_build import AgentParts
     from cave_tui.dataio.progress import Progress
     from cave_tui.models.base import Model, Usage
     from cave_tui.models.credentials import Credentials
@@ -242,9 +244,22 @@ class AppServices:
         if not self._listening:
             self._listening = True
             runtime.add_namespace_listener(self._namespace_changed)
-        await runtime.start()
+        # The agent's imports and skills need no runtime: found on a thread while it boots
+        # (a kernel, in its own process); only the build itself, which binds the skills'
+        # `activate_skill` in the runtime, waits for it.
+        preparing = None
         if self.model is not None and self.agent is None:
-            self.agent = await asyncio.to_thread(self._build_agent)
+            preparing = asyncio.ensure_future(asyncio.to_thread(self._prepare_agent))
+        try:
+            await runtime.start()
+        except BaseException:
+            if preparing is not None:
+                abandon(preparing)
+            raise
+        if preparing is not None:
+            parts = await preparing
+            if self.agent is None:
+                self.agent = await asyncio.to_thread(self._build_agent, parts)
         self._started = True
         for hook in list(self.ready_hooks):
             waited = hook(self)
@@ -268,7 +283,12 @@ class AppServices:
                 self._runtime = self._runtime_factory()
             return self._runtime
 
-    def _build_agent(self) -> CaveAgent:
+    def _prepare_agent(self) -> AgentParts:
+        from cave_tui.app.agent_build import prepare_agent
+
+        return prepare_agent(self.config, self.skill_dirs)
+
+    def _build_agent(self, parts: AgentParts | None = None) -> CaveAgent:
         from cave_tui.app.agent_build import build_agent
 
         assert self.model is not None and self._runtime is not None
@@ -279,6 +299,7 @@ class AppServices:
             skill_dirs=self.skill_dirs,
             notices=self.notices,
             approve=_Approval(self),
+            parts=parts,
         )
 
     def set_policies(self, spec: str) -> None:

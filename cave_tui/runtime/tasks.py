@@ -16,3 +16,15 @@ async def cancel_and_wait(task: asyncio.Future[Any]) -> None:
         current = asyncio.current_task()
         if current is not None and current.cancelling():
             raise
+
+
+def abandon(task: asyncio.Future[Any]) -> None:
+    """Give up on *task*: cancelled if still running (a thread it waits for ends on its own),
+    and how it ended, an error included, is never reported."""
+    task.add_done_callback(_retrieve)
+    task.cancel()
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()

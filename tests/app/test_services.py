@@ -77,3 +77,38 @@ async def test_unknown_skills_dir_is_a_notice_not_a_crash(tmp_path):
     await services.start()
     assert any("skills directory not found" in n for n in services.notices)
     await services.shutdown()
+
+
+async def test_the_agent_is_prepared_while_the_runtime_starts(tmp_path, monkeypatch):
+    """The agent's imports and skills need no runtime: found while it boots, not after."""
+    import asyncio
+    import threading
+
+    from cave_tui.app import agent_build
+    from cave_tui.runtime.ipython import IPythonRuntime
+
+    found = threading.Event()
+    load_skills = agent_build.load_skills
+
+    def recording(directories=()):
+        found.set()
+        return load_skills(directories)
+
+    monkeypatch.setattr(agent_build, "load_skills", recording)
+
+    class SlowRuntime(IPythonRuntime):
+        seen_during_start = False
+
+        async def start(self) -> None:
+            self.seen_during_start = await asyncio.to_thread(found.wait, 10)
+            await super().start()
+
+    runtime = SlowRuntime()
+    config = Config(kernel=False, skills=str(tmp_path / "none"))
+    services = AppServices(config, model=ScriptedModel(["x"]), runtime=runtime)
+    await services.start()
+    assert runtime.seen_during_start
+    assert services.agent is not None and services.agent.runtime is runtime
+    assert callable(await runtime.retrieve("activate_skill"))  # bound once the runtime was up
+    assert any("skills directory not found" in n for n in services.notices)
+    await services.shutdown()

@@ -120,11 +120,53 @@ def fast_app_flags(argv: list[str]) -> LaunchOptions | None:
     adapters) costs ~0.15 s of start-up; anything else (a subcommand, --help, a
     mistake) returns None and typer handles it, with its usual messages.
     """
+    parsed = _fast_parse(argv, Command.APP, LAUNCH_OPTIONS)
+    if parsed is None:
+        return None
+    settings, launch = parsed
+    return LaunchOptions(settings=settings, plain=bool(launch["plain"]), data=_launch_data(launch))
+
+
+# `cave mcp` and `cave acp`: a client starts them and waits for their first answer, so they
+# are parsed without typer too (its pydantic adapters cost ~0.3-0.5 s on a loaded machine).
+SKILLS_OPTION: tuple[tuple[str, ...], str, type] = (("--skills",), "", list)
+HTTP_OPTION: tuple[tuple[str, ...], str, type] = (("--http",), "", str)
+PROTOCOL_OPTIONS = {name: spec for name, spec in LAUNCH_OPTIONS.items() if name != "plain"}
+PROTOCOL_COMMANDS = {
+    "mcp": (Command.MCP, {**PROTOCOL_OPTIONS, "skills": SKILLS_OPTION, "http": HTTP_OPTION}),
+    "acp": (Command.ACP, {**PROTOCOL_OPTIONS, "skills": SKILLS_OPTION}),
+}
+
+
+def fast_protocol_command(argv: list[str]) -> int | None:
+    """Run `cave mcp …`/`cave acp …` parsed with argparse (its exit code), or None to leave
+    *argv* to typer (another command, --help, a mistake: typer's usual messages)."""
+    if not argv or argv[0] not in PROTOCOL_COMMANDS:
+        return None
+    command, options = PROTOCOL_COMMANDS[argv[0]]
+    parsed = _fast_parse(argv[1:], command, options)
+    if parsed is None:
+        return None
+    settings, given = parsed
+    skills = list(given["skills"] or [])
+    try:
+        if command is Command.MCP:
+            return serve_mcp(settings, skills, given["http"], _launch_data(given))
+        return serve_acp(settings, skills, _launch_data(given))
+    except typer.BadParameter:
+        return None  # typer says what is wrong, its usual way
+
+
+def _fast_parse(
+    argv: list[str], command: Command, options: dict[str, tuple[tuple[str, ...], str, type]]
+) -> tuple[dict[str, SettingValue], dict[str, Any]] | None:
+    """*argv* parsed with argparse: *command*'s settings given, checked, and the values of
+    *options* (name -> (flags, help, type)); None when argparse or a check refuses it."""
     if any(arg in ("-h", "--help", "--version") for arg in argv):
         return None
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
-    argparse_options(parser, Command.APP)
-    for name, (flags, _, kind) in LAUNCH_OPTIONS.items():
+    argparse_options(parser, command)
+    for name, (flags, _, kind) in options.items():
         if kind is bool:
             parser.add_argument(*flags, dest=name, action="store_true")
         elif kind is list:
@@ -138,22 +180,22 @@ def fast_app_flags(argv: list[str]) -> LaunchOptions | None:
     if rest:
         return None
     parsed = vars(namespace)
-    launch = {name: parsed.pop(name) for name in LAUNCH_OPTIONS}
+    own = {name: parsed.pop(name) for name in options}
     try:
         settings = given_settings(parsed)
     except typer.BadParameter:
         return None  # typer says what is wrong, its usual way
-    return LaunchOptions(
-        settings=settings,
-        plain=bool(launch["plain"]),
-        data=_data(
-            launch["inject"],
-            launch["load"],
-            launch["dump"],
-            bool(launch["trust"]),
-            launch["resume"],
-            launch["sessions_dir"],
-        ),
+    return settings, own
+
+
+def _launch_data(given: dict[str, Any]) -> DataOptions:
+    return _data(
+        given["inject"],
+        given["load"],
+        given["dump"],
+        bool(given["trust"]),
+        given["resume"],
+        given["sessions_dir"],
     )
 
 
@@ -257,6 +299,14 @@ def mcp_command(
     closes the connection, 2 when the start failed, 3 when --dump could not be written.
     With --http HOST:PORT it serves http://HOST:PORT/mcp until SIGTERM or Ctrl+C.
     """
+    raise typer.Exit(serve_mcp(settings or {}, skills or [], http, data or DataOptions()))
+
+
+def serve_mcp(
+    settings: dict[str, SettingValue], skills: list[str], http: str | None, data: DataOptions
+) -> int:
+    """`cave mcp`'s work once its command line is parsed: its exit code. A bad setting
+    raises `typer.BadParameter` before anything is served (the socket closed)."""
     from cave_tui.frontends.mcp import serve  # the SDK is imported while the runtime starts
 
     listener = None
@@ -272,11 +322,15 @@ def mcp_command(
             listener = listen(parse_address(http), token_from(os.environ))
         except HttpSetupError as exc:
             typer.echo(printable(f"cave: {exc}"), err=True)
-            raise typer.Exit(2) from None
-    options = data or DataOptions()
-    launch = LaunchOptions(settings=settings or {}, data=options)
-    services = build_services(launch, need_model=False, skill_dirs=skills or [])
-    raise typer.Exit(run_to_the_end(services, serve(services, options, listener)))
+            return 2
+    launch = LaunchOptions(settings=settings, data=data)
+    try:
+        services = build_services(launch, need_model=False, skill_dirs=skills)
+    except typer.BadParameter:
+        if listener is not None:
+            listener.close()
+        raise
+    return run_to_the_end(services, serve(services, data, listener))
 
 
 @app.command("acp")
@@ -294,12 +348,16 @@ def acp_command(
     are recorded as `cave run`'s and can be loaded by id. Exit 0 when the client closes
     the connection, 2 when the start failed, 3 when --dump could not be written.
     """
+    raise typer.Exit(serve_acp(settings or {}, skills or [], data or DataOptions()))
+
+
+def serve_acp(settings: dict[str, SettingValue], skills: list[str], data: DataOptions) -> int:
+    """`cave acp`'s work once its command line is parsed: its exit code."""
     from cave_tui.frontends.acp import serve  # the SDK is imported while the runtime starts
 
-    options = data or DataOptions()
-    launch = LaunchOptions(settings=settings or {}, data=options)
-    services = build_services(launch, need_model=False, skill_dirs=skills or [])
-    raise typer.Exit(run_to_the_end(services, serve(services, options)))
+    launch = LaunchOptions(settings=settings, data=data)
+    services = build_services(launch, need_model=False, skill_dirs=skills)
+    return run_to_the_end(services, serve(services, data))
 
 
 @app.command()
@@ -456,6 +514,9 @@ def main() -> None:
         sys.stdout.write(f"cave {__version__}\n")
         return
     argv = sys.argv[1:] = normalize_argv(argv)
+    code = fast_protocol_command(argv)
+    if code is not None:
+        sys.exit(code)
     options = fast_app_flags(argv)
     if options is not None:
         try:

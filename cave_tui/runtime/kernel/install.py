@@ -55,10 +55,19 @@ def kernel_source(stem: str, text: str | None = None) -> str:
     if text is None:
         text = (SHIPPED_DIR / f"{stem}.py").read_text()
     text = _SHIPPED_IMPORT.sub(kernel_import, text)
-    for name in absolute_imports(compile(text, f"<{stem}>", "exec", dont_inherit=True)):
-        if name == "cave_tui" or name.startswith("cave_tui."):
-            raise ShippedImportError(f"{stem}.py imports {name}: the kernel has no cave_tui")
+    code = compile(text, f"<{stem}>", "exec", dont_inherit=True)
+    # An import's module name is one of its block's `co_names`: the bytecode is read only
+    # where a block names cave (the walk costs several times the compile, and each kernel
+    # boot waits for it).
+    if any(_cave_name(name) for block in _code_objects(code) for name in block.co_names):
+        for name in absolute_imports(code):
+            if _cave_name(name):
+                raise ShippedImportError(f"{stem}.py imports {name}: the kernel has no cave_tui")
     return text
+
+
+def _cave_name(name: str) -> bool:
+    return name == "cave_tui" or name.startswith("cave_tui.")
 
 
 def absolute_imports(code: types.CodeType) -> Iterator[str]:

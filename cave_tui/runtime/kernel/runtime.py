@@ -13,7 +13,7 @@ import asyncio
 import os
 import weakref
 from collections.abc import Collection, Coroutine, Iterable
-from typing import Any, Generic, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 import psutil
 
@@ -34,7 +34,6 @@ from cave_tui.runtime.kernel.decode_limits import DECODE_LIMIT, DECODE_TIMEOUT
 from cave_tui.runtime.kernel.errors import InjectionError
 from cave_tui.runtime.kernel.exchange import KernelPickle, ValueExchange
 from cave_tui.runtime.kernel.execution import CellExecutor
-from cave_tui.runtime.kernel.gateway import GatewayKernel, GatewaySpec
 from cave_tui.runtime.kernel.injection import (
     Payload,
     check_room,
@@ -63,6 +62,9 @@ from cave_tui.runtime.shipped.persist import Persistable
 from cave_tui.runtime.shipped.summary import VarInfo
 from cave_tui.runtime.shipped.transport import JSON_LIMIT
 from cave_tui.runtime.upstream import ErrorFeedbackMode
+
+if TYPE_CHECKING:  # a gateway's module imports jupyter_client: only when one is used
+    from cave_tui.runtime.kernel.gateway import GatewayKernel, GatewaySpec
 
 T = TypeVar("T")
 DEFAULT_CHECKPOINT_BYTES = 256 * 1024 * 1024
@@ -173,7 +175,11 @@ class IPyKernelRuntime(Runtime):
                 "file of this host applies to it"
             )
         self.gateway = gateway
-        self._gateway_kernel = GatewayKernel(gateway, startup_timeout) if gateway else None
+        self._gateway_kernel: GatewayKernel | None = None
+        if gateway:
+            from cave_tui.runtime.kernel.gateway import GatewayKernel
+
+            self._gateway_kernel = GatewayKernel(gateway, startup_timeout)
         self._kind: KernelKind
         if self._gateway_kernel is not None:
             self._kind = self._gateway_kernel

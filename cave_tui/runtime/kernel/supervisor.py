@@ -32,10 +32,11 @@ from cave_tui.runtime.kernel.injection import (
     inject_request,
     inject_timeout,
 )
-from cave_tui.runtime.kernel.install import bootstrap_cell, host_paths
+from cave_tui.runtime.kernel.install import bootstrap_cell, bootstrap_sources, host_paths
 from cave_tui.runtime.kernel.kinds import KernelKind
 from cave_tui.runtime.kernel.process import KernelExit
 from cave_tui.runtime.kernel.settings import KernelSettings
+from cave_tui.runtime.tasks import abandon
 
 if TYPE_CHECKING:
     import zmq.asyncio
@@ -222,13 +223,23 @@ class KernelSupervisor:
         if self.ctx is None:
             self.ctx = zmq.asyncio.Context()
         self.boots += 1
-        info = await self.kind.start(self)
+        # What `_install` sends is read (and checked), and the channel's module (jupyter_client)
+        # imported, on a thread while the kernel starts, not once it is up (the first boot's;
+        # later ones find both done).
+        reading = asyncio.ensure_future(asyncio.to_thread(_before_install))
+        try:
+            info = await self.kind.start(self)
+        except BaseException:
+            abandon(reading)
+            raise
         chan = self.kind.open_channel(info, self.ctx)
         self.chan = chan
         try:
             await self._wait_ready(chan)
+            await reading
             await self._install(chan)
         except BaseException:
+            abandon(reading)
             self.close_channel()
             await self.kind.abort()
             raise
@@ -463,3 +474,11 @@ class KernelSupervisor:
             return
         if reply is not None:
             self.store.store(reply["data"], reply["buffers"])
+
+
+def _before_install() -> None:
+    """What a boot needs once its kernel is up that does not need the kernel: the shipped
+    modules read, the channel's module imported (any thread)."""
+    import cave_tui.runtime.kernel.channel  # noqa: F401
+
+    bootstrap_sources()

@@ -184,3 +184,54 @@ def test_guard_is_the_checker_flag_and_policy_its_deprecated_alias(tmp_path):
     assert new.returncode == 0 and "deprecated" not in new.stderr
     bad = _cave_here("run", "t", "--guard", "loose", env_dir=tmp_path)
     assert bad.returncode == 2 and "--guard" in bad.stderr and "unknown guard" in bad.stderr
+
+
+PROTOCOL_ARGV = {
+    "mcp": [
+        "mcp", "--in-process", "--guard", "strict", "--max-steps", "3", "--skills", "a",
+        "--skills", "b", "--http", "127.0.0.1:0", "--inject", "x.csv", "--inject", "y.parquet:y",
+        "--load", "d", "--dump", "out", "--trust", "--resume", "last", "--sessions-dir", "s",
+    ],
+    "acp": [
+        "acp", "--kernel", "--approve", "ask", "--skills", "a", "--inject", "x.csv", "--dump", "o",
+    ],
+}  # fmt: skip
+
+
+def test_mcp_and_acp_are_parsed_without_typer_to_what_typer_parses(monkeypatch):
+    """A client waits for their first answer: typer's pydantic adapters stay out of it."""
+    calls: list[tuple[object, ...]] = []
+    monkeypatch.setattr(cli, "serve_mcp", lambda *a: calls.append(("mcp", *a)) or 0)
+    monkeypatch.setattr(cli, "serve_acp", lambda *a: calls.append(("acp", *a)) or 0)
+    for argv in PROTOCOL_ARGV.values():
+        try:
+            cli.app(argv, standalone_mode=False)
+        except typer.Exit:
+            pass
+    by_typer = list(calls)
+    calls.clear()
+
+    def no_typer(*args: object, **kwargs: object) -> None:
+        raise AssertionError("typer parsed it")
+
+    monkeypatch.setattr(cli, "app", no_typer)
+    for argv in PROTOCOL_ARGV.values():
+        monkeypatch.setattr(sys, "argv", ["cave", *argv])
+        try:
+            cli.main()
+        except SystemExit as exc:
+            assert exc.code == 0
+    assert calls == by_typer and len(calls) == 2
+    assert calls[0][1]["guard"] == "strict" and calls[0][2] == ["a", "b"]  # type: ignore[index]
+    assert calls[0][4] == DataOptions(
+        inject=["x.csv", "y.parquet:y"], load=Path("d"), dump=Path("out"), trust=True,
+        resume="last", sessions_dir=Path("s"),
+    )  # fmt: skip
+
+
+def test_a_protocol_command_line_the_fast_path_does_not_take_goes_to_typer(monkeypatch):
+    """--help, an unknown flag and a bad value get typer's usual answers."""
+    monkeypatch.setattr(cli, "serve_mcp", lambda *a: 0)
+    for argv in (["mcp", "--help"], ["mcp", "--nope"], ["acp", "--max-steps", "x"]):
+        assert cli.fast_protocol_command(argv) is None
+    assert cli.fast_protocol_command(["run", "x"]) is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dis
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -102,3 +103,84 @@ def test_reading_the_shipped_modules_builds_no_ast_objects(monkeypatch: pytest.M
     with pytest.raises(ShippedImportError):
         kernel_source("summary", "def f():\n    import cave_tui.printable\n")
     assert built == []
+
+
+def test_reading_the_shipped_modules_walks_no_bytecode_that_names_no_cave(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each kernel boot waits for `bootstrap_sources`: the bytecode walk, several times the
+    compile's cost, is left out where no block of a module names cave_tui."""
+    walked: list[str] = []
+    get_instructions = dis.get_instructions
+
+    def recording(code: Any, *args: Any, **kw: Any) -> Any:
+        walked.append(code.co_filename)
+        return get_instructions(code, *args, **kw)
+
+    monkeypatch.setattr(dis, "get_instructions", recording)
+    for stem in KERNEL_MODULES.values():
+        kernel_source(stem)
+    assert walked == []
+    with pytest.raises(ShippedImportError):
+        kernel_source("summary", "def f():\n    import cave_tui.printable\n")
+    assert walked
+
+
+async def test_a_boot_reads_the_shipped_modules_while_the_kernel_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not once the kernel is up: the reading would then stand between it and its first cell."""
+    import asyncio
+    import time
+
+    from cave_tui.runtime.kernel import install
+    from cave_tui.runtime.kernel.checkpoint import CheckpointStore
+    from cave_tui.runtime.kernel.kinds import KernelHost, OwnedKernel
+    from cave_tui.runtime.kernel.settings import KernelSettings
+    from cave_tui.runtime.kernel.supervisor import KernelSupervisor
+
+    monkeypatch.setattr(install, "_SOURCES", None)
+    seen: list[bool] = []
+
+    class Starting(OwnedKernel):
+        async def start(self, sup: KernelHost) -> dict[str, Any]:
+            deadline = time.monotonic() + 10
+            while install._SOURCES is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            seen.append(install._SOURCES is not None)
+            raise RuntimeError("no kernel in this test")
+
+    settings = KernelSettings()
+    sup = KernelSupervisor(Starting(settings), settings, CheckpointStore(0), {}, lambda _c: None)
+    with pytest.raises(RuntimeError, match="no kernel"):
+        await sup.boot(restore=False)
+    assert seen == [True]
+    assert sup.ctx is not None
+    sup.ctx.destroy(linger=0)
+
+
+def test_building_the_kernel_runtime_leaves_jupyter_client_to_the_boot() -> None:
+    """jupyter_client (the channel's) is imported while the kernel process starts, not on
+    the way to launching it."""
+    import subprocess
+    import sys
+
+    from tests.helpers.paths import REPO_ROOT
+
+    code = (
+        "import sys\n"
+        "from cave_tui.app.config import Config\n"
+        "from cave_tui.app.runtime_choice import config_runtime\n"
+        "config_runtime(Config(kernel=True, sandbox=False))\n"
+        "print('jupyter_client' in sys.modules, 'zmq' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO_ROOT,
+        env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    assert done.stdout.split() == ["False", "False"], done.stderr
