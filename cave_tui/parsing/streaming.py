@@ -13,6 +13,8 @@ before it parses (cave's rule, so backticks inside a string do not cut the cell)
 fence indented at most three spaces also ends code that does not parse, unless the
 fence sits inside a string still open (the model then gets the SyntaxError). A block
 with no code is not a block: its fences come out as text. The code comes out dedented.
+If the stream ends inside a block, the block ends at its first fence line (0.7's rule),
+or is all code.
 
 The two generations feed it differently. 0.8's caller stops at the first block and
 reads what followed it from `remainder`; 0.7's caller keeps feeding and reads every
