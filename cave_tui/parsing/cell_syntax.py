@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 
 
 def is_cell_code(code: str) -> bool:
@@ -14,3 +16,22 @@ def is_cell_code(code: str) -> bool:
         return True
     except (SyntaxError, ValueError):
         return bool(re.match(r"\s*[%!]", code))
+
+
+def ends_inside_string(code: str) -> bool:
+    """True when *code* ends inside a string that goes on past the line: a triple-quoted
+    one still open, or a quoted one continued by a backslash at the end of its line."""
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO(code).readline):
+            pass
+    except tokenize.TokenError as error:
+        reason = str(error.args[0]).lower()
+        if "multi-line string" in reason or "triple-quoted" in reason:  # 3.11; 3.12 and later
+            return True
+        if "unterminated" in reason and "string" in reason:  # 3.12 and later: one quote open
+            line = code.rstrip(" \t").rstrip("\r\n")
+            return (len(line) - len(line.rstrip("\\"))) % 2 == 1
+        return False
+    except SyntaxError:
+        return False
+    return False
