@@ -190,6 +190,8 @@ async def stream_items(
     finally:
         if source is not None and closable(source):
             await source.aclose()  # read to its end, cut, or failed: its connection goes
+    if failure is not None and getattr(source, "finish_reason", None) and parts:
+        failure = None  # 0.8's: a disconnect or stall after the terminal chunk keeps the reply
     if failure is not None:  # 0.8's: the failed call is still counted (its prompt, reasoning)
         if completion is None:
             yield _estimated(source, messages, parts, "error")
