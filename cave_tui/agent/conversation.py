@@ -25,7 +25,7 @@ from cave_tui.messages import (
 from cave_tui.messages import Message as ConversationMessage
 from cave_tui.models.base import Message
 
-STEP_INTERRUPTED = "[The user interrupted this step.]"
+STEP_INTERRUPTED = "[Request interrupted by user]"  # upstream 0.8's marker, word for word
 CELL_INTERRUPTED = "Execution interrupted by the user."
 REPLY_INTERRUPTED = "\n[interrupted by the user]"
 
@@ -102,10 +102,13 @@ class Conversation:
             self._add(AssistantMessage(text + REPLY_INTERRUPTED))
 
     def note_interruption(self) -> None:
-        """After a stopped turn: the conversation ends with a user message, so the next
-        request alternates validly (a note follows a trailing reply; otherwise no change)."""
+        """After a stopped turn (cancelled, stopped, or its event stream closed early), as
+        upstream 0.8: the conversation ends with the user message `STEP_INTERRUPTED`, once
+        (the result of a code reply it follows; nothing in an empty conversation). A user
+        message it follows is joined with it in the next request (`merge_consecutive`)."""
         last = self.last
-        if last is not None and last["role"] == "assistant":
+        marked = last is not None and last["role"] == "user" and last["content"] == STEP_INTERRUPTED
+        if last is not None and not marked:
             self._answer(STEP_INTERRUPTED)
 
     def note_cell_interrupted(self) -> Message:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cave_tui.agent import events as ev
@@ -287,15 +287,14 @@ class CaveAgent:
         self.extensions.emit(event)
         return event
 
-    async def _run_events(self, task: str) -> AsyncIterator[ev.Event | RunDone]:
+    async def _run_events(self, task: str) -> AsyncGenerator[ev.Event | RunDone, None]:
         tally = RunTally(self.max_steps)
         self._stop_requested.clear()
         request = self.conversation.add_task(task)
         turn = self._turn = Turn(task, request, self.conversation, self.runtime)
-        await self._size_local_model()
-        yield self._emit(ev.UserEvent(content=task))
         last_text = ""
         step = 0
+        ended = False  # the run's RunDone is made: closing the events after it stops nothing
 
         def done(
             status: AgentStatus,
@@ -304,6 +303,8 @@ class CaveAgent:
             support: ev.AnswerSupport = ev.AnswerSupport.CELL,
             reason: StopReason | None = None,
         ) -> RunDone:
+            nonlocal ended
+            ended = True
             self.usage = self.usage + tally.usage
             return tally.done(status, content, step, error, support, reason)
 
@@ -317,6 +318,8 @@ class CaveAgent:
             return self._emit(event)
 
         try:
+            await self._size_local_model()
+            yield self._emit(ev.UserEvent(content=task))
             while step < self.max_steps:
                 if self._stop_requested.is_set():  # stopped by whoever drives us (a parent)
                     yield stopped()
@@ -427,8 +430,9 @@ class CaveAgent:
                         yield self._emit(kept)
                     yield done(AgentStatus.COMPLETED, answer.text, support=support)
                     return
-        except asyncio.CancelledError:
-            self.conversation.note_interruption()
+        except (asyncio.CancelledError, GeneratorExit):  # cancelled, or its events closed
+            if not ended:
+                self.conversation.note_interruption()
             raise
         except RuntimeExecutionError as exc:  # 0.8: RUNTIME_ERROR, not blamed on the model
             error = f"{type(exc).__name__}: {exc}"

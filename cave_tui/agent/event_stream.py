@@ -32,7 +32,7 @@ class StreamedAgent(Protocol):
     name: str | None
     usage: Usage
 
-    def _run_events(self, task: str) -> AsyncIterator[ev.Event | RunDone]: ...
+    def _run_events(self, task: str) -> AsyncGenerator[ev.Event | RunDone, None]: ...
 
 
 def stopped_event(response: AgentResponse, agent: str | None) -> ev.StoppedEvent:
@@ -94,7 +94,8 @@ class EventStream(AsyncGenerator[ev.Event, None]):
 
 async def _events(stream: EventStream) -> AsyncGenerator[ev.Event, None]:
     agent = stream.agent
-    source: AsyncIterator[Any] = agent._run_events(stream.task)
+    run = agent._run_events(stream.task)
+    source: AsyncIterator[Any] = run
     if stream.displayed:
         from cave_tui.agent.display import rendered
 
@@ -123,3 +124,5 @@ async def _events(stream: EventStream) -> AsyncGenerator[ev.Event, None]:
     except Exception:
         yield ended(StopReason.INTERNAL_ERROR)
         raise
+    finally:  # closed early (aclose, a consumer's break): the run ends now, not when collected
+        await run.aclose()

@@ -153,6 +153,7 @@ async def stream_items(
     completion: Completion | None = None
     parts: list[str] = []
     source: Any = None
+    failure: ModelError | None = None
     try:
         source = method(messages, **kwargs)
         if inspect.isawaitable(source):
@@ -177,15 +178,24 @@ async def stream_items(
                 yield TextDelta(text)
             if cutter is not None and cutter.stopped and closable(source):
                 break
-    except ModelError:
-        raise
+    except ModelError as exc:
+        if not upstream:
+            raise
+        failure = exc
     except Exception as exc:
         if not upstream:
             raise
-        raise classify(exc) from exc
+        failure = classify(exc)
+        failure.__cause__ = exc
     finally:
         if source is not None and closable(source):
             await source.aclose()  # read to its end, cut, or failed: its connection goes
+    if failure is not None and getattr(source, "finish_reason", None) and parts:
+        failure = None  # 0.8's: a disconnect or stall after the terminal chunk keeps the reply
+    if failure is not None:  # 0.8's: the failed call is still counted (its prompt, reasoning)
+        if completion is None:
+            yield _estimated(source, messages, parts, "error")
+        raise failure
     stopped = cutter is not None and cutter.stopped
     refusal = getattr(source, "refusal", None)
     if refusal and not "".join(parts).strip():  # 0.8's: a refusal is the answer when alone
@@ -202,7 +212,15 @@ async def stream_items(
     finish = "stop" if stopped else (getattr(source, "finish_reason", None) or "stop")
     usage = _usage_of(getattr(source, "usage", None))
     if usage is None:
-        prompt, done = count_messages(messages), count_text("".join(parts))
-        yield Completion(finish, Usage(prompt, done, prompt + done, 1), usage_reported=False)
+        yield _estimated(source, messages, parts, finish)
     else:
         yield Completion(finish, usage)
+
+
+def _estimated(source: Any, messages: list[Message], parts: list[str], finish: str) -> Completion:
+    """The `Completion` of a stream that reported no usage: its request and what it sent,
+    reasoning (`thinking`) included, counted locally."""
+    thinking = getattr(source, "thinking", None)
+    sent = "".join(parts) + (thinking if isinstance(thinking, str) else "")
+    prompt, done = count_messages(messages), count_text(sent)
+    return Completion(finish, Usage(prompt, done, prompt + done, 1), usage_reported=False)

@@ -178,7 +178,9 @@ async def test_cancelling_the_parent_interrupts_the_cell_and_keeps_history_valid
         await asyncio.wait_for(task, 10)
     except asyncio.CancelledError:
         pass
-    assert parent.history[-1] == {"role": "user", "content": "Execution interrupted by the user."}
+    # The cell's observation, then upstream 0.8's interruption marker.
+    assert parent.history[-2] == {"role": "user", "content": "Execution interrupted by the user."}
+    assert parent.history[-1] == {"role": "user", "content": "[Request interrupted by user]"}
     # The child's turn ended with its cell: its model was not asked again (issue 31.10).
     assert len(child_model.requests) == 1
     # Both runtimes are usable again right away, and so is the sub-agent.
