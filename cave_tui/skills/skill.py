@@ -217,6 +217,16 @@ class Skill:
         """True once `load_exports()` ran (i.e. `injection.py` was imported)."""
         return self._exports is not None
 
+    def known_exports(self) -> list[Injectable]:
+        """The exports known without importing anything: all of them once `injection.py`
+        was imported (or when there is none), else only those given in code."""
+        with self._lock:
+            if self._exports is not None:
+                return list(self._exports)
+        if not self.has_injection:
+            return self.load_exports()
+        return list(self._own_exports)
+
     def load_exports(self) -> list[Injectable]:
         """Items to inject on activation: those given in code, then `injection.py`'s."""
         with self._lock:
