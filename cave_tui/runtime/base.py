@@ -21,6 +21,7 @@ from cave_tui.runtime.bindings import (
     bound_prefix,
     check_group,
     is_raw_binding,
+    is_unlisted,
     raw_binding,
     unique_name_start,
 )
@@ -345,8 +346,8 @@ class Runtime(ABC):
         return dict(self._injected)
 
     def descriptions(self) -> dict[str, str]:
-        automatic = self.automatic_types()  # bound, never listed
-        return {n: (i.description or "") for n, i in self._injected.items() if n not in automatic}
+        unlisted = self.unlisted_names()  # bound, never listed
+        return {n: (i.description or "") for n, i in self._injected.items() if n not in unlisted}
 
     @abstractmethod
     def inject(self, item: Injectable) -> None:
@@ -399,6 +400,15 @@ class Runtime(ABC):
         summary: upstream hides their schema too, and a listed `DataFrame` is noise.
         """
         return {n for n, i in self._injected.items() if getattr(i, "automatic", False)}
+
+    def unlisted_names(self) -> set[str]:
+        """Names bound but left out of namespace listings and dumps: the automatic types
+        and the unlisted bindings (a skill's exports before its activation)."""
+        return self.automatic_types() | {n for n, i in self._injected.items() if is_unlisted(i)}
+
+    def without_unlisted(self, rows: list[VarInfo]) -> list[VarInfo]:
+        unlisted = self.unlisted_names()
+        return [r for r in rows if r.name not in unlisted] if unlisted else rows
 
     def given_names(self) -> set[str]:
         """Names of the items the user injected: not the automatic types, nor values a

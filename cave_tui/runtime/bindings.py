@@ -30,6 +30,19 @@ def is_raw_binding(item: object) -> bool:
     return not getattr(item, "described", True)
 
 
+def unlisted_binding(name: str, value: Any) -> Variable:
+    """A raw binding also left out of every namespace listing (the model's and the user's)
+    and of session dumps: a skill's export bound before the skill is activated. Injecting
+    the item itself later (`Runtime.inject`) replaces it and lists it."""
+    item = raw_binding(name, value)
+    item.listed = False
+    return item
+
+
+def is_unlisted(item: object) -> bool:
+    return not getattr(item, "listed", True)
+
+
 def bound_prefix(prefix: str) -> str:
     """*prefix* as Python binds it: identifiers are NFKC-normalised (U+212A KELVIN SIGN binds
     `K`), so `bind_unique` checks and hands out the names the namespace really holds."""

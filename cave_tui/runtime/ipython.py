@@ -306,7 +306,7 @@ class IPythonRuntime(Runtime):
         self.namespace_changed(NamespaceChange(everything=True))
 
     async def namespace_summary(self) -> list[VarInfo]:
-        hidden = (self._hidden - set(self._injected)) | self.automatic_types()
+        hidden = (self._hidden - set(self._injected)) | self.unlisted_names()
         descriptions = self.descriptions()
         names = [n for n in list(self._ns) if is_user_name(n) and n not in hidden]
         if all(describable_without_user_code(self._ns.get(n)) for n in names):
@@ -318,7 +318,7 @@ class IPythonRuntime(Runtime):
         )
 
     async def namespace_listing(self) -> list[VarInfo]:
-        hidden = (self._hidden - set(self._injected)) | self.automatic_types()
+        hidden = (self._hidden - set(self._injected)) | self.unlisted_names()
         descriptions = self.descriptions()
         names = user_names(self._ns, hidden, descriptions)
         if all(describable_without_user_code(self._ns.get(n)) for n in names):
@@ -337,7 +337,7 @@ class IPythonRuntime(Runtime):
     async def persistable(
         self, digest_below: int = 0, skip_digest: Collection[str] = ()
     ) -> list[persist.Persistable]:
-        hidden = (self._hidden - set(self._injected)) | self.automatic_types()
+        hidden = (self._hidden - set(self._injected)) | self.unlisted_names()
         names = user_names(self._ns, hidden, self.descriptions())
         # On a watched thread: pickling for the digests may run the objects' own code.
         skip = frozenset(skip_digest)

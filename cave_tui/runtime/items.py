@@ -32,6 +32,7 @@ class Variable:
 
     by_host: bool = False  # the host's own tool (a skill's): never named as the user's
     described: bool = True  # listed in the prompt (`describe_*`); False: a raw binding
+    listed: bool = True  # False: bound but left out of namespace listings (bindings.py)
 
     def __init__(self, name: str, value: Any = None, description: str | None = None) -> None:
         self.name = validate_name(name)

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from cave_tui.runtime.base import ExecutionResult
-from cave_tui.runtime.items import Function, Injectable
+from cave_tui.runtime.bindings import unlisted_binding
+from cave_tui.runtime.items import Function, Injectable, Variable
 from cave_tui.skills.discovery import SkillDiscovery
 from cave_tui.skills.errors import SkillError, SkillNotFoundError
 from cave_tui.skills.registry import SkillRegistry
@@ -151,17 +152,30 @@ class SkillBridge:
         return self._remote_stub()
 
     def _remote_stub(self) -> Any:
-        """A self-contained function (no reference to the host) for an isolated runtime."""
+        """A self-contained function (no reference to the host) for an isolated runtime.
+
+        It carries the skills' bodies, so a cell run on the runtime alone gets the
+        instructions back as in process (`str()` the body, `repr()` the pointer); the
+        printed sentinel tells the bridge to activate the skill on the host after the cell.
+        """
+        bodies = {name: skill.body_content for name, skill in sorted(self.skills.items())}
         source = (
             "def activate_skill(name):\n"
             '    """Load a skill: its full instructions follow this cell\'s output, and its\n'
             '    helpers are added to the namespace for the next cell."""\n'
-            f"    known = {sorted(self.skills)!r}\n"
-            "    if name not in known:\n"
+            f"    bodies = {bodies!r}\n"
+            "    if name not in bodies:\n"
             "        raise LookupError('no skill named %r; available skills: %s'\n"
-            "                          % (name, ', '.join(known) or '(none)'))\n"
+            "                          % (name, ', '.join(bodies) or '(none)'))\n"
             f"    print('\\u27eacave-skill:{self.nonce}:%s\\u27eb' % name)\n"
-            f"    return {POINTER!r}.format(name=name)\n"
+            "    class SkillInstructions:\n"
+            "        def __str__(self):\n"
+            "            return bodies[name]\n"
+            "        def __repr__(self):\n"
+            f"            return {POINTER!r}.format(name=name)\n"
+            "        def __contains__(self, part):\n"
+            "            return part in bodies[name]\n"
+            "    return SkillInstructions()\n"
         )
         namespace: dict[str, Any] = {"__name__": "cave_skill_stub"}
         exec(compile(source, "<cave activate_skill>", "exec"), namespace)
@@ -248,6 +262,23 @@ def coerce_skills(items: Iterable[Any]) -> list[Skill]:
     return skills
 
 
+def bind_known_exports(runtime: Any, skills: list[Skill]) -> None:
+    """Bind, all or nothing, the exports of *skills* known without importing anything (given
+    in code, or from an `injection.py` already imported) as unlisted bindings: usable at once,
+    as upstream 0.8 binds them at construction, but neither described nor listed until the
+    skill is activated (`SkillBridge.activate` injects them then). A name already bound is a
+    ValueError and nothing is bound. An `injection.py` not yet imported stays unimported."""
+    bindings: list[Variable] = []
+    for skill in skills:
+        for item in skill.known_exports():
+            existing = runtime.injected.get(item.name)
+            if existing is not None and existing.value is item.value:
+                continue  # bound by an earlier agent on this runtime
+            bindings.append(unlisted_binding(item.name, item.value))
+    if bindings:
+        runtime.inject_resources(variables=bindings)
+
+
 def install_skills(agent: Any) -> SkillBridge:
     """Bind `activate_skill` in *agent*'s runtime and hook full-body delivery."""
     skills = coerce_skills(agent.skills)
@@ -259,6 +290,7 @@ def install_skills(agent: Any) -> SkillBridge:
         name=ACTIVATE_NAME,
     )
     activate.by_host = True  # the agent's tool, never named to the user as theirs
+    bind_known_exports(agent.runtime, skills)
     agent.runtime.inject(activate)
     agent.extensions.result_hooks.append(bridge.after_cell)
     agent.extensions.skill_bridge = bridge

@@ -28,6 +28,9 @@ REFERENCES_DIR = "references"
 ASSETS_DIR = "assets"
 
 _FENCE = re.compile(r"^---[ \t]*$", re.MULTILINE)
+# The reference validator's "Missing required field in frontmatter: name", worded as
+# upstream CaveAgent (0.7 and 0.8) words it, which callers match: "... field 'name' ...".
+_MISSING = re.compile(r"^Missing required field in frontmatter: ([\w-]+)$")
 
 
 def split_frontmatter(text: str) -> tuple[str, str] | None:
@@ -56,7 +59,10 @@ def validate_fields(fields: Mapping[str, Any], skill_dir: Path | None) -> list[s
     from skills_ref.validator import validate_metadata
 
     named = skill_dir is None or folder_named_like(skill_dir, fields.get("name"))
-    errors = validate_metadata(dict(fields), skill_dir if named else None)
+    errors = [
+        _MISSING.sub(r"Missing required field '\1' in frontmatter", e)
+        for e in validate_metadata(dict(fields), skill_dir if named else None)
+    ]
     license_ = fields.get("license")
     if license_ is not None and not isinstance(license_, str):
         errors.append("Field 'license' must be a string")
@@ -216,6 +222,16 @@ class Skill:
     def exports_loaded(self) -> bool:
         """True once `load_exports()` ran (i.e. `injection.py` was imported)."""
         return self._exports is not None
+
+    def known_exports(self) -> list[Injectable]:
+        """The exports known without importing anything: all of them once `injection.py`
+        was imported (or when there is none), else only those given in code."""
+        with self._lock:
+            if self._exports is not None:
+                return list(self._exports)
+        if not self.has_injection:
+            return self.load_exports()
+        return list(self._own_exports)
 
     def load_exports(self) -> list[Injectable]:
         """Items to inject on activation: those given in code, then `injection.py`'s."""

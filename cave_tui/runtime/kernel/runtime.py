@@ -480,11 +480,11 @@ class IPyKernelRuntime(Runtime):
 
     async def namespace_summary(self) -> list[VarInfo]:
         rows = await self._call(self._namespace.summary(self.descriptions()))
-        return self.without_automatic_types(rows)
+        return self.without_unlisted(rows)
 
     async def namespace_listing(self) -> list[VarInfo]:
         rows = await self._call(self._namespace.summary(self.descriptions(), limit=None))
-        return self.without_automatic_types(rows)
+        return self.without_unlisted(rows)
 
     async def persistable(
         self, digest_below: int = 0, skip_digest: Collection[str] = ()
@@ -493,8 +493,8 @@ class IPyKernelRuntime(Runtime):
         rows = await self._call(
             self._namespace.persistable(self.descriptions(), digest_below, skip_digest)
         )
-        automatic = self.automatic_types()
-        return [row for row in rows if row.name not in automatic]
+        unlisted = self.unlisted_names()
+        return [row for row in rows if row.name not in unlisted]
 
     async def detail(self, name: str) -> Detail:
         """Computed in the kernel: a 2-million-row frame never crosses to the host."""
