@@ -25,6 +25,7 @@ from cave_tui.models.base import (
     StreamStalledError,
     TextDelta,
     Usage,
+    close_quietly,
 )
 from cave_tui.models.failures import classify
 from cave_tui.models.tokens import count_messages, count_text
@@ -189,7 +190,7 @@ async def stream_items(
         failure.__cause__ = exc
     finally:
         if source is not None and closable(source):
-            await source.aclose()  # read to its end, cut, or failed: its connection goes
+            await close_quietly(source)  # read to its end, cut, or failed: its connection goes
     if failure is not None and getattr(source, "finish_reason", None) and parts:
         failure = None  # 0.8's: a disconnect or stall after the terminal chunk keeps the reply
     if failure is not None:  # 0.8's: the failed call is still counted (its prompt, reasoning)

@@ -12,6 +12,7 @@ written to either interface as cave's items, so both plug into `CaveAgent`.
 from __future__ import annotations
 
 import asyncio
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -245,7 +246,7 @@ class StreamResponse:
         if not retry.is_retryable(error):
             raise error
         self._connect_retries = tried + 1
-        await self.aclose()
+        await close_quietly(self)  # a connection that dies on close too is still retried
         await asyncio.sleep(retry.backoff(self._connect_retries))
 
     async def aclose(self) -> None:
@@ -256,6 +257,15 @@ class StreamResponse:
             outcome = closer()
             if hasattr(outcome, "__await__"):
                 await outcome
+
+
+async def close_quietly(stream: object) -> None:
+    """Close *stream* (its `aclose`); a failure to close is logged, never raised, so it
+    replaces neither the reply already read nor the error that ended the reading."""
+    try:
+        await stream.aclose()  # type: ignore[attr-defined]
+    except Exception:
+        logging.getLogger(__name__).warning("Failed to close the provider stream", exc_info=True)
 
 
 class ErrorKind(StrEnum):
