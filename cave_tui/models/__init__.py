@@ -23,7 +23,6 @@ from cave_tui.models.base import (
     RetryNotice,
     StreamDelta,
     StreamItem,
-    StreamResponse,
     StreamStalledError,
     TextDelta,
     TokenUsage,
@@ -32,6 +31,7 @@ from cave_tui.models.base import (
 from cave_tui.models.credentials import Credentials
 from cave_tui.models.failures import is_billing_exhausted, is_context_length_exceeded
 from cave_tui.models.scripted import ScriptedModel, ScriptExhaustedError
+from cave_tui.models.stream_response import StreamResponse
 
 __all__ = [
     "Completion",

@@ -21,13 +21,13 @@ from cave_tui.models.base import (
     ModelError,
     RetryNotice,
     StreamItem,
-    StreamResponse,
     StreamStalledError,
     TextDelta,
     Usage,
     close_quietly,
 )
 from cave_tui.models.failures import classify
+from cave_tui.models.stream_response import StreamResponse
 from cave_tui.models.tokens import count_messages, count_text
 
 T = TypeVar("T")
