@@ -14,25 +14,11 @@ from cave_tui.agent.events import ErrorEvent
 from cave_tui.agent.stop_reason import StopReason
 from cave_tui.models import Model, StreamResponse, retry
 from cave_tui.runtime import IPythonRuntime
-from tests.compat.test_upstream_08_retry_and_stream_close import chunk
+from tests.compat.test_upstream_08_retry_and_stream_close import Raw, chunk
 
 
-class DyingRaw:
-    """Chunks (an Exception among them is raised when read); closing raises too."""
-
-    def __init__(self, items: list[Any]) -> None:
-        self.items = list(items)
-
-    def __aiter__(self) -> DyingRaw:
-        return self
-
-    async def __anext__(self) -> Any:
-        if not self.items:
-            raise StopAsyncIteration
-        item = self.items.pop(0)
-        if isinstance(item, Exception):
-            raise item
-        return item
+class DyingRaw(Raw):
+    """A raw stream (an Exception among its chunks is raised when read) whose close raises."""
 
     async def aclose(self) -> None:
         raise ConnectionResetError("reset while closing")
