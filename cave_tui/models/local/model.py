@@ -86,10 +86,11 @@ class LocalModel(Model):
             async for item in inner.stream(messages, **kwargs):
                 if isinstance(item, TextDelta) and first_text is None:
                     first_text = time.monotonic()
-                elif isinstance(item, Completion) and first_text is not None:
-                    took = time.monotonic() - first_text
+                elif isinstance(item, Completion):
+                    took = time.monotonic() - (first_text or time.monotonic())
                     if item.usage.completion_tokens > 1 and took > 0:
                         self.tokens_per_second = (item.usage.completion_tokens - 1) / took
+                    await self.server.save_prompt()  # before the answer is handed on
                 yield item
         except ModelError as exc:
             why = self.server.died()

