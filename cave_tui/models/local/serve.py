@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     params.cpuparams.n_threads = params.cpuparams_batch.n_threads = args.threads
     params.hostnames, params.port = ["127.0.0.1"], args.port
     params.model_alias = {args.alias}  # a set: a plain str would be split into characters
+    params.warmup = False  # an empty decode at load: ~3 CPU-s and ~1 s that no answer needs
     params.endpoint_slots = False  # GET /slots (a monitor) is not needed; save/restore is
     if args.slot_dir:  # llama.cpp joins folder and file name without a separator
         params.slot_save_path = os.path.join(args.slot_dir, "")
