@@ -11,6 +11,7 @@ no reasoning trace and reports compaction and timeouts with its own events
 
 from __future__ import annotations
 
+from abc import ABCMeta
 from dataclasses import dataclass
 
 from cave_tui.agent.events import (
@@ -18,6 +19,7 @@ from cave_tui.agent.events import (
     Event,
     ExecutionResultEvent,
     FinalResponseEvent,
+    OutputRecoveryEvent,
     SecurityErrorEvent,
     StoppedEvent,
     TextEvent,
@@ -68,8 +70,10 @@ class ExecutionTimeoutEvent:
 
 
 @dataclass(frozen=True)
-class StatusEvent:
-    """0.8's compaction/recovery status; cave emits CompactingEvent and CompactedEvent."""
+class StatusEvent(metaclass=ABCMeta):
+    """0.8's compaction/recovery status. cave reports compaction as CompactingEvent and
+    CompactedEvent, and a continued reply as its OutputRecoveryEvent, which is registered
+    here: `case StatusEvent(status=StatusType.OUTPUT_RECOVERY)` matches it."""
 
     status: StatusType
     before: int | None = None
@@ -77,6 +81,8 @@ class StatusEvent:
     recovery: int | None = None
     max_recoveries: int | None = None
 
+
+StatusEvent.register(OutputRecoveryEvent)
 
 UpstreamOnlyEvent = ThinkingChunkEvent | ThinkingEvent | ExecutionTimeoutEvent | StatusEvent
 """0.8's events cave never emits: a caller's own stream may carry them, and

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Any, cast
 
-from cave_tui.agent.stop_reason import StopReason
+from cave_tui.agent.stop_reason import StatusType, StopReason
 
 if TYPE_CHECKING:  # the event classes load without the models (front ends import them at start)
     from cave_tui.models.base import Usage
@@ -374,6 +374,31 @@ class NoticeEvent(Event):
 
     type: EventType = field(default=EventType.NOTICE, kw_only=True)
     kind: NoticeKind = NoticeKind.INFO
+
+
+@dataclass
+class OutputRecoveryEvent(NoticeEvent):
+    """A reply cut by the output limit is continued: the `recovery`-th continuation of
+    at most `max_recoveries`. A NoticeEvent for cave's front ends and 0.7 callers;
+    upstream 0.8's `StatusEvent(OUTPUT_RECOVERY)` for a 0.8 caller (`cave_tui.events`)."""
+
+    recovery: int = 0
+    max_recoveries: int = 0
+
+    @property
+    def status(self) -> StatusType:
+        """Upstream 0.8's `StatusEvent.status`."""
+        return StatusType.OUTPUT_RECOVERY
+
+    @property
+    def before(self) -> int | None:
+        """Upstream 0.8's `StatusEvent.before` (a compaction's; none here)."""
+        return None
+
+    @property
+    def after(self) -> int | None:
+        """Upstream 0.8's `StatusEvent.after` (a compaction's; none here)."""
+        return None
 
 
 class InterventionKind(StrEnum):
