@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from cave_tui.agent.events import (
     CodeEvent,
+    CompactedEvent,
+    CompactingEvent,
     Event,
     ExecutionResultEvent,
     FinalResponseEvent,
@@ -71,9 +73,9 @@ class ExecutionTimeoutEvent:
 
 @dataclass(frozen=True)
 class StatusEvent(metaclass=ABCMeta):
-    """0.8's compaction/recovery status. cave reports compaction as CompactingEvent and
-    CompactedEvent, and a continued reply as its OutputRecoveryEvent, which is registered
-    here: `case StatusEvent(status=StatusType.OUTPUT_RECOVERY)` matches it."""
+    """0.8's compaction/recovery status. cave's CompactingEvent, CompactedEvent and
+    OutputRecoveryEvent are registered here, so `case StatusEvent(status=...)` matches
+    them (their `status`, `before`, `after`, `recovery`, `max_recoveries` are 0.8's)."""
 
     status: StatusType
     before: int | None = None
@@ -83,6 +85,8 @@ class StatusEvent(metaclass=ABCMeta):
 
 
 StatusEvent.register(OutputRecoveryEvent)
+StatusEvent.register(CompactingEvent)
+StatusEvent.register(CompactedEvent)
 
 UpstreamOnlyEvent = ThinkingChunkEvent | ThinkingEvent | ExecutionTimeoutEvent | StatusEvent
 """0.8's events cave never emits: a caller's own stream may carry them, and

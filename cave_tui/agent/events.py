@@ -345,18 +345,45 @@ class CancelledEvent(Event):
     type: EventType = field(default=EventType.CANCELLED, kw_only=True)
 
 
+class UpstreamCompactionStatus:
+    """Upstream 0.8's `StatusEvent` fields of a compaction event (cave_tui.events registers
+    both compaction events as `StatusEvent`s). 0.8's `before`/`after` count messages,
+    which cave's compactor does not report (its events count tokens): None."""
+
+    recovery: int | None = None
+    max_recoveries: int | None = None
+
+    @property
+    def before(self) -> int | None:
+        return None
+
+    @property
+    def after(self) -> int | None:
+        return None
+
+
 @dataclass
-class CompactingEvent(Event):
+class CompactingEvent(UpstreamCompactionStatus, Event):
     type: EventType = field(default=EventType.COMPACTING, kw_only=True)
     tokens_before: int = 0
 
+    @property
+    def status(self) -> StatusType:
+        """Upstream 0.8's `StatusEvent.status`."""
+        return StatusType.COMPACTING
+
 
 @dataclass
-class CompactedEvent(Event):
+class CompactedEvent(UpstreamCompactionStatus, Event):
     type: EventType = field(default=EventType.COMPACTED, kw_only=True)
     tokens_before: int = 0
     tokens_after: int = 0
     tier: int = 0
+
+    @property
+    def status(self) -> StatusType:
+        """Upstream 0.8's `StatusEvent.status`."""
+        return StatusType.COMPACTED
 
 
 class NoticeKind(StrEnum):
