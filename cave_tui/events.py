@@ -11,13 +11,17 @@ no reasoning trace and reports compaction and timeouts with its own events
 
 from __future__ import annotations
 
+from abc import ABCMeta
 from dataclasses import dataclass
 
 from cave_tui.agent.events import (
     CodeEvent,
+    CompactedEvent,
+    CompactingEvent,
     Event,
     ExecutionResultEvent,
     FinalResponseEvent,
+    OutputRecoveryEvent,
     SecurityErrorEvent,
     StoppedEvent,
     TextEvent,
@@ -68,8 +72,10 @@ class ExecutionTimeoutEvent:
 
 
 @dataclass(frozen=True)
-class StatusEvent:
-    """0.8's compaction/recovery status; cave emits CompactingEvent and CompactedEvent."""
+class StatusEvent(metaclass=ABCMeta):
+    """0.8's compaction/recovery status. cave's CompactingEvent, CompactedEvent and
+    OutputRecoveryEvent are registered here, so `case StatusEvent(status=...)` matches
+    them (their `status`, `before`, `after`, `recovery`, `max_recoveries` are 0.8's)."""
 
     status: StatusType
     before: int | None = None
@@ -77,6 +83,10 @@ class StatusEvent:
     recovery: int | None = None
     max_recoveries: int | None = None
 
+
+StatusEvent.register(OutputRecoveryEvent)
+StatusEvent.register(CompactingEvent)
+StatusEvent.register(CompactedEvent)
 
 UpstreamOnlyEvent = ThinkingChunkEvent | ThinkingEvent | ExecutionTimeoutEvent | StatusEvent
 """0.8's events cave never emits: a caller's own stream may carry them, and

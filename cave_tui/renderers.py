@@ -98,7 +98,9 @@ class TerminalRenderer:
                 self._stopped(event)
             case ThinkingChunkEvent():
                 pass  # its ThinkingEvent follows with the whole segment
-            case ThinkingEvent() | ExecutionTimeoutEvent() | StatusEvent():
+            case ThinkingEvent() | ExecutionTimeoutEvent() | StatusEvent() if not isinstance(
+                event, ev.Event
+            ):  # cave's own status events (compaction, output recovery) are drawn as cave's
                 self.display.flush()
                 self.console.print(upstream_only_line(event))
             case ev.ExecutionOutputEvent() | ev.ExecutionErrorEvent() if event.state_lost:

@@ -26,7 +26,7 @@ from cave_tui.agent.policies import Intervention, PolicyPipeline
 from cave_tui.agent.turn import Answer, CellRecord, Turn
 from cave_tui.models.base import Message
 from cave_tui.runtime.base import ExecutionResult, Runtime
-from cave_tui.runtime.errors import RuntimeExecutionError
+from cave_tui.runtime.errors import RuntimeExecutionError, RuntimeFailure
 
 
 class StepAgent(Protocol):
@@ -94,7 +94,8 @@ async def run_cell_step(
     except RuntimeExecutionError as exc:  # the runtime says it cannot run cells: the run ends
         agent.conversation.add_observation(f"The runtime failed: {type(exc).__name__}: {exc}")
         raise
-    except Exception as exc:  # the runtime itself failed (e.g. kernel could not start)
+    except (RuntimeFailure, OSError) as exc:  # the kernel could not start, died, ...: the
+        # model is told; any other exception is a defect (0.8's INTERNAL_ERROR, raised)
         error = f"{type(exc).__name__}: {exc}"
         result = ExecutionResult(success=False, error=error, error_type=type(exc).__name__)
     finally:

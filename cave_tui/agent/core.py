@@ -90,6 +90,9 @@ CODE_END_STOP = "\n```\n"
 DEFAULT_CONTEXT_WINDOW = 128_000  # upstream's default: compaction on, at ~77% of it
 STREAM_IDLE_LIMIT = 120.0  # upstream 0.8's default `stream_idle_timeout`
 EMPTY_REPLY = "the model sent an empty reply: no answer and no code"  # not a completed run
+TRUNCATED_REPLY = (  # 0.8: a fragment is not an answer (MODEL_ERROR), its text kept
+    "the model's reply was still cut by the output limit after its continuations"
+)
 
 
 class CaveAgent:
@@ -362,8 +365,8 @@ class CaveAgent:
                     ):
                         yield self._emit(event)
                 except ModelError as exc:
-                    if reply.text:
-                        self.conversation.add_reply(reply.text)
+                    if reply.unrecorded:
+                        self.conversation.add_reply(reply.unrecorded)
                     tally.usage = tally.usage + reply.usage
                     yield self._emit(ev.ErrorEvent(content=str(exc), step=step, kind=exc.kind))
                     yield done(AgentStatus.ERROR, str(exc), error=str(exc))
@@ -377,7 +380,14 @@ class CaveAgent:
                     return
                 last_text = text
                 code = extract_code(text, self.python_block_identifier)
-                reply_message = self.conversation.add_reply(text, code=code is not None)
+                # the parts cut by the output limit are in the conversation already
+                reply_message = self.conversation.add_reply(
+                    text[reply.recorded :], code=code is not None
+                )
+                if code is None and reply.truncated:
+                    yield self._emit(ev.ErrorEvent(content=TRUNCATED_REPLY, step=step))
+                    yield done(AgentStatus.ERROR, text, error=TRUNCATED_REPLY)  # MODEL_ERROR
+                    return
                 if code is None:
                     doubts = await self._pipeline.before_answer(turn, Answer(text))
                     if doubts:  # a retracting doubt drops the reply: not echoed at temperature 0

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Any, cast
 
-from cave_tui.agent.stop_reason import StopReason
+from cave_tui.agent.stop_reason import StatusType, StopReason
 
 if TYPE_CHECKING:  # the event classes load without the models (front ends import them at start)
     from cave_tui.models.base import Usage
@@ -345,18 +345,45 @@ class CancelledEvent(Event):
     type: EventType = field(default=EventType.CANCELLED, kw_only=True)
 
 
+class UpstreamCompactionStatus:
+    """Upstream 0.8's `StatusEvent` fields of a compaction event (cave_tui.events registers
+    both compaction events as `StatusEvent`s). 0.8's `before`/`after` count messages,
+    which cave's compactor does not report (its events count tokens): None."""
+
+    recovery: int | None = None
+    max_recoveries: int | None = None
+
+    @property
+    def before(self) -> int | None:
+        return None
+
+    @property
+    def after(self) -> int | None:
+        return None
+
+
 @dataclass
-class CompactingEvent(Event):
+class CompactingEvent(UpstreamCompactionStatus, Event):
     type: EventType = field(default=EventType.COMPACTING, kw_only=True)
     tokens_before: int = 0
 
+    @property
+    def status(self) -> StatusType:
+        """Upstream 0.8's `StatusEvent.status`."""
+        return StatusType.COMPACTING
+
 
 @dataclass
-class CompactedEvent(Event):
+class CompactedEvent(UpstreamCompactionStatus, Event):
     type: EventType = field(default=EventType.COMPACTED, kw_only=True)
     tokens_before: int = 0
     tokens_after: int = 0
     tier: int = 0
+
+    @property
+    def status(self) -> StatusType:
+        """Upstream 0.8's `StatusEvent.status`."""
+        return StatusType.COMPACTED
 
 
 class NoticeKind(StrEnum):
@@ -374,6 +401,31 @@ class NoticeEvent(Event):
 
     type: EventType = field(default=EventType.NOTICE, kw_only=True)
     kind: NoticeKind = NoticeKind.INFO
+
+
+@dataclass
+class OutputRecoveryEvent(NoticeEvent):
+    """A reply cut by the output limit is continued: the `recovery`-th continuation of
+    at most `max_recoveries`. A NoticeEvent for cave's front ends and 0.7 callers;
+    upstream 0.8's `StatusEvent(OUTPUT_RECOVERY)` for a 0.8 caller (`cave_tui.events`)."""
+
+    recovery: int = 0
+    max_recoveries: int = 0
+
+    @property
+    def status(self) -> StatusType:
+        """Upstream 0.8's `StatusEvent.status`."""
+        return StatusType.OUTPUT_RECOVERY
+
+    @property
+    def before(self) -> int | None:
+        """Upstream 0.8's `StatusEvent.before` (a compaction's; none here)."""
+        return None
+
+    @property
+    def after(self) -> int | None:
+        """Upstream 0.8's `StatusEvent.after` (a compaction's; none here)."""
+        return None
 
 
 class InterventionKind(StrEnum):

@@ -1,7 +1,9 @@
 """Streaming one model reply: text in flushed pieces, retries, usage, continuations.
 
-A reply cut by the output limit is continued (up to MAX_CONTINUATIONS); a request
-over the context window is compacted and sent again (up to MAX_OVERFLOW_RETRIES).
+A reply cut by the output limit is continued (up to MAX_CONTINUATIONS), as both upstream
+generations do: the cut part and OUTPUT_RECOVERY_PROMPT join the conversation and the
+next part is parsed joined to it; a request over the context window is compacted and
+sent again (up to MAX_OVERFLOW_RETRIES).
 """
 
 from __future__ import annotations
@@ -27,16 +29,28 @@ from cave_tui.parsing.streaming import SegmentType, StreamingTextParser
 
 MAX_CONTINUATIONS = 3
 MAX_OVERFLOW_RETRIES = 3  # reactive compactions per model call before giving up
-CONTINUE_PROMPT = "Your reply was cut off by the output limit. Continue exactly where it stopped."
+OUTPUT_RECOVERY_PROMPT = (  # upstream's wording (0.7.3 and 0.8)
+    "Output limit hit. Resume directly, pick up mid-thought. "
+    "Break remaining work into smaller pieces."
+)
 TEXT_FLUSH_CHARS = 24
 
 
 @dataclass
 class Reply:
-    """One model reply as it streams in: its text and the usage of its calls."""
+    """One model reply as it streams in: its text (all its parts, joined) and the usage of
+    its calls. `recorded`: how much of `text` is in the conversation already (the parts
+    cut by the output limit); `truncated`: still cut after the last continuation."""
 
     text: str = ""
     usage: Usage = field(default_factory=Usage)
+    recorded: int = 0
+    truncated: bool = False
+
+    @property
+    def unrecorded(self) -> str:
+        """The part of the reply not yet in the conversation (its last part)."""
+        return self.text[self.recorded :]
 
 
 async def stream_reply(
@@ -108,7 +122,7 @@ async def stream_reply(
             continue
         except asyncio.CancelledError:
             reply.text += attempt_text
-            conversation.add_cut_reply(reply.text)
+            conversation.add_cut_reply(reply.unrecorded)
             raise
         prose.end()
         if pending or prose.text:
@@ -116,17 +130,20 @@ async def stream_reply(
         reply.text += attempt_text
         if finish == "length" and continuations < MAX_CONTINUATIONS:
             continuations += 1
-            yield ev.NoticeEvent(
+            yield ev.OutputRecoveryEvent(
                 content=f"reply cut by the output limit; continuing ({continuations}/"
                 f"{MAX_CONTINUATIONS})",
                 step=step,
+                recovery=continuations,
+                max_recoveries=MAX_CONTINUATIONS,
             )
-            request = [
-                *request,
-                {"role": "assistant", "content": attempt_text},
-                {"role": "user", "content": CONTINUE_PROMPT},
-            ]
+            if attempt_text:
+                conversation.add_reply(attempt_text)
+            conversation.add_note(OUTPUT_RECOVERY_PROMPT)
+            reply.recorded = len(reply.text)
+            request = await build_request()
             continue
+        reply.truncated = finish == "length"
         return
 
 

@@ -31,13 +31,14 @@ from cave_tui.models.endpoints import WITHHELD_HINT, resolved_endpoint
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 524, 529})
 _OVERFLOW = re.compile(
     r"context[_ ]length|context window|maximum context|exceeds the available context size|"
-    r"too many tokens|prompt is too long|input is too long",
+    r"too many tokens|prompt is too long|input is too long|"
+    r"超过最大长度|超出最大长度|上下文长度",  # Chinese providers' "exceeds the maximum length"
     re.IGNORECASE,
 )
 _BILLING = re.compile(
     r"insufficient[_ ]quota|exceeded your current quota|billing hard limit|"
     r"insufficient credits|credits (?:have been )?exhausted|no usable credits|"
-    r"credit balance is too low|insufficient[_ ]balance|balance is not enough|"
+    r"credit balance (?:is )?too low|insufficient[_ ]balance|balance is not enough|"
     r"payment required|out of funds",
     re.IGNORECASE,
 )
@@ -159,11 +160,13 @@ def _fail_fast(exc: BaseException, target: CallTarget) -> ModelError | None:
 
 
 def is_context_length_exceeded(error: BaseException) -> bool:
-    """The provider rejected the prompt as longer than its context window."""
+    """The provider rejected the prompt as longer than its context window (or as a payload
+    too large, HTTP 413, as upstream 0.8 reads it)."""
     return (
         isinstance(error, ContextOverflowError)
         or type(error).__name__ == "ContextWindowExceededError"
         or getattr(error, "code", None) == "context_length_exceeded"
+        or status_of(error) == 413  # payload too large: the prompt, for a model API
         or bool(_OVERFLOW.search(str(error)))
     )
 

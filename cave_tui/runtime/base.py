@@ -26,6 +26,7 @@ from cave_tui.runtime.bindings import (
     unique_name_start,
 )
 from cave_tui.runtime.capture import sanitize_surrogates
+from cave_tui.runtime.errors import RuntimeFailure
 from cave_tui.runtime.figures import RENDER_LIMIT, FigureError, FigureFormat, check_rendered
 from cave_tui.runtime.items import Function, Injectable, Type, Variable
 from cave_tui.runtime.memory import MemoryUse
@@ -227,7 +228,7 @@ class Retrieved:
     error: Exception | None = None
 
 
-class RuntimeBusyError(RuntimeError):
+class RuntimeBusyError(RuntimeFailure):
     """A previous cell is still running and could not be stopped."""
 
 

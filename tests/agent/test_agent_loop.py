@@ -7,6 +7,7 @@ import pytest
 from cave_tui import CaveAgent
 from cave_tui.agent import AgentStatus, EventType
 from cave_tui.agent import events as ev
+from cave_tui.agent.streaming import OUTPUT_RECOVERY_PROMPT
 from cave_tui.models import ScriptedModel, ScriptExhaustedError
 from cave_tui.models.base import ContextOverflowError
 from cave_tui.runtime import Function, IPythonRuntime, Variable
@@ -124,8 +125,13 @@ async def test_truncated_reply_is_continued():
     events = [e async for e in agent.stream_events("compute")]
     assert await agent.runtime.retrieve("value") == 15
     assert any(e.type is EventType.NOTICE and "continuing" in e.content for e in events)
-    assert model.requests[1][-1]["content"].startswith("Your reply was cut off")
-    assert agent.history[1]["content"] == "```python\nvalue = 10 + 5\n```"
+    # as upstream (0.7.3 and 0.8): the cut part and the resume prompt stay in the history
+    assert model.requests[1][-1]["content"].endswith(OUTPUT_RECOVERY_PROMPT)
+    assert [m["content"] for m in agent.history[1:4]] == [
+        "```python\nvalue = 1",
+        OUTPUT_RECOVERY_PROMPT,
+        "0 + 5\n```",
+    ]
 
 
 async def test_events_are_typed_with_steps_and_chunked_text():

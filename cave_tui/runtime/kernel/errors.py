@@ -3,14 +3,14 @@ kernel, which needs them too)."""
 
 from __future__ import annotations
 
-from cave_tui.runtime.errors import RuntimeExecutionError
+from cave_tui.runtime.errors import RuntimeExecutionError, RuntimeFailure
 
 
-class KernelLaunchError(RuntimeError):
+class KernelLaunchError(RuntimeFailure):
     """The kernel could not be started or reached (the message carries its last output)."""
 
 
-class KernelDiedError(RuntimeError):
+class KernelDiedError(RuntimeFailure):
     """The kernel died (or stopped answering) while serving a request."""
 
 

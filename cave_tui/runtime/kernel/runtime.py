@@ -146,8 +146,11 @@ class IPyKernelRuntime(Runtime):
         decode_timeout: float | None = DECODE_TIMEOUT,
         decode_in_worker: bool = True,
         gateway: GatewaySpec | None = None,
+        iopub_timeout: float | None = None,
     ) -> None:
         super().__init__(functions, variables, types, security_checker, error_feedback_mode)
+        if iopub_timeout is not None:  # upstream 0.8's name for the longest a cell may run
+            cell_timeout = iopub_timeout
         self.connection_file = str(connection_file) if connection_file is not None else None
         self._settings = KernelSettings(
             cell_timeout=cell_timeout,
