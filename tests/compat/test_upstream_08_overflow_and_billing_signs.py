@@ -6,7 +6,6 @@ follows instead of a retry or a bare 400."""
 from __future__ import annotations
 
 import httpx
-import openai
 
 from cave_tui.models import PromptTooLongError, ProviderBillingError
 from cave_tui.models.errors import classify_provider_error
@@ -14,6 +13,8 @@ from cave_tui.models.failures import is_billing_exhausted, is_context_length_exc
 
 
 def test_http_413_is_a_prompt_too_long() -> None:
+    import openai  # here: a second of every worker's collection
+
     request = httpx.Request("POST", "https://example.test/v1/chat/completions")
     error = openai.APIStatusError(
         "Payload Too Large", response=httpx.Response(413, request=request), body={}

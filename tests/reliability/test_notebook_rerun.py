@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import numpy as np
 import pandas as pd
 import pytest
@@ -60,6 +59,8 @@ def _executed(*notebooks: Path) -> list[Any]:
         capture_output=True, text=True, timeout=180, cwd=notebooks[0].parent,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
+    import nbformat  # here: it imports jsonschema, seconds of every worker's collection
+
     return [nbformat.read(nb.parent / "run" / nb.name, as_version=4) for nb in notebooks]
 
 
@@ -210,6 +211,8 @@ def notebooks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, 
     paths = {name: export_session(folder, tmp_path / f"{name}.ipynb")
              for name, folder in folders.items()}  # fmt: skip
     executed = _executed(*paths.values())
+    import nbformat
+
     return {
         name: (nbformat.read(path, as_version=4), run)
         for (name, path), run in zip(paths.items(), executed, strict=True)
