@@ -34,12 +34,13 @@ def _evaluated(log: Path) -> list[int]:
     return [int(n) for n in re.findall(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens", text)]
 
 
-async def _ask(weights: Weights, folder: Path, log: Path, question: str) -> LocalModel:
+async def _ask(
+    weights: Weights, folder: Path, log: Path, question: str, *, system: str = SYSTEM
+) -> LocalModel:
     model = LocalModel(LocalServer(weights, log_path=log, prompt_folder=folder))
-    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}]
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
     try:
-        _text, completion = await model.complete(messages, max_tokens=2, temperature=0)
-        assert completion.usage.prompt_tokens > 100
+        await model.complete(messages, max_tokens=2, temperature=0)
     finally:
         model.stop()
     return model
@@ -57,26 +58,36 @@ async def test_a_second_start_reuses_the_prompt_the_first_one_computed(
     assert not list(folder.glob("*.tmp"))  # the save was renamed into place
     (computed,) = _evaluated(tmp_path / "first.log")
     assert computed > 100
+    kept = saved.stat().st_mtime_ns
 
     second = await _ask(weights, folder, tmp_path / "second.log", "How many columns?")
     assert second.server.restored_tokens >= computed
     (recomputed,) = _evaluated(tmp_path / "second.log")
     assert recomputed < 20, "the shared system prompt was computed again"
-    assert saved.stat().st_size > 1_000_000
+    assert saved.stat().st_mtime_ns == kept  # it served this prompt: not written again
 
 
 @pytest.mark.xdist_group("local-model")
 @pytest.mark.timeout(400)
-async def test_a_damaged_prompt_file_is_replaced_and_the_answer_still_comes(
+async def test_a_damaged_or_short_state_is_replaced_and_a_short_prompt_keeps_a_long_one(
     weights: Weights, tmp_path: Path
 ) -> None:
     folder = tmp_path / "prompts"
     cache = PromptCache.for_weights(weights, LocalServer(weights).context_size, folder)
     folder.mkdir()
     cache.path.write_bytes(b"not a llama.cpp slot file" * 100)
-    model = await _ask(weights, folder, tmp_path / "server.log", "How many rows?")
-    assert model.server.restored_tokens == 0
-    assert cache.path.stat().st_size > 1_000_000  # saved again after the answer
+    short = "Reply with one word."
+    model = await _ask(weights, folder, tmp_path / "1.log", "yes?", system=short)
+    assert model.server.restored_tokens == 0  # refused, removed; the answer still came
+    small = cache.path.stat().st_size
+    assert small > 100_000  # saved again after the answer
+
+    await _ask(weights, folder, tmp_path / "2.log", "How many rows?")  # cave-like, longer
+    large = cache.path.stat().st_size
+    assert large > 3 * small  # the longer prompt's state replaced the short one
+
+    await _ask(weights, folder, tmp_path / "3.log", "no?", system=short)
+    assert cache.path.stat().st_size == large  # a short unrelated prompt never replaces it
 
 
 def test_a_state_is_offered_only_to_the_same_weights_and_context(tmp_path: Path) -> None:
@@ -106,4 +117,3 @@ def test_a_save_removes_files_left_by_killed_saves_and_old_states(tmp_path: Path
     cache.commit(temporary)
     assert cache.path.read_bytes() == b"state"
     assert sorted(p.name for p in cache.folder.iterdir()) == sorted([cache.name, "z.slot"])
-

@@ -90,7 +90,8 @@ class LocalModel(Model):
                     took = time.monotonic() - (first_text or time.monotonic())
                     if item.usage.completion_tokens > 1 and took > 0:
                         self.tokens_per_second = (item.usage.completion_tokens - 1) / took
-                    await self.server.save_prompt()  # before the answer is handed on
+                    usage = item.usage  # the prompt state is saved before the answer goes on
+                    await self.server.save_prompt(usage.prompt_tokens, usage.cached_tokens)
                 yield item
         except ModelError as exc:
             why = self.server.died()

@@ -3,10 +3,11 @@ disk so the next start does not compute cave's system prompt again (about half o
 answer's time on 2 cores).
 
 One file per (weights, context size, llama.cpp build, cave version) in `prompt-cache/` beside
-the weights. It is restored into the server's slot when the server starts, and saved after
-the server's first answer when none was restored. llama.cpp reuses only the tokens a new
-prompt shares with the saved one, so a file from another prompt costs its read and nothing
-else. A file llama.cpp refuses (another build, a damaged file) is removed and saved again.
+the weights. It is restored into the server's slot when the server starts, and replaced after
+the server's first answer when that answer's prompt computed more tokens than the file held
+(LocalServer.save_prompt). llama.cpp reuses only the tokens a new prompt shares with the
+saved one, so a file from another prompt costs its read and nothing else. A file llama.cpp
+refuses (another build, a damaged file) is removed and saved again.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ session folder's when there is one, else `local-model.log` in cave's data folder
 shared folder such as /tmp), opened without following a symbolic link planted there.
 `ensure_running()` starts it, or starts it again after a crash, and waits until `/health`
 says the model is loaded; then the prompt state a previous start saved is restored into it
-(prompt_cache.py), and `save_prompt()` saves one after its first answer when none was.
+(prompt_cache.py), and `save_prompt()` saves a better one after its first answer.
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ class LocalServer:
 
     async def _restore_prompt(self, client: httpx.AsyncClient) -> None:
         """Read the saved prompt state into the slot; one llama.cpp refuses is removed, and
-        the next answer saves a new one."""
+        the first answer saves a new one."""
         cache = self.prompt_cache
         if cache is None:
             return
@@ -213,19 +213,22 @@ class LocalServer:
             )
             if reply.status_code == 200:
                 self.restored_tokens = int(reply.json().get("n_restored", 0))
-                self._save_due = self.restored_tokens == 0
                 return
         except (httpx.HTTPError, ValueError):
             pass  # a restore that fails leaves an empty slot: the prompt is computed as before
         cache.discard()
 
-    async def save_prompt(self) -> None:
-        """Save the slot's prompt state once per start when none was restored (after the
-        first answer, which holds cave's system prompt); a failure only skips the save."""
+    async def save_prompt(self, prompt_tokens: int, cached_tokens: int) -> None:
+        """After a start's first answer (whose prompt holds cave's system prompt), save the
+        slot's state when that prompt computed more tokens than the restored state holds:
+        the kept state converges on the longest prefix cave's prompts share, and a short
+        unrelated prompt never replaces it. A failure only skips the save."""
         cache = self.prompt_cache
         if not self._save_due or cache is None or not self.alive:
             return
         self._save_due = False
+        if prompt_tokens - cached_tokens <= self.restored_tokens:
+            return  # the restored state served this prompt as well as this one would
         temporary = cache.temporary_name()
         client = await asyncio.to_thread(httpx.AsyncClient, trust_env=False)
         try:
