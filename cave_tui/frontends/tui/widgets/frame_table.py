@@ -235,6 +235,7 @@ class FrameTable(DataTable):
         self.rows = backend
         # before the library's init: its watchers clear the caches
         self._plain_cells: LRUCache[PlainCellKey, SegmentLines] = LRUCache(10_000)
+        self._base_style: tuple[tuple[int, ...], Style] = ((), Style())
         super().__init__(
             backend=backend,
             column_labels=view.header(),
@@ -271,6 +272,25 @@ class FrameTable(DataTable):
     def _clear_caches(self) -> None:
         super()._clear_caches()
         self._plain_cells.clear()
+
+    # Overrides `DataTable.render_line` of textual-fastdatatable 0.19.5 (its body, with
+    # `line_style` for `rich_style`).
+    def render_line(self, y: int) -> Strip:
+        """Line *y* of the widget (the header and fixed rows stay, the rest scroll)."""
+        scroll_x, scroll_y = self.scroll_offset
+        fixed_rows_height = self.fixed_rows + (self.header_height if self.show_header else 0)
+        if y >= fixed_rows_height:
+            y += scroll_y
+        return self._render_line(y, scroll_x, scroll_x + self.size.width, self.line_style())
+
+    def line_style(self) -> Style:
+        """The widget's `rich_style`, computed again only when its or an ancestor's styles
+        changed: the DOM walks every ancestor for it, and once per line it was most of a
+        scroll step's time."""
+        key = tuple(node.styles._cache_key for node in self.ancestors_with_self)
+        if key != self._base_style[0]:
+            self._base_style = (key, self.rich_style)
+        return self._base_style[1]
 
     # Overrides `DataTable._render_line` of textual-fastdatatable 0.19.5 (its body, with
     # one change): the cursor and the hover are part of a line's cache key only on their
