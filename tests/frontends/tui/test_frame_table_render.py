@@ -175,3 +175,30 @@ async def test_the_lines_style_is_computed_once_not_per_line(
         before = table.line_style()
         app.screen.query_one("#detail-box").styles.background = "red"  # an ancestor's
         assert table.line_style() == rich_style.fget(table) != before  # type: ignore[attr-defined]
+
+
+async def test_styles_applied_again_unchanged_do_not_redraw_the_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Textual applies the CSS again under every class change (the focus, the screen
+    opening): the same styles keep the drawn lines (dropped each time, the table was drawn
+    twice on open); a theme that changes the cursor's colour draws it again."""
+    app = make_app([])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        data = np.arange(1000 * 30, dtype=np.float64).reshape(1000, 30)
+        app.services.runtime._ns["df"] = pd.DataFrame(data, columns=[f"c{i}" for i in range(30)])
+        frame = await open_table(pilot, "df")
+        table = frame.table
+        app.update_styles(app.screen)
+        await pilot.pause()
+        before = [table.render_line(y) for y in range(table.size.height)]
+        rows = counting(monkeypatch, FrameTable, "_render_line_in_row")
+        app.update_styles(app.screen)  # the same CSS, applied again
+        await pilot.pause()
+        assert [table.render_line(y) for y in range(table.size.height)] == before
+        assert rows == []
+        app.theme = "textual-light"
+        await pilot.pause()
+        after = [table.render_line(y) for y in range(table.size.height)]
+        assert rows and after != before
