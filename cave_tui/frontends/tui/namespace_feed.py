@@ -55,16 +55,20 @@ class NamespaceFeed:
             self._loading = False
 
     def open_detail(self, name: str) -> None:
-        from cave_tui.frontends.tui.screens.detail import DetailScreen
-
         app = self.app
         runtime = app.services.runtime
         if runtime is None:
             app.notify("The runtime is still starting.", severity="warning")
             return
-        app.push_screen(
-            DetailScreen(name, runtime, animate=app.animate_ui), callback=self._detail_action
-        )
+        app.run_worker(self._open_detail(name, runtime), group="detail-open", exclusive=True)
+
+    async def _open_detail(self, name: str, runtime: Runtime) -> None:
+        """Push the detail view of *name* once its first rows are read (or have taken long)."""
+        from cave_tui.frontends.tui.screens.detail import DetailScreen
+
+        app = self.app
+        screen = await DetailScreen.opened(name, runtime, animate=app.animate_ui)
+        app.push_screen(screen, callback=self._detail_action)
 
     def _detail_action(self, result: tuple[str, str] | None) -> None:
         if result is None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from cave_tui.frontends.tui.screens.detail import DetailScreen
 from cave_tui.frontends.tui.widgets.frame_table import AHEAD, PAGE, FrameView
@@ -176,3 +177,63 @@ async def test_the_summary_is_computed_once_the_table_is_on_screen():
         await wait_for(pilot, lambda: app.screen.detail is not None)
         assert runtime.asked_with_table == [True]
         assert app.screen.detail.describe  # the summary is there for `v`
+
+
+def composed(app: Any) -> bool:
+    """The detail view is the app's screen and its widgets are there."""
+    return isinstance(app.screen, DetailScreen) and bool(app.screen.query("#detail-body > *"))
+
+
+async def test_the_view_opens_on_the_table_not_a_loading_state(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """The first rows are read before the view is pushed: what it mounts, so its first
+    paint, is the table, never a loading state followed by a second full paint."""
+    mounted: list[tuple[bool, bool]] = []
+    on_mount = DetailScreen.on_mount
+
+    def watched(screen: DetailScreen) -> None:
+        loading = bool(screen.query("#detail-loading, LoadingIndicator"))
+        mounted.append((loading, any(f.backend.has_row(0) for f in screen.query(FrameView))))
+        on_mount(screen)
+
+    monkeypatch.setattr(DetailScreen, "on_mount", watched)
+    app = make_app([])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.services.runtime._ns["df"] = pd.DataFrame({"a": np.arange(5000)})
+        app.open_detail("df")
+        await wait_for(pilot, lambda: bool(mounted))
+        assert mounted == [(False, True)]
+        assert "5,000 rows" in str(app.screen.query_one("#detail-title").render())
+
+
+async def test_rows_slower_than_the_wait_open_behind_the_loading_state(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """Rows that take longer than `FIRST_ROWS_WAIT` do not hold the view back."""
+    import asyncio
+
+    from cave_tui.frontends.tui.screens import detail
+    from cave_tui.runtime.ipython import IPythonRuntime
+
+    monkeypatch.setattr(detail, "FIRST_ROWS_WAIT", 0)
+    arrived = asyncio.Event()
+
+    class Slow(IPythonRuntime):
+        async def frame_window(self, *args: Any, **kwargs: Any) -> Any:
+            await arrived.wait()
+            return await super().frame_window(*args, **kwargs)
+
+    runtime = Slow()
+    app = make_app([], runtime=runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        runtime._ns["df"] = pd.DataFrame({"a": np.arange(50)})
+        app.open_detail("df")
+        await wait_for(pilot, lambda: composed(app))
+        screen = app.screen
+        assert screen.frame is None and screen.query("#detail-loading, LoadingIndicator")
+        arrived.set()
+        await wait_for(pilot, lambda: screen.frame is not None and screen.frame.table.size.height)
+        assert "50 rows" in screen_text(app)

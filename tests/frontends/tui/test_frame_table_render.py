@@ -144,3 +144,61 @@ async def test_widths_are_counted_from_the_text_not_measured(
         frame = await open_table(pilot, "df")
         assert len(measured) < 200  # the labels at most: 60 columns x 50 rows measured 3,000
         assert frame.backend.widths[1:4] == [3, 4, 5]  # "x49", "xx49", "xxx49"
+
+
+async def test_the_lines_style_is_computed_once_not_per_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`rich_style` walks every ancestor: the table computes it once per style change (it
+    was most of a scroll step's time, once per line), and an ancestor's change is seen."""
+    app = make_app([])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        data = np.arange(1000 * 30, dtype=np.float64).reshape(1000, 30)
+        app.services.runtime._ns["df"] = pd.DataFrame(data, columns=[f"c{i}" for i in range(30)])
+        frame = await open_table(pilot, "df")
+        table = frame.table
+        for y in range(table.size.height):
+            table.render_line(y)
+        computed: list[int] = []
+        rich_style = FrameTable.rich_style
+
+        def counted(self: FrameTable) -> Any:
+            computed.append(1)
+            return rich_style.fget(self)  # type: ignore[attr-defined]
+
+        monkeypatch.setattr(FrameTable, "rich_style", property(counted))
+        table.action_page_down()
+        for y in range(table.size.height):
+            table.render_line(y)
+        assert computed == []
+        before = table.line_style()
+        app.screen.query_one("#detail-box").styles.background = "red"  # an ancestor's
+        assert table.line_style() == rich_style.fget(table) != before  # type: ignore[attr-defined]
+
+
+async def test_styles_applied_again_unchanged_do_not_redraw_the_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Textual applies the CSS again under every class change (the focus, the screen
+    opening): the same styles keep the drawn lines (dropped each time, the table was drawn
+    twice on open); a theme that changes the cursor's colour draws it again."""
+    app = make_app([])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        data = np.arange(1000 * 30, dtype=np.float64).reshape(1000, 30)
+        app.services.runtime._ns["df"] = pd.DataFrame(data, columns=[f"c{i}" for i in range(30)])
+        frame = await open_table(pilot, "df")
+        table = frame.table
+        app.update_styles(app.screen)
+        await pilot.pause()
+        before = [table.render_line(y) for y in range(table.size.height)]
+        rows = counting(monkeypatch, FrameTable, "_render_line_in_row")
+        app.update_styles(app.screen)  # the same CSS, applied again
+        await pilot.pause()
+        assert [table.render_line(y) for y in range(table.size.height)] == before
+        assert rows == []
+        app.theme = "textual-light"
+        await pilot.pause()
+        after = [table.render_line(y) for y in range(table.size.height)]
+        assert rows and after != before

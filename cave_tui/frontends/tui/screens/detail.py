@@ -2,13 +2,16 @@
 rows read a window at a time where the frame lives) with its dtypes and describe() a key
 away (`v`), or a bounded repr of anything else.
 
-The detail is computed in a worker with bounded cost (see `cave_tui.app.detail`); the
-screen posts itself a message when it is ready. Actions: insert the name into the input,
-retrieve the object to a file, delete it.
+A frame's first rows are read before the view opens (`DetailScreen.opened`), so its first
+paint is the table, not a loading state and then a second full paint. The detail is
+computed in a worker with bounded cost (see `cave_tui.app.detail`); the screen posts itself
+a message when it is ready. Actions: insert the name into the input, retrieve the object to
+a file, delete it.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -24,10 +27,14 @@ from cave_tui.frontends.tui.widgets.frame_table import PAGE, FrameView, RuntimeF
 from cave_tui.runtime.shipped.frame_window import FrameWindow, NotATable
 
 if TYPE_CHECKING:
+    from rich.text import Text
     from textual.widget import Widget
 
     from cave_tui.runtime.base import Runtime
 from cave_tui.printable import plain_text
+
+FIRST_ROWS_WAIT = 0.3  # s: the longest the view waits for a frame's first rows to open on them
+SUMMARY_PENDING = "computing dtypes and describe()…"
 
 
 class DetailScreen(CaveModal[tuple[str, str] | None]):
@@ -68,23 +75,64 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
             super().__init__()
             self.window = window
 
-    def __init__(self, name: str, runtime: Runtime, *, animate: bool = True) -> None:
+    def __init__(
+        self,
+        name: str,
+        runtime: Runtime,
+        *,
+        animate: bool = True,
+        first: asyncio.Future[FrameWindow] | None = None,
+    ) -> None:
+        """*first*: the read of the frame's first rows, if started already (`opened`): done
+        and a table, the view opens on it; otherwise the view's loading state awaits it."""
         super().__init__()
         self.var_name = name
         self.runtime = runtime
         self.animate_ = animate
+        self.first = first
         self.detail: Detail | None = None
         self.frame: FrameView | None = None
+        window = _window_read(first)
+        if window is not None:
+            self.frame = self._frame_view(window)
+
+    @classmethod
+    async def opened(cls, name: str, runtime: Runtime, *, animate: bool = True) -> DetailScreen:
+        """The view of *name*, its first rows read first when they come within
+        `FIRST_ROWS_WAIT` (a slower read goes on in the view, behind its loading state)."""
+        first = asyncio.ensure_future(runtime.frame_window(name, 0, PAGE))
+        try:
+            await asyncio.wait({first}, timeout=FIRST_ROWS_WAIT)
+        except asyncio.CancelledError:  # another open replaced this one
+            first.cancel()
+            raise
+        return cls(name, runtime, animate=animate, first=first)
+
+    def _frame_view(self, window: FrameWindow) -> FrameView:
+        return FrameView(RuntimeFrame(self.runtime, self.var_name), window, id="detail-table")
+
+    def _frame_title(self, window: FrameWindow) -> Text:
+        columns = len(window.labels) - window.index_columns
+        title = f"{self.var_name} · {window.total_rows:,} rows × {columns:,} columns"
+        return plain_text(title, one_line=True)
 
     def compose(self) -> ComposeResult:
+        frame = self.frame
         with Vertical(id="detail-box", classes="modal-box"):
-            title = plain_text(self.var_name, one_line=True)
+            if frame is None:
+                title = plain_text(self.var_name, one_line=True)
+            else:
+                title = self._frame_title(frame.first)
             yield Static(title, id="detail-title", classes="modal-title")
-            with VerticalScroll(id="detail-body"):
-                if self.animate_:
+            with VerticalScroll(id="detail-body", classes="frame" if frame else ""):
+                if frame is not None:
+                    yield Static(SUMMARY_PENDING, classes="detail-note")
+                elif self.animate_:
                     yield LoadingIndicator()
                 else:
                     yield Static("loading…", id="detail-loading")
+            if frame is not None:
+                yield frame
             with Horizontal(classes="modal-buttons"):
                 yield Button("Insert name (i)", id="insert", variant="primary", compact=True)
                 yield Button("Retrieve to file (r)", id="retrieve", compact=True)
@@ -92,14 +140,21 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
                 yield Button("Close (Esc)", id="close", compact=True)
 
     def on_mount(self) -> None:
-        self.load()
+        if self.frame is None:
+            self.load()
+        else:
+            self.frame.table.focus()
+            self.call_after_refresh(self.load_summary)
 
     @work(exclusive=True, group="detail")
     async def load(self) -> None:
         """A frame's first rows (the table opens on them; its summary is computed once the
         table is on screen: `load_summary`), or the detail of anything else."""
         try:
-            window = await self.runtime.frame_window(self.var_name, 0, PAGE)
+            if self.first is not None:
+                window = await self.first
+            else:
+                window = await self.runtime.frame_window(self.var_name, 0, PAGE)
         except NotATable:
             pass
         except KeyError as exc:
@@ -135,11 +190,9 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
         body = self.query_one("#detail-body", VerticalScroll)
         await body.remove_children()
         body.add_class("frame")
-        columns = len(window.labels) - window.index_columns
-        title = f"{self.var_name} · {window.total_rows:,} rows × {columns:,} columns"
-        self.query_one("#detail-title", Static).update(plain_text(title, one_line=True))
-        body.mount(Static("computing dtypes and describe()…", classes="detail-note"))
-        self.frame = FrameView(RuntimeFrame(self.runtime, self.var_name), window, id="detail-table")
+        self.query_one("#detail-title", Static).update(self._frame_title(window))
+        body.mount(Static(SUMMARY_PENDING, classes="detail-note"))
+        self.frame = self._frame_view(window)
         await self.query_one("#detail-box").mount(self.frame, after=body)
         self.frame.table.focus()
         self.call_after_refresh(self.load_summary)
@@ -212,3 +265,11 @@ class DetailScreen(CaveModal[tuple[str, str] | None]):
         if self.frame is not None and self.frame.close_search():
             return
         self.dismiss(None)
+
+
+def _window_read(first: asyncio.Future[FrameWindow] | None) -> FrameWindow | None:
+    """*first*'s rows if it is done and read a table (its failure is the loading state's to
+    report: `DetailScreen.load` awaits it)."""
+    if first is None or not first.done() or first.cancelled() or first.exception() is not None:
+        return None
+    return first.result()

@@ -235,6 +235,9 @@ class FrameTable(DataTable):
         self.rows = backend
         # before the library's init: its watchers clear the caches
         self._plain_cells: LRUCache[PlainCellKey, SegmentLines] = LRUCache(10_000)
+        self._base_style: tuple[tuple[int, ...], Style] = ((), Style())
+        self._styles_drawn: list[tuple[str, object, object]] | None = None
+        self._styles_check = False
         super().__init__(
             backend=backend,
             column_labels=view.header(),
@@ -255,6 +258,30 @@ class FrameTable(DataTable):
         self._require_update_dimensions = True
         self.rows_changed()
 
+    def notify_style_update(self) -> None:
+        """Textual applies the CSS again to every node under a class or pseudo-class that
+        changed (the focus moving in, the screen opening), most often to the same styles:
+        the drawn lines are dropped at the next draw only if the styles they were drawn
+        with changed (the library dropped them each time: the table was drawn twice on
+        open). The widget's and its ancestors' styles are in the lines' keys already."""
+        super(DataTable, self).notify_style_update()  # the widget's own, not the library's
+        self._styles_check = True
+        self.refresh()
+
+    def _check_styles(self) -> None:
+        """Drop every drawn line if the component styles (cursor, header, zebra rows...) or
+        the widget's own rules changed since the lines were drawn."""
+        self._styles_check = False
+        drawn: list[tuple[str, object, object]] = [
+            (name, styles._base_styles._rules.copy(), styles._inline_styles._rules.copy())
+            for name, styles in sorted(self._component_styles.items())
+        ]
+        drawn.append(("", self.styles._cache_key, None))
+        if drawn != self._styles_drawn:
+            if self._styles_drawn is not None:  # None: nothing drawn yet
+                self._clear_caches()
+            self._styles_drawn = drawn
+
     def rows_changed(self, rows: range | None = None) -> None:
         """*rows* arrived: render them again; None: every row changed (the order)."""
         if rows is None:
@@ -271,6 +298,27 @@ class FrameTable(DataTable):
     def _clear_caches(self) -> None:
         super()._clear_caches()
         self._plain_cells.clear()
+
+    # Overrides `DataTable.render_line` of textual-fastdatatable 0.19.5 (its body, with
+    # `line_style` for `rich_style`).
+    def render_line(self, y: int) -> Strip:
+        """Line *y* of the widget (the header and fixed rows stay, the rest scroll)."""
+        if self._styles_check or self._styles_drawn is None:
+            self._check_styles()
+        scroll_x, scroll_y = self.scroll_offset
+        fixed_rows_height = self.fixed_rows + (self.header_height if self.show_header else 0)
+        if y >= fixed_rows_height:
+            y += scroll_y
+        return self._render_line(y, scroll_x, scroll_x + self.size.width, self.line_style())
+
+    def line_style(self) -> Style:
+        """The widget's `rich_style`, computed again only when its or an ancestor's styles
+        changed: the DOM walks every ancestor for it, and once per line it was most of a
+        scroll step's time."""
+        key = tuple(node.styles._cache_key for node in self.ancestors_with_self)
+        if key != self._base_style[0]:
+            self._base_style = (key, self.rich_style)
+        return self._base_style[1]
 
     # Overrides `DataTable._render_line` of textual-fastdatatable 0.19.5 (its body, with
     # one change): the cursor and the hover are part of a line's cache key only on their
