@@ -72,10 +72,13 @@ def _record_in_the_app(tmux: Tmux, tmp_path: Path) -> Path:
     tmux.wait_for("offset = 1000")
     tmux.keys("C-r")
     _wait_record(folder, lambda r: r["type"] == "execution_output" and r.get("step") == 1)
-    tmux.wait_for(APPROVAL_HINT)  # step 2: skip it
+    tmux.wait_for("Step 2: run this code?")  # skip it (not step 1's dialog, still drawn)
     tmux.answer("Escape")
     _wait_record(folder, lambda r: r.get("kind") == "code_skipped")
-    tmux.wait_for(APPROVAL_HINT)  # step 3: final_answer, run as written
+    # final_answer, run as written. Step 3's own dialog: step 2's can still be on screen
+    # when the skip is recorded, and an answer sent within ANSWER_GRACE of the new one
+    # opening is dropped as typed too soon.
+    tmux.wait_for("Step 3: run this code?")
     tmux.answer("C-r")
     tmux.wait_for("The total is 1090.")
     tmux.keys("-l", "!print(total * 2)")
