@@ -152,7 +152,7 @@ async def test_the_warm_up_builds_its_http_client_off_the_event_loop(
 async def test_a_crash_mid_answer_is_an_error_and_the_next_message_restarts_it(
     weights: Weights, tmp_path: Path
 ) -> None:
-    model = LocalModel(LocalServer(weights, log_path=tmp_path / "local.log", threads=2))
+    model = LocalModel(LocalServer(weights, log_path=tmp_path / "local.log", threads=1))
     count = [{"role": "user", "content": "Count from 1 to 200, one number per line."}]
     short = [{"role": "user", "content": "Reply with the single word: yes"}]
     try:

@@ -14,6 +14,9 @@ from cave_tui.models.local import LocalModel, LocalServer, Weights
 from cave_tui.models.local.prompt_cache import SUFFIX, PromptCache
 from cave_tui.models.local.weights import WeightsError, find_weights
 
+# One thread and a small window: the server shares 2 cores with the suite's other workers,
+# where a second thread spends more time waiting for the first than computing.
+THREADS, CONTEXT = 1, 2048
 SYSTEM = (
     "You answer questions about data held in Python variables. "
     "Write one python cell, then call final_answer with the result. " * 6
@@ -37,7 +40,11 @@ def _evaluated(log: Path) -> list[int]:
 async def _ask(
     weights: Weights, folder: Path, log: Path, question: str, *, system: str = SYSTEM
 ) -> LocalModel:
-    model = LocalModel(LocalServer(weights, log_path=log, prompt_folder=folder))
+    model = LocalModel(
+        LocalServer(
+            weights, log_path=log, prompt_folder=folder, threads=THREADS, context_size=CONTEXT
+        )
+    )
     messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
     try:
         await model.complete(messages, max_tokens=2, temperature=0)
@@ -73,7 +80,7 @@ async def test_a_damaged_or_short_state_is_replaced_and_a_short_prompt_keeps_a_l
     weights: Weights, tmp_path: Path
 ) -> None:
     folder = tmp_path / "prompts"
-    cache = PromptCache.for_weights(weights, LocalServer(weights).context_size, folder)
+    cache = PromptCache.for_weights(weights, CONTEXT, folder)
     folder.mkdir()
     cache.path.write_bytes(b"not a llama.cpp slot file" * 100)
     short = "Reply with one word."
