@@ -130,6 +130,8 @@ async def run_cell_step(
         if not rewind or turn.rewind(note.request):
             turn.resample += rewind and note.resample
             yield note
+    if given is not None and any(d.holds for d in doubts):
+        turn.held_answer = given
     for doubt in doubts:
         yield doubt
     if given is not None and not doubts:

@@ -399,11 +399,12 @@ class CaveAgent:
                             yield told(doubt)
                         continue
                     support = turn.support
-                    final = ev.FinalResponseEvent(content=text, step=step, support=support)
+                    answer_text = turn.confirmed(text)
+                    final = ev.FinalResponseEvent(content=answer_text, step=step, support=support)
                     yield self._emit(final)
                     if (kept := await kept_work(turn, step, ended=False)) is not None:
                         yield self._emit(kept)
-                    yield done(AgentStatus.COMPLETED, text, support=support)
+                    yield done(AgentStatus.COMPLETED, answer_text, support=support)
                     return
                 if self._stop_requested.is_set():  # the reply came after the stop: not run
                     yield stopped()

@@ -65,6 +65,7 @@ class Turn:
         self.runtime = runtime
         self.cells: list[CellRecord] = []
         self.doubted = False  # an answer was questioned: asked once per turn
+        self.held_answer: str | None = None  # a looked-at answer, until a cell runs again
         self.rewinds = 0
         self.rewound_at = 0  # len(cells) at the last rewind
         self.resample = 0  # >0: the next model call samples (a stuck model resent its code)
@@ -73,6 +74,14 @@ class Turn:
         self.tips_shown: set[str] = set()  # each is shown to the user once per turn
         self._rows: list[VarInfo] | None = None
         self.before: frozenset[str] | None = None  # names defined when the turn began
+
+    def confirmed(self, reply: str) -> str:
+        """The answer of a plain-text *reply*: after a look, the answer looked at, then the
+        reply (unless the reply restates it)."""
+        held, self.held_answer = self.held_answer, None
+        if held is None or held.strip() in reply:
+            return reply
+        return f"{held}\n\n{reply}" if reply.strip() else held
 
     async def rows(self) -> list[VarInfo]:
         """The namespace summary, fetched once until the next cell runs."""
@@ -86,8 +95,10 @@ class Turn:
         return self._rows
 
     def record(self, cell: CellRecord) -> None:
-        """Add a cell; a cell that ran makes the cached summary stale."""
+        """Add a cell; a cell that ran makes the cached summary stale, and a held answer
+        (the results it stood on may have changed) is dropped."""
         self.cells.append(cell)
+        self.held_answer = None
         if cell.ran:
             self._rows = None
 

@@ -30,6 +30,8 @@ class Intervention:
     context (the note goes on the previous message instead); REFUSE: `resample` makes the
     next call sample.
     REWIND: `request` is the request's new text.
+    DOUBT of an answer given in a cell: `holds` keeps that answer, to stand if the model's
+    next reply confirms it in plain text (a look at what it stands on).
     """
 
     policy: str
@@ -38,6 +40,7 @@ class Intervention:
     retract: bool = False
     resample: bool = False
     request: str = ""
+    holds: bool = False
 
 
 @runtime_checkable

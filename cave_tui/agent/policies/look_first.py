@@ -9,7 +9,9 @@ fail, and no check of a word or a pattern catches them all. So, once per turn:
   names, and what it stored shows a warning sign (missing values, nothing at all, the same
   value everywhere, a given object changed on the way), the model is shown what it stored
   (type, shape, a few values, how many are missing; the given objects the cell changed)
-  and asked to confirm in plain text or to fix it;
+  and asked to confirm in plain text or to fix it; a confirmation keeps the answer it
+  looked at, followed by what the model said (a small model's "The answer is correct."
+  alone named nothing);
 - when an answer states numbers that no cell of this turn printed or stored (a reply in
   prose, or `final_answer("... 29.7")` with the number typed in), the model is asked to
   compute them with code.
@@ -150,8 +152,8 @@ def look_note(results: list[tuple[str, str]], changed: list[tuple[str, str]]) ->
     lines += [f"- `{name}`, given by the user, was changed: now {text}" for name, text in changed]
     lines.append(
         "Check it against the request: the rows it counts, the columns and names it asks "
-        "for, no missing values. If it is right, reply with the answer in plain text, "
-        "without code. If not, fix the code, store the result again and call final_answer."
+        "for, no missing values. If it is right, say so in plain text, without code: your "
+        "answer stands. If not, fix the code, store the result again and call final_answer."
     )
     return "\n".join(lines)
 
@@ -240,7 +242,7 @@ class LookFirst(BasePolicy):
             return None
         shown = [(n, _printable(_with_signs(look))) for n, look in looks.items()]
         kept = [(n, _printable((await look_at(turn, n, rows)).text)) for n in changed]
-        return self.act(InterventionKind.DOUBT, look_note(shown, kept))
+        return self.act(InterventionKind.DOUBT, look_note(shown, kept), holds=True)
 
 
 class LookAlways(LookFirst):

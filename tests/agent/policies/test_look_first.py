@@ -86,8 +86,8 @@ async def test_look_always_shows_a_clean_result_once_then_takes_it(runtime):
     assert _looks(events, "look_always") == [("look_always", InterventionKind.DOUBT)]
     note = next(e.content for e in events if getattr(e, "policy", "") == "look_always")
     assert "`by_carrier`: Series of 2 (float64), 0 missing" in note and "AA: 6.0" in note
-    assert len(model.requests) == 2  # one look, then the plain-text answer is final
-    assert events[-1].content.startswith("The mean delay per carrier")
+    assert len(model.requests) == 2  # one look, then the plain-text reply confirms it
+    assert events[-1].content == "done\n\nThe mean delay per carrier is stored in `by_carrier`."
 
 
 async def test_the_look_lets_the_model_fix_codes_stored_where_names_were_asked():
@@ -180,3 +180,40 @@ def test_the_one_line_a_front_end_shows_names_what_was_stored() -> None:
     assert line.endswith("(you have not seen it): `delays`: DataFrame 5×2, no missing values")
     hint = ev.InterventionEvent("one line\nmore", policy="error_hints")
     assert intervention_line(hint) == "[error_hints hint] one line"
+
+
+ZEROED = "share = flights.groupby('carrier')['dep_delay'].count() * 0\n"
+ASKED = "Store the share of flights per carrier in `share`."
+
+
+async def test_a_bare_confirmation_keeps_the_answer_it_looked_at(runtime):
+    answer = "The share per carrier is stored in `share`."
+    events, _, _ = await run_turn(
+        runtime,
+        [fenced(ZEROED + f"final_answer({answer!r})"), "The answer is correct."],
+        ASKED,
+        **SMALL,
+    )
+    assert _looks(events) == [("look_first", InterventionKind.DOUBT)]
+    assert events[-1].content == f"{answer}\n\nThe answer is correct."
+
+
+async def test_a_confirmation_that_restates_the_answer_is_the_answer_alone(runtime):
+    answer = "The share is stored in `share`."
+    reply = f"Checked: {answer} Every carrier has the same share."
+    events, _, _ = await run_turn(
+        runtime, [fenced(ZEROED + f"final_answer({answer!r})"), reply], ASKED, **SMALL
+    )
+    assert events[-1].content == reply
+
+
+async def test_a_cell_run_after_the_look_drops_the_answer_it_looked_at(runtime):
+    fixed = "share = flights.groupby('carrier')['dep_delay'].count() / len(flights)"
+    events, model, _ = await run_turn(
+        runtime,
+        [fenced(ZEROED + "final_answer('zeros')"), fenced(fixed), "Fixed: `share` is right."],
+        ASKED,
+        **SMALL,
+    )
+    assert len(model.requests) == 3
+    assert events[-1].content == "Fixed: `share` is right."
