@@ -121,6 +121,12 @@ class Config:
         "Serve this GGUF file (or hf:OWNER/REPO/FILE) with the embedded llama.cpp.",
         flags=("--gguf",), commands=_ALL,
     )  # fmt: skip
+    local_threads: int = setting(  # models/local/server.py
+        0, whole_number_from(0),
+        "Threads the embedded model computes with (0: every core); fewer leave cores to "
+        "other work on a shared machine [0].",
+        flags=("--local-threads",), commands=_ALL,
+    )  # fmt: skip
     kernel: bool = setting(  # the isolated kernel; False: the in-process runtime
         True, boolean,
         "Run code in an isolated Jupyter kernel (the default), or in this process.",
@@ -267,6 +273,12 @@ class Config:
             "first_token_timeout": self.first_token_timeout,
             "stream_idle_timeout": self.stream_idle_timeout,
         }
+
+    @property
+    def model_options(self) -> dict[str, float]:
+        """What `model_from_spec` takes from the config: the stream timeouts, and the
+        embedded model's threads."""
+        return {**self.model_timeouts, "local_threads": self.local_threads}
 
     @property
     def cell_time_limit(self) -> float | None:

@@ -34,7 +34,7 @@ class CurrentModel:
             api_base=api_base or self.config.api_base,
             credentials=self.credentials,
             client=self.config.model_client,
-            **self.config.model_timeouts,
+            **self.config.model_options,
         )
         self.model = model
         self.config.model = spec

@@ -87,12 +87,14 @@ def model_from_spec(
     api_base: str | None = None,
     credentials: Credentials | None = None,
     client: str = "auto",
+    local_threads: float = 0,
     **kwargs: Any,
 ) -> Model:
     """A model from a command-line spec: `scripted:FILE`, `local[:GGUF]` (the embedded
     model) or any litellm model id (given *credentials*, its key comes from them, not from
     the environment). *client* (`auto`, `openai`, `litellm`): which library calls it;
     `auto` picks the light OpenAI-compatible client where it serves (routing.py).
+    *local_threads*: the embedded model's threads (0: every core).
     Raises ValueError, saying what to do, on a bad spec or client."""
     from cave_tui.models.routing import ModelClient, client_for
 
@@ -102,7 +104,8 @@ def model_from_spec(
     if spec == "local" or spec.startswith("local:"):  # the embedded model (models/local/)
         from cave_tui.models.local import LocalModel
 
-        return LocalModel.create(spec.partition(":")[2] or None, client=chosen, **kwargs)
+        gguf = spec.partition(":")[2] or None
+        return LocalModel.create(gguf, client=chosen, threads=int(local_threads), **kwargs)
     if chosen is ModelClient.OPENAI:
         from cave_tui.models.openai_http import OpenAIHTTPModel
 

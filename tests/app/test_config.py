@@ -195,3 +195,19 @@ def test_the_model_stream_timeouts_are_settings_that_reach_the_model(monkeypatch
 
     model = model_from_spec("openai/m", api_base="http://127.0.0.1:9/v1", **config.model_timeouts)
     assert (model.first_token_timeout, model.stream_idle_timeout) == (900, 30)
+
+
+def test_the_embedded_models_threads_are_a_setting_that_reaches_its_server():
+    from cave_tui.app.model_choice import local_model_installed
+    from cave_tui.models import model_from_spec
+    from cave_tui.models.local import LocalModel
+
+    config = load_config(environ={"CAVE_LOCAL_THREADS": "1"})
+    assert config.local_threads == 1 and config.source("local_threads") == "env"
+    assert "local_threads must be" in load_config({"local_threads": -2}).warnings[0]
+    light = model_from_spec("openai/m", api_base="http://127.0.0.1:9/v1", **config.model_options)
+    assert light.stream_idle_timeout == 60  # the other models take the same options
+    if local_model_installed():
+        local = model_from_spec("local", **config.model_options)
+        assert isinstance(local, LocalModel) and local.server.threads == 1
+        assert model_from_spec("local", **Config().model_options).server.threads >= 1

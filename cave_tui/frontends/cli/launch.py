@@ -36,7 +36,8 @@ def build_model(
     **timeouts: float,
 ) -> Model:
     """The model for *spec*; *client*: the `model_client` setting (models/routing.py);
-    *timeouts* are the config's stream timeouts (`model_timeouts`)."""
+    *timeouts* are the config's `model_options` (stream timeouts, the embedded model's
+    threads)."""
     from cave_tui.models import model_from_spec
 
     if not spec:
@@ -126,7 +127,7 @@ def build_services(
     spec = model_spec(config)
     if spec or need_model:
         model = build_model(
-            spec, config.api_base, credentials, config.model_client, **config.model_timeouts
+            spec, config.api_base, credentials, config.model_client, **config.model_options
         )
     services = AppServices(
         config, model=model, credentials=credentials, launch=launch, skill_dirs=skill_dirs

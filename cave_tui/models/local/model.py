@@ -55,14 +55,17 @@ class LocalModel(Model):
         log_path: Path | None = None,
         progress: Progress | None = None,
         client: ModelClient = ModelClient.OPENAI,
+        threads: int = 0,
         **kwargs: Any,
     ) -> LocalModel:
-        """The model for *gguf* (a path or hf:OWNER/REPO/FILE), else the bundled one.
+        """The model for *gguf* (a path or hf:OWNER/REPO/FILE), else the bundled one, served
+        with *threads* (0: every core).
 
         Raises `WeightsError` with what to do when there are no usable weights.
         """
         weights = find_weights(gguf, progress)
-        return cls(LocalServer(weights, log_path=log_path), client=client, **kwargs)
+        server = LocalServer(weights, log_path=log_path, threads=threads or None)
+        return cls(server, client=client, **kwargs)
 
     @property
     def label(self) -> str:
