@@ -209,6 +209,7 @@ def test_cave_run_answers_with_the_embedded_model_by_default(
     )
     frame.to_parquet(tmp_path / "penguins.parquet")
     env = {**os.environ, "CAVE_LOCAL_MODEL": "", "CAVE_CONFIG_DIR": str(tmp_path / "config")}
+    env["CAVE_LOCAL_THREADS"] = "1"  # the suite's other workers share the cores
     cave = str(Path(sys.executable).with_name("cave"))
     task = "How many rows does penguins have?"
     result = subprocess.run(

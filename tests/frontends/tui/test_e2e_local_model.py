@@ -30,7 +30,17 @@ def test_the_embedded_model_answers_about_an_injected_parquet(tmux, tmp_path):  
     mass = [3700, 5000, 3600, 3800, 5200, 3500, 3750, 5100, 3650, 3700, 5050, 3550]
     pd.DataFrame({"species": species, "mass": mass}).to_parquet(tmp_path / "penguins.parquet")
     # CAVE_LOCAL_MODEL= (empty): no model named, so the embedded one, as for a new user.
-    tmux.start(["env", "CAVE_LOCAL_MODEL=", str(CAVE), "--inject", "penguins.parquet"])
+    # One thread: the suite's other workers share the 2 cores (the speed is not the point).
+    tmux.start(
+        [
+            "env",
+            "CAVE_LOCAL_MODEL=",
+            "CAVE_LOCAL_THREADS=1",
+            str(CAVE),
+            "--inject",
+            "penguins.parquet",
+        ]
+    )
     tmux.wait_for("Ask cave")
     tmux.wait_for("local:qwen2.5-coder", timeout=60)  # the status line names the model
     tmux.keys("-l", "Store the mean mass per species in mean_mass.")
