@@ -399,8 +399,11 @@ class CaveAgent:
                             yield told(doubt)
                         continue
                     support = turn.support
-                    answer_text = turn.confirmed(text)
+                    held = turn.take_held_answer()  # a look confirmed: its final_answer stands
+                    answer_text = text if held is None else held
                     final = ev.FinalResponseEvent(content=answer_text, step=step, support=support)
+                    if held is not None:
+                        final.source = ev.AnswerSource.FINAL_ANSWER  # not streamed: shown
                     yield self._emit(final)
                     if (kept := await kept_work(turn, step, ended=False)) is not None:
                         yield self._emit(kept)

@@ -75,13 +75,11 @@ class Turn:
         self._rows: list[VarInfo] | None = None
         self.before: frozenset[str] | None = None  # names defined when the turn began
 
-    def confirmed(self, reply: str) -> str:
-        """The answer of a plain-text *reply*: after a look, the answer looked at, then the
-        reply (unless the reply restates it)."""
+    def take_held_answer(self) -> str | None:
+        """The answer a look held, once: a plain-text reply after the look confirmed it, and
+        it is the turn's answer (the reply stays the model's prose)."""
         held, self.held_answer = self.held_answer, None
-        if held is None or held.strip() in reply:
-            return reply
-        return f"{held}\n\n{reply}" if reply.strip() else held
+        return held
 
     async def rows(self) -> list[VarInfo]:
         """The namespace summary, fetched once until the next cell runs."""

@@ -10,8 +10,8 @@ fail, and no check of a word or a pattern catches them all. So, once per turn:
   value everywhere, a given object changed on the way), the model is shown what it stored
   (type, shape, a few values, how many are missing; the given objects the cell changed)
   and asked to confirm in plain text or to fix it; a confirmation keeps the answer it
-  looked at, followed by what the model said (a small model's "The answer is correct."
-  alone named nothing);
+  looked at as the turn's answer (a small model's "The answer is correct." had become the
+  whole answer), the reply staying the model's prose;
 - when an answer states numbers that no cell of this turn printed or stored (a reply in
   prose, or `final_answer("... 29.7")` with the number typed in), the model is asked to
   compute them with code.
