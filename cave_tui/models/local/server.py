@@ -215,8 +215,8 @@ class LocalServer:
                 self.restored_tokens = int(reply.json().get("n_restored", 0))
                 return
         except (httpx.HTTPError, ValueError):
-            pass  # a restore that fails leaves an empty slot: the prompt is computed as before
-        cache.discard()
+            return  # not read in time (a busy machine): the prompt is computed as before
+        cache.discard()  # refused by llama.cpp: another build's, or damaged
 
     async def save_prompt(self, prompt_tokens: int, cached_tokens: int) -> None:
         """After a start's first answer (whose prompt holds cave's system prompt), save the
