@@ -16,7 +16,9 @@ import pytest
 
 from cave_tui.agent.core import CaveAgent
 from cave_tui.agent.events import CodeEvent, ExecutionErrorEvent, ExecutionOutputEvent
+from cave_tui.agent.extraction import extract_code
 from cave_tui.models.scripted import ScriptedModel
+from cave_tui.parsing import SegmentType, StreamingTextParser
 from cave_tui.runtime import IPythonRuntime
 
 
@@ -90,3 +92,27 @@ async def test_a_string_holding_a_fence_line_reaches_a_server_model_whole(runtim
 
     assert await runtime.retrieve("doc") == "a\n```\nb"
     assert agent.history[1]["content"] == '```python\ndoc = """a\n```\nb"""\n```'
+
+
+@pytest.mark.parametrize(
+    ("reply", "cell"),
+    [
+        ("Here it is: ```python\nx = 1\n```", "x = 1"),  # opened inside a sentence
+        ("1. Set it:\n```python\nx = 1\n    ```", "x = 1"),  # closed by an indented fence
+        ("```python\n   x = 6 * 7\n   print(x)\n   ```", "x = 6 * 7\nprint(x)"),  # indented
+    ],
+)
+def test_the_cell_is_the_block_the_parser_reads(reply, cell):
+    parser = StreamingTextParser()
+    read = parser.process_chunk(reply) + parser.flush()
+
+    assert [s.content for s in read if s.type is SegmentType.CODE] == [cell]
+    assert extract_code(reply) == cell
+
+
+async def test_a_block_opened_inside_a_sentence_runs(runtime):
+    agent = CaveAgent(ServerLikeModel(["Here it is: ```python\nx = 5\n```", "done"]), runtime)
+
+    await agent.run("go")
+
+    assert await runtime.retrieve("x") == 5
