@@ -4,9 +4,10 @@ With `stop_after_code`, the reply ends where its first code block closes, as the
 streaming parser reads it (`FirstBlockCut`; 0.8's agent stops reading there too): a ```
 line inside a string or an empty fence does not end it, and the stream is closed there.
 
-A reply cut by the output limit is continued (up to MAX_CONTINUATIONS), as both upstream
-generations do: the cut part and OUTPUT_RECOVERY_PROMPT join the conversation and the
-next part is parsed joined to it; a request over the context window is compacted and
+A reply cut by the output limit, or by a stream that dropped mid-reply (a transient
+failure after some text: 0.8's), is continued (up to MAX_CONTINUATIONS), as upstream
+does: the cut part and OUTPUT_RECOVERY_PROMPT join the conversation and the next part
+is parsed joined to it; a request over the context window is compacted and
 sent again (up to MAX_OVERFLOW_RETRIES).
 """
 
@@ -25,8 +26,10 @@ from cave_tui.models.adapt import stream_items
 from cave_tui.models.base import (
     Completion,
     ContextOverflowError,
+    ErrorKind,
     Message,
     Model,
+    ModelError,
     RetryNotice,
     TextDelta,
     Usage,
@@ -84,6 +87,7 @@ async def stream_reply(
         pending = ""
         prose = _Prose(language)
         finish: str | None = None
+        dropped: ModelError | None = None
         attempt_text = ""
         try:
             async for item in stream_items(
@@ -132,6 +136,14 @@ async def stream_reply(
             reply.usage = reply.usage + compactor.take_usage()
             request = await build_request()
             continue
+        except ModelError as exc:  # 0.8's: a stream dropped mid-reply is resumed, text kept
+            if not (
+                exc.kind == ErrorKind.TRANSIENT
+                and attempt_text
+                and continuations < MAX_CONTINUATIONS
+            ):
+                raise
+            dropped = exc
         except asyncio.CancelledError:
             reply.text += attempt_text
             conversation.add_cut_reply(reply.unrecorded)
@@ -140,11 +152,11 @@ async def stream_reply(
         if pending or prose.text:
             yield ev.TextEvent(content=prose.take(), raw=pending, step=step)
         reply.text += attempt_text
-        if finish == "length" and continuations < MAX_CONTINUATIONS:
+        if (finish == "length" or dropped) and continuations < MAX_CONTINUATIONS:
             continuations += 1
+            cause = "the output limit" if dropped is None else f"a dropped stream ({dropped})"
             yield ev.OutputRecoveryEvent(
-                content=f"reply cut by the output limit; continuing ({continuations}/"
-                f"{MAX_CONTINUATIONS})",
+                content=f"reply cut by {cause}; continuing ({continuations}/{MAX_CONTINUATIONS})",
                 step=step,
                 recovery=continuations,
                 max_recoveries=MAX_CONTINUATIONS,
