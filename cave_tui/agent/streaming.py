@@ -5,7 +5,7 @@ streaming parser reads it (`FirstBlockCut`; 0.8's agent stops reading there too)
 line inside a string or an empty fence does not end it, and the stream is closed there.
 
 A reply cut by the output limit, or by a stream that dropped mid-reply (a transient
-failure after some text: 0.8's), is continued (up to MAX_CONTINUATIONS), as upstream
+failure after some text, not a stall: 0.8's), is continued (up to MAX_CONTINUATIONS), as upstream
 does: the cut part and OUTPUT_RECOVERY_PROMPT join the conversation and the next part
 is parsed joined to it; a request over the context window is compacted and
 sent again (up to MAX_OVERFLOW_RETRIES).
@@ -31,6 +31,7 @@ from cave_tui.models.base import (
     Model,
     ModelError,
     RetryNotice,
+    StreamStalledError,
     TextDelta,
     Usage,
 )
@@ -139,6 +140,7 @@ async def stream_reply(
         except ModelError as exc:  # 0.8's: a stream dropped mid-reply is resumed, text kept
             if not (
                 exc.kind == ErrorKind.TRANSIENT
+                and not isinstance(exc, StreamStalledError)  # a stalled server stalls again
                 and attempt_text
                 and continuations < MAX_CONTINUATIONS
             ):
