@@ -86,6 +86,9 @@ __all__ = [
 
 # Generation stops where the first code block closes: the block runs next, so anything
 # after it (an explanation, a predicted output) would be thrown away, at ~10 tokens/s locally.
+# Where it closes is the streaming parser's reading (`agent.streaming.FirstBlockCut`: the
+# stream is closed there); this sequence, which also cuts a ``` line inside a string or an
+# empty fence, is no longer sent. Kept for code that imports it.
 CODE_END_STOP = "\n```\n"
 DEFAULT_CONTEXT_WINDOW = 128_000  # upstream's default: compaction on, at ~77% of it
 STREAM_IDLE_LIMIT = 120.0  # upstream 0.8's default `stream_idle_timeout`
@@ -346,7 +349,7 @@ class CaveAgent:
                 for tip in await self._pipeline.before_request(turn):
                     yield told(tip)
                 reply = Reply()
-                options: dict[str, Any] = {"stop": [CODE_END_STOP]} if self.stop_after_code else {}
+                options: dict[str, Any] = {}
                 if turn.resample and self.loop_temperature is not None:
                     options["temperature"] = min(self.loop_temperature * turn.resample, 1.0)
                 try:
@@ -362,6 +365,7 @@ class CaveAgent:
                         idle_timeout=None
                         if getattr(self.model, "bounds_own_stream", False)
                         else self.stream_idle_timeout,
+                        stop_after_code=self.stop_after_code,
                     ):
                         yield self._emit(event)
                 except ModelError as exc:

@@ -1,4 +1,10 @@
-"""Finding the code in a model reply, with a real Markdown parser.
+"""Finding the code in a model reply: the streaming parser's reading first.
+
+The cell is what `StreamingTextParser` reads as code (its ```` ```python ```` blocks,
+the same reading that ends the reply while it streams: `agent.streaming.FirstBlockCut`),
+so a block opened inside a sentence, closed by an indented fence or indented whole runs
+as the parser read it. A reply with other fences (```` ```py ````, bare, `~~~`) is read
+as Markdown:
 
 markdown-it-py (already installed with rich and textual) finds the fenced
 blocks. We accept `python`, `py`, `python3`, `ipython` fences (any case) and bare
@@ -21,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cave_tui.parsing.cell_syntax import is_cell_code
+from cave_tui.parsing.streaming import SegmentType, StreamingTextParser
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -141,9 +148,21 @@ def extract_code(text: str, identifier: str = "python") -> str | None:
     `CodeEvent.code` and `code_snippets` give it).
     """
     blocks = extract_blocks(text, identifier)
+    if all(b.info == identifier.lower() for b in blocks):  # no fence the parser skips
+        parsed = parsed_code(text, identifier)
+        if parsed is not None:
+            return parsed
     if not blocks:
         return bare_code(text)
     return "\n".join(b.code.rstrip("\n") for b in blocks)
+
+
+def parsed_code(text: str, identifier: str = "python") -> str | None:
+    """The code blocks `StreamingTextParser` reads in *text*, joined; None when it reads none."""
+    parser = StreamingTextParser(identifier)
+    segments = parser.process_chunk(text) + parser.flush()
+    code = [s.content for s in segments if s.type is SegmentType.CODE]
+    return "\n".join(code) if code else None
 
 
 def prose_of(text: str, identifier: str = "python") -> str:

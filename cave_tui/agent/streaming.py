@@ -1,27 +1,37 @@
 """Streaming one model reply: text in flushed pieces, retries, usage, continuations.
 
-A reply cut by the output limit is continued (up to MAX_CONTINUATIONS), as both upstream
-generations do: the cut part and OUTPUT_RECOVERY_PROMPT join the conversation and the
-next part is parsed joined to it; a request over the context window is compacted and
+With `stop_after_code`, the reply ends where its first code block closes, as the
+streaming parser reads it (`FirstBlockCut`; 0.8's agent stops reading there too): a ```
+line inside a string or an empty fence does not end it, and the stream is closed there.
+
+A reply cut by the output limit, or by a stream that dropped mid-reply (a transient
+failure after some text, not a stall: 0.8's), is continued (up to MAX_CONTINUATIONS), as upstream
+does: the cut part and OUTPUT_RECOVERY_PROMPT join the conversation and the next part
+is parsed joined to it; a request over the context window is compacted and
 sent again (up to MAX_OVERFLOW_RETRIES).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from cave_tui.agent import events as ev
 from cave_tui.agent.conversation import Conversation
+from cave_tui.agent.extraction import extract_blocks
 from cave_tui.models.adapt import stream_items
 from cave_tui.models.base import (
     Completion,
     ContextOverflowError,
+    ErrorKind,
     Message,
     Model,
+    ModelError,
     RetryNotice,
+    StreamStalledError,
     TextDelta,
     Usage,
 )
@@ -34,6 +44,7 @@ OUTPUT_RECOVERY_PROMPT = (  # upstream's wording (0.7.3 and 0.8)
     "Break remaining work into smaller pieces."
 )
 TEXT_FLUSH_CHARS = 24
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$", re.MULTILINE)
 
 
 @dataclass
@@ -64,19 +75,25 @@ async def stream_reply(
     language: str = "python",
     *,
     idle_timeout: float | None = None,
+    stop_after_code: bool = False,
 ) -> AsyncIterator[ev.Event]:
     """Stream one reply into *reply*, yielding its events; on cancel the partial reply
-    joins *conversation*. *idle_timeout*: the longest wait for each piece of the reply."""
+    joins *conversation*. *idle_timeout*: the longest wait for each piece of the reply;
+    *stop_after_code*: the reply ends where its first code block closes."""
     request = await build_request()
+    cut = (lambda: FirstBlockCut(language, before=reply.text)) if stop_after_code else None
     overflow_retries = 0
     continuations = 0
     while True:
         pending = ""
         prose = _Prose(language)
         finish: str | None = None
+        dropped: ModelError | None = None
         attempt_text = ""
         try:
-            async for item in stream_items(model, request, idle_timeout=idle_timeout, **options):
+            async for item in stream_items(
+                model, request, idle_timeout=idle_timeout, cut=cut, **options
+            ):
                 if isinstance(item, TextDelta):
                     attempt_text += item.text
                     pending += item.text
@@ -120,6 +137,15 @@ async def stream_reply(
             reply.usage = reply.usage + compactor.take_usage()
             request = await build_request()
             continue
+        except ModelError as exc:  # 0.8's: a stream dropped mid-reply is resumed, text kept
+            if not (
+                exc.kind == ErrorKind.TRANSIENT
+                and not isinstance(exc, StreamStalledError)  # a stalled server stalls again
+                and attempt_text
+                and continuations < MAX_CONTINUATIONS
+            ):
+                raise
+            dropped = exc
         except asyncio.CancelledError:
             reply.text += attempt_text
             conversation.add_cut_reply(reply.unrecorded)
@@ -128,11 +154,11 @@ async def stream_reply(
         if pending or prose.text:
             yield ev.TextEvent(content=prose.take(), raw=pending, step=step)
         reply.text += attempt_text
-        if finish == "length" and continuations < MAX_CONTINUATIONS:
+        if (finish == "length" or dropped) and continuations < MAX_CONTINUATIONS:
             continuations += 1
+            cause = "the output limit" if dropped is None else f"a dropped stream ({dropped})"
             yield ev.OutputRecoveryEvent(
-                content=f"reply cut by the output limit; continuing ({continuations}/"
-                f"{MAX_CONTINUATIONS})",
+                content=f"reply cut by {cause}; continuing ({continuations}/{MAX_CONTINUATIONS})",
                 step=step,
                 recovery=continuations,
                 max_recoveries=MAX_CONTINUATIONS,
@@ -145,6 +171,55 @@ async def stream_reply(
             continue
         reply.truncated = finish == "length"
         return
+
+
+class FirstBlockCut:
+    """Ends a reply just after the closing fence of its first code block (a `TextCut`).
+
+    The block is the one `StreamingTextParser` completes (a ```` ```python ```` fence;
+    a ``` line inside a string does not close it, an empty block is not one). A block
+    the parser does not open (```` ```py ````, a bare fence holding Python) ends where
+    `extract_blocks` closes it, once its fence line is whole. *before*: the reply's
+    parts already read (a continuation after the output limit goes on from them).
+    """
+
+    def __init__(self, language: str = "python", before: str = "") -> None:
+        self._parser = StreamingTextParser(language)
+        self._language = language
+        self._text = ""
+        self.stopped = False
+        if before:
+            self.feed(before)
+
+    def feed(self, piece: str) -> str:
+        if self.stopped:
+            return ""
+        start = len(self._text)
+        self._text += piece
+        self._parser.process_chunk(piece)
+        if self._parser.is_first_code_block_completed():
+            self.stopped = True
+            return piece[: max(0, len(piece) - len(self._parser.remainder))]
+        if not self._parser.in_code_block and (end := self._other_block_end(start)):
+            self.stopped = True
+            return piece[: max(0, end - start)]
+        return piece
+
+    def rest(self) -> str:
+        return ""
+
+    def _other_block_end(self, start: int) -> int | None:
+        """Where a block the parser does not read closes, when a fence line was just ended."""
+        whole = self._text[: self._text.rfind("\n") + 1]
+        scan_from = self._text.rfind("\n", 0, max(0, start - 1)) + 1
+        if not _FENCE_LINE.search(whole, scan_from):
+            return None
+        lines = whole.splitlines(keepends=True)
+        for block in extract_blocks(whole, self._language)[:1]:
+            last = block.end_line - 1  # its closing fence line, when it has one
+            if block.start_line < last < len(lines) and _FENCE_LINE.match(lines[last]):
+                return len("".join(lines[: block.end_line]).rstrip("\n"))
+        return None
 
 
 class _Prose:

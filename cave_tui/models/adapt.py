@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterable, AsyncIterator, Callable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from cave_tui.models.base import (
     Completion,
@@ -48,6 +48,17 @@ def accepted_options(method: Callable[..., Any], options: dict[str, Any]) -> dic
         return dict(options)
     params = inspect.signature(method).parameters
     return {k: v for k, v in options.items() if k in params}
+
+
+class TextCut(Protocol):
+    """Where a streamed reply ends, decided while it is read: `feed` returns the part of
+    each piece to keep (none past the end); `rest`, what was held back at the stream's end."""
+
+    stopped: bool
+
+    def feed(self, piece: str) -> str: ...
+
+    def rest(self) -> str: ...
 
 
 class StopCutter:
@@ -131,26 +142,36 @@ async def stream_with_idle_timeout(
 
 
 async def stream_items(
-    model: Any, messages: list[Message], *, idle_timeout: float | None = None, **options: Any
+    model: Any,
+    messages: list[Message],
+    *,
+    idle_timeout: float | None = None,
+    cut: Callable[[], TextCut] | None = None,
+    **options: Any,
 ) -> AsyncIterator[StreamItem]:
     """*model*'s reply as cave's items: text deltas and retries, then one `Completion`.
 
     Options go only to a `stream` whose signature takes them; a `stop` it does not
     take is applied here: the text ends where a server would have stopped it, and
-    the stream is closed there, or read to its end (unshown) for the usage it
-    reports when it cannot be closed (an upstream `StreamResponse`).
+    the stream is closed at the next text it sends (a stream that ends there still
+    gives its usage), or read to its end (unshown) for the usage it reports when it
+    cannot be closed (an upstream `StreamResponse`).
     Plain strings become `TextDelta`s; a stream that ends without a `Completion`
     gets one from its `usage` and `finish_reason` (upstream's `StreamResponse`),
     counted locally when it reported none. A model written to upstream's interface
     raises its provider's own exceptions: they become `ModelError`s, as cave's do.
     With *idle_timeout*, an item that takes longer is a `StreamStalledError`. A stream
     that can be closed is closed however the reading ends (its end, the cut, an error).
+    *cut* makes the `TextCut` that ends the reply (a new one for each attempt), in
+    place of `stop`.
     """
     method = model.stream
     upstream = not takes_any_option(method)
     kwargs = accepted_options(method, options)
     stops = [] if "stop" in kwargs else list(options.get("stop") or [])
-    cutter = StopCutter(stops) if stops else None
+    if cut is None and stops:
+        cut = lambda: StopCutter(stops)  # noqa: E731
+    cutter = cut() if cut is not None else None
     completion: Completion | None = None
     parts: list[str] = []
     source: Any = None
@@ -167,9 +188,12 @@ async def stream_items(
             if isinstance(item, RetryNotice):
                 if item.discard_partial:
                     parts.clear()
+                    cutter = cut() if cut is not None else None
                 yield item
                 continue
             if cutter is not None and cutter.stopped:
+                if closable(source):
+                    break  # text past the cut: the model goes on, so the stream is closed
                 continue  # drained for its usage: this stream cannot be closed
             text = item.text if isinstance(item, TextDelta) else str(item)
             if cutter is not None:
@@ -177,8 +201,6 @@ async def stream_items(
             if text:
                 parts.append(text)
                 yield TextDelta(text)
-            if cutter is not None and cutter.stopped and closable(source):
-                break
     except ModelError as exc:
         if not upstream:
             raise

@@ -127,6 +127,28 @@ def usage_from(raw: object) -> Usage | None:
     return Usage(prompt, completion, total, model_calls=1, cached_tokens=cached)
 
 
+WIRE_CAPS = ("max_tokens", "max_completion_tokens")  # a request's output cap, both spellings
+
+
+def declared_output_cap(declared: int | None, kwargs: dict[str, Any]) -> int | None:
+    """0.8's `max_output_tokens=`: the cap per reply, sent as `max_tokens` unless *kwargs*
+    (the request's) give a wire cap, which must agree; only one wire spelling may be given.
+    Returns the cap (declared, or the wire one), None when there is none."""
+    given = [name for name in WIRE_CAPS if kwargs.get(name) is not None]
+    if len(given) > 1:
+        raise ValueError(f"give only one of {', '.join(given)}: they are the same output cap")
+    wire = kwargs[given[0]] if given else None
+    if declared is None:
+        return wire
+    if wire is not None and wire != declared:
+        raise ValueError(
+            f"max_output_tokens={declared} and {given[0]}={wire} disagree: give one cap"
+        )
+    if wire is None:
+        kwargs["max_tokens"] = declared
+    return declared
+
+
 def counted_usage(messages: list[Message], text: str) -> Usage:
     """Usage counted here, for a server that reported none."""
     prompt = count_messages(messages)

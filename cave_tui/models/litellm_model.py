@@ -27,6 +27,7 @@ from cave_tui.models.chat_stream import (
     ChatStreamModel,
     Chunk,
     WholeReply,
+    declared_output_cap,
     retry_after_seconds,
     usage_from,
 )
@@ -108,6 +109,7 @@ class LiteLLMModel(ChatStreamModel):
         stream_idle_timeout: float | None = STREAM_IDLE_TIMEOUT,
         stall_retries: int = STALL_RETRIES,
         filters_asynchronously: bool = False,
+        max_output_tokens: int | None = None,  # 0.8's: the cap per reply
         **litellm_kwargs: Any,
     ) -> None:
         # Upstream 0.8's switch for endpoints that send content-filter verdicts after the
@@ -131,6 +133,7 @@ class LiteLLMModel(ChatStreamModel):
         )
         self.litellm_model = model_id  # the id litellm is given (a subclass may route it)
         self.litellm_kwargs = self.kwargs = litellm_kwargs  # `kwargs`: upstream's name
+        self.max_output_tokens = declared_output_cap(max_output_tokens, litellm_kwargs)
 
     def _request(
         self, messages: list[Message], stream: bool, extra: dict[str, Any]

@@ -25,7 +25,13 @@ from cave_tui.models.base import (
     ModelError,
     Usage,
 )
-from cave_tui.models.chat_stream import ChatStreamModel, Chunk, WholeReply, usage_from
+from cave_tui.models.chat_stream import (
+    ChatStreamModel,
+    Chunk,
+    WholeReply,
+    declared_output_cap,
+    usage_from,
+)
 from cave_tui.models.credentials import Credentials
 from cave_tui.models.endpoints import KEY_HEADERS, key_may_go, resolved_endpoint, same_url
 from cave_tui.models.failures import CallTarget
@@ -139,6 +145,7 @@ class OpenAIHTTPModel(ChatStreamModel):
         stream_idle_timeout: float | None = STREAM_IDLE_TIMEOUT,
         stall_retries: int = STALL_RETRIES,
         extra_headers: dict[str, str] | None = None,
+        max_output_tokens: int | None = None,  # 0.8's: the cap per reply
         **request_kwargs: Any,
     ) -> None:
         super().__init__(
@@ -158,6 +165,7 @@ class OpenAIHTTPModel(ChatStreamModel):
         self.wire_model = model_id.removeprefix(PREFIX)
         self.extra_headers = dict(extra_headers or {})
         self.request_kwargs = request_kwargs
+        self.max_output_tokens = declared_output_cap(max_output_tokens, request_kwargs)
 
     # --- where and with which key --------------------------------------------------------
 

@@ -81,15 +81,23 @@ async def test_final_answer_can_be_switched_off(runtime):
 
 
 async def test_generation_stops_after_the_first_block_and_the_fence_is_closed(runtime):
-    model = ScriptedModel(["```python\nx = 1", "Done."])  # what a server returns at the stop
+    # The reply ends where the parser closes the first block; no stop sequence is sent.
+    model = ScriptedModel(["```python\nx = 1\n```\nThis sets x.", "Done."])
     agent = CaveAgent(model, runtime)
     await agent.run("set x")
-    assert model.options[0] == {"stop": [CODE_END_STOP]}
+    assert CODE_END_STOP not in str(model.options[0])
     assert agent.history[1]["content"] == "```python\nx = 1\n```"
     assert await runtime.retrieve("x") == 1
-    off = ScriptedModel(["Done."])
-    await CaveAgent(off, runtime, stop_after_code=False).run("hi")
+    unclosed = ScriptedModel(["```python\ny = 2", "Done."])  # a model that ended in the block
+    agent = CaveAgent(unclosed, runtime)
+    await agent.run("set y")
+    assert agent.history[1]["content"] == "```python\ny = 2\n```"
+    assert await runtime.retrieve("y") == 2
+    off = ScriptedModel(["```python\nz = 3\n```\nmore", "Done."])
+    agent = CaveAgent(off, runtime, stop_after_code=False)
+    await agent.run("hi")
     assert off.options[0] == {}
+    assert agent.history[1]["content"].endswith("more")
 
 
 def test_close_open_fence_only_when_open():
