@@ -86,9 +86,11 @@ __all__ = [
 
 # Generation stops where the first code block closes: the block runs next, so anything
 # after it (an explanation, a predicted output) would be thrown away, at ~10 tokens/s locally.
-# Where it closes is the streaming parser's reading (`agent.streaming.FirstBlockCut`: the
-# stream is closed there); this sequence, which also cuts a ``` line inside a string or an
-# empty fence, is no longer sent. Kept for code that imports it.
+# Sent as a stop sequence, so a server stops there and reports its exact usage; where the
+# block closes is read by the streaming parser (`agent.streaming.FirstBlockCut`, which also
+# cuts a model that takes no stop). A server's stop also fires on a ``` line inside a
+# string: rare, and the model then sees the SyntaxError, against a local count of every
+# reply a model goes on writing after its block.
 CODE_END_STOP = "\n```\n"
 DEFAULT_CONTEXT_WINDOW = 128_000  # upstream's default: compaction on, at ~77% of it
 STREAM_IDLE_LIMIT = 120.0  # upstream 0.8's default `stream_idle_timeout`
@@ -349,7 +351,7 @@ class CaveAgent:
                 for tip in await self._pipeline.before_request(turn):
                     yield told(tip)
                 reply = Reply()
-                options: dict[str, Any] = {}
+                options: dict[str, Any] = {"stop": [CODE_END_STOP]} if self.stop_after_code else {}
                 if turn.resample and self.loop_temperature is not None:
                     options["temperature"] = min(self.loop_temperature * turn.resample, 1.0)
                 try:

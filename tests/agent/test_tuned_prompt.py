@@ -81,11 +81,12 @@ async def test_final_answer_can_be_switched_off(runtime):
 
 
 async def test_generation_stops_after_the_first_block_and_the_fence_is_closed(runtime):
-    # The reply ends where the parser closes the first block; no stop sequence is sent.
+    # A server stops at the sequence; a model that goes on is cut where the parser closes
+    # the first block.
     model = ScriptedModel(["```python\nx = 1\n```\nThis sets x.", "Done."])
     agent = CaveAgent(model, runtime)
     await agent.run("set x")
-    assert CODE_END_STOP not in str(model.options[0])
+    assert model.options[0] == {"stop": [CODE_END_STOP]}
     assert agent.history[1]["content"] == "```python\nx = 1\n```"
     assert await runtime.retrieve("x") == 1
     unclosed = ScriptedModel(["```python\ny = 2", "Done."])  # a model that ended in the block

@@ -124,8 +124,7 @@ async def test_openai_server_model_drives_an_agent_turn(server, stream):
     assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (280, 20)
     first = server.requests[0]
     assert first["model"] == "qwen2.5-coder"  # no provider prefix reaches the server
-    # no stop sequence: the agent reads where the first block ends and closes the stream
-    assert "stop" not in first and bool(first.get("stream")) is stream
+    assert first["stop"] == ["\n```\n"] and bool(first.get("stream")) is stream
     headers = server.headers[0]
     assert headers["authorization"] == "Bearer sk-local"
     assert headers["openai-organization"] == "org-7" and headers["openai-project"] == "proj-9"
