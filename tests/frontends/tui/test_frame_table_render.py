@@ -57,12 +57,15 @@ def counting(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[int]
     return calls
 
 
-async def open_numbers(app: Any, pilot: Any) -> FrameTable:
-    """The table view of a 1000 x 30 float frame bound as `df`, open."""
+async def open_numbers(app: Any, pilot: Any, *, drawn: bool = False) -> FrameTable:
+    """The table view of a 1000 x 30 float frame bound as `df`, open (*drawn*: its lines
+    on screen drawn once)."""
     data = np.arange(1000 * 30, dtype=np.float64).reshape(1000, 30)
     app.services.runtime._ns["df"] = pd.DataFrame(data, columns=[f"c{i}" for i in range(30)])
     frame = await open_table(pilot, "df")
     table: FrameTable = frame.table
+    for y in range(table.size.height if drawn else 0):
+        table.render_line(y)
     return table
 
 
@@ -99,9 +102,7 @@ async def test_a_cursor_move_redraws_only_its_two_rows(monkeypatch: pytest.Monke
     app = make_app([])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        table = await open_numbers(app, pilot)
-        for y in range(table.size.height):
-            table.render_line(y)
+        table = await open_numbers(app, pilot, drawn=True)
         rows = counting(monkeypatch, FrameTable, "_render_line_in_row")
         table.action_cursor_down()
         for y in range(table.size.height):
@@ -160,9 +161,7 @@ async def test_the_lines_style_is_computed_once_not_per_line(
     app = make_app([])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        table = await open_numbers(app, pilot)
-        for y in range(table.size.height):
-            table.render_line(y)
+        table = await open_numbers(app, pilot, drawn=True)
         computed: list[int] = []
         rich_style = FrameTable.rich_style
 
