@@ -78,6 +78,12 @@ class SummaryTimeout(Exception):
     """Raised in the summary thread when one object takes too long to describe."""
 
 
+class _CellTicket:
+    """Which cell a submitted run became (`seq`, once begun): a stop names that cell."""
+
+    seq: int | None = None
+
+
 class CellInterrupt(KeyboardInterrupt):
     """Raised inside a cell's thread to stop it (timeout, Ctrl+C, cancellation)."""
 
@@ -427,6 +433,20 @@ class IPythonRuntime(Runtime):
                 return False
             time.sleep(0.02)
 
+    def _stop_blocking(self, fut: Future[Any], ticket: _CellTicket, grace: float) -> bool:
+        """Stop the cell *fut* runs (never a later one): unstarted, it never starts; else it
+        is interrupted for up to *grace* seconds. True once it has ended."""
+        if fut.cancel():
+            return True
+        deadline = time.monotonic() + grace
+        while not fut.done():
+            if ticket.seq is not None:
+                self._interrupt_once(cell=ticket.seq)
+            if time.monotonic() >= deadline:
+                return fut.done()
+            time.sleep(0.02)
+        return True
+
     async def _wait_idle(self, timeout: float = 0.0) -> None:
         pending = self._pending
         if pending is None or pending.done():
@@ -471,7 +491,8 @@ class IPythonRuntime(Runtime):
         if timeout is None:
             timeout = self.cell_timeout
         capture = OutputCapture(self.capture_chars, on_write=on_output)
-        fut = self._submit(lambda: self._run_cell(code, capture))
+        ticket = _CellTicket()
+        fut = self._submit(lambda: self._run_cell(code, capture, ticket))
         # However the cell ends (done, timed out, interrupted, cancelled, stuck then
         # returning later), its end is the namespace change the listeners hear of.
         fut.add_done_callback(self._cell_done)
@@ -481,15 +502,18 @@ class IPythonRuntime(Runtime):
         try:
             result: ExecutionResult = await asyncio.wait_for(asyncio.shield(waiter), timeout)
         except TimeoutError:
-            stopped = await loop.run_in_executor(None, self._interrupt_blocking, INTERRUPT_GRACE)
+            stop = self._stop_blocking
+            stopped = await loop.run_in_executor(None, stop, fut, ticket, INTERRUPT_GRACE)
             if not stopped:  # stuck in native code: what it did so far is there already
                 self.namespace_changed(NamespaceChange(everything=True))
             return await self._after_stop(fut, capture, stopped, timed_out=True, timeout=timeout)
         except asyncio.CancelledError:
             # Shielded: a caller cancelled again at once (anyio's cancel scopes do, at every
             # await) must not cancel the interrupt before it was sent.
-            interrupt = loop.run_in_executor(None, self._interrupt_blocking, INTERRUPT_GRACE)
-            stopped = await asyncio.shield(interrupt)
+            # The stop outlives this call when it is cancelled again: pinned to this cell,
+            # it never reaches the next one.
+            stopping = loop.run_in_executor(None, self._stop_blocking, fut, ticket, INTERRUPT_GRACE)
+            stopped = await asyncio.shield(stopping)
             if not stopped:
                 self.namespace_changed(NamespaceChange(everything=True))
             raise
@@ -512,6 +536,12 @@ class IPythonRuntime(Runtime):
         timeout: float | None,
     ) -> ExecutionResult:
         reason = f"cell timed out after {timeout:g}s" if timed_out else "cell interrupted"
+        if stopped and fut.cancelled():  # stopped before it began
+            self._pending = None
+            reason = f"cell timed out after {timeout:g}s before it began"
+            return ExecutionResult(
+                success=False, error=reason, error_type="Timeout", timed_out=True
+            )
         if stopped:
             try:
                 result: ExecutionResult = await asyncio.wait_for(asyncio.wrap_future(fut), 5)
@@ -537,7 +567,7 @@ class IPythonRuntime(Runtime):
         )
 
     # -- runs on the worker thread -----------------------------------------------
-    def _run_cell(self, code: str, capture: OutputCapture) -> ExecutionResult:
+    def _run_cell(self, code: str, capture: OutputCapture, ticket: _CellTicket) -> ExecutionResult:
         """The cell and its bookkeeping, all inside the cell's window: a model-written method
         that hangs in the bookkeeping (a decorator's `__getattr__`, an exception's `__str__`)
         is stopped by the cell's timeout like the cell itself."""
@@ -554,6 +584,7 @@ class IPythonRuntime(Runtime):
         with self._cell_lock:
             self._in_cell = True
             self._cell_seq += 1
+            ticket.seq = self._cell_seq
         try:
             try:
                 with routed_streams(capture), self._memory_watch(capture) as watch:
