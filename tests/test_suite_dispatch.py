@@ -36,6 +36,26 @@ def test_every_slow_entry_names_a_test_file_that_exists(request: pytest.FixtureR
     assert not missing, missing
 
 
+def test_every_litellm_entry_names_a_test_that_exists(request: pytest.FixtureRequest) -> None:
+    root = request.config.rootpath
+    ids = [item.nodeid for item in request.session.items]
+    collected = {nodeid.split("::", 1)[0] for nodeid in ids}
+    missing = [
+        entry
+        for entry in parallel.LITELLM
+        if not (root / entry.split("::")[0]).is_file()
+        or (entry.split("::")[0] in collected and not any(i.startswith(entry) for i in ids))
+    ]
+    assert not missing, missing
+
+
+def test_the_tests_that_import_litellm_share_one_worker(request: pytest.FixtureRequest) -> None:
+    litellm = [item for item in request.session.items if parallel.imports_litellm(item)]
+    units = {parallel.unit_of(item) for item in litellm}
+    # The embedded model's group keeps its own; every other one is in the litellm group.
+    assert units <= {parallel.LITELLM_GROUP, "local-model"}, units
+
+
 def test_a_quick_filler_test() -> None:
     """The last of the module's tests, so the first test has one to move ahead of others."""
     assert parallel.SLOW_SECONDS > 0

@@ -20,6 +20,7 @@ is not handed out early is named in the summary, to be added here.
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 
 import pytest
@@ -59,6 +60,25 @@ SLOW: tuple[str, ...] = (
 # A test that took longer than this and is not handed out early is named in the summary.
 SLOW_SECONDS = 20.0
 
+# Tests that import litellm in process (about 6 CPU-seconds in each process that does; a
+# test whose id holds the parameter `[litellm` is one too). They run on one worker, so one
+# process pays it. Kept honest like SLOW: a test outside the group that imports it is named.
+LITELLM_GROUP = "litellm"
+LITELLM: tuple[str, ...] = (
+    "tests/agent/compaction/test_overflow.py::test_http_overflow_is_recovered[litellm",
+    "tests/agent/compaction/test_overflow.py::test_provider_reported_prompt_tokens_drive",
+    "tests/app/test_credentials.py::test_model_code_cannot_read_the_key_but_the_server_gets",
+    "tests/app/test_credentials.py::test_without_credentials_litellm_reads_the_environment",
+    "tests/app/test_typed_services.py::test_the_price_comes_from_the_models_capability",
+    "tests/compat/test_upstream_08_errors_and_runtimes.py::test_an_exhausted_quota_fails",
+    "tests/frontends/tui/test_app_litellm.py",
+    "tests/models/test_fail_fast.py",
+    "tests/models/test_keyless_named_server.py",
+    "tests/models/test_litellm_http.py",
+    "tests/models/test_loopback_keys.py",
+    "tests/models/test_upstream_models.py::test_litellm_model_with_custom_llm_provider",
+)
+
 
 def shares_a_fixture(item: pytest.Item) -> bool:
     """Whether *item* uses a fixture built once for its module (or class, or package)."""
@@ -74,6 +94,11 @@ def allowed_seconds(item: pytest.Item) -> float:
     if marker is not None and marker.args:
         return float(marker.args[0])
     return float(item.config.getini("timeout") or 0)
+
+
+def imports_litellm(item: pytest.Item) -> bool:
+    """Whether *item* is one of the tests that import litellm in process."""
+    return item.nodeid.startswith(LITELLM) or "[litellm" in item.nodeid
 
 
 def listed_slow(item: pytest.Item) -> bool:
@@ -120,7 +145,11 @@ def in_dispatch_order(items: list[pytest.Item]) -> list[pytest.Item]:
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (its own hook, in each worker)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.get_closest_marker("xdist_group") is None and shares_a_fixture(item):
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        if imports_litellm(item):
+            item.add_marker(pytest.mark.xdist_group(LITELLM_GROUP))
+        elif shares_a_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     for members in units_of(items).values():
         if any(goes_out_early(members)):
@@ -130,6 +159,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 EARLY = ("handed_out", "early")  # a user property: reports carry it to xdist's controller
+LITELLM_OUTSIDE = ("imported", "litellm")  # the same, for a test outside the litellm group
+
+
+_HAD_LITELLM = pytest.StashKey[bool]()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_HAD_LITELLM] = "litellm" in sys.modules
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):  # type: ignore[no-untyped-def]
+    """Mark a test outside the litellm group that imported litellm (the first in its worker)."""
+    yield
+    imported = not item.stash.get(_HAD_LITELLM, True) and "litellm" in sys.modules
+    if imported and unit_of(item) != LITELLM_GROUP:
+        item.user_properties.append(LITELLM_OUTSIDE)
 
 
 def handed_out_late(durations: dict[str, float], early: set[str]) -> list[str]:
@@ -146,12 +192,15 @@ class SlowListCheck:
     def __init__(self) -> None:
         self.durations: dict[str, float] = {}
         self.early: set[str] = set()
+        self.litellm_outside: set[str] = set()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call":
             self.durations[report.nodeid] = report.duration
             if EARLY in report.user_properties or list(EARLY) in report.user_properties:
                 self.early.add(report.nodeid)
+            if any(tuple(p) == LITELLM_OUTSIDE for p in report.user_properties):
+                self.litellm_outside.add(report.nodeid)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         late = handed_out_late(self.durations, self.early)
@@ -160,6 +209,11 @@ class SlowListCheck:
             terminalreporter.write_line(f"(tests/helpers/parallel.py; over {SLOW_SECONDS:.0f} s)")
             for line in late:
                 terminalreporter.write_line(line)
+        if self.litellm_outside:
+            terminalreporter.write_sep("-", "tests that import litellm: add them to LITELLM")
+            terminalreporter.write_line("(tests/helpers/parallel.py: one worker pays its import)")
+            for nodeid in sorted(self.litellm_outside):
+                terminalreporter.write_line(nodeid)
 
 
 def pytest_configure(config: pytest.Config) -> None:
