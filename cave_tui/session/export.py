@@ -19,6 +19,7 @@ from cave_tui.agent.final_answer import FINAL_NAME
 from cave_tui.dataio.atomic import atomic_write_text
 from cave_tui.session.cell_fate import RAISES_TAG, CellFate, Fate, cell_fate
 from cave_tui.session.figures import figure_path, read_figure
+from cave_tui.session.notebook_format import nbformat
 from cave_tui.session.reader import (
     PolicyChange,
     RecordedStep,
@@ -65,8 +66,7 @@ def _unsupported(turn: RecordedTurn) -> str:
 
 def _figure_outputs(outcome: dict[str, Any], folder: Path) -> list[Any]:
     """The cell's saved figures as `image/png` display outputs (a missing file is left out)."""
-    from nbformat.v4 import new_output
-
+    new_output = nbformat().v4.new_output
     outputs = []
     names = outcome.get("figure_files")
     for name in names if isinstance(names, list) else []:
@@ -79,8 +79,7 @@ def _figure_outputs(outcome: dict[str, Any], folder: Path) -> list[Any]:
 
 
 def _outputs(outcome: dict[str, Any] | None, folder: Path) -> list[Any]:
-    from nbformat.v4 import new_output
-
+    new_output = nbformat().v4.new_output
     if outcome is None:
         return []
     outputs = []
@@ -160,8 +159,9 @@ def _header(data: SessionData) -> str:
 
 def to_notebook(session: str | Path | SessionData) -> Any:
     """The session as an nbformat v4 notebook (validated) that runs again top to bottom."""
-    import nbformat
-    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+    nbf = nbformat()
+    new_code_cell, new_markdown_cell = nbf.v4.new_code_cell, nbf.v4.new_markdown_cell
+    new_notebook = nbf.v4.new_notebook
 
     data = session if isinstance(session, SessionData) else read_session(session)
     turns, trailing = recorded_turns(data)
@@ -236,7 +236,7 @@ def to_notebook(session: str | Path | SessionData) -> Any:
             "cave": {"session": data.id, **{k: data.meta.get(k) for k in ("model", "made_by")}},
         },
     )
-    nbformat.validate(nb)
+    nbf.validate(nb)
     return nb
 
 
@@ -334,12 +334,10 @@ def to_script(session: str | Path | SessionData, *, max_output_lines: int = 40) 
 
 def export_session(session: str | Path | SessionData, path: str | Path) -> Path:
     """Write *session* to *path* (`.ipynb` or `.py`, chosen by the suffix), atomically."""
-    import nbformat
-
     target = Path(path).expanduser()
     suffix = target.suffix.lower()
     if suffix == ".ipynb":
-        text = nbformat.writes(to_notebook(session))
+        text = nbformat().writes(to_notebook(session))
     elif suffix == ".py":
         text = to_script(session)
     else:

@@ -4,9 +4,8 @@ exported as what ran."""
 
 from __future__ import annotations
 
-import nbformat
-
 from cave_tui.session import SessionRecorder, export_session, read_session, replay_session
+from cave_tui.session.notebook_format import nbformat
 from cave_tui.session.reader import StepRun, recorded_turns
 from tests.session.helpers import code, scripted_agent
 
@@ -61,7 +60,7 @@ async def test_replay_runs_the_edit_and_skips_the_skipped_step(tmp_path):
 
 async def test_exports_show_what_ran(tmp_path):
     folder = await _record(tmp_path)
-    notebook = nbformat.read(export_session(folder, tmp_path / "s.ipynb"), as_version=4)
+    notebook = nbformat().read(export_session(folder, tmp_path / "s.ipynb"), as_version=4)
     code_cells = [c for c in notebook.cells if c.cell_type == "code"]
     assert [c.source for c in code_cells] == [EDITED_CODE, "print('x + 1 =', x + 1)"]
     assert code_cells[0].metadata["cave"] == {"edited": True, "model_code": MODEL_CODE}

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import nbformat
-
 from cave_tui.session import SessionRecorder, export_session, read_session, replay_session
+from cave_tui.session.notebook_format import nbformat
 from cave_tui.session.reader import recorded_turns
 from tests.session.helpers import code, scripted_agent
 
@@ -48,7 +47,7 @@ async def test_replay_check_compares_the_final_answer(tmp_path):
 
 async def test_exports_show_the_answer(tmp_path):
     folder = await _record(tmp_path)
-    notebook = nbformat.read(export_session(folder, tmp_path / "s.ipynb"), as_version=4)
+    notebook = nbformat().read(export_session(folder, tmp_path / "s.ipynb"), as_version=4)
     markdown = [c.source for c in notebook.cells if c.cell_type == "markdown"]
     assert markdown[-1] == "**cave:** The answer is 42."
     script = export_session(folder, tmp_path / "s.py").read_text()

@@ -6,7 +6,6 @@ import ast
 import json
 import shutil
 
-import nbformat
 import pandas as pd
 import pytest
 
@@ -19,6 +18,7 @@ from cave_tui.session import (
     replay_session,
     resume_session,
 )
+from cave_tui.session.notebook_format import nbformat
 from cave_tui.session.resume import RESUME_NOTE
 from tests.session.helpers import TWO_TURNS, code, scripted_agent
 
@@ -117,8 +117,8 @@ def test_export_notebook_and_script(tmp_path):
 
     _, recorder = asyncio.run(_recorded(tmp_path, pd.DataFrame({"v": [1, 2]})))
     nb_path = export_session(recorder.dir, tmp_path / "out.ipynb")
-    nb = nbformat.read(nb_path, as_version=4)
-    nbformat.validate(nb)
+    nb = nbformat().read(nb_path, as_version=4)
+    nbformat().validate(nb)
     kinds = [c.cell_type for c in nb.cells]
     assert kinds.count("code") == 4  # the injection's loader and three cells
     sources = [c.source for c in nb.cells]
@@ -141,7 +141,7 @@ async def test_export_shows_errors_as_error_outputs(tmp_path):
     recorder = SessionRecorder.create(tmp_path, agent=agent)
     await recorder.run("divide")
     await recorder.close()
-    nb = nbformat.read(export_session(recorder.dir, tmp_path / "e.ipynb"), as_version=4)
+    nb = nbformat().read(export_session(recorder.dir, tmp_path / "e.ipynb"), as_version=4)
     cell = next(c for c in nb.cells if c.cell_type == "code")
     error = cell.outputs[-1]
     assert error["output_type"] == "error" and error["ename"] == "ZeroDivisionError"

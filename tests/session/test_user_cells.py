@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import concurrent.futures
 
-import nbformat
-
 from cave_tui.app.config import Config
 from cave_tui.app.services import AppServices
 from cave_tui.app.startup import DataOptions, install
@@ -20,6 +18,7 @@ from cave_tui.session import (
     read_session,
     replay_session,
 )
+from cave_tui.session.notebook_format import nbformat
 from cave_tui.session.reader import UserCell, recorded_turns
 from tests.session.helpers import code, scripted_agent
 
@@ -78,7 +77,7 @@ async def test_replay_runs_user_cells_in_their_place(tmp_path):
 
 async def test_exports_show_user_cells_as_the_users(tmp_path):
     folder = await _record(tmp_path)
-    notebook = nbformat.read(export_session(folder, tmp_path / "s.ipynb"), as_version=4)
+    notebook = nbformat().read(export_session(folder, tmp_path / "s.ipynb"), as_version=4)
     code_cells = [c for c in notebook.cells if c.cell_type == "code"]
     assert [c.source for c in code_cells] == [BEFORE, TURN_CODE, AFTER, FAILING]
     assert [c.metadata.get("cave", {}).get("by") for c in code_cells] == [
