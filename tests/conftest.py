@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pandas as pd
@@ -43,3 +44,11 @@ async def runtime():
     rt = IPythonRuntime(variables=[Variable("flights", frame, "Flights of 2013")])
     yield rt
     await rt.stop()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Everything collection built (the test modules, pandas, IPython, the SDKs) lives to the
+    end: moved out of the collector's reach, the full collections of the run do not walk it
+    (about 8 % of the CPU of in-process tests)."""
+    gc.collect()
+    gc.freeze()
