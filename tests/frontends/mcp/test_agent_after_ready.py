@@ -55,14 +55,16 @@ def _build_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(protocol_server, "AGENT_AFTER", 0.0)
 
 
-def serve(tmp_path: Path, model: HeldModel, work: Work, *, agent_later: bool) -> int:
+def serve(
+    tmp_path: Path, model: HeldModel, work: Work, *, agent_later: bool, resume: str | None = None
+) -> int:
     """`serve_protocol` over the in-process runtime with *model*, its server being *work*."""
     services = AppServices(Config(kernel=False), model=model)
 
     async def main() -> int:
         return await serve_protocol(
             services,
-            DataOptions(sessions_dir=tmp_path / "sessions"),
+            DataOptions(sessions_dir=tmp_path / "sessions", resume=resume),
             name="cave test",
             prepare=lambda: lambda: work(services),
             agent_later=agent_later,
@@ -137,3 +139,31 @@ def test_without_agent_later_the_agent_is_built_before_the_server_runs(tmp_path:
 
     assert serve(tmp_path, model, work, agent_later=False) == 0
     assert seen["agent"] is not None
+
+
+def test_resume_builds_the_agent_during_the_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--resume` replays into the agent: the start builds it for the resume, as before."""
+    first = HeldModel()
+    first.released.set()
+    seen: dict[str, object] = {}
+
+    async def record(services: AppServices) -> None:
+        await NamespaceTools(services).run("kept = 41 + 1")
+        assert services.session is not None
+        seen["id"] = services.session.id
+
+    assert serve(tmp_path, first, record, agent_later=True) == 0
+    again = HeldModel()
+    again.released.set()
+
+    async def resumed(services: AppServices) -> None:
+        seen["agent"] = services.agent
+        assert services.session is not None
+        seen["resumed"] = services.session.id
+
+    assert serve(tmp_path, again, resumed, agent_later=True, resume=str(seen["id"])) == 0
+    assert seen["agent"] is not None  # built by the start, for the resume
+    assert seen["resumed"] == seen["id"]
+    assert f"resumed session {seen['id']}" in capsys.readouterr().err
