@@ -28,6 +28,10 @@ if TYPE_CHECKING:
     from cave_tui.app.services import AppServices
 
 EXIT_INTERRUPTED = 128 + signal.SIGINT
+# With `agent_later`, seconds of serving before the agent's build begins: a client's first
+# requests (initialize, the tools listed, a first `run`) are answered without sharing the
+# interpreter's lock with the build.
+AGENT_AFTER = 1.0
 
 
 def say(text: str) -> None:
@@ -45,13 +49,19 @@ async def serve_protocol(
     *,
     name: str,
     prepare: Callable[[], Run],
+    agent_later: bool = False,
 ) -> int:
     """Start *services* with *data*, then serve until the client leaves; the exit code.
     *prepare* imports the front end (its SDK) and returns its server's `Run`: it runs on a
     worker thread while the runtime starts, and must not touch *services*; the `Run` is
     awaited on this loop once both are done (a failure of either ends the start, the runtime
-    stopped). *name* is the command (`cave mcp`): it labels the session and cave's lines."""
+    stopped). *name* is the command (`cave mcp`): it labels the session and cave's lines.
+    With *agent_later* (a front end whose first answers need no agent) the agent is not
+    built by the start but in the background, `AGENT_AFTER` seconds into serving, so the
+    client's first answers do not share the interpreter with it; what needs it sooner
+    begins it and awaits it (`AppServices.agent_ready`)."""
     features = install(services, data, label=name, announce=False)
+    services.agent_after_ready = agent_later
     preparing = asyncio.ensure_future(asyncio.to_thread(prepare))
     # The start's loads (`--resume` replays cells, which IPython and the guard parse) wait
     # for the import: CPython 3.11 builds `ast` objects unsafely on two threads at once
@@ -72,9 +82,7 @@ async def serve_protocol(
     finally:
         if not started:
             abandon(preparing)  # its thread ends on its own: asyncio.run waits for it
-    for text in services.notices:
-        say(f"cave: {text}")
-    services.notices.clear()
+    say_notices(services)
     recorder = features.recorder
     if recorder is not None:
         recorder.on_warning = lambda text: say(f"cave: {text}")
@@ -85,8 +93,11 @@ async def serve_protocol(
     signals = CancelOnSignals(services.leave_now)
     received = signals.received
     status = "completed"
+    building: asyncio.Future[None] | None = None
     try:
         run = await preparing  # the SDK's import, when it outlasts the runtime's start
+        if agent_later:
+            building = asyncio.ensure_future(_build_agent_soon(services))
         await run()
     except asyncio.CancelledError:
         status = "terminated" if received else "cancelled"
@@ -94,6 +105,8 @@ async def serve_protocol(
         status = "crashed"
         say(f"{name}: unhandled error: {type(exc).__name__}: {exc}")
     finally:
+        if building is not None:
+            abandon(building)
         signals.remove()
         services.note_exit(status)
         await services.shutdown(leave_on_signals=True)
@@ -107,6 +120,23 @@ async def serve_protocol(
     if status == "cancelled":  # Ctrl+C (asyncio.run cancels the main task on SIGINT)
         return EXIT_INTERRUPTED
     return features.exit_code(0 if status == "completed" else 2)
+
+
+def say_notices(services: AppServices) -> None:
+    """Say the services' notices on stderr, once each."""
+    for text in services.notices:
+        say(f"cave: {text}")
+    services.notices.clear()
+
+
+async def _build_agent_soon(services: AppServices) -> None:
+    """Begin the agent's build `AGENT_AFTER` s from now (unless `ask` began it already);
+    once it is over, say its notices (skills skipped, or why it failed) on stderr."""
+    await asyncio.sleep(AGENT_AFTER)
+    build = services.begin_agent()
+    if build is not None:
+        await asyncio.wait([build])
+    say_notices(services)
 
 
 async def _imported(preparing: asyncio.Future[Run]) -> None:

@@ -6,7 +6,9 @@ each its own module:
 - the model (`current_model.CurrentModel`): the model in use, `/model`, its price;
 - the runtime: built lazily, off the UI thread (IPython takes a while to import), from
   `runtime_choice.config_runtime`; described by `runtime_report.RuntimeReport`;
-- the agent, built by `agent_build.build_agent` once there is a model and a runtime;
+- the agent, built by `agent_build.build_agent` once there is a model and a runtime: by
+  the start, or, with `agent_after_ready` (`cave mcp`, whose first answers need none), in
+  the background once `begin_agent` is called, awaited by what needs it (`agent_ready`);
 - the session (`session_features`): the recording, held once (`SessionState`), and the
   session features (`SessionFeatures`, one protocol: start-up, turns, the user's cells,
   exit), plugged in with `use_session`;
@@ -58,6 +60,7 @@ __all__ = [
     "LEAVE_GRACE",
     "NO_MODEL_HELP",
     "STOP_BUDGET",
+    "AgentBuildError",
     "AppServices",
     "config_runtime",
     "enter_workdir",
@@ -128,6 +131,10 @@ class AppServices:
         self._display_width: int | None = None  # the front end's log width (set_display_width)
         self._starting: asyncio.Future[None] | None = None
         self._listening = False
+        # Build the agent after the start, in the background (`begin_agent`), not before the
+        # ready hooks: for a front end whose first answers need no agent (`cave mcp`).
+        self.agent_after_ready = False
+        self._agent_build: asyncio.Future[CaveAgent] | None = None
 
     # -- the parts, by their names -----------------------------------------------------
     @property
@@ -248,7 +255,7 @@ class AppServices:
         # (a kernel, in its own process); only the build itself, which binds the skills'
         # `activate_skill` in the runtime, waits for it.
         preparing = None
-        if self.model is not None and self.agent is None:
+        if self.model is not None and self.agent is None and not self.agent_after_ready:
             preparing = asyncio.ensure_future(asyncio.to_thread(self._prepare_agent))
         try:
             await runtime.start()
@@ -276,6 +283,53 @@ class AppServices:
             await starting
         except BaseException:  # cancelled, or failed: either way it is over
             pass
+
+    def begin_agent(self) -> asyncio.Future[CaveAgent] | None:
+        """Begin building the agent in the background (once; again after a failed build),
+        the runtime being started; the build under way, or None when there is nothing to
+        build (no model, no runtime yet, or an agent already). A failure is kept for
+        `agent_ready` to raise and said in `notices`."""
+        if self.agent is not None or self.model is None or self._runtime is None:
+            return None
+        build = self._agent_build
+        if build is None or (build.done() and (build.cancelled() or build.exception())):
+            build = self._agent_build = asyncio.ensure_future(self._build_in_background())
+            build.add_done_callback(self._agent_built)
+        return build
+
+    async def agent_ready(self) -> CaveAgent | None:
+        """The agent, once built (the start first, then the build `begin_agent` began, or
+        begins now); None without a model. `AgentBuildError` when the build failed;
+        cancelling the caller does not cancel the build."""
+        if not self._started:
+            await self.start()
+        build = self.begin_agent()
+        if build is not None:
+            await asyncio.shield(build)
+        return self.agent
+
+    async def _build_in_background(self) -> CaveAgent:
+        """`prepare_agent` then `build_agent`, each on a thread; the agent becomes this
+        session's unless one was set meanwhile (`/model`, a replay), and the recording
+        begun without it records it from now on (`SessionRecorder.adopt_agent`)."""
+        try:
+            parts = await asyncio.to_thread(self._prepare_agent)
+            built = await asyncio.to_thread(self._build_agent, parts)
+        except Exception as exc:
+            raise AgentBuildError(
+                f"cave's agent could not be built: {type(exc).__name__}: {exc}"
+            ) from exc
+        if self.agent is None:
+            self.agent = built
+            recorder = self.session
+            if recorder is not None and not recorder.closed and recorder.agent is None:
+                recorder.adopt_agent(built, self._runtime)
+        return self.agent
+
+    def _agent_built(self, build: asyncio.Future[CaveAgent]) -> None:
+        """A background build ended: its failure is said (and kept for `agent_ready`)."""
+        if not build.cancelled() and build.exception() is not None:
+            self.notices.append(str(build.exception()))
 
     def _build_runtime(self) -> Runtime:
         with self._start_lock:
@@ -448,6 +502,8 @@ class AppServices:
         if not self._started:
             await self.start()
         if self.agent is None:
+            await self.agent_ready()
+        if self.agent is None:
             raise RuntimeError(NO_MODEL_HELP)
         source = self.features.stream(task) if self.features else self.agent.stream_events(task)
         from cave_tui.agent.events import StoppedEvent
@@ -552,13 +608,21 @@ class AppServices:
         await self.exits.shutdown(self._stop_runtime, leave_on_signals=leave_on_signals)
 
     async def _stop_runtime(self) -> None:
-        """Stop the runtime, if one was built (by the time the exit hooks are done)."""
+        """Stop the runtime, if one was built (by the time the exit hooks are done); a
+        background build of the agent still under way is left to end on its own."""
+        build = self._agent_build
+        if build is not None and not build.done():
+            abandon(build)
         if self._runtime is not None:
             await self._runtime.stop()
 
     def leave_now(self, reason: str, code: int) -> None:
         """Stop waiting for the exit hooks (`Exits.leave_now`)."""
         self.exits.leave_now(reason, code)
+
+
+class AgentBuildError(RuntimeError):
+    """The agent built in the background (`begin_agent`) could not be built: why."""
 
 
 class _Approval:

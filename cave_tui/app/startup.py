@@ -279,12 +279,13 @@ class DataFeatures:
         services = self.services
         if self.data.resume:
             self.stage = f"resuming the session {self.data.resume}"
-            if services.agent is None:
+            agent = await services.agent_ready()  # built by now, unless in the background
+            if agent is None:
                 raise SessionError("--resume needs a model: pass --model (or set CAVE_MODEL)")
             folder = store.resolve(self.data.resume)
             resumed = await resume_session(
                 folder,
-                services.agent,
+                agent,
                 trust=self.data.trust,
                 progress=labelled(services.report_progress, folder.name),
             )

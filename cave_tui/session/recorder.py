@@ -229,6 +229,16 @@ class SessionRecorder:
         if not self.meta.get("policy"):  # the policy the session started with (changes: records)
             self.meta["policy"] = policy_of(self.runtime)
 
+    def adopt_agent(self, agent: Any, runtime: Any = None) -> None:
+        """Record *agent*, built after this recording began without one (`cave mcp` builds
+        it in the background): attached, and the meta names its model as `create` would."""
+        self.attach(agent, runtime)
+        model = self.meta.get("model")
+        if model and self.meta.get("made_by") == "recorded live":
+            self.meta["made_by"] = f"recorded live with {model}"
+        if not self._closed:
+            self.write_meta()
+
     def detach(self) -> None:
         """Stop listening to the agent (best effort: the core has no remove_event_sink yet)."""
         sinks = getattr(self.agent, "_sinks", None)

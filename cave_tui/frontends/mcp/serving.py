@@ -42,5 +42,9 @@ async def serve(
     """Serve *services* over stdio (or HTTP on *listener*, bound by the caller before the
     start) until the client leaves or a signal ends it; the exit code."""
     return await serve_protocol(
-        services, data, name="cave mcp", prepare=lambda: server_of(services, listener)
+        services,
+        data,
+        name="cave mcp",
+        prepare=lambda: server_of(services, listener),
+        agent_later=True,  # only `ask` needs the agent: `run` and the others answer first
     )
