@@ -3,7 +3,8 @@
 litellm ships the cl100k_base BPE file inside its package (it is what its own
 `token_counter` uses offline). We point tiktoken's cache at that folder, found
 through `importlib.util.find_spec` so litellm itself (about 3 s to import) is
-never loaded just to count tokens.
+never loaded just to count tokens. The ranks read from it are kept in a compact copy in
+cave's cache folder (tokenizer_cache.py), which later processes read in a tenth of the time.
 """
 
 from __future__ import annotations
@@ -15,9 +16,21 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cave_tui.models import tokenizer_cache
+
 # Per-message framing tokens in OpenAI's chat format.
 _PER_MESSAGE = 3
 _PER_REPLY = 3
+
+
+ENCODING = "cl100k_base"
+
+
+def _copy_path() -> Path:
+    """Where the compact copy of the encoding's ranks lives (tokenizer_cache.py)."""
+    import platformdirs
+
+    return platformdirs.user_cache_path("cave") / "tokenizers" / f"{ENCODING}.ranks"
 
 
 @functools.cache
@@ -31,10 +44,25 @@ def _encoding() -> Any:
             os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(folder))
     try:
         import tiktoken
+    except Exception:
+        return None
+    version = str(getattr(tiktoken, "__version__", ""))
+    copy = _copy_path()
+    saved = tokenizer_cache.read(copy, ENCODING, version)
+    if saved is not None:
+        try:
+            return tiktoken.Encoding(**saved)
+        except Exception:  # refused by tiktoken: rebuilt from its own file below
+            pass
+    try:
+        from tiktoken_ext import openai_public  # type: ignore[import-untyped]
 
-        return tiktoken.get_encoding("cl100k_base")
+        arguments = openai_public.cl100k_base()  # its file, checked against its digest
+        encoding = tiktoken.Encoding(**arguments)
     except Exception:  # no tokenizer file and no network: fall back to an estimate
         return None
+    tokenizer_cache.write(copy, arguments, version)
+    return encoding
 
 
 def count_text(text: str) -> int:
