@@ -13,6 +13,7 @@ from typing import Any
 from cave_tui.agent.policies.all_missing import AllMissing
 from cave_tui.agent.policies.already_ran import AlreadyRan
 from cave_tui.agent.policies.base import AgentPolicy
+from cave_tui.agent.policies.code_first import CodeFirst
 from cave_tui.agent.policies.codes_for_names import CodesForNames
 from cave_tui.agent.policies.column_not_added import ColumnNotAdded
 from cave_tui.agent.policies.counts_of_one import CountsOfOne
@@ -36,6 +37,7 @@ from cave_tui.agent.policies.wrong_type import WrongType
 POLICY_CLASSES: tuple[type[Any], ...] = (
     RequestTips,
     GivenTools,
+    CodeFirst,
     ErrorHints,  # before Rewind: a rewind keeps the failure's hints
     KeepGiven,
     Rewind,  # before RepeatGuard and NotDone: a rewind is their stronger form
@@ -76,7 +78,7 @@ _STRICT_ONLY = (
     "counts_of_one",
     "early_reduce",
 )
-_SMALL_ONLY = ("look_first", "short_prompt")
+_SMALL_ONLY = ("code_first", "look_first", "short_prompt")
 _GUIDED = tuple(n for n in POLICY_NAMES if n not in (*_STRICT_ONLY, *_SMALL_ONLY, "look_always"))
 PRESETS: dict[str, tuple[str, ...]] = {
     "off": (),
