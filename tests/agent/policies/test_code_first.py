@@ -1,5 +1,5 @@
 """CodeFirst: a request naming a data file is told, until a cell has run, to answer with one
-cell that reads it, computes and calls final_answer; only in the small preset."""
+cell that reads it, computes and calls final_answer; opt-in (`small,code_first`): in no preset."""
 
 import pytest
 
@@ -23,13 +23,13 @@ def test_a_path_to_a_data_file_is_what_triggers_it():
 
 async def test_a_request_about_a_file_gets_the_tip_until_a_cell_has_run(runtime):
     replies = ["@n[10]", fenced("print(3)"), "@n[3]"]
-    events, model, _ = await run_turn(runtime, replies, ASKED, policies="small")
+    events, model, _ = await run_turn(runtime, replies, ASKED, policies="small,code_first")
     assert ("code_first", InterventionKind.TIP) in interventions(events)
     assert _tipped(model, 0) and _tipped(model, 1)  # the made-up answer was asked again
     assert not _tipped(model, 2)  # a cell has run
 
 
-@pytest.mark.parametrize("preset", ["guided", "lean", "strict", "small,-code_first"])
+@pytest.mark.parametrize("preset", ["guided", "lean", "strict", "small"])
 async def test_other_presets_and_requests_without_a_file_get_no_tip(runtime, preset):
     _, model, _ = await run_turn(runtime, [fenced("final_answer(3)")], ASKED, policies=preset)
     assert not _tipped(model, 0)
@@ -37,6 +37,6 @@ async def test_other_presets_and_requests_without_a_file_get_no_tip(runtime, pre
         runtime,
         [fenced("n = len(flights)\nfinal_answer(n)")],
         "Store the rows in `n`.",
-        policies="small",
+        policies="small,code_first",
     )
     assert not _tipped(model, 0)
