@@ -10,7 +10,9 @@ from typing import Any, Protocol
 
 from cave_tui.agent.conversation import Conversation
 from cave_tui.agent.messages import merge_consecutive, typed_history
+from cave_tui.agent.policies.base import AgentPolicy
 from cave_tui.agent.prompt import (
+    DEFAULT_SYSTEM_INSTRUCTIONS,
     FINAL_ANSWER_INSTRUCTIONS,
     SKILLS_HEADER,
     TIMEOUT_NOTE,
@@ -41,6 +43,10 @@ class PromptSettings(Protocol):
     skills: list[Any]
 
     @property
+    def policies(self) -> list[AgentPolicy]:
+        """The agent's policies (one may supply the system rules: `system_rules`)."""
+
+    @property
     def turn(self) -> Turn | None:
         """The turn in progress, if any (its namespace summary is shared with the policies)."""
 
@@ -61,7 +67,7 @@ class PromptBuilder:
         """The system prompt; *legacy* fills an upstream-style template's namespace sections."""
         settings = self.settings
         system_instructions = render_template(
-            settings.system_instructions,
+            self.system_rules(),
             {
                 "python_block_identifier": settings.python_block_identifier,
                 "final_answer": FINAL_ANSWER_INSTRUCTIONS if settings.final_answer else "",
@@ -79,6 +85,18 @@ class PromptBuilder:
         if settings.max_exec_timeout is not None:
             prompt += "\n\n" + TIMEOUT_NOTE.format(seconds=f"{settings.max_exec_timeout:g}")
         return prompt
+
+    def system_rules(self) -> str:
+        """The rules of the system prompt: the agent's, unless they are the default and a
+        policy supplies its own (`system_instructions`, e.g. `short_prompt`)."""
+        rules = self.settings.system_instructions
+        if rules != DEFAULT_SYSTEM_INSTRUCTIONS:
+            return rules  # the user's own rules win
+        for policy in self.settings.policies:
+            own = getattr(policy, "system_instructions", None)
+            if isinstance(own, str) and own:
+                return own
+        return rules
 
     def _skills_text(self) -> str:
         skills = self.settings.skills

@@ -7,7 +7,8 @@ fail, and no check of a word or a pattern catches them all. So, once per turn:
 
 - when the cell that calls final_answer is the one that first stored a result the request
   names, and what it stored shows a warning sign (missing values, nothing at all, the same
-  value everywhere, a given object changed on the way), the model is shown what it stored
+  value everywhere, a given object changed on the way, other than a given frame that
+  only gained columns), the model is shown what it stored
   (type, shape, a few values, how many are missing; the given objects the cell changed)
   and asked to confirm in plain text or to fix it; a confirmation keeps the answer it
   looked at as the turn's answer (a small model's "The answer is correct." had become the
@@ -212,6 +213,12 @@ class LookFirst(BasePolicy):
     name = "look_first"
     always: ClassVar[bool] = False  # look at every first-stored result, signs or not
 
+    async def before_cell(self, turn: Turn, code: str) -> Intervention | None:
+        given = turn.given()
+        shapes = {r.name: _frame_shape(r) for r in await turn.rows() if r.name in given}
+        turn.memo[self.name] = (len(turn.cells), shapes)  # the given frames before this cell
+        return None
+
     async def before_answer(self, turn: Turn, answer: Answer) -> Intervention | None:
         cell = answer.cell
         if cell is None or is_bare_answer(cell.code):
@@ -238,11 +245,39 @@ class LookFirst(BasePolicy):
         changed = [n for n in cell.result.changed if n in given and n not in results]
         rows = {r.name: r for r in await turn.rows()}
         looks = {n: await look_at(turn, n, rows) for n in results}
-        if not self.always and not changed and not any(look.signs for look in looks.values()):
+        grew = self._grew(turn, cell, rows)
+        if (
+            not self.always
+            and all(n in grew for n in changed)
+            and not any(look.signs for look in looks.values())
+        ):
             return None
         shown = [(n, _printable(_with_signs(look))) for n, look in looks.items()]
         kept = [(n, _printable((await look_at(turn, n, rows)).text)) for n in changed]
         return self.act(InterventionKind.DOUBT, look_note(shown, kept), holds=True)
+
+    def _grew(self, turn: Turn, cell: CellRecord, rows: dict[str, VarInfo]) -> set[str]:
+        """Given frames that *cell* changed only by adding columns: same rows, every earlier
+        column kept (a column the request asked for; nothing the user gave is lost)."""
+        memo = turn.memo.get(self.name)
+        at = next((i for i, c in enumerate(turn.cells) if c is cell), None)
+        if memo is None or memo[0] != at:
+            return set()
+        grew: set[str] = set()
+        for name, before in memo[1].items():
+            after = _frame_shape(rows[name]) if name in rows else None
+            if before is None or after is None or name not in cell.result.changed:
+                continue
+            if after[0] == before[0] and set(before[1]) < set(after[1]):
+                grew.add(name)
+        return grew
+
+
+def _frame_shape(row: VarInfo) -> tuple[int, tuple[str, ...]] | None:
+    """(rows, column names) of a DataFrame row of the summary, else None."""
+    if row.type_name != "DataFrame" or not row.shape or row.more_columns:
+        return None
+    return row.shape[0], tuple(c.name for c in row.columns)
 
 
 class LookAlways(LookFirst):

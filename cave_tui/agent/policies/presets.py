@@ -13,6 +13,7 @@ from typing import Any
 from cave_tui.agent.policies.all_missing import AllMissing
 from cave_tui.agent.policies.already_ran import AlreadyRan
 from cave_tui.agent.policies.base import AgentPolicy
+from cave_tui.agent.policies.code_first import CodeFirst
 from cave_tui.agent.policies.codes_for_names import CodesForNames
 from cave_tui.agent.policies.column_not_added import ColumnNotAdded
 from cave_tui.agent.policies.counts_of_one import CountsOfOne
@@ -28,6 +29,7 @@ from cave_tui.agent.policies.not_done import NotDone
 from cave_tui.agent.policies.pair_modes import PairModes
 from cave_tui.agent.policies.repeat_guard import RepeatGuard
 from cave_tui.agent.policies.rewind import Rewind
+from cave_tui.agent.policies.short_prompt import ShortPrompt
 from cave_tui.agent.policies.text_for_numbers import TextForNumbers
 from cave_tui.agent.policies.tips import RequestTips
 from cave_tui.agent.policies.wrong_type import WrongType
@@ -35,6 +37,7 @@ from cave_tui.agent.policies.wrong_type import WrongType
 POLICY_CLASSES: tuple[type[Any], ...] = (
     RequestTips,
     GivenTools,
+    CodeFirst,
     ErrorHints,  # before Rewind: a rewind keeps the failure's hints
     KeepGiven,
     Rewind,  # before RepeatGuard and NotDone: a rewind is their stronger form
@@ -54,6 +57,7 @@ POLICY_CLASSES: tuple[type[Any], ...] = (
     MissingValues,
     LookFirst,  # last: the specific doubts say what is wrong before it shows the result
     LookAlways,  # LookFirst without waiting for a warning sign (strict only)
+    ShortPrompt,  # acts on no turn: it supplies the system rules (small only)
 )
 POLICY_NAMES: tuple[str, ...] = tuple(cls.name for cls in POLICY_CLASSES)
 
@@ -74,16 +78,25 @@ _STRICT_ONLY = (
     "counts_of_one",
     "early_reduce",
 )
-_GUIDED = tuple(n for n in POLICY_NAMES if n not in (*_STRICT_ONLY, "look_first", "look_always"))
+_SMALL_ONLY = ("look_first", "short_prompt")
+# code_first is opt-in (`small,code_first`): on the held-out file questions it saved a call
+# on one and lost another (docs/prompt-tuning.md, session s10)
+_OPT_IN = ("code_first",)
+_GUIDED = tuple(
+    n for n in POLICY_NAMES if n not in (*_STRICT_ONLY, *_SMALL_ONLY, *_OPT_IN, "look_always")
+)
 PRESETS: dict[str, tuple[str, ...]] = {
     "off": (),
     "minimal": ("error_hints", "keep_given"),
     "guided": _GUIDED,
     # By model class (model_class.py): `lean` never questions correct work (a hosted or
-    # large model); `small` adds the look before an answer is final (issue 35).
+    # large model); `small` adds the look before an answer is final and the shorter system
+    # rules that every call carries (issue 35).
     "lean": _GUIDED,
-    "small": (*_GUIDED, "look_first"),
-    "strict": tuple(n for n in POLICY_NAMES if n != "look_first"),  # look_always covers it
+    "small": (*_GUIDED, *_SMALL_ONLY),
+    "strict": tuple(
+        n for n in POLICY_NAMES if n not in (*_SMALL_ONLY, *_OPT_IN)
+    ),  # look_always: a look
 }
 DEFAULT_PRESET = "guided"  # for a model nothing is known of; `preset_for` picks by class
 

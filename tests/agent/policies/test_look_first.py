@@ -209,3 +209,25 @@ async def test_a_cell_run_after_the_look_drops_the_answer_it_looked_at(runtime):
     )
     assert len(model.requests) == 3
     assert events[-1].content == "Fixed: `share` is right."
+
+
+async def test_a_given_frame_that_only_gained_a_column_is_no_sign_by_itself(runtime):
+    """Adding a column to a given frame loses nothing (the request often asks for it): with a
+    clean result the answer is taken at once; a frame that lost rows is still shown."""
+    code = (
+        "flights['late'] = flights['dep_delay'] > 5\n"
+        "by_carrier = flights.groupby('carrier')['dep_delay'].mean()\nfinal_answer('done')"
+    )
+    task = "Store the mean dep_delay per carrier in `by_carrier`."
+    events, model, _ = await run_turn(runtime, [fenced(code)], task, **SMALL)
+    assert _looks(events) == [] and len(model.requests) == 1
+
+    code = code.replace(
+        "flights['late'] = flights['dep_delay'] > 5", "flights.drop(index=0, inplace=True)"
+    )
+    code = code.replace("by_carrier", "by_origin")
+    events, model, _ = await run_turn(
+        runtime, [fenced(code), "It is right."], task.replace("by_carrier", "by_origin"), **SMALL
+    )
+    assert _looks(events) == [("look_first", InterventionKind.DOUBT)]
+    assert _told(model, "`flights`, given by the user, was changed")

@@ -23,8 +23,13 @@ def test_specs_choose_presets_and_names_in_the_canonical_order():
     assert "tips" in policy_names("guided,tips") and "tips" not in policy_names("guided")
     assert policy_names("minimal,rewind") == ["error_hints", "keep_given", "rewind"]
     assert policy_names(["rewind", "error_hints"]) == ["error_hints", "rewind"]
-    # strict looks at every answer (look_always), which covers look_first's look
-    assert set(policy_names("strict")) == set(POLICY_NAMES) - {"look_first"}
+    # strict looks at every answer (look_always), which covers look_first's look; it keeps
+    # the default system rules and no code_first tip (the small preset's)
+    assert set(policy_names("strict")) == set(POLICY_NAMES) - {
+        "code_first",
+        "look_first",
+        "short_prompt",
+    }
     assert PRESETS["guided"] == (
         "error_hints",
         "keep_given",
