@@ -1,4 +1,4 @@
-"""ShortPrompt: the small preset's system rules, shorter, with numbers computed in the cell.
+"""ShortPrompt (opt-in): shorter system rules for a small model, numbers computed in the cell.
 
 The system prompt is sent again with every model call, and on the embedded model it was half
 of a turn's tokens (291 of the Qwen tokenizer's tokens each call; docs/prompt-tuning.md).

@@ -1,5 +1,5 @@
-"""ShortPrompt: the small preset's system rules are the shorter ones (every call carries
-them); the other presets and rules the user set are unchanged."""
+"""ShortPrompt (opt-in: `small,short_prompt`): the shorter system rules (every call carries
+them); the presets and rules the user set are unchanged."""
 
 import pytest
 
@@ -15,8 +15,8 @@ def _system(model) -> str:
     return str(model.requests[0][0]["content"])
 
 
-async def test_the_small_preset_sends_the_short_rules_with_numbers_computed_in_the_cell(runtime):
-    _, model, agent = await run_turn(runtime, [ANSWER], TASK, policies="small")
+async def test_short_prompt_sends_the_short_rules_with_numbers_computed_in_the_cell(runtime):
+    _, model, agent = await run_turn(runtime, [ANSWER], TASK, policies="small,short_prompt")
     system = _system(model)
     assert "Compute every number with code from the data" in system
     assert "Answer: plain text without code" not in system  # no reply without a cell
@@ -26,7 +26,7 @@ async def test_the_small_preset_sends_the_short_rules_with_numbers_computed_in_t
     assert len(system) < len(_system(guided)) - 200
 
 
-@pytest.mark.parametrize("preset", ["guided", "lean", "strict", "small,-short_prompt"])
+@pytest.mark.parametrize("preset", ["guided", "lean", "strict", "small"])
 async def test_other_presets_keep_the_default_rules(runtime, preset):
     _, model, _ = await run_turn(runtime, [ANSWER], TASK, policies=preset)
     assert "Answer: plain text without code" in _system(model)
@@ -35,6 +35,8 @@ async def test_other_presets_keep_the_default_rules(runtime, preset):
 
 async def test_rules_the_user_set_win_over_the_short_ones(runtime):
     own = "Always answer in French."
-    _, model, _ = await run_turn(runtime, [ANSWER], TASK, policies="small", system_instructions=own)
+    _, model, _ = await run_turn(
+        runtime, [ANSWER], TASK, policies="small,short_prompt", system_instructions=own
+    )
     assert own in _system(model) and "Compute every number" not in _system(model)
     assert DEFAULT_SYSTEM_INSTRUCTIONS.splitlines()[0][:20] not in _system(model)
