@@ -9,10 +9,12 @@ the Python API, and how long each takes from its start to its first answer.
 Round trip: `1+1` run N times, turn about, through `AppServices.run_python` (the API: the
 same call the `run` tool makes, session recorded alike) and through each protocol's client
 (the SDK's, over a real `cave mcp` process); per-call overhead = protocol median - API median
-(target <= 5 ms). First answer: from spawning `cave mcp --kernel` to the reply of its first
-`run` (the client's initialize included; target <= 2 s), with cave's bytecode compiled
-first, as an installed cave has it (`--from-source`: as the checkout is; with
-PYTHONDONTWRITEBYTECODE=1 and no __pycache__, each start compiles cave's modules first).
+(target <= 5 ms). Over HTTP also with `RawMCP`, a minimal keep-alive client: the SDK's Python
+client spends milliseconds of its own a call, which a compiled client does not. First
+answer: from spawning `cave mcp --kernel` to the reply of its first `run` (the client's
+initialize included; target <= 2 s), with cave's bytecode compiled first, as an installed
+cave has it (`--from-source`: as the checkout is; with PYTHONDONTWRITEBYTECODE=1 and no
+__pycache__, each start compiles cave's modules first).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import compileall
+import http.client
+import json
 import os
 import re
 import statistics
@@ -31,6 +35,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import report
@@ -97,8 +102,8 @@ async def mcp_stdio(folder: Path, flags: list[str]) -> AsyncIterator[RoundTrip]:
 
 
 @asynccontextmanager
-async def mcp_http(folder: Path, flags: list[str]) -> AsyncIterator[RoundTrip]:
-    """`cave mcp --http 127.0.0.1:0 FLAGS`, reached by the SDK's streamable HTTP client."""
+async def http_server(folder: Path, flags: list[str]) -> AsyncIterator[tuple[str, str]]:
+    """`cave mcp --http 127.0.0.1:0 FLAGS` running: its URL and token."""
     command = cave_command(
         "mcp", "--http", "127.0.0.1:0", *flags, "--sessions-dir", str(folder / "sessions")
     )
@@ -117,15 +122,105 @@ async def mcp_http(folder: Path, flags: list[str]) -> AsyncIterator[RoundTrip]:
                 url, token = found.groups()
                 break
         drain = asyncio.ensure_future(process.stderr.read())  # never let stderr fill up
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-        async with http, Client(streamable_http_client(url, http_client=http)) as client:
-            yield lambda code: _run_tool(client, code)
+        yield url, token
     finally:
         if process.returncode is None:
             process.terminate()
             await process.wait()
         if drain is not None:
             drain.cancel()
+
+
+@asynccontextmanager
+async def mcp_http(folder: Path, flags: list[str]) -> AsyncIterator[RoundTrip]:
+    """`cave mcp --http 127.0.0.1:0 FLAGS`, reached by the SDK's streamable HTTP client."""
+    async with http_server(folder, flags) as (url, token):
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        async with http, Client(streamable_http_client(url, http_client=http)) as client:
+            yield lambda code: _run_tool(client, code)
+
+
+# The protocol version RawMCP speaks: the last of 2025, what the clients in use today speak
+# (answers as event streams; 2026-07-28's own wire adds per-request headers and envelopes).
+RAW_VERSION = "2025-11-25"
+
+
+class RawMCP:
+    """A minimal streamable-HTTP MCP client: one keep-alive HTTP/1.1 connection, JSON-RPC
+    posted as is, the answer read as JSON or as an event stream. What the server costs a
+    call, with as little client as a compiled client (a Node or Rust one) spends."""
+
+    def __init__(self, url: str, token: str) -> None:
+        parts = urlsplit(url)
+        self.path = parts.path or "/"
+        self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
+        self.headers = {
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        self.ids = 0
+
+    def post(self, method: str, params: dict[str, Any], notify: bool = False) -> Any:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if not notify:
+            self.ids += 1
+            message["id"] = self.ids
+        try:
+            response, body = self._exchange(json.dumps(message))
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            # uvicorn closes a connection idle for 5 s (another front end was starting):
+            # a new one, in the same MCP session, as any HTTP client does
+            self.connection.close()
+            response, body = self._exchange(json.dumps(message))
+        if response.status >= 400:
+            raise RuntimeError(f"{method}: HTTP {response.status}: {body[:300]!r}")
+        session = response.getheader("mcp-session-id")
+        if session:
+            self.headers["Mcp-Session-Id"] = session
+        if notify:
+            return None
+        if response.getheader("content-type", "").startswith("text/event-stream"):
+            for line in body.decode().splitlines():
+                if line.startswith("data:"):
+                    reply = json.loads(line[5:])
+                    if reply.get("id") == message["id"]:
+                        return reply
+            raise RuntimeError(f"{method}: no answer in the event stream")
+        return json.loads(body)
+
+    def _exchange(self, body: str) -> tuple[http.client.HTTPResponse, bytes]:
+        self.connection.request("POST", self.path, body, self.headers)
+        response = self.connection.getresponse()
+        return response, response.read()
+
+    def run(self, code: str) -> None:
+        reply = self.post("tools/call", {"name": "run", "arguments": {"code": code}})
+        if "error" in reply or reply["result"].get("isError"):
+            raise RuntimeError(f"run {code!r} failed: {reply}")
+
+
+@asynccontextmanager
+async def mcp_http_raw(folder: Path, flags: list[str]) -> AsyncIterator[RoundTrip]:
+    """`cave mcp --http`, reached by `RawMCP` (the server's share of a call over HTTP)."""
+    async with http_server(folder, flags) as (url, token):
+        client = RawMCP(url, token)
+        info = {"name": "bench-raw", "version": "1"}
+        version = RAW_VERSION
+        client.post(
+            "initialize",
+            {"protocolVersion": version, "capabilities": {}, "clientInfo": info},
+        )
+        client.headers["MCP-Protocol-Version"] = version
+        client.post("notifications/initialized", {}, notify=True)
+
+        async def call(code: str) -> None:
+            client.run(code)  # blocking: nothing else runs on this loop meanwhile
+
+        try:
+            yield call
+        finally:
+            client.connection.close()
 
 
 class _QuietClient:
@@ -166,6 +261,7 @@ async def acp_stdio(folder: Path, flags: list[str]) -> AsyncIterator[RoundTrip]:
 PROTOCOLS: list[tuple[str, Protocol]] = [
     ("MCP stdio", mcp_stdio),
     ("MCP HTTP", mcp_http),
+    ("MCP HTTP (raw client)", mcp_http_raw),
     ("ACP stdio", acp_stdio),
 ]
 # ---------------------------------------------------------------------------------------
