@@ -4,7 +4,10 @@ the start can end stops that kernel."""
 from __future__ import annotations
 
 import signal
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from tests.helpers.protocol_start import (
     DEADLINE,
@@ -41,7 +44,11 @@ def test_ctrl_c_during_the_start_leaves_no_kernel(tmp_path: Path) -> None:
     try:
         wait_for_kernel(process, tmp_path)
         process.send_signal(signal.SIGINT)  # while the kernel boots and the SDK loads
-        assert process.wait(timeout=DEADLINE) == 130, (tmp_path / "stderr.txt").read_text()
+        try:
+            code = process.wait(timeout=DEADLINE)
+        except subprocess.TimeoutExpired:  # what it said until then, to see where it stalled
+            pytest.fail(f"no exit in {DEADLINE} s:\n{(tmp_path / 'stderr.txt').read_text()}")
+        assert code == 130, (tmp_path / "stderr.txt").read_text()
     finally:
         if process.poll() is None:
             process.kill()
