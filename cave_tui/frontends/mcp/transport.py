@@ -8,7 +8,9 @@ The server goes on reading the next line either way.
 When stdin and stdout are pipes or sockets (as a client spawns a server), lines are read
 and written on the event loop (asyncio pipe transports) instead of the SDK's worker thread
 per read, write and flush: three thread hops a call, most of `cave mcp`'s per-call cost on
-a busy machine. Anything else (a file, a terminal) keeps the SDK's threaded streams. fd 0
+a busy machine. A stdin that is no pipe (a terminal, a file) is read by a daemon thread of
+its own, never the SDK's worker: a read blocked there held up Ctrl+C (the main task's
+cancel waited for the next line). A stdout that is no pipe keeps the SDK's writer. fd 0
 and fd 1 are claimed as the SDK claims them (a cell's stray output misses the wire).
 """
 
@@ -18,6 +20,7 @@ import asyncio
 import os
 import stat
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import BinaryIO
@@ -99,10 +102,10 @@ def _is_pipe(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-def _loop_streams_fit() -> bool:
-    """stdin and stdout are pipes (or sockets), and stdout is not stderr's file (made
-    non-blocking, it would make stderr's writes fail when full)."""
-    if not (_is_pipe(0) and _is_pipe(1)):
+def _loop_stdout_fits() -> bool:
+    """stdout is a pipe (or socket) and not stderr's file (made non-blocking, it would make
+    stderr's writes fail when full)."""
+    if not _is_pipe(1):
         return False
     try:
         out, err = os.fstat(1), os.fstat(2)
@@ -111,24 +114,83 @@ def _loop_streams_fit() -> bool:
     return (out.st_dev, out.st_ino) != (err.st_dev, err.st_ino)
 
 
+class ThreadLines:
+    """The lines of a stdin that is no pipe (a terminal, a file), read by a daemon thread:
+    a cancelled read never waits for the next line (Ctrl+C while the client says nothing),
+    and the thread, blocked in its read, never holds up the exit."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._lines: asyncio.Queue[bytes] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+
+        def put(line: bytes) -> bool:
+            try:
+                loop.call_soon_threadsafe(self._lines.put_nowait, line)
+                return True
+            except RuntimeError:  # the loop is closed: nobody reads any more
+                return False
+
+        def read() -> None:
+            try:
+                while put(_bounded_line(stream)):
+                    pass
+            except (OSError, ValueError):  # closed at exit
+                put(b"")
+
+        threading.Thread(target=read, name="cave-mcp-stdin", daemon=True).start()
+
+    def __aiter__(self) -> ThreadLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._lines.get()
+        if not line:
+            self._lines.put_nowait(b"")  # the end stays the end
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+def _bounded_line(stream: BinaryIO) -> bytes:
+    """The next line of *stream* (b"" at its end); a line over LINE_LIMIT is skipped to its
+    newline and read as "\0" (not JSON: answered with a parse error)."""
+    line = stream.readline(LINE_LIMIT + 1)
+    if len(line) <= LINE_LIMIT or line.endswith(b"\n"):
+        return line
+    while (rest := stream.readline(LINE_LIMIT)) and not rest.endswith(b"\n"):
+        pass
+    return b"\0\n"
+
+
 @asynccontextmanager
-async def _loop_stdio() -> AsyncIterator[tuple[PipeLines, PipeWriter]]:
-    """fd 0 and 1 claimed (diverted, the wire on private copies), read and written by the
-    event loop; restored on exit."""
-    loop = asyncio.get_running_loop()
+async def _stdin_lines() -> AsyncIterator[PipeLines | ThreadLines]:
+    """fd 0 claimed (diverted, the wire on a private copy), its lines read by the event loop
+    when it is a pipe or socket, else by a daemon thread; restored on exit."""
     async with AsyncExitStack() as stack:
-        stdin, release_in = _claim_fd(0, sys.stdin, "rb", _open_stdin_diversion)
-        _on_exit(stack, stdin, release_in)
-        stdout, release_out = _claim_fd(1, sys.stdout, "wb", _open_stdout_diversion)
-        _on_exit(stack, stdout, release_out)
+        stdin, release = _claim_fd(0, sys.stdin, "rb", _open_stdin_diversion)
+        if not _is_pipe(stdin.fileno()):
+            if release is not None:
+                stack.callback(release)
+            yield ThreadLines(stdin)
+            return
+        _on_exit(stack, stdin, release)
         reader = asyncio.StreamReader(limit=LINE_LIMIT)
-        read_pipe, _ = await loop.connect_read_pipe(
+        read_pipe, _ = await asyncio.get_running_loop().connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), stdin
         )
         stack.callback(read_pipe.close)
+        yield PipeLines(reader)
+
+
+@asynccontextmanager
+async def _loop_stdout() -> AsyncIterator[PipeWriter]:
+    """fd 1 claimed (stray output goes to stderr), written by the event loop; restored on exit."""
+    loop = asyncio.get_running_loop()
+    async with AsyncExitStack() as stack:
+        stdout, release = _claim_fd(1, sys.stdout, "wb", _open_stdout_diversion)
+        _on_exit(stack, stdout, release)
         write_pipe, flow = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
         stack.callback(write_pipe.close)
-        yield PipeLines(reader), PipeWriter(asyncio.StreamWriter(write_pipe, flow, None, loop))
+        yield PipeWriter(asyncio.StreamWriter(write_pipe, flow, None, loop))
 
 
 def _on_exit(stack: AsyncExitStack, pipe: BinaryIO, release: Callable[[], None] | None) -> None:
@@ -140,13 +202,13 @@ def _on_exit(stack: AsyncExitStack, pipe: BinaryIO, release: Callable[[], None] 
 
 @asynccontextmanager
 async def _sdk_stdio() -> AsyncIterator[Streams]:
-    """The SDK's stdio server, over the event loop's pipes where stdin and stdout are pipes."""
-    if not _loop_streams_fit():
-        async with stdio_server() as streams:
+    """The SDK's stdio server, reading stdin on the event loop (or a daemon thread), and
+    writing stdout on the event loop where it is a pipe (else the SDK's own writer)."""
+    async with AsyncExitStack() as stack:
+        lines = await stack.enter_async_context(_stdin_lines())
+        out = await stack.enter_async_context(_loop_stdout()) if _loop_stdout_fits() else None
+        async with stdio_server(lines, out) as streams:  # type: ignore[arg-type]
             yield streams
-        return
-    async with _loop_stdio() as (lines, out), stdio_server(lines, out) as streams:  # type: ignore[arg-type]
-        yield streams
 
 
 @asynccontextmanager
