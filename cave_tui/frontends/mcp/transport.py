@@ -132,10 +132,11 @@ class ThreadLines:
 
         def read() -> None:
             try:
-                while put(_bounded_line(stream)):
+                while (line := _bounded_line(stream)) and put(line):
                     pass
             except (OSError, ValueError):  # closed at exit
-                put(b"")
+                pass
+            put(b"")  # the end, once: the thread ends here
 
         threading.Thread(target=read, name="cave-mcp-stdin", daemon=True).start()
 

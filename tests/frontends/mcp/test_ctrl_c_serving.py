@@ -86,3 +86,18 @@ def test_a_stdin_read_by_the_thread_skips_a_line_over_the_limit(
     stream = io.BytesIO(b'{"a": 1}\n' + b"x" * 35 + b"\n" + b'{"b": 2}\nlast')
     lines = [transport._bounded_line(stream) for _ in range(5)]
     assert lines == [b'{"a": 1}\n', b"\0\n", b'{"b": 2}\n', b"last", b""]
+
+
+async def test_the_stdin_thread_reads_every_line_then_ends_at_the_end() -> None:
+    import io
+    import threading
+
+    from cave_tui.frontends.mcp.transport import ThreadLines
+
+    before = set(threading.enumerate())
+    lines = [line async for line in ThreadLines(io.BytesIO(b'{"a": 1}\n{"b": 2}'))]
+    assert lines == ['{"a": 1}\n', '{"b": 2}']
+    (reader,) = set(threading.enumerate()) - before or {None}
+    if reader is not None:
+        reader.join(5)
+        assert not reader.is_alive(), "the reader thread went on after the end of stdin"
