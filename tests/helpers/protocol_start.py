@@ -5,6 +5,7 @@ its parent ended is still found."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -35,6 +36,7 @@ def spawn(
     env = dict(os.environ)
     paths = [*map(str, pythonpath), str(REPO_ROOT), env.get("PYTHONPATH")]
     env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
+    env["PYTHONFAULTHANDLER"] = "1"  # a stalled start's stacks on SIGABRT, for its test
     return subprocess.Popen(
         [
             sys.executable,
@@ -50,6 +52,9 @@ def spawn(
         stderr=(folder / "stderr.txt").open("wb"),
         env=env,
         cwd=folder,
+        # Ctrl+C as from a terminal: an xdist worker ignores SIGINT, and its children would
+        # inherit that (a signal sent once the start is over would then be ignored)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 

@@ -46,7 +46,9 @@ def test_ctrl_c_during_the_start_leaves_no_kernel(tmp_path: Path) -> None:
         process.send_signal(signal.SIGINT)  # while the kernel boots and the SDK loads
         try:
             code = process.wait(timeout=DEADLINE)
-        except subprocess.TimeoutExpired:  # what it said until then, to see where it stalled
+        except subprocess.TimeoutExpired:  # where it stalled: what it said, its threads' stacks
+            process.send_signal(signal.SIGABRT)  # faulthandler (spawn's env) dumps them
+            process.wait(timeout=DEADLINE)
             pytest.fail(f"no exit in {DEADLINE} s:\n{(tmp_path / 'stderr.txt').read_text()}")
         assert code == 130, (tmp_path / "stderr.txt").read_text()
     finally:
