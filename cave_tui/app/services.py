@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cave_tui.app.config import POLICIES, Config
-from cave_tui.app.current_model import CurrentModel
+from cave_tui.app.current_model import CurrentModel, prepare_local_model
 from cave_tui.app.exits import LEAVE_GRACE, STOP_BUDGET, ExitHook, Exits, LeaveHook
 from cave_tui.app.launch_options import LaunchOptions
 from cave_tui.app.runtime_choice import config_runtime, enter_workdir, make_checker, make_runtime
@@ -289,7 +289,7 @@ class AppServices:
         the runtime being started; the build under way, or None when there is nothing to
         build (no model, no runtime yet, or an agent already). A failure is kept for
         `agent_ready` to raise and said in `notices`."""
-        if self.agent is not None or self.model is None or self._runtime is None:
+        if self.agent is not None or not self.models.named or self._runtime is None:
             return None
         build = self._agent_build
         if build is None or (build.done() and (build.cancelled() or build.exception())):
@@ -313,6 +313,11 @@ class AppServices:
         session's unless one was set meanwhile (`/model`, a replay), and the recording
         begun without it records it from now on (`SessionRecorder.adopt_agent`)."""
         try:
+            if self.model is None:  # named for later (`CurrentModel.later`): built now
+                model = await asyncio.to_thread(self.models.resolve)
+                recorder = self.session
+                if recorder is not None:
+                    prepare_local_model(model, recorder.dir)
             parts = await asyncio.to_thread(self._prepare_agent)
             built = await asyncio.to_thread(self._build_agent, parts)
         except Exception as exc:

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cave_tui.app.current_model import prepare_local_model
 from cave_tui.app.data_options import DataOptions
 
 if TYPE_CHECKING:
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from cave_tui.dataio.dump import DumpResult, LoadedDump
     from cave_tui.dataio.inject import Injection
     from cave_tui.dataio.progress import ProgressCallback
-    from cave_tui.models.base import Model
     from cave_tui.runtime.base import Runtime
     from cave_tui.session import SessionRecorder, SessionStore
 
@@ -144,16 +143,6 @@ def record_preseed(
             recorder.record_load(result, sha256, trusted=trusted)
         else:
             recorder.record_injection(result)
-
-
-def prepare_local_model(model: Model | None, folder: Path) -> None:
-    """The embedded model's server logs into the session folder and starts loading now.
-    (Its package is never imported here: a model built without it is not the embedded one.)"""
-    local = sys.modules.get("cave_tui.models.local")
-    if local is not None and isinstance(model, local.LocalModel):
-        if not model.server.alive:
-            model.server.log_path = folder / "local-model.log"
-        model.warm_up()
 
 
 def needs_runtime_first(data: DataOptions) -> bool:
@@ -270,7 +259,7 @@ class DataFeatures:
         if self.announce:
             self.messages.append(f"Recording session {self.recorder.id} ({self.recorder.dir}).")
         services.notices.extend(self.messages)
-        prepare_local_model(services.model, self.recorder.dir)
+        prepare_local_model(services.model, self.recorder.dir)  # unless named for later
 
     async def _load(self, runtime: Runtime, store: SessionStore) -> list[Injection | LoadedDump]:
         """The start-up's loads: the session to resume, then `--load` and each `--inject`."""

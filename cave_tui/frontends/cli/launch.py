@@ -11,6 +11,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Coroutine, Mapping
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -86,10 +87,13 @@ def build_services(
     *,
     need_model: bool,
     skill_dirs: list[str] | tuple[str, ...] = (),
+    local_later: bool = False,
 ) -> AppServices:
     """Config (file < CAVE_* < flags) -> `AppServices` with the model; the runtime starts later.
     *launch* may be just the settings given (name -> value); *skill_dirs* are searched for
-    skills besides the configured folder.
+    skills besides the configured folder. With *local_later* the embedded model (or a
+    `--gguf` one) is only named, and built with the agent (`CurrentModel.later`): a front
+    end whose first answers need no model (`cave mcp`) does not load one at its start.
 
     A bad setting given on the command line stops the start (`typer.BadParameter` naming
     its flag); a bad one in the file or the environment is a warning (`load_config`).
@@ -125,13 +129,17 @@ def build_services(
     credentials = take_secrets_from_environment()  # before any model code can run
     model = None
     spec = model_spec(config)
-    if spec or need_model:
-        model = build_model(
-            spec, config.api_base, credentials, config.model_client, **config.model_options
-        )
+    build = partial(
+        build_model, spec, config.api_base, credentials, config.model_client, **config.model_options
+    )
+    later = local_later and spec is not None and (spec == "local" or spec.startswith("local:"))
+    if (spec or need_model) and not later:
+        model = build()
     services = AppServices(
         config, model=model, credentials=credentials, launch=launch, skill_dirs=skill_dirs
     )
+    if later:
+        services.models.later(build)
     notice = moved_notice(credentials)
     if notice is not None:
         services.notices.append(notice)

@@ -325,7 +325,7 @@ def serve_mcp(
             return 2
     launch = LaunchOptions(settings=settings, data=data)
     try:
-        services = build_services(launch, need_model=False, skill_dirs=skills)
+        services = build_services(launch, need_model=False, skill_dirs=skills, local_later=True)
     except typer.BadParameter:
         if listener is not None:
             listener.close()
