@@ -9,12 +9,15 @@ the Python API, and how long each takes from its start to its first answer.
 Round trip: `1+1` run N times, turn about, through `AppServices.run_python` (the API: the
 same call the `run` tool makes, session recorded alike) and through each protocol's client
 (the SDK's, over a real `cave mcp` process); per-call overhead = protocol median - API median
-(target <= 5 ms). Over HTTP also with `RawMCP`, a minimal keep-alive client: the SDK's Python
-client spends milliseconds of its own a call, which a compiled client does not. First
-answer: from spawning `cave mcp --kernel` to the reply of its first `run` (the client's
-initialize included; target <= 2 s), with cave's bytecode compiled first, as an installed
-cave has it (`--from-source`: as the checkout is; with PYTHONDONTWRITEBYTECODE=1 and no
-__pycache__, each start compiles cave's modules first).
+(target <= 5 ms). The round trips run without the embedded model (`CAVE_LOCAL_MODEL=off`):
+no front end needs it for `run`, and its servers loading in the background (one per front
+end, started with each agent) would be measured instead of the protocols. Over HTTP also
+with `RawMCP`, a minimal keep-alive client: the SDK's Python client spends milliseconds of
+its own a call, which a compiled client does not. First answer: from spawning
+`cave mcp --kernel` to the reply of its first `run` (the client's initialize included;
+target <= 2 s; the embedded model as configured, as a user has it), with cave's bytecode
+compiled first, as an installed cave has it (`--from-source`: as the checkout is; with
+PYTHONDONTWRITEBYTECODE=1 and no __pycache__, each start compiles cave's modules first).
 """
 
 from __future__ import annotations
@@ -268,18 +271,34 @@ PROTOCOLS: list[tuple[str, Protocol]] = [
 
 
 async def round_trips(calls: int, flags: list[str], folder: Path) -> dict[str, list[float]]:
-    """Seconds per `CELL` for the API and each protocol, N calls each, turn about."""
+    """Seconds per `CELL` for the API and each protocol, N calls each, turn about (without
+    the embedded model: see the module's docstring)."""
     targets: list[tuple[str, Protocol]] = [("API", api), *PROTOCOLS]
     samples: dict[str, list[float]] = {name: [] for name, _ in targets}
-    async with all_started(targets, folder, flags) as trips:
-        for trip in trips.values():  # warm-up: imports, first cell
-            for _ in range(5):
-                await trip(CELL)
-        for _ in range(calls):
-            for name, trip in trips.items():
-                started = time.perf_counter()
-                await trip(CELL)
-                samples[name].append(time.perf_counter() - started)
+    before = os.environ.get("CAVE_LOCAL_MODEL")
+    os.environ["CAVE_LOCAL_MODEL"] = "off"  # read by `api` here and by each spawned front end
+    try:
+        async with all_started(targets, folder, flags) as trips:
+            return await _turn_about(calls, trips, samples)
+    finally:
+        if before is None:
+            del os.environ["CAVE_LOCAL_MODEL"]
+        else:
+            os.environ["CAVE_LOCAL_MODEL"] = before
+
+
+async def _turn_about(
+    calls: int, trips: dict[str, RoundTrip], samples: dict[str, list[float]]
+) -> dict[str, list[float]]:
+    """*calls* round trips of `CELL` through each of *trips*, in turn, after a warm-up."""
+    for trip in trips.values():  # warm-up: imports, first cell
+        for _ in range(5):
+            await trip(CELL)
+    for _ in range(calls):
+        for name, trip in trips.items():
+            started = time.perf_counter()
+            await trip(CELL)
+            samples[name].append(time.perf_counter() - started)
     return samples
 
 
