@@ -1,13 +1,18 @@
 """What the host installs in a kernel: the command that starts it and the runtime's
-kernel-side code, shipped as source so the kernel needs nothing of cave installed."""
+kernel-side code, shipped so the kernel needs nothing of cave installed: as source, or, to a
+kernel that runs this very interpreter (one cave launched), as the bytecode the host compiled
+when it checked that source (the kernel then compiles nothing: a tenth of a second a boot)."""
 
 from __future__ import annotations
 
+import base64
 import dis
+import marshal
 import os
 import re
 import sys
 import types
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -44,6 +49,11 @@ def kernel_source(stem: str, text: str | None = None) -> str:
     """The source of shipped module *stem* (or *text*, given as its source) as the kernel runs
     it: its imports of other shipped modules name their kernel modules (`from _cave_summary
     import ...`); any other import of `cave_tui` raises `ShippedImportError`."""
+    return _checked(stem, text)[0]
+
+
+def _checked(stem: str, text: str | None = None) -> tuple[str, types.CodeType]:
+    """`kernel_source`, and its code as the kernel names it (file `<_cave_NAME>`)."""
     by_stem = {file: name for name, file in KERNEL_MODULES.items()}
 
     def kernel_import(match: re.Match[str]) -> str:
@@ -55,7 +65,7 @@ def kernel_source(stem: str, text: str | None = None) -> str:
     if text is None:
         text = (SHIPPED_DIR / f"{stem}.py").read_text()
     text = _SHIPPED_IMPORT.sub(kernel_import, text)
-    code = compile(text, f"<{stem}>", "exec", dont_inherit=True)
+    code = compile(text, f"<{by_stem.get(stem, stem)}>", "exec", dont_inherit=True)
     # An import's module name is one of its block's `co_names`: the bytecode is read only
     # where a block names cave (the walk costs several times the compile, and each kernel
     # boot waits for it).
@@ -63,7 +73,7 @@ def kernel_source(stem: str, text: str | None = None) -> str:
         for name in absolute_imports(code):
             if _cave_name(name):
                 raise ShippedImportError(f"{stem}.py imports {name}: the kernel has no cave_tui")
-    return text
+    return text, code
 
 
 def _cave_name(name: str) -> bool:
@@ -94,8 +104,10 @@ def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
 
 
 _BOOT = """
-def _cave_boot(sources, config):
+def _cave_boot(sources, config, compiled=False):
     import sys, types
+    if compiled:
+        import binascii, marshal, zlib
     current = sys.modules.get("_cave_kernel")
     if current is not None and getattr(current, "agent", None) is not None:
         current.agent.config.update(config)
@@ -104,7 +116,11 @@ def _cave_boot(sources, config):
         module = types.ModuleType(name)
         module.__file__ = "<" + name + ">"
         sys.modules[name] = module
-        exec(compile(src, module.__file__, "exec"), module.__dict__)
+        if compiled:
+            code = marshal.loads(zlib.decompress(binascii.a2b_base64(src)))
+        else:
+            code = compile(src, module.__file__, "exec")
+        exec(code, module.__dict__)
     for entry in config.get("extra_paths", []):
         if entry not in sys.path:
             sys.path.append(entry)
@@ -123,20 +139,38 @@ kernelapp.launch_new_instance()
 """
 
 _SOURCES: dict[str, str] | None = None
+_COMPILED: dict[str, str] | None = None
 
 
 def bootstrap_sources() -> dict[str, str]:
     """The kernel's module name -> source of every shipped module (read once)."""
-    global _SOURCES
+    global _SOURCES, _COMPILED
     if _SOURCES is None:
-        _SOURCES = {name: kernel_source(stem) for name, stem in KERNEL_MODULES.items()}
+        checked = {name: _checked(stem) for name, stem in KERNEL_MODULES.items()}
+        _COMPILED = {
+            name: base64.b64encode(zlib.compress(marshal.dumps(code), 9)).decode("ascii")
+            for name, (_, code) in checked.items()
+        }
+        _SOURCES = {name: text for name, (text, _) in checked.items()}
     return _SOURCES
 
 
-def bootstrap_cell(config: dict[str, Any]) -> str:
+def bootstrap_code() -> dict[str, str]:
+    """The kernel's module name -> the compiled code of every shipped module (marshal, zlib,
+    base64: no bigger than the source, whose size the kernel's handling of the boot cell
+    grows with): only for a kernel running this interpreter, whose marshal format it is."""
+    bootstrap_sources()
+    assert _COMPILED is not None
+    return _COMPILED
+
+
+def bootstrap_cell(config: dict[str, Any], *, compiled: bool = False) -> str:
+    """The cell that installs the runtime's side in a kernel: the shipped modules as source,
+    or *compiled* (`bootstrap_code`) for a kernel running this interpreter."""
+    modules = bootstrap_code() if compiled else bootstrap_sources()
     return (
-        f"(lambda g: (exec({_BOOT!r}, g), g['_cave_boot']({bootstrap_sources()!r}, "
-        f"{config!r})))({{'get_ipython': get_ipython}})"
+        f"(lambda g: (exec({_BOOT!r}, g), g['_cave_boot']({modules!r}, "
+        f"{config!r}, {compiled!r})))({{'get_ipython': get_ipython}})"
     )
 
 

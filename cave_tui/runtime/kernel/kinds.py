@@ -78,6 +78,9 @@ class KernelKind(ABC):
     # the checkpoint stays on the kernel's machine (only sizes reach the host): a remote
     # kernel's values never cross the network just to be kept
     keeps_checkpoint: ClassVar[bool] = False
+    # the kernel runs this host's interpreter (cave launched it with `sys.executable`): it
+    # is sent the shipped modules compiled (`install.bootstrap_code`), not as source
+    runs_this_python: ClassVar[bool] = False
     runtime_dir: str | None = None  # the kernel's private directory (owned kernels)
     workdir: str | None = None  # the kernel's working directory (owned kernels)
 
@@ -163,6 +166,7 @@ class OwnedKernel(KernelKind):
 
     owned = True
     lost_outcome = CellOutcome.DIED
+    runs_this_python = True
 
     def __init__(self, settings: KernelSettings) -> None:
         self.settings = settings

@@ -310,7 +310,7 @@ class KernelSupervisor:
             chan.shell,
             "execute_request",
             {
-                "code": bootstrap_cell(config),
+                "code": bootstrap_cell(config, compiled=self.kind.runs_this_python),
                 "silent": True,
                 "store_history": False,
                 "user_expressions": {},

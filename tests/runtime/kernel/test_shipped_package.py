@@ -4,9 +4,12 @@ import nothing of cave_tui outside it (the kernel receives them as source, witho
 from __future__ import annotations
 
 import ast
+import base64
 import builtins
 import dis
+import marshal
 import tomllib
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,8 @@ import pytest
 from cave_tui.runtime.kernel.install import (
     KERNEL_MODULES,
     ShippedImportError,
+    bootstrap_cell,
+    bootstrap_code,
     bootstrap_sources,
     kernel_source,
 )
@@ -69,6 +74,31 @@ def test_the_kernel_gets_each_shipped_module_with_its_imports_renamed() -> None:
         assert "cave_tui" not in "\n".join(
             line for line in text.splitlines() if line.lstrip().startswith(("from ", "import "))
         ), name
+
+
+def test_a_kernel_running_this_interpreter_gets_the_same_modules_compiled() -> None:
+    """A kernel cave launched runs the host's interpreter: it gets the bytecode the host
+    compiled when it checked each module (named as the kernel names it), and no source to
+    compile again; any other kernel (attached, behind a gateway) gets the source."""
+    from cave_tui.runtime.kernel.gateway import GatewayKernel
+    from cave_tui.runtime.kernel.kinds import AttachedKernel, OwnedKernel
+
+    sources = bootstrap_sources()
+    compiled = bootstrap_code()
+    assert list(compiled) == list(sources)
+    for name, text in sources.items():
+        code = marshal.loads(zlib.decompress(base64.b64decode(compiled[name])))
+        again = compile(text, f"<{name}>", "exec", dont_inherit=True)
+        assert code.co_filename == f"<{name}>"
+        assert code.co_code == again.co_code and code.co_names == again.co_names
+    # the kernel's handling of the boot cell grows with its size: no bigger than the source
+    assert sum(map(len, compiled.values())) <= 1.1 * sum(map(len, sources.values()))
+    line = "def bounded_repr(obj: Any, limit: int = PREVIEW_CHARS) -> str:"
+    assert line in sources["_cave_summary"]
+    assert line in bootstrap_cell({"output_limit": 10})
+    assert line not in bootstrap_cell({"output_limit": 10}, compiled=True)
+    assert OwnedKernel.runs_this_python
+    assert not AttachedKernel.runs_this_python and not GatewayKernel.runs_this_python
 
 
 @pytest.mark.parametrize(
