@@ -16,7 +16,14 @@ from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.models import InitializationOptions
-from mcp_types import ToolAnnotations
+from mcp_types import (
+    Completion,
+    CompletionArgument,
+    CompletionContext,
+    PromptReference,
+    ResourceTemplateReference,
+    ToolAnnotations,
+)
 
 from cave_tui import __version__
 from cave_tui.frontends.mcp.asking import ClientQuestions
@@ -29,6 +36,9 @@ if TYPE_CHECKING:
     from cave_tui.app.services import AppServices
 
 T = TypeVar("T")
+
+VARIABLE_URI = "cave://variable/{name}"
+COMPLETIONS = 100  # names offered at most in one completion (the spec's own limit)
 
 INSTRUCTIONS = (
     "cave keeps a live, persistent Python namespace (pandas frames, arrays, any object). "
@@ -109,7 +119,7 @@ def build_server(services: AppServices) -> MCPServer:
         """The live namespace, summarised as `list_variables` does."""
         return await tools.list_variables()
 
-    @server.resource("cave://variable/{name}", name="variable", mime_type="text/plain")
+    @server.resource(VARIABLE_URI, name="variable", mime_type="text/plain")
     async def variable(name: str) -> str:
         """One variable described as `describe` does."""
         try:
@@ -117,7 +127,23 @@ def build_server(services: AppServices) -> MCPServer:
         except NoSuchVariable as exc:
             raise ResourceNotFoundError(str(exc)) from None
 
-    del namespace, variable  # registered
+    @server.completion()
+    async def complete(
+        ref: ResourceTemplateReference | PromptReference,
+        argument: CompletionArgument,
+        context: CompletionContext | None,
+    ) -> Completion | None:
+        """The variable names that start with what was typed, for `cave://variable/{name}`."""
+        if not isinstance(ref, ResourceTemplateReference) or ref.uri != VARIABLE_URI:
+            return None
+        if argument.name != "name":
+            return None
+        names = await tools.variable_names(unquote(argument.value))
+        return Completion(
+            values=names[:COMPLETIONS], total=len(names), has_more=len(names) > COMPLETIONS
+        )
+
+    del namespace, variable, complete  # registered
     changes.install(server._lowlevel_server)  # resources/list and subscribe: cave's own
     return server
 

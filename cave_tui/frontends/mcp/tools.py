@@ -186,6 +186,13 @@ class NamespaceTools:
         rows = await self.services.live_runtime.namespace_summary()
         return printable(describe_namespace(rows))
 
+    async def variable_names(self, prefix: str = "") -> list[str]:
+        """The namespace's names that start with *prefix*, sorted (the whole listing, past
+        the summary's bound), printable only: a name no client could type is left out."""
+        rows = await self.services.live_runtime.namespace_listing()
+        names = {row.name for row in rows if row.name.startswith(prefix)}
+        return sorted(name for name in names if printable(name) == name)
+
     async def describe(self, name: str) -> str:
         """The detail view of *name* (bounded): type, shape, head, dtypes, describe()."""
         try:

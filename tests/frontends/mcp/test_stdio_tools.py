@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pandas as pd
 from mcp import Client
-from mcp_types import CallToolResult, TextContent, TextResourceContents
+from mcp_types import (
+    CallToolResult,
+    ResourceTemplateReference,
+    TextContent,
+    TextResourceContents,
+)
 
 from tests.frontends.mcp.conftest import cave_mcp
 
@@ -109,3 +114,23 @@ async def test_tools_and_resources_over_stdio(tmp_path: Path) -> None:
     (session,) = (tmp_path / "sessions").iterdir()
     events = (session / "events.jsonl").read_text()
     assert "flights.delay.sum()" in events
+
+
+async def test_variable_names_complete_in_the_variable_resource(tmp_path: Path) -> None:
+    """`completion/complete` on `cave://variable/{name}` offers the namespace's names that
+    start with what was typed (a client's resource picker); other references get none."""
+    async with Client(cave_mcp(tmp_path, "--in-process"), read_timeout_seconds=60) as client:
+        assert client.server_capabilities.completions is not None
+        code = "delays = [1]\ndelay_mean = 1.0\nflights = 3\ndef describe_delays(): pass"
+        assert not (await client.call_tool("run", {"code": code})).is_error
+        template = ResourceTemplateReference(uri="cave://variable/{name}")
+        result = await client.complete(template, {"name": "name", "value": "del"})
+        assert result.completion.values == ["delay_mean", "delays"]
+        assert result.completion.total == 2 and not result.completion.has_more
+        everything = await client.complete(template, {"name": "name", "value": ""})
+        assert {"delays", "delay_mean", "flights", "describe_delays"} <= set(
+            everything.completion.values
+        )
+        other = ResourceTemplateReference(uri="cave://elsewhere/{name}")
+        elsewhere = await client.complete(other, {"name": "name", "value": "d"})
+        assert elsewhere.completion.values == []
