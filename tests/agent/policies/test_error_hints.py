@@ -1,6 +1,6 @@
 """ErrorHints: one-line hints after a failed cell."""
 
-from cave_tui.agent.observation import FORMAT_MANY_HINT, error_hints
+from cave_tui.agent.observation import FORMAT_MANY_HINT, error_hints, module_hint
 from cave_tui.runtime.base import ExecutionResult
 
 
@@ -91,3 +91,16 @@ async def test_a_column_both_merged_frames_have_is_named_with_its_suffixes(runti
     code = "trips[['op']].merge(ops, on='op').groupby('nme').size()"
     [hint] = error_hints(code, await runtime.execute(code), only)
     assert "name_x" not in hint and "close names: name" in hint
+
+
+async def test_a_module_the_kernel_lacks_is_said_to_be_out_of_reach(runtime):
+    """A small model imports a library the kernel does not have, again and again: the hint
+    says a cell cannot install it and names what to use instead. Other import errors (a
+    name the module lacks) get no such hint."""
+    code = "import cave_no_such_library.stats as st\nst.ttest(1, 2)"
+    result = await runtime.execute(code)
+    assert result.error_type == "ModuleNotFoundError"
+    assert error_hints(code, result, {}) == [module_hint("cave_no_such_library")]
+    assert "`cave_no_such_library` is not installed here" in module_hint("cave_no_such_library")
+    code = "from json import no_such_name"
+    assert error_hints(code, await runtime.execute(code), {}) == []
