@@ -47,10 +47,14 @@ LOG_TAIL_BYTES = 16 * 1024
 
 
 def _libc() -> Any:
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    except OSError:
-        return None
+    """glibc's libc.so.6 by name (`find_library` runs `ldconfig -p`, at every kernel's
+    start); another C library (musl) as `find_library` finds it."""
+    for name in ("libc.so.6", None):
+        try:
+            return ctypes.CDLL(name or ctypes.util.find_library("c"), use_errno=True)
+        except (OSError, TypeError):
+            continue
+    return None
 
 
 LIBC = _libc()
