@@ -3,6 +3,7 @@ first start answered again; a damaged or foreign file is removed and saved anew.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import time
@@ -39,9 +40,18 @@ async def _ask(
     messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
     try:
         await model.complete(messages, max_tokens=2, temperature=0)
+        await _timings_logged(log)
     finally:
         model.stop()
     return model
+
+
+async def _timings_logged(log: Path, timeout: float = 30.0) -> None:
+    """Until the server has logged the request's timings: it writes them as it sends the
+    answer, and a server stopped at once may not have (seen under load)."""
+    deadline = time.monotonic() + timeout
+    while not (log.exists() and _evaluated(log)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
 
 
 @pytest.mark.xdist_group("local-model")  # the embedded model's server takes the cores
