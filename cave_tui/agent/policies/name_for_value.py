@@ -15,10 +15,11 @@ STRING_TYPES = frozenset({"str", "bytes", "NoneType"})
 
 
 def name_note(name: str) -> str:
+    """The doubt: ends with the one cell to send, which a small model copies."""
     return (
         f"`{name}` is the name of the variable that holds the result, not the result, so "
-        f"that answer was not given yet. Answer with its value: final_answer({name}), the "
-        "name without quotes."
+        "that answer was not given yet. Answer with its value, the name without quotes:\n"
+        f"```python\nfinal_answer({name})\n```"
     )
 
 
