@@ -12,6 +12,7 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping
 
+from cave_tui.agent.missing_library import NO_MODULE, module_hint, undefined_hint
 from cave_tui.agent.pandas_hints import (
     merge_into_new,
     merge_suffixes,
@@ -176,19 +177,6 @@ _KEY = re.compile(r"""^KeyError: (?P<q>['"])(?P<key>.+)(?P=q)$""")
 _MISSING_KEYS = re.compile(
     r"None of \[(?:Index\(\[)?(?P<keys>[^\]]*)\]|\[(?P<listed>[^\]]*)\] not in index"
 )
-_NO_MODULE = re.compile(r"No module named '(?P<module>[\w.]+)'")
-
-
-def module_hint(module: str) -> str:
-    """A module the kernel does not have: a cell cannot install it (no network), so the
-    model is told to do without it rather than import it again."""
-    top = module.split(".")[0]
-    return (
-        f"`{top}` is not installed here, and a cell cannot install it: do this without it "
-        "(pandas, numpy or the standard library); do not import it again."
-    )
-
-
 _MISSING_FILE = re.compile(r"No such file or directory: '(?P<path>[^']+)'")
 _FORMAT_MANY = re.compile(r"unsupported format string passed to (?:Series|DataFrame)\.__format__")
 FORMAT_MANY_HINT = (
@@ -260,8 +248,10 @@ def error_hints(
         hints.append(FORMAT_MANY_HINT)
     if kind == "SyntaxError" and "unmatched" in last:
         hints.append(UNMATCHED_HINT)
-    if kind == "ModuleNotFoundError" and (module := _NO_MODULE.search(last)):
-        hints.append(module_hint(module["module"]))
+    if kind == "ModuleNotFoundError" and (module := NO_MODULE.search(last)):
+        hints.append(module_hint(module["module"], code))
+    if kind == "NameError" and (hint := undefined_hint(last)) is not None:
+        hints.append(hint)
     if kind in ("FileNotFoundError", "IsADirectoryError"):
         missing_file = _MISSING_FILE.search(last)
         stem = re.split(r"[/\\]", missing_file["path"])[-1].split(".")[0] if missing_file else ""

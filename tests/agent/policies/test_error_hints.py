@@ -1,6 +1,7 @@
 """ErrorHints: one-line hints after a failed cell."""
 
-from cave_tui.agent.observation import FORMAT_MANY_HINT, error_hints, module_hint
+from cave_tui.agent.missing_library import module_hint
+from cave_tui.agent.observation import FORMAT_MANY_HINT, error_hints
 from cave_tui.runtime.base import ExecutionResult
 
 
@@ -103,4 +104,27 @@ async def test_a_module_the_kernel_lacks_is_said_to_be_out_of_reach(runtime):
     assert error_hints(code, result, {}) == [module_hint("cave_no_such_library")]
     assert "`cave_no_such_library` is not installed here" in module_hint("cave_no_such_library")
     code = "from json import no_such_name"
+    assert error_hints(code, await runtime.execute(code), {}) == []
+
+
+async def test_a_missing_statistics_library_gets_the_pandas_expression_instead(runtime):
+    """The embedded model reached for scipy's pearsonr (not installed), then called it
+    without the import: each failure names what computes it with pandas."""
+    code = (
+        "from cave_no_such_stats import pearsonr\n"
+        "r, _ = pearsonr(flights['dep_delay'], flights['dep_delay'])"
+    )
+    [hint] = error_hints(code, await runtime.execute(code), {})
+    assert "`cave_no_such_stats` is not installed here" in hint
+    assert "Instead: pearsonr: x.corr(y), one number (no p-value to unpack)." in hint
+    code = "r, _ = pearsonr(flights['dep_delay'], flights['dep_delay'])"
+    [hint] = error_hints(code, await runtime.execute(code), {})
+    assert hint == (
+        "`pearsonr` is not defined: compute it without it. "
+        "pearsonr: x.corr(y), one number (no p-value to unpack)."
+    )
+    # The expression it names is right, and another undefined name gets no such hint.
+    assert (await runtime.execute("r = flights['dep_delay'].corr(flights['dep_delay'])")).success
+    assert round(await runtime.retrieve("r"), 6) == 1.0
+    code = "print(undefined_thing)"
     assert error_hints(code, await runtime.execute(code), {}) == []
