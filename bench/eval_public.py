@@ -16,6 +16,7 @@ Two parts: `public` (`pb_*`, may be looked at while building the aids) and
 from __future__ import annotations
 
 import functools
+import os
 import re
 import tempfile
 from collections.abc import Callable
@@ -57,7 +58,17 @@ def _csv(name: str) -> Callable[[Data], list[Any]]:
 
     def inject(d: Data) -> list[Any]:
         CSV_DIR.mkdir(parents=True, exist_ok=True)
-        table(name).to_csv(csv_path(name), index=False)
+        # Written aside, then renamed into place: runs of tasks on the same dataset at once
+        # (the suite's workers) never read a file another is writing.
+        target = csv_path(name)
+        fd, aside = tempfile.mkstemp(dir=CSV_DIR, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", newline="") as handle:
+                table(name).to_csv(handle, index=False)
+            os.replace(aside, target)
+        except BaseException:
+            Path(aside).unlink(missing_ok=True)
+            raise
         return []
 
     return inject
