@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import base64
 import dis
+import hashlib
+import importlib.util
 import marshal
 import os
 import re
 import sys
+import tempfile
 import types
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from cave_tui.runtime.shipped import SHIPPED_DIR
@@ -143,16 +147,71 @@ _COMPILED: dict[str, str] | None = None
 
 
 def bootstrap_sources() -> dict[str, str]:
-    """The kernel's module name -> source of every shipped module (read once)."""
+    """The kernel's module name -> source of every shipped module (read once; checked and
+    compiled once per version of their text, kept in the package's __pycache__)."""
     global _SOURCES, _COMPILED
     if _SOURCES is None:
-        checked = {name: _checked(stem) for name, stem in KERNEL_MODULES.items()}
-        _COMPILED = {
-            name: base64.b64encode(zlib.compress(marshal.dumps(code), 9)).decode("ascii")
-            for name, (_, code) in checked.items()
+        raw = {
+            name: (SHIPPED_DIR / f"{stem}.py").read_text() for name, stem in KERNEL_MODULES.items()
         }
-        _SOURCES = {name: text for name, (text, _) in checked.items()}
+        cache = _cache_path(raw)
+        kept = _read_cache(cache)
+        if kept is None:
+            checked = {name: _checked(stem, raw[name]) for name, stem in KERNEL_MODULES.items()}
+            compiled = {
+                name: base64.b64encode(zlib.compress(marshal.dumps(code), 9)).decode("ascii")
+                for name, (_, code) in checked.items()
+            }
+            kept = ({name: text for name, (text, _) in checked.items()}, compiled)
+            _write_cache(cache, kept)
+        _SOURCES, _COMPILED = kept
     return _SOURCES
+
+
+def _cache_dir() -> Path:
+    return SHIPPED_DIR / "__pycache__"
+
+
+def _cache_path(raw: dict[str, str]) -> Path:
+    """Where the checked and compiled modules of these texts are kept for this interpreter
+    (its bytecode's magic number is in the key, as in a .pyc)."""
+    digest = hashlib.sha256(importlib.util.MAGIC_NUMBER)
+    for name, text in raw.items():
+        digest.update(f"\0{name}\0{text}".encode())
+    tag = sys.implementation.cache_tag
+    return _cache_dir() / f"kernel-boot.{tag}.{digest.hexdigest()[:32]}.marshal"
+
+
+def _read_cache(path: Path) -> tuple[dict[str, str], dict[str, str]] | None:
+    """The kept (sources, compiled), or None when missing or not what it should be."""
+    try:
+        kept = marshal.loads(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not (isinstance(kept, tuple) and len(kept) == 2):
+        return None
+    for part in kept:
+        if not isinstance(part, dict) or list(part) != list(KERNEL_MODULES):
+            return None
+        if not all(isinstance(value, str) for value in part.values()):
+            return None
+    return kept[0], kept[1]
+
+
+def _write_cache(path: Path, kept: tuple[dict[str, str], dict[str, str]]) -> None:
+    """Keep *kept* at *path* (written aside, renamed into place; the older versions
+    removed); a folder cave cannot write in keeps nothing."""
+    try:
+        path.parent.mkdir(exist_ok=True)
+        fd, aside = tempfile.mkstemp(dir=path.parent, prefix=".kernel-boot.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(marshal.dumps(kept))
+        os.replace(aside, path)
+        for old in path.parent.glob(f"kernel-boot.{sys.implementation.cache_tag}.*.marshal"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError:
+        return
 
 
 def bootstrap_code() -> dict[str, str]:

@@ -214,3 +214,36 @@ def test_building_the_kernel_runtime_leaves_jupyter_client_to_the_boot() -> None
         check=True,
     )
     assert done.stdout.split() == ["False", "False"], done.stderr
+
+
+def test_the_checked_and_compiled_modules_are_kept_per_version_of_their_text(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A `cave` process reads them from the package's __pycache__ instead of checking and
+    compiling them again (a tenth of a second of each start); a kept file that is not what
+    it should be is made again, and a changed module is another key."""
+    from cave_tui.runtime.kernel import install
+
+    monkeypatch.setattr(install, "_cache_dir", lambda: tmp_path)
+    monkeypatch.setattr(install, "_SOURCES", None)
+    first = dict(bootstrap_sources()), dict(bootstrap_code())
+    (kept,) = tmp_path.glob("kernel-boot.*.marshal")
+
+    def refuse(stem: str, text: str | None = None) -> Any:
+        raise AssertionError("checked again although kept")
+
+    monkeypatch.setattr(install, "_checked", refuse)
+    monkeypatch.setattr(install, "_SOURCES", None)
+    assert (bootstrap_sources(), bootstrap_code()) == first
+    kept.write_bytes(b"not marshal data")
+    monkeypatch.setattr(install, "_SOURCES", None)
+    with pytest.raises(AssertionError, match="checked again"):
+        bootstrap_sources()
+    monkeypatch.undo()
+    monkeypatch.setattr(install, "_cache_dir", lambda: tmp_path)
+    monkeypatch.setattr(install, "_SOURCES", None)
+    assert (bootstrap_sources(), bootstrap_code()) == first  # made again
+    assert marshal.loads(kept.read_bytes()) == first
+    raw = {name: (SHIPPED_DIR / f"{stem}.py").read_text() for name, stem in KERNEL_MODULES.items()}
+    changed = {**raw, "_cave_lazy": raw["_cave_lazy"] + "\n# changed\n"}
+    assert install._cache_path(changed) != install._cache_path(raw) == kept
