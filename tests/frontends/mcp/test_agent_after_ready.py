@@ -83,6 +83,19 @@ def serve(
     return asyncio.run(main())
 
 
+def ask_then_run(seen: dict[str, str]) -> Work:
+    """A client that asks (the error `ask` gives kept in *seen*), then runs a cell."""
+
+    async def work(services: AppServices) -> None:
+        tools = NamespaceTools(services)
+        with pytest.raises(ToolFailed) as failed:
+            await tools.ask("anything?")
+        seen["ask"] = str(failed.value)
+        seen["run"] = (await tools.run("1 + 1")).text
+
+    return work
+
+
 def test_run_answers_before_the_agent_is_built_and_ask_waits_for_it(tmp_path: Path) -> None:
     model = HeldModel()
     seen: dict[str, object] = {}
@@ -125,13 +138,7 @@ def test_a_failed_build_is_asks_error_and_run_goes_on(
     model.released.set()
     seen: dict[str, str] = {}
 
-    async def work(services: AppServices) -> None:
-        tools = NamespaceTools(services)
-        with pytest.raises(ToolFailed) as failed:
-            await tools.ask("anything?")
-        seen["ask"] = str(failed.value)
-        seen["run"] = (await tools.run("1 + 1")).text
-
+    work = ask_then_run(seen)
     assert serve(tmp_path, model, work, agent_later=True) == 0
     assert "cave's agent could not be built" in seen["ask"]
     assert "OSError: the model's weights are unreadable" in seen["ask"]
@@ -185,13 +192,7 @@ def test_a_model_named_for_later_that_cannot_be_built_is_asks_error(tmp_path: Pa
 
     seen: dict[str, str] = {}
 
-    async def work(services: AppServices) -> None:
-        tools = NamespaceTools(services)
-        with pytest.raises(ToolFailed) as failed:
-            await tools.ask("anything?")
-        seen["ask"] = str(failed.value)
-        seen["run"] = (await tools.run("1 + 1")).text
-
+    work = ask_then_run(seen)
     assert serve(tmp_path, None, work, agent_later=True, later=build) == 0
     assert "ValueError: no such GGUF file: /nowhere/model.gguf" in seen["ask"]
     assert seen["run"] == "Output:\n2"
