@@ -42,6 +42,7 @@ from acp.schema import (
     AudioContentBlock,
     AvailableCommand,
     AvailableCommandInput,
+    CurrentModeUpdate,
     EmbeddedResourceContentBlock,
     ImageContentBlock,
     Implementation,
@@ -49,6 +50,9 @@ from acp.schema import (
     PromptCapabilities,
     ResourceContentBlock,
     SessionInfoUpdate,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
     TextContentBlock,
     TextResourceContents,
     ToolCallUpdate,
@@ -60,6 +64,7 @@ from cave_tui.agent import events as ev
 from cave_tui.app.commands import CommandContext, load_commands
 from cave_tui.app.commands.data import resume_here
 from cave_tui.app.commands.registry import CommandError
+from cave_tui.app.config import APPROVE_MODES
 from cave_tui.app.services import NO_MODEL_HELP
 from cave_tui.frontends.acp.front_end import AcpFrontEnd
 from cave_tui.frontends.acp.updates import (
@@ -123,6 +128,17 @@ def available_commands() -> list[AvailableCommand]:
     return commands
 
 
+# The session modes: cave's approval setting (APPROVE_MODES), a front end's mode picker.
+_MODE_TEXTS = {
+    "auto": ("Run cells", "The model's code runs as soon as it is written."),
+    "ask": ("Ask before each cell", "Each cell is a permission request that shows its code."),
+}
+MODES = {
+    mode: SessionMode(id=mode, name=_MODE_TEXTS[mode][0], description=_MODE_TEXTS[mode][1])
+    for mode in APPROVE_MODES
+}
+
+
 class SessionReplaced(RequestError):
     """A prompt for a session that is not the live conversation any more."""
 
@@ -174,7 +190,7 @@ class CaveAcpAgent:
             self.current = recorder.id
             self.mapper = EventUpdates()
         self._after_answer(self.current)
-        return NewSessionResponse(session_id=self.current)
+        return NewSessionResponse(session_id=self.current, modes=self._modes())
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
         from cave_tui.session import SessionError, SessionStore
@@ -203,7 +219,29 @@ class CaveAcpAgent:
             if ui.text:
                 await self._send(session_id, update_agent_message_text(ui.text))
         self._after_answer(session_id)
-        return LoadSessionResponse()
+        return LoadSessionResponse(modes=self._modes())
+
+    async def set_session_mode(
+        self, mode_id: str, session_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse:
+        """The front end's mode picker: cave's approval setting (`/approve`)."""
+        if session_id != self.current:
+            raise SessionReplaced(session_id)
+        if mode_id not in MODES:
+            raise RequestError.invalid_params(
+                {"details": f"unknown mode {mode_id!r}: {' or '.join(MODES)}"}
+            )
+        self.services.config.approve = mode_id
+        return SetSessionModeResponse()
+
+    def _mode_update(self) -> CurrentModeUpdate:
+        current = self.services.config.approve
+        return CurrentModeUpdate(session_update="current_mode_update", current_mode_id=current)
+
+    def _modes(self) -> SessionModeState:
+        return SessionModeState(
+            current_mode_id=self.services.config.approve, available_modes=list(MODES.values())
+        )
 
     async def prompt(
         self, prompt: list[PromptBlock], session_id: str, **kwargs: Any
@@ -271,7 +309,10 @@ class CaveAcpAgent:
         if name in SCREEN_ONLY:
             ui.print(f"/{name}: not available over ACP (cave's own screens do it)")
         else:
+            mode = self.services.config.approve
             await load_commands().dispatch(line, CommandContext(self.services, ui))
+            if self.services.config.approve != mode:  # `/approve`, `/set approve`: the picker
+                await self._send(session_id, self._mode_update())
         for event in ui.loaded or []:  # `/load`: the loaded conversation, replayed
             await self._send_all(session_id, self.mapper.updates(event))
         if ui.text:

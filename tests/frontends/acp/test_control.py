@@ -9,8 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from acp import text_block
-from acp.schema import UserMessageChunk
+import pytest
+from acp import RequestError, text_block
+from acp.schema import CurrentModeUpdate, UserMessageChunk
 
 from tests.frontends.acp.conftest import (
     RecordingClient,
@@ -145,3 +146,26 @@ async def test_malformed_lines_are_answered_and_the_server_keeps_serving(tmp_pat
     process.stdin.close()
     async with asyncio.timeout(30):
         assert await process.wait() == 0
+
+
+async def test_the_approval_setting_is_the_sessions_mode(tmp_path: Path) -> None:
+    """A front end's mode picker: the modes offered with the session (auto, ask), one set
+    by `session/set_mode` makes the next cell a permission request, and `/approve` changed
+    in a prompt is a `current_mode_update`. An unknown mode is refused."""
+    client = RecordingClient(allow=False)
+    replies = ["```python\nmarker = 'ran'\n```", "Skipped, as you asked."]
+    model = scripted(tmp_path, replies)
+    async with cave_acp(tmp_path, client, "--model", model) as conn:
+        session = await conn.new_session(cwd=str(tmp_path))
+        sid = session.session_id
+        assert session.modes is not None and session.modes.current_mode_id == "auto"
+        assert [mode.id for mode in session.modes.available_modes] == ["auto", "ask"]
+        await conn.set_session_mode(session_id=sid, mode_id="ask")
+        await conn.prompt(session_id=sid, prompt=[text_block("go")])
+        (asked,) = client.asked  # asked, denied: the cell never ran
+        assert "marker = 'ran'" in content_text(asked)
+        with pytest.raises(RequestError):
+            await conn.set_session_mode(session_id=sid, mode_id="yolo")
+        await conn.prompt(session_id=sid, prompt=[text_block("/approve auto")])
+        (update,) = client.of(CurrentModeUpdate)
+        assert update.current_mode_id == "auto"
