@@ -29,10 +29,15 @@ def kernels_in(folder: Path) -> list[psutil.Process]:
 
 
 def spawn(
-    folder: Path, command: str, *, pythonpath: tuple[Path, ...] = ()
+    folder: Path,
+    command: str,
+    *,
+    pythonpath: tuple[Path, ...] = (),
+    runtime: str = "--kernel",
+    stdin: int = subprocess.PIPE,
 ) -> subprocess.Popen[bytes]:
-    """`cave COMMAND --kernel` working in *folder* (stdin a pipe; stderr to folder/stderr.txt);
-    *pythonpath* goes before this checkout."""
+    """`cave COMMAND RUNTIME` working in *folder* (stdin a pipe unless given; stderr to
+    folder/stderr.txt); *pythonpath* goes before this checkout."""
     env = dict(os.environ)
     paths = [*map(str, pythonpath), str(REPO_ROOT), env.get("PYTHONPATH")]
     env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
@@ -43,11 +48,11 @@ def spawn(
             "-m",
             "cave_tui",
             command,
-            "--kernel",
+            runtime,
             "--sessions-dir",
             str(folder / "s"),
         ],
-        stdin=subprocess.PIPE,
+        stdin=stdin,
         stdout=subprocess.DEVNULL,
         stderr=(folder / "stderr.txt").open("wb"),
         env=env,

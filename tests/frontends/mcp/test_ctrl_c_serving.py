@@ -7,40 +7,19 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.protocol_start import DEADLINE, REPO_ROOT
+from tests.helpers.protocol_start import DEADLINE, spawn
 
 STARTED = "cave mcp: session"
 
 
 def _serve(folder: Path, stdin: int) -> subprocess.Popen[bytes]:
-    env = dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
-    )
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "cave_tui",
-            "mcp",
-            "--in-process",
-            "--sessions-dir",
-            str(folder / "s"),
-        ],
-        stdin=stdin,
-        stdout=subprocess.DEVNULL,
-        stderr=(folder / "stderr.txt").open("wb"),
-        env=env,
-        cwd=folder,
-        # Ctrl+C as from a terminal, even when the test runner ignores SIGINT
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    """`cave mcp --in-process` with *stdin*; Ctrl+C as from a terminal (`spawn`)."""
+    return spawn(folder, "mcp", runtime="--in-process", stdin=stdin)
 
 
 def _serving(process: subprocess.Popen[bytes], folder: Path) -> None:
