@@ -102,9 +102,9 @@ def test_hub_weights_come_from_huggingface_hubs_cache(tmp_path: Path, monkeypatc
         importlib.reload(huggingface_hub.constants)
 
 
-async def test_a_truncated_gguf_is_a_clear_error(weights: Weights, tmp_path: Path) -> None:
+async def test_a_truncated_gguf_is_a_clear_error(tiny_weights: Weights, tmp_path: Path) -> None:
     head = tmp_path / "truncated.gguf"
-    with weights.path.open("rb") as f:
+    with tiny_weights.path.open("rb") as f:
         head.write_bytes(f.read(2 << 20))
     server = LocalServer(Weights(head, "t"), log_path=tmp_path / "server.log")
     with pytest.raises(LocalServerError, match=r"could not load .*truncated\.gguf.*exit code"):
@@ -113,7 +113,7 @@ async def test_a_truncated_gguf_is_a_clear_error(weights: Weights, tmp_path: Pat
 
 
 async def test_the_warm_up_builds_its_http_client_off_the_event_loop(
-    weights: Weights, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_weights: Weights, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The warm-up starts with the runtime: building the client (its transport's imports,
     its TLS context) on the loop would hold up a front end's first answer."""
@@ -132,7 +132,7 @@ async def test_the_warm_up_builds_its_http_client_off_the_event_loop(
 
     monkeypatch.setattr(server_module.httpx, "AsyncClient", Recording)
     head = tmp_path / "truncated.gguf"
-    with weights.path.open("rb") as f:
+    with tiny_weights.path.open("rb") as f:
         head.write_bytes(f.read(2 << 20))  # fails fast: the client is built, then it ends
     server = LocalServer(Weights(head, "t"), log_path=tmp_path / "server.log")
     with pytest.raises(LocalServerError):
@@ -141,9 +141,9 @@ async def test_the_warm_up_builds_its_http_client_off_the_event_loop(
 
 
 async def test_a_crash_mid_answer_is_an_error_and_the_next_message_restarts_it(
-    weights: Weights, tmp_path: Path
+    tiny_weights: Weights, tmp_path: Path
 ) -> None:
-    model = LocalModel(LocalServer(weights, log_path=tmp_path / "local.log", threads=1))
+    model = LocalModel(LocalServer(tiny_weights, log_path=tmp_path / "local.log", threads=1))
     count = [{"role": "user", "content": "Count from 1 to 200, one number per line."}]
     short = [{"role": "user", "content": "Reply with the single word: yes"}]
     try:
@@ -159,12 +159,12 @@ async def test_a_crash_mid_answer_is_an_error_and_the_next_message_restarts_it(
         model.stop()
 
 
-def test_kill_9_of_cave_leaves_no_server(weights: Weights, tmp_path: Path) -> None:
+def test_kill_9_of_cave_leaves_no_server(tiny_weights: Weights, tmp_path: Path) -> None:
     """The real `cave run` starts the embedded model's server; `kill -9` of cave ends it too."""
     cave = str(Path(sys.executable).with_name("cave"))
     env = {**os.environ, "CAVE_CONFIG_DIR": str(tmp_path / "config")}
     owner = subprocess.Popen(
-        [cave, "run", "Count from 1 to 500.", "--gguf", str(weights.path)],
+        [cave, "run", "Count from 1 to 500.", "--gguf", str(tiny_weights.path)],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:

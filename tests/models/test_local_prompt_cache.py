@@ -57,10 +57,10 @@ async def _timings_logged(log: Path, timeout: float = 30.0) -> None:
 @pytest.mark.xdist_group("local-model")  # the embedded model's server takes the cores
 @pytest.mark.timeout(400)
 async def test_a_second_start_reuses_the_prompt_the_first_one_computed(
-    weights: Weights, tmp_path: Path
+    tiny_weights: Weights, tmp_path: Path
 ) -> None:
     folder = tmp_path / "prompts"
-    first = await _ask(weights, folder, tmp_path / "first.log", "How many rows?")
+    first = await _ask(tiny_weights, folder, tmp_path / "first.log", "How many rows?")
     assert first.server.restored_tokens == 0
     (saved,) = folder.glob(f"*{SUFFIX}")
     assert not list(folder.glob("*.tmp"))  # the save was renamed into place
@@ -68,7 +68,7 @@ async def test_a_second_start_reuses_the_prompt_the_first_one_computed(
     assert computed > 100
     kept = saved.stat().st_mtime_ns
 
-    second = await _ask(weights, folder, tmp_path / "second.log", "How many columns?")
+    second = await _ask(tiny_weights, folder, tmp_path / "second.log", "How many columns?")
     assert second.server.restored_tokens >= computed
     (recomputed,) = _evaluated(tmp_path / "second.log")
     assert recomputed < 20, "the shared system prompt was computed again"
@@ -78,23 +78,23 @@ async def test_a_second_start_reuses_the_prompt_the_first_one_computed(
 @pytest.mark.xdist_group("local-model")
 @pytest.mark.timeout(400)
 async def test_a_damaged_or_short_state_is_replaced_and_a_short_prompt_keeps_a_long_one(
-    weights: Weights, tmp_path: Path
+    tiny_weights: Weights, tmp_path: Path
 ) -> None:
     folder = tmp_path / "prompts"
-    cache = PromptCache.for_weights(weights, CONTEXT, folder)
+    cache = PromptCache.for_weights(tiny_weights, CONTEXT, folder)
     folder.mkdir()
     cache.path.write_bytes(b"not a llama.cpp slot file" * 100)
     short = "Reply with one word."
-    model = await _ask(weights, folder, tmp_path / "1.log", "yes?", system=short)
+    model = await _ask(tiny_weights, folder, tmp_path / "1.log", "yes?", system=short)
     assert model.server.restored_tokens == 0  # refused, removed; the answer still came
     small = cache.path.stat().st_size
     assert small > 100_000  # saved again after the answer
 
-    await _ask(weights, folder, tmp_path / "2.log", "How many rows?")  # cave-like, longer
+    await _ask(tiny_weights, folder, tmp_path / "2.log", "How many rows?")  # cave-like, longer
     large = cache.path.stat().st_size
     assert large > 3 * small  # the longer prompt's state replaced the short one
 
-    await _ask(weights, folder, tmp_path / "3.log", "no?", system=short)
+    await _ask(tiny_weights, folder, tmp_path / "3.log", "no?", system=short)
     assert cache.path.stat().st_size == large  # a short unrelated prompt never replaces it
 
 
