@@ -97,6 +97,15 @@ def _q8_0(rows: np.ndarray) -> bytes:
     return out.tobytes()
 
 
+def _ones(size: int) -> bytes:
+    return np.ones(size, np.float32).tobytes()
+
+
+def _zeros(*dims: int) -> bytes:
+    """A float32 tensor of zeros with ggml's dims (innermost first)."""
+    return np.zeros(dims[::-1], np.float32).tobytes()
+
+
 def write_tiny_model(source: Path, target: Path) -> Path:
     """Write the tiny model with `source`'s tokenizer to `target`; return `target`."""
     entries, tokens = _tokenizer_entries(source)
@@ -105,7 +114,7 @@ def write_tiny_model(source: Path, target: Path) -> Path:
     arch = "qwen2"
     kvs = [
         _kv("general.architecture", STRING, arch),
-        _kv("general.name", STRING, "cave test model (zero layers)"),
+        _kv("general.name", STRING, "cave test model (layers of zeros)"),
         _kv(f"{arch}.block_count", UINT32, LAYERS),
         _kv(f"{arch}.context_length", UINT32, 32768),
         _kv(f"{arch}.embedding_length", UINT32, EMBED),
@@ -121,17 +130,14 @@ def write_tiny_model(source: Path, target: Path) -> Path:
     embedding[preferred] = 2.0  # tied output: every state scores this token highest
     tensors: list[tuple[str, tuple[int, ...], int, bytes]] = [
         ("token_embd.weight", (EMBED, vocab), Q8_0, _q8_0(embedding)),
-        ("output_norm.weight", (EMBED,), F32, np.ones(EMBED, np.float32).tobytes()),
+        ("output_norm.weight", (EMBED,), F32, _ones(EMBED)),
     ]
+    zeros = _zeros
     for i in range(LAYERS):
-
-        def zeros(*shape: int) -> bytes:
-            return np.zeros(shape[::-1], np.float32).tobytes()
-
         block = f"blk.{i}."
         tensors += [
-            (block + "attn_norm.weight", (EMBED,), F32, np.ones(EMBED, np.float32).tobytes()),
-            (block + "ffn_norm.weight", (EMBED,), F32, np.ones(EMBED, np.float32).tobytes()),
+            (block + "attn_norm.weight", (EMBED,), F32, _ones(EMBED)),
+            (block + "ffn_norm.weight", (EMBED,), F32, _ones(EMBED)),
             (block + "attn_q.weight", (EMBED, EMBED), F32, zeros(EMBED, EMBED)),
             (block + "attn_q.bias", (EMBED,), F32, zeros(EMBED)),
             (block + "attn_k.weight", (EMBED, kv_dim), F32, zeros(EMBED, kv_dim)),
