@@ -197,7 +197,7 @@ async def run_task(
             run.error = f"{type(exc).__name__}: {exc}"
         truth = task.truth(_pristine())
         for name, expected in truth.items():
-            if name == ANSWER:  # a closed-form question: checked on the final answer's text
+            if name.startswith(ANSWER):  # a closed-form answer: checked on the final answer's text
                 verdict = check(answers[-1] if answers else "", expected)
                 run.checks[name] = "ok" if verdict.ok else verdict.reason
                 continue

@@ -1,16 +1,18 @@
-"""The public-data task sets (bench/eval_public.py): each reference solution solves its task
-through the real agent loop; a closed-form answer is checked on the answer's text."""
+"""The public-data task sets (bench/eval_public.py, bench/eval_closed_form.py): each reference
+solution solves its task through the real agent loop; a closed-form answer is checked on the
+answer's text."""
 
 from __future__ import annotations
 
 import pytest
 from agent_eval import run_task
+from eval_closed_form import CLOSED_FORM_TASKS
 from eval_public import ANSWER, PUBLIC_HOLDOUT_TASKS, PUBLIC_TASKS, AnswerFormat
 from eval_tasks import select
 
 from cave_tui.models import ScriptedModel
 
-ALL = [*PUBLIC_TASKS, *PUBLIC_HOLDOUT_TASKS]
+ALL = [*PUBLIC_TASKS, *PUBLIC_HOLDOUT_TASKS, *CLOSED_FORM_TASKS]
 
 
 def _script(task) -> list[str]:
@@ -47,4 +49,14 @@ def test_the_public_sets_are_apart_and_selected_by_name():
     assert {t.name for t in select("public")} == {t.name for t in PUBLIC_TASKS}
     assert {t.name for t in select("public_holdout")} == {t.name for t in PUBLIC_HOLDOUT_TASKS}
     assert not {t.name for t in PUBLIC_TASKS} & {t.name for t in PUBLIC_HOLDOUT_TASKS}
+    assert {t.name for t in select("closed_form")} == {t.name for t in CLOSED_FORM_TASKS}
     assert not {t.name for t in select("")} & {t.name for t in ALL}
+
+
+async def test_every_answer_of_a_two_part_question_is_checked():
+    task = select("cf_fair_occupation")[0]
+    first, second = task.truth({}).values()
+    half = f"@{first.name}[{first.expected:g}], @{second.name}[{second.expected + 1:.2f}]"
+    run = await run_task(task, ScriptedModel([half]), "cave", max_steps=2, time_cap=30)
+    assert not run.success
+    assert run.checks[ANSWER] == "ok" and run.checks[f"{ANSWER}:2"] != "ok"
