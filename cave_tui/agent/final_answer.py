@@ -38,7 +38,12 @@ class AcceptedAnswer:
 DEFINE_CODE = f'''\
 def final_answer(answer):
     """End your turn: *answer* (text, or any value) is your reply to the user."""
-    text = answer if isinstance(answer, str) else repr(answer)
+    if isinstance(answer, str):
+        text = answer
+    elif getattr(answer, "ndim", None) == 0 and hasattr(answer, "item"):
+        text = str(answer)  # a NumPy scalar: 0.783, not np.float64(0.783)
+    else:
+        text = repr(answer)
     if len(text) > {ANSWER_CHARS}:
         text = text[:{ANSWER_CHARS - 1}] + "\\u2026"
     print({OPEN!r} + text + {CLOSE!r})

@@ -17,3 +17,21 @@ def test_text_that_only_looks_like_a_start_is_passed_on():
     marks = MarkedAnswerFilter()
     assert marks.feed("a \u27ea") == "a "
     assert marks.feed("b") == "\u27eab"
+
+
+async def test_a_numpy_scalar_answer_reads_as_its_value(runtime):
+    """`final_answer(df.x.mean())` answers 0.783, not NumPy 2's `np.float64(0.783)`: a
+    person reads it, and an answer format around it stays as asked. Other values keep
+    their repr."""
+    from cave_tui import CaveAgent
+    from cave_tui.models import ScriptedModel
+
+    cells = [
+        "final_answer(flights['dep_delay'].mean())",
+        "import numpy as np\nfinal_answer(np.int64(3))",
+        "final_answer([1.5, 'a'])",
+        "final_answer(flights['dep_delay'].to_numpy()[:2])",
+    ]
+    agent = CaveAgent(ScriptedModel([f"```python\n{c}\n```" for c in cells]), runtime=runtime)
+    answers = [(await agent.run(f"task {i}")).content for i in range(len(cells))]
+    assert answers == ["7.333333333333333", "3", "[1.5, 'a']", "array([ 5., 10.])"]

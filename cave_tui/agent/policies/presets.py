@@ -12,6 +12,7 @@ from typing import Any
 
 from cave_tui.agent.policies.all_missing import AllMissing
 from cave_tui.agent.policies.already_ran import AlreadyRan
+from cave_tui.agent.policies.answer_format import AnswerFormat
 from cave_tui.agent.policies.base import AgentPolicy
 from cave_tui.agent.policies.code_first import CodeFirst
 from cave_tui.agent.policies.codes_for_names import CodesForNames
@@ -48,6 +49,7 @@ POLICY_CLASSES: tuple[type[Any], ...] = (
     MissingResult,
     EmptyAnswer,
     NameForValue,
+    AnswerFormat,
     AllMissing,
     ColumnNotAdded,
     WrongType,

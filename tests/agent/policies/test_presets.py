@@ -37,6 +37,7 @@ def test_specs_choose_presets_and_names_in_the_canonical_order():
         "already_ran",
         "missing_result",
         "empty_answer",
+        "answer_format",
         "all_missing",
         "codes_for_names",
         "pair_modes",

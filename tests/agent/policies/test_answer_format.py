@@ -1,0 +1,60 @@
+"""AnswerFormat: an answer missing a field the request's answer format names is questioned
+once; an answer in the form, or a request without one, goes through at once."""
+
+from cave_tui.agent.events import FinalResponseEvent, InterventionKind
+from cave_tui.agent.policies import PRESETS
+from cave_tui.agent.policies.answer_format import asked_fields, format_note
+from tests.agent.policies.helpers import fenced, interventions, run_turn
+
+ASKED = (
+    "What is the mean departure delay? Answer format: @mean_delay[mean_delay_value], where "
+    "mean_delay_value is rounded to 2 decimals."
+)
+MEAN = "m = round(flights['dep_delay'].mean(), 2)\n"
+
+
+async def test_a_value_outside_the_form_is_questioned_and_then_given_in_it(runtime):
+    bare = fenced(MEAN + "final_answer(m)")
+    events, model, _ = await run_turn(runtime, [bare, "@mean_delay[7.33]"], ASKED)
+    assert interventions(events) == [("answer_format", InterventionKind.DOUBT)]
+    note = model.requests[1][-1]["content"]
+    assert "@mean_delay[value]" in note and "e.g. `@mean_delay[7.33]`" in note
+    assert events[-1].content == "@mean_delay[7.33]"
+
+
+async def test_an_answer_in_the_form_costs_no_call(runtime):
+    """A model that follows the form (every capable one) is never questioned."""
+    cell = fenced(MEAN + "final_answer(f'@mean_delay[{m}]')")
+    for policies in ("guided", "lean", "small", "strict"):
+        events, model, _ = await run_turn(runtime, [cell], ASKED, policies=policies)
+        assert len(model.requests) == 1 and events[-1].content == "@mean_delay[7.33]"
+        assert ("answer_format", InterventionKind.DOUBT) not in interventions(events)
+
+
+async def test_every_field_is_needed_and_the_question_comes_once(runtime):
+    task = "Mean and max delay? Answer format: @mean[value], @max[value]."
+    half = fenced("final_answer(f\"@mean[{flights['dep_delay'].mean():.2f}]\")")
+    events, model, _ = await run_turn(runtime, [half, "@mean[7.33]"], task)
+    assert interventions(events) == [("answer_format", InterventionKind.DOUBT)]
+    assert "@mean[value], @max[value]" in model.requests[1][-1]["content"]
+    assert "e.g." not in model.requests[1][-1]["content"]  # two fields: no single example
+    final = [e for e in events if isinstance(e, FinalResponseEvent)]
+    assert [e.content for e in final] == ["@mean[7.33]"]  # asked once, then taken
+
+
+async def test_a_request_without_a_form_is_never_read_further(runtime):
+    cell = fenced(MEAN + "final_answer(m)")
+    for task in ("What is the mean delay?", "Mail ops@team[at]example.org the mean delay."):
+        events, model, _ = await run_turn(runtime, [cell], task)
+        assert len(model.requests) == 1 and interventions(events) == []
+
+
+def test_fields_are_read_from_the_form_not_from_addresses():
+    assert asked_fields(ASKED) == ["mean_delay"]
+    assert asked_fields("@a[x] then @b[y], @a[z]; user@host[1] and x.@c[2]") == ["a", "b"]
+    assert "e.g." not in format_note(["r"], "@0.000")  # not a plain value: no example
+
+
+def test_every_preset_but_off_and_minimal_has_it():
+    assert all("answer_format" in PRESETS[p] for p in ("guided", "lean", "small", "strict"))
+    assert "answer_format" not in PRESETS["off"] + PRESETS["minimal"]
