@@ -5,7 +5,11 @@ the style of public closed-form data-analysis benchmarks (a CSV file, a question
 need a statistical test or a model, one or more answers in a fixed `@name[value]` format).
 The data are the datasets that ship inside statsmodels and scikit-learn (read offline from
 the installed packages); the truths are computed here with pandas, scipy and statsmodels.
-None of these tasks was looked at while the aids were built.
+
+Two parts: `closed_form` (`cf_*`), run first in session s12 and then looked at (the
+`answer_format` policy and the NumPy-scalar answer came from what it showed), and
+`closed_form_holdout` (`ch_*`), written before any of its tasks was run and read only for
+the final figures.
 """
 
 from __future__ import annotations
@@ -26,11 +30,15 @@ from eval_tasks import Task
 
 @functools.cache
 def _dataset(name: str) -> pd.DataFrame:
-    if name == "wine":
-        from sklearn.datasets import load_wine
+    if name in ("wine", "breast_cancer", "diabetes"):
+        from sklearn import datasets as bundled
 
-        frame: pd.DataFrame = load_wine(as_frame=True).frame
-        return frame.rename(columns={"target": "cultivar"})
+        frame: pd.DataFrame = getattr(bundled, f"load_{name}")(as_frame=True).frame
+        renamed = {"wine": "cultivar", "breast_cancer": "malignant", "diabetes": "progression"}
+        frame = frame.rename(columns={"target": renamed[name]})
+        if name == "breast_cancer":  # sklearn's 0 is malignant
+            frame["malignant"] = 1 - frame["malignant"]
+        return frame
     import statsmodels.datasets as datasets
 
     frame = getattr(datasets, name).load_pandas().data
@@ -260,6 +268,146 @@ CLOSED_FORM_TASKS: list[Task] = [
 ]
 
 
+def _grunfeld_top() -> tuple[str, float]:
+    totals = table("grunfeld").groupby("firm")["invest"].sum()
+    return str(totals.idxmax()), float(totals.max())
+
+
+def _cancer_t() -> tuple[float, str]:
+    from scipy import stats
+
+    d = table("breast_cancer")
+    t, p = stats.ttest_ind(
+        d.loc[d.malignant == 1, "mean radius"], d.loc[d.malignant == 0, "mean radius"]
+    )
+    return float(t), "yes" if p < 0.01 else "no"
+
+
+def _diabetes_fit() -> tuple[float, float]:
+    import statsmodels.api as sm
+
+    d = table("diabetes")
+    fit = sm.OLS(d["progression"], sm.add_constant(d[["bmi", "bp"]])).fit()
+    return float(fit.params["bmi"]), float(fit.rsquared)
+
+
+def _cpunish_ratio() -> float:
+    d = table("cpunish")
+    return float(
+        d.loc[d.SOUTH == 1, "EXECUTIONS"].mean() / d.loc[d.SOUTH == 0, "EXECUTIONS"].mean()
+    )
+
+
+def _sunspot_decade() -> int:
+    d = table("sunspots")
+    means = d.groupby((d["YEAR"] // 10 * 10).astype(int))["SUNACTIVITY"].mean()
+    return int(means.idxmax())
+
+
+CLOSED_FORM_HOLDOUT_TASKS: list[Task] = [
+    Task(
+        "ch_grunfeld_top_firm",
+        "closed-form",
+        _csv("grunfeld"),
+        [
+            f"{csv_path('grunfeld')} holds yearly investment data of US firms. Which firm has "
+            "the largest total invest over all years, and what is that total?"
+            + _fmt(
+                ("firm", "the firm's name as written in the data"),
+                ("total", "rounded to 1 decimal"),
+            )
+        ],
+        lambda d: _answers(("firm", _grunfeld_top()[0], 0), ("total", _grunfeld_top()[1], 1))(d),
+    ),
+    Task(
+        "ch_grunfeld_spearman",
+        "closed-form",
+        _csv("grunfeld"),
+        [
+            f"Using {csv_path('grunfeld')}, compute the Spearman rank correlation between value "
+            "and invest." + _fmt(("rho", "rounded to 3 decimals"))
+        ],
+        lambda d: _answers(
+            ("rho", float(table("grunfeld")[["value", "invest"]].corr("spearman").iloc[0, 1]), 3)
+        )(d),
+    ),
+    Task(
+        "ch_cancer_radius_ttest",
+        "closed-form",
+        _csv("breast_cancer"),
+        [
+            f"In {csv_path('breast_cancer')} (malignant is 1 for a malignant tumour), run an "
+            "independent two-sample t-test with equal variances of 'mean radius' between "
+            "malignant (first group) and benign tumours. Report the t statistic and whether "
+            "the difference is significant at the 0.01 level."
+            + _fmt(("t", "rounded to 2 decimals"), ("significant", "yes or no"))
+        ],
+        lambda d: _answers(("t", _cancer_t()[0], 2), ("significant", _cancer_t()[1], 0))(d),
+    ),
+    Task(
+        "ch_diabetes_ols",
+        "closed-form",
+        _csv("diabetes"),
+        [
+            f"{csv_path('diabetes')} holds standardised patient measurements and a disease "
+            "progression score. Fit a linear regression of progression on bmi and bp with an "
+            "intercept. Report the coefficient of bmi and the model's R-squared."
+            + _fmt(("bmi_coef", "rounded to 2 decimals"), ("r2", "rounded to 3 decimals"))
+        ],
+        lambda d: _answers(("bmi_coef", _diabetes_fit()[0], 2), ("r2", _diabetes_fit()[1], 3))(d),
+    ),
+    Task(
+        "ch_strikes_median",
+        "closed-form",
+        _csv("strikes"),
+        [
+            f"In {csv_path('strikes')}, what is the median duration of the strikes that began "
+            "when iprod (industrial production) was above 0?"
+            + _fmt(("median_duration", "rounded to 1 decimal"))
+        ],
+        lambda d: _answers(
+            (
+                "median_duration",
+                float(table("strikes").query("iprod > 0")["duration"].median()),
+                1,
+            )
+        )(d),
+    ),
+    Task(
+        "ch_cpunish_south_ratio",
+        "closed-form",
+        _csv("cpunish"),
+        [
+            f"{csv_path('cpunish')} lists US states with their executions. What is the mean of "
+            "EXECUTIONS for southern states (SOUTH equal to 1) divided by the mean for the "
+            "other states?" + _fmt(("ratio", "rounded to 2 decimals"))
+        ],
+        lambda d: _answers(("ratio", _cpunish_ratio(), 2))(d),
+    ),
+    Task(
+        "ch_star98_asian_schools",
+        "closed-form",
+        _csv("star98"),
+        [
+            f"Using {csv_path('star98')}, how many school districts have PERASIAN (the percent "
+            "of Asian students) above 10?" + _fmt(("n_districts", "an integer"))
+        ],
+        lambda d: _answers(("n_districts", float((table("star98")["PERASIAN"] > 10).sum()), 0))(d),
+    ),
+    Task(
+        "ch_sunspots_decade",
+        "closed-form",
+        _csv("sunspots"),
+        [
+            f"{csv_path('sunspots')} holds yearly sunspot activity. Which decade (its first "
+            "year, e.g. 1950 for 1950-1959) has the highest mean SUNACTIVITY?"
+            + _fmt(("decade", "an integer"))
+        ],
+        lambda d: _answers(("decade", float(_sunspot_decade()), 0))(d),
+    ),
+]
+
+
 def _read(name: str) -> str:
     return f"import pandas as pd\ndf = pd.read_csv({str(csv_path(name))!r})\n"
 
@@ -294,5 +442,28 @@ _SOLUTIONS = {
     "cf_wine_above_median": _read("wine")
     + "final_answer(f\"@count[{int((df['alcohol'] > df['alcohol'].median()).sum())}]\")",
 }
-for _task in CLOSED_FORM_TASKS:
+_SOLUTIONS |= {
+    "ch_grunfeld_top_firm": _read("grunfeld") + "t = df.groupby('firm')['invest'].sum()\n"
+    "final_answer(f'@firm[{t.idxmax()}], @total[{t.max():.1f}]')",
+    "ch_grunfeld_spearman": _read("grunfeld")
+    + "from scipy.stats import spearmanr\nrho = spearmanr(df['value'], df['invest'])[0]\n"
+    "final_answer(f'@rho[{rho:.3f}]')",
+    "ch_cancer_radius_ttest": _read("breast_cancer") + "from scipy.stats import ttest_ind\n"
+    "t, p = ttest_ind(df[df.malignant == 1]['mean radius'], df[df.malignant == 0]['mean radius'])\n"
+    "final_answer(f\"@t[{t:.2f}], @significant[{'yes' if p < 0.01 else 'no'}]\")",
+    "ch_diabetes_ols": _read("diabetes") + "from sklearn.linear_model import LinearRegression\n"
+    "X, y = df[['bmi', 'bp']], df['progression']\nm = LinearRegression().fit(X, y)\n"
+    "final_answer(f'@bmi_coef[{m.coef_[0]:.2f}], @r2[{m.score(X, y):.3f}]')",
+    "ch_strikes_median": _read("strikes")
+    + "final_answer(f\"@median_duration[{df[df.iprod > 0]['duration'].median():.1f}]\")",
+    "ch_cpunish_south_ratio": _read("cpunish")
+    + "r = df[df.SOUTH == 1].EXECUTIONS.mean() / df[df.SOUTH == 0].EXECUTIONS.mean()\n"
+    "final_answer(f'@ratio[{r:.2f}]')",
+    "ch_star98_asian_schools": _read("star98")
+    + "final_answer(f\"@n_districts[{int((df['PERASIAN'] > 10).sum())}]\")",
+    "ch_sunspots_decade": _read("sunspots")
+    + "m = df.groupby(df['YEAR'] // 10 * 10)['SUNACTIVITY'].mean()\n"
+    "final_answer(f'@decade[{int(m.idxmax())}]')",
+}
+for _task in [*CLOSED_FORM_TASKS, *CLOSED_FORM_HOLDOUT_TASKS]:
     _task.solution = [_SOLUTIONS[_task.name]]

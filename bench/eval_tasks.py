@@ -661,7 +661,7 @@ def select(names: str | None) -> list[Task]:
     """
     if not names:
         return list(TASKS)
-    from eval_closed_form import CLOSED_FORM_TASKS
+    from eval_closed_form import CLOSED_FORM_HOLDOUT_TASKS, CLOSED_FORM_TASKS
     from eval_fresh import FRESH_TASKS  # here: both import this module
     from eval_holdout import HOLDOUT_TASKS
     from eval_public import PUBLIC_HOLDOUT_TASKS, PUBLIC_TASKS
@@ -672,6 +672,7 @@ def select(names: str | None) -> list[Task]:
         "public": PUBLIC_TASKS,
         "public_holdout": PUBLIC_HOLDOUT_TASKS,
         "closed_form": CLOSED_FORM_TASKS,
+        "closed_form_holdout": CLOSED_FORM_HOLDOUT_TASKS,
     }
     holdout = {t.name: t for tasks in sets.values() for t in tasks}
     chosen: list[Task] = []

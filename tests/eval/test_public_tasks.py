@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 from agent_eval import run_task
-from eval_closed_form import CLOSED_FORM_TASKS
+from eval_closed_form import CLOSED_FORM_HOLDOUT_TASKS, CLOSED_FORM_TASKS
 from eval_public import ANSWER, PUBLIC_HOLDOUT_TASKS, PUBLIC_TASKS, AnswerFormat
 from eval_tasks import select
 
 from cave_tui.models import ScriptedModel
 
-ALL = [*PUBLIC_TASKS, *PUBLIC_HOLDOUT_TASKS, *CLOSED_FORM_TASKS]
+ALL = [*PUBLIC_TASKS, *PUBLIC_HOLDOUT_TASKS, *CLOSED_FORM_TASKS, *CLOSED_FORM_HOLDOUT_TASKS]
 
 
 def _script(task) -> list[str]:
@@ -50,6 +50,9 @@ def test_the_public_sets_are_apart_and_selected_by_name():
     assert {t.name for t in select("public_holdout")} == {t.name for t in PUBLIC_HOLDOUT_TASKS}
     assert not {t.name for t in PUBLIC_TASKS} & {t.name for t in PUBLIC_HOLDOUT_TASKS}
     assert {t.name for t in select("closed_form")} == {t.name for t in CLOSED_FORM_TASKS}
+    held = {t.name for t in select("closed_form_holdout")}
+    assert held == {t.name for t in CLOSED_FORM_HOLDOUT_TASKS}
+    assert not held & {t.name for t in CLOSED_FORM_TASKS}
     assert not {t.name for t in select("")} & {t.name for t in ALL}
 
 
