@@ -6,7 +6,8 @@ answers `0.4852`, `np.float64(0.783)` or `@0.000`, and whoever reads the answer 
 fields finds none. When the request names fields this way and the answer lacks one of
 them, the answer is questioned once, naming the form (with the answer put in it, when it
 is one value for one field). An answer that has every field is never questioned; a
-request without fields is never read further.
+request without fields is never read further. It may ask after another policy's doubt (the
+answer a look asked for, computed at last, often drops the form), still once a turn.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class AnswerFormat(BasePolicy):
     questioned once, naming the form."""
 
     name = "answer_format"
+    asks_after_a_doubt = True  # the answer to another doubt (compute it) may drop the form
 
     async def before_answer(self, turn: Turn, answer: Answer) -> Intervention | None:
         fields = asked_fields(turn.task)

@@ -62,6 +62,10 @@ class BasePolicy:
     """A policy that does nothing: override the points you need, set `name`."""
 
     name: ClassVar[str] = "policy"
+    # An answer is questioned once per turn, by every policy that doubts it then. True: this
+    # policy may also question an answer after the turn's first doubt (once, by its own
+    # count), for a check of the answer's form that the first doubt's answer may still fail.
+    asks_after_a_doubt: ClassVar[bool] = False
 
     async def before_request(self, turn: Turn) -> Intervention | None:
         return None

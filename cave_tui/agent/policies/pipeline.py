@@ -2,7 +2,8 @@
 
 Before a cell the first refusal wins (a REWIND counts only when the turn could be
 rewound); after a cell every policy speaks; an answer is questioned at most once per
-turn, by every policy that doubts it.
+turn, by every policy that doubts it (and once more by a policy that checks the answer's
+form, `asks_after_a_doubt`).
 """
 
 from __future__ import annotations
@@ -64,10 +65,14 @@ class PolicyPipeline:
         return found
 
     async def before_answer(self, turn: Turn, answer: Answer) -> list[Intervention]:
-        """The doubts about *answer*, once per turn: none after the turn's first doubt."""
-        if turn.doubted:
-            return []
-        found = [await p.before_answer(turn, answer) for p in self._at["before_answer"]]
+        """The doubts about *answer*, once per turn: after the turn's first doubt, only from
+        the policies that may ask after one (`asks_after_a_doubt`)."""
+        asking = [
+            p
+            for p in self._at["before_answer"]
+            if not turn.doubted or getattr(p, "asks_after_a_doubt", False)
+        ]
+        found = [await p.before_answer(turn, answer) for p in asking]
         doubts = [iv for iv in found if iv is not None]
-        turn.doubted = bool(doubts)
+        turn.doubted = turn.doubted or bool(doubts)
         return doubts

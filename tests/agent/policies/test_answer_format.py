@@ -58,3 +58,25 @@ def test_fields_are_read_from_the_form_not_from_addresses():
 def test_every_preset_but_off_and_minimal_has_it():
     assert all("answer_format" in PRESETS[p] for p in ("guided", "lean", "small", "strict"))
     assert "answer_format" not in PRESETS["off"] + PRESETS["minimal"]
+
+
+async def test_it_asks_after_another_doubt_the_form_the_computed_answer_dropped(runtime):
+    """A made-up answer in the form is questioned by look_first; the computed answer that
+    follows lacks the form and is questioned once more, by this policy alone."""
+    made_up = "@mean_delay[1.00]"
+    computed = fenced(MEAN + "final_answer(m)")
+    events, model, _ = await run_turn(
+        runtime, [made_up, computed, "@mean_delay[7.33]"], ASKED, policies="small"
+    )
+    assert interventions(events) == [
+        ("look_first", InterventionKind.DOUBT),
+        ("answer_format", InterventionKind.DOUBT),
+    ]
+    assert len(model.requests) == 3 and events[-1].content == "@mean_delay[7.33]"
+
+
+async def test_other_doubts_still_ask_once_a_turn(runtime):
+    made_up, again = "@mean_delay[1.00]", "@mean_delay[2.00]"
+    events, model, _ = await run_turn(runtime, [made_up, again], ASKED, policies="small")
+    assert interventions(events) == [("look_first", InterventionKind.DOUBT)]
+    assert len(model.requests) == 2 and events[-1].content == again
