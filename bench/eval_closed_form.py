@@ -15,15 +15,13 @@ the final figures.
 from __future__ import annotations
 
 import functools
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from eval_public import ANSWER, AnswerFormat, Data
+from eval_public import ANSWER, AnswerFormat, Data, write_csv
 from eval_public import csv_path as _public_csv_path
 from eval_tasks import Task
 
@@ -59,12 +57,7 @@ def _csv(name: str) -> Callable[[Data], list[Any]]:
     """Writes the dataset as CSV (the model reads it itself) and injects nothing."""
 
     def inject(d: Data) -> list[Any]:
-        target = csv_path(name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, aside = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", newline="") as handle:
-            table(name).to_csv(handle, index=False)
-        os.replace(aside, target)
+        write_csv(table(name), csv_path(name))
         return []
 
     return inject

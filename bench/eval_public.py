@@ -53,22 +53,25 @@ def csv_path(name: str) -> Path:
     return CSV_DIR / f"{name.replace('_', '-')}.csv"
 
 
+def write_csv(frame: pd.DataFrame, target: Path) -> None:
+    """*frame* as CSV at *target*, written aside, then renamed into place: runs of tasks on
+    the same dataset at once (the suite's workers) never read a file another is writing."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, aside = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", newline="") as handle:
+            frame.to_csv(handle, index=False)
+        os.replace(aside, target)
+    except BaseException:
+        Path(aside).unlink(missing_ok=True)
+        raise
+
+
 def _csv(name: str) -> Callable[[Data], list[Any]]:
     """Writes the dataset as CSV (the model reads it itself) and injects nothing."""
 
     def inject(d: Data) -> list[Any]:
-        CSV_DIR.mkdir(parents=True, exist_ok=True)
-        # Written aside, then renamed into place: runs of tasks on the same dataset at once
-        # (the suite's workers) never read a file another is writing.
-        target = csv_path(name)
-        fd, aside = tempfile.mkstemp(dir=CSV_DIR, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", newline="") as handle:
-                table(name).to_csv(handle, index=False)
-            os.replace(aside, target)
-        except BaseException:
-            Path(aside).unlink(missing_ok=True)
-            raise
+        write_csv(table(name), csv_path(name))
         return []
 
     return inject
