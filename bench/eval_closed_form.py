@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from eval_public import ANSWER, AnswerFormat, Data, write_csv
+from eval_public import Data, answers, write_csv
 from eval_public import csv_path as _public_csv_path
 from eval_tasks import Task
 
@@ -61,20 +61,6 @@ def _csv(name: str) -> Callable[[Data], list[Any]]:
         return []
 
     return inject
-
-
-def _answers(*parts: tuple[str, float | str, int]) -> Callable[[Data], dict[str, Any]]:
-    """The truth of a question with one or more answers: `@answer`, `@answer:2`, ..."""
-
-    def truth(d: Data) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for i, (name, value, decimals) in enumerate(parts):
-            key = ANSWER if i == 0 else f"{ANSWER}:{i + 1}"
-            expected = round(value, decimals) if isinstance(value, float) else value
-            out[key] = AnswerFormat(name, expected, decimals)
-        return out
-
-    return truth
 
 
 def _fmt(*parts: tuple[str, str]) -> str:
@@ -144,7 +130,7 @@ CLOSED_FORM_TASKS: list[Task] = [
             "regression of foodexp on income (with an intercept). What is the slope?"
             + _fmt(("slope", "rounded to 4 decimals"))
         ],
-        lambda d: _answers(("slope", _ols_slope(), 4))(d),
+        lambda d: answers(("slope", _ols_slope(), 4)),
     ),
     Task(
         "cf_stackloss_r2",
@@ -155,7 +141,7 @@ CLOSED_FORM_TASKS: list[Task] = [
             "on AIRFLOW, WATERTEMP and ACIDCONC with an intercept. Report its R-squared."
             + _fmt(("r_squared", "rounded to 3 decimals"))
         ],
-        lambda d: _answers(("r_squared", _stackloss_r2(), 3))(d),
+        lambda d: answers(("r_squared", _stackloss_r2(), 3)),
     ),
     Task(
         "cf_spector_ttest",
@@ -167,7 +153,7 @@ CLOSED_FORM_TASKS: list[Task] = [
             "group. Report the t statistic and the p-value."
             + _fmt(("t_stat", "rounded to 3 decimals"), ("p_value", "rounded to 3 decimals"))
         ],
-        lambda d: _answers(("t_stat", _spector_t()[0], 3), ("p_value", _spector_t()[1], 3))(d),
+        lambda d: answers(("t_stat", _spector_t()[0], 3), ("p_value", _spector_t()[1], 3)),
     ),
     Task(
         "cf_longley_corr",
@@ -178,7 +164,7 @@ CLOSED_FORM_TASKS: list[Task] = [
             "correlation between GNP and UNEMP, and is it significant at the 0.05 level?"
             + _fmt(("r", "rounded to 3 decimals"), ("significant", "yes or no"))
         ],
-        lambda d: _answers(("r", _longley_r_p()[0], 3), ("significant", _longley_r_p()[1], 0))(d),
+        lambda d: answers(("r", _longley_r_p()[0], 3), ("significant", _longley_r_p()[1], 0)),
     ),
     Task(
         "cf_macro_growth",
@@ -189,7 +175,7 @@ CLOSED_FORM_TASKS: list[Task] = [
             "quarter-over-quarter growth of realgdp, in percent?"
             + _fmt(("growth", "a percentage rounded to 3 decimals, without the % sign"))
         ],
-        lambda d: _answers(("growth", _macro_growth(), 3))(d),
+        lambda d: answers(("growth", _macro_growth(), 3)),
     ),
     Task(
         "cf_macro_peak_year",
@@ -199,9 +185,9 @@ CLOSED_FORM_TASKS: list[Task] = [
             f"In {csv_path('macrodata')}, in which year was the quarterly unemployment rate "
             "(unemp) at its highest?" + _fmt(("year", "an integer"))
         ],
-        lambda d: _answers(
+        lambda d: answers(
             ("year", float(table("macrodata").loc[table("macrodata")["unemp"].idxmax(), "year"]), 0)
-        )(d),
+        ),
     ),
     Task(
         "cf_anes_age_outliers",
@@ -212,7 +198,7 @@ CLOSED_FORM_TASKS: list[Task] = [
             "z-scores with the population standard deviation. How many respondents have an "
             "absolute z-score above 2?" + _fmt(("n_outliers", "an integer"))
         ],
-        lambda d: _answers(("n_outliers", float(_anes_z()), 0))(d),
+        lambda d: answers(("n_outliers", float(_anes_z()), 0)),
     ),
     Task(
         "cf_fair_children",
@@ -223,7 +209,7 @@ CLOSED_FORM_TASKS: list[Task] = [
             "minus the mean for those without children (children equal to 0)?"
             + _fmt(("difference", "rounded to 3 decimals"))
         ],
-        lambda d: _answers(("difference", _fair_diff(), 3))(d),
+        lambda d: answers(("difference", _fair_diff(), 3)),
     ),
     Task(
         "cf_fair_occupation",
@@ -234,7 +220,7 @@ CLOSED_FORM_TASKS: list[Task] = [
             "rate_marriage, and what is that mean?"
             + _fmt(("occupation", "an integer"), ("mean_rating", "rounded to 2 decimals"))
         ],
-        lambda d: _answers(
+        lambda d: answers(
             (
                 "occupation",
                 float(table("fair").groupby("occupation")["rate_marriage"].mean().idxmax()),
@@ -245,7 +231,7 @@ CLOSED_FORM_TASKS: list[Task] = [
                 float(table("fair").groupby("occupation")["rate_marriage"].mean().max()),
                 2,
             ),
-        )(d),
+        ),
     ),
     Task(
         "cf_wine_above_median",
@@ -256,7 +242,7 @@ CLOSED_FORM_TASKS: list[Task] = [
             "have an alcohol value strictly above the median alcohol?"
             + _fmt(("count", "an integer"))
         ],
-        lambda d: _answers(("count", float(_wine_above()), 0))(d),
+        lambda d: answers(("count", float(_wine_above()), 0)),
     ),
 ]
 
@@ -310,7 +296,7 @@ CLOSED_FORM_HOLDOUT_TASKS: list[Task] = [
                 ("total", "rounded to 1 decimal"),
             )
         ],
-        lambda d: _answers(("firm", _grunfeld_top()[0], 0), ("total", _grunfeld_top()[1], 1))(d),
+        lambda d: answers(("firm", _grunfeld_top()[0], 0), ("total", _grunfeld_top()[1], 1)),
     ),
     Task(
         "ch_grunfeld_spearman",
@@ -320,9 +306,9 @@ CLOSED_FORM_HOLDOUT_TASKS: list[Task] = [
             f"Using {csv_path('grunfeld')}, compute the Spearman rank correlation between value "
             "and invest." + _fmt(("rho", "rounded to 3 decimals"))
         ],
-        lambda d: _answers(
+        lambda d: answers(
             ("rho", float(table("grunfeld")[["value", "invest"]].corr("spearman").iloc[0, 1]), 3)
-        )(d),
+        ),
     ),
     Task(
         "ch_cancer_radius_ttest",
@@ -335,7 +321,7 @@ CLOSED_FORM_HOLDOUT_TASKS: list[Task] = [
             "the difference is significant at the 0.01 level."
             + _fmt(("t", "rounded to 2 decimals"), ("significant", "yes or no"))
         ],
-        lambda d: _answers(("t", _cancer_t()[0], 2), ("significant", _cancer_t()[1], 0))(d),
+        lambda d: answers(("t", _cancer_t()[0], 2), ("significant", _cancer_t()[1], 0)),
     ),
     Task(
         "ch_diabetes_ols",
@@ -347,7 +333,7 @@ CLOSED_FORM_HOLDOUT_TASKS: list[Task] = [
             "intercept. Report the coefficient of bmi and the model's R-squared."
             + _fmt(("bmi_coef", "rounded to 2 decimals"), ("r2", "rounded to 3 decimals"))
         ],
-        lambda d: _answers(("bmi_coef", _diabetes_fit()[0], 2), ("r2", _diabetes_fit()[1], 3))(d),
+        lambda d: answers(("bmi_coef", _diabetes_fit()[0], 2), ("r2", _diabetes_fit()[1], 3)),
     ),
     Task(
         "ch_strikes_median",
@@ -358,13 +344,13 @@ CLOSED_FORM_HOLDOUT_TASKS: list[Task] = [
             "when iprod (industrial production) was above 0?"
             + _fmt(("median_duration", "rounded to 1 decimal"))
         ],
-        lambda d: _answers(
+        lambda d: answers(
             (
                 "median_duration",
                 float(table("strikes").query("iprod > 0")["duration"].median()),
                 1,
             )
-        )(d),
+        ),
     ),
     Task(
         "ch_cpunish_south_ratio",
@@ -375,7 +361,7 @@ CLOSED_FORM_HOLDOUT_TASKS: list[Task] = [
             "EXECUTIONS for southern states (SOUTH equal to 1) divided by the mean for the "
             "other states?" + _fmt(("ratio", "rounded to 2 decimals"))
         ],
-        lambda d: _answers(("ratio", _cpunish_ratio(), 2))(d),
+        lambda d: answers(("ratio", _cpunish_ratio(), 2)),
     ),
     Task(
         "ch_star98_asian_schools",
@@ -385,7 +371,7 @@ CLOSED_FORM_HOLDOUT_TASKS: list[Task] = [
             f"Using {csv_path('star98')}, how many school districts have PERASIAN (the percent "
             "of Asian students) above 10?" + _fmt(("n_districts", "an integer"))
         ],
-        lambda d: _answers(("n_districts", float((table("star98")["PERASIAN"] > 10).sum()), 0))(d),
+        lambda d: answers(("n_districts", float((table("star98")["PERASIAN"] > 10).sum()), 0)),
     ),
     Task(
         "ch_sunspots_decade",
@@ -396,7 +382,7 @@ CLOSED_FORM_HOLDOUT_TASKS: list[Task] = [
             "year, e.g. 1950 for 1950-1959) has the highest mean SUNACTIVITY?"
             + _fmt(("decade", "an integer"))
         ],
-        lambda d: _answers(("decade", float(_sunspot_decade()), 0))(d),
+        lambda d: answers(("decade", float(_sunspot_decade()), 0)),
     ),
 ]
 

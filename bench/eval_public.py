@@ -121,9 +121,19 @@ class AnswerFormat:
         return Verdict(ok, "" if ok else f"expected {self.expected:.{self.decimals}f}, got {got}")
 
 
+def answers(*parts: tuple[str, float | str, int]) -> dict[str, Any]:
+    """The truth of a closed-form question, one `(name, value, decimals)` per answer:
+    `@answer`, `@answer:2`, ... (numbers rounded as asked)."""
+    out: dict[str, Any] = {}
+    for i, (name, value, decimals) in enumerate(parts):
+        key = ANSWER if i == 0 else f"{ANSWER}:{i + 1}"
+        expected = round(value, decimals) if isinstance(value, float) else value
+        out[key] = AnswerFormat(name, expected, decimals)
+    return out
+
+
 def _answer(name: str, expected: float | str, decimals: int = 2) -> dict[str, Any]:
-    rounded = round(expected, decimals) if isinstance(expected, float) else expected
-    return {ANSWER: AnswerFormat(name, rounded, decimals)}
+    return answers((name, expected, decimals))
 
 
 def _fmt(name: str, what: str) -> str:
