@@ -435,6 +435,13 @@ def main(argv: list[str] | None = None) -> int:
         help="the agent's policies: a preset (guided, minimal, strict, off) or a spec such as "
         "guided,-tips (docs/policies.md); default: the agent's default preset",
     )
+    ap.add_argument(
+        "--continues-reply",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the server continues a reply the request ends with (llama.cpp's prefill), so a "
+        "policy may begin the model's replies; default: yes for the default llama.cpp server",
+    )
     ap.add_argument("--list", action="store_true", help="list the tasks and exit")
     ap.add_argument(
         "--merge",
@@ -489,6 +496,8 @@ def main(argv: list[str] | None = None) -> int:
         temperature=args.temperature,
         max_retries=2,
     )
+    continues = args.continues_reply
+    model.continues_reply = args.api_base == DEFAULT_API_BASE if continues is None else continues
     RESULTS.mkdir(parents=True, exist_ok=True)
     transcript_path = RESULTS / f"{name}_transcripts.jsonl"
     transcript_path.write_text("")
@@ -524,6 +533,7 @@ def main(argv: list[str] | None = None) -> int:
         "time_cap": args.time_cap,
         "exec_timeout": args.exec_timeout,
         "policies": args.policies,
+        "continues_reply": model.continues_reply,
     }
     print()
     report(name, rows, {"config": config, **figures, "runs": [r.to_dict() for r in runs]})

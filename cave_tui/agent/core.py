@@ -37,6 +37,7 @@ from cave_tui.agent.persisted_output import (
 from cave_tui.agent.policies import (
     AgentPolicy,
     Intervention,
+    InterventionKind,
     PolicyPipeline,
     resolve_policies,
 )
@@ -350,6 +351,10 @@ class CaveAgent:
                     tally.usage = tally.usage + compactor.take_usage()  # summariser calls
                 for tip in await self._pipeline.before_request(turn):
                     yield told(tip)
+                lead = self._reply_lead()
+                if lead is not None and not turn.led:
+                    turn.led = True
+                    yield told(lead)
                 reply = Reply()
                 options: dict[str, Any] = {"stop": [CODE_END_STOP]} if self.stop_after_code else {}
                 if turn.resample and self.loop_temperature is not None:
@@ -368,6 +373,7 @@ class CaveAgent:
                         if getattr(self.model, "bounds_own_stream", False)
                         else self.stream_idle_timeout,
                         stop_after_code=self.stop_after_code,
+                        lead=lead.request if lead is not None else "",
                     ):
                         yield self._emit(event)
                 except ModelError as exc:
@@ -469,6 +475,18 @@ class CaveAgent:
         if (kept := await kept_work(turn, step, ended=True)) is not None:
             yield self._emit(kept)
         yield done(AgentStatus.MAX_STEPS_REACHED, last_text)
+
+    def _reply_lead(self) -> Intervention | None:
+        """The LEAD of a policy that begins the model's replies (`request`: the text), where
+        the model continues a reply it is given; else None."""
+        if not getattr(self.model, "continues_reply", False):  # upstream's models lack it
+            return None
+        found = self._pipeline.reply_lead()
+        if found is None:
+            return None
+        text = found.text.replace("{python_block_identifier}", self.python_block_identifier)
+        shown = f"Each reply of this turn begins with {text.strip()!r}: the model answers in code."
+        return Intervention(found.policy, InterventionKind.LEAD, shown, request=text)
 
     async def _size_local_model(self) -> None:
         """Once: a local model picked by class whose size its name does not say is sized by

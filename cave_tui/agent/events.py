@@ -431,6 +431,7 @@ class InterventionKind(StrEnum):
     KEEP = "keep"  # an object the user gave was rebound; its original is kept
     DOUBT = "doubt"  # an answer questioned before it is accepted
     REWIND = "rewind"  # failed exchanges left the model's context
+    LEAD = "lead"  # the model's replies begun for it (a code fence), once shown per turn
 
 
 @dataclass

@@ -31,6 +31,7 @@ from cave_tui.models.base import (
     Model,
     ModelError,
     RetryNotice,
+    StreamItem,
     StreamStalledError,
     TextDelta,
     Usage,
@@ -76,23 +77,32 @@ async def stream_reply(
     *,
     idle_timeout: float | None = None,
     stop_after_code: bool = False,
+    lead: str = "",
 ) -> AsyncIterator[ev.Event]:
     """Stream one reply into *reply*, yielding its events; on cancel the partial reply
     joins *conversation*. *idle_timeout*: the longest wait for each piece of the reply;
-    *stop_after_code*: the reply ends where its first code block closes."""
+    *stop_after_code*: the reply ends where its first code block closes; *lead*: the text
+    the reply begins with, sent as the start of the assistant's message for the model to
+    continue (only to a model that does: `Model.continues_reply`)."""
     request = await build_request()
-    cut = (lambda: FirstBlockCut(language, before=reply.text)) if stop_after_code else None
     overflow_retries = 0
     continuations = 0
     while True:
+        begun = lead if not reply.text else ""  # a continuation goes on from its parts
+        sent = [*request, {"role": "assistant", "content": begun}] if begun else request
+        cut = (
+            (lambda before=reply.text + begun: FirstBlockCut(language, before=before))
+            if stop_after_code
+            else None
+        )
         pending = ""
         prose = _Prose(language)
         finish: str | None = None
         dropped: ModelError | None = None
         attempt_text = ""
         try:
-            async for item in stream_items(
-                model, request, idle_timeout=idle_timeout, cut=cut, **options
+            async for item in _led(
+                stream_items(model, sent, idle_timeout=idle_timeout, cut=cut, **options), begun
             ):
                 if isinstance(item, TextDelta):
                     attempt_text += item.text
@@ -171,6 +181,35 @@ async def stream_reply(
             continue
         reply.truncated = finish == "length"
         return
+
+
+async def _led(items: AsyncIterator[StreamItem], lead: str) -> AsyncIterator[StreamItem]:
+    """*items* with *lead* as the reply's first text, again after a retry that voids the
+    text streamed (the retried call begins from the lead too). A server that sends the
+    lead back before its continuation (llama.cpp does when not streaming) is not believed
+    twice: the echo is dropped."""
+    if not lead:
+        async for item in items:
+            yield item
+        return
+    yield TextDelta(lead)
+    head: str | None = ""  # the model's first text, held until it shows whether it echoes
+    async for item in items:
+        if isinstance(item, TextDelta) and head is not None:
+            head += item.text
+            if len(head) < len(lead) and lead.startswith(head):
+                continue
+            rest, head = head.removeprefix(lead), None
+            if rest:
+                yield TextDelta(rest)
+            continue
+        if head:  # a reply shorter than the lead, ended (or retried) while held
+            yield TextDelta(head)
+        head = None
+        yield item
+        if isinstance(item, RetryNotice) and item.discard_partial:
+            yield TextDelta(lead)
+            head = ""
 
 
 class FirstBlockCut:

@@ -65,6 +65,7 @@ class Turn:
         self.runtime = runtime
         self.cells: list[CellRecord] = []
         self.doubted = False  # an answer was questioned: asked once per turn
+        self.led = False  # a policy's reply lead was shown (once per turn)
         self.held_answer: str | None = None  # a looked-at answer, until a cell runs again
         self.rewinds = 0
         self.rewound_at = 0  # len(cells) at the last rewind

@@ -246,6 +246,10 @@ class Model(ABC):
     # True when the model bounds the wait for each chunk itself (cave's HTTP models:
     # `first_token_timeout`, `stream_idle_timeout`); the agent's limit guards the others.
     bounds_own_stream: ClassVar[bool] = False
+    # True when the server continues a reply the request ends with (an assistant message
+    # last: llama.cpp's prefill), so a policy may begin the reply (`BasePolicy.reply_lead`).
+    # Hosted APIs start a new message instead: False unless the server is known to.
+    continues_reply: bool = False
 
     @abstractmethod
     def stream(self, messages: list[Message], **kwargs: Any) -> AsyncIterator[StreamItem]:

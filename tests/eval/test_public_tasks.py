@@ -1,4 +1,4 @@
-"""The public-data task sets (bench/eval_public.py, bench/eval_closed_form.py): each reference
+"""The public-data task sets (bench/eval_public.py, bench/eval_closed_form*.py): each reference
 solution solves its task through the real agent loop; a closed-form answer is checked on the
 answer's text."""
 
@@ -7,12 +7,14 @@ from __future__ import annotations
 import pytest
 from agent_eval import run_task
 from eval_closed_form import CLOSED_FORM_HOLDOUT_TASKS, CLOSED_FORM_TASKS
+from eval_closed_form_fresh import CLOSED_FORM_FRESH_TASKS
 from eval_public import ANSWER, PUBLIC_HOLDOUT_TASKS, PUBLIC_TASKS, AnswerFormat
 from eval_tasks import select
 
 from cave_tui.models import ScriptedModel
 
-ALL = [*PUBLIC_TASKS, *PUBLIC_HOLDOUT_TASKS, *CLOSED_FORM_TASKS, *CLOSED_FORM_HOLDOUT_TASKS]
+CLOSED_FORM = [*CLOSED_FORM_TASKS, *CLOSED_FORM_HOLDOUT_TASKS, *CLOSED_FORM_FRESH_TASKS]
+ALL = [*PUBLIC_TASKS, *PUBLIC_HOLDOUT_TASKS, *CLOSED_FORM]
 
 
 def _script(task) -> list[str]:
@@ -53,6 +55,9 @@ def test_the_public_sets_are_apart_and_selected_by_name():
     held = {t.name for t in select("closed_form_holdout")}
     assert held == {t.name for t in CLOSED_FORM_HOLDOUT_TASKS}
     assert not held & {t.name for t in CLOSED_FORM_TASKS}
+    fresh = {t.name for t in select("closed_form_fresh")}
+    assert fresh == {t.name for t in CLOSED_FORM_FRESH_TASKS}
+    assert not fresh & (held | {t.name for t in CLOSED_FORM_TASKS})
     assert not {t.name for t in select("")} & {t.name for t in ALL}
 
 

@@ -7,6 +7,9 @@ A policy sees the turn at four points and may return one `Intervention`:
 - `after_cell`: a HINT or a KEEP (text added to the cell's observation) or a REWIND;
 - `before_answer`: a DOUBT (the answer is not accepted yet; the text is fed back).
 
+A policy may also begin every model reply (`reply_lead`, a LEAD shown once per turn) where
+the model continues a reply it is given.
+
 Subclass `BasePolicy` and override the points you need; pass instances to
 `CaveAgent(policies=[...])`. Every intervention reaches the user as an event.
 """
@@ -66,6 +69,9 @@ class BasePolicy:
     # policy may also question an answer after the turn's first doubt (once, by its own
     # count), for a check of the answer's form that the first doubt's answer may still fail.
     asks_after_a_doubt: ClassVar[bool] = False
+    # Text each model reply of a turn begins with, where the model continues a reply
+    # (`Model.continues_reply`); `{python_block_identifier}` is filled in. "": none.
+    reply_lead: ClassVar[str] = ""
 
     async def before_request(self, turn: Turn) -> Intervention | None:
         return None

@@ -32,6 +32,14 @@ class PolicyPipeline:
     def names(self) -> list[str]:
         return [p.name for p in self.policies]
 
+    def reply_lead(self) -> Intervention | None:
+        """The first policy's `reply_lead` (its text is the lead, not yet filled in)."""
+        for policy in self.policies:
+            lead = getattr(policy, "reply_lead", "")  # a policy to the protocol may lack it
+            if isinstance(lead, str) and lead:
+                return Intervention(policy.name, InterventionKind.LEAD, lead)
+        return None
+
     async def before_request(self, turn: Turn) -> list[Intervention]:
         """Set `turn.tips` for the next model call; return the TIPs not yet shown this turn."""
         found = [await p.before_request(turn) for p in self._at["before_request"]]

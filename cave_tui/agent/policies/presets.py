@@ -30,6 +30,7 @@ from cave_tui.agent.policies.name_for_value import NameForValue
 from cave_tui.agent.policies.not_done import NotDone
 from cave_tui.agent.policies.pair_modes import PairModes
 from cave_tui.agent.policies.repeat_guard import RepeatGuard
+from cave_tui.agent.policies.reply_in_code import ReplyInCode
 from cave_tui.agent.policies.rewind import Rewind
 from cave_tui.agent.policies.short_prompt import ShortPrompt
 from cave_tui.agent.policies.text_for_numbers import TextForNumbers
@@ -62,6 +63,7 @@ POLICY_CLASSES: tuple[type[Any], ...] = (
     LookFirst,  # last: the specific doubts say what is wrong before it shows the result
     LookAlways,  # LookFirst without waiting for a warning sign (strict only)
     ShortPrompt,  # acts on no turn: it supplies the system rules (opt-in)
+    ReplyInCode,  # begins each reply with the code fence, where the model continues it
 )
 POLICY_NAMES: tuple[str, ...] = tuple(cls.name for cls in POLICY_CLASSES)
 
@@ -82,7 +84,7 @@ _STRICT_ONLY = (
     "counts_of_one",
     "early_reduce",
 )
-_SMALL_ONLY = ("look_first",)
+_SMALL_ONLY = ("look_first", "reply_in_code")
 # Aids for slips of small models not yet measured on the others: in `small` and `strict`,
 # not in `guided` (whose aids earned their place in the single-aid ablation).
 _SMALL_AND_STRICT = ("name_for_value",)

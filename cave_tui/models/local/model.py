@@ -33,6 +33,7 @@ class LocalModel(Model):
     a crash, stopped when cave ends. `LocalModel.create(gguf=None)` picks the weights."""
 
     bounds_own_stream: ClassVar[bool] = True  # its HTTP client does; starting it takes long
+    continues_reply: bool = True  # llama.cpp continues a last assistant message (prefill)
 
     def __init__(
         self, server: LocalServer, *, client: ModelClient = ModelClient.OPENAI, **kwargs: Any

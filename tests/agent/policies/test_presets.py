@@ -24,11 +24,13 @@ def test_specs_choose_presets_and_names_in_the_canonical_order():
     assert policy_names("minimal,rewind") == ["error_hints", "keep_given", "rewind"]
     assert policy_names(["rewind", "error_hints"]) == ["error_hints", "rewind"]
     # strict looks at every answer (look_always), which covers look_first's look; it keeps
-    # the default system rules and no code_first tip (both opt-in)
+    # the default system rules and no code_first tip (both opt-in); replies are begun in
+    # code for the small preset only
     assert set(policy_names("strict")) == set(POLICY_NAMES) - {
         "code_first",
         "look_first",
         "short_prompt",
+        "reply_in_code",
     }
     assert PRESETS["guided"] == (
         "error_hints",

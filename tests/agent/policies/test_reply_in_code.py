@@ -1,0 +1,100 @@
+"""ReplyInCode: where the model continues a reply it is given, each reply begins with the
+code fence (the request ends with it as the assistant's message), the fence is part of the
+reply the loop reads, and the user is told once a turn; a model that cannot continue a
+reply (hosted APIs, upstream's models) gets the request unchanged and no event."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from cave_tui.agent import CaveAgent
+from cave_tui.agent.events import FinalResponseEvent, InterventionKind
+from cave_tui.agent.policies import PRESETS
+from cave_tui.agent.streaming import _led
+from cave_tui.models import ScriptedModel
+from cave_tui.models.base import Completion, RetryNotice, StreamItem, TextDelta, Usage
+from tests.agent.policies.helpers import interventions
+
+MEAN = "m = round(flights['dep_delay'].mean(), 2)\nfinal_answer(m)\n```"
+
+
+def continuing(replies: list[str]) -> ScriptedModel:
+    """A scripted model that, as llama.cpp does, continues the reply it is given."""
+    model = ScriptedModel(replies)
+    model.continues_reply = True
+    return model
+
+
+async def test_the_reply_begins_in_code_and_the_number_is_computed(runtime):
+    model = continuing([MEAN])
+    agent = CaveAgent(model, runtime, display=False, policies="small")
+    events = [e async for e in agent.stream_events("What is the mean delay?")]
+    assert model.requests[0][-1] == {"role": "assistant", "content": "```python\n"}
+    assert [e.content for e in events if isinstance(e, FinalResponseEvent)] == ["7.33"]
+    assert interventions(events).count(("reply_in_code", InterventionKind.LEAD)) == 1
+    replies = [m for m in agent.history if m["role"] == "assistant"]
+    assert replies[0]["content"].startswith("```python\nm = round(")  # the fence is its own
+
+
+async def test_every_call_is_led_and_the_user_is_told_once_a_turn(runtime):
+    first = "print(flights['dep_delay'].mean())\n```"
+    model = continuing([first, "final_answer(7.33)\n```", "final_answer('AA')\n```"])
+    agent = CaveAgent(model, runtime, display=False, policies="reply_in_code")
+    events = [e async for e in agent.stream_events("Mean delay?")]
+    events += [e async for e in agent.stream_events("Busiest carrier?")]
+    assert all(r[-1] == {"role": "assistant", "content": "```python\n"} for r in model.requests)
+    assert interventions(events) == [("reply_in_code", InterventionKind.LEAD)] * 2
+    # the lead is not left in the conversation as a message of its own
+    assert not any(m["content"] == "```python\n" for m in agent.history)
+
+
+async def test_a_model_that_cannot_continue_a_reply_is_not_led(runtime):
+    model = ScriptedModel(["```python\n" + MEAN])
+    agent = CaveAgent(model, runtime, display=False, policies="small")
+    events = [e async for e in agent.stream_events("What is the mean delay?")]
+    assert model.requests[0][-1]["role"] == "user"
+    assert ("reply_in_code", InterventionKind.LEAD) not in interventions(events)
+    assert [e.content for e in events if isinstance(e, FinalResponseEvent)] == ["7.33"]
+
+
+async def test_the_lead_follows_the_agents_block_identifier(runtime):
+    model = continuing(["final_answer(1)\n```"])
+    agent = CaveAgent(
+        model, runtime, display=False, policies="reply_in_code", python_block_identifier="py"
+    )
+    events = [e async for e in agent.stream_events("one")]
+    assert model.requests[0][-1]["content"] == "```py\n"
+    assert [e.content for e in events if isinstance(e, FinalResponseEvent)] == ["1"]
+
+
+async def test_a_retry_that_voids_the_text_begins_again_from_the_lead():
+    async def items() -> AsyncIterator[StreamItem]:
+        yield TextDelta("x = ")
+        yield RetryNotice(attempt=1, delay=0.0, reason="dropped", discard_partial=True)
+        yield TextDelta("x = 1\n```")
+        yield Completion("stop", Usage())
+
+    seen = [i async for i in _led(items(), "```python\n")]
+    texts = [i.text for i in seen if isinstance(i, TextDelta)]
+    assert texts == ["```python\n", "x = ", "```python\n", "x = 1\n```"]
+
+
+def test_only_the_small_preset_has_it():
+    assert "reply_in_code" in PRESETS["small"]
+    assert all("reply_in_code" not in PRESETS[p] for p in ("off", "minimal", "guided", "lean"))
+
+
+async def _texts(lead: str, *pieces: str) -> list[str]:
+    async def items() -> AsyncIterator[StreamItem]:
+        for piece in pieces:
+            yield TextDelta(piece)
+        yield Completion("stop", Usage())
+
+    return [i.text for i in [i async for i in _led(items(), lead)] if isinstance(i, TextDelta)]
+
+
+async def test_a_server_that_sends_the_lead_back_is_not_read_twice():
+    lead = "```python\n"
+    assert "".join(await _texts(lead, "```py", "thon\nx = 1", "\n```")) == lead + "x = 1\n```"
+    assert "".join(await _texts(lead, "x = 1\n```")) == lead + "x = 1\n```"
+    assert "".join(await _texts(lead, "`")) == lead + "`"  # short, ended while held
