@@ -5,7 +5,7 @@ Closed-form questions often end with the form of the answer: `Answer format:
 answers `0.4852`, `np.float64(0.783)` or `@0.000`, and whoever reads the answer by its
 fields finds none. When the request names fields this way and the answer lacks one of
 them, the answer is questioned once, naming the form (with the answer put in it, when it
-is one value for one field). An answer that has every field is never questioned; a
+is as many plain values as there are fields). An answer that has every field is never questioned; a
 request without fields is never read further. It may ask after another policy's doubt (the
 answer a look asked for, computed at last, often drops the form), still once a turn.
 """
@@ -20,6 +20,7 @@ from cave_tui.agent.turn import Answer, Turn
 # `@name[`, not inside a word or an address (`user@host[...]`).
 FIELD = re.compile(r"(?<![\w.@])@([A-Za-z_]\w*)\[")
 ONE_VALUE_CHARS = 60  # an answer this short on one line is one value to put in the form
+MANY_VALUE_WORDS = 3  # of several values, each at most this many words (not a sentence)
 
 
 def asked_fields(request: str) -> list[str]:
@@ -35,11 +36,47 @@ def format_note(fields: list[str], answer: str) -> str:
         "so it was not given yet. Give the final answer again in exactly that form, each value "
         "as the request says"
     )
-    value = answer.strip()
-    plain = value and not any(c in value for c in "@[]\n") and len(value) <= ONE_VALUE_CHARS
-    if len(fields) == 1 and plain:
-        return f"{note}, e.g. `@{fields[0]}[{value}]`."
-    return note + "."
+    values = plain_values(answer, len(fields))
+    if values is None:
+        return note + "."
+    filled = ", ".join(f"@{field}[{value}]" for field, value in zip(fields, values, strict=True))
+    return f"{note}, e.g. `{filled}`."
+
+
+def plain_values(answer: str, count: int) -> list[str] | None:
+    """*answer* as *count* plain values in order (`1982` for one field; `0.604, yes` for
+    two), or None when it is not that plainly (prose, brackets, several lines). `@0.000` is
+    not one: a small model writes it for a number it has not computed."""
+    text = answer.strip()
+    if not text or any(c in text for c in "@[]\n") or len(text) > ONE_VALUE_CHARS:
+        return None
+    if count == 1:
+        return [text]
+    values = [part.strip() for part in text.split(",")]
+    short = all(value and len(value.split()) <= MANY_VALUE_WORDS for value in values)
+    return values if len(values) == count and short else None
+
+
+def form_as_code(code: str, request: str) -> bool:
+    """A line of *code* that is the request's answer form written as Python (`@name[x]`
+    starts a decorator, a SyntaxError), where the request names that field."""
+    fields = set(asked_fields(request))
+    return any(
+        (found := FIELD.match(line.strip())) is not None and found[1] in fields
+        for line in code.splitlines()
+    )
+
+
+FORM_AS_CODE_HINT = (
+    "`@name[value]` is the form of the final answer's text, not Python: compute the values, "
+    'then give them as text, e.g. final_answer(f"{example}").'
+)
+
+
+def form_as_code_hint(request: str) -> str:
+    """The hint for a cell that wrote the answer form as code, with the request's fields."""
+    example = ", ".join(f"@{field}[{{{field}}}]" for field in asked_fields(request))
+    return FORM_AS_CODE_HINT.format(example=example)
 
 
 class AnswerFormat(BasePolicy):

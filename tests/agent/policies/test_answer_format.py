@@ -80,3 +80,35 @@ async def test_other_doubts_still_ask_once_a_turn(runtime):
     events, model, _ = await run_turn(runtime, [made_up, again], ASKED, policies="small")
     assert interventions(events) == [("look_first", InterventionKind.DOUBT)]
     assert len(model.requests) == 2 and events[-1].content == again
+
+
+def test_plain_values_are_put_in_the_form_field_by_field():
+    assert format_note(["year"], "1982").endswith("e.g. `@year[1982]`.")
+    two = format_note(["r", "significant"], "0.604, yes")
+    assert two.endswith("e.g. `@r[0.604], @significant[yes]`.")
+    for answer in ("@31[@2]", "The correlation is 0.604, and it is significant.", "1\n2"):
+        assert "e.g." not in format_note(["r", "significant"], answer)
+    assert "e.g." not in format_note(["n"], "1, 2, 3, 4 " * 20)  # too long to be one value
+
+
+async def test_the_form_written_as_code_gets_a_hint_with_the_fields(runtime):
+    task = "Busiest carrier and its flights? Answer format: @carrier[name], @n[count]."
+    as_code = fenced("top = flights['carrier'].mode()[0]\n@carrier[top], @n[2]")
+    fixed = fenced(
+        "top = flights['carrier'].mode()[0]\nn = int((flights['carrier'] == top).sum())\n"
+        "final_answer(f'@carrier[{top}], @n[{n}]')"
+    )
+    events, model, _ = await run_turn(runtime, [as_code, fixed], task, policies="minimal")
+    assert interventions(events) == [("error_hints", InterventionKind.HINT)]
+    note = model.requests[1][-1]["content"]
+    assert 'final_answer(f"@carrier[{carrier}], @n[{n}]")' in note
+    assert events[-1].content == "@carrier[AA], @n[2]"
+
+
+async def test_a_syntax_error_elsewhere_or_without_a_form_gets_no_such_hint(runtime):
+    task = "Busiest carrier? Answer format: @carrier[name]."
+    for code, asked in (("x = (1", task), ("@carrier[1]", "Busiest carrier?")):
+        _events, model, _ = await run_turn(
+            runtime, [fenced(code), fenced("final_answer('@carrier[AA]')")], asked
+        )
+        assert "not Python" not in model.requests[1][-1]["content"]
