@@ -4,10 +4,11 @@ Closed-form questions often end with the form of the answer: `Answer format:
 @slope[slope_value], @p_value[p_value_value]`. A model computes the right value and then
 answers `0.4852`, `np.float64(0.783)` or `@0.000`, and whoever reads the answer by its
 fields finds none. When the request names fields this way and the answer lacks one of
-them, the answer is questioned once, naming the form (with the answer put in it, when it
-is as many plain values as there are fields). An answer that has every field is never questioned; a
-request without fields is never read further. It may ask after another policy's doubt (the
-answer a look asked for, computed at last, often drops the form), still once a turn.
+them, the answer is questioned once, naming the form: with the line a cell of the turn
+printed in the form, or else the answer put in it when it is as many plain values as there
+are fields. An answer that has every field is never questioned; a request without fields
+is never read further. It may ask after another policy's doubt (the answer a look asked
+for, computed at last, often drops the form), still once a turn.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from cave_tui.agent.turn import Answer, Turn
 FIELD = re.compile(r"(?<![\w.@])@([A-Za-z_]\w*)\[")
 ONE_VALUE_CHARS = 60  # an answer this short on one line is one value to put in the form
 MANY_VALUE_WORDS = 3  # of several values, each at most this many words (not a sentence)
+PRINTED_LINE_CHARS = 300  # a printed line longer than this is data, not an answer
 
 
 def asked_fields(request: str) -> list[str]:
@@ -94,4 +96,28 @@ class AnswerFormat(BasePolicy):
         if all(field in given for field in fields):
             return None
         turn.memo[self.name] = True
+        printed = printed_form(turn, fields)
+        if printed is not None:
+            return self.act(InterventionKind.DOUBT, printed_note(fields, printed))
         return self.act(InterventionKind.DOUBT, format_note(fields, answer.text))
+
+
+def printed_form(turn: Turn, fields: list[str]) -> str | None:
+    """The last line a cell of this turn printed with every field of the form in it (the
+    model wrote the answer in the form, then gave another), or None."""
+    for cell in reversed(turn.cells):
+        for line in reversed(cell.result.output.splitlines()):
+            named = set(FIELD.findall(line))
+            if len(line) <= PRINTED_LINE_CHARS and all(field in named for field in fields):
+                return line.strip()
+    return None
+
+
+def printed_note(fields: list[str], printed: str) -> str:
+    """The doubt when a cell printed the form: the answer given lacks it, the cell had it."""
+    form = ", ".join(f"@{field}[value]" for field in fields)
+    return (
+        f"The request asks for the answer in the form {form}, and that answer is not in it, "
+        f"so it was not given yet. Your cell printed `{printed}`: give the final answer in that "
+        "form, each value as the request says (check each against the request)."
+    )

@@ -1,8 +1,8 @@
 """ReplyInCode (small): every model reply begins with the code fence, so it is a cell.
 
-Measured on closed-form questions (docs/prompt-tuning.md, session s13): the embedded model's
-first reply was a plain-text answer with a number no code computed on every one of 18
-tasks, with the rules saying to compute; each then cost a second call (a look) to get code.
+On closed-form questions the embedded model's first reply was an answer with a number no
+code had computed on 17 of 18 tasks (session s12's runs, docs/prompt-tuning.md), the rules
+saying to compute notwithstanding; each then cost a second call (a look) to get code.
 Where the model continues a reply it is given (`Model.continues_reply`: llama.cpp's prefill),
 the reply starts as ```` ```python ```` and the model writes the code from there: the number
 is computed in the first call, and a final answer is a `final_answer(...)` in a cell. Where

@@ -112,3 +112,18 @@ async def test_a_syntax_error_elsewhere_or_without_a_form_gets_no_such_hint(runt
             runtime, [fenced(code), fenced("final_answer('@carrier[AA]')")], asked
         )
         assert "not Python" not in model.requests[1][-1]["content"]
+
+
+async def test_a_form_the_cell_printed_is_named_when_the_answer_drops_it(runtime):
+    task = "Mean and max delay? Answer format: @mean[value], @max[value]."
+    printed = fenced(
+        "m, x = flights['dep_delay'].mean(), flights['dep_delay'].max()\n"
+        "print(f'@mean[{m:.2f}], @max[{x:.0f}]')"
+    )
+    prose = fenced("final_answer('The mean is 7.33 and the max is 10.')")
+    events, model, _ = await run_turn(
+        runtime, [printed, prose, "@mean[7.33], @max[10]"], task, policies="minimal,answer_format"
+    )
+    assert interventions(events) == [("answer_format", InterventionKind.DOUBT)]
+    assert "Your cell printed `@mean[7.33], @max[10]`" in model.requests[2][-1]["content"]
+    assert events[-1].content == "@mean[7.33], @max[10]"
