@@ -246,3 +246,28 @@ async def test_codes_asked_for_true_ones_and_honest_reports_are_taken(task, repl
     events, model, _ = await run_turn(runtime, script, task)
     assert len(model.requests) == len(replies) and not _stopped(events)
     await runtime.stop()
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "flights = flights.dropna(subset=['dep_delay'])\nfinal_answer(len(flights))",
+        "late = flights[flights['dep_delay'] > 6]\nfinal_answer(f'{len(late)} late flights')",
+        "final_answer(0)",
+    ],
+)
+async def test_replies_begun_in_code_cost_a_capable_model_nothing(runtime, code):
+    """`small` forced on a capable model whose server continues replies: the reply is begun
+    with the fence, and a model that writes the fence itself (the lead sent back) is read
+    once. One call, the answer as computed, no refusal, doubt or rewind."""
+    model = ScriptedModel([fenced(code)])
+    model.continues_reply = True
+    agent = CaveAgent(model, runtime, display=False, policies="small")
+    events = [e async for e in agent.stream_events("Do as the code says.")]
+    assert len(model.requests) == 1 and not _stopped(events)
+    assert ("reply_in_code", InterventionKind.LEAD) in interventions(events)
+    assert [e.content for e in events if isinstance(e, ev.FinalResponseEvent)] == [
+        events[-1].content
+    ]
+    replies = [m["content"] for m in agent.history if m["role"] == "assistant"]
+    assert replies[0].count("```python") == 1
