@@ -441,3 +441,18 @@ async def test_a_turn_that_ends_as_the_app_closes_does_not_crash_it():
     app.busy = True
     app.busy = False  # what on_turn_finished does; it refreshes the key bar of no screen
     assert not app.busy
+
+
+async def test_a_reply_lead_is_told_in_the_chat_once_not_every_turn():
+    """The embedded model's replies are begun in code every turn: the chat says so once."""
+    app = make_app(["x = 6 * 7\nfinal_answer(x)\n```", "final_answer(x + 1)\n```"])
+    app.services.config.policies = "minimal,reply_in_code"  # read when the agent is built
+    app.services.model.continues_reply = True  # as the embedded model's server does
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        for task, answer in (("Compute x.", "42"), ("And x + 1?", "43")):
+            await submit(pilot, task)
+            await wait_for(pilot, lambda answer=answer: answer in chat_text(app))
+            await wait_for(pilot, lambda: not app.busy)
+        assert chat_text(app).count("begins with '```python'") == 1
+        assert app.services.runtime._ns["x"] == 42

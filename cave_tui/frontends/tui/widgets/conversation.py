@@ -80,6 +80,7 @@ class Conversation(Vertical):
         self.status = status
         self.count_usage = on_usage  # the app counts a model call's tokens (and its cost)
         self.timed = animate  # durations are shown only when the UI animates
+        self.leads_told: set[str] = set()  # policies whose reply lead the chat has shown
 
     def compose(self) -> ComposeResult:
         yield self.chat
@@ -241,7 +242,8 @@ class Conversation(Vertical):
 
     def _intervention(self, event: InterventionEvent) -> None:
         """A policy's act: a note in the code log; a refusal ends its cell; a kept object
-        is told in the chat too (the user may want it back)."""
+        is told in the chat too (the user may want it back); a reply lead, the same each
+        turn, in the chat once."""
         from cave_tui.agent.display import intervention_line  # Rich Markdown: not at start-up
 
         line = intervention_line(event)
@@ -253,6 +255,10 @@ class Conversation(Vertical):
             entry.add_note(line)
         if event.kind is InterventionKind.KEEP:
             self.chat.add_notice(f"{event.content} (/restore NAME)", "info")
+        elif event.kind is InterventionKind.LEAD:  # the same every turn: told once
+            if event.policy not in self.leads_told:
+                self.leads_told.add(event.policy)
+                self.chat.add_notice(line, "info")
         elif event.kind is not InterventionKind.TIP and entry is None:
             self.chat.add_notice(line, "info")
 
