@@ -44,6 +44,7 @@ class RichDisplay:
         self._text: list[str] = []
         self._text_agent: str | None = None
         self._streamed: set[tuple[str | None, int]] = set()  # cells whose output was streamed
+        self._leads_told: set[str] = set()  # a reply lead is the same each turn: told once
 
     def _flush_prose(self) -> None:
         text = prose_of("".join(self._text))
@@ -112,6 +113,11 @@ class RichDisplay:
                 self.console.print(plain_text(f"{who}{event.content}", "bold red"))
             case ev.CompactedEvent():
                 self.console.print(Text(f"{who}context compacted", style="yellow"))
+            case ev.InterventionEvent() if event.kind is ev.InterventionKind.LEAD:
+                if event.policy not in self._leads_told:
+                    self._leads_told.add(event.policy)
+                    self._flush_prose()
+                    self.console.print(plain_text(f"{who}{intervention_line(event)}", "magenta"))
             case ev.InterventionEvent():
                 self._flush_prose()
                 self.console.print(plain_text(f"{who}{intervention_line(event)}", "magenta"))

@@ -5,9 +5,13 @@ reply (hosted APIs, upstream's models) gets the request unchanged and no event."
 
 from __future__ import annotations
 
+import io
 from collections.abc import AsyncIterator
 
+from rich.console import Console
+
 from cave_tui.agent import CaveAgent
+from cave_tui.agent.display import RichDisplay
 from cave_tui.agent.events import FinalResponseEvent, InterventionKind
 from cave_tui.agent.policies import PRESETS
 from cave_tui.agent.streaming import _led
@@ -98,3 +102,14 @@ async def test_a_server_that_sends_the_lead_back_is_not_read_twice():
     assert "".join(await _texts(lead, "```py", "thon\nx = 1", "\n```")) == lead + "x = 1\n```"
     assert "".join(await _texts(lead, "x = 1\n```")) == lead + "x = 1\n```"
     assert "".join(await _texts(lead, "`")) == lead + "`"  # short, ended while held
+
+
+async def test_the_terminal_display_tells_the_lead_once_and_every_other_act(runtime):
+    out = io.StringIO()
+    display = RichDisplay(Console(file=out, width=200, color_system=None))
+    model = continuing(["final_answer(1)\n```", "final_answer(2)\n```"])
+    agent = CaveAgent(model, runtime, display=False, policies="reply_in_code")
+    for task in ("one", "two"):
+        async for event in agent.stream_events(task):
+            display.render(event)
+    assert out.getvalue().count("[reply_in_code lead]") == 1
