@@ -35,6 +35,7 @@ from cave_tui.agent.policies.rewind import Rewind
 from cave_tui.agent.policies.short_prompt import ShortPrompt
 from cave_tui.agent.policies.text_for_numbers import TextForNumbers
 from cave_tui.agent.policies.tips import RequestTips
+from cave_tui.agent.policies.unformatted_answer import UnformattedAnswer
 from cave_tui.agent.policies.wrong_type import WrongType
 
 POLICY_CLASSES: tuple[type[Any], ...] = (
@@ -51,6 +52,7 @@ POLICY_CLASSES: tuple[type[Any], ...] = (
     EmptyAnswer,
     NameForValue,
     AnswerFormat,
+    UnformattedAnswer,
     AllMissing,
     ColumnNotAdded,
     WrongType,
@@ -87,7 +89,7 @@ _STRICT_ONLY = (
 _SMALL_ONLY = ("look_first", "reply_in_code")
 # Aids for slips of small models not yet measured on the others: in `small` and `strict`,
 # not in `guided` (whose aids earned their place in the single-aid ablation).
-_SMALL_AND_STRICT = ("name_for_value",)
+_SMALL_AND_STRICT = ("name_for_value", "unformatted_answer")
 # Opt-in (`small,short_prompt`, `small,code_first`): measured on the held-out tasks, neither
 # lowered the small preset's tokens per task (docs/prompt-tuning.md, session s10)
 _OPT_IN = ("code_first", "short_prompt")
