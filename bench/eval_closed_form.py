@@ -53,11 +53,12 @@ def csv_path(name: str) -> Path:
     return _public_csv_path(f"cf_{name}")
 
 
-def _csv(name: str) -> Callable[[Data], list[Any]]:
-    """Writes the dataset as CSV (the model reads it itself) and injects nothing."""
+def _csv(name: str, load: Callable[[str], pd.DataFrame] = table) -> Callable[[Data], list[Any]]:
+    """Writes the dataset as CSV (the model reads it itself) and injects nothing; *load*
+    gives the frame of a name."""
 
     def inject(d: Data) -> list[Any]:
-        write_csv(table(name), csv_path(name))
+        write_csv(load(name), csv_path(name))
         return []
 
     return inject

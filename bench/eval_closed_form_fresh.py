@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
-from eval_closed_form import _fmt, csv_path
-from eval_public import Data, answers, write_csv
+from eval_closed_form import _csv as _write_csv
+from eval_closed_form import _fmt, _read, csv_path
+from eval_public import Data, answers
 from eval_tasks import Task
 
 
@@ -43,11 +44,7 @@ def table(name: str) -> pd.DataFrame:
 
 
 def _csv(name: str) -> Callable[[Data], list[Any]]:
-    def inject(d: Data) -> list[Any]:
-        write_csv(table(name), csv_path(name))
-        return []
-
-    return inject
+    return _write_csv(name, table)
 
 
 def _top_murder() -> tuple[str, float]:
@@ -227,10 +224,6 @@ CLOSED_FORM_FRESH_TASKS: list[Task] = [
         lambda d: answers(("chi2", _smoking_chi2(), 2)),
     ),
 ]
-
-
-def _read(name: str) -> str:
-    return f"import pandas as pd\ndf = pd.read_csv({str(csv_path(name))!r})\n"
 
 
 # Reference solutions (never shown to a model): tests/eval/test_public_tasks.py runs each.
