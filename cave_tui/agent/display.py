@@ -7,10 +7,12 @@ time and tokens.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from weakref import WeakKeyDictionary
 
 from rich.console import Console
 from rich.markdown import Markdown
@@ -36,15 +38,27 @@ def fold(text: str, lines: int = FOLD_LINES) -> str:
     return "\n".join([*rows[:half], f"… {hidden} lines folded …", *rows[-half:]])
 
 
+_LEADS_TOLD: WeakKeyDictionary[Console, set[str]] = WeakKeyDictionary()
+
+
+@functools.cache
+def _stdout_console() -> Console:
+    """The console of displays given none: one per process, so what is told once on it (a
+    reply lead) stays told across runs. It writes to whatever `sys.stdout` is then."""
+    return Console(highlight=False)
+
+
 class RichDisplay:
     """Render events to a terminal as they arrive."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(highlight=False)
+        self.console = console or _stdout_console()
         self._text: list[str] = []
         self._text_agent: str | None = None
         self._streamed: set[tuple[str | None, int]] = set()  # cells whose output was streamed
-        self._leads_told: set[str] = set()  # a reply lead is the same each turn: told once
+        # a reply lead is the same each turn: told once on a console, however many displays
+        # the front end makes for it (one per turn, or one per event)
+        self._leads_told = _LEADS_TOLD.setdefault(self.console, set())
 
     def _flush_prose(self) -> None:
         text = prose_of("".join(self._text))

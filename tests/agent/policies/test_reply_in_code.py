@@ -12,9 +12,10 @@ from rich.console import Console
 
 from cave_tui.agent import CaveAgent
 from cave_tui.agent.display import RichDisplay
-from cave_tui.agent.events import FinalResponseEvent, InterventionKind
+from cave_tui.agent.events import FinalResponseEvent, InterventionEvent, InterventionKind
 from cave_tui.agent.policies import PRESETS
 from cave_tui.agent.streaming import _led
+from cave_tui.app.console_front_end import ConsoleFrontEnd
 from cave_tui.models import ScriptedModel
 from cave_tui.models.base import Completion, RetryNotice, StreamItem, TextDelta, Usage
 from tests.agent.policies.helpers import interventions
@@ -113,3 +114,29 @@ async def test_the_terminal_display_tells_the_lead_once_and_every_other_act(runt
         async for event in agent.stream_events(task):
             display.render(event)
     assert out.getvalue().count("[reply_in_code lead]") == 1
+
+
+def test_front_ends_that_make_a_display_per_turn_or_event_still_tell_the_lead_once():
+    out = io.StringIO()
+    front = ConsoleFrontEnd(None, Console(file=out, width=200, color_system=None))  # type: ignore[arg-type]
+    for step in (1, 1):  # two turns, each told the lead
+        front.render(
+            InterventionEvent(
+                content="Each reply", step=step, policy="reply_in_code", kind=InterventionKind.LEAD
+            )
+        )
+    front.render(
+        InterventionEvent(
+            content="A doubt", step=2, policy="look_first", kind=InterventionKind.DOUBT
+        )
+    )
+    assert out.getvalue().count("[reply_in_code lead]") == 1
+    assert "[look_first doubt] A doubt" in out.getvalue()
+
+
+async def test_an_agent_that_displays_its_own_runs_tells_the_lead_once(runtime, capsys):
+    model = continuing(["final_answer(1)\n```", "final_answer(2)\n```"])
+    agent = CaveAgent(model, runtime, display=True, policies="reply_in_code")
+    for task in ("one", "two"):
+        [e async for e in agent.stream_events(task)]
+    assert capsys.readouterr().out.count("[reply_in_code lead]") == 1
