@@ -37,7 +37,6 @@ from cave_tui.agent.persisted_output import (
 from cave_tui.agent.policies import (
     AgentPolicy,
     Intervention,
-    InterventionKind,
     PolicyPipeline,
     resolve_policies,
 )
@@ -481,12 +480,7 @@ class CaveAgent:
         the model continues a reply it is given; else None."""
         if not getattr(self.model, "continues_reply", False):  # upstream's models lack it
             return None
-        found = self._pipeline.reply_lead()
-        if found is None:
-            return None
-        text = found.text.replace("{python_block_identifier}", self.python_block_identifier)
-        shown = f"Each reply of this turn begins with {text.strip()!r}: the model answers in code."
-        return Intervention(found.policy, InterventionKind.LEAD, shown, request=text)
+        return self._pipeline.reply_lead(self.python_block_identifier)
 
     async def _size_local_model(self) -> None:
         """Once: a local model picked by class whose size its name does not say is sized by

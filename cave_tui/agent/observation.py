@@ -220,6 +220,13 @@ def _close(name: str, columns: Iterable[str]) -> str:
     return ", ".join(lowered[m] for m in matches if lowered[m] != name)
 
 
+def error_kind(result: ExecutionResult) -> str:
+    """The failed cell's exception name: its `error_type`, else read from the error's last
+    line (`KeyError: 'x'` -> `KeyError`)."""
+    error = (result.error_text or "").rstrip()
+    return result.error_type or (error.splitlines()[-1] if error else "").partition(":")[0]
+
+
 def error_hints(
     code: str,
     result: ExecutionResult,
@@ -238,7 +245,7 @@ def error_hints(
     lookup_keys = keys or {}
     error = (result.error_text or "").rstrip()
     last = error.splitlines()[-1] if error else ""
-    kind = result.error_type or last.partition(":")[0]
+    kind = error_kind(result)
     hints: list[str] = []
     if kind in ("TypeError", "ValueError") and _has_unparenthesised_mask(code):
         hints.append(PRECEDENCE_HINT)

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from cave_tui.agent.observation import error_hints, frame_columns, frame_keys, frame_levels
+from cave_tui.agent.observation import (
+    error_hints,
+    error_kind,
+    frame_columns,
+    frame_keys,
+    frame_levels,
+)
 from cave_tui.agent.policies.answer_format import form_as_code, form_as_code_hint
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
 from cave_tui.agent.policies.spelling import misspelt_note, misspelt_values
@@ -24,8 +30,7 @@ class ErrorHints(BasePolicy):
         hints = error_hints(cell.code, cell.result, frames, frame_levels(rows), frame_keys(rows))
         columns = [column for frame in frames.values() for column in frame]
         hints += [misspelt_note(p) for p in misspelt_values(cell.code, turn.task, columns)]
-        kind = cell.result.error_type or cell.result.error_text or ""
-        if kind.startswith("SyntaxError") and form_as_code(cell.code, turn.task):
+        if error_kind(cell.result) == "SyntaxError" and form_as_code(cell.code, turn.task):
             hints.append(form_as_code_hint(turn.task))
         if not hints:
             return None

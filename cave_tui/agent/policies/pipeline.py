@@ -32,12 +32,18 @@ class PolicyPipeline:
     def names(self) -> list[str]:
         return [p.name for p in self.policies]
 
-    def reply_lead(self) -> Intervention | None:
-        """The first policy's `reply_lead` (its text is the lead, not yet filled in)."""
+    def reply_lead(self, python_block_identifier: str) -> Intervention | None:
+        """The LEAD of the first policy with a `reply_lead`: `request` is the text the reply
+        begins with (the block identifier filled in), `text` what the user is told."""
         for policy in self.policies:
             lead = getattr(policy, "reply_lead", "")  # a policy to the protocol may lack it
             if isinstance(lead, str) and lead:
-                return Intervention(policy.name, InterventionKind.LEAD, lead)
+                begun = lead.replace("{python_block_identifier}", python_block_identifier)
+                told = (
+                    f"Each reply of this turn begins with {begun.strip()!r}: "
+                    "the model answers in code."
+                )
+                return Intervention(policy.name, InterventionKind.LEAD, told, request=begun)
         return None
 
     async def before_request(self, turn: Turn) -> list[Intervention]:
