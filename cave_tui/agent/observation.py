@@ -322,8 +322,13 @@ def error_hints(
 
 
 def frame_columns(rows: Iterable[VarInfo]) -> dict[str, dict[str, str]]:
-    """The frames of a namespace summary: name → column → dtype (what the hints take)."""
-    return {r.name: {c.name: c.dtype for c in r.columns} for r in rows if r.columns}
+    """The frames of a namespace summary: name → column → dtype (what the hints take); a wide
+    frame's columns past those summarized with a dtype have "" for it."""
+    return {
+        r.name: {c.name: c.dtype for c in r.columns} | dict.fromkeys(r.more_names, "")
+        for r in rows
+        if r.columns
+    }
 
 
 def frame_keys(rows: Iterable[VarInfo]) -> dict[str, str]:

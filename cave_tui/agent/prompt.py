@@ -60,6 +60,9 @@ NAMESPACE_HEADER = "Namespace (live): defined in the session now, ready to use a
 NAMESPACE_BUDGET = 6000  # characters for the whole namespace description
 ENTRY_BUDGET = 900  # characters for one entry, all its lines
 LINE_BUDGET = 400  # characters for one line of an entry
+# A frame's columns line when its names and dtypes overflow a line: the names alone, all of
+# them while they fit (a column the model never sees is one it guesses at).
+COLUMNS_BUDGET = 1200
 
 _QUALIFIED = re.compile(r"\b(?:pandas|pd|numpy|np|typing|builtins|collections\.abc)\.")
 _QUOTED_ANNOTATION = re.compile(r"(\b\w+: |-> )'([^']*)'")  # `from __future__ import annotations`
@@ -123,14 +126,38 @@ def describe_entry(
             frame, extra = same_columns
             lines.append(f"  columns: as {frame}" + (", plus " + ", ".join(extra) if extra else ""))
         elif is_frame:
-            lines.append("  columns: " + row.columns_text(short=True))
+            lines.append("  columns: " + columns_text(row))
         if row.levels:
             lines.append("  values: " + row.levels_text())
         if row.relations.links:
             lines.append("  links: " + row.links_text())
         lines += [f"  {row.name}{_plain(m)}" for m in methods or []]
-    text = "\n".join(_clip(line, LINE_BUDGET) for line in lines)
-    return text if len(text) <= ENTRY_BUDGET else text[: ENTRY_BUDGET - 1] + "…"
+    clipped = [
+        _clip(line, COLUMNS_BUDGET if line.startswith("  columns: ") else LINE_BUDGET)
+        for line in lines
+    ]
+    text = "\n".join(clipped)
+    budget = ENTRY_BUDGET + sum(max(len(line) - LINE_BUDGET, 0) for line in clipped)
+    return text if len(text) <= budget else text[: budget - 1] + "…"
+
+
+def columns_text(row: VarInfo) -> str:
+    """A frame's columns as the model reads them: "a:int, b:object" while that fits a line;
+    else the names alone, within COLUMNS_BUDGET, and a count of those that do not fit."""
+    typed = row.columns_text(short=True)
+    if not row.more_columns and len("  columns: " + typed) <= LINE_BUDGET:
+        return typed
+    names = row.column_names()
+    total = len(row.columns) + row.more_columns
+    shown: list[str] = []
+    used = len("  columns: ") + len(f", … +{total} more")
+    for name in names:
+        if used + len(name) + 2 > COLUMNS_BUDGET:
+            break
+        shown.append(name)
+        used += len(name) + 2
+    rest = total - len(shown)
+    return ", ".join(shown + ([f"… +{rest} more"] if rest else []))
 
 
 def _same_columns(

@@ -4,8 +4,10 @@ import time
 import numpy as np
 import pandas as pd
 
-from cave_tui.agent.prompt import describe_namespace
+from cave_tui.agent.prompt import COLUMNS_BUDGET, describe_namespace
 from cave_tui.runtime.shipped.summary import (
+    MORE_NAMES,
+    NAME_CHARS,
     Codes,
     Column,
     Link,
@@ -56,6 +58,33 @@ def test_wide_frame_columns_are_capped():
     assert len(info.columns) == 24 and info.more_columns == 176
     assert info.columns_text().endswith("c22:int64, c23:int64, … +176 more")
     assert info.column_names_text().endswith("c22, c23, … +176 more")
+
+
+def test_a_wide_frame_names_its_columns_past_those_with_a_dtype():
+    df = pd.DataFrame({f"c{i}": [i] for i in range(30)} | {"x" * 100: [0]})
+    info = summarize("wide", df)
+    assert info.more_names == [f"c{i}" for i in range(24, 30)] + ["x" * NAME_CHARS]
+    assert info.column_names() == [f"c{i}" for i in range(30)] + ["x" * NAME_CHARS]
+    huge = summarize("huge", pd.DataFrame({f"c{i}": [i] for i in range(5000)}))
+    assert len(huge.more_names) == MORE_NAMES and huge.more_columns == 5000 - 24
+    assert VarInfo.from_dict(json.loads(json.dumps(huge.to_dict()))).more_names == huge.more_names
+
+
+def test_the_model_sees_every_column_of_a_wide_frame_by_name():
+    cols = [f"{part}_{stat}" for stat in ("mean", "se", "worst") for part in
+            ("radius", "texture", "perimeter", "area", "smoothness", "compactness",
+             "concavity", "points", "symmetry", "fractal")] + ["malignant"]  # fmt: skip
+    text = describe_namespace([summarize("cancer", pd.DataFrame({c: [1.0] for c in cols}))])
+    line = next(x for x in text.splitlines() if x.startswith("  columns: "))
+    assert line == "  columns: " + ", ".join(cols)  # all 31, names only
+    # A narrow frame keeps its dtypes; one too wide for the budget says how many are left.
+    narrow = describe_namespace([summarize("s", pd.DataFrame({"a": [1], "b": [1.5]}))])
+    assert "  columns: a:int, b:float" in narrow.splitlines()
+    huge = describe_namespace([summarize("h", pd.DataFrame({f"col{i}": [i] for i in range(300)}))])
+    line = next(x for x in huge.splitlines() if x.startswith("  columns: "))
+    listed = line.removeprefix("  columns: ").split(", ")
+    assert listed[:3] == ["col0", "col1", "col2"] and len(listed) > 100
+    assert listed[-1] == f"… +{300 - (len(listed) - 1)} more" and len(line) <= COLUMNS_BUDGET
 
 
 def test_array_and_series():

@@ -33,6 +33,10 @@ from cave_tui.runtime.shipped.lazy import Facts, Mode, lazy_facts, short_text  #
 PREVIEW_CHARS = 80
 DESCRIBE_CHARS = 360  # for objects with a `__cave_describe__(name)` hook
 MAX_COLUMNS = 24
+# A wide frame's column names past MAX_COLUMNS (no dtypes): the model must see a column to
+# use it, and a name costs a few tokens. Bounded for frames of thousands of columns.
+MORE_NAMES = 200
+NAME_CHARS = 64
 SAMPLE_ITEMS = 8
 
 # Names IPython (or we) put in every namespace; never user variables.
@@ -139,6 +143,7 @@ class VarInfo:
     preview: str = ""
     columns: list[Column] = field(default_factory=list)  # a DataFrame's first MAX_COLUMNS
     more_columns: int = 0  # a DataFrame's columns past those
+    more_names: list[str] = field(default_factory=list)  # their names, the first MORE_NAMES
     dtype: str = ""  # the element dtype of a Series or a NumPy array or scalar
     signature: str = ""
     doc: str = ""
@@ -160,6 +165,7 @@ class VarInfo:
         data = dict(self.__dict__)  # by hand: asdict deep-copies, 6x slower on a 10k listing
         data["columns"] = [{"name": c.name, "dtype": c.dtype} for c in self.columns]
         data["methods"] = list(self.methods)
+        data["more_names"] = list(self.more_names)
         data["levels"] = {column: list(values) for column, values in self.levels.items()}
         data["relations"] = self.relations.to_dict()
         return data
@@ -177,6 +183,7 @@ class VarInfo:
         if fields.get("shape") is not None:
             fields["shape"] = tuple(int(n) for n in fields["shape"])
         fields["columns"] = [Column(**c) for c in fields.get("columns") or []]
+        fields["more_names"] = [str(n) for n in fields.get("more_names") or []]
         fields["levels"] = {str(c): list(v) for c, v in (fields.get("levels") or {}).items()}
         fields["relations"] = Relations.from_dict(fields.get("relations") or {})
         return cls(**fields)
@@ -200,6 +207,10 @@ class VarInfo:
         """The frame's column names as written: "a, b, … +176 more"."""
         parts = [c.name for c in self.columns]
         return ", ".join(parts + ([f"… +{self.more_columns} more"] if self.more_columns else []))
+
+    def column_names(self) -> list[str]:
+        """Every column name the row holds: those with a dtype, then the names past them."""
+        return [c.name for c in self.columns] + list(self.more_names)
 
     def dtype_text(self, *, short: bool = False) -> str:
         """The element dtype as written: "int64" (*short*: "int")."""
@@ -640,6 +651,8 @@ def summarize(name: str, obj: Any, description: str = "") -> VarInfo:
                 Column(str(c), str(dtypes.iloc[i])) for i, c in enumerate(cols[:MAX_COLUMNS])
             ]
             info.more_columns = max(len(cols) - MAX_COLUMNS, 0)
+            past = cols[MAX_COLUMNS : MAX_COLUMNS + MORE_NAMES]
+            info.more_names = [str(c)[:NAME_CHARS] for c in past]
         elif (module.startswith("pandas") and type(obj).__name__ == "Series") or (
             module.startswith("numpy") and hasattr(obj, "dtype")
         ):

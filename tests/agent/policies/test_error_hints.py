@@ -25,6 +25,19 @@ def test_a_column_no_frame_has_gets_the_merge_that_would_bring_it():
     ]
 
 
+def test_a_wide_frames_columns_past_the_summarized_dtypes_are_named_in_the_hint():
+    import pandas as pd
+
+    from cave_tui.agent.observation import frame_columns
+    from cave_tui.runtime.shipped.summary import summarize
+
+    wide = pd.DataFrame({f"feature_{i}": [i] for i in range(30)} | {"malignant": [1]})
+    frames = frame_columns([summarize("cancer", wide)])
+    missing = ExecutionResult(success=False, error="KeyError: 'malignat'", error_type="KeyError")
+    (hint,) = error_hints("cancer['malignat'].mean()", missing, frames)
+    assert "its columns: malignant, feature_0" in hint  # the 31st column, the closest first
+
+
 def test_a_missing_key_subscripted_on_a_frame_is_a_column_not_a_row():
     missing = ExecutionResult(success=False, error="KeyError: 'airline'", error_type="KeyError")
     frames = {"merged": {"carrier": "str", "name": "str"}, "airports": {"faa": "str"}}

@@ -168,6 +168,7 @@ async def test_summary_rows_come_from_the_kernel_as_the_structure_the_host_build
         24,
         6,
     )
+    assert rows["wide"].more_names == [f"c{i}" for i in range(24, 30)]  # named, for the model
     assert (rows["arr"].shape, rows["arr"].is_empty, rows["arr"].dtype) == ((3, 0), True, "float64")
     assert (rows["x"].shape, rows["x"].shape_text(), rows["x"].is_empty) == ((), "scalar", False)
     assert rows["unmatched"].all_missing and not rows["by_dest"].all_missing
