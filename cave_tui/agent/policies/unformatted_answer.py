@@ -2,27 +2,54 @@
 
 A small model writes `final_answer("@t[{t_stat:.2f}], @significant[{significant}]")`: an
 f-string without its `f`, so the user is given the template instead of the values. The
-answer is questioned once when it holds a `{name}` or `{name:spec}` placeholder whose name
-is a variable of the namespace (the values were there to put in); braces around anything
-else (a set, JSON, a template asked for with no such variable) are left alone.
+answer is questioned once when it holds a field (`{name}`, `{name:spec}`, `{round(name, 2)}`)
+whose expression reads a variable of the namespace (the values were there to put in); braces
+around anything else (a set, JSON, a template asked for with no such variable) are left alone.
 """
 
 from __future__ import annotations
 
+import ast
+import itertools
 import re
 
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
 from cave_tui.agent.turn import Answer, Turn
 
-# `{name}`, `{name:.2f}`, `{name!r}`, `{name[0]}`, `{name.attr}`: a str.format field.
-PLACEHOLDER = re.compile(
-    r"\{([A-Za-z_]\w*)((?:\.[A-Za-z_]\w*|\[[^\[\]{}]*\])*(?:![rsa])?(?::[^{}]*)?)\}"
-)
+# One `{...}` field of a string that was never formatted; `{{`/`}}` are escaped braces.
+FIELD = re.compile(r"(?<!\{)\{([^{}\n]{1,200})\}(?!\})")
+MAX_FIELDS = 64  # fields read in one answer (each parsed at most MAX_CUTS + 1 times)
+MAX_CUTS = 8
+
+
+def _field_expression(inner: str) -> ast.expression | None:
+    """The Python expression of a format field (`x`, `round(x, 2)`, `x:.2f`, `x!r`, `x=`),
+    or None when no prefix of it is one."""
+    cuts = [len(inner), *[i for i, ch in enumerate(inner) if ch in ":!"][:MAX_CUTS]]
+    for cut in cuts:
+        head = inner[:cut].strip()
+        head = head.removesuffix("=") if head.endswith("=") and not head.endswith("==") else head
+        if not head:
+            continue
+        try:
+            return ast.parse(head, mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return None
 
 
 def placeholders(text: str, names: set[str]) -> list[str]:
-    """The placeholders of *text* whose name is one of *names*, each once, in order."""
-    return list(dict.fromkeys(m[0] for m in PLACEHOLDER.finditer(text) if m[1] in names))
+    """The fields of *text* (`{x}`, `{x:.2f}`, `{round(x, 2)}`, `{rows[0]}`) whose expression
+    reads one of *names*, each once, in order."""
+    found: list[str] = []
+    for match in itertools.islice(FIELD.finditer(text), MAX_FIELDS):
+        expression = _field_expression(match[1])
+        if expression is None:
+            continue
+        read = {node.id for node in ast.walk(expression) if isinstance(node, ast.Name)}
+        if read & names:
+            found.append(match[0])
+    return list(dict.fromkeys(found))
 
 
 def unformatted_note(found: list[str]) -> str:
@@ -35,7 +62,7 @@ def unformatted_note(found: list[str]) -> str:
 
 
 class UnformattedAnswer(BasePolicy):
-    """An answer holding `{name}` placeholders of namespace variables is questioned once."""
+    """An answer holding `{...}` fields that read namespace variables is questioned once."""
 
     name = "unformatted_answer"
     asks_after_a_doubt = True  # the answer a look or a form's doubt asked for may be one

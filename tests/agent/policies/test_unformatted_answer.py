@@ -34,6 +34,19 @@ def test_placeholders_are_read_as_str_format_fields():
     assert placeholders(text, names) == ["{t:.2f}", "{p!r}", "{rows[0]}", "{rows.shape}", "{t}"]
 
 
+def test_a_field_that_computes_from_a_variable_is_a_placeholder_too():
+    names = {"stat", "p_value", "groups"}
+    text = (
+        "@stat[{round(stat, 2)}] @p[{p_value * 100:.1f}%] @n[{len(groups)}] @ok[{p_value < 0.05}]"
+        ' {x=} {"p_value": 1} {1, 2} {max(1, 2)} {{round(stat, 2)}} {(((}'
+    )
+    assert placeholders(text, names) == [
+        "{round(stat, 2)}", "{p_value * 100:.1f}", "{len(groups)}", "{p_value < 0.05}"
+    ]  # fmt: skip
+    assert placeholders("{stat=}", names) == ["{stat=}"]
+    assert placeholders("{" * 5000 + "stat" + "}" * 5000, names) == []  # no field, quickly
+
+
 def test_in_small_and_strict_only():
     assert all("unformatted_answer" in PRESETS[p] for p in ("small", "strict"))
     assert all("unformatted_answer" not in PRESETS[p] for p in ("guided", "lean", "minimal"))
