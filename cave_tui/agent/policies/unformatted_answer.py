@@ -22,7 +22,7 @@ MAX_FIELDS = 64  # fields read in one answer (each parsed at most MAX_CUTS + 1 t
 MAX_CUTS = 8
 
 
-def _field_expression(inner: str) -> ast.expression | None:
+def _field_expression(inner: str) -> ast.Expression | None:
     """The Python expression of a format field (`x`, `round(x, 2)`, `x:.2f`, `x!r`, `x=`),
     or None when no prefix of it is one."""
     cuts = [len(inner), *[i for i, ch in enumerate(inner) if ch in ":!"][:MAX_CUTS]]
