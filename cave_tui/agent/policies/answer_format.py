@@ -13,7 +13,10 @@ for, computed at last, often drops the form), still once a turn.
 
 from __future__ import annotations
 
+import io
+import keyword
 import re
+import tokenize
 
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
 from cave_tui.agent.turn import Answer, Turn
@@ -60,18 +63,45 @@ def plain_values(answer: str, count: int) -> list[str] | None:
 
 
 def form_as_code(code: str, request: str) -> bool:
-    """A line of *code* that is the request's answer form written as Python (`@name[x]`
-    starts a decorator, a SyntaxError), where the request names that field."""
+    """*code* writes one of the request's answer fields as Python: `@name` where no operand
+    comes before it (`@mean[m]` starts a decorator, `@mean = m` and `x = @mean[m]` are
+    SyntaxErrors), outside strings, where the request names that field."""
     fields = set(asked_fields(request))
-    return any(
-        (found := FIELD.match(line.strip())) is not None and found[1] in fields
-        for line in code.splitlines()
-    )
+    if not fields or "@" not in code:
+        return False
+    tokens = _tokens(code)
+    for i, token in enumerate(tokens[:-1]):
+        if token.string != "@" or token.type != tokenize.OP:
+            continue
+        after = tokens[i + 1]
+        if after.type == tokenize.NAME and after.string in fields:
+            before = tokens[i - 1] if i else None
+            if before is None or not _ends_an_operand(before):
+                return True
+    return False
+
+
+def _tokens(code: str) -> list[tokenize.TokenInfo]:
+    """The tokens of *code* up to where they can no longer be read (it failed to parse)."""
+    out: list[tokenize.TokenInfo] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            out.append(token)
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return out
+
+
+def _ends_an_operand(token: tokenize.TokenInfo) -> bool:
+    """An `@` after this token is matrix multiplication (`a @ b`, `f(x) @ w`)."""
+    if token.type in (tokenize.NAME, tokenize.NUMBER, tokenize.STRING):
+        return not keyword.iskeyword(token.string) or token.string in ("None", "True", "False")
+    return token.type == tokenize.OP and token.string in (")", "]", "}")
 
 
 FORM_AS_CODE_HINT = (
-    "`@name[value]` is the form of the final answer's text, not Python: compute the values, "
-    'then give them as text, e.g. final_answer(f"{example}").'
+    "`@name[value]` is the form of the final answer's text, not Python (a variable's name "
+    'has no `@`): compute the values, then give them as text, e.g. final_answer(f"{example}").'
 )
 
 

@@ -3,7 +3,7 @@ once; an answer in the form, or a request without one, goes through at once."""
 
 from cave_tui.agent.events import FinalResponseEvent, InterventionKind
 from cave_tui.agent.policies import PRESETS
-from cave_tui.agent.policies.answer_format import asked_fields, format_note
+from cave_tui.agent.policies.answer_format import asked_fields, form_as_code, format_note
 from tests.agent.policies.helpers import fenced, interventions, run_turn
 
 ASKED = (
@@ -103,6 +103,24 @@ async def test_the_form_written_as_code_gets_a_hint_with_the_fields(runtime):
     note = model.requests[1][-1]["content"]
     assert 'final_answer(f"@carrier[{carrier}], @n[{n}]")' in note
     assert events[-1].content == "@carrier[AA], @n[2]"
+
+
+def test_a_field_written_as_a_variable_or_in_an_expression_is_the_form_as_code():
+    task = "Largest firm and its size? Answer format: @largest_firm[name], @size[value]."
+    for code in (
+        "@largest_firm = df.loc[df['size'].idxmax(), 'firm']",
+        "top = df['firm'].iloc[0]\nanswer = @largest_firm[top], @size[1]",
+        "print(@size[3])",
+        "if True:\n    @size[3]",
+    ):
+        assert form_as_code(code, task), code
+    for code in (
+        "final_answer(f'@largest_firm[{top}], @size[{n}]')",  # in a string: the right way
+        "w = a @ size\nz = f(x) @size[0]\nv = m[0] @ size",  # matrix products
+        "@other = 1",  # not a field the request names
+        "x = (1",
+    ):
+        assert not form_as_code(code, task), code
 
 
 async def test_a_syntax_error_elsewhere_or_without_a_form_gets_no_such_hint(runtime):
