@@ -45,6 +45,8 @@ from cave_tui.agent.policies.model_class import (
     ModelClass,
     PresetChoice,
     chosen,
+    continues_replies,
+    is_local,
     preset_for,
     served_params,
 )
@@ -194,6 +196,7 @@ class CaveAgent:
         self.preset_choice: PresetChoice = chosen("custom")
         self._server_params: float | None = None  # what a local server said of its model
         self._size_asked = False
+        self._continuation_asked = False
         self.policies = policies if policies is not None else AUTO
         if not rewind:  # upstream-era switch, kept: the same as leaving the policy out
             choice = self.preset_choice
@@ -327,6 +330,7 @@ class CaveAgent:
 
         try:
             await self._size_local_model()
+            await self._ask_continuation()
             yield self._emit(ev.UserEvent(content=task))
             while step < self.max_steps:
                 if self._stop_requested.is_set():  # stopped by whoever drives us (a parent)
@@ -494,6 +498,22 @@ class CaveAgent:
         if params is not None:
             self._server_params = params
             self.policies = AUTO
+
+    async def _ask_continuation(self) -> None:
+        """Once, where a policy would begin the replies: a model on a local llama.cpp server
+        (its `/props`) continues a reply it is given, as the embedded model does."""
+        api_base = getattr(self.model, "api_base", None)
+        if self._continuation_asked or getattr(self.model, "continues_reply", None) is not False:
+            return
+        if not isinstance(api_base, str) or not is_local(
+            str(getattr(self.model, "model_id", "")), api_base
+        ):
+            return
+        if self._pipeline.reply_lead(self.python_block_identifier) is None:
+            return
+        self._continuation_asked = True
+        if await continues_replies(api_base):
+            self.model.continues_reply = True
 
     # -- the conversation --------------------------------------------------------------
     @property

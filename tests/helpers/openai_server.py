@@ -8,7 +8,8 @@ Each request takes the next behaviour from a queue:
                                             nothing (the connection held open until the
                                             server closes); pieces=0: no first token
 `delay_first` holds back every streamed reply's first chunk (seconds).
-Every request body is recorded in `.requests`, its headers (lower-cased names) in `.headers`.
+Every request body is recorded in `.requests`, its headers (lower-cased names) in `.headers`;
+GET `/props` answers `.props` when set (as llama.cpp's server does), the paths in `.gets`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args: Any) -> None:  # keep test output clean
         pass
+
+    def do_GET(self) -> None:
+        """`/props` as llama.cpp's server answers it, when the test set `props`; else 404."""
+        self.server.gets.append(self.path)
+        found = self.path == "/props" and self.server.props is not None
+        data = json.dumps(self.server.props if found else {"error": "not found"}).encode()
+        self.send_response(200 if found else 404)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
@@ -146,6 +158,8 @@ class ScriptedOpenAIServer(ThreadingHTTPServer):
         self.script: deque[tuple[Any, ...]] = deque()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.props: dict[str, Any] | None = None  # GET /props answers this (llama.cpp's)
+        self.gets: list[str] = []  # the paths asked with GET
         self.delay_first = 0.0  # seconds before a streamed reply's first chunk
         self.closing = threading.Event()  # set on exit: stalled replies end
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)

@@ -210,3 +210,21 @@ async def served_params(model_id: str, api_base: str, *, timeout: float = 2.0) -
         except (httpx.HTTPError, ValueError, AttributeError, TypeError):
             return None
         return params_from_server(props) if isinstance(props, dict) else None
+
+
+# Keys of llama.cpp's `/props` (its server's settings) that no other server's answer has.
+LLAMA_CPP_PROPS = frozenset({"default_generation_settings", "total_slots"})
+
+
+async def continues_replies(api_base: str, *, timeout: float = 2.0) -> bool:
+    """Whether the server at *api_base* is llama.cpp's (its `/props` says so), which continues
+    a request's last assistant message (prefill): a reply a policy begins is continued."""
+    import httpx
+
+    url = api_base.rstrip("/").removesuffix("/v1") + "/props"
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False) as client:
+        try:
+            props = (await client.get(url)).json()
+        except (httpx.HTTPError, ValueError):
+            return False
+    return isinstance(props, dict) and props.keys() >= LLAMA_CPP_PROPS

@@ -140,3 +140,44 @@ async def test_an_agent_that_displays_its_own_runs_tells_the_lead_once(runtime, 
     for task in ("one", "two"):
         [e async for e in agent.stream_events(task)]
     assert capsys.readouterr().out.count("[reply_in_code lead]") == 1
+
+
+LLAMA_CPP_PROPS = {"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}
+
+
+async def test_a_local_llama_cpp_server_is_asked_once_and_its_replies_are_led(runtime):
+    from cave_tui.models.openai_http import OpenAIHTTPModel
+    from tests.helpers.openai_server import ScriptedOpenAIServer
+
+    with ScriptedOpenAIServer() as srv:
+        srv.props = LLAMA_CPP_PROPS
+        srv.script.extend(
+            [("reply", MEAN, "stop", None), ("reply", "final_answer(1)\n```", "stop", None)]
+        )
+        model = OpenAIHTTPModel("openai/my-model", api_base=srv.base_url, api_key="none")
+        agent = CaveAgent(model, runtime, display=False, policies="small")
+        events = [e async for e in agent.stream_events("What is the mean delay?")]
+        events += [e async for e in agent.stream_events("And one?")]
+    assert srv.gets.count("/props") == 1 and model.continues_reply
+    assert all(
+        r["messages"][-1] == {"role": "assistant", "content": "```python\n"} for r in srv.requests
+    )
+    assert [e.content for e in events if isinstance(e, FinalResponseEvent)] == ["7.33", "1"]
+
+
+async def test_a_server_that_is_not_llama_cpp_or_not_local_or_a_lean_preset_is_not_led(runtime):
+    from cave_tui.models.openai_http import OpenAIHTTPModel
+    from tests.helpers.openai_server import ScriptedOpenAIServer
+
+    answer = "```python\n" + MEAN
+    for props, policies in ((None, "small"), ({"model": "x"}, "small"), (LLAMA_CPP_PROPS, "lean")):
+        with ScriptedOpenAIServer() as srv:
+            srv.props = props
+            srv.script.append(("reply", answer, "stop", None))
+            model = OpenAIHTTPModel("openai/my-model", api_base=srv.base_url, api_key="none")
+            agent = CaveAgent(model, runtime, display=False, policies=policies)
+            events = [e async for e in agent.stream_events("What is the mean delay?")]
+        assert srv.requests[0]["messages"][-1]["role"] == "user", (props, policies)
+        assert not model.continues_reply
+        assert [e.content for e in events if isinstance(e, FinalResponseEvent)] == ["7.33"]
+        assert srv.gets.count("/props") == (0 if policies == "lean" else 1)
