@@ -13,6 +13,7 @@ for, computed at last, often drops the form), still once a turn.
 
 from __future__ import annotations
 
+import ast
 import io
 import keyword
 import re
@@ -105,10 +106,41 @@ FORM_AS_CODE_HINT = (
 )
 
 
-def form_as_code_hint(request: str) -> str:
-    """The hint for a cell that wrote the answer form as code, with the request's fields."""
-    example = ", ".join(f"@{field}[{{{field}}}]" for field in asked_fields(request))
+def form_as_code_hint(request: str, code: str = "") -> str:
+    """The hint for a cell that wrote the answer form as code: the call to write instead, made
+    of the cell's own line when it is the form with Python inside (`@n[len(df)]`), else of
+    the request's fields."""
+    example = _form_line_as_text(code) or ", ".join(
+        f"@{field}[{{{field}}}]" for field in asked_fields(request)
+    )
     return FORM_AS_CODE_HINT.format(example=example)
+
+
+# One whole field written as code: `@name[...]`, one level of brackets inside.
+_FIELD_WRITTEN = re.compile(r"@([A-Za-z_]\w*)\[((?:[^\[\]]|\[[^\[\]]*\])*)\]")
+
+
+def _form_line_as_text(code: str) -> str:
+    """`@a[x.mean()], @b[len(y)]`, a line of *code* that is only fields each holding a Python
+    expression, as the f-string's text `@a[{x.mean()}], @b[{len(y)}]`; else ""."""
+    for line in code.splitlines():
+        line = line.strip()
+        fields = list(_FIELD_WRITTEN.finditer(line))
+        if not fields or _FIELD_WRITTEN.sub("", line).replace(",", "").strip():
+            continue
+        parts = []
+        for field in fields:
+            inner = field[2].strip()
+            if not inner or '"' in inner or "{" in inner or "\\" in inner:
+                break
+            try:
+                ast.parse(inner, mode="eval")
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                break
+            parts.append(f"@{field[1]}[{{{inner}}}]")
+        else:
+            return ", ".join(parts)
+    return ""
 
 
 class AnswerFormat(BasePolicy):

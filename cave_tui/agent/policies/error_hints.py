@@ -31,7 +31,7 @@ class ErrorHints(BasePolicy):
         columns = [column for frame in frames.values() for column in frame]
         hints += [misspelt_note(p) for p in misspelt_values(cell.code, turn.task, columns)]
         if error_kind(cell.result) == "SyntaxError" and form_as_code(cell.code, turn.task):
-            hints.append(form_as_code_hint(turn.task))
+            hints.append(form_as_code_hint(turn.task, cell.code))
         if not hints:
             return None
         return self.act(InterventionKind.HINT, "\n".join(hints))

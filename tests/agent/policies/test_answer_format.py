@@ -3,7 +3,12 @@ once; an answer in the form, or a request without one, goes through at once."""
 
 from cave_tui.agent.events import FinalResponseEvent, InterventionKind
 from cave_tui.agent.policies import PRESETS
-from cave_tui.agent.policies.answer_format import asked_fields, form_as_code, format_note
+from cave_tui.agent.policies.answer_format import (
+    asked_fields,
+    form_as_code,
+    form_as_code_hint,
+    format_note,
+)
 from tests.agent.policies.helpers import fenced, interventions, run_turn
 
 ASKED = (
@@ -101,7 +106,7 @@ async def test_the_form_written_as_code_gets_a_hint_with_the_fields(runtime):
     events, model, _ = await run_turn(runtime, [as_code, fixed], task, policies="minimal")
     assert interventions(events) == [("error_hints", InterventionKind.HINT)]
     note = model.requests[1][-1]["content"]
-    assert 'final_answer(f"@carrier[{carrier}], @n[{n}]")' in note
+    assert 'final_answer(f"@carrier[{top}], @n[{2}]")' in note  # the cell's own line
     assert events[-1].content == "@carrier[AA], @n[2]"
 
 
@@ -121,6 +126,17 @@ def test_a_field_written_as_a_variable_or_in_an_expression_is_the_form_as_code()
         "x = (1",
     ):
         assert not form_as_code(code, task), code
+
+
+def test_the_hint_writes_the_cells_own_form_line_as_the_call():
+    task = "Busiest carrier and its flights? Answer format: @carrier[name], @n[count]."
+    hint = form_as_code_hint(task, "top = 1\n@carrier[df['c'].mode()[0]], @n[17 * 23 + 5]")
+    assert hint.endswith(
+        """e.g. final_answer(f"@carrier[{df['c'].mode()[0]}], @n[{17 * 23 + 5}]")."""
+    )
+    for code in ("@carrier[top value], @n[1]", '@carrier[d["c"]]', "@carrier = 1", "x = @n[1] + 2"):
+        hint = form_as_code_hint(task, code)  # not an expression, not only the form
+        assert hint.endswith('e.g. final_answer(f"@carrier[{carrier}], @n[{n}]").'), code
 
 
 async def test_a_syntax_error_elsewhere_or_without_a_form_gets_no_such_hint(runtime):
