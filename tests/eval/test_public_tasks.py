@@ -8,12 +8,19 @@ import pytest
 from agent_eval import run_task
 from eval_closed_form import CLOSED_FORM_HOLDOUT_TASKS, CLOSED_FORM_TASKS
 from eval_closed_form_fresh import CLOSED_FORM_FRESH_TASKS
+from eval_closed_form_wide import CLOSED_FORM_WIDE_TASKS, NEEDED_COLUMNS
+from eval_closed_form_wide import table as wide_table
 from eval_public import ANSWER, PUBLIC_HOLDOUT_TASKS, PUBLIC_TASKS, AnswerFormat
 from eval_tasks import select
 
 from cave_tui.models import ScriptedModel
 
-CLOSED_FORM = [*CLOSED_FORM_TASKS, *CLOSED_FORM_HOLDOUT_TASKS, *CLOSED_FORM_FRESH_TASKS]
+CLOSED_FORM = [
+    *CLOSED_FORM_TASKS,
+    *CLOSED_FORM_HOLDOUT_TASKS,
+    *CLOSED_FORM_FRESH_TASKS,
+    *CLOSED_FORM_WIDE_TASKS,
+]
 ALL = [*PUBLIC_TASKS, *PUBLIC_HOLDOUT_TASKS, *CLOSED_FORM]
 
 
@@ -58,7 +65,20 @@ def test_the_public_sets_are_apart_and_selected_by_name():
     fresh = {t.name for t in select("closed_form_fresh")}
     assert fresh == {t.name for t in CLOSED_FORM_FRESH_TASKS}
     assert not fresh & (held | {t.name for t in CLOSED_FORM_TASKS})
+    wide = {t.name for t in select("closed_form_wide")}
+    assert wide == {t.name for t in CLOSED_FORM_WIDE_TASKS} and len(wide) == 9
+    assert not wide & (fresh | held | {t.name for t in CLOSED_FORM_TASKS})
     assert not {t.name for t in select("")} & {t.name for t in ALL}
+
+
+def test_the_wide_set_needs_columns_past_the_24th():
+    assert set(NEEDED_COLUMNS) == {t.name for t in CLOSED_FORM_WIDE_TASKS}
+    late = 0
+    for name, columns in NEEDED_COLUMNS.values():
+        header = list(wide_table(name).columns)
+        assert len(header) >= 25 and set(columns) <= set(header), name
+        late += max(header.index(c) + 1 for c in columns) > 24
+    assert late == len(NEEDED_COLUMNS)
 
 
 async def test_every_answer_of_a_two_part_question_is_checked():
