@@ -34,6 +34,7 @@ class ConsoleFrontEnd:
         self.console = console
         self._tasks: list[asyncio.Future[Any]] = []
         self.progress_lines = ConsoleProgress(console)  # on a terminal only
+        self._display = RichDisplay(console)  # for events met outside a turn's stream
 
     def print(self, text: str, *, style: str = "") -> None:
         raise NotImplementedError
@@ -55,7 +56,10 @@ class ConsoleFrontEnd:
         pass  # there is no status line
 
     def render(self, event: ev.Event) -> None:
-        RichDisplay(self.console).render(event)
+        """One whole event met outside a turn's stream (a loaded transcript, /compact):
+        prose is printed at once, not held for the rest of a reply that is not coming."""
+        self._display.render(event)
+        self._display.flush()
 
     def show(self, name: str) -> None:
         self.start(self._show(name))
