@@ -34,8 +34,9 @@ def asked_fields(request: str) -> list[str]:
     return list(dict.fromkeys(FIELD.findall(request)))
 
 
-def format_note(fields: list[str], answer: str) -> str:
-    """The doubt: the form asked for, and the answer in it when that is plain."""
+def format_note(fields: list[str], answer: str, *, computed: bool = False) -> str:
+    """The doubt: the form asked for, and the answer in it when that is plain (*computed*:
+    a cell's final_answer() gave it, so `@1982` is a value too: see `computed_values`)."""
     form = ", ".join(f"@{field}[value]" for field in fields)
     note = (
         f"The request asks for the answer in the form {form}, and that answer is not in it, "
@@ -43,6 +44,8 @@ def format_note(fields: list[str], answer: str) -> str:
         "as the request says"
     )
     values = plain_values(answer, len(fields))
+    if values is None and computed:
+        values = computed_values(answer, fields)
     if values is None:
         return note + "."
     filled = ", ".join(f"@{field}[{value}]" for field, value in zip(fields, values, strict=True))
@@ -61,6 +64,23 @@ def plain_values(answer: str, count: int) -> list[str] | None:
     values = [part.strip() for part in text.split(",")]
     short = all(value and len(value.split()) <= MANY_VALUE_WORDS for value in values)
     return values if len(values) == count and short else None
+
+
+# `@1982`: a value written where the field's name belongs (`f"@{year}"`).
+_AT_VALUE = re.compile(r"@([^\s@\[\],]+)")
+
+
+def computed_values(answer: str, fields: list[str]) -> list[str] | None:
+    """The values of a computed answer that put each value where its field's name belongs
+    (`@1982`, `@0.6, @yes`): as many as the fields, none of them a field's name; else None."""
+    parts = [part.strip() for part in answer.strip().split(",")]
+    found = [_AT_VALUE.fullmatch(part) for part in parts]
+    if len(parts) != len(fields) or len(answer) > ONE_VALUE_CHARS * len(fields):
+        return None
+    values = [match[1] for match in found if match is not None]
+    if len(values) != len(fields) or set(values) & set(fields):
+        return None
+    return values
 
 
 def form_as_code(code: str, request: str) -> bool:
@@ -161,7 +181,8 @@ class AnswerFormat(BasePolicy):
         printed = printed_form(turn, fields)
         if printed is not None:
             return self.act(InterventionKind.DOUBT, printed_note(fields, printed))
-        return self.act(InterventionKind.DOUBT, format_note(fields, answer.text))
+        computed = answer.cell is not None
+        return self.act(InterventionKind.DOUBT, format_note(fields, answer.text, computed=computed))
 
 
 def printed_form(turn: Turn, fields: list[str]) -> str | None:

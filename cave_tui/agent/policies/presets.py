@@ -21,6 +21,7 @@ from cave_tui.agent.policies.counts_of_one import CountsOfOne
 from cave_tui.agent.policies.early_reduce import EarlyReduce
 from cave_tui.agent.policies.empty_answer import EmptyAnswer
 from cave_tui.agent.policies.error_hints import ErrorHints
+from cave_tui.agent.policies.fraction_for_percent import FractionForPercent
 from cave_tui.agent.policies.given_tools import GivenTools
 from cave_tui.agent.policies.keep_given import KeepGiven
 from cave_tui.agent.policies.look_first import LookAlways, LookFirst
@@ -53,6 +54,7 @@ POLICY_CLASSES: tuple[type[Any], ...] = (
     NameForValue,
     AnswerFormat,
     UnformattedAnswer,
+    FractionForPercent,
     AllMissing,
     ColumnNotAdded,
     WrongType,
@@ -89,7 +91,7 @@ _STRICT_ONLY = (
 _SMALL_ONLY = ("look_first", "reply_in_code")
 # Aids for slips of small models not yet measured on the others: in `small` and `strict`,
 # not in `guided` (whose aids earned their place in the single-aid ablation).
-_SMALL_AND_STRICT = ("name_for_value", "unformatted_answer")
+_SMALL_AND_STRICT = ("name_for_value", "unformatted_answer", "fraction_for_percent")
 # Opt-in (`small,short_prompt`, `small,code_first`): measured on the held-out tasks, neither
 # lowered the small preset's tokens per task (docs/prompt-tuning.md, session s10)
 _OPT_IN = ("code_first", "short_prompt")

@@ -5,6 +5,7 @@ from cave_tui.agent.events import FinalResponseEvent, InterventionKind
 from cave_tui.agent.policies import PRESETS
 from cave_tui.agent.policies.answer_format import (
     asked_fields,
+    computed_values,
     form_as_code,
     form_as_code_hint,
     format_note,
@@ -126,6 +127,28 @@ def test_a_field_written_as_a_variable_or_in_an_expression_is_the_form_as_code()
         "x = (1",
     ):
         assert not form_as_code(code, task), code
+
+
+def test_a_computed_value_written_where_the_fields_name_belongs_is_put_in_the_form():
+    assert computed_values("@1982", ["year"]) == ["1982"]
+    assert computed_values("@0.604, @yes", ["r", "significant"]) == ["0.604", "yes"]
+    for answer in ("@31[@2]", "@year", "@1982, @1983", "1982", "@a b"):
+        assert computed_values(answer, ["year"]) is None, answer
+    note = format_note(["year"], "@1982", computed=True)
+    assert note.endswith("e.g. `@year[1982]`.")
+    # Not computed (a reply without code): `@1982` may be a made-up number, not filled in.
+    assert "e.g." not in format_note(["year"], "@1982")
+
+
+async def test_a_cells_answer_with_the_value_for_the_name_gets_the_form_filled(runtime):
+    task = "Busiest carrier? Answer format: @carrier[name]."
+    wrong = fenced("top = flights['carrier'].mode()[0]\nfinal_answer(f'@{top}')")
+    fixed = fenced("final_answer(f'@carrier[{top}]')")
+    events, model, _ = await run_turn(
+        runtime, [wrong, fixed], task, policies="minimal,answer_format"
+    )
+    assert "e.g. `@carrier[AA]`" in model.requests[1][-1]["content"]
+    assert events[-1].content == "@carrier[AA]"
 
 
 def test_the_hint_writes_the_cells_own_form_line_as_the_call():

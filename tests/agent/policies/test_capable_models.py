@@ -271,3 +271,26 @@ async def test_replies_begun_in_code_cost_a_capable_model_nothing(runtime, code)
     ]
     replies = [m["content"] for m in agent.history if m["role"] == "assistant"]
     assert replies[0].count("```python") == 1
+
+
+@pytest.mark.parametrize(
+    ("task", "code"),
+    [
+        (
+            "What percentage of flights left late? Answer format: @late_pct[value]",
+            "pct = round((flights['dep_delay'] > 6).mean() * 100, 2)\n"
+            "final_answer(f'@late_pct[{pct}]')",
+        ),
+        ("Which carrier flew most? Answer format: @carrier[name]", "final_answer('@carrier[AA]')"),
+        (
+            "Mean delay? Answer format: @mean[value]",
+            "m = flights['dep_delay'].mean()\nfinal_answer(f'@mean[{m:.2f}]')",
+        ),
+    ],
+)
+async def test_the_answer_form_aids_cost_correct_work_nothing_even_in_small(runtime, task, code):
+    """`small` forced on a capable model: an answer in the asked form, formatted, scaled to a
+    percentage where one is asked, is taken at once (answer_format, unformatted_answer,
+    fraction_for_percent)."""
+    events, model, _ = await run_turn(runtime, [fenced(code)], task, policies="small")
+    assert len(model.requests) == 1 and not _stopped(events)
