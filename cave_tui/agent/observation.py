@@ -12,6 +12,7 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping
 
+from cave_tui.agent.column_runs import with_runs
 from cave_tui.agent.missing_library import NO_MODULE, module_hint, undefined_hint
 from cave_tui.agent.pandas_hints import (
     merge_into_new,
@@ -495,8 +496,13 @@ def _entity_label(name: str, frames: Mapping[str, Mapping[str, str]]) -> tuple[s
 
 
 def _listed(columns: Iterable[str], limit: int = 24) -> str:
+    """At most *limit* entries; past that many columns, runs of numbered names are written
+    once (`sf_h00 to sf_h23 (24)`: column_runs) so a wide frame's columns are all seen."""
     columns = list(columns)
-    return ", ".join(columns[:limit]) + (", …" if len(columns) > limit else "")
+    if len(columns) <= limit:
+        return ", ".join(columns)
+    entries = [text for text, _ in with_runs(columns)]
+    return ", ".join(entries[:limit]) + (", …" if len(entries) > limit else "")
 
 
 def _row_hint(

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from cave_tui.agent.column_runs import with_runs
 from cave_tui.runtime.shipped.summary import Column, VarInfo
 
 DEFAULT_INSTRUCTIONS = (
@@ -143,20 +144,22 @@ def describe_entry(
 
 def columns_text(row: VarInfo) -> str:
     """A frame's columns as the model reads them: "a:int, b:object" while that fits a line;
-    else the names alone, within COLUMNS_BUDGET, and a count of those that do not fit."""
+    else the names alone (runs of numbered names written once: `column_runs`), within
+    COLUMNS_BUDGET, and a count of those that do not fit."""
     typed = row.columns_text(short=True)
     if not row.more_columns and len("  columns: " + typed) <= LINE_BUDGET:
         return typed
-    names = row.column_names()
     total = len(row.columns) + row.more_columns
     shown: list[str] = []
+    listed = 0  # columns the entries shown stand for
     used = len("  columns: ") + len(f", … +{total} more")
-    for name in names:
-        if used + len(name) + 2 > COLUMNS_BUDGET:
+    for entry, count in with_runs(row.column_names()):
+        if used + len(entry) + 2 > COLUMNS_BUDGET:
             break
-        shown.append(name)
-        used += len(name) + 2
-    rest = total - len(shown)
+        shown.append(entry)
+        used += len(entry) + 2
+        listed += count
+    rest = total - listed
     return ", ".join(shown + ([f"… +{rest} more"] if rest else []))
 
 

@@ -80,10 +80,11 @@ def test_the_model_sees_every_column_of_a_wide_frame_by_name():
     # A narrow frame keeps its dtypes; one too wide for the budget says how many are left.
     narrow = describe_namespace([summarize("s", pd.DataFrame({"a": [1], "b": [1.5]}))])
     assert "  columns: a:int, b:float" in narrow.splitlines()
-    huge = describe_namespace([summarize("h", pd.DataFrame({f"col{i}": [i] for i in range(300)}))])
+    words = [f"col_{a}{b}" for a in "abcdefghijklmnopqrst" for b in "abcdefghijklmno"]  # 300
+    huge = describe_namespace([summarize("h", pd.DataFrame({w: [1] for w in words}))])
     line = next(x for x in huge.splitlines() if x.startswith("  columns: "))
     listed = line.removeprefix("  columns: ").split(", ")
-    assert listed[:3] == ["col0", "col1", "col2"] and len(listed) > 100
+    assert listed[:3] == ["col_aa", "col_ab", "col_ac"] and len(listed) > 100
     assert listed[-1] == f"… +{300 - (len(listed) - 1)} more" and len(line) <= COLUMNS_BUDGET
 
 

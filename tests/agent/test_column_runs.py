@@ -1,0 +1,47 @@
+"""column_runs: numbered column names listed as runs, so a wide frame fits in a line."""
+
+import pandas as pd
+
+from cave_tui.agent.column_runs import with_runs
+from cave_tui.agent.observation import error_hints, frame_columns
+from cave_tui.agent.prompt import describe_namespace
+from cave_tui.runtime.base import ExecutionResult
+from cave_tui.runtime.shipped.summary import summarize
+
+
+def test_runs_of_increasing_numbers_are_written_once():
+    names = ["date", *(f"sf_h{h:02d}" for h in range(24)), "x1", "x2", "x3", "id"]
+    assert [text for text, _ in with_runs(names)] == [
+        "date",
+        "sf_h00 to sf_h23 (24)",
+        "x1",
+        "x2",
+        "x3",
+        "id",
+    ]
+    assert sum(count for _, count in with_runs(names)) == len(names)
+    grid = [f"pixel_{r}_{c}" for r in range(8) for c in range(8)]
+    assert with_runs(grid) == [("pixel_0_0 to pixel_7_7 (64)", 64)]
+    years = [str(y) for y in range(1960, 2014)]
+    assert with_runs(["Country Name", *years]) == [("Country Name", 1), ("1960 to 2013 (54)", 54)]
+    shuffled = ["a3", "a1", "a4", "a2", "a5"]  # not increasing: each listed
+    assert [text for text, _ in with_runs(shuffled)] == shuffled
+
+
+def test_a_frame_too_wide_for_its_names_lists_its_runs():
+    cols = ["date", *(f"seattle_h{h:02d}" for h in range(24)), *(f"sf_h{h:02d}" for h in range(24))]
+    cols += [f"extra_metric_number_{i}_of_many" for i in range(60)]  # past the line's budget
+    text = describe_namespace([summarize("temps", pd.DataFrame({c: [1] for c in cols}))])
+    line = next(x for x in text.splitlines() if x.startswith("  columns: "))
+    assert line.startswith(
+        "  columns: date, seattle_h00 to seattle_h23 (24), sf_h00 to sf_h23 (24)"
+    )
+    assert "extra_metric_number_0_of_many to extra_metric_number_59_of_many (60)" in line
+
+
+def test_the_missing_column_hint_names_every_column_of_a_wide_frame():
+    cols = ["date", *(f"seattle_h{h:02d}" for h in range(24)), *(f"sf_h{h:02d}" for h in range(24))]
+    frames = frame_columns([summarize("temps", pd.DataFrame({c: [1] for c in cols}))])
+    missing = ExecutionResult(success=False, error="KeyError: 'city'", error_type="KeyError")
+    (hint,) = error_hints("temps[temps['city'] == 'SF']", missing, frames)
+    assert "date, seattle_h00 to seattle_h23 (24), sf_h00 to sf_h23 (24)" in hint, hint
