@@ -179,6 +179,8 @@ _MISSING_KEYS = re.compile(
     r"None of \[(?:Index\(\[)?(?P<keys>[^\]]*)\]|\[(?P<listed>[^\]]*)\] not in index"
 )
 _MISSING_FILE = re.compile(r"No such file or directory: '(?P<path>[^']+)'")
+# A file path as a request writes it: `/tmp/x/data.csv`, `data/sales.parquet`, `notes.txt`.
+_REQUEST_PATH = re.compile(r"""(?<![\w/.~-])[~\w./-]*[\w-]\.[A-Za-z][\w]{0,7}(?![\w/])""")
 _FORMAT_MANY = re.compile(r"unsupported format string passed to (?:Series|DataFrame)\.__format__")
 FORMAT_MANY_HINT = (
     "A Series or frame holds many values and cannot be formatted as one number. If one number "
@@ -228,17 +230,30 @@ def error_kind(result: ExecutionResult) -> str:
     return result.error_type or (error.splitlines()[-1] if error else "").partition(":")[0]
 
 
+def requested_path(missing: str, request: str) -> str | None:
+    """The path *request* writes for the file *missing* names (the same file name, written
+    otherwise: `tmp/x.csv` for `/tmp/x.csv`, or in another folder), or None."""
+    name = re.split(r"[/\\]", missing)[-1]
+    for found in _REQUEST_PATH.finditer(request):
+        path = found[0].rstrip(".")
+        if path != missing and re.split(r"[/\\]", path)[-1] == name:
+            return path
+    return None
+
+
 def error_hints(
     code: str,
     result: ExecutionResult,
     frames: Mapping[str, Mapping[str, str]] | None = None,
     levels: Mapping[str, Mapping[str, list[str]]] | None = None,
     keys: Mapping[str, str] | None = None,
+    request: str = "",
 ) -> list[str]:
     """Short hints for mistakes small models make again and again, found from the error.
 
     *frames* are the namespace's frames: name → column → dtype; *levels* their
-    categorical columns' values (frame_levels); *keys* the lookup frames' key columns.
+    categorical columns' values (frame_levels); *keys* the lookup frames' key columns;
+    *request* the user's words (a file they name is read from where they say it is).
     Each hint names the cause and the fix in one line; nothing is said when the error
     does not match a known class.
     """
@@ -263,12 +278,18 @@ def error_hints(
     if kind in ("FileNotFoundError", "IsADirectoryError"):
         missing_file = _MISSING_FILE.search(last)
         stem = re.split(r"[/\\]", missing_file["path"])[-1].split(".")[0] if missing_file else ""
-        if stem and stem in frames:
+        named = requested_path(missing_file["path"], request) if missing_file else None
+        if named is not None:
+            hints.append(
+                f"There is no file {missing_file['path']!r} ): the request gives it "
+                f"as {named!r}. Read it from exactly that path."
+            )
+        elif stem and stem in frames:
             hints.append(
                 f"No file is needed: `{stem}` is already defined and holds that data. Remove "
                 f"the line that reads the file and use `{stem}` as it is."
             )
-        else:
+        elif frames:  # with no frame in the namespace, nothing is loaded: no such hint
             hints.append(FILE_HINT)
     every = [c for cols in frames.values() for c in cols]
     missing: list[str] = []

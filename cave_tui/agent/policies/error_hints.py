@@ -27,7 +27,9 @@ class ErrorHints(BasePolicy):
             return None
         rows = await turn.rows()
         frames = frame_columns(rows)
-        hints = error_hints(cell.code, cell.result, frames, frame_levels(rows), frame_keys(rows))
+        hints = error_hints(
+            cell.code, cell.result, frames, frame_levels(rows), frame_keys(rows), turn.task
+        )
         columns = [column for frame in frames.values() for column in frame]
         hints += [misspelt_note(p) for p in misspelt_values(cell.code, turn.task, columns)]
         if error_kind(cell.result) == "SyntaxError" and form_as_code(cell.code, turn.task):

@@ -141,3 +141,20 @@ async def test_a_missing_statistics_library_gets_the_pandas_expression_instead(r
     assert round(await runtime.retrieve("r"), 6) == 1.0
     code = "print(undefined_thing)"
     assert error_hints(code, await runtime.execute(code), {}) == []
+
+
+def test_a_file_the_request_names_is_read_from_where_it_says():
+    from cave_tui.agent.observation import FILE_HINT, requested_path
+
+    request = "In /tmp/bench/cf-smoking.csv, what is the mean? Answer format: @mean[value]."
+    error = "FileNotFoundError: [Errno 2] No such file or directory: 'tmp/bench/cf-smoking.csv'"
+    missing = ExecutionResult(success=False, error=error, error_type="FileNotFoundError")
+    code = "df = pd.read_csv('tmp/bench/cf-smoking.csv')"
+    (hint,) = error_hints(code, missing, {}, request=request)
+    assert "the request gives it as '/tmp/bench/cf-smoking.csv'" in hint
+    assert requested_path("data/cf-smoking.csv", request) == "/tmp/bench/cf-smoking.csv"
+    assert requested_path("/tmp/bench/cf-smoking.csv", request) is None  # the same path
+    assert requested_path("other.csv", request) is None
+    # No file named in the request: "already loaded" only where a frame is loaded.
+    assert error_hints(code, missing, {}) == []
+    assert error_hints(code, missing, {"sales": {"a": "int"}}) == [FILE_HINT]
