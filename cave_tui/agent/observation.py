@@ -278,11 +278,12 @@ def error_hints(
     if kind in ("FileNotFoundError", "IsADirectoryError"):
         missing_file = _MISSING_FILE.search(last)
         stem = re.split(r"[/\\]", missing_file["path"])[-1].split(".")[0] if missing_file else ""
-        named = requested_path(missing_file["path"], request) if missing_file else None
+        path = missing_file["path"] if missing_file else ""
+        named = requested_path(path, request) if path else None
         if named is not None:
             hints.append(
-                f"There is no file {missing_file['path']!r} ): the request gives it "
-                f"as {named!r}. Read it from exactly that path."
+                f"There is no file {path!r}: the request gives it as {named!r}. Read it from "
+                "exactly that path."
             )
         elif stem and stem in frames:
             hints.append(

@@ -151,7 +151,10 @@ def test_a_file_the_request_names_is_read_from_where_it_says():
     missing = ExecutionResult(success=False, error=error, error_type="FileNotFoundError")
     code = "df = pd.read_csv('tmp/bench/cf-smoking.csv')"
     (hint,) = error_hints(code, missing, {}, request=request)
-    assert "the request gives it as '/tmp/bench/cf-smoking.csv'" in hint
+    assert hint == (
+        "There is no file 'tmp/bench/cf-smoking.csv': the request gives it as "
+        "'/tmp/bench/cf-smoking.csv'. Read it from exactly that path."
+    )
     assert requested_path("data/cf-smoking.csv", request) == "/tmp/bench/cf-smoking.csv"
     assert requested_path("/tmp/bench/cf-smoking.csv", request) is None  # the same path
     assert requested_path("other.csv", request) is None
