@@ -333,12 +333,12 @@ def error_hints(
         close = _close(name, every)
         if close and len(used) == 1:  # the frame's own columns, the closest first
             (where,) = used
-            own = _listed(_closest_first(name, frames[where]))
+            own = _listed(_closest_first(name, frames[where], request))
             hints.append(f"There is no column {name!r} in {where}; its columns: {own}.")
         elif close:
             hints.append(f"There is no column {name!r}; close names: {close}.")
         elif column_error:
-            hints.append(_join_hint(name, failing_line, frames))
+            hints.append(_join_hint(name, failing_line, frames, request))
         elif kind == "KeyError" and every:
             hints.append(_row_hint(name, failing_line, frames, levels or {}, lookup_keys))
     return hints
@@ -406,12 +406,19 @@ def _named_as_column(name: str, line: str) -> bool:
     return False
 
 
-def _closest_first(name: str, columns: Iterable[str]) -> list[str]:
-    """*columns* with those close to *name* (compared without case) first."""
+def _closest_first(name: str, columns: Iterable[str], request: str = "") -> list[str]:
+    """*columns* with those close to *name* (compared without case) first, then those the
+    *request* names (a cut list still shows them), then the rest in order."""
     columns = list(columns)
     close = difflib.get_close_matches(name.lower(), [c.lower() for c in columns], n=5, cutoff=0.5)
     first = [c for m in close for c in columns if c.lower() == m]
-    return list(dict.fromkeys([*first, *columns]))
+    words = request.lower()
+    named = [
+        c
+        for c in columns
+        if len(c) >= 3 and re.search(rf"(?<!\w){re.escape(c.lower())}(?!\w)", words)
+    ]
+    return list(dict.fromkeys([*first, *named, *columns]))
 
 
 def _owner_hint(
@@ -465,7 +472,9 @@ def _subscripted(name: str, line: str, frames: Iterable[str]) -> bool:
     return bool(re.search(rf"""{before}\[\s*['"]{re.escape(name)}['"]\s*\]""", line))
 
 
-def _join_hint(name: str, code: str, frames: Mapping[str, Mapping[str, str]]) -> str:
+def _join_hint(
+    name: str, code: str, frames: Mapping[str, Mapping[str, str]], request: str = ""
+) -> str:
     """A column that no frame has: often one the model expects a lookup frame to add."""
     used = _frames_used(code, frames)
     entity, label = _entity_label(name, frames)
@@ -484,12 +493,13 @@ def _join_hint(name: str, code: str, frames: Mapping[str, Mapping[str, str]]) ->
                 extra = ", ".join(c for c in columns if c not in shared)
                 merged, merge = merge_into_new(frame, other, shared[0], frames)
                 then = f", then use {merged}[{label!r}]" if other == entity else ""
+                own = _listed(_closest_first(name, frames[frame], request))
                 return (
                     f"There is no column {name!r} in {frame} (its columns: "
-                    f"{_listed(_closest_first(name, frames[frame]))}). To use the columns of "
+                    f"{own}). To use the columns of "
                     f"{other} ({extra}), merge into a new frame first: {merge}{then}."
                 )
-        listed = _listed(_closest_first(name, frames[frame]))
+        listed = _listed(_closest_first(name, frames[frame], request))
         return f"There is no column {name!r} in {frame}; its columns: {listed}."
     if len(used) > 1:  # a merge: name the frame the model took the column's name from
         shown = [f for f in used if entity_stem(f) == entity_stem(name)] or used

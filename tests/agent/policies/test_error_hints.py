@@ -161,3 +161,17 @@ def test_a_file_the_request_names_is_read_from_where_it_says():
     # No file named in the request: "already loaded" only where a frame is loaded.
     assert error_hints(code, missing, {}) == []
     assert error_hints(code, missing, {"sales": {"a": "int"}}) == [FILE_HINT]
+
+
+def test_a_cut_column_list_shows_the_columns_the_request_names_first():
+    parts = ("radius", "texture", "perimeter", "area", "smoothness", "compactness",
+             "concavity", "symmetry", "fractal", "points", "dimension", "error", "hue")  # fmt: skip
+    cols = [f"{stat} {part}" for stat in ("mean", "worst") for part in parts]
+    frames = {"data": dict.fromkeys([*cols, "malignant"], "float64")}
+    missing = ExecutionResult(success=False, error="KeyError: 'diagnosis'", error_type="KeyError")
+    request = "In cancer.csv (malignant is 1 for a malignant tumour), compare 'mean radius'."
+    code = "data[data['diagnosis'] == 'M']"
+    (hint,) = error_hints(code, missing, frames, request=request)
+    assert "mean radius, malignant, mean texture," in hint, hint  # after the close ones
+    (unasked,) = error_hints(code, missing, frames)
+    assert "malignant" not in unasked  # the 27th of a list cut at 24
