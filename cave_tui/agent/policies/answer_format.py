@@ -142,7 +142,8 @@ _FIELD_WRITTEN = re.compile(r"@([A-Za-z_]\w*)\[((?:[^\[\]]|\[[^\[\]]*\])*)\]")
 
 def _form_line_as_text(code: str) -> str:
     """`@a[x.mean()], @b[len(y)]`, a line of *code* that is only fields each holding a Python
-    expression, as the f-string's text `@a[{x.mean()}], @b[{len(y)}]`; else ""."""
+    expression, as the f-string's text `@a[{x.mean()}], @b[{len(y)}]`; else "" (also for a
+    field holding a bare literal, `@n[31]`: a number no code computed is not written back)."""
     for line in code.splitlines():
         line = line.strip()
         fields = list(_FIELD_WRITTEN.finditer(line))
@@ -154,8 +155,10 @@ def _form_line_as_text(code: str) -> str:
             if not inner or '"' in inner or "{" in inner or "\\" in inner:
                 break
             try:
-                ast.parse(inner, mode="eval")
+                parsed = ast.parse(inner, mode="eval")
             except (SyntaxError, ValueError, RecursionError, MemoryError):
+                break
+            if isinstance(parsed.body, ast.Constant):  # a value no code computed: not endorsed
                 break
             parts.append(f"@{field[1]}[{{{inner}}}]")
         else:

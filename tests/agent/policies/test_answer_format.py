@@ -107,7 +107,7 @@ async def test_the_form_written_as_code_gets_a_hint_with_the_fields(runtime):
     events, model, _ = await run_turn(runtime, [as_code, fixed], task, policies="minimal")
     assert interventions(events) == [("error_hints", InterventionKind.HINT)]
     note = model.requests[1][-1]["content"]
-    assert 'final_answer(f"@carrier[{top}], @n[{2}]")' in note  # the cell's own line
+    assert 'final_answer(f"@carrier[{carrier}], @n[{n}]")' in note
     assert events[-1].content == "@carrier[AA], @n[2]"
 
 
@@ -157,7 +157,17 @@ def test_the_hint_writes_the_cells_own_form_line_as_the_call():
     assert hint.endswith(
         """e.g. final_answer(f"@carrier[{df['c'].mode()[0]}], @n[{17 * 23 + 5}]")."""
     )
-    for code in ("@carrier[top value], @n[1]", '@carrier[d["c"]]', "@carrier = 1", "x = @n[1] + 2"):
+    literal = (
+        "@carrier['AA'], @n[31]",
+        "@carrier[top], @n[31]",
+    )  # made-up values: not written back
+    for code in (
+        "@carrier[top value], @n[1]",
+        '@carrier[d["c"]]',
+        "@carrier = 1",
+        "x = @n[1] + 2",
+        *literal,
+    ):
         hint = form_as_code_hint(task, code)  # not an expression, not only the form
         assert hint.endswith('e.g. final_answer(f"@carrier[{carrier}], @n[{n}]").'), code
 
