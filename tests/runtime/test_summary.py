@@ -68,6 +68,10 @@ def test_a_wide_frame_names_its_columns_past_those_with_a_dtype():
     huge = summarize("huge", pd.DataFrame({f"c{i}": [i] for i in range(5000)}))
     assert len(huge.more_names) == MORE_NAMES and huge.more_columns == 5000 - 24
     assert VarInfo.from_dict(json.loads(json.dumps(huge.to_dict()))).more_names == huge.more_names
+    # What a kernel sends beyond those bounds (its code rewritten by a cell) is cut on the host.
+    sent = huge.to_dict() | {"more_names": ["y" * 10_000] * 100_000}
+    back = VarInfo.from_dict(sent)
+    assert len(back.more_names) == MORE_NAMES and {len(n) for n in back.more_names} == {NAME_CHARS}
 
 
 def test_the_model_sees_every_column_of_a_wide_frame_by_name():

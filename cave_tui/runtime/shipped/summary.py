@@ -183,7 +183,8 @@ class VarInfo:
         if fields.get("shape") is not None:
             fields["shape"] = tuple(int(n) for n in fields["shape"])
         fields["columns"] = [Column(**c) for c in fields.get("columns") or []]
-        fields["more_names"] = [str(n) for n in fields.get("more_names") or []]
+        more = fields.get("more_names") or []  # bounded as the kernel's code bounds it
+        fields["more_names"] = [str(n)[:NAME_CHARS] for n in more[:MORE_NAMES]]
         fields["levels"] = {str(c): list(v) for c, v in (fields.get("levels") or {}).items()}
         fields["relations"] = Relations.from_dict(fields.get("relations") or {})
         return cls(**fields)
