@@ -230,13 +230,17 @@ def error_kind(result: ExecutionResult) -> str:
     return result.error_type or (error.splitlines()[-1] if error else "").partition(":")[0]
 
 
+def _file_name(path: str) -> str:
+    """The last part of *path*, either slash: `data.csv` of `/tmp/data.csv`."""
+    return re.split(r"[/\\]", path)[-1]
+
+
 def requested_path(missing: str, request: str) -> str | None:
     """The path *request* writes for the file *missing* names (the same file name, written
     otherwise: `tmp/x.csv` for `/tmp/x.csv`, or in another folder), or None."""
-    name = re.split(r"[/\\]", missing)[-1]
     for found in _REQUEST_PATH.finditer(request):
         path = found[0].rstrip(".")
-        if path != missing and re.split(r"[/\\]", path)[-1] == name:
+        if path != missing and _file_name(path) == _file_name(missing):
             return path
     return None
 
@@ -277,8 +281,8 @@ def error_hints(
         hints.append(hint)
     if kind in ("FileNotFoundError", "IsADirectoryError"):
         missing_file = _MISSING_FILE.search(last)
-        stem = re.split(r"[/\\]", missing_file["path"])[-1].split(".")[0] if missing_file else ""
         path = missing_file["path"] if missing_file else ""
+        stem = _file_name(path).split(".")[0]
         named = requested_path(path, request) if path else None
         if named is not None:
             hints.append(
