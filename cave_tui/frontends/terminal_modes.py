@@ -1,7 +1,7 @@
 """Terminal modes the line-based front ends set for a while, and always put back.
 
-`echo_off`: while `cave --plain` runs a turn, text typed ahead is not echoed into the
-output; it waits and appears after the next prompt.
+`echo_off`: while `cave --plain` works (between its prompts), text typed ahead is not
+echoed into the output; it waits and appears after the next prompt.
 It does nothing when standard input is not a terminal.
 """
 

@@ -208,15 +208,22 @@ async def repl_main(
                 loop.add_signal_handler(sig, lambda: _on_signal(services, stop, main))
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
-    console.print(
-        Text("cave --plain · /help for commands · ! runs Python · Ctrl+D quits", style="dim")
-    )
-    for notice in services.notices:
-        console.print(plain_text(notice, "yellow"))
-    services.notices.clear()
-    if services.model is None:
-        console.print(Markdown(NO_MODEL_HELP))
+    # Text typed while cave works (start-up, a turn, a command) is not echoed into the
+    # output: it waits, and appears after the next prompt. Echo stays off between prompts,
+    # not only within a turn, so no gap opens between a turn's end and the prompt's raw
+    # mode (prompt_toolkit puts back the modes it found: echo off).
+    quiet = contextlib.ExitStack()
+    if input is None:
+        quiet.enter_context(echo_off())
     try:
+        console.print(
+            Text("cave --plain · /help for commands · ! runs Python · Ctrl+D quits", style="dim")
+        )
+        for notice in services.notices:
+            console.print(plain_text(notice, "yellow"))
+        services.notices.clear()
+        if services.model is None:
+            console.print(Markdown(NO_MODEL_HELP))
         try:
             await services.start()
         except asyncio.CancelledError:
@@ -238,22 +245,23 @@ async def repl_main(
             text = line.strip()
             if not text:
                 continue
-            # typed ahead during a turn: shown after the next prompt, not into the output
-            with echo_off() if input is None else contextlib.nullcontext():
-                if text.startswith("/"):
-                    await run_command(text, ctx, front_end)
-                elif text.startswith("!"):
-                    await run_python(services, text[1:].lstrip(), console)
-                elif services.agent is None:
-                    console.print(Markdown(NO_MODEL_HELP))
-                else:
-                    await run_turn(services, line, console)
+            if text.startswith("/"):
+                await run_command(text, ctx, front_end)
+            elif text.startswith("!"):
+                await run_python(services, text[1:].lstrip(), console)
+            elif services.agent is None:
+                console.print(Markdown(NO_MODEL_HELP))
+            else:
+                await run_turn(services, line, console)
     except asyncio.CancelledError:
         if not stop.is_set():
             raise
     finally:
-        await services.shutdown(leave_on_signals=True)  # Ctrl+C again while saving: leave now
-        front_end.progress_lines.stop()
+        try:
+            await services.shutdown(leave_on_signals=True)  # Ctrl+C again: leave now
+        finally:
+            front_end.progress_lines.stop()
+            quiet.close()
     return 0
 
 

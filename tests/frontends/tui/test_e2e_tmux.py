@@ -95,6 +95,23 @@ def test_plain_repl_keeps_a_line_typed_during_a_turn_for_the_next_prompt(tmux, t
     _quit_at_the_prompt(tmux)
 
 
+def test_plain_repl_does_not_echo_a_line_pasted_before_its_first_prompt(tmux, tmp_path):
+    """Typed ahead while the kernel starts: not echoed, then at the prompt, whole. Echo is
+    off from the banner on, so no gap opens before a prompt (as after a turn)."""
+    script = tmp_path / "replies.yaml"
+    script.write_text(REPLIES)
+    tmux.start(
+        [str(CAVE), "--plain", "--kernel", "--model", f"scripted:{script}"], width=100, height=40
+    )
+    tmux.wait_for("cave --plain ·")
+    tmux.keys("-l", "/vars")  # the kernel takes a second or more to start
+    screen = tmux.wait_for("cave› /vars")
+    assert not any(line.startswith("/vars") for line in screen.splitlines()), screen
+    tmux.keys("Enter")
+    tmux.wait_for("No variables yet.")
+    _quit_at_the_prompt(tmux)
+
+
 def _quit_at_the_prompt(tmux: Tmux) -> None:
     """Ctrl+D only means "quit" at a prompt: wait for the next one first."""
     deadline = time.monotonic() + 10
