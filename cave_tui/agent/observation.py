@@ -337,7 +337,7 @@ def error_hints(
         close = _close(name, every)
         if close and len(used) == 1:  # the frame's own columns, the closest first
             (where,) = used
-            own = _listed(_closest_first(name, frames[where], request))
+            own = _closest_first(name, frames[where], request)
             hints.append(f"There is no column {name!r} in {where}; its columns: {own}.")
         elif close:
             hints.append(f"There is no column {name!r}; close names: {close}.")
@@ -410,9 +410,9 @@ def _named_as_column(name: str, line: str) -> bool:
     return False
 
 
-def _closest_first(name: str, columns: Iterable[str], request: str = "") -> list[str]:
-    """*columns* with those close to *name* (compared without case) first, then those the
-    *request* names (a cut list still shows them), then the rest in order."""
+def _closest_first(name: str, columns: Iterable[str], request: str = "") -> str:
+    """*columns* listed (`_listed`) with those close to *name* (compared without case)
+    ahead, then those the *request* names (a cut list still shows them)."""
     columns = list(columns)
     close = difflib.get_close_matches(name.lower(), [c.lower() for c in columns], n=5, cutoff=0.5)
     first = [c for m in close for c in columns if c.lower() == m]
@@ -422,7 +422,7 @@ def _closest_first(name: str, columns: Iterable[str], request: str = "") -> list
         for c in columns
         if len(c) >= 3 and re.search(rf"(?<!\w){re.escape(c.lower())}(?!\w)", words)
     ]
-    return list(dict.fromkeys([*first, *named, *columns]))
+    return _listed(columns, ahead=[*first, *named])
 
 
 def _owner_hint(
@@ -497,13 +497,13 @@ def _join_hint(
                 extra = ", ".join(c for c in columns if c not in shared)
                 merged, merge = merge_into_new(frame, other, shared[0], frames)
                 then = f", then use {merged}[{label!r}]" if other == entity else ""
-                own = _listed(_closest_first(name, frames[frame], request))
+                own = _closest_first(name, frames[frame], request)
                 return (
                     f"There is no column {name!r} in {frame} (its columns: "
                     f"{own}). To use the columns of "
                     f"{other} ({extra}), merge into a new frame first: {merge}{then}."
                 )
-        listed = _listed(_closest_first(name, frames[frame], request))
+        listed = _closest_first(name, frames[frame], request)
         return f"There is no column {name!r} in {frame}; its columns: {listed}."
     if len(used) > 1:  # a merge: name the frame the model took the column's name from
         shown = [f for f in used if entity_stem(f) == entity_stem(name)] or used
@@ -531,14 +531,25 @@ def _entity_label(name: str, frames: Mapping[str, Mapping[str, str]]) -> tuple[s
     return "", ""
 
 
-def _listed(columns: Iterable[str], limit: int = 24) -> str:
-    """At most *limit* entries; past that many columns, runs of numbered names are written
-    once (`sf_h00 to sf_h23 (24)`: column_runs) so a wide frame's columns are all seen."""
+def _listed(columns: Iterable[str], limit: int = 24, ahead: Iterable[str] = ()) -> str:
+    """At most *limit* entries, the names *ahead* first; past that many columns, runs of
+    numbered names are written once (`sf_h00 to sf_h23 (24)`: column_runs) so a wide
+    frame's columns are all seen. A run stays whole: when every entry fits, a name *ahead*
+    inside a run is left in it; when the list is cut, its run comes first."""
     columns = list(columns)
+    ahead = [c for c in dict.fromkeys(ahead) if c in set(columns)]
     if len(columns) <= limit:
-        return ", ".join(columns)
-    entries = [text for text, _ in with_runs(columns)]
-    return ", ".join(entries[:limit]) + (", …" if len(entries) > limit else "")
+        return ", ".join(dict.fromkeys([*ahead, *columns]))
+    entries: list[tuple[str, list[str]]] = []
+    start = 0
+    for text, count in with_runs(columns):
+        entries.append((text, columns[start : start + count]))
+        start += count
+    holding = [text for name in ahead for text, names in entries if name in names]
+    if len(entries) <= limit:  # all shown: only names that stand alone move ahead
+        holding = [text for text in holding if text in ahead]
+    order = list(dict.fromkeys([*holding, *(text for text, _ in entries)]))
+    return ", ".join(order[:limit]) + (", …" if len(order) > limit else "")
 
 
 def _row_hint(

@@ -45,3 +45,19 @@ def test_the_missing_column_hint_names_every_column_of_a_wide_frame():
     missing = ExecutionResult(success=False, error="KeyError: 'city'", error_type="KeyError")
     (hint,) = error_hints("temps[temps['city'] == 'SF']", missing, frames)
     assert "date, seattle_h00 to seattle_h23 (24), sf_h00 to sf_h23 (24)" in hint, hint
+
+
+def test_columns_the_request_names_leave_a_wide_frames_runs_whole():
+    cols = ["date", *(f"seattle_h{h:02d}" for h in range(24)), *(f"sf_h{h:02d}" for h in range(24))]
+    frames = frame_columns([summarize("temps", pd.DataFrame({c: [1] for c in cols}))])
+    missing = ExecutionResult(success=False, error="KeyError: 'city'", error_type="KeyError")
+    request = "seattle_h00 to seattle_h23 are Seattle's hours, sf_h00 to sf_h23 SF's; date"
+    (hint,) = error_hints("temps[temps['city'] == 'SF']", missing, frames, request=request)
+    whole = "its columns: date, seattle_h00 to seattle_h23 (24), sf_h00 to sf_h23 (24)."
+    assert hint.endswith(whole), hint
+    # Cut (many more names): the run holding a named column comes first, whole.
+    wide = [*(f"metric_{w}" for w in "abcdefghijklmnopqrstuvwxyz"), *cols]
+    frames = frame_columns([summarize("temps", pd.DataFrame({c: [1] for c in wide}))])
+    (cut,) = error_hints("temps[temps['city'] == 'SF']", missing, frames, request="use sf_h13")
+    assert "its columns: sf_h00 to sf_h23 (24), metric_a, metric_b," in cut, cut
+    assert cut.endswith(", …."), cut
