@@ -66,20 +66,28 @@ def plain_values(answer: str, count: int) -> list[str] | None:
     return values if len(values) == count and short else None
 
 
-# `@1982`: a value written where the field's name belongs (`f"@{year}"`).
-_AT_VALUE = re.compile(r"@([^\s@\[\],]+)")
+# `@1982`: a value written where the field's name belongs (`f"@{year}"`); `@17[17]`: there
+# and in the brackets too (`f"@{n}[{n}]"`).
+_AT_VALUE = re.compile(r"@([^@\[\],]+)(?:\[([^@\[\],]*)\])?")
 
 
 def computed_values(answer: str, fields: list[str]) -> list[str] | None:
     """The values of a computed answer that put each value where its field's name belongs
-    (`@1982`, `@0.6, @yes`): as many as the fields, none of them a field's name; else None."""
+    (`@1982`, `@0.6, @yes`, `@District of Columbia`, `@17[17]`): as many as the fields, each
+    of at most a few words, none of them a field's name; else None."""
     parts = [part.strip() for part in answer.strip().split(",")]
-    found = [_AT_VALUE.fullmatch(part) for part in parts]
     if len(parts) != len(fields) or len(answer) > ONE_VALUE_CHARS * len(fields):
         return None
-    values = [match[1] for match in found if match is not None]
-    if len(values) != len(fields) or set(values) & set(fields):
-        return None
+    values = []
+    for part in parts:
+        found = _AT_VALUE.fullmatch(part)
+        if found is None:
+            return None
+        value = (found[2] if found[2] is not None else found[1]).strip()
+        words = value.split()
+        if not words or len(words) > MANY_VALUE_WORDS or set(words) & set(fields):
+            return None
+        values.append(value)
     return values
 
 

@@ -132,7 +132,13 @@ def test_a_field_written_as_a_variable_or_in_an_expression_is_the_form_as_code()
 def test_a_computed_value_written_where_the_fields_name_belongs_is_put_in_the_form():
     assert computed_values("@1982", ["year"]) == ["1982"]
     assert computed_values("@0.604, @yes", ["r", "significant"]) == ["0.604", "yes"]
-    for answer in ("@31[@2]", "@year", "@1982, @1983", "1982", "@a b"):
+    # The value put there and in the brackets (`f"@{n}[{n}]"`); a name of a few words.
+    assert computed_values("@17[17]", ["n_years"]) == ["17"]
+    assert computed_values("@District of Columbia, @24.2", ["state", "murder"]) == [
+        "District of Columbia",
+        "24.2",
+    ]
+    for answer in ("@31[@2]", "@year", "@1982, @1983", "1982", "@year is 1982", "@a b c d"):
         assert computed_values(answer, ["year"]) is None, answer
     note = format_note(["year"], "@1982", computed=True)
     assert note.endswith("e.g. `@year[1982]`.")
