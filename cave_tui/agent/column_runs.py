@@ -42,3 +42,34 @@ def with_runs(names: Sequence[str], min_run: int = MIN_RUN) -> list[tuple[str, i
             out.extend((name, 1) for name in names[i : j + 1])
         i = j + 1
     return out
+
+
+WIDE_SHARE = 0.5  # a frame whose runs hold at least this share of its columns is wide
+WIDE_COLUMNS = 8  # ... and at least this many
+
+
+def wide_form_note(name: str, frame: str, columns: Sequence[str], request: str = "") -> str:
+    """A sentence for a column *name* (no digits in it) that *frame* lacks where *frame* is
+    wide: most of its columns are runs of numbered names (`sf_h00 to sf_h23`, `1960 to
+    2013`), so what *name* (`city`, `year`) would tell apart is in the columns' names, not in
+    a column; "" otherwise. The example column is one the *request* names, if any."""
+    if NUMBERS.search(name):
+        return ""  # a numbered name: a run's member mistyped, not another layout
+    runs: list[tuple[str, list[str]]] = []
+    start = 0
+    for text, count in with_runs(columns):
+        if count > 1:
+            runs.append((text, list(columns[start : start + count])))
+        start += count
+    held = sum(len(members) for _, members in runs)
+    if held < WIDE_COLUMNS or held < WIDE_SHARE * len(columns):
+        return ""
+    members = [m for _, group in runs for m in group]
+    words = request.lower()
+    named = (m for m in members if re.search(rf"(?<!\w){re.escape(m.lower())}(?!\w)", words))
+    example = next(named, members[0])
+    listed = " and ".join(text for text, _ in runs[:3]) + (" and more" if len(runs) > 3 else "")
+    return (
+        f" {frame} is wide: {listed} are columns, one per value, so there is no {name!r} to "
+        f"filter by: select the columns you need, e.g. {frame}[{example!r}]."
+    )

@@ -12,7 +12,7 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping
 
-from cave_tui.agent.column_runs import with_runs
+from cave_tui.agent.column_runs import wide_form_note, with_runs
 from cave_tui.agent.missing_library import NO_MODULE, module_hint, undefined_hint
 from cave_tui.agent.pandas_hints import (
     merge_into_new,
@@ -338,7 +338,8 @@ def error_hints(
         if close and len(used) == 1:  # the frame's own columns, the closest first
             (where,) = used
             own = _closest_first(name, frames[where], request)
-            hints.append(f"There is no column {name!r} in {where}; its columns: {own}.")
+            wide = wide_form_note(name, where, list(frames[where]), request)
+            hints.append(f"There is no column {name!r} in {where}; its columns: {own}.{wide}")
         elif close:
             hints.append(f"There is no column {name!r}; close names: {close}.")
         elif column_error:
@@ -504,7 +505,8 @@ def _join_hint(
                     f"{other} ({extra}), merge into a new frame first: {merge}{then}."
                 )
         listed = _closest_first(name, frames[frame], request)
-        return f"There is no column {name!r} in {frame}; its columns: {listed}."
+        wide = wide_form_note(name, frame, list(frames[frame]), request)
+        return f"There is no column {name!r} in {frame}; its columns: {listed}.{wide}"
     if len(used) > 1:  # a merge: name the frame the model took the column's name from
         shown = [f for f in used if entity_stem(f) == entity_stem(name)] or used
         listing = "; ".join(f"{f}: {_listed(frames[f])}" for f in shown)
