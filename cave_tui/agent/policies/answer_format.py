@@ -8,7 +8,9 @@ them, the answer is questioned once, naming the form: with the line a cell of th
 printed in the form, or else the answer put in it when it is as many plain values as there
 are fields. An answer that has every field is never questioned; a request without fields
 is never read further. It may ask after another policy's doubt (the answer a look asked
-for, computed at last, often drops the form), still once a turn.
+for, computed at last, often drops the form), still once a turn. Where the answer came from a
+final_answer() call whose values pair up with the fields, the doubt also gives that call in
+the form (`form_call`); the same call sent again unchanged is not run, once a turn.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ import io
 import keyword
 import re
 import tokenize
+from dataclasses import dataclass
 
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
+from cave_tui.agent.policies.form_call import call_key, form_call
 from cave_tui.agent.turn import Answer, Turn
 
 # `@name[`, not inside a word or an address (`user@host[...]`).
@@ -34,22 +38,24 @@ def asked_fields(request: str) -> list[str]:
     return list(dict.fromkeys(FIELD.findall(request)))
 
 
-def format_note(fields: list[str], answer: str, *, computed: bool = False) -> str:
+def format_note(fields: list[str], answer: str, *, computed: bool = False, call: str = "") -> str:
     """The doubt: the form asked for, and the answer in it when that is plain (*computed*:
-    a cell's final_answer() gave it, so `@1982` is a value too: see `computed_values`)."""
+    a cell's final_answer() gave it, so `@1982` is a value too: see `computed_values`), and
+    the *call* that gives it (`form_call`) when there is one."""
     form = ", ".join(f"@{field}[value]" for field in fields)
     note = (
         f"The request asks for the answer in the form {form}, and that answer is not in it, "
         "so it was not given yet. Give the final answer again in exactly that form, each value "
         "as the request says"
     )
+    then = f" The call that gives it: {call}" if call else ""
     values = plain_values(answer, len(fields))
     if values is None and computed:
         values = computed_values(answer, fields)
     if values is None:
-        return note + "."
+        return f"{note}.{then}"
     filled = ", ".join(f"@{field}[{value}]" for field, value in zip(fields, values, strict=True))
-    return f"{note}, e.g. `{filled}`."
+    return f"{note}, e.g. `{filled}`.{then}"
 
 
 def plain_values(answer: str, count: int) -> list[str] | None:
@@ -188,12 +194,36 @@ class AnswerFormat(BasePolicy):
         given = set(FIELD.findall(answer.text))
         if all(field in given for field in fields):
             return None
-        turn.memo[self.name] = True
+        code = answer.cell.code if answer.cell is not None else ""
         printed = printed_form(turn, fields)
         if printed is not None:
-            return self.act(InterventionKind.DOUBT, printed_note(fields, printed))
-        computed = answer.cell is not None
-        return self.act(InterventionKind.DOUBT, format_note(fields, answer.text, computed=computed))
+            note = printed_note(fields, printed)
+        else:
+            call = form_call(code, fields)
+            note = format_note(fields, answer.text, computed=bool(code), call=call)
+        turn.memo[self.name] = _Doubted(call_key(code), note)
+        return self.act(InterventionKind.DOUBT, note)
+
+    async def before_cell(self, turn: Turn, code: str) -> Intervention | None:
+        """The doubted answer's final_answer call sent again as it was (a small model at
+        temperature 0 copies its last call): not run, once a turn; the next call samples."""
+        doubted = turn.memo.get(self.name)
+        if not isinstance(doubted, _Doubted) or doubted.resent or not doubted.call:
+            return None
+        if call_key(code) != doubted.call:
+            return None
+        doubted.resent = True
+        note = "That final_answer call gives the same answer, not in the form. " + doubted.note
+        return self.act(InterventionKind.REFUSE, note, retract=True, resample=True)
+
+
+@dataclass
+class _Doubted:
+    """This turn's doubt: the doubted cell's final_answer call (`call_key`) and the note."""
+
+    call: str
+    note: str
+    resent: bool = False
 
 
 def printed_form(turn: Turn, fields: list[str]) -> str | None:

@@ -1,0 +1,75 @@
+"""The final_answer() call of a cell, read and written again with the answer form's fields.
+
+A small model computes the values and then calls `final_answer(f"@{n}[{n}]")` or
+`final_answer(f"@{state}, @{rate:.1f}")`: the values where the field names belong. The call
+to write instead keeps the model's own expressions, in the form:
+`final_answer(f"@n_years[{n}]")`, `final_answer(f"@state[{state}], @murder[{rate:.1f}]")`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from cave_tui.agent.final_answer import FINAL_NAME
+
+__all__ = ["answer_call", "call_key", "form_call"]
+
+
+def answer_call(code: str) -> ast.Call | None:
+    """The one `final_answer(...)` call of *code*, or None (none, several, or no Python)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == FINAL_NAME
+    ]
+    return calls[0] if len(calls) == 1 else None
+
+
+def call_key(code: str) -> str:
+    """What identifies *code*'s final_answer call whatever its spacing: "" when it has none."""
+    call = answer_call(code)
+    return ast.dump(call) if call is not None else ""
+
+
+def form_call(code: str, fields: list[str]) -> str:
+    """*code*'s final_answer call written with *fields*, each holding one of the call's values
+    in order (an f-string's fields, the same one written twice counted once, or the whole
+    argument for one field); "" when they do not pair up one to one."""
+    call = answer_call(code)
+    if call is None or len(call.args) != 1 or call.keywords or not fields:
+        return ""
+    arg = call.args[0]
+    if isinstance(arg, ast.JoinedStr):
+        found = [v for v in arg.values if isinstance(v, ast.FormattedValue)]
+        values = list({ast.dump(v): v for v in found}.values())  # `@{n}[{n}]`: one value
+    elif isinstance(arg, ast.Constant):
+        return ""  # text the model wrote: no value of its code to put in the form
+    else:
+        values = [ast.FormattedValue(value=arg, conversion=-1, format_spec=None)]
+    if len(values) != len(fields) or any(_holds_a_form(v) for v in values):
+        return ""
+    parts: list[ast.expr] = []
+    for i, (field, value) in enumerate(zip(fields, values, strict=True)):
+        parts += [ast.Constant(("" if i == 0 else "], ") + f"@{field}["), value]
+    parts.append(ast.Constant("]"))
+    rewritten = ast.Call(func=ast.Name(FINAL_NAME), args=[ast.JoinedStr(values=parts)], keywords=[])
+    try:
+        text = ast.unparse(ast.fix_missing_locations(rewritten))
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    return text
+
+
+def _holds_a_form(node: ast.AST) -> bool:
+    """*node* has text with an `@` in it (`"@x[{}]".format(v)`): the form is already there."""
+    return any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) and "@" in n.value
+        for n in ast.walk(node)
+    )
