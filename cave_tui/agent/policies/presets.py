@@ -25,6 +25,7 @@ from cave_tui.agent.policies.fraction_for_percent import FractionForPercent
 from cave_tui.agent.policies.given_tools import GivenTools
 from cave_tui.agent.policies.keep_given import KeepGiven
 from cave_tui.agent.policies.look_first import LookAlways, LookFirst
+from cave_tui.agent.policies.missing_answer import MissingAnswer
 from cave_tui.agent.policies.missing_result import MissingResult
 from cave_tui.agent.policies.missing_values import MissingValues
 from cave_tui.agent.policies.name_for_value import NameForValue
@@ -55,6 +56,7 @@ POLICY_CLASSES: tuple[type[Any], ...] = (
     AnswerFormat,
     UnformattedAnswer,
     FractionForPercent,
+    MissingAnswer,
     AllMissing,
     ColumnNotAdded,
     WrongType,
@@ -91,7 +93,12 @@ _STRICT_ONLY = (
 _SMALL_ONLY = ("look_first", "reply_in_code")
 # Aids for slips of small models not yet measured on the others: in `small` and `strict`,
 # not in `guided` (whose aids earned their place in the single-aid ablation).
-_SMALL_AND_STRICT = ("name_for_value", "unformatted_answer", "fraction_for_percent")
+_SMALL_AND_STRICT = (
+    "name_for_value",
+    "unformatted_answer",
+    "fraction_for_percent",
+    "missing_answer",
+)
 # Opt-in (`small,short_prompt`, `small,code_first`): measured on the held-out tasks, neither
 # lowered the small preset's tokens per task (docs/prompt-tuning.md, session s10)
 _OPT_IN = ("code_first", "short_prompt")
