@@ -19,6 +19,7 @@ from cave_tui.agent.pandas_hints import (
     merge_suffixes,
     other_kind_attribute,
     reduced_too_far,
+    tuple_columns,
 )
 from cave_tui.runtime.base import ExecutionResult
 from cave_tui.runtime.capture import DROPPED_MARKER_RE
@@ -296,11 +297,13 @@ def error_hints(
             )
         elif frames:  # with no frame in the namespace, nothing is loaded: no such hint
             hints.append(FILE_HINT)
+    lines = _CELL_LINE.findall(error)
+    failing_line = lines[-1] if lines else code
+    if kind in ("ValueError", "KeyError") and (several := tuple_columns(failing_line, code, last)):
+        return [*hints, several]  # not a missing column: the tuple is no column's name
     every = [c for cols in frames.values() for c in cols]
     missing: list[str] = []
     column_error = kind == "AttributeError"  # the label was used as a column, not a row
-    lines = _CELL_LINE.findall(error)
-    failing_line = lines[-1] if lines else code
     if kind == "KeyError":
         listed = _MISSING_KEYS.search(last)
         key_match = _KEY.match(last)

@@ -7,12 +7,14 @@
   `col_x` and `col_y`.
 - A method of another pandas type (`s.join` for `s.str.join`, a DataFrame method on a Series).
 - A merge a hint suggests is bound to a new name, so a given frame is never rebound.
+- Several columns selected with a tuple (`g['a', 'b']`, pandas < 2 code): a list is needed.
 
 Each returns one line, or "" when the error is not of its class.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable, Mapping
 
@@ -148,3 +150,34 @@ def merge_into_new(left: str, right: str, on: str | None, taken: Iterable[str]) 
     name = new_name(taken)
     key = f", on={on!r}" if on else ", on=<a column both have>"
     return name, f"{name} = {left}.merge({right}{key})"
+
+
+# pandas 2 refuses a tuple of columns on a groupby; on a frame it is one (missing) key.
+_TUPLE_KEY = re.compile(r"subset columns with a tuple|^KeyError: \((?:'[^']*'|\"[^\"]*\"),")
+
+
+def tuple_columns(line: str, code: str, last: str) -> str:
+    """`x['a', 'b']` where several columns were meant: the same selection with a list,
+    `x[['a', 'b']]`, written from the failing *line* (else the first such one of *code*)."""
+    if not _TUPLE_KEY.search(last):
+        return ""
+    for source in (line.strip(), code):
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple):
+                continue
+            key = node.slice
+            indexer = node.value.attr if isinstance(node.value, ast.Attribute) else ""
+            if len(key.elts) < 2 or indexer in ("loc", "iloc", "at", "iat"):
+                continue  # in .loc, a row and a column: a tuple is meant there
+            if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in key.elts):
+                continue
+            fixed = ast.Subscript(value=node.value, slice=ast.List(elts=key.elts), ctx=node.ctx)
+            return (
+                f"`{ast.unparse(node)}` asks for one key, a tuple: select several columns "
+                f"with a list in the brackets, {ast.unparse(fixed)}."
+            )
+    return ""

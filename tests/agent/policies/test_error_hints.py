@@ -107,6 +107,28 @@ async def test_a_column_both_merged_frames_have_is_named_with_its_suffixes(runti
     assert "name_x" not in hint and "close names: name" in hint
 
 
+async def test_columns_selected_with_a_tuple_get_the_list_form(runtime):
+    """pandas < 2 code (`g['a', 'b']`): pandas 2 refuses it on a groupby, and on a frame the
+    tuple is one missing key; the hint writes the selection with a list, which runs."""
+    await runtime.execute(
+        "import pandas as pd\n"
+        "iris = pd.DataFrame({'species': ['a', 'b'], 'sw': [1.0, 2.0], 'pl': [3.0, 4.0]})"
+    )
+    frames = {"iris": {"species": "str", "sw": "float64", "pl": "float64"}}
+    grouped = "means = iris.groupby('species')['sw', 'pl'].mean()"
+    [hint] = error_hints(grouped, await runtime.execute(grouped), frames)
+    fixed = "iris.groupby('species')[['sw', 'pl']]"
+    assert hint.endswith(f"with a list in the brackets, {fixed}."), hint
+    assert (await runtime.execute(f"means = {fixed}.mean()")).success
+    framed = "both = iris['sw', 'pl']"
+    [hint] = error_hints(framed, await runtime.execute(framed), frames)
+    assert "select several columns with a list in the brackets, iris[['sw', 'pl']]." in hint
+    # A row and a column in .loc is a tuple meant as one: the missing label's hint.
+    missing = "x = iris.loc[0, 'nope']"
+    [hint] = error_hints(missing, await runtime.execute(missing), frames)
+    assert "list in the brackets" not in hint and "'nope' is not a column" in hint
+
+
 async def test_a_module_the_kernel_lacks_is_said_to_be_out_of_reach(runtime):
     """A small model imports a library the kernel does not have, again and again: the hint
     says a cell cannot install it and names what to use instead. Other import errors (a
