@@ -21,6 +21,7 @@ from cave_tui.agent.pandas_hints import (
     reduced_too_far,
     tuple_columns,
 )
+from cave_tui.agent.unpack_hints import unpack_hint
 from cave_tui.runtime.base import ExecutionResult
 from cave_tui.runtime.capture import DROPPED_MARKER_RE
 from cave_tui.runtime.shipped.summary import VarInfo
@@ -299,6 +300,8 @@ def error_hints(
             hints.append(FILE_HINT)
     lines = _CELL_LINE.findall(error)
     failing_line = lines[-1] if lines else code
+    if kind == "ValueError" and (unpacking := unpack_hint(failing_line, code, last)):
+        hints.append(unpacking)
     if kind in ("ValueError", "KeyError") and (several := tuple_columns(failing_line, code, last)):
         return [*hints, several]  # not a missing column: the tuple is no column's name
     every = [c for cols in frames.values() for c in cols]

@@ -129,6 +129,26 @@ async def test_columns_selected_with_a_tuple_get_the_list_form(runtime):
     assert "list in the brackets" not in hint and "'nope' is not a column" in hint
 
 
+async def test_unpacking_a_call_into_too_few_or_too_many_names_is_named(runtime):
+    """`chi2, p = chi2_contingency(t)`: four values returned; the hint names the call, says
+    to keep the result whole, and for SciPy names its result's parts, which exist."""
+    code = (
+        "from scipy.stats import chi2_contingency, ttest_ind\n"
+        "chi2, p = chi2_contingency([[10, 20], [30, 40]])"
+    )
+    [hint] = error_hints(code, await runtime.execute(code), {})
+    assert hint.startswith("`chi2_contingency(...)` returns more than the 2 values `(chi2, p)`")
+    assert "result = chi2_contingency(...)" in hint and ".statistic and .pvalue" in hint
+    kept = "result = chi2_contingency([[10, 20], [30, 40]])\nstat = result.statistic"
+    assert (await runtime.execute(kept)).success
+    few = "a, b, c = ttest_ind([1, 2, 3], [2, 3, 5])"
+    [hint] = error_hints(few, await runtime.execute(few), {})
+    assert "returns 2 values, and `(a, b, c)` takes 3" in hint, hint
+    plain = "def pair():\n    return 1, 2, 3\nx, y = pair()"
+    [hint] = error_hints(plain, await runtime.execute(plain), {})
+    assert "`pair(...)` returns more than the 2 values" in hint and "SciPy" not in hint
+
+
 async def test_a_module_the_kernel_lacks_is_said_to_be_out_of_reach(runtime):
     """A small model imports a library the kernel does not have, again and again: the hint
     says a cell cannot install it and names what to use instead. Other import errors (a
