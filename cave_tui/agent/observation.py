@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from cave_tui.agent.column_runs import wide_form_note, with_runs
 from cave_tui.agent.missing_library import NO_MODULE, module_hint, undefined_hint
 from cave_tui.agent.pandas_hints import (
+    column_as_value,
     merge_into_new,
     merge_suffixes,
     other_kind_attribute,
@@ -333,6 +334,9 @@ def error_hints(
     for name in missing[:3]:
         if suffixed := merge_suffixes(name, failing_line, used):
             hints.append(suffixed)
+            continue
+        if as_column := column_as_value(name, failing_line, used):
+            hints.append(as_column)
             continue
         owners = [f for f, cols in frames.items() if name in cols]
         if owners:

@@ -181,3 +181,40 @@ def tuple_columns(line: str, code: str, last: str) -> str:
                 f"with a list in the brackets, {ast.unparse(fixed)}."
             )
     return ""
+
+
+def column_as_value(name: str, line: str, used: Mapping[str, Mapping[str, str]]) -> str:
+    """`df[df['macro'] == 'unemp']` where *name* ('macro') is no column and the value
+    ('unemp') is a column of that frame: the data is that column itself (wide, not long)."""
+    try:
+        tree = ast.parse(line.strip())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+            continue
+        left, right = node.left, node.comparators[0]
+        if not isinstance(node.ops[0], ast.Eq | ast.NotEq | ast.In):
+            continue
+        if not (
+            isinstance(left, ast.Subscript)
+            and isinstance(left.value, ast.Name)
+            and isinstance(left.slice, ast.Constant)
+            and left.slice.value == name
+        ):
+            continue
+        frame = left.value.id
+        values = right.elts if isinstance(right, ast.List | ast.Tuple | ast.Set) else [right]
+        columns = [
+            v.value
+            for v in values
+            if isinstance(v, ast.Constant) and v.value in used.get(frame, {})
+        ]
+        if columns:
+            picked = ", ".join(f"{frame}[{c!r}]" for c in columns)
+            return (
+                f"There is no column {name!r} in {frame}, and {columns[0]!r} is not a value to "
+                f"find in one: it is a column of {frame} itself. Use {picked} directly, with "
+                "no filter on rows."
+            )
+    return ""

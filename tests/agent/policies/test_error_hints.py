@@ -149,6 +149,24 @@ async def test_unpacking_a_call_into_too_few_or_too_many_names_is_named(runtime)
     assert "`pair(...)` returns more than the 2 values" in hint and "SciPy" not in hint
 
 
+async def test_a_filter_for_a_value_that_is_a_column_name_is_named(runtime):
+    """`macro[macro['series'] == 'unemp']` on a frame with an `unemp` column: the data is
+    that column; a value that is no column gets the missing column's hint, as before."""
+    await runtime.execute(
+        "import pandas as pd\nmacro = pd.DataFrame({'year': [1, 2], 'unemp': [5.0, 6.0]})"
+    )
+    frames = {"macro": {"year": "int64", "unemp": "float64"}}
+    code = "u = macro[macro['series'] == 'unemp']"
+    [hint] = error_hints(code, await runtime.execute(code), frames)
+    assert hint == (
+        "There is no column 'series' in macro, and 'unemp' is not a value to find in one: it "
+        "is a column of macro itself. Use macro['unemp'] directly, with no filter on rows."
+    )
+    other = "u = macro[macro['series'] == 'jobs']"
+    [hint] = error_hints(other, await runtime.execute(other), frames)
+    assert "There is no column 'series' in macro; its columns: year, unemp." in hint, hint
+
+
 async def test_a_module_the_kernel_lacks_is_said_to_be_out_of_reach(runtime):
     """A small model imports a library the kernel does not have, again and again: the hint
     says a cell cannot install it and names what to use instead. Other import errors (a
