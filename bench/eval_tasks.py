@@ -663,6 +663,7 @@ def select(names: str | None) -> list[Task]:
         return list(TASKS)
     from eval_closed_form import CLOSED_FORM_HOLDOUT_TASKS, CLOSED_FORM_TASKS
     from eval_closed_form_fresh import CLOSED_FORM_FRESH_TASKS
+    from eval_closed_form_mixed import CLOSED_FORM_MIXED_TASKS
     from eval_closed_form_wide import CLOSED_FORM_WIDE_TASKS
     from eval_fresh import FRESH_TASKS  # here: both import this module
     from eval_holdout import HOLDOUT_TASKS
@@ -677,6 +678,7 @@ def select(names: str | None) -> list[Task]:
         "closed_form_holdout": CLOSED_FORM_HOLDOUT_TASKS,
         "closed_form_fresh": CLOSED_FORM_FRESH_TASKS,
         "closed_form_wide": CLOSED_FORM_WIDE_TASKS,
+        "closed_form_mixed": CLOSED_FORM_MIXED_TASKS,
     }
     holdout = {t.name: t for tasks in sets.values() for t in tasks}
     chosen: list[Task] = []

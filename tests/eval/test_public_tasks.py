@@ -8,6 +8,8 @@ import pytest
 from agent_eval import run_task
 from eval_closed_form import CLOSED_FORM_HOLDOUT_TASKS, CLOSED_FORM_TASKS
 from eval_closed_form_fresh import CLOSED_FORM_FRESH_TASKS
+from eval_closed_form_mixed import CLOSED_FORM_MIXED_TASKS, MISSING_VALUES, UNNAMED_COLUMNS
+from eval_closed_form_mixed import table as mixed_table
 from eval_closed_form_wide import CLOSED_FORM_WIDE_TASKS, NEEDED_COLUMNS
 from eval_closed_form_wide import table as wide_table
 from eval_public import ANSWER, PUBLIC_HOLDOUT_TASKS, PUBLIC_TASKS, AnswerFormat
@@ -20,6 +22,7 @@ CLOSED_FORM = [
     *CLOSED_FORM_HOLDOUT_TASKS,
     *CLOSED_FORM_FRESH_TASKS,
     *CLOSED_FORM_WIDE_TASKS,
+    *CLOSED_FORM_MIXED_TASKS,
 ]
 ALL = [*PUBLIC_TASKS, *PUBLIC_HOLDOUT_TASKS, *CLOSED_FORM]
 
@@ -68,6 +71,9 @@ def test_the_public_sets_are_apart_and_selected_by_name():
     wide = {t.name for t in select("closed_form_wide")}
     assert wide == {t.name for t in CLOSED_FORM_WIDE_TASKS} and len(wide) == 9
     assert not wide & (fresh | held | {t.name for t in CLOSED_FORM_TASKS})
+    mixed = {t.name for t in select("closed_form_mixed")}
+    assert mixed == {t.name for t in CLOSED_FORM_MIXED_TASKS} and len(mixed) == 10
+    assert not mixed & (wide | fresh | held | {t.name for t in CLOSED_FORM_TASKS})
     assert not {t.name for t in select("")} & {t.name for t in ALL}
 
 
@@ -79,6 +85,24 @@ def test_the_wide_set_needs_columns_past_the_24th():
         assert len(header) >= 25 and set(columns) <= set(header), name
         late += max(header.index(c) + 1 for c in columns) > 24
     assert late == len(NEEDED_COLUMNS)
+
+
+def test_the_mixed_set_is_on_data_no_other_part_uses_and_its_files_are_as_said():
+    mixed = {t.name for t in CLOSED_FORM_MIXED_TASKS}
+    assert all(name.startswith("cm_") for name in mixed)
+    assert sum(len(t.truth({})) >= 2 for t in CLOSED_FORM_MIXED_TASKS) >= 3
+    others = [t for t in ALL if t.name not in mixed]
+    theirs = " ".join(turn for t in others for turn in t.turns)
+    for task in CLOSED_FORM_MIXED_TASKS:
+        (question,) = task.turns
+        path = question.split(" ", 1)[0]  # each question opens with its CSV's path
+        assert path.endswith(".csv") and path not in theirs, task.name
+    for name, column in MISSING_VALUES.items():
+        assert mixed_table(name)[column].isna().any(), name
+    for task_name, (name, columns) in UNNAMED_COLUMNS.items():
+        (question,) = next(t for t in CLOSED_FORM_MIXED_TASKS if t.name == task_name).turns
+        assert set(columns) <= set(mixed_table(name).columns)
+        assert not any(column in question for column in columns), task_name
 
 
 async def test_every_answer_of_a_two_part_question_is_checked():
