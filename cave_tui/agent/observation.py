@@ -19,6 +19,7 @@ from cave_tui.agent.pandas_hints import (
     merge_into_new,
     merge_suffixes,
     other_kind_attribute,
+    positional_key,
     reduced_too_far,
     tuple_columns,
 )
@@ -301,6 +302,9 @@ def error_hints(
             hints.append(FILE_HINT)
     lines = _CELL_LINE.findall(error)
     failing_line = lines[-1] if lines else code
+    from_pandas = "pandas" in error  # the traceback passed through pandas' code
+    if kind == "KeyError" and from_pandas and (by_position := positional_key(failing_line, last)):
+        return [*hints, by_position]  # a position taken for a label: no column is missing
     if kind == "ValueError" and (unpacking := unpack_hint(failing_line, code, last)):
         hints.append(unpacking)
     if kind in ("ValueError", "KeyError") and (several := tuple_columns(failing_line, code, last)):

@@ -218,3 +218,34 @@ def column_as_value(name: str, line: str, used: Mapping[str, Mapping[str, str]])
                 "no filter on rows."
             )
     return ""
+
+
+_INT_KEY = re.compile(r"^KeyError: (?P<key>-?\d+)$")
+
+
+def positional_key(line: str, last: str) -> str:
+    """`s[0]` on a Series or frame whose index has no label 0 (pandas 2 reads an integer in
+    brackets as a label, not a position): the same lookup by position, `s.iloc[0]`."""
+    found = _INT_KEY.match(last.strip())
+    if found is None:
+        return ""
+    key = int(found["key"])
+    try:
+        tree = ast.parse(line.strip())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Subscript) or isinstance(node.value, ast.Attribute):
+            continue  # `.loc[0]`, `.iloc[0]`, `df.col[0]`: not the plain form this hint is for
+        index, sign = node.slice, 1
+        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+            index, sign = index.operand, -1
+        number = index.value if isinstance(index, ast.Constant) else None
+        if isinstance(number, int) and not isinstance(number, bool) and sign * number == key:
+            name = ast.unparse(node.value)
+            return (
+                f"`{ast.unparse(node)}` looks up the index label {key}, which {name} does not "
+                f"have: pandas reads a number in brackets as a label. By position, write "
+                f"{name}.iloc[{key}]."
+            )
+    return ""

@@ -167,6 +167,27 @@ async def test_a_filter_for_a_value_that_is_a_column_name_is_named(runtime):
     assert "There is no column 'series' in macro; its columns: year, unemp." in hint, hint
 
 
+async def test_a_position_taken_for_a_label_gets_iloc(runtime):
+    """`best[0]` on a Series indexed by names: pandas 2 reads 0 as a label; the hint's
+    `.iloc[0]` runs. A label lookup that fails otherwise is not this hint's."""
+    await runtime.execute(
+        "import pandas as pd\nbest = pd.Series({'YEAR': 1950, 'SUN': 80.5})\nrows = [1, 2]"
+    )
+    code = "decade = best[0]"
+    [hint] = error_hints(code, await runtime.execute(code), {})
+    assert hint == (
+        "`best[0]` looks up the index label 0, which best does not have: pandas reads a "
+        "number in brackets as a label. By position, write best.iloc[0]."
+    )
+    assert (await runtime.execute("decade = best.iloc[0]")).success
+    last = "x = best[-1]"
+    [hint] = error_hints(last, await runtime.execute(last), {})
+    assert hint.endswith("write best.iloc[-1].")
+    for other in ("x = best['NOPE']", "x = best.loc[0]", "x = {'a': 1}[3]"):
+        hints = error_hints(other, await runtime.execute(other), {})
+        assert not any("iloc" in h for h in hints), (other, hints)
+
+
 async def test_a_module_the_kernel_lacks_is_said_to_be_out_of_reach(runtime):
     """A small model imports a library the kernel does not have, again and again: the hint
     says a cell cannot install it and names what to use instead. Other import errors (a
