@@ -10,7 +10,8 @@ are fields. An answer that has every field is never questioned; a request withou
 is never read further. It may ask after another policy's doubt (the answer a look asked
 for, computed at last, often drops the form), still once a turn. Where the answer came from a
 final_answer() call whose values pair up with the fields, the doubt also gives that call in
-the form (`form_call`); the same call sent again unchanged is not run, once a turn.
+the form (`form_call`). After the doubt, a final_answer call that cannot give the form (the
+same call again, or written text lacking a field) is not run, once a turn.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import tokenize
 from dataclasses import dataclass
 
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
-from cave_tui.agent.policies.form_call import call_key, form_call
+from cave_tui.agent.policies.form_call import call_key, form_call, lacks_fields
 from cave_tui.agent.turn import Answer, Turn
 
 # `@name[`, not inside a word or an address (`user@host[...]`).
@@ -205,15 +206,24 @@ class AnswerFormat(BasePolicy):
         return self.act(InterventionKind.DOUBT, note)
 
     async def before_cell(self, turn: Turn, code: str) -> Intervention | None:
-        """The doubted answer's final_answer call sent again as it was (a small model at
-        temperature 0 copies its last call): not run, once a turn; the next call samples."""
+        """After the doubt, a final_answer call that cannot give the form (the doubted call
+        sent again as it was, as a small model at temperature 0 does, or text without one of
+        the fields) is not run, once a turn; the next call samples."""
         doubted = turn.memo.get(self.name)
-        if not isinstance(doubted, _Doubted) or doubted.resent or not doubted.call:
+        if not isinstance(doubted, _Doubted) or doubted.resent:
             return None
-        if call_key(code) != doubted.call:
+        key = call_key(code)
+        if not key:
+            return None
+        lacking = lacks_fields(code, asked_fields(turn.task))
+        if key != doubted.call and not lacking:
             return None
         doubted.resent = True
-        note = "That final_answer call gives the same answer, not in the form. " + doubted.note
+        if key == doubted.call:
+            note = f"That final_answer call gives the same answer, not in the form. {doubted.note}"
+        else:
+            shown = ", ".join(f"@{field}[...]" for field in lacking)
+            note = f"That final_answer call gives an answer without {shown}. {doubted.note}"
         return self.act(InterventionKind.REFUSE, note, retract=True, resample=True)
 
 

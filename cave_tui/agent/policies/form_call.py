@@ -12,7 +12,7 @@ import ast
 
 from cave_tui.agent.final_answer import FINAL_NAME
 
-__all__ = ["answer_call", "call_key", "form_call"]
+__all__ = ["answer_call", "call_key", "form_call", "lacks_fields"]
 
 
 def answer_call(code: str) -> ast.Call | None:
@@ -35,6 +35,27 @@ def call_key(code: str) -> str:
     """What identifies *code*'s final_answer call whatever its spacing: "" when it has none."""
     call = answer_call(code)
     return ast.dump(call) if call is not None else ""
+
+
+def lacks_fields(code: str, fields: list[str]) -> list[str]:
+    """The *fields* whose `@name[` the text of *code*'s final_answer call cannot hold: its
+    argument is a string or an f-string whose written text lacks them. [] when it has them
+    all, or when the text comes from elsewhere (a variable, a call: not known before it runs)."""
+    call = answer_call(code)
+    if call is None or len(call.args) != 1:
+        return []
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        text = arg.value
+    elif isinstance(arg, ast.JoinedStr):
+        text = "".join(
+            part.value
+            for part in arg.values
+            if isinstance(part, ast.Constant) and isinstance(part.value, str)
+        )
+    else:
+        return []
+    return [field for field in fields if f"@{field}[" not in text]
 
 
 def form_call(code: str, fields: list[str]) -> str:

@@ -2,7 +2,7 @@
 the model's own expressions; AnswerFormat gives it, and refuses the same call sent again."""
 
 from cave_tui.agent.events import InterventionKind
-from cave_tui.agent.policies.form_call import answer_call, call_key, form_call
+from cave_tui.agent.policies.form_call import answer_call, call_key, form_call, lacks_fields
 from tests.agent.policies.helpers import fenced, interventions, run_turn
 
 ASKED = "What is the mean departure delay? Answer format: @mean_delay[mean_delay_value]."
@@ -63,3 +63,30 @@ async def test_the_call_sent_again_a_second_time_runs(runtime):
     kinds = [kind for policy, kind in interventions(events) if policy == "answer_format"]
     assert kinds == [InterventionKind.DOUBT, InterventionKind.REFUSE]
     assert len(model.requests) == 3 and events[-1].content == "@7.33[7.33]"
+
+
+def test_the_fields_a_calls_written_text_lacks_are_read_before_it_runs():
+    fields = ["state", "murder"]
+    assert lacks_fields("final_answer(f'@{s}, @murder[{r}]')", fields) == ["state"]
+    assert lacks_fields("final_answer('The rate is 24.2')", fields) == fields
+    assert lacks_fields("final_answer(f'@state[{s}], @murder[{r}]')", fields) == []
+    assert lacks_fields("final_answer(text)", fields) == []  # not known before it runs
+    assert lacks_fields("print(1)", fields) == []
+
+
+async def test_a_changed_call_still_without_a_field_is_not_run_once(runtime):
+    task = "Mean and max delay? Answer format: @mean[value], @max[value]."
+    first = fenced("a = flights['dep_delay'].mean()\nb = flights['dep_delay'].max()\n"
+                   "final_answer(f'@{a:.2f}, @{b}')")  # fmt: skip
+    half = fenced("final_answer(f'@{a:.2f}, @max[{b}]')")
+    whole = fenced("final_answer(f'@mean[{a:.2f}], @max[{b}]')")
+    events, model, _ = await run_turn(runtime, [first, half, whole], task, policies="small")
+    assert [k for p, k in interventions(events) if p == "answer_format"] == [
+        InterventionKind.DOUBT,
+        InterventionKind.REFUSE,
+    ]
+    assert (
+        "That final_answer call gives an answer without @mean[...]."
+        in (model.requests[2][-1]["content"])
+    )
+    assert events[-1].content == "@mean[7.33], @max[10.0]"
