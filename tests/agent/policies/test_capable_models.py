@@ -286,11 +286,19 @@ async def test_replies_begun_in_code_cost_a_capable_model_nothing(runtime, code)
             "Mean delay? Answer format: @mean[value]",
             "m = flights['dep_delay'].mean()\nfinal_answer(f'@mean[{m:.2f}]')",
         ),
+        (  # two fields, a name of several words, a test's result kept whole
+            "Which carrier, and is its mean delay above 6? Answer format: @carrier[name], "
+            "@above[yes or no]",
+            "from scipy.stats import ttest_1samp\n"
+            "res = ttest_1samp(flights['dep_delay'], 6)\n"
+            "name = 'American Airlines' if flights['carrier'].mode()[0] == 'AA' else 'other'\n"
+            "final_answer(f\"@carrier[{name}], @above[{'yes' if res.statistic > 0 else 'no'}]\")",
+        ),
     ],
 )
 async def test_the_answer_form_aids_cost_correct_work_nothing_even_in_small(runtime, task, code):
     """`small` forced on a capable model: an answer in the asked form, formatted, scaled to a
-    percentage where one is asked, is taken at once (answer_format, unformatted_answer,
-    fraction_for_percent)."""
+    percentage where one is asked, is taken at once (answer_format and its form_call,
+    unformatted_answer, fraction_for_percent, missing_answer)."""
     events, model, _ = await run_turn(runtime, [fenced(code)], task, policies="small")
     assert len(model.requests) == 1 and not _stopped(events)
