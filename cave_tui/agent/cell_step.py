@@ -50,6 +50,11 @@ async def run_cell_step(
     """Run one cell unless a policy refuses it: its events and notes, then
     `AcceptedAnswer` when it called final_answer(), succeeded and was not doubted."""
     refusal = await agent._pipeline.before_cell(turn, code)
+    rewritten: Intervention | None = None
+    if refusal is not None and refusal.kind is InterventionKind.REWRITE:
+        rewritten, code = refusal, refusal.code
+        refusal = None
+        yield rewritten  # before the cell's output: the user sees what ran
     if refusal is not None:
         turn.refuse(
             code,
@@ -110,6 +115,8 @@ async def run_cell_step(
     marker, kept_as = await keep_long_output(agent, result)
     observation = shape_result(result, agent.max_exec_output, hints, marker)
     observation += appendix
+    if rewritten is not None:
+        observation += f"\n{rewritten.text}"
     observation += "".join(f"\n{n.text}" for n in notes if n.kind is InterventionKind.KEEP)
     doubts: list[Intervention] = []
     if given is not None:

@@ -432,6 +432,7 @@ class InterventionKind(StrEnum):
     DOUBT = "doubt"  # an answer questioned before it is accepted
     REWIND = "rewind"  # failed exchanges left the model's context
     LEAD = "lead"  # the model's replies begun for it (a code fence), once shown per turn
+    REWRITE = "rewrite"  # a cell run as a policy wrote it (the model's own code in its context)
 
 
 @dataclass

@@ -10,8 +10,9 @@ are fields. An answer that has every field is never questioned; a request withou
 is never read further. It may ask after another policy's doubt (the answer a look asked
 for, computed at last, often drops the form), still once a turn. Where the answer came from a
 final_answer() call whose values pair up with the fields, the doubt also gives that call in
-the form (`form_call`). After the doubt, a final_answer call that cannot give the form (the
-same call again, or written text lacking a field) is not run, once a turn.
+the form (`form_call`). After the doubt, once a turn, a final_answer call that cannot give
+the form (the same call again, or written text lacking a field) runs written in the form from
+its own values where they pair up with the fields (a REWRITE the user sees), else is not run.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import tokenize
 from dataclasses import dataclass
 
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
-from cave_tui.agent.policies.form_call import call_key, form_call, lacks_fields
+from cave_tui.agent.policies.form_call import call_key, form_call, lacks_fields, with_form_call
 from cave_tui.agent.turn import Answer, Turn
 
 # `@name[`, not inside a word or an address (`user@host[...]`).
@@ -208,17 +209,23 @@ class AnswerFormat(BasePolicy):
     async def before_cell(self, turn: Turn, code: str) -> Intervention | None:
         """After the doubt, a final_answer call that cannot give the form (the doubted call
         sent again as it was, as a small model at temperature 0 does, or text without one of
-        the fields) is not run, once a turn; the next call samples."""
+        the fields), once a turn: run with the call written in the form from its own values
+        where they pair up with the fields (`form_call`), else not run (the next call
+        samples)."""
         doubted = turn.memo.get(self.name)
         if not isinstance(doubted, _Doubted) or doubted.resent:
             return None
         key = call_key(code)
-        if not key:
-            return None
-        lacking = lacks_fields(code, asked_fields(turn.task))
-        if key != doubted.call and not lacking:
+        fields = asked_fields(turn.task)
+        lacking = lacks_fields(code, fields) if key else []
+        if not key or (key != doubted.call and not lacking):
             return None
         doubted.resent = True
+        rewritten = with_form_call(code, fields)
+        if rewritten:
+            ran = form_call(code, fields)
+            note = f"Your final_answer call again gave no answer in the form; it ran as {ran}."
+            return self.act(InterventionKind.REWRITE, note, code=rewritten)
         if key == doubted.call:
             note = f"That final_answer call gives the same answer, not in the form. {doubted.note}"
         else:

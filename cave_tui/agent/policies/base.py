@@ -3,7 +3,8 @@
 A policy sees the turn at four points and may return one `Intervention`:
 
 - `before_request`: a TIP, text added under the namespace of the next model call;
-- `before_cell`: a REFUSE (the cell does not run; the text is fed back) or a REWIND;
+- `before_cell`: a REFUSE (the cell does not run; the text is fed back), a REWIND, or a
+  REWRITE (`code` runs in the cell's place; the text joins its observation);
 - `after_cell`: a HINT or a KEEP (text added to the cell's observation) or a REWIND;
 - `before_answer`: a DOUBT (the answer is not accepted yet; the text is fed back).
 
@@ -33,6 +34,7 @@ class Intervention:
     context (the note goes on the previous message instead); REFUSE: `resample` makes the
     next call sample.
     REWIND: `request` is the request's new text.
+    REWRITE: `code` is what runs in place of the model's cell.
     DOUBT of an answer given in a cell: `holds` keeps that answer, to stand if the model's
     next reply confirms it in plain text (a look at what it stands on).
     """
@@ -44,6 +46,7 @@ class Intervention:
     resample: bool = False
     request: str = ""
     holds: bool = False
+    code: str = ""
 
 
 @runtime_checkable

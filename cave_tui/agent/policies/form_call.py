@@ -12,7 +12,7 @@ import ast
 
 from cave_tui.agent.final_answer import FINAL_NAME
 
-__all__ = ["answer_call", "call_key", "form_call", "lacks_fields"]
+__all__ = ["answer_call", "call_key", "form_call", "lacks_fields", "with_form_call"]
 
 
 def answer_call(code: str) -> ast.Call | None:
@@ -94,3 +94,21 @@ def _holds_a_form(node: ast.AST) -> bool:
         isinstance(n, ast.Constant) and isinstance(n.value, str) and "@" in n.value
         for n in ast.walk(node)
     )
+
+
+def with_form_call(code: str, fields: list[str]) -> str:
+    """*code* with its final_answer call replaced by `form_call`'s, the rest as it was; ""
+    when there is no such call."""
+    call, written = answer_call(code), form_call(code, fields)
+    if call is None or not written or call.end_lineno is None or call.end_col_offset is None:
+        return ""
+    lines = code.splitlines(keepends=True)
+    start = _offset(lines, call.lineno, call.col_offset)
+    end = _offset(lines, call.end_lineno, call.end_col_offset)
+    return code[:start] + written + code[end:]
+
+
+def _offset(lines: list[str], lineno: int, col: int) -> int:
+    """ast's position (a line, and a column in UTF-8 bytes) as an index into the code."""
+    before = sum(len(line) for line in lines[: lineno - 1])
+    return before + len(lines[lineno - 1].encode()[:col].decode(errors="ignore"))

@@ -2,7 +2,13 @@
 the model's own expressions; AnswerFormat gives it, and refuses the same call sent again."""
 
 from cave_tui.agent.events import InterventionKind
-from cave_tui.agent.policies.form_call import answer_call, call_key, form_call, lacks_fields
+from cave_tui.agent.policies.form_call import (
+    answer_call,
+    call_key,
+    form_call,
+    lacks_fields,
+    with_form_call,
+)
 from tests.agent.policies.helpers import fenced, interventions, run_turn
 
 ASKED = "What is the mean departure delay? Answer format: @mean_delay[mean_delay_value]."
@@ -39,30 +45,38 @@ def test_a_call_is_known_again_whatever_its_spacing():
     assert call_key("print(1)") == "" and answer_call("final_answer(1)") is not None
 
 
-async def test_the_doubt_gives_the_call_and_the_same_call_again_is_not_run(runtime):
+async def test_the_doubt_gives_the_call_and_the_same_call_again_runs_in_the_form(runtime):
+    """The doubted call sent again as it was (temperature 0): run once written in the form
+    from its own values, a REWRITE the user sees; the model's code stays in its context."""
     bare = fenced(MEAN + 'final_answer(f"@{m}[{m}]")')
-    events, model, _ = await run_turn(
-        runtime, [bare, bare, fenced("final_answer(f'@mean_delay[{m}]')")], ASKED, policies="small"
-    )
+    events, model, agent = await run_turn(runtime, [bare, bare], ASKED, policies="small")
     assert interventions(events) == [
         ("answer_format", InterventionKind.DOUBT),
-        ("answer_format", InterventionKind.REFUSE),
+        ("answer_format", InterventionKind.REWRITE),
     ]
     doubt = model.requests[1][-1]["content"]
     assert "e.g. `@mean_delay[7.33]`" in doubt, doubt
     assert "The call that gives it: final_answer(f'@mean_delay[{m}]')" in doubt
-    refusal = model.requests[2][-1]["content"]
-    assert "That final_answer call gives the same answer, not in the form." in refusal
-    assert len(model.requests) == 3 and events[-1].content == "@mean_delay[7.33]"
+    assert len(model.requests) == 2 and events[-1].content == "@mean_delay[7.33]"
+    rewrite = next(e for e in events if getattr(e, "kind", None) is InterventionKind.REWRITE)
+    assert "it ran as final_answer(f'@mean_delay[{m}]')" in rewrite.content
+    replies = [m["content"] for m in agent.history if m["role"] == "assistant"]
+    assert replies[1] == bare  # what the model wrote, not what ran
+    told = [m["content"] for m in agent.history if m["role"] == "user"]
+    assert "it ran as final_answer(f'@mean_delay[{m}]')" in told[-1]  # the cell's observation
 
 
-async def test_the_call_sent_again_a_second_time_runs(runtime):
-    """Refused once a turn: a model that insists has its answer taken, as before."""
-    bare = fenced(MEAN + 'final_answer(f"@{m}[{m}]")')
-    events, model, _ = await run_turn(runtime, [bare, bare, bare], ASKED, policies="small")
+async def test_a_call_with_no_value_to_put_in_the_form_is_not_run_once(runtime):
+    """Text the model typed (no value of its code to place): refused once, the next call
+    samples; sent a second time, it runs and its answer is taken, as before."""
+    prose = fenced('final_answer("The mean delay is about seven minutes.")')
+    events, model, _ = await run_turn(runtime, [prose, prose, prose], ASKED, policies="small")
     kinds = [kind for policy, kind in interventions(events) if policy == "answer_format"]
     assert kinds == [InterventionKind.DOUBT, InterventionKind.REFUSE]
-    assert len(model.requests) == 3 and events[-1].content == "@7.33[7.33]"
+    refusal = model.requests[2][-1]["content"]
+    assert "That final_answer call gives the same answer, not in the form." in refusal
+    assert len(model.requests) == 3
+    assert events[-1].content == "The mean delay is about seven minutes."
 
 
 def test_the_fields_a_calls_written_text_lacks_are_read_before_it_runs():
@@ -74,19 +88,22 @@ def test_the_fields_a_calls_written_text_lacks_are_read_before_it_runs():
     assert lacks_fields("print(1)", fields) == []
 
 
-async def test_a_changed_call_still_without_a_field_is_not_run_once(runtime):
+async def test_a_changed_call_still_without_a_field_runs_in_the_form(runtime):
     task = "Mean and max delay? Answer format: @mean[value], @max[value]."
     first = fenced("a = flights['dep_delay'].mean()\nb = flights['dep_delay'].max()\n"
                    "final_answer(f'@{a:.2f}, @{b}')")  # fmt: skip
     half = fenced("final_answer(f'@{a:.2f}, @max[{b}]')")
-    whole = fenced("final_answer(f'@mean[{a:.2f}], @max[{b}]')")
-    events, model, _ = await run_turn(runtime, [first, half, whole], task, policies="small")
+    events, model, _ = await run_turn(runtime, [first, half], task, policies="small")
     assert [k for p, k in interventions(events) if p == "answer_format"] == [
         InterventionKind.DOUBT,
-        InterventionKind.REFUSE,
+        InterventionKind.REWRITE,
     ]
-    assert (
-        "That final_answer call gives an answer without @mean[...]."
-        in (model.requests[2][-1]["content"])
+    assert len(model.requests) == 2 and events[-1].content == "@mean[7.33], @max[10.0]"
+
+
+def test_the_call_is_replaced_in_place_the_rest_of_the_cell_kept():
+    code = "n = len(df)  # é\nfinal_answer(\n    f'@{n}'\n)\nprint('done')"
+    assert with_form_call(code, ["n_rows"]) == (
+        "n = len(df)  # é\nfinal_answer(f'@n_rows[{n}]')\nprint('done')"
     )
-    assert events[-1].content == "@mean[7.33], @max[10.0]"
+    assert with_form_call("final_answer('text')", ["n_rows"]) == ""

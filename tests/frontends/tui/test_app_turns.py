@@ -456,3 +456,21 @@ async def test_a_reply_lead_is_told_in_the_chat_once_not_every_turn():
             await wait_for(pilot, lambda: not app.busy)
         assert chat_text(app).count("begins with '```python'") == 1
         assert app.services.runtime._ns["x"] == 42
+
+
+async def test_a_cell_a_policy_rewrote_runs_and_says_so_in_the_code_log():
+    """answer_format's REWRITE: the resent call runs written in the form; its entry finishes
+    as a cell that ran (not "not run"), with the policy's note under it."""
+    task = "How many flights? Answer format: @n_flights[value]"
+    bare = "```python\nn = 3\nfinal_answer(f'@{n}')\n```"
+    app = make_app([bare, bare])
+    app.services.config.policies = "small"  # read when the agent is built
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await submit(pilot, task)
+        await wait_for(pilot, lambda: not app.busy)
+        entries = list(app.steplog.query(StepEntry))
+        assert [e.outcome.startswith("not run") for e in entries] == [False, False]
+        notes = [str(o.render()) for o in entries[1].query(".-note")]
+        assert any("[answer_format rewrite]" in text for text in notes), notes
+        assert "@n_flights[3]" in chat_text(app)

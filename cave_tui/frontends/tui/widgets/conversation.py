@@ -249,7 +249,8 @@ class Conversation(Vertical):
         line = intervention_line(event)
         entry = self.steplog.current(event.step, event.agent)
         refused = event.kind is InterventionKind.REFUSE
-        if entry is not None and (refused or entry.outcome == "running"):  # never ran
+        runs = event.kind is InterventionKind.REWRITE  # it runs, as the policy wrote it
+        if entry is not None and (refused or (entry.outcome == "running" and not runs)):
             entry.finish(f"not run · {event.policy}", error=event.content)
         elif entry is not None:
             entry.add_note(line)
