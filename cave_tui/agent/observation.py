@@ -303,7 +303,8 @@ def error_hints(
     lines = _CELL_LINE.findall(error)
     failing_line = lines[-1] if lines else code
     from_pandas = "pandas" in error  # the traceback passed through pandas' code
-    if kind == "KeyError" and from_pandas and (by_position := positional_key(failing_line, last)):
+    by_position = positional_key(failing_line, last, frames) if kind == "KeyError" else ""
+    if by_position and from_pandas:
         return [*hints, by_position]  # a position taken for a label: no column is missing
     if kind == "ValueError" and (unpacking := unpack_hint(failing_line, code, last)):
         hints.append(unpacking)

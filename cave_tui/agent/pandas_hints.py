@@ -223,9 +223,10 @@ def column_as_value(name: str, line: str, used: Mapping[str, Mapping[str, str]])
 _INT_KEY = re.compile(r"^KeyError: (?P<key>-?\d+)$")
 
 
-def positional_key(line: str, last: str) -> str:
-    """`s[0]` on a Series or frame whose index has no label 0 (pandas 2 reads an integer in
-    brackets as a label, not a position): the same lookup by position, `s.iloc[0]`."""
+def positional_key(line: str, last: str, frames: Iterable[str] = ()) -> str:
+    """`s[0]` on a Series whose index has no label 0 (pandas 2 reads an integer in brackets
+    as a label, not a position): the same lookup by position, `s.iloc[0]`; on one of the
+    *frames*, `df[0]` is a column by that name: by position, `df.iloc[:, 0]`."""
     found = _INT_KEY.match(last.strip())
     if found is None:
         return ""
@@ -243,6 +244,11 @@ def positional_key(line: str, last: str) -> str:
         number = index.value if isinstance(index, ast.Constant) else None
         if isinstance(number, int) and not isinstance(number, bool) and sign * number == key:
             name = ast.unparse(node.value)
+            if name in set(frames):
+                return (
+                    f"`{ast.unparse(node)}` looks up the column named {key}, which {name} does "
+                    f"not have. By position, the column is {name}.iloc[:, {key}]."
+                )
             return (
                 f"`{ast.unparse(node)}` looks up the index label {key}, which {name} does not "
                 f"have: pandas reads a number in brackets as a label. By position, write "

@@ -183,6 +183,11 @@ async def test_a_position_taken_for_a_label_gets_iloc(runtime):
     last = "x = best[-1]"
     [hint] = error_hints(last, await runtime.execute(last), {})
     assert hint.endswith("write best.iloc[-1].")
+    await runtime.execute("table = pd.DataFrame({'a': [1], 'b': [2]})")
+    col = "first = table[0]"
+    [hint] = error_hints(col, await runtime.execute(col), {"table": {"a": "int", "b": "int"}})
+    assert hint.endswith("By position, the column is table.iloc[:, 0]."), hint
+    assert (await runtime.execute("first = table.iloc[:, 0]")).success
     for other in ("x = best['NOPE']", "x = best.loc[0]", "x = {'a': 1}[3]"):
         hints = error_hints(other, await runtime.execute(other), {})
         assert not any("iloc" in h for h in hints), (other, hints)
