@@ -25,8 +25,14 @@ import tokenize
 from dataclasses import dataclass
 
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
-from cave_tui.agent.policies.form_call import call_key, form_call, lacks_fields, with_form_call
-from cave_tui.agent.turn import Answer, Turn
+from cave_tui.agent.policies.form_call import (
+    call_key,
+    form_call,
+    lacks_fields,
+    only_the_call,
+    with_form_call,
+)
+from cave_tui.agent.turn import Answer, Turn, normalize_code
 
 # `@name[`, not inside a word or an address (`user@host[...]`).
 FIELD = re.compile(r"(?<![\w.@])@([A-Za-z_]\w*)\[")
@@ -203,7 +209,7 @@ class AnswerFormat(BasePolicy):
         else:
             call = form_call(code, fields)
             note = format_note(fields, answer.text, computed=bool(code), call=call)
-        turn.memo[self.name] = _Doubted(call_key(code), note)
+        turn.memo[self.name] = _Doubted(call_key(code), normalize_code(code), note)
         return self.act(InterventionKind.DOUBT, note)
 
     async def before_cell(self, turn: Turn, code: str) -> Intervention | None:
@@ -218,7 +224,11 @@ class AnswerFormat(BasePolicy):
         key = call_key(code)
         fields = asked_fields(turn.task)
         lacking = lacks_fields(code, fields) if key else []
-        if not key or (key != doubted.call and not lacking):
+        # The same call on the same values: the doubted cell again, or the call alone (a
+        # changed cell may have put the form in the variable the call passes).
+        same = bool(key) and key == doubted.call
+        same = same and (normalize_code(code) == doubted.cell or only_the_call(code))
+        if not same and not lacking:
             return None
         doubted.resent = True
         rewritten = with_form_call(code, fields)
@@ -226,7 +236,7 @@ class AnswerFormat(BasePolicy):
             ran = form_call(code, fields)
             note = f"Your final_answer call again gave no answer in the form; it ran as {ran}."
             return self.act(InterventionKind.REWRITE, note, code=rewritten)
-        if key == doubted.call:
+        if same:
             note = f"That final_answer call gives the same answer, not in the form. {doubted.note}"
         else:
             shown = ", ".join(f"@{field}[...]" for field in lacking)
@@ -236,9 +246,11 @@ class AnswerFormat(BasePolicy):
 
 @dataclass
 class _Doubted:
-    """This turn's doubt: the doubted cell's final_answer call (`call_key`) and the note."""
+    """This turn's doubt: the doubted cell's final_answer call (`call_key`), its code
+    (`normalize_code`) and the note."""
 
     call: str
+    cell: str
     note: str
     resent: bool = False
 

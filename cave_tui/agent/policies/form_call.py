@@ -12,7 +12,14 @@ import ast
 
 from cave_tui.agent.final_answer import FINAL_NAME
 
-__all__ = ["answer_call", "call_key", "form_call", "lacks_fields", "with_form_call"]
+__all__ = [
+    "answer_call",
+    "call_key",
+    "form_call",
+    "lacks_fields",
+    "only_the_call",
+    "with_form_call",
+]
 
 
 def answer_call(code: str) -> ast.Call | None:
@@ -37,10 +44,27 @@ def call_key(code: str) -> str:
     return ast.dump(call) if call is not None else ""
 
 
+def only_the_call(code: str) -> bool:
+    """*code* is one statement: its final_answer call."""
+    try:
+        body = ast.parse(code).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    if len(body) != 1 or not isinstance(body[0], ast.Expr):
+        return False
+    call = body[0].value
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and (call.func.id == FINAL_NAME)
+    )
+
+
 def lacks_fields(code: str, fields: list[str]) -> list[str]:
     """The *fields* whose `@name[` the text of *code*'s final_answer call cannot hold: its
-    argument is a string or an f-string whose written text lacks them. [] when it has them
-    all, or when the text comes from elsewhere (a variable, a call: not known before it runs)."""
+    argument is a string, or an f-string with an `@` in its written text (the form tried),
+    that lacks them. [] when it has them all, or when the text may come from elsewhere (a
+    variable, a call, an f-string of values only: not known before it runs)."""
     call = answer_call(code)
     if call is None or len(call.args) != 1:
         return []
@@ -53,6 +77,8 @@ def lacks_fields(code: str, fields: list[str]) -> list[str]:
             for part in arg.values
             if isinstance(part, ast.Constant) and isinstance(part.value, str)
         )
+        if "@" not in text:
+            return []  # `f"{answer}"`: the values may hold the form
     else:
         return []
     return [field for field in fields if f"@{field}[" not in text]

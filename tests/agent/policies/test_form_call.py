@@ -7,6 +7,7 @@ from cave_tui.agent.policies.form_call import (
     call_key,
     form_call,
     lacks_fields,
+    only_the_call,
     with_form_call,
 )
 from tests.agent.policies.helpers import fenced, interventions, run_turn
@@ -85,6 +86,7 @@ def test_the_fields_a_calls_written_text_lacks_are_read_before_it_runs():
     assert lacks_fields("final_answer('The rate is 24.2')", fields) == fields
     assert lacks_fields("final_answer(f'@state[{s}], @murder[{r}]')", fields) == []
     assert lacks_fields("final_answer(text)", fields) == []  # not known before it runs
+    assert lacks_fields("final_answer(f'{text}')", fields) == []  # values only: the same
     assert lacks_fields("print(1)", fields) == []
 
 
@@ -107,3 +109,19 @@ def test_the_call_is_replaced_in_place_the_rest_of_the_cell_kept():
         "n = len(df)  # é\nfinal_answer(f'@n_rows[{n}]')\nprint('done')"
     )
     assert with_form_call("final_answer('text')", ["n_rows"]) == ""
+
+
+def test_only_a_lone_call_is_the_call_alone():
+    assert only_the_call("final_answer(f'@{n}')\n")
+    assert not only_the_call("n = 2\nfinal_answer(n)")
+    assert not only_the_call("print(n)") and not only_the_call("x = (")
+
+
+async def test_the_same_call_after_a_changed_cell_is_left_to_run(runtime):
+    """The call passes a variable the new cell set in the form: it is not the doubted answer
+    again, and is not rewritten (that would wrap the form in a field)."""
+    first = fenced(MEAN + "text = str(m)\nfinal_answer(text)")
+    fixed = fenced("text = f'@mean_delay[{m}]'\nfinal_answer(text)")
+    events, model, _ = await run_turn(runtime, [first, fixed], ASKED, policies="small")
+    assert [k for p, k in interventions(events) if p == "answer_format"] == [InterventionKind.DOUBT]
+    assert len(model.requests) == 2 and events[-1].content == "@mean_delay[7.33]"
