@@ -46,6 +46,11 @@ def asked_fields(request: str) -> list[str]:
     return list(dict.fromkeys(FIELD.findall(request)))
 
 
+def field_values(answer: str, field: str) -> list[str]:
+    """What *answer* gives in each `@field[...]`, stripped, in order."""
+    return [m[1].strip() for m in re.finditer(rf"@{re.escape(field)}\[([^\]]*)\]", answer)]
+
+
 def format_note(fields: list[str], answer: str, *, computed: bool = False, call: str = "") -> str:
     """The doubt: the form asked for, and the answer in it when that is plain (*computed*:
     a cell's final_answer() gave it, so `@1982` is a value too: see `computed_values`), and

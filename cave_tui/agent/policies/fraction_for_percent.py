@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from cave_tui.agent.policies.answer_format import asked_fields
+from cave_tui.agent.policies.answer_format import asked_fields, field_values
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
 from cave_tui.agent.turn import Answer, Turn
 
@@ -31,11 +31,7 @@ def fractions(answer: str, fields: list[str]) -> list[tuple[str, str]]:
         named = [f for f in fields if PERCENT_FIELD.search(f)] or (
             fields if len(fields) == 1 else []
         )
-        pairs = [
-            (f, m[1].strip())
-            for f in named
-            for m in re.finditer(rf"@{re.escape(f)}\[([^\]]*)\]", answer)
-        ]
+        pairs = [(f, value) for f in named for value in field_values(answer, f)]
     else:
         pairs = [("", answer.strip())]
     return [(label, value) for label, value in pairs if _is_fraction(value)]

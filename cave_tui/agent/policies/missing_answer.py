@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from cave_tui.agent.policies.answer_format import asked_fields
+from cave_tui.agent.policies.answer_format import asked_fields, field_values
 from cave_tui.agent.policies.base import BasePolicy, Intervention, InterventionKind
 from cave_tui.agent.turn import Answer, Turn
 
@@ -27,10 +27,10 @@ def missing_values(answer: str, fields: list[str]) -> list[str]:
     if MISSING.fullmatch(text):
         return [text]
     return [
-        f"@{field}[{found[1].strip()}]"
+        f"@{field}[{value}]"
         for field in fields
-        for found in re.finditer(rf"@{re.escape(field)}\[([^\]]*)\]", answer)
-        if MISSING.fullmatch(found[1].strip())
+        for value in field_values(answer, field)
+        if MISSING.fullmatch(value)
     ]
 
 
