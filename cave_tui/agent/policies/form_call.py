@@ -131,6 +131,8 @@ def with_form_call(code: str, fields: list[str]) -> str:
     lines = code.splitlines(keepends=True)
     start = _offset(lines, call.lineno, call.col_offset)
     end = _offset(lines, call.end_lineno, call.end_col_offset)
+    if call_key(code[start:end]) != ast.dump(call):  # lines counted unlike ast's: leave it
+        return ""
     return code[:start] + written + code[end:]
 
 

@@ -109,6 +109,9 @@ def test_the_call_is_replaced_in_place_the_rest_of_the_cell_kept():
         "n = len(df)  # é\nfinal_answer(f'@n_rows[{n}]')\nprint('done')"
     )
     assert with_form_call("final_answer('text')", ["n_rows"]) == ""
+    # A line break Python does not count (form feed in a string): still the call replaced.
+    odd = "note = 'a\x0cb'\nfinal_answer(f'@{n}')"
+    assert with_form_call(odd, ["n_rows"]) in ("", "note = 'a\x0cb'\nfinal_answer(f'@n_rows[{n}]')")
 
 
 def test_only_a_lone_call_is_the_call_alone():
