@@ -18,6 +18,8 @@ import ast
 import re
 from collections.abc import Iterable, Mapping
 
+from cave_tui.agent.syntax import code_tree
+
 REDUCTIONS = "idxmax|idxmin|max|min|sum|mean|median|count|nunique|std|var|prod|argmax|argmin|item"
 _SCALAR = re.compile(
     r"'(?P<type>tuple|str|int|float|bool|numpy\.\w+|Timestamp|Timedelta)' object has no "
@@ -162,11 +164,8 @@ def tuple_columns(line: str, code: str, last: str) -> str:
     if not _TUPLE_KEY.search(last):
         return ""
     for source in (line.strip(), code):
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        for node in ast.walk(tree):
+        tree = code_tree(source)
+        for node in ast.walk(tree) if tree is not None else ():
             if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple):
                 continue
             key = node.slice
@@ -186,11 +185,8 @@ def tuple_columns(line: str, code: str, last: str) -> str:
 def column_as_value(name: str, line: str, used: Mapping[str, Mapping[str, str]]) -> str:
     """`df[df['macro'] == 'unemp']` where *name* ('macro') is no column and the value
     ('unemp') is a column of that frame: the data is that column itself (wide, not long)."""
-    try:
-        tree = ast.parse(line.strip())
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ""
-    for node in ast.walk(tree):
+    tree = code_tree(line.strip())
+    for node in ast.walk(tree) if tree is not None else ():
         if not isinstance(node, ast.Compare) or len(node.ops) != 1:
             continue
         left, right = node.left, node.comparators[0]
@@ -230,12 +226,9 @@ def positional_key(line: str, last: str, frames: Iterable[str] = ()) -> str:
     found = _INT_KEY.match(last.strip())
     if found is None:
         return ""
-    key = int(found["key"])
-    try:
-        tree = ast.parse(line.strip())
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ""
-    for node in ast.walk(tree):
+    key, frame_names = int(found["key"]), set(frames)
+    tree = code_tree(line.strip())
+    for node in ast.walk(tree) if tree is not None else ():
         if not isinstance(node, ast.Subscript) or isinstance(node.value, ast.Attribute):
             continue  # `.loc[0]`, `.iloc[0]`, `df.col[0]`: not the plain form this hint is for
         index, sign = node.slice, 1
@@ -244,7 +237,7 @@ def positional_key(line: str, last: str, frames: Iterable[str] = ()) -> str:
         number = index.value if isinstance(index, ast.Constant) else None
         if isinstance(number, int) and not isinstance(number, bool) and sign * number == key:
             name = ast.unparse(node.value)
-            if name in set(frames):
+            if name in frame_names:
                 return (
                     f"`{ast.unparse(node)}` looks up the column named {key}, which {name} does "
                     f"not have. By position, the column is {name}.iloc[:, {key}]."

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 import re
 
+from cave_tui.agent.syntax import code_tree
+
 _UNPACK = re.compile(
     r"too many values to unpack \(expected (?P<expected>\d+)\)"
     r"|not enough values to unpack \(expected (?P<wanted>\d+), got (?P<got>\d+)\)"
@@ -22,9 +24,8 @@ def unpack_hint(line: str, code: str, last: str) -> str:
     found = _UNPACK.search(last)
     if found is None:
         return ""
-    try:
-        tree = ast.parse(line.strip())
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = code_tree(line.strip())
+    if tree is None:
         return ""
     assign = next((n for n in ast.walk(tree) if isinstance(n, ast.Assign)), None)
     if assign is None or not isinstance(assign.value, ast.Call):

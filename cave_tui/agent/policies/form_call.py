@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from cave_tui.agent.final_answer import FINAL_NAME
+from cave_tui.agent.syntax import code_tree
 
 __all__ = [
     "answer_call",
@@ -24,9 +25,8 @@ __all__ = [
 
 def answer_call(code: str) -> ast.Call | None:
     """The one `final_answer(...)` call of *code*, or None (none, several, or no Python)."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = code_tree(code)
+    if tree is None:
         return None
     calls = [
         node
@@ -46,10 +46,8 @@ def call_key(code: str) -> str:
 
 def only_the_call(code: str) -> bool:
     """*code* is one statement: its final_answer call."""
-    try:
-        body = ast.parse(code).body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
+    tree = code_tree(code)
+    body = tree.body if tree is not None else []
     if len(body) != 1 or not isinstance(body[0], ast.Expr):
         return False
     call = body[0].value
@@ -108,10 +106,9 @@ def form_call(code: str, fields: list[str]) -> str:
     rewritten = ast.Call(func=ast.Name(FINAL_NAME), args=[ast.JoinedStr(values=parts)], keywords=[])
     try:
         text = ast.unparse(ast.fix_missing_locations(rewritten))
-        ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except (ValueError, RecursionError):
         return ""
-    return text
+    return text if code_tree(text) is not None else ""
 
 
 def _holds_a_form(node: ast.AST) -> bool:
