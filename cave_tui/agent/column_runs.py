@@ -44,6 +44,22 @@ def with_runs(names: Sequence[str], min_run: int = MIN_RUN) -> list[tuple[str, i
     return out
 
 
+def run_groups(names: Sequence[str], min_run: int = MIN_RUN) -> list[tuple[str, list[str]]]:
+    """`with_runs`' entries, each with the names it stands for."""
+    groups: list[tuple[str, list[str]]] = []
+    start = 0
+    for text, count in with_runs(names, min_run):
+        groups.append((text, list(names[start : start + count])))
+        start += count
+    return groups
+
+
+def named_in(names: Sequence[str], text: str) -> list[str]:
+    """Those of *names* that *text* writes as a whole word (case aside), in order."""
+    words = text.lower()
+    return [n for n in names if re.search(rf"(?<!\w){re.escape(n.lower())}(?!\w)", words)]
+
+
 WIDE_SHARE = 0.5  # a frame whose runs hold at least this share of its columns is wide
 WIDE_COLUMNS = 8  # ... and at least this many
 
@@ -55,19 +71,12 @@ def wide_form_note(name: str, frame: str, columns: Sequence[str], request: str =
     a column; "" otherwise. The example column is one the *request* names, if any."""
     if NUMBERS.search(name):
         return ""  # a numbered name: a run's member mistyped, not another layout
-    runs: list[tuple[str, list[str]]] = []
-    start = 0
-    for text, count in with_runs(columns):
-        if count > 1:
-            runs.append((text, list(columns[start : start + count])))
-        start += count
+    runs = [(text, group) for text, group in run_groups(columns) if len(group) > 1]
     held = sum(len(members) for _, members in runs)
     if held < WIDE_COLUMNS or held < WIDE_SHARE * len(columns):
         return ""
     members = [m for _, group in runs for m in group]
-    words = request.lower()
-    named = (m for m in members if re.search(rf"(?<!\w){re.escape(m.lower())}(?!\w)", words))
-    example = next(named, members[0])
+    example = next(iter(named_in(members, request)), members[0])
     listed = " and ".join(text for text, _ in runs[:3]) + (" and more" if len(runs) > 3 else "")
     return (
         f" {frame} is wide: {listed} are columns, one per value, so there is no {name!r} to "

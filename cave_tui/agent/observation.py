@@ -12,7 +12,7 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping
 
-from cave_tui.agent.column_runs import wide_form_note, with_runs
+from cave_tui.agent.column_runs import named_in, run_groups, wide_form_note
 from cave_tui.agent.missing_library import NO_MODULE, module_hint, undefined_hint
 from cave_tui.agent.pandas_hints import (
     column_as_value,
@@ -432,12 +432,7 @@ def _closest_first(name: str, columns: Iterable[str], request: str = "") -> str:
     columns = list(columns)
     close = difflib.get_close_matches(name.lower(), [c.lower() for c in columns], n=5, cutoff=0.5)
     first = [c for m in close for c in columns if c.lower() == m]
-    words = request.lower()
-    named = [
-        c
-        for c in columns
-        if len(c) >= 3 and re.search(rf"(?<!\w){re.escape(c.lower())}(?!\w)", words)
-    ]
+    named = [c for c in named_in(columns, request) if len(c) >= 3]
     return _listed(columns, ahead=[*first, *named])
 
 
@@ -557,11 +552,7 @@ def _listed(columns: Iterable[str], limit: int = 24, ahead: Iterable[str] = ()) 
     ahead = [c for c in dict.fromkeys(ahead) if c in set(columns)]
     if len(columns) <= limit:
         return ", ".join(dict.fromkeys([*ahead, *columns]))
-    entries: list[tuple[str, list[str]]] = []
-    start = 0
-    for text, count in with_runs(columns):
-        entries.append((text, columns[start : start + count]))
-        start += count
+    entries = run_groups(columns)
     holding = [text for name in ahead for text, names in entries if name in names]
     if len(entries) <= limit:  # all shown: only names that stand alone move ahead
         holding = [text for text in holding if text in ahead]
